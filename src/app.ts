@@ -1,0 +1,138 @@
+/**
+ * Wires one daemon: services → systems → pipeline → dispatcher → commands. Channels hand every
+ * inbound message to `handle`, which queues it behind earlier messages of the same chat and
+ * then runs either a command or a pipeline turn. main.ts and the tests both build the daemon here.
+ */
+import path from 'node:path';
+import type { Config } from './config/env.js';
+import { componentLogger, type Logger } from './log.js';
+import { SessionStore } from './sessions/store.js';
+import { makeMessage, sessionKey } from './sessions/model.js';
+import { LlmClient } from './llm/client.js';
+import { lookupModel } from './llm/catalogue.js';
+import { EstimateCounter } from './llm/tokens.js';
+import { ToolRegistry } from './tools/registry.js';
+import { createDateTimeTool } from './tools/datetime.js';
+import { Pipeline, apologyText } from './pipeline/runner.js';
+import { createTurn, newTurnId, type InboundMessage } from './pipeline/turn.js';
+import { InstructionsSource } from './context/instructions.js';
+import { createContextBuildingSystem } from './systems/context-building.js';
+import { createToolLoopSystem } from './systems/tool-loop.js';
+import { createResponseDeliverySystem } from './systems/response-delivery.js';
+import { Dispatcher } from './dispatch/dispatcher.js';
+import { CommandRouter, parseCommand } from './commands/router.js';
+import { createHelpCommand } from './commands/help.js';
+import { createNewCommand } from './commands/new.js';
+import { createStatusCommand } from './commands/status.js';
+import type { Command } from './commands/types.js';
+import { TurnStats } from './stats.js';
+import type { Services } from './services.js';
+
+export type ReplyFn = (text: string) => Promise<void>;
+
+export interface App {
+  services: Services;
+  pipeline: Pipeline;
+  dispatcher: Dispatcher;
+  commands: CommandRouter;
+  /** Queues one inbound message for its chat; resolves when it has been fully handled. */
+  handle(msg: InboundMessage, reply: ReplyFn): Promise<void>;
+  /** Stops taking messages, waits for running turns (bounded), flushes sessions. */
+  stop(): Promise<{ drained: boolean }>;
+}
+
+export async function createApp(config: Config, log: Logger): Promise<App> {
+  const sessions = new SessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'));
+  await sessions.init();
+  const llm = new LlmClient(config, componentLogger(log, 'LLM'));
+  const tools = new ToolRegistry([createDateTimeTool(config.timezone)], config.toolTimeoutMs);
+  const services: Services = {
+    config,
+    log,
+    sessions,
+    llm,
+    tools,
+    tokens: new EstimateCounter(),
+    model: lookupModel(config.model),
+    stats: new TurnStats(),
+  };
+
+  const pipeline = new Pipeline(
+    [
+      createContextBuildingSystem({ instructions: new InstructionsSource(config.workspaceDir) }),
+      createToolLoopSystem({ llm, tools, sessions, maxIterations: config.maxToolIterations }),
+      createResponseDeliverySystem(),
+    ],
+    log,
+  );
+
+  const commandList: Command[] = [createNewCommand(), createStatusCommand()];
+  const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commandList]);
+
+  const dispatcher = new Dispatcher(config.maxConcurrentTurns);
+  const turnLog = componentLogger(log, 'Turn');
+
+  async function runCommand(msg: InboundMessage, reply: ReplyFn, name: string, args: string): Promise<void> {
+    const session = await sessions.getOrCreate(msg.channel, msg.chatId);
+    const cmd = router.find(name);
+    if (!cmd) {
+      await reply(`Unknown command /${name}. Send /help to see what I understand.`);
+      return;
+    }
+    try {
+      await reply(await cmd.run({ inbound: msg, session, args, services, log: turnLog }));
+    } catch (err) {
+      const errorId = newTurnId();
+      turnLog.error({ err, errorId, command: name, session: session.id }, `command /${name} failed`);
+      await reply(apologyText(errorId, err));
+    }
+  }
+
+  async function runTurn(msg: InboundMessage, reply: ReplyFn): Promise<void> {
+    const session = await sessions.getOrCreate(msg.channel, msg.chatId);
+    const userMessage = makeMessage('user', msg.text, {
+      ...(msg.messageId ? { sourceId: msg.messageId } : {}),
+      ...(msg.userName ? { senderName: msg.userName } : {}),
+    });
+    session.metadata.messagesReceived++;
+    // The user's words are on disk before anything can fail on the way to the model.
+    await sessions.append(session, userMessage);
+    const turn = createTurn({ inbound: msg, session, log: turnLog, userMessage, reply });
+    await pipeline.run(turn);
+    services.stats.record(session.id, {
+      at: Date.now(),
+      timings: turn.timings,
+      systemPrompt: turn.systemPrompt,
+      promptSections: turn.promptSections.map((s) => ({ name: s.name, chars: s.content.length })),
+    });
+  }
+
+  return {
+    services,
+    pipeline,
+    dispatcher,
+    commands: router,
+    handle(msg, reply) {
+      const key = sessionKey(msg.channel, msg.chatId);
+      return dispatcher.submit(key, async () => {
+        try {
+          const cmd = parseCommand(msg.text);
+          if (cmd) await runCommand(msg, reply, cmd.name, cmd.args);
+          else await runTurn(msg, reply);
+        } catch (err) {
+          // Anything the pipeline's own wrap point did not catch (e.g. the session could not be
+          // saved before the LLM call): the user still hears back, with an id to quote.
+          const errorId = newTurnId();
+          turnLog.error({ err, errorId, session: key }, 'message could not be handled');
+          await reply(apologyText(errorId, err)).catch(() => undefined);
+        }
+      });
+    },
+    async stop() {
+      dispatcher.close();
+      const drained = await dispatcher.drain(config.shutdownTimeoutMs);
+      await sessions.flush();
+      return { drained };
+    },
+  };
+}

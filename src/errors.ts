@@ -1,0 +1,45 @@
+/**
+ * Every error the daemon raises on purpose carries a stable code from this table, so logs,
+ * tests and user-facing apologies can refer to a failure without matching message text.
+ * `docs/errors.md` documents each code; a test keeps the two in step.
+ */
+export const ERROR_CODES = {
+  'config.invalid': 'A setting is missing or has a value the daemon cannot use.',
+  'pipeline.duplicate_order': 'Two systems were registered with the same order number.',
+  'pipeline.system_failed': 'A system on the reply path threw; the user got an apology with an error id.',
+  'llm.rejected': 'The LLM server answered with an error status (the remote said no).',
+  'llm.rate_limited': 'The LLM server answered 429 and retries ran out.',
+  'llm.context_length_exceeded': 'The LLM server refused the request as too long for the model.',
+  'llm.unreachable': 'The LLM server could not be reached (connection refused, reset, DNS).',
+  'llm.timeout': 'The LLM server did not answer within the per-call timeout.',
+  'llm.bad_response': 'The LLM server answered 200 but with no usable choice.',
+  'tool.unknown': 'The model called a tool that does not exist.',
+  'tool.bad_arguments': 'The model passed tool arguments that are not JSON or do not match the schema.',
+  'tool.failed': 'A tool threw while running.',
+  'tool.timeout': 'A tool did not finish within its timeout.',
+  'session.corrupt': 'A session file could not be parsed; it was renamed aside and a fresh session started.',
+  'storage.path_escape': 'A path given by a user or the model resolved outside its directory.',
+  'storage.write_failed': 'An atomic write could not complete.',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** An error with a stable code. `cause` keeps the original for the log, never for the user. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'AppError';
+    this.code = code;
+  }
+}
+
+export function isAppError(err: unknown, code?: ErrorCode): err is AppError {
+  return err instanceof AppError && (code === undefined || err.code === code);
+}
+
+/** Short message of any thrown value, for tool results and warnings. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

@@ -1,0 +1,147 @@
+/**
+ * LlmClient: chat completions and embeddings through the official `openai` SDK, pointed at
+ * OpenAI or any compatible server by OPENAI_BASE_URL. The SDK's own retries are off: ours
+ * (util/retry.ts) honour retry-after and are shared with Telegram. Each call has a hard
+ * timeout of our own that covers the whole response, body included.
+ */
+import OpenAI from 'openai';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { Config } from '../config/env.js';
+import type { Logger } from '../log.js';
+import { withRetry } from '../util/retry.js';
+import type { ToolCall } from '../sessions/model.js';
+import { LlmError, classifyLlmError, toLlmError } from './errors.js';
+
+export type ModelTier = 'default' | 'balanced';
+
+export interface ChatCallOptions {
+  tier?: ModelTier;
+  messages: ChatCompletionMessageParam[];
+  tools?: ChatCompletionTool[] | undefined;
+  toolChoice?: 'auto' | 'none' | undefined;
+  temperature?: number | undefined;
+  maxTokens?: number | undefined;
+  /** Overrides LLM_TIMEOUT_MS for this call. */
+  timeoutMs?: number | undefined;
+  /** Overrides LLM_MAX_RETRIES for this call. */
+  retries?: number | undefined;
+  log?: Logger | undefined;
+}
+
+export interface ChatResult {
+  content: string;
+  toolCalls: ToolCall[];
+  finishReason: string | null;
+  usage: { promptTokens: number; completionTokens: number } | null;
+  model: string;
+}
+
+/** o-series and gpt-5 take `max_completion_tokens` and only the default temperature. */
+export function isReasoningModel(model: string): boolean {
+  const m = model.toLowerCase().replace(/^.*\//, '');
+  return /^(o\d|gpt-5)/.test(m);
+}
+
+export class LlmClient {
+  readonly sdk: OpenAI;
+
+  constructor(
+    private readonly config: Pick<Config, 'openaiApiKey' | 'openaiBaseUrl' | 'model' | 'modelBalanced' | 'llmTimeoutMs' | 'llmMaxRetries'>,
+    private readonly log: Logger,
+  ) {
+    this.sdk = new OpenAI({
+      apiKey: config.openaiApiKey,
+      baseURL: config.openaiBaseUrl ?? null,
+      maxRetries: 0,
+      timeout: config.llmTimeoutMs,
+    });
+  }
+
+  modelFor(tier: ModelTier = 'default'): string {
+    return tier === 'balanced' ? this.config.modelBalanced : this.config.model;
+  }
+
+  async chat(opts: ChatCallOptions): Promise<ChatResult> {
+    const model = this.modelFor(opts.tier);
+    const reasoning = isReasoningModel(model);
+    const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = { model, messages: opts.messages };
+    if (opts.tools && opts.tools.length > 0) {
+      body.tools = opts.tools;
+      if (opts.toolChoice) body.tool_choice = opts.toolChoice;
+    }
+    if (opts.temperature !== undefined && !reasoning) body.temperature = opts.temperature;
+    if (opts.maxTokens !== undefined) {
+      if (reasoning) body.max_completion_tokens = opts.maxTokens;
+      else body.max_tokens = opts.maxTokens;
+    }
+    const log = opts.log ?? this.log;
+    const res = await this.call(
+      async (signal) => this.sdk.chat.completions.create(body, { signal, timeout: opts.timeoutMs ?? this.config.llmTimeoutMs }),
+      opts.timeoutMs ?? this.config.llmTimeoutMs,
+      opts.retries ?? this.config.llmMaxRetries,
+      log,
+    );
+    const choice = res.choices?.[0];
+    if (!choice || !choice.message) {
+      throw new LlmError('llm.bad_response', 'rejected', 'the LLM server answered without any choice');
+    }
+    const msg = choice.message;
+    const toolCalls: ToolCall[] = [];
+    for (const tc of msg.tool_calls ?? []) {
+      if (tc.type !== 'function') continue;
+      toolCalls.push({ id: tc.id, name: tc.function.name, arguments: tc.function.arguments ?? '' });
+    }
+    return {
+      content: typeof msg.content === 'string' ? msg.content : '',
+      toolCalls,
+      finishReason: choice.finish_reason ?? null,
+      usage: res.usage ? { promptTokens: res.usage.prompt_tokens, completionTokens: res.usage.completion_tokens } : null,
+      model: res.model ?? model,
+    };
+  }
+
+  async embed(model: string, inputs: string[], dimensions?: number): Promise<number[][]> {
+    const res = await this.call(
+      async (signal) =>
+        this.sdk.embeddings.create(
+          { model, input: inputs, ...(dimensions ? { dimensions } : {}), encoding_format: 'float' },
+          { signal, timeout: this.config.llmTimeoutMs },
+        ),
+      this.config.llmTimeoutMs,
+      this.config.llmMaxRetries,
+      this.log,
+    );
+    return res.data.map((d) => d.embedding as number[]);
+  }
+
+  /** One attempt per try, each under a hard timeout; failures mapped to LlmError. */
+  private async call<T>(fn: (signal: AbortSignal) => Promise<T>, timeoutMs: number, retries: number, log: Logger): Promise<T> {
+    return withRetry(
+      async () => {
+        const ac = new AbortController();
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          ac.abort();
+        }, timeoutMs);
+        try {
+          return await fn(ac.signal);
+        } catch (err) {
+          // Keep the raw error for classification; a timeout of ours looks like a user abort.
+          if (timedOut) throw toLlmError(err, true);
+          throw err;
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+      {
+        retries,
+        classify: (err) => (err instanceof LlmError ? { retry: err.code === 'llm.timeout' } : classifyLlmError(err)),
+        onRetry: ({ attempt, delayMs, err }) =>
+          log.warn({ attempt, delayMs, code: toLlmError(err, false).code }, 'LLM call failed, retrying'),
+      },
+    ).catch((err: unknown) => {
+      throw toLlmError(err, false);
+    });
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Maps what the openai SDK throws onto our codes, keeping "the remote said no" (an HTTP status)
+ * apart from "couldn't reach the remote" (connection, timeout). Retry decisions come from here.
+ */
+import OpenAI from 'openai';
+import { AppError, type ErrorCode } from '../errors.js';
+import { parseRetryAfter, type RetryDecision } from '../util/retry.js';
+
+export type LlmFailureKind = 'rejected' | 'unreachable';
+
+export class LlmError extends AppError {
+  readonly kind: LlmFailureKind;
+  readonly status: number | undefined;
+  constructor(code: ErrorCode, kind: LlmFailureKind, message: string, status?: number, cause?: unknown) {
+    super(code, message, { cause });
+    this.name = 'LlmError';
+    this.kind = kind;
+    this.status = status;
+  }
+}
+
+const CONTEXT_PATTERNS = /context[_ ]length|maximum context|context window|too many tokens|prompt is too long|reduce the length/i;
+
+export function isContextLengthError(err: unknown): boolean {
+  if (err instanceof LlmError) return err.code === 'llm.context_length_exceeded';
+  if (err instanceof OpenAI.APIError) {
+    return err.code === 'context_length_exceeded' || ((err.status === 400 || err.status === 413) && CONTEXT_PATTERNS.test(err.message));
+  }
+  return false;
+}
+
+/** Retry on 408/409/429/5xx and on connection failures; never on other 4xx. */
+export function classifyLlmError(err: unknown): RetryDecision {
+  if (err instanceof OpenAI.APIUserAbortError) return { retry: false };
+  if (err instanceof OpenAI.APIConnectionError) return { retry: true };
+  if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
+    const s = err.status;
+    if (s === 408 || s === 409 || s === 429 || s >= 500) {
+      const h = err.headers;
+      const msHeader = Number(h?.get('retry-after-ms') ?? NaN);
+      const retryAfterMs = Number.isFinite(msHeader) ? msHeader : parseRetryAfter(h?.get('retry-after'));
+      return { retry: true, retryAfterMs };
+    }
+  }
+  return { retry: false };
+}
+
+/** Turns any failure of an LLM call into an LlmError with a stable code. */
+export function toLlmError(err: unknown, timedOut: boolean): LlmError {
+  if (err instanceof LlmError) return err;
+  if (timedOut || err instanceof OpenAI.APIConnectionTimeoutError) {
+    return new LlmError('llm.timeout', 'unreachable', 'the LLM server did not answer in time', undefined, err);
+  }
+  if (err instanceof OpenAI.APIConnectionError) {
+    return new LlmError('llm.unreachable', 'unreachable', `could not reach the LLM server: ${err.message}`, undefined, err);
+  }
+  if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
+    if (isContextLengthError(err)) {
+      return new LlmError('llm.context_length_exceeded', 'rejected', `the request is too long for the model: ${err.message}`, err.status, err);
+    }
+    const code = err.status === 429 ? 'llm.rate_limited' : 'llm.rejected';
+    return new LlmError(code, 'rejected', `the LLM server answered ${err.status}: ${err.message}`, err.status, err);
+  }
+  return new LlmError('llm.unreachable', 'unreachable', `LLM call failed: ${(err as Error)?.message ?? String(err)}`, undefined, err);
+}

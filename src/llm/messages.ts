@@ -1,0 +1,34 @@
+/**
+ * Session messages → the OpenAI chat request shape. The list is repaired first (see
+ * sessions/integrity.ts) so a session interrupted mid-tool-loop still makes a valid request.
+ */
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { SessionMessage } from '../sessions/model.js';
+import { repairToolPairs } from '../sessions/integrity.js';
+
+export function toApiMessage(m: SessionMessage): ChatCompletionMessageParam {
+  switch (m.role) {
+    case 'system':
+      return { role: 'system', content: m.content };
+    case 'user':
+      return { role: 'user', content: m.content };
+    case 'assistant':
+      if (m.toolCalls && m.toolCalls.length > 0) {
+        return {
+          role: 'assistant',
+          content: m.content || null,
+          tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })),
+        };
+      }
+      return { role: 'assistant', content: m.content };
+    case 'tool':
+      return { role: 'tool', tool_call_id: m.toolCallId ?? '', content: m.content };
+  }
+}
+
+export function buildRequestMessages(systemPrompt: string, history: SessionMessage[]): ChatCompletionMessageParam[] {
+  const out: ChatCompletionMessageParam[] = [];
+  if (systemPrompt) out.push({ role: 'system', content: systemPrompt });
+  for (const m of repairToolPairs(history)) out.push(toApiMessage(m));
+  return out;
+}

@@ -1,0 +1,72 @@
+/**
+ * Logging with pino. JSON lines by default; readable lines when stderr is a terminal.
+ * Logs never go to stdout: the console channel owns stdout for replies.
+ *
+ * Secrets: every line passes through `scrubSecrets` before it is written, so an API key or
+ * bot token that reaches an error message (telegraf puts the token in request URLs) is
+ * replaced by `[redacted]` whatever path it took into the log.
+ */
+import { pino, type Logger, type DestinationStream } from 'pino';
+import pretty from 'pino-pretty';
+
+export type { Logger };
+
+const secrets = new Set<string>();
+
+/** Register a value that must never appear in a log line (keys, tokens). */
+export function registerSecret(value: string | undefined): void {
+  // Very short values would redact ordinary words; real keys and tokens are long.
+  if (value && value.length >= 8) secrets.add(value);
+}
+
+export function scrubSecrets(text: string): string {
+  let out = text;
+  for (const s of secrets) {
+    if (out.includes(s)) out = out.split(s).join('[redacted]');
+  }
+  return out;
+}
+
+export interface LogOptions {
+  level: string;
+  /** Write to this file instead of stderr. */
+  file?: string | undefined;
+  /** Force readable output (default: when stderr is a TTY and no file is set). */
+  pretty?: boolean;
+  /** A custom destination (tests capture logs this way). */
+  destination?: DestinationStream;
+}
+
+export function createLogger(opts: LogOptions): Logger {
+  let dest: DestinationStream;
+  if (opts.destination) {
+    dest = opts.destination;
+  } else if (opts.file) {
+    dest = pino.destination({ dest: opts.file, mkdir: true, sync: true });
+  } else if (opts.pretty ?? process.stderr.isTTY) {
+    dest = pretty({ destination: 2, sync: true, ignore: 'pid,hostname,component', translateTime: 'SYS:HH:MM:ss' });
+  } else {
+    dest = pino.destination({ dest: 2, sync: true });
+  }
+  return pino(
+    {
+      level: opts.level,
+      hooks: { streamWrite: scrubSecrets },
+      redact: {
+        paths: ['apiKey', '*.apiKey', 'token', '*.token', 'headers.authorization', '*.headers.authorization'],
+        censor: '[redacted]',
+      },
+    },
+    dest,
+  );
+}
+
+/** A child logger tagged like the seed's log lines: `[Context] Memory context: 1250 chars`. */
+export function componentLogger(parent: Logger, component: string): Logger {
+  return parent.child({ component }, { msgPrefix: `[${component}] ` });
+}
+
+/** A logger that drops everything: for tools and tests that need one but print nothing. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}

@@ -1,0 +1,14 @@
+/**
+ * Every system's place in the pipeline, in one table. 18/20/30/50/55 come from the design
+ * (seed 001); 40 is ours. `docs/pipeline.md` shows the same table and a test keeps them equal.
+ */
+export const ORDER = {
+  AutoCompaction: 18,
+  ContextBuilding: 20,
+  ToolLoop: 30,
+  ResponseDelivery: 40,
+  MemoryPersist: 50,
+  Indexing: 55,
+} as const;
+
+export type SystemName = keyof typeof ORDER;

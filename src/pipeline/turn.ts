@@ -1,0 +1,96 @@
+/**
+ * The per-message context every system reads and writes. Fields are typed and each belongs to
+ * the system that sets it; nothing is passed through a string-keyed bag.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../log.js';
+import type { Session, SessionMessage } from '../sessions/model.js';
+
+export interface InboundMessage {
+  channel: string;
+  chatId: string;
+  userId: string;
+  userName?: string | undefined;
+  text: string;
+  /** The channel's own id for this message (Telegram message_id). */
+  messageId?: string | undefined;
+  receivedAt: Date;
+}
+
+export interface PromptSection {
+  /** e.g. "instructions", "memory", "relevant-memory" */
+  name: string;
+  content: string;
+}
+
+export interface SystemTiming {
+  system: string;
+  order: number;
+  ms: number;
+  outcome: 'ok' | 'skipped' | 'failed';
+}
+
+export interface Turn {
+  /** Short id shown to the user in an apology and present on every log line of the turn. */
+  readonly id: string;
+  readonly inbound: InboundMessage;
+  readonly session: Session;
+  readonly log: Logger;
+  /** The user's message as recorded in the session (on disk before any LLM call). */
+  readonly userMessage: SessionMessage;
+  /** Sends text to this chat through the channel the message came from. */
+  readonly reply: (text: string) => Promise<void>;
+
+  /** ContextBuilding 20: the sections of the system prompt, in order, and their join. */
+  promptSections: PromptSection[];
+  systemPrompt: string;
+  /** ToolLoop 30: the final answer. */
+  response: string | undefined;
+  /** Short lines appended to the reply (e.g. "Compacted the conversation: …"). */
+  notices: string[];
+  /** ResponseDelivery 40: true once the answer (or an apology) reached the channel. */
+  delivered: boolean;
+  usage: { llmCalls: number; toolCalls: number; promptTokens: number; completionTokens: number };
+  timings: SystemTiming[];
+  /** Set by a system that ends the turn early; later systems do not run. */
+  ended: { by: string; reason: string } | undefined;
+  /** Set by the runner when a reply-path system failed. */
+  failure: { system: string; errorId: string; code: string } | undefined;
+}
+
+export function newTurnId(): string {
+  return randomBytes(4).toString('hex');
+}
+
+export function createTurn(init: {
+  inbound: InboundMessage;
+  session: Session;
+  log: Logger;
+  userMessage: SessionMessage;
+  reply: (text: string) => Promise<void>;
+  id?: string;
+}): Turn {
+  const id = init.id ?? newTurnId();
+  return {
+    id,
+    inbound: init.inbound,
+    session: init.session,
+    log: init.log.child({ turn: id, session: init.session.id }),
+    userMessage: init.userMessage,
+    reply: init.reply,
+    promptSections: [],
+    systemPrompt: '',
+    response: undefined,
+    notices: [],
+    delivered: false,
+    usage: { llmCalls: 0, toolCalls: 0, promptTokens: 0, completionTokens: 0 },
+    timings: [],
+    ended: undefined,
+    failure: undefined,
+  };
+}
+
+/** Lets a system stop the turn: later systems are not run. */
+export function endTurn(turn: Turn, by: string, reason: string): void {
+  turn.ended ??= { by, reason };
+}

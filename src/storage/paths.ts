@@ -1,0 +1,61 @@
+/**
+ * Turning ids from users and the model into file names and paths that cannot leave their
+ * directory. Chat ids are encoded (not just filtered) so two different ids never share a file.
+ */
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { realpath } from 'node:fs/promises';
+import { AppError } from '../errors.js';
+
+const MAX_COMPONENT = 120;
+
+/**
+ * Encodes any string as one safe path component: `[A-Za-z0-9_-]` kept, every other UTF-8 byte
+ * written as `%XX`. No `/`, no `.`, no NUL can survive, so `../../etc/x` stays a plain name.
+ * Over-long results are cut and suffixed with a hash to stay unique and under NAME_MAX.
+ */
+export function safeComponent(id: string): string {
+  let out = '';
+  for (const byte of Buffer.from(id, 'utf8')) {
+    const ch = String.fromCharCode(byte);
+    out += /[A-Za-z0-9_-]/.test(ch) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  if (out.length === 0) out = '%00empty';
+  if (out.length > MAX_COMPONENT) {
+    const hash = createHash('sha256').update(id).digest('hex').slice(0, 16);
+    out = `${out.slice(0, MAX_COMPONENT - 17)}~${hash}`;
+  }
+  return out;
+}
+
+/** The file-system key for a chat: `{channel}:{chatId}` with both parts made safe. */
+export function sessionFileKey(channel: string, chatId: string): string {
+  return `${safeComponent(channel)}:${safeComponent(chatId)}`;
+}
+
+/** True when `candidate` is `base` itself or lies below it (both absolute). */
+export function isInside(base: string, candidate: string): boolean {
+  const rel = path.relative(base, candidate);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * Resolves a relative path given by the model inside `base`. Refuses absolute paths, `..`
+ * escapes, NUL bytes, and symlinks whose target lies outside `base`.
+ */
+export async function resolveInside(base: string, relative: string): Promise<string> {
+  if (relative.includes('\0')) throw new AppError('storage.path_escape', 'path contains a NUL byte');
+  if (path.isAbsolute(relative)) throw new AppError('storage.path_escape', `absolute paths are not allowed: ${relative}`);
+  const resolved = path.resolve(base, relative);
+  if (!isInside(base, resolved)) throw new AppError('storage.path_escape', `path leaves the memory directory: ${relative}`);
+  let real: string;
+  try {
+    real = await realpath(resolved);
+  } catch {
+    // Not there yet: check the nearest existing parent instead (a symlinked directory).
+    real = path.join(await realpath(path.dirname(resolved)).catch(() => path.dirname(resolved)), path.basename(resolved));
+  }
+  const realBase = await realpath(base).catch(() => base);
+  if (!isInside(realBase, real)) throw new AppError('storage.path_escape', `path is a link to outside the memory directory: ${relative}`);
+  return resolved;
+}

@@ -1,0 +1,37 @@
+/**
+ * ContextBuilding (20) — reads: SYSTEM.md (instructions). Writes: `turn.promptSections` and
+ * `turn.systemPrompt`. Sits after AutoCompaction (18) so it sees the compacted session, and
+ * before ToolLoop (30), which sends the prompt it builds.
+ */
+import { ORDER } from '../pipeline/order.js';
+import type { System } from '../pipeline/system.js';
+import type { PromptSection } from '../pipeline/turn.js';
+import type { InstructionsSource } from '../context/instructions.js';
+
+export interface ContextBuildingDeps {
+  instructions: InstructionsSource;
+  /** Further sections (memory, relevant memory) appended after the instructions, in order. */
+  sections?: Array<(turn: Parameters<System['run']>[0]) => Promise<PromptSection | null>>;
+}
+
+export function joinSections(sections: PromptSection[]): string {
+  return sections.map((s) => s.content.trim()).filter(Boolean).join('\n\n');
+}
+
+export function createContextBuildingSystem(deps: ContextBuildingDeps): System {
+  return {
+    name: 'ContextBuilding',
+    order: ORDER.ContextBuilding,
+    onFailure: 'fail-turn',
+    async run(turn) {
+      const sections: PromptSection[] = [{ name: 'instructions', content: await deps.instructions.load() }];
+      for (const build of deps.sections ?? []) {
+        const s = await build(turn);
+        if (s && s.content.trim()) sections.push(s);
+      }
+      turn.promptSections = sections;
+      turn.systemPrompt = joinSections(sections);
+      turn.log.debug(`[Context] system prompt: ${turn.systemPrompt.length} chars in ${sections.length} sections`);
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The tools offered to the model, and the one place a tool call is executed. Whatever goes
+ * wrong — unknown name, arguments that are not JSON or break the schema, a throw, a timeout —
+ * comes back as a result text the model can read and react to; it never fails the turn.
+ */
+import type { ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ToolCall } from '../sessions/model.js';
+import type { Turn } from '../pipeline/turn.js';
+import { errorMessage, type ErrorCode } from '../errors.js';
+import { validate } from './schema.js';
+import type { Tool } from './types.js';
+
+export interface ToolOutcome {
+  content: string;
+  ok: boolean;
+  code?: ErrorCode;
+  durationMs: number;
+}
+
+export class ToolRegistry {
+  private readonly tools = new Map<string, Tool>();
+
+  constructor(tools: Tool<any>[] = [], private readonly timeoutMs = 30_000) {
+    for (const t of tools) this.register(t);
+  }
+
+  register(tool: Tool<any>): void {
+    if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
+    this.tools.set(tool.name, tool as Tool);
+  }
+
+  names(): string[] {
+    return [...this.tools.keys()];
+  }
+
+  /** Tool definitions in the shape the chat API takes. */
+  definitions(): ChatCompletionTool[] {
+    return [...this.tools.values()].map((t) => ({
+      type: 'function' as const,
+      function: { name: t.name, description: t.description, parameters: t.parameters as unknown as Record<string, unknown> },
+    }));
+  }
+
+  async execute(call: ToolCall, turn: Turn): Promise<ToolOutcome> {
+    const started = performance.now();
+    const done = (content: string, code?: ErrorCode): ToolOutcome => ({
+      content,
+      ok: code === undefined,
+      ...(code ? { code } : {}),
+      durationMs: performance.now() - started,
+    });
+    const tool = this.tools.get(call.name);
+    if (!tool) {
+      return done(`Error: there is no tool named "${call.name}". Available tools: ${this.names().join(', ') || 'none'}.`, 'tool.unknown');
+    }
+    let args: unknown;
+    try {
+      args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+    } catch (err) {
+      return done(`Error: the arguments are not valid JSON (${errorMessage(err)}). Send a JSON object matching the tool's parameters.`, 'tool.bad_arguments');
+    }
+    const problem = validate(tool.parameters, args);
+    if (problem) return done(`Error: invalid arguments: ${problem}.`, 'tool.bad_arguments');
+
+    const ac = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        ac.abort();
+        reject(new ToolTimeout());
+      }, this.timeoutMs);
+    });
+    try {
+      const result = await Promise.race([Promise.resolve().then(() => tool.execute(args as Record<string, unknown>, { turn, signal: ac.signal })), timeout]);
+      return done(typeof result === 'string' ? result : JSON.stringify(result));
+    } catch (err) {
+      if (err instanceof ToolTimeout) return done(`Error: the tool "${call.name}" did not finish within ${this.timeoutMs} ms.`, 'tool.timeout');
+      turn.log.warn({ tool: call.name, err }, 'tool threw');
+      return done(`Error: the tool "${call.name}" failed: ${errorMessage(err)}`, 'tool.failed');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+class ToolTimeout extends Error {}

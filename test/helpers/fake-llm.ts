@@ -1,0 +1,141 @@
+/**
+ * An OpenAI-compatible HTTP server on 127.0.0.1 for tests: records every request and answers
+ * with whatever the test's responder says (text, tool calls, an error status, a hang, a cut
+ * connection). The real `openai` SDK talks to it over HTTP.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: any;
+}
+
+export interface FakeReply {
+  status?: number;
+  json?: unknown;
+  /** Sent verbatim instead of `json` (for malformed bodies). */
+  raw?: string;
+  headers?: Record<string, string>;
+  delayMs?: number;
+  /** Never answer (the client must time out). */
+  hang?: boolean;
+  /** Close the socket without an answer. */
+  destroy?: boolean;
+}
+
+export type Responder = (req: RecordedRequest, index: number) => FakeReply | Promise<FakeReply>;
+
+export interface FakeLlm {
+  url: string;
+  requests: RecordedRequest[];
+  /** Requests to /chat/completions only. */
+  chatRequests(): RecordedRequest[];
+  setResponder(r: Responder): void;
+  close(): Promise<void>;
+}
+
+let seq = 0;
+
+export function completion(content: string | null, toolCalls?: Array<{ name: string; args: unknown; id?: string }>, model = 'fake-model'): unknown {
+  return {
+    id: `chatcmpl-${++seq}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        finish_reason: toolCalls ? 'tool_calls' : 'stop',
+        message: {
+          role: 'assistant',
+          content,
+          ...(toolCalls
+            ? {
+                tool_calls: toolCalls.map((c, i) => ({
+                  id: c.id ?? `call_${seq}_${i}`,
+                  type: 'function',
+                  function: { name: c.name, arguments: typeof c.args === 'string' ? c.args : JSON.stringify(c.args) },
+                })),
+              }
+            : {}),
+        },
+      },
+    ],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  };
+}
+
+export function text(content: string): FakeReply {
+  return { json: completion(content) };
+}
+
+export function toolCalls(calls: Array<{ name: string; args: unknown; id?: string }>, content: string | null = null): FakeReply {
+  return { json: completion(content, calls) };
+}
+
+export function lastUserText(req: RecordedRequest): string {
+  const msgs = (req.body?.messages ?? []) as Array<{ role: string; content: unknown }>;
+  for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i]!.role === 'user') return String(msgs[i]!.content);
+  return '';
+}
+
+/** Default: answers "echo: <last user message>". */
+export const echoResponder: Responder = (req) => text(`echo: ${lastUserText(req)}`);
+
+export async function startFakeLlm(responder: Responder = echoResponder): Promise<FakeLlm> {
+  let current = responder;
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<import('node:net').Socket>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let body: unknown = raw;
+      try {
+        body = raw ? JSON.parse(raw) : undefined;
+      } catch {
+        /* keep raw */
+      }
+      const rec: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body };
+      requests.push(rec);
+      let reply: FakeReply;
+      try {
+        reply = await current(rec, requests.length - 1);
+      } catch (err) {
+        reply = { status: 500, json: { error: { message: String(err) } } };
+      }
+      if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+      if (reply.hang) return;
+      if (reply.destroy) {
+        req.socket.destroy();
+        return;
+      }
+      const status = reply.status ?? 200;
+      const payload = reply.raw ?? JSON.stringify(reply.json ?? (status >= 400 ? { error: { message: `fake error ${status}`, type: 'server_error' } } : {}));
+      res.writeHead(status, { 'content-type': 'application/json', ...(reply.headers ?? {}) });
+      res.end(payload);
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    chatRequests: () => requests.filter((r) => r.path.endsWith('/chat/completions')),
+    setResponder(r) {
+      current = r;
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,46 @@
+/** Temp workspaces, configs and captured logs for tests. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfig, type Config } from '../../src/config/env.js';
+import { createLogger, type Logger } from '../../src/log.js';
+
+export async function tempDir(prefix = 'membot-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A config as main would build it from these env values (plus a workspace and a fake URL). */
+export function testConfig(env: Record<string, string | undefined>): Config {
+  const { config, problems } = loadConfig({ OPENAI_API_KEY: 'sk-test-key-123456', TZ: 'UTC', LLM_MAX_RETRIES: '0', ...env });
+  if (problems.length) throw new Error(`bad test config: ${problems.join('; ')}`);
+  return config;
+}
+
+export interface CapturedLog {
+  log: Logger;
+  lines: () => Array<Record<string, any>>;
+  text: () => string;
+}
+
+export function captureLog(level = 'debug'): CapturedLog {
+  const chunks: string[] = [];
+  const dest = new Writable({
+    write(chunk, _enc, cb) {
+      chunks.push(chunk.toString());
+      cb();
+    },
+  });
+  const log = createLogger({ level, destination: dest as any });
+  return {
+    log,
+    text: () => chunks.join(''),
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+  };
+}
