@@ -26,7 +26,14 @@ import { createNewCommand } from './commands/new.js';
 import { createStatusCommand } from './commands/status.js';
 import type { Command } from './commands/types.js';
 import { TurnStats } from './stats.js';
-import type { Services } from './services.js';
+import { contextLimit, type Services } from './services.js';
+import { RuntimeConfigStore } from './config/runtime.js';
+import { MemoryService } from './memory/service.js';
+import { createMemorySection } from './context/memory-section.js';
+import { createMemoryPersistSystem } from './systems/memory-persist.js';
+import { createMemoryFileTools } from './tools/memory-files.js';
+import { createMemoryCommand } from './commands/memory.js';
+import { AppError } from './errors.js';
 
 export type ReplyFn = (text: string) => Promise<void>;
 
@@ -42,10 +49,14 @@ export interface App {
 }
 
 export async function createApp(config: Config, log: Logger): Promise<App> {
+  const runtime = new RuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
+  const runtimeProblem = runtime.init();
+  if (runtimeProblem) throw new AppError('config.invalid', runtimeProblem);
   const sessions = new SessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'));
   await sessions.init();
   const llm = new LlmClient(config, componentLogger(log, 'LLM'));
-  const tools = new ToolRegistry([createDateTimeTool(config.timezone)], config.toolTimeoutMs);
+  const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
+  const tools = new ToolRegistry([createDateTimeTool(config.timezone), ...createMemoryFileTools(memory)], config.toolTimeoutMs);
   const services: Services = {
     config,
     log,
@@ -55,18 +66,26 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     tokens: new EstimateCounter(),
     model: lookupModel(config.model),
     stats: new TurnStats(),
+    memory,
+    runtime,
   };
 
   const pipeline = new Pipeline(
     [
-      createContextBuildingSystem({ instructions: new InstructionsSource(config.workspaceDir) }),
+      createContextBuildingSystem({
+        instructions: new InstructionsSource(config.workspaceDir),
+        sections: [
+          createMemorySection({ memory, runtime, tokens: services.tokens, timezone: config.timezone, contextLimit: () => contextLimit(services) }),
+        ],
+      }),
       createToolLoopSystem({ llm, tools, sessions, maxIterations: config.maxToolIterations }),
       createResponseDeliverySystem(),
+      createMemoryPersistSystem({ memory, runtime, timezone: config.timezone }),
     ],
     log,
   );
 
-  const commandList: Command[] = [createNewCommand(), createStatusCommand()];
+  const commandList: Command[] = [createNewCommand(), createStatusCommand(), createMemoryCommand()];
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commandList]);
 
   const dispatcher = new Dispatcher(config.maxConcurrentTurns);
@@ -104,6 +123,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
       timings: turn.timings,
       systemPrompt: turn.systemPrompt,
       promptSections: turn.promptSections.map((s) => ({ name: s.name, chars: s.content.length })),
+      memory: turn.memory,
     });
   }
 

@@ -8,6 +8,7 @@ import { componentLogger, createLogger, registerSecret } from './log.js';
 import { createApp } from './app.js';
 import { ConsoleChannel } from './channels/console.js';
 import type { Channel } from './channels/types.js';
+import { isAppError } from './errors.js';
 
 async function main(): Promise<void> {
   // quiet: dotenv 17 otherwise prints a banner on stdout, which belongs to the replies.
@@ -21,7 +22,16 @@ async function main(): Promise<void> {
   const log = createLogger({ level: config.logLevel, file: config.logFile });
   const mainLog = componentLogger(log, 'Main');
 
-  const app = await createApp(config, log);
+  let app: Awaited<ReturnType<typeof createApp>>;
+  try {
+    app = await createApp(config, log);
+  } catch (err) {
+    if (isAppError(err, 'config.invalid')) {
+      process.stderr.write(`config: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
   const channel: Channel & { finished?: Promise<void> } = new ConsoleChannel({ chatId: config.consoleChatId });
   await channel.start((msg, reply) => app.handle(msg, reply));
   mainLog.info({ channel: channel.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');

@@ -7,6 +7,8 @@ import type { ToolRegistry } from './tools/registry.js';
 import type { TokenCounter } from './llm/tokens.js';
 import type { ModelInfo } from './llm/catalogue.js';
 import type { TurnStats } from './stats.js';
+import type { MemoryService } from './memory/service.js';
+import type { RuntimeConfigStore } from './config/runtime.js';
 
 export interface Services {
   config: Config;
@@ -17,4 +19,11 @@ export interface Services {
   tokens: TokenCounter;
   model: ModelInfo;
   stats: TurnStats;
+  memory: MemoryService;
+  runtime: RuntimeConfigStore;
+}
+
+/** The context limit budgets are measured against: min(model input limit, compaction.maxContextTokens). */
+export function contextLimit(s: Pick<Services, 'model' | 'runtime'>): number {
+  return Math.min(s.model.maxInputTokens, s.runtime.get().compaction.maxContextTokens);
 }

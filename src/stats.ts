@@ -6,6 +6,7 @@ export interface TurnRecord {
   timings: SystemTiming[];
   systemPrompt: string;
   promptSections: Array<{ name: string; chars: number }>;
+  memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number }> } | undefined;
 }
 
 export class TurnStats {

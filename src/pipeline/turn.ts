@@ -44,6 +44,8 @@ export interface Turn {
   /** ContextBuilding 20: the sections of the system prompt, in order, and their join. */
   promptSections: PromptSection[];
   systemPrompt: string;
+  /** ContextBuilding 20: size of the `# Memory` block and what its budget made it drop. */
+  memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number }> } | undefined;
   /** ToolLoop 30: the final answer. */
   response: string | undefined;
   /** Short lines appended to the reply (e.g. "Compacted the conversation: …"). */
@@ -80,6 +82,7 @@ export function createTurn(init: {
     reply: init.reply,
     promptSections: [],
     systemPrompt: '',
+    memory: undefined,
     response: undefined,
     notices: [],
     delivered: false,

@@ -1,0 +1,128 @@
+/**
+ * Runtime settings in `workspace/preferences/runtime-config.json` (seed 001 "Configuration").
+ * A missing file means defaults. The file is re-checked (by mtime) at most once a second, so an
+ * edit takes effect without a restart. A bad value names its key: at start-up that stops the
+ * daemon (exit 2); later, the error is logged once and the last good settings stay in force.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from '../log.js';
+
+export interface RuntimeConfig {
+  memory: {
+    enabled: boolean;
+    recentDays: number;
+    /** Share of the context limit the `# Memory` block may use, in percent. */
+    budgetPercent: number;
+  };
+  compaction: {
+    enabled: boolean;
+    maxContextTokens: number;
+    keepLastMessages: number;
+  };
+}
+
+export const DEFAULT_RUNTIME_CONFIG: RuntimeConfig = {
+  memory: { enabled: true, recentDays: 7, budgetPercent: 25 },
+  compaction: { enabled: true, maxContextTokens: 50_000, keepLastMessages: 20 },
+};
+
+type Spec = { kind: 'boolean' } | { kind: 'int'; min: number; max: number };
+
+const SPEC: Record<string, Record<string, Spec>> = {
+  memory: {
+    enabled: { kind: 'boolean' },
+    recentDays: { kind: 'int', min: 0, max: 365 },
+    budgetPercent: { kind: 'int', min: 1, max: 90 },
+  },
+  compaction: {
+    enabled: { kind: 'boolean' },
+    maxContextTokens: { kind: 'int', min: 1_000, max: 10_000_000 },
+    keepLastMessages: { kind: 'int', min: 1, max: 1_000 },
+  },
+};
+
+/** Parses the file's text; throws an Error whose message names the offending key. */
+export function parseRuntimeConfig(text: string): RuntimeConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`is not valid JSON (${(err as Error).message})`);
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('must be a JSON object');
+  const out = structuredClone(DEFAULT_RUNTIME_CONFIG) as unknown as Record<string, Record<string, unknown>>;
+  for (const [group, value] of Object.entries(raw as Record<string, unknown>)) {
+    const spec = SPEC[group];
+    if (!spec) throw new Error(`has an unknown key "${group}" (known: ${Object.keys(SPEC).join(', ')})`);
+    if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(`"${group}" must be an object`);
+    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+      const s = spec[key];
+      const name = `${group}.${key}`;
+      if (!s) throw new Error(`has an unknown key "${name}" (known: ${Object.keys(spec).map((k) => `${group}.${k}`).join(', ')})`);
+      if (s.kind === 'boolean' && typeof v !== 'boolean') throw new Error(`"${name}" must be true or false, not ${JSON.stringify(v)}`);
+      if (s.kind === 'int' && (!Number.isInteger(v) || (v as number) < s.min || (v as number) > s.max)) {
+        throw new Error(`"${name}" must be a whole number from ${s.min} to ${s.max}, not ${JSON.stringify(v)}`);
+      }
+      out[group]![key] = v;
+    }
+  }
+  return out as unknown as RuntimeConfig;
+}
+
+export class RuntimeConfigStore {
+  private current: RuntimeConfig = structuredClone(DEFAULT_RUNTIME_CONFIG);
+  private mtimeMs: number | null = null;
+  private checkedAt = 0;
+
+  constructor(
+    readonly workspaceDir: string,
+    private readonly log?: Logger,
+    private readonly minCheckIntervalMs = 1_000,
+  ) {}
+
+  get file(): string {
+    return path.join(this.workspaceDir, 'preferences', 'runtime-config.json');
+  }
+
+  /** First load: returns a problem line instead of silently using defaults. */
+  init(): string | null {
+    try {
+      this.reload(true);
+      return null;
+    } catch (err) {
+      return `${path.relative(process.cwd(), this.file) || this.file} ${(err as Error).message}`;
+    }
+  }
+
+  /** The settings in force; re-reads the file when it changed. */
+  get(): RuntimeConfig {
+    const now = Date.now();
+    if (now - this.checkedAt >= this.minCheckIntervalMs) {
+      this.checkedAt = now;
+      try {
+        this.reload(false);
+      } catch (err) {
+        this.log?.error({ file: this.file }, `runtime config ${(err as Error).message}; keeping the previous settings`);
+      }
+    }
+    return this.current;
+  }
+
+  private reload(strict: boolean): void {
+    let mtimeMs: number | null = null;
+    try {
+      mtimeMs = statSync(this.file).mtimeMs;
+    } catch {
+      mtimeMs = null;
+    }
+    if (!strict && mtimeMs === this.mtimeMs) return;
+    this.mtimeMs = mtimeMs;
+    if (mtimeMs === null) {
+      this.current = structuredClone(DEFAULT_RUNTIME_CONFIG);
+      return;
+    }
+    this.current = parseRuntimeConfig(readFileSync(this.file, 'utf8'));
+    if (!strict) this.log?.info({ file: this.file }, 'runtime config reloaded');
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * Builds the `# Memory` prompt section for ContextBuilding (20) from the chat's memory files,
+ * inside its token budget, and records its size and any drops on the turn for /status.
+ */
+import type { PromptSection, Turn } from '../pipeline/turn.js';
+import type { MemoryService } from '../memory/service.js';
+import type { RuntimeConfigStore } from '../config/runtime.js';
+import type { TokenCounter } from '../llm/tokens.js';
+import { buildMemoryBlock } from '../memory/context.js';
+import { localDate } from '../memory/notes.js';
+
+export interface MemorySectionDeps {
+  memory: MemoryService;
+  runtime: RuntimeConfigStore;
+  tokens: TokenCounter;
+  timezone: string;
+  /** The context limit the budget is a share of. */
+  contextLimit: () => number;
+}
+
+export function createMemorySection(deps: MemorySectionDeps): (turn: Turn) => Promise<PromptSection | null> {
+  return async (turn) => {
+    const rc = deps.runtime.get();
+    if (!rc.memory.enabled) return null;
+    const budgetTokens = Math.floor((deps.contextLimit() * rc.memory.budgetPercent) / 100);
+    const block = await buildMemoryBlock(deps.memory.forChat(turn.inbound.channel, turn.inbound.chatId), {
+      today: localDate(turn.inbound.receivedAt, deps.timezone),
+      recentDays: rc.memory.recentDays,
+      budgetTokens,
+      count: (t) => deps.tokens.countText(t),
+    });
+    turn.memory = { tokens: block.tokens, budget: block.budget, drops: block.drops };
+    for (const d of block.drops) {
+      turn.log.info({ dropped: d.what, tokens: d.tokens, budget: budgetTokens }, `[Context] memory over budget: dropped ${d.what} (${d.tokens} tokens)`);
+    }
+    turn.log.debug(`[Context] Memory context: ${block.text.length} chars, ${block.tokens} tokens`);
+    return block.text ? { name: 'memory', content: block.text } : null;
+  };
+}

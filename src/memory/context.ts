@@ -1,0 +1,83 @@
+/**
+ * The `# Memory` block of the system prompt, in the seed's sections and order:
+ * `## Long-term Memory` (MEMORY.md), `## Today's Notes`, `## Recent Context` with one
+ * `### YYYY-MM-DD` per earlier day, newest first. Empty sections are left out; all empty → "".
+ *
+ * Budget: over its token budget the block first loses its oldest recent days, then the oldest
+ * lines of today's notes. MEMORY.md is always kept whole: it is the curated part.
+ */
+import type { MemoryFiles } from './files.js';
+import { previousDays } from './notes.js';
+
+export interface MemoryDrop {
+  what: string;
+  tokens: number;
+}
+
+export interface MemoryBlock {
+  text: string;
+  tokens: number;
+  budget: number;
+  drops: MemoryDrop[];
+}
+
+export interface MemoryBlockOptions {
+  today: string;
+  recentDays: number;
+  budgetTokens: number;
+  count: (text: string) => number;
+}
+
+interface Parts {
+  longTerm: string;
+  today: string[];
+  recent: Array<{ date: string; content: string }>;
+}
+
+export function renderMemory(p: Parts): string {
+  const sections: string[] = [];
+  if (p.longTerm) sections.push(`## Long-term Memory\n${p.longTerm}`);
+  if (p.today.length > 0) sections.push(`## Today's Notes\n${p.today.join('\n')}`);
+  if (p.recent.length > 0) {
+    sections.push(`## Recent Context\n${p.recent.map((d) => `### ${d.date}\n${d.content}`).join('\n\n')}`);
+  }
+  return sections.length > 0 ? `# Memory\n\n${sections.join('\n\n')}` : '';
+}
+
+export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOptions): Promise<MemoryBlock> {
+  const longTerm = (await files.readMemory()).trim();
+  const today = (await files.readNote(opts.today)).split('\n').filter((l) => l.trim() !== '');
+  const recent: Parts['recent'] = [];
+  for (const date of previousDays(opts.today, opts.recentDays)) {
+    const content = (await files.readNote(date)).trim();
+    if (content) recent.push({ date, content });
+  }
+  const parts: Parts = { longTerm, today, recent };
+  const drops: MemoryDrop[] = [];
+  let text = renderMemory(parts);
+  let tokens = opts.count(text);
+
+  while (tokens > opts.budgetTokens && parts.recent.length > 0) {
+    const day = parts.recent.pop()!;
+    text = renderMemory(parts);
+    const after = opts.count(text);
+    drops.push({ what: `recent day ${day.date}`, tokens: tokens - after });
+    tokens = after;
+  }
+  if (tokens > opts.budgetTokens && parts.today.length > 0) {
+    // Drop the oldest lines of today until the block fits, using per-line counts to find the
+    // cut in one pass, then one exact count of the result.
+    let excess = tokens - opts.budgetTokens;
+    let cut = 0;
+    while (cut < parts.today.length && excess > 0) {
+      excess -= opts.count(parts.today[cut]!) + 1;
+      cut++;
+    }
+    parts.today = parts.today.slice(cut);
+    text = renderMemory(parts);
+    const after = opts.count(text);
+    drops.push({ what: `${cut} oldest line${cut === 1 ? '' : 's'} of today's notes`, tokens: tokens - after });
+    tokens = after;
+  }
+  return { text, tokens, budget: opts.budgetTokens, drops };
+}

@@ -1,0 +1,32 @@
+/**
+ * Which memory files a chat uses. MEMORY_SCOPE=chat (default): `memory/{channel}:{chatId}/`,
+ * so one chat's notes and MEMORY.md can never reach another chat. MEMORY_SCOPE=global: the
+ * seed's single `memory/` folder, for a bot with one owner.
+ */
+import path from 'node:path';
+import { sessionFileKey } from '../storage/paths.js';
+import { MemoryFiles } from './files.js';
+
+export class MemoryService {
+  private readonly cache = new Map<string, MemoryFiles>();
+
+  constructor(
+    readonly root: string,
+    readonly scope: 'chat' | 'global',
+  ) {}
+
+  /** The scope key stored with index rows and used for isolation checks. */
+  scopeKey(channel: string, chatId: string): string {
+    return this.scope === 'global' ? 'global' : `${channel}:${chatId}`;
+  }
+
+  forChat(channel: string, chatId: string): MemoryFiles {
+    const dir = this.scope === 'global' ? this.root : path.join(this.root, sessionFileKey(channel, chatId));
+    let files = this.cache.get(dir);
+    if (!files) {
+      files = new MemoryFiles(dir);
+      this.cache.set(dir, files);
+    }
+    return files;
+  }
+}

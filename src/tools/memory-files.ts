@@ -1,0 +1,107 @@
+/**
+ * Tools over the chat's memory files: read/add/rewrite MEMORY.md, read a day's notes, search
+ * notes and history. Each tool only ever sees the memory directory of the chat the turn
+ * belongs to; a file name from the model goes through resolveInside (no `..`, no absolute
+ * path, no symlink out).
+ */
+import type { MemoryService } from '../memory/service.js';
+import type { MemoryFiles } from '../memory/files.js';
+import type { Tool, ToolContext } from './types.js';
+import { isAppError } from '../errors.js';
+
+const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
+
+export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
+  const filesFor = (ctx: ToolContext): MemoryFiles => memory.forChat(ctx.turn.inbound.channel, ctx.turn.inbound.chatId);
+
+  const read: Tool<Record<string, never>> = {
+    name: 'memory_read',
+    description: 'Read MEMORY.md, the long-term memory about this user (preferences, facts, projects).',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    async execute(_args, ctx) {
+      const text = await filesFor(ctx).readMemory();
+      return text.trim() ? text : 'MEMORY.md is empty.';
+    },
+  };
+
+  const add: Tool<{ fact: string; section?: string }> = {
+    name: 'memory_add',
+    description: 'Add one durable fact to MEMORY.md (e.g. a preference, a name, a decision). Optionally under a "## section".',
+    parameters: {
+      type: 'object',
+      properties: {
+        fact: { type: 'string', minLength: 1, maxLength: 2000, description: 'The fact, one sentence.' },
+        section: { type: 'string', maxLength: 100, description: 'Section title without ##, e.g. "Preferences".' },
+      },
+      required: ['fact'],
+      additionalProperties: false,
+    },
+    async execute({ fact, section }, ctx) {
+      await filesFor(ctx).appendMemory(fact, section);
+      return `Saved to MEMORY.md${section ? ` under "${section}"` : ''}.`;
+    },
+  };
+
+  const rewrite: Tool<{ content: string; section?: string }> = {
+    name: 'memory_rewrite',
+    description: 'Replace MEMORY.md entirely, or only the body of one "## section" of it. Use to correct or reorganise memory.',
+    parameters: {
+      type: 'object',
+      properties: {
+        content: { type: 'string', maxLength: 100_000, description: 'New content (markdown).' },
+        section: { type: 'string', maxLength: 100, description: 'Only replace this section (title without ##).' },
+      },
+      required: ['content'],
+      additionalProperties: false,
+    },
+    async execute({ content, section }, ctx) {
+      const files = filesFor(ctx);
+      if (section) await files.rewriteSection(section, content);
+      else await files.writeMemory(content);
+      return section ? `Section "${section}" of MEMORY.md replaced.` : 'MEMORY.md replaced.';
+    },
+  };
+
+  const notes: Tool<{ date?: string; file?: string }> = {
+    name: 'notes_read',
+    description: 'Read the conversation notes of one day (date YYYY-MM-DD), or a file of the memory folder by name (e.g. "HISTORY-2026-02.md").',
+    parameters: {
+      type: 'object',
+      properties: {
+        date: { type: 'string', pattern: DATE, description: 'Day, YYYY-MM-DD.' },
+        file: { type: 'string', maxLength: 200, description: 'File name inside the memory folder.' },
+      },
+      additionalProperties: false,
+    },
+    async execute({ date, file }, ctx) {
+      const files = filesFor(ctx);
+      if (!date && !file) return 'Error: give a date (YYYY-MM-DD) or a file name.';
+      try {
+        const text = date ? await files.readNote(date) : await files.readRelative(file!);
+        return text.trim() ? text : `No notes${date ? ` for ${date}` : ` in ${file}`}.`;
+      } catch (err) {
+        if (isAppError(err, 'storage.path_escape')) return `Error: refused — ${err.message}. Only files inside the memory folder can be read.`;
+        if ((err as NodeJS.ErrnoException).code === 'EISDIR') return `Error: ${file} is a folder, not a file.`;
+        throw err;
+      }
+    },
+  };
+
+  const search: Tool<{ keyword: string }> = {
+    name: 'notes_search',
+    description: 'Search daily notes and the history log for a keyword (case-insensitive). Returns matching lines with their date, newest first.',
+    parameters: {
+      type: 'object',
+      properties: { keyword: { type: 'string', minLength: 1, maxLength: 200 } },
+      required: ['keyword'],
+      additionalProperties: false,
+    },
+    async execute({ keyword }, ctx) {
+      const hits = await filesFor(ctx).search(keyword, 40);
+      if (hits.length === 0) return `Nothing found for "${keyword}".`;
+      return hits.map((h) => `${h.date} (${h.source}) ${h.line}`).join('\n');
+    },
+  };
+
+  return [read, add, rewrite, notes, search];
+}
