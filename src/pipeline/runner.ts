@@ -42,13 +42,14 @@ export class Pipeline {
         turn.log.debug({ system: sys.name }, `[Pipeline] ${sys.name} not run: turn ended by ${turn.ended.by} (${turn.ended.reason})`);
         continue;
       }
-      if (sys.shouldRun && !sys.shouldRun(turn)) {
-        turn.log.debug({ system: sys.name }, `[Pipeline] ${sys.name} skipped: ${sys.shouldRun.name || 'shouldRun'} is false`);
-        turn.timings.push({ system: sys.name, order: sys.order, ms: 0, outcome: 'skipped' });
-        continue;
-      }
       const t0 = performance.now();
       try {
+        // The predicate runs inside the wrap point too: a throwing predicate is that system's failure.
+        if (sys.shouldRun && !sys.shouldRun(turn)) {
+          turn.log.debug({ system: sys.name }, `[Pipeline] ${sys.name} skipped: ${sys.shouldRun.name || 'shouldRun'} is false`);
+          turn.timings.push({ system: sys.name, order: sys.order, ms: 0, outcome: 'skipped' });
+          continue;
+        }
         await sys.run(turn);
         turn.timings.push({ system: sys.name, order: sys.order, ms: performance.now() - t0, outcome: 'ok' });
       } catch (err) {

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { realpath } from 'node:fs/promises';
+import { readlink, realpath } from 'node:fs/promises';
 import { AppError } from '../errors.js';
 
 const MAX_COMPONENT = 120;
@@ -20,7 +20,8 @@ export function safeComponent(id: string): string {
     const ch = String.fromCharCode(byte);
     out += /[A-Za-z0-9_-]/.test(ch) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
-  if (out.length === 0) out = '%00empty';
+  // '~' is always escaped above, so this name cannot be the encoding of any other id.
+  if (out.length === 0) out = '~empty';
   if (out.length > MAX_COMPONENT) {
     const hash = createHash('sha256').update(id).digest('hex').slice(0, 16);
     out = `${out.slice(0, MAX_COMPONENT - 17)}~${hash}`;
@@ -36,7 +37,7 @@ export function sessionFileKey(channel: string, chatId: string): string {
 /** True when `candidate` is `base` itself or lies below it (both absolute). */
 export function isInside(base: string, candidate: string): boolean {
   const rel = path.relative(base, candidate);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
 /**
@@ -48,14 +49,35 @@ export async function resolveInside(base: string, relative: string): Promise<str
   if (path.isAbsolute(relative)) throw new AppError('storage.path_escape', `absolute paths are not allowed: ${relative}`);
   const resolved = path.resolve(base, relative);
   if (!isInside(base, resolved)) throw new AppError('storage.path_escape', `path leaves the memory directory: ${relative}`);
-  let real: string;
-  try {
-    real = await realpath(resolved);
-  } catch {
-    // Not there yet: check the nearest existing parent instead (a symlinked directory).
-    real = path.join(await realpath(path.dirname(resolved)).catch(() => path.dirname(resolved)), path.basename(resolved));
-  }
+  const real = await realpathOfNearest(resolved);
   const realBase = await realpath(base).catch(() => base);
   if (!isInside(realBase, real)) throw new AppError('storage.path_escape', `path is a link to outside the memory directory: ${relative}`);
   return resolved;
+}
+
+/**
+ * The real path of `p`, following links: for a path that does not exist yet, the real path of
+ * its nearest existing ancestor plus the remaining parts; a dangling link is followed to its target.
+ */
+async function realpathOfNearest(p: string, depth = 0): Promise<string> {
+  if (depth > 40) throw new AppError('storage.path_escape', 'too many symbolic links');
+  const rest: string[] = [];
+  let cur = p;
+  for (;;) {
+    try {
+      return path.join(await realpath(cur), ...rest);
+    } catch {
+      try {
+        // A link whose target is missing: judge it by where it points.
+        const target = await readlink(cur);
+        return await realpathOfNearest(path.join(path.resolve(path.dirname(cur), target), ...rest), depth + 1);
+      } catch {
+        /* not a link */
+      }
+      const parent = path.dirname(cur);
+      if (parent === cur) return path.join(cur, ...rest);
+      rest.unshift(path.basename(cur));
+      cur = parent;
+    }
+  }
 }
