@@ -1,4 +1,6 @@
 /** Builds a real daemon (createApp) on a temp workspace and a fake LLM, plus a reply recorder. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { createApp, type App } from '../../src/app.js';
 import type { InboundMessage } from '../../src/pipeline/turn.js';
 import { startFakeLlm, type FakeLlm, type Responder } from './fake-llm.js';
@@ -16,11 +18,15 @@ export interface TestBot {
   close(): Promise<void>;
 }
 
-export async function startTestBot(opts: { responder?: Responder; env?: Record<string, string> } = {}): Promise<TestBot> {
+export async function startTestBot(opts: { responder?: Responder; env?: Record<string, string>; runtimeConfig?: unknown } = {}): Promise<TestBot> {
   const llm = await startFakeLlm(opts.responder);
   const ws = await tempDir();
   const logs = captureLog();
   const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, ...opts.env });
+  if (opts.runtimeConfig !== undefined) {
+    await mkdir(path.join(ws.dir, 'preferences'), { recursive: true });
+    await writeFile(path.join(ws.dir, 'preferences', 'runtime-config.json'), JSON.stringify(opts.runtimeConfig));
+  }
   const app = await createApp(config, logs.log);
   const replies = new Map<string, string[]>();
   let msgSeq = 0;

@@ -139,3 +139,36 @@ export async function startFakeLlm(responder: Responder = echoResponder): Promis
     },
   };
 }
+
+/** The prompt kind of a request, recognised by the first words our services use. */
+export function promptKind(req: RecordedRequest): 'consolidation' | 'summary' | 'chat' {
+  const first = String(req.body?.messages?.[0]?.content ?? '');
+  if (first.startsWith('You are a memory consolidation agent')) return 'consolidation';
+  if (first.startsWith('Summarize the conversation')) return 'summary';
+  return 'chat';
+}
+
+/**
+ * Answers like a cooperative model: consolidation prompts get JSON with history_entry and a
+ * memory_update that appends a line naming how many messages it saw; summary prompts get a
+ * short summary; chat gets the echo.
+ */
+export const memoryAwareResponder: Responder = (req) => {
+  const kind = promptKind(req);
+  const prompt = String(req.body?.messages?.[0]?.content ?? '');
+  if (kind === 'consolidation') {
+    const conv = prompt.slice(prompt.indexOf('## Conversation to Process'));
+    const lines = conv.split('\n').filter((l) => l.startsWith('['));
+    const mem = prompt.slice(prompt.indexOf('## Current Long-term Memory') + 28, prompt.indexOf('## Conversation to Process')).trim();
+    const current = mem === '(empty)' ? '' : mem;
+    const firstUser = lines.find((l) => l.includes('] USER: ')) ?? '';
+    return text(
+      JSON.stringify({
+        history_entry: `[2026-01-01 00:00] Consolidated ${lines.length} messages. First: ${firstUser.slice(0, 80)}`,
+        memory_update: `${current}\n- consolidated ${lines.length} messages`.trim(),
+      }),
+    );
+  }
+  if (kind === 'summary') return text(`- The user and the assistant exchanged messages (summary #${req.body.messages[0].content.length}).`);
+  return echoResponder(req, 0);
+};

@@ -1,0 +1,132 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { loadConfig } from '../../src/config/env.js';
+
+const KEY = { OPENAI_API_KEY: 'sk-test-key-123456' };
+
+test('defaults: only a key set gives the documented values and no problems', () => {
+  const cwd = '/srv/bot';
+  const { config, problems } = loadConfig({ ...KEY, TZ: 'UTC' }, cwd);
+  assert.deepEqual(problems, []);
+  assert.deepEqual(config, {
+    openaiApiKey: 'sk-test-key-123456',
+    openaiBaseUrl: undefined,
+    model: 'gpt-4o-mini',
+    modelBalanced: 'gpt-4o-mini',
+    llmTimeoutMs: 60_000,
+    llmMaxRetries: 2,
+    maxToolIterations: 8,
+    toolTimeoutMs: 30_000,
+    maxConcurrentTurns: 8,
+    workspaceDir: path.join(cwd, 'workspace'),
+    logLevel: 'info',
+    logFile: undefined,
+    timezone: 'UTC',
+    consoleChatId: 'local',
+    shutdownTimeoutMs: 20_000,
+    memoryScope: 'chat',
+    consolidationTimeoutMs: 30_000,
+    maxMemorySize: 8192,
+    summaryTimeoutMs: 15_000,
+  });
+});
+
+test('without TZ the system time zone is used; set values are read, trimmed and normalised', () => {
+  const noTz = loadConfig({ ...KEY }, '/srv/bot');
+  assert.deepEqual(noTz.problems, []);
+  assert.equal(noTz.config.timezone, Intl.DateTimeFormat().resolvedOptions().timeZone);
+
+  const { config, problems } = loadConfig(
+    {
+      ...KEY,
+      LLM_MODEL: 'gpt-4.1',
+      LLM_TIMEOUT_MS: ' 1500 ',
+      MAX_TOOL_ITERATIONS: '1',
+      LOG_LEVEL: 'DEBUG',
+      MEMORY_SCOPE: 'Global',
+      WORKSPACE_DIR: 'data/ws',
+      TZ: 'Europe/Berlin',
+      CONSOLE_CHAT_ID: 'me',
+      LLM_MAX_RETRIES: '',
+    },
+    '/srv/bot',
+  );
+  assert.deepEqual(problems, []);
+  assert.equal(config.model, 'gpt-4.1');
+  assert.equal(config.modelBalanced, 'gpt-4.1', 'the balanced model follows LLM_MODEL');
+  assert.equal(config.llmTimeoutMs, 1500);
+  assert.equal(config.maxToolIterations, 1);
+  assert.equal(config.llmMaxRetries, 2, 'an empty value means the default');
+  assert.equal(config.logLevel, 'debug');
+  assert.equal(config.memoryScope, 'global');
+  assert.equal(config.workspaceDir, '/srv/bot/data/ws');
+  assert.equal(config.timezone, 'Europe/Berlin');
+  assert.equal(config.consoleChatId, 'me');
+});
+
+function assertOneProblem(env: Record<string, string>, variable: string): string {
+  const { problems } = loadConfig({ ...KEY, TZ: 'UTC', ...env }, '/srv/bot');
+  assert.equal(problems.length, 1, `${JSON.stringify(env)} → ${JSON.stringify(problems)}`);
+  const line = problems[0]!;
+  assert.ok(line.includes(variable), `the problem names ${variable}: ${line}`);
+  assert.ok(!line.includes('\n'), `one line: ${line}`);
+  return line;
+}
+
+test('a bad whole number gives one problem line naming the variable, and the default is kept', () => {
+  const cases: Array<[string, string]> = [
+    ['LLM_TIMEOUT_MS', 'abc'],
+    ['LLM_TIMEOUT_MS', '1.5'],
+    ['LLM_TIMEOUT_MS', '99'],
+    ['LLM_MAX_RETRIES', '-1'],
+    ['LLM_MAX_RETRIES', '11'],
+    ['MAX_TOOL_ITERATIONS', '0'],
+    ['TOOL_TIMEOUT_MS', 'ten'],
+    ['MAX_CONCURRENT_TURNS', '1e9'],
+    ['SHUTDOWN_TIMEOUT_MS', '20s'],
+  ];
+  for (const [name, value] of cases) {
+    const line = assertOneProblem({ [name]: value }, name);
+    assert.ok(line.includes(value), `the bad value is shown: ${line}`);
+  }
+  const { config } = loadConfig({ ...KEY, TZ: 'UTC', MAX_TOOL_ITERATIONS: '0', LLM_TIMEOUT_MS: 'abc' });
+  assert.equal(config.maxToolIterations, 8);
+  assert.equal(config.llmTimeoutMs, 60_000);
+
+  // Several bad values: one line each.
+  const many = loadConfig({ ...KEY, TZ: 'UTC', LLM_TIMEOUT_MS: 'x', MAX_CONCURRENT_TURNS: '0', LOG_LEVEL: 'loud' });
+  assert.equal(many.problems.length, 3);
+});
+
+test('bad TZ, LOG_LEVEL, MEMORY_SCOPE and OPENAI_BASE_URL each give one problem line naming the variable', () => {
+  assertOneProblem({ TZ: 'Mars/Olympus_Mons' }, 'TZ');
+  assertOneProblem({ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL');
+  assertOneProblem({ MEMORY_SCOPE: 'team' }, 'MEMORY_SCOPE');
+  for (const url of ['not a url', 'ftp://example.com/v1', 'localhost:11434/v1', 'file:///etc/passwd']) {
+    assertOneProblem({ OPENAI_BASE_URL: url }, 'OPENAI_BASE_URL');
+  }
+});
+
+test('no key and no base URL is one problem naming OPENAI_API_KEY', () => {
+  const { problems, config } = loadConfig({ TZ: 'UTC' }, '/srv/bot');
+  assert.equal(problems.length, 1);
+  assert.match(problems[0]!, /OPENAI_API_KEY/);
+  assert.ok(!problems[0]!.includes('\n'));
+  assert.equal(config.openaiApiKey, '');
+  // Blank counts as not set.
+  assert.equal(loadConfig({ TZ: 'UTC', OPENAI_API_KEY: '   ' }).problems.length, 1);
+});
+
+test('a base URL without a key is fine: a placeholder key is used', () => {
+  const { problems, config } = loadConfig({ TZ: 'UTC', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' }, '/srv/bot');
+  assert.deepEqual(problems, []);
+  assert.equal(config.openaiBaseUrl, 'http://127.0.0.1:11434/v1');
+  assert.equal(typeof config.openaiApiKey, 'string');
+  assert.ok(config.openaiApiKey.length > 0, 'the SDK gets a non-empty key');
+
+  // A real key given alongside the URL is used as is.
+  const both = loadConfig({ TZ: 'UTC', ...KEY, OPENAI_BASE_URL: 'https://openrouter.ai/api/v1' });
+  assert.deepEqual(both.problems, []);
+  assert.equal(both.config.openaiApiKey, KEY.OPENAI_API_KEY);
+});

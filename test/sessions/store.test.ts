@@ -1,0 +1,310 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { SessionStore, SUMMARY_PREFIX } from '../../src/sessions/store.js';
+import { makeMessage, type Session, type SessionMessage } from '../../src/sessions/model.js';
+import { repairToolPairs } from '../../src/sessions/integrity.js';
+import { captureLog, tempDir, type CapturedLog } from '../helpers/workspace.js';
+
+async function openStore(): Promise<{ root: string; dir: string; store: SessionStore; logs: CapturedLog; cleanup: () => Promise<void> }> {
+  const ws = await tempDir();
+  // sessions/ sits two levels below the temp root, so an id that escaped with ../../ would
+  // still land inside the temp root, where the test can see it (and clean it up).
+  const dir = path.join(ws.dir, 'ws', 'sessions');
+  const logs = captureLog();
+  const store = new SessionStore(dir, logs.log);
+  await store.init();
+  return { root: ws.dir, dir, store, logs, cleanup: ws.cleanup };
+}
+
+async function readJson(file: string): Promise<any> {
+  return JSON.parse(await readFile(file, 'utf8'));
+}
+
+/** Every file below `dir`, as paths relative to it. */
+async function walk(dir: string, prefix = ''): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const rel = path.join(prefix, e.name);
+    if (e.isDirectory()) out.push(...(await walk(path.join(dir, e.name), rel)));
+    else out.push(rel);
+  }
+  return out.sort();
+}
+
+test('getOrCreate loads lazily from disk and caches the same object', async () => {
+  const s = await openStore();
+  try {
+    const file = s.store.fileFor('test', '42');
+    assert.equal(file, path.join(s.dir, 'test:42.json'));
+    const onDisk = {
+      id: 'test:42',
+      channelType: 'test',
+      chatId: '42',
+      messages: [makeMessage('user', 'from disk'), makeMessage('assistant', 'reply from disk')],
+      metadata: { conversationId: 'conv_disk', messagesReceived: 1, messagesCompacted: 0 },
+      state: 'ACTIVE',
+      createdAt: '2024-01-01T00:00:00.000Z',
+      updatedAt: '2024-01-01T00:00:00.000Z',
+    };
+    await writeFile(file, JSON.stringify(onDisk));
+    assert.equal(s.store.get('test:42'), undefined, 'nothing is loaded before it is asked for');
+
+    const [a, b] = await Promise.all([s.store.getOrCreate('test', '42'), s.store.getOrCreate('test', '42')]);
+    const c = await s.store.getOrCreate('test', '42');
+    assert.equal(a, b);
+    assert.equal(a, c);
+    assert.equal(s.store.get('test:42'), a);
+    assert.deepEqual(a.messages.map((m) => m.content), ['from disk', 'reply from disk']);
+    assert.equal(a.metadata.conversationId, 'conv_disk');
+    assert.equal(a.createdAt, '2024-01-01T00:00:00.000Z');
+
+    // Cached: a change on disk after the first load is not re-read.
+    await writeFile(file, JSON.stringify({ ...onDisk, messages: [] }));
+    assert.equal((await s.store.getOrCreate('test', '42')).messages.length, 2);
+
+    // A chat with no file starts empty and writes nothing until saved.
+    const fresh = await s.store.getOrCreate('test', 'new');
+    assert.deepEqual(fresh.messages, []);
+    assert.equal(fresh.id, 'test:new');
+    await assert.rejects(stat(s.store.fileFor('test', 'new')), { code: 'ENOENT' });
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test('save writes the session so that it round-trips, in this store and a new one', async () => {
+  const s = await openStore();
+  try {
+    const session = await s.store.getOrCreate('test', '7');
+    session.metadata.messagesReceived = 1;
+    await s.store.append(session, makeMessage('user', 'héllo "quoted" \n newline 😀', { senderName: 'Ann', sourceId: '17' }));
+    await s.store.append(
+      session,
+      makeMessage('assistant', '', { toolCalls: [{ id: 'call_1', name: 'get_current_time', arguments: '{"tz":"UTC"}' }] }),
+    );
+    await s.store.append(session, makeMessage('tool', '12:00', { toolCallId: 'call_1', toolName: 'get_current_time' }));
+    await s.store.save(session);
+
+    const file = s.store.fileFor('test', '7');
+    assert.deepEqual(await readJson(file), JSON.parse(JSON.stringify(session)));
+
+    const reopened = new SessionStore(s.dir, s.logs.log);
+    const loaded = await reopened.getOrCreate('test', '7');
+    assert.notEqual(loaded, session);
+    assert.deepEqual(loaded, JSON.parse(JSON.stringify(session)));
+    // No temp files left next to it.
+    assert.deepEqual(await readdir(s.dir), ['test:7.json']);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test('a hostile chat id is stored directly inside sessions/ and nothing is created elsewhere', async () => {
+  const s = await openStore();
+  try {
+    for (const chatId of ['../../etc/x', '../../../x', 'a/b', '..', '/abs']) {
+      const session = await s.store.getOrCreate('console', chatId);
+      await s.store.append(session, makeMessage('user', `from ${chatId}`));
+    }
+    const names = (await readdir(s.dir)).sort();
+    assert.equal(names.length, 5);
+    assert.ok(names.includes('console:%2E%2E%2F%2E%2E%2Fetc%2Fx.json'), names.join(', '));
+    for (const n of names) assert.ok(n.startsWith('console:') && n.endsWith('.json') && !n.slice(0, -5).includes('.'), n);
+    // The only files anywhere under the temp root are those five.
+    assert.deepEqual(await walk(s.root), names.map((n) => path.join('ws', 'sessions', n)).sort());
+    // And each one holds its own chat.
+    const back = await readJson(path.join(s.dir, 'console:%2E%2E%2F%2E%2E%2Fetc%2Fx.json'));
+    assert.equal(back.chatId, '../../etc/x');
+    assert.equal(back.messages[0].content, 'from ../../etc/x');
+  } finally {
+    await s.cleanup();
+  }
+});
+
+for (const [label, content] of [
+  ['not JSON', 'not json{'],
+  ['JSON whose messages is not a list', JSON.stringify({ id: 'test:9', messages: 'nope', metadata: {} })],
+  ['JSON with a malformed message', JSON.stringify({ messages: [{ role: 'wizard', content: 1 }] })],
+  ['a JSON array', '[]'],
+] as const) {
+  test(`a corrupt session file (${label}) is set aside, logged at error level, and a fresh session starts`, async () => {
+    const s = await openStore();
+    try {
+      const file = s.store.fileFor('test', '9');
+      await writeFile(file, content);
+
+      const session = await s.store.getOrCreate('test', '9');
+      assert.deepEqual(session.messages, []);
+      assert.equal(session.id, 'test:9');
+      assert.equal(session.state, 'ACTIVE');
+
+      const names = await readdir(s.dir);
+      const aside = names.filter((n) => /^test:9\.json\.corrupt-\d+$/.test(n));
+      assert.equal(aside.length, 1, `renamed aside: ${names.join(', ')}`);
+      assert.equal(await readFile(path.join(s.dir, aside[0]!), 'utf8'), content, 'the bad content is kept for inspection');
+      assert.ok(!names.includes('test:9.json'), 'the bad file is no longer in place');
+
+      const errors = s.logs.lines().filter((l) => l.code === 'session.corrupt');
+      assert.equal(errors.length, 1);
+      assert.equal(errors[0]!.level, 50, 'error level');
+      assert.equal(errors[0]!.file, 'test:9.json');
+
+      // The fresh session saves normally next to the set-aside file.
+      await s.store.append(session, makeMessage('user', 'start over'));
+      assert.equal((await readJson(file)).messages[0].content, 'start over');
+      assert.equal((await readdir(s.dir)).filter((n) => n.includes('.corrupt-')).length, 1);
+    } finally {
+      await s.cleanup();
+    }
+  });
+}
+
+test('clearMessages empties the conversation, starts a new conversation id and keeps the file', async () => {
+  const s = await openStore();
+  try {
+    const session = await s.store.getOrCreate('test', '3');
+    session.metadata.messagesReceived = 2;
+    await s.store.append(session, makeMessage('user', 'one'));
+    await s.store.append(session, makeMessage('assistant', 'two'));
+    const before = session.metadata.conversationId;
+    assert.equal(s.store.getMessageCount('test:3'), 2);
+
+    await s.store.clearMessages('test:3');
+    assert.equal(s.store.getMessageCount('test:3'), 0);
+    assert.notEqual(session.metadata.conversationId, before);
+    assert.match(session.metadata.conversationId, /^conv_/);
+
+    const file = await readJson(s.store.fileFor('test', '3'));
+    assert.deepEqual(file.messages, []);
+    assert.equal(file.metadata.conversationId, session.metadata.conversationId);
+    assert.equal(file.metadata.messagesReceived, 2, 'the chat-lifetime counter survives /new');
+    assert.equal(file.id, 'test:3');
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test('getMessageCount counts loaded sessions and is 0 for unknown ones', async () => {
+  const s = await openStore();
+  try {
+    assert.equal(s.store.getMessageCount('test:none'), 0);
+    const session = await s.store.getOrCreate('test', '5');
+    for (let i = 0; i < 3; i++) await s.store.append(session, makeMessage('user', `m${i}`));
+    assert.equal(s.store.getMessageCount('test:5'), 3);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+function conversation(n: number): SessionMessage[] {
+  return Array.from({ length: n }, (_, i) => makeMessage(i % 2 === 0 ? 'user' : 'assistant', `msg ${i}`));
+}
+
+async function sessionWith(s: Awaited<ReturnType<typeof openStore>>, chatId: string, messages: SessionMessage[]): Promise<Session> {
+  const session = await s.store.getOrCreate('test', chatId);
+  session.messages = messages;
+  await s.store.save(session);
+  return session;
+}
+
+test('compactWithSummary keeps a summary first and the last N messages, and persists it', async () => {
+  const s = await openStore();
+  try {
+    const original = conversation(10);
+    const session = await sessionWith(s, 'c', [...original]);
+
+    const result = await s.store.compactWithSummary('test:c', '  The user said hello ten times.  ', 4);
+    assert.deepEqual(result, { removed: 6, kept: 4 });
+    assert.equal(session.messages.length, 5);
+    assert.equal(session.messages[0]!.role, 'system');
+    assert.equal(session.messages[0]!.content, `${SUMMARY_PREFIX}\nThe user said hello ten times.`);
+    assert.ok(session.messages[0]!.content.startsWith('[Conversation summary]\n'));
+    assert.deepEqual(session.messages.slice(1), original.slice(6));
+    assert.equal(session.metadata.messagesCompacted, 6);
+
+    const file = await readJson(s.store.fileFor('test', 'c'));
+    assert.deepEqual(file.messages.map((m: SessionMessage) => m.content), session.messages.map((m) => m.content));
+    assert.equal(file.metadata.messagesCompacted, 6);
+
+    // Compacting again counts cumulatively.
+    await s.store.compactWithSummary('test:c', 'shorter', 2);
+    assert.equal(session.metadata.messagesCompacted, 6 + 3);
+    assert.equal(session.messages.length, 3);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test('compactWithSummary never starts the kept tail with a tool result: the calling assistant is kept too', async () => {
+  const s = await openStore();
+  try {
+    const call = makeMessage('assistant', '', {
+      toolCalls: [
+        { id: 'call_a', name: 'get_current_time', arguments: '{}' },
+        { id: 'call_b', name: 'get_current_time', arguments: '{"tz":"UTC"}' },
+      ],
+    });
+    const resA = makeMessage('tool', '10:00', { toolCallId: 'call_a', toolName: 'get_current_time' });
+    const resB = makeMessage('tool', '10:00 UTC', { toolCallId: 'call_b', toolName: 'get_current_time' });
+    const final = makeMessage('assistant', 'It is ten.');
+    const messages = [...conversation(4), makeMessage('user', 'what time is it?'), call, resA, resB, final];
+
+    // keepLast 2 and 3 would cut between the assistant's call and its results.
+    for (const keepLast of [2, 3]) {
+      const session = await sessionWith(s, `tools-${keepLast}`, [...messages]);
+      const result = await s.store.compactWithSummary(session.id, 'earlier talk', keepLast);
+      const tail = session.messages.slice(1);
+      assert.notEqual(tail[0]!.role, 'tool', `keepLast ${keepLast}: tail starts with a tool result`);
+      assert.deepEqual(tail, [call, resA, resB, final], `keepLast ${keepLast}`);
+      assert.deepEqual(result, { removed: 5, kept: 4 });
+      // What is left is still a valid list for the API: nothing for repair to change.
+      assert.deepEqual(repairToolPairs(session.messages), session.messages);
+    }
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test('repairToolPairs drops orphan tool results and answers unanswered calls with a placeholder', () => {
+  const user = makeMessage('user', 'hi');
+  const orphanFirst = makeMessage('tool', 'orphan', { toolCallId: 'call_x', toolName: 't' });
+  const call = makeMessage('assistant', '', {
+    toolCalls: [
+      { id: 'call_1', name: 'one', arguments: '{}' },
+      { id: 'call_2', name: 'two', arguments: '{}' },
+    ],
+  });
+  const res1 = makeMessage('tool', 'r1', { toolCallId: 'call_1', toolName: 'one' });
+  const wrongId = makeMessage('tool', 'wrong', { toolCallId: 'call_zzz', toolName: 'one' });
+  const dup1 = makeMessage('tool', 'r1 again', { toolCallId: 'call_1', toolName: 'one' });
+  const next = makeMessage('user', 'and?');
+  const late2 = makeMessage('tool', 'r2 too late', { toolCallId: 'call_2', toolName: 'two' });
+  const trailingCall = makeMessage('assistant', '', { toolCalls: [{ id: 'call_3', name: 'three', arguments: '{}' }] });
+
+  const out = repairToolPairs([orphanFirst, user, call, res1, wrongId, dup1, next, late2, trailingCall]);
+  assert.deepEqual(
+    out.map((m) => [m.role, m.role === 'tool' ? m.toolCallId : m.content]),
+    [
+      ['user', 'hi'],
+      ['assistant', ''],
+      ['tool', 'call_1'],
+      ['tool', 'call_2'], // placeholder, before the next user message
+      ['user', 'and?'],
+      ['assistant', ''],
+      ['tool', 'call_3'], // placeholder at the end
+    ],
+  );
+  const placeholder = out[3]!;
+  assert.equal(placeholder.toolName, 'two');
+  assert.match(placeholder.content, /interrupted/);
+  assert.equal(out[2], res1, 'the real result is kept as is');
+  assert.equal(out[6]!.toolName, 'three');
+
+  // A valid list comes back unchanged; the input is not modified.
+  const valid = [user, call, res1, makeMessage('tool', 'r2', { toolCallId: 'call_2', toolName: 'two' }), next];
+  const copy = JSON.parse(JSON.stringify(valid));
+  assert.deepEqual(repairToolPairs(valid), valid);
+  assert.deepEqual(JSON.parse(JSON.stringify(valid)), copy);
+});
