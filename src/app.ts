@@ -10,7 +10,7 @@ import { SessionStore } from './sessions/store.js';
 import { makeMessage, sessionKey } from './sessions/model.js';
 import { LlmClient } from './llm/client.js';
 import { lookupModel } from './llm/catalogue.js';
-import { EstimateCounter } from './llm/tokens.js';
+import { createTokenCounter } from './llm/tokens.js';
 import { ToolRegistry } from './tools/registry.js';
 import { createDateTimeTool } from './tools/datetime.js';
 import { Pipeline, apologyText } from './pipeline/runner.js';
@@ -34,6 +34,11 @@ import { createMemoryPersistSystem } from './systems/memory-persist.js';
 import { createMemoryFileTools } from './tools/memory-files.js';
 import { createMemoryCommand } from './commands/memory.js';
 import { AppError } from './errors.js';
+import { ConsolidationService } from './memory/consolidation.js';
+import { CompactionService } from './memory/compaction.js';
+import { AutoCompactor } from './memory/auto-compact.js';
+import { createAutoCompactionSystem } from './systems/auto-compaction.js';
+import { createCompactCommand } from './commands/compact.js';
 
 export type ReplyFn = (text: string) => Promise<void>;
 
@@ -57,35 +62,65 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   const llm = new LlmClient(config, componentLogger(log, 'LLM'));
   const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
   const tools = new ToolRegistry([createDateTimeTool(config.timezone), ...createMemoryFileTools(memory)], config.toolTimeoutMs);
+  const model = lookupModel(config.model);
+  const tokens = await createTokenCounter(model.encoding);
+  const stats = new TurnStats();
+  const consolidation = new ConsolidationService(
+    llm,
+    { timeoutMs: config.consolidationTimeoutMs, maxMemorySize: config.maxMemorySize, timezone: config.timezone },
+    componentLogger(log, 'Consolidation'),
+  );
+  const compaction = new CompactionService(
+    llm,
+    consolidation,
+    sessions,
+    { summaryTimeoutMs: config.summaryTimeoutMs, summaryMaxTokens: 500, timezone: config.timezone },
+    componentLogger(log, 'AutoCompact'),
+  );
+  const instructions = new InstructionsSource(config.workspaceDir);
+  const limit = () => contextLimit({ model, runtime });
+  const compactor = new AutoCompactor({
+    compaction,
+    memory,
+    runtime,
+    tokens,
+    contextLimit: limit,
+    toolDefinitions: () => tools.definitions(),
+    lastSystemPromptTokens: (id) => stats.lastTurn(id)?.systemPromptTokens,
+    systemPromptBound: () => tokens.countText(instructions.cachedText()) + Math.floor((limit() * runtime.get().memory.budgetPercent) / 100),
+  });
   const services: Services = {
     config,
     log,
     sessions,
     llm,
     tools,
-    tokens: new EstimateCounter(),
-    model: lookupModel(config.model),
-    stats: new TurnStats(),
+    tokens,
+    model,
+    stats,
     memory,
     runtime,
+    consolidation,
+    compactor,
   };
 
   const pipeline = new Pipeline(
     [
+      createAutoCompactionSystem({ compactor, runtime }),
       createContextBuildingSystem({
-        instructions: new InstructionsSource(config.workspaceDir),
+        instructions,
         sections: [
-          createMemorySection({ memory, runtime, tokens: services.tokens, timezone: config.timezone, contextLimit: () => contextLimit(services) }),
+          createMemorySection({ memory, runtime, tokens: services.tokens, timezone: config.timezone, contextLimit: limit }),
         ],
       }),
-      createToolLoopSystem({ llm, tools, sessions, maxIterations: config.maxToolIterations }),
+      createToolLoopSystem({ llm, tools, sessions, maxIterations: config.maxToolIterations, guard: compactor }),
       createResponseDeliverySystem(),
       createMemoryPersistSystem({ memory, runtime, timezone: config.timezone }),
     ],
     log,
   );
 
-  const commandList: Command[] = [createNewCommand(), createStatusCommand(), createMemoryCommand()];
+  const commandList: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand()];
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commandList]);
 
   const dispatcher = new Dispatcher(config.maxConcurrentTurns);
@@ -122,6 +157,7 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
       at: Date.now(),
       timings: turn.timings,
       systemPrompt: turn.systemPrompt,
+      systemPromptTokens: tokens.countText(turn.systemPrompt),
       promptSections: turn.promptSections.map((s) => ({ name: s.name, chars: s.content.length })),
       memory: turn.memory,
     });

@@ -9,6 +9,8 @@ import type { ModelInfo } from './llm/catalogue.js';
 import type { TurnStats } from './stats.js';
 import type { MemoryService } from './memory/service.js';
 import type { RuntimeConfigStore } from './config/runtime.js';
+import type { ConsolidationService } from './memory/consolidation.js';
+import type { AutoCompactor } from './memory/auto-compact.js';
 
 export interface Services {
   config: Config;
@@ -21,6 +23,8 @@ export interface Services {
   stats: TurnStats;
   memory: MemoryService;
   runtime: RuntimeConfigStore;
+  consolidation: ConsolidationService;
+  compactor: AutoCompactor;
 }
 
 /** The context limit budgets are measured against: min(model input limit, compaction.maxContextTokens). */

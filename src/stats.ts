@@ -5,6 +5,7 @@ export interface TurnRecord {
   at: number;
   timings: SystemTiming[];
   systemPrompt: string;
+  systemPromptTokens: number;
   promptSections: Array<{ name: string; chars: number }>;
   memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number }> } | undefined;
 }

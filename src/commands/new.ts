@@ -3,10 +3,16 @@ import type { Command } from './types.js';
 export function createNewCommand(): Command {
   return {
     name: 'new',
-    description: 'Start a new conversation (memory files are kept)',
-    async run({ session, services }) {
+    description: 'Start a new conversation (what was said is saved to memory first)',
+    async run({ session, inbound, services }) {
+      // Consolidate first (awaited; the consolidation has its own timeout and falls back to a
+      // raw history entry), so nothing said in this conversation is lost with it.
+      const said = session.messages.filter((m) => m.role !== 'system');
+      if (said.length > 0) {
+        await services.consolidation.consolidate(said, services.memory.forChat(inbound.channel, inbound.chatId));
+      }
       await services.sessions.clearMessages(session.id);
-      return 'Session cleared. Your memory is kept; we start a fresh conversation.';
+      return 'Session cleared.';
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Command } from './types.js';
-import { buildRequestMessages } from '../llm/messages.js';
-import { contextLimit } from '../services.js';
+import { toApiMessage } from '../llm/messages.js';
+import { THRESHOLD } from '../memory/auto-compact.js';
 
 export function formatDuration(ms: number): string {
   const s = Math.floor(ms / 1000);
@@ -11,32 +11,41 @@ export function formatDuration(ms: number): string {
   return [d ? `${d}d` : '', h ? `${h}h` : '', m ? `${m}m` : '', `${sec}s`].filter(Boolean).join(' ');
 }
 
+const fmt = (n: number) => n.toLocaleString('en-US');
+
 export function createStatusCommand(): Command {
   return {
     name: 'status',
-    description: 'Show session size, context use, model and timings',
+    description: 'Show session size, context use, compactions, model and timings',
     async run({ session, services }) {
-      const { tokens, llm, stats, model } = services;
+      const { tokens, llm, stats, model, runtime } = services;
       const last = stats.lastTurn(session.id);
-      const systemPrompt = last?.systemPrompt ?? '';
-      const used = tokens.countMessages(buildRequestMessages(systemPrompt, session.messages)) + tokens.countTools(services.tools.definitions());
-      const limit = contextLimit(services);
+      const { tokens: used, limit } = services.compactor.usage(session);
       const pct = ((used / limit) * 100).toFixed(1);
+      const byRole: Record<string, number> = { system: last?.systemPromptTokens ?? 0, user: 0, assistant: 0, tool: 0 };
+      for (const m of session.messages) byRole[m.role] = (byRole[m.role] ?? 0) + tokens.countMessages([toApiMessage(m)]) - 3;
+      const toolDefs = tokens.countTools(services.tools.definitions());
+      const meta = session.metadata;
       const lines = [
         '📊 Status',
         `Session: ${session.id} (${session.state})`,
-        `Messages in session: ${session.messages.length}`,
-        `Context: ${used.toLocaleString('en-US')} / ${limit.toLocaleString('en-US')} tokens (${pct}%) — ${tokens.mode === 'exact' ? `exact, ${tokens.encoding}` : 'estimated (chars / 3.5)'}`,
-        `Limit: min(model input ${model.maxInputTokens.toLocaleString('en-US')}${model.matched ? '' : ' — model not in the catalogue, default'}, compaction.maxContextTokens ${services.runtime.get().compaction.maxContextTokens.toLocaleString('en-US')})`,
-        `Model: ${llm.modelFor('default')}`,
+        `Messages: ${session.messages.length} in session, ${fmt(meta.messagesReceived)} received in this chat, ${fmt(meta.messagesCompacted)} compacted so far`,
+        `Context: ${fmt(used)} / ${fmt(limit)} tokens (${pct}%) — compaction at ${Math.round(THRESHOLD * 100)}%`,
+        `Tokens by role: system ${fmt(byRole.system!)} · user ${fmt(byRole.user!)} · assistant ${fmt(byRole.assistant!)} · tool ${fmt(byRole.tool!)} · tool definitions ${fmt(toolDefs)}`,
+        `Limit: min(model input ${fmt(model.maxInputTokens)}${model.matched ? '' : ' — model not in the catalogue, default'}, compaction.maxContextTokens ${fmt(runtime.get().compaction.maxContextTokens)})`,
+        `Tokenizer: ${tokens.mode === 'exact' ? `exact (${tokens.encoding})` : 'estimate (chars / 3.5; no tokenizer known for this model)'}`,
+        meta.lastCompaction
+          ? `Last compaction: ${meta.lastCompaction.at.replace('T', ' ').slice(0, 16)} UTC, ${meta.lastCompaction.kind} (removed ${meta.lastCompaction.removed}, kept ${meta.lastCompaction.kept})`
+          : 'Last compaction: never',
+        `Model: ${llm.modelFor('default')} (summaries: ${llm.modelFor('balanced')})`,
         `Uptime: ${formatDuration(Date.now() - stats.startedAt)}`,
       ];
-      if (last?.memory) {
+      if (last?.memory && last.memory.tokens > 0) {
         const m = last.memory;
-        lines.push(`Memory block: ${m.tokens.toLocaleString('en-US')} tokens (budget ${m.budget.toLocaleString('en-US')})`);
+        lines.push(`Memory block: ${fmt(m.tokens)} tokens (budget ${fmt(m.budget)})`);
         if (m.drops.length > 0) lines.push(`Memory trimmed to fit: ${m.drops.map((d) => `${d.what} (${d.tokens} tokens)`).join('; ')}`);
       } else if (last) {
-        lines.push('Memory block: empty');
+        lines.push(`Memory block: empty${last.memory ? ` (budget ${fmt(last.memory.budget)})` : ''}`);
       }
       if (last) {
         const parts = last.timings.map((t) => `${t.system} ${t.outcome === 'skipped' ? 'skipped' : `${t.ms.toFixed(1)}ms`}${t.outcome === 'failed' ? ' (failed)' : ''}`);

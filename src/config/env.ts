@@ -21,6 +21,9 @@ export interface Config {
   consoleChatId: string;
   shutdownTimeoutMs: number;
   memoryScope: 'chat' | 'global';
+  consolidationTimeoutMs: number;
+  maxMemorySize: number;
+  summaryTimeoutMs: number;
 }
 
 export interface ConfigResult {
@@ -111,6 +114,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     consoleChatId: str('CONSOLE_CHAT_ID') ?? 'local',
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
     memoryScope: scopeRaw === 'global' ? 'global' : 'chat',
+    consolidationTimeoutMs: int('CONSOLIDATION_TIMEOUT', 30_000, 100, 600_000),
+    maxMemorySize: int('MAX_MEMORY_SIZE', 8192, 256, 10_000_000),
+    summaryTimeoutMs: int('COMPACTION_TIMEOUT', 15_000, 100, 600_000),
   };
   return { config, problems };
 }

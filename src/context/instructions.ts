@@ -21,6 +21,11 @@ export class InstructionsSource {
     return path.join(this.workspaceDir, 'SYSTEM.md');
   }
 
+  /** The text from the last load (the default before any), without touching the disk. */
+  cachedText(): string {
+    return this.cached?.text || DEFAULT_INSTRUCTIONS;
+  }
+
   async load(): Promise<string> {
     let mtimeMs: number;
     try {

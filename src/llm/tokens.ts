@@ -1,39 +1,142 @@
 /**
- * Token counting for budgets and /status. Until an exact tokenizer is wired in, this is the
- * seed's estimate: characters / 3.5, plus a small per-message overhead for the chat framing.
+ * Token counting for budgets, compaction and /status.
+ *
+ * - exact: the model's own BPE (gpt-tokenizer: o200k_base for gpt-4o/4.1/5/o-series,
+ *   cl100k_base for older), with OpenAI's chat framing (3 tokens per message, 3 to prime the
+ *   reply) and the cookbook's accounting for function definitions.
+ * - estimate: models with no known tokenizer; characters / 3.5 as in seed 001.
+ *
+ * Counts are cached by content (a Map keyed by the string: V8 keeps a string's hash on the
+ * string, so re-counting a long session costs one lookup per message).
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { Encoding } from './catalogue.js';
 
 export type TokenizerMode = 'exact' | 'estimate';
 
 export interface TokenCounter {
   readonly mode: TokenizerMode;
-  readonly encoding: string | null;
+  readonly encoding: Encoding | null;
   countText(text: string): number;
   countMessages(messages: ChatCompletionMessageParam[]): number;
   countTools(tools: ChatCompletionTool[]): number;
 }
 
-const PER_MESSAGE = 4;
+const PER_MESSAGE = 3;
+const REPLY_PRIMING = 3;
+const CACHE_LIMIT = 100_000;
 
-function messageText(m: ChatCompletionMessageParam): string {
-  let s = typeof m.content === 'string' ? m.content : m.content ? JSON.stringify(m.content) : '';
-  if (m.role === 'assistant' && m.tool_calls) s += JSON.stringify(m.tool_calls);
-  return s;
+/** The text a message contributes, the way the chat format serializes it. */
+function messageParts(m: ChatCompletionMessageParam): string[] {
+  const parts: string[] = [m.role];
+  if (typeof m.content === 'string') parts.push(m.content);
+  else if (Array.isArray(m.content)) {
+    for (const p of m.content) if ('text' in p && typeof p.text === 'string') parts.push(p.text);
+  }
+  if ('name' in m && typeof m.name === 'string') parts.push(m.name);
+  if (m.role === 'assistant' && m.tool_calls) {
+    for (const c of m.tool_calls) if (c.type === 'function') parts.push(c.function.name, c.function.arguments);
+  }
+  if (m.role === 'tool') parts.push(m.tool_call_id);
+  return parts;
 }
 
-export class EstimateCounter implements TokenCounter {
-  readonly mode = 'estimate' as const;
-  readonly encoding = null;
+abstract class BaseCounter implements TokenCounter {
+  abstract readonly mode: TokenizerMode;
+  abstract readonly encoding: Encoding | null;
+  private readonly cache = new Map<string, number>();
+  protected abstract raw(text: string): number;
+
   countText(text: string): number {
-    return Math.ceil(text.length / 3.5);
-  }
-  countMessages(messages: ChatCompletionMessageParam[]): number {
-    let n = 3;
-    for (const m of messages) n += PER_MESSAGE + this.countText(messageText(m));
+    if (text.length === 0) return 0;
+    const hit = this.cache.get(text);
+    if (hit !== undefined) return hit;
+    const n = this.raw(text);
+    if (this.cache.size >= CACHE_LIMIT) {
+      // Drop the oldest tenth: a Map iterates in insertion order.
+      let i = 0;
+      for (const k of this.cache.keys()) {
+        this.cache.delete(k);
+        if (++i >= CACHE_LIMIT / 10) break;
+      }
+    }
+    this.cache.set(text, n);
     return n;
   }
-  countTools(tools: ChatCompletionTool[]): number {
-    return tools.length === 0 ? 0 : this.countText(JSON.stringify(tools));
+
+  countMessages(messages: ChatCompletionMessageParam[]): number {
+    let n = REPLY_PRIMING;
+    for (const m of messages) {
+      n += PER_MESSAGE;
+      for (const p of messageParts(m)) n += this.countText(p);
+    }
+    return n;
   }
+
+  /** The OpenAI cookbook's accounting for function definitions (num_tokens_for_tools). */
+  countTools(tools: ChatCompletionTool[]): number {
+    if (tools.length === 0) return 0;
+    const o200k = this.encoding !== 'cl100k_base';
+    const funcInit = o200k ? 7 : 10;
+    let n = 0;
+    for (const t of tools) {
+      if (t.type !== 'function') continue;
+      const f = t.function;
+      n += funcInit;
+      n += this.countText(`${f.name}:${(f.description ?? '').replace(/\.$/, '')}`);
+      const props = ((f.parameters as { properties?: Record<string, { type?: string; description?: string; enum?: unknown[] }> } | undefined)?.properties) ?? {};
+      const keys = Object.keys(props);
+      if (keys.length > 0) {
+        n += 3;
+        for (const k of keys) {
+          const p = props[k]!;
+          n += 3;
+          if (Array.isArray(p.enum)) {
+            n -= 3;
+            for (const item of p.enum) n += 3 + this.countText(String(item));
+          }
+          n += this.countText(`${k}:${p.type ?? 'object'}:${(p.description ?? '').replace(/\.$/, '')}`);
+        }
+      }
+    }
+    return n + 12;
+  }
+}
+
+export class EstimateCounter extends BaseCounter {
+  readonly mode = 'estimate' as const;
+  readonly encoding = null;
+  protected raw(text: string): number {
+    return Math.ceil(text.length / 3.5);
+  }
+}
+
+type CountFn = (text: string, opts: { disallowedSpecial: Set<string> }) => number;
+
+export class ExactCounter extends BaseCounter {
+  readonly mode = 'exact' as const;
+  constructor(
+    readonly encoding: Encoding,
+    private readonly count: CountFn,
+  ) {
+    super();
+  }
+  protected raw(text: string): number {
+    // Special-token strings typed by a user ("<|endoftext|>") are counted as plain text, as
+    // the API treats them, instead of throwing.
+    return this.count(text, { disallowedSpecial: new Set() });
+  }
+}
+
+/** A counter for `encoding` (loads that BPE table once), or the estimate when null. */
+export async function createTokenCounter(encoding: Encoding | null): Promise<TokenCounter> {
+  if (encoding === 'o200k_base') {
+    const m = await import('gpt-tokenizer/encoding/o200k_base');
+    return new ExactCounter(encoding, m.countTokens as CountFn);
+  }
+  if (encoding === 'cl100k_base') {
+    const m = await import('gpt-tokenizer/encoding/cl100k_base');
+    return new ExactCounter(encoding, m.countTokens as CountFn);
+  }
+  return new EstimateCounter();
 }

@@ -4,7 +4,8 @@
  * tools switched off, so a turn always ends with an answer and a bounded number of calls.
  * Every assistant and tool message is saved to the session as it happens.
  */
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { isContextLengthError } from './errors.js';
 import type { LlmClient } from './client.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { SessionStore } from '../sessions/store.js';
@@ -13,27 +14,46 @@ import type { Turn } from '../pipeline/turn.js';
 import { buildRequestMessages, toApiMessage } from './messages.js';
 import { componentLogger } from '../log.js';
 
+/** Keeps requests within the context limit (see memory/auto-compact.ts). */
+export interface ContextGuard {
+  /** Compacts when the exact request is over the limit; true when the session changed. */
+  fit(turn: Turn, messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[]): Promise<boolean>;
+  /** The provider said "too long": compact harder (once per turn). */
+  shrink(turn: Turn, reason: 'overflow'): Promise<unknown>;
+}
+
 export interface ToolLoopDeps {
   llm: LlmClient;
   tools: ToolRegistry;
   sessions: SessionStore;
   maxIterations: number;
+  guard?: ContextGuard | undefined;
 }
 
 export const EMPTY_ANSWER = 'The model returned an empty answer. Please rephrase or try again.';
 
 export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void> {
   const log = componentLogger(turn.log, 'ToolLoop');
-  const messages: ChatCompletionMessageParam[] = buildRequestMessages(turn.systemPrompt, turn.session.messages);
+  const build = () => buildRequestMessages(turn.systemPrompt, turn.session.messages);
+  let messages: ChatCompletionMessageParam[] = build();
   const tools = deps.tools.definitions();
+  let shrunk = false;
   for (let round = 1; ; round++) {
     const toolsAllowed = round <= deps.maxIterations;
-    const res = await deps.llm.chat({
-      messages,
-      tools,
-      toolChoice: toolsAllowed ? 'auto' : 'none',
-      log,
-    });
+    if (deps.guard && (await deps.guard.fit(turn, messages, tools))) messages = build();
+    let res;
+    try {
+      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log });
+    } catch (err) {
+      // Our count said it fits but the provider disagrees: compact harder and retry once.
+      if (!deps.guard || shrunk || !isContextLengthError(err)) throw err;
+      shrunk = true;
+      log.warn('provider says the context is too long; compacting harder and retrying once');
+      await deps.guard.shrink(turn, 'overflow');
+      messages = build();
+      round--;
+      continue;
+    }
     turn.usage.llmCalls++;
     if (res.usage) {
       turn.usage.promptTokens += res.usage.promptTokens;

@@ -27,7 +27,7 @@ export function validate(schema: JsonSchema, value: unknown, at = 'arguments'): 
       : schema.type === 'integer' ? Number.isInteger(value)
       : schema.type === 'number' ? typeof value === 'number' && Number.isFinite(value)
       : typeof value === schema.type;
-    if (!ok) return `${at} must be ${schema.type === 'array' || schema.type === 'object' ? 'an' : 'a'} ${schema.type}`;
+    if (!ok) return `${at} must be ${/^[aeiou]/.test(schema.type) ? 'an' : 'a'} ${schema.type}`;
   }
   if (schema.enum && !schema.enum.includes(value as string | number)) {
     return `${at} must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`;
@@ -50,10 +50,11 @@ export function validate(schema: JsonSchema, value: unknown, at = 'arguments'): 
   if (schema.type === 'object' && typeof value === 'object' && value !== null) {
     const obj = value as Record<string, unknown>;
     for (const key of schema.required ?? []) {
-      if (obj[key] === undefined) return `${at}.${key} is required`;
+      if (!Object.hasOwn(obj, key) || obj[key] === undefined) return `${at}.${key} is required`;
     }
     for (const [key, v] of Object.entries(obj)) {
-      const prop = schema.properties?.[key];
+      // Own keys only: names such as `constructor` must not resolve to Object.prototype members.
+      const prop = schema.properties && Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
       if (!prop) {
         if (schema.additionalProperties === false) return `${at}.${key} is not a known argument`;
         continue;

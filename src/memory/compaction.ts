@@ -1,0 +1,163 @@
+/**
+ * Compaction of one session, in the order the design gives:
+ *   1. consolidate the messages that will leave the session into HISTORY and MEMORY.md;
+ *   2. summarize them (balanced model, temperature 0.3, ≤ 500 tokens, 15 s) into one
+ *      `[Conversation summary]` system message at the start, followed by the kept tail.
+ * Without a summary (LLM down, timeout, empty answer) it truncates instead: exchanges are
+ * dropped by importance (seed 004) and a marker `[N earlier messages removed — kept in memory]`
+ * takes their place.
+ *
+ * Invariants: system messages are never dropped (earlier summaries are folded into the new
+ * one); a tool result never loses the assistant message that called it; the result is a
+ * valid chat request; every LLM call has a timeout, so compaction ends in bounded time.
+ */
+import type { LlmClient } from '../llm/client.js';
+import type { Logger } from '../log.js';
+import { makeMessage, type Session, type SessionMessage } from '../sessions/model.js';
+import type { SessionStore } from '../sessions/store.js';
+import { SUMMARY_PREFIX } from '../sessions/store.js';
+import { tailStart } from '../sessions/integrity.js';
+import type { MemoryFiles } from './files.js';
+import type { ConsolidationOutcome, ConsolidationService } from './consolidation.js';
+import { formatForPrompt } from './consolidation.js';
+import { buildUnits, chooseDrops } from './importance.js';
+import { errorMessage } from '../errors.js';
+
+export const MARKER_RE = /^\[(\d+) earlier messages? removed — kept in memory\]$/;
+
+export function markerText(n: number): string {
+  return `[${n} earlier message${n === 1 ? '' : 's'} removed — kept in memory]`;
+}
+
+export function isSummary(m: SessionMessage): boolean {
+  return m.role === 'system' && m.content.startsWith(SUMMARY_PREFIX);
+}
+
+export function isMarker(m: SessionMessage): boolean {
+  return m.role === 'system' && MARKER_RE.test(m.content);
+}
+
+export interface CompactRequest {
+  keepLast: number;
+  /** For truncation: the request must count at most this many tokens (Infinity: drop every unprotected exchange). */
+  targetTokens: number;
+  /** Tokens of one message as sent (content + framing). */
+  countMessage: (m: SessionMessage) => number;
+  /** Tokens of the request besides the messages (system prompt, tools, reply priming). */
+  fixedTokens: number;
+  reason: 'auto' | 'hard' | 'manual' | 'overflow';
+}
+
+export interface CompactResult {
+  kind: 'summary' | 'truncation' | 'none';
+  removed: number;
+  kept: number;
+  consolidation: ConsolidationOutcome | null;
+}
+
+export interface CompactionOptions {
+  summaryTimeoutMs: number;
+  summaryMaxTokens: number;
+  timezone: string;
+}
+
+const SUMMARY_INPUT_CHARS = 300;
+const MARKER_TOKENS = 20;
+const SUMMARY_INPUT_BUDGET_CHARS = 40_000;
+
+export class CompactionService {
+  constructor(
+    private readonly llm: LlmClient,
+    private readonly consolidation: ConsolidationService,
+    private readonly sessions: SessionStore,
+    private readonly opts: CompactionOptions,
+    private readonly log: Logger,
+  ) {}
+
+  async compact(session: Session, files: MemoryFiles, req: CompactRequest): Promise<CompactResult> {
+    const all = session.messages;
+    const start = tailStart(all, req.keepLast);
+    const old = all.slice(0, start);
+    const tail = all.slice(start);
+    const removable = old.filter((m) => m.role !== 'system');
+    if (removable.length === 0) return { kind: 'none', removed: 0, kept: all.length, consolidation: null };
+
+    const keptSystem = old.filter((m) => m.role === 'system' && !isSummary(m) && !isMarker(m));
+    const summaries = old.filter(isSummary);
+    const earlierMarked = old.filter(isMarker).reduce((n, m) => n + Number(MARKER_RE.exec(m.content)![1]), 0);
+
+    const consolidation = await this.consolidation.consolidate(removable, files);
+    const summary = await this.summarize(summaries, removable);
+
+    let next: SessionMessage[];
+    let kind: 'summary' | 'truncation';
+    let removed: number;
+    if (summary !== null) {
+      kind = 'summary';
+      removed = removable.length;
+      next = [...keptSystem, makeMessage('system', `${SUMMARY_PREFIX}\n${summary}`), ...tail];
+    } else {
+      kind = 'truncation';
+      const units = buildUnits(old);
+      const perMessage = old.map((m) => req.countMessage(m));
+      const total = req.fixedTokens + [...old, ...tail].reduce((n, m, i) => n + (i < old.length ? perMessage[i]! : req.countMessage(m)), 0);
+      // With no token target (manual /compact) every unprotected exchange goes; with one, only as
+      // many as needed, and protected ones too if nothing else would make it fit.
+      const bounded = Number.isFinite(req.targetTokens);
+      const excess = bounded ? total + MARKER_TOKENS - req.targetTokens : Infinity;
+      const dropped = chooseDrops(units, (u) => u.indices.reduce((n, i) => n + perMessage[i]!, 0), excess, bounded);
+      const survivors = old.filter((m, i) => !dropped.has(i) && m.role !== 'system');
+      const n = earlierMarked + dropped.size;
+      removed = dropped.size;
+      next = [...keptSystem, ...summaries, ...(n > 0 ? [makeMessage('system', markerText(n))] : []), ...survivors, ...tail];
+    }
+    session.messages = next;
+    session.metadata.messagesCompacted += removed;
+    session.metadata.lastCompaction = { at: new Date().toISOString(), kind, removed, kept: tail.length };
+    await this.sessions.save(session);
+    if (kind === 'summary') {
+      this.log.info({ session: session.id, reason: req.reason }, `[AutoCompact] Compacted with LLM summary: removed ${removed} messages, kept ${tail.length}`);
+    } else {
+      this.log.warn({ session: session.id, reason: req.reason }, `[AutoCompact] No summary available; truncated: removed ${removed} messages, kept ${next.length}`);
+    }
+    return { kind, removed, kept: tail.length, consolidation };
+  }
+
+  /** The summary text, or null when the LLM could not give one (the caller truncates). */
+  private async summarize(previous: SessionMessage[], messages: SessionMessage[]): Promise<string | null> {
+    // Tool results are noise for a summary; each message is cut to 300 characters, newest kept
+    // first when the whole would be too long for one request.
+    const chosen: SessionMessage[] = [];
+    let chars = 0;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i]!;
+      if (m.role === 'tool') continue;
+      chars += Math.min(m.content.length, SUMMARY_INPUT_CHARS) + 30;
+      if (chars > SUMMARY_INPUT_BUDGET_CHARS) break;
+      chosen.unshift({ ...m, content: m.content.slice(0, SUMMARY_INPUT_CHARS) });
+    }
+    const prior = previous.map((m) => m.content.slice(SUMMARY_PREFIX.length).trim()).filter(Boolean);
+    const prompt = [
+      'Summarize the conversation below for the assistant that will continue it. Keep facts, names, numbers, decisions, preferences and open tasks; drop small talk. Write at most 200 words, as short bullet points.',
+      ...(prior.length ? ['', 'Summary of what came before:', ...prior] : []),
+      '',
+      'Conversation:',
+      formatForPrompt(chosen, this.opts.timezone),
+    ].join('\n');
+    try {
+      const res = await this.llm.chat({
+        tier: 'balanced',
+        messages: [{ role: 'user', content: prompt }],
+        temperature: 0.3,
+        maxTokens: this.opts.summaryMaxTokens,
+        timeoutMs: this.opts.summaryTimeoutMs,
+        retries: 0,
+      });
+      const text = res.content.trim();
+      return text ? text : null;
+    } catch (err) {
+      this.log.warn({ err: errorMessage(err) }, '[AutoCompact] summary failed; truncating instead');
+      return null;
+    }
+  }
+}

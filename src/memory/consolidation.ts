@@ -1,0 +1,194 @@
+/**
+ * Consolidation (seed 002): before messages leave the session, one LLM call turns them into a
+ * history entry and an updated MEMORY.md. Jobs run one at a time (a queue), so MEMORY.md is
+ * never rewritten by two consolidations at once. Whatever the model does — timeout, error,
+ * prose instead of JSON — the messages still reach HISTORY as a `[raw-fallback]` entry, which
+ * needs no cooperation from the model.
+ */
+import { format } from 'date-fns';
+import { TZDate } from '@date-fns/tz';
+import type { LlmClient } from '../llm/client.js';
+import type { Logger } from '../log.js';
+import type { SessionMessage } from '../sessions/model.js';
+import type { MemoryFiles } from './files.js';
+import { cutChars } from './notes.js';
+import { errorMessage } from '../errors.js';
+
+export interface ConsolidationResult {
+  historyEntry?: string;
+  memoryUpdate?: string;
+}
+
+export interface ConsolidationOutcome {
+  kind: 'llm' | 'raw-fallback';
+  historyWritten: boolean;
+  memoryUpdated: boolean;
+  reason?: string;
+}
+
+export interface ConsolidationOptions {
+  timeoutMs: number;
+  maxMemorySize: number;
+  timezone: string;
+}
+
+const MAX_PROMPT_CHARS_PER_MESSAGE = 1_500;
+const RAW_FALLBACK_MESSAGES = 10;
+const RAW_FALLBACK_CHARS = 200;
+
+function stamp(iso: string, tz: string): string {
+  const t = Date.parse(iso);
+  return Number.isFinite(t) ? format(new TZDate(t, tz), 'yyyy-MM-dd HH:mm') : '????-??-?? ??:??';
+}
+
+export function formatForPrompt(messages: SessionMessage[], tz: string): string {
+  return messages
+    .map((m) => {
+      const who = m.role === 'tool' ? `TOOL(${m.toolName ?? '?'})` : m.role.toUpperCase();
+      const calls = m.toolCalls?.length ? ` [called ${m.toolCalls.map((c) => c.name).join(', ')}]` : '';
+      const max = m.role === 'tool' ? 300 : MAX_PROMPT_CHARS_PER_MESSAGE;
+      return `[${stamp(m.timestamp, tz)}] ${who}: ${cutChars(m.content, max)}${calls}`;
+    })
+    .join('\n');
+}
+
+export function buildConsolidationPrompt(messages: SessionMessage[], currentMemory: string, opts: ConsolidationOptions): string {
+  const parts = [
+    'You are a memory consolidation agent. Return only a JSON object with:',
+    '  "history_entry": a summary paragraph of the conversation below, starting with its [YYYY-MM-DD HH:MM] timestamp',
+    '  "memory_update": the full updated long-term memory (markdown): the current memory plus durable facts from the conversation (preferences, names, projects, decisions); unchanged if nothing new',
+    '',
+    '## Current Long-term Memory',
+    currentMemory.trim() || '(empty)',
+    '',
+    '## Conversation to Process',
+    formatForPrompt(messages, opts.timezone),
+  ];
+  if (Buffer.byteLength(currentMemory, 'utf8') > opts.maxMemorySize) {
+    parts.push(
+      '',
+      `The long-term memory is over ${opts.maxMemorySize} bytes. In "memory_update", compress it: merge duplicates, drop stale or low-value facts, keep it under ${opts.maxMemorySize} bytes.`,
+    );
+  }
+  return parts.join('\n');
+}
+
+/** Index just past the `{…}` block starting at `start`, honouring strings; -1 if unbalanced. */
+function balancedEnd(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return i + 1;
+  }
+  return -1;
+}
+
+function fromObject(v: unknown): ConsolidationResult | null {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return null;
+  const o = v as Record<string, unknown>;
+  const out: ConsolidationResult = {};
+  if (typeof o.history_entry === 'string') out.historyEntry = o.history_entry;
+  if (typeof o.memory_update === 'string') out.memoryUpdate = o.memory_update;
+  return out.historyEntry !== undefined || out.memoryUpdate !== undefined ? out : null;
+}
+
+function tryJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Three tiers, as models do not always return clean JSON: (1) the text, fences stripped, as
+ * JSON; (2) the first balanced `{…}` block; (3) each field pulled out by a regex.
+ */
+export function parseConsolidation(text: string): ConsolidationResult | null {
+  const unfenced = text.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```\s*$/, '');
+  const t1 = fromObject(tryJson(unfenced));
+  if (t1) return t1;
+  for (let start = text.indexOf('{'); start >= 0; start = text.indexOf('{', start + 1)) {
+    const end = balancedEnd(text, start);
+    if (end < 0) break;
+    const t2 = fromObject(tryJson(text.slice(start, end)));
+    if (t2) return t2;
+  }
+  const out: ConsolidationResult = {};
+  for (const [field, key] of [['history_entry', 'historyEntry'], ['memory_update', 'memoryUpdate']] as const) {
+    const m = new RegExp(`"${field}"\\s*:\\s*"((?:[^"\\\\]|\\\\.)*)"`, 's').exec(text);
+    if (m) {
+      const v = tryJson(`"${m[1]}"`);
+      out[key] = typeof v === 'string' ? v : m[1]!;
+    }
+  }
+  return out.historyEntry !== undefined || out.memoryUpdate !== undefined ? out : null;
+}
+
+export function rawFallbackEntry(messages: SessionMessage[], reason: string, tz: string): string {
+  const last = messages.slice(-RAW_FALLBACK_MESSAGES);
+  const lines = last.map((m) => `- [${stamp(m.timestamp, tz)}] ${m.role}: ${cutChars(m.content, RAW_FALLBACK_CHARS).replace(/\s*\n\s*/g, ' ')}`);
+  return [`[raw-fallback] Consolidation failed (${reason}). Last ${last.length} of ${messages.length} messages:`, ...lines].join('\n');
+}
+
+export class ConsolidationService {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly llm: LlmClient,
+    private readonly opts: ConsolidationOptions,
+    private readonly log: Logger,
+  ) {}
+
+  /** Queued behind any running consolidation; never rejects unless even the fallback write fails. */
+  consolidate(messages: SessionMessage[], files: MemoryFiles): Promise<ConsolidationOutcome> {
+    const job = this.tail.then(() => this.run(messages, files));
+    this.tail = job.catch(() => undefined);
+    return job;
+  }
+
+  private async run(messages: SessionMessage[], files: MemoryFiles): Promise<ConsolidationOutcome> {
+    let reason: string;
+    try {
+      const current = await files.readMemory();
+      const res = await this.llm.chat({
+        tier: 'balanced',
+        messages: [{ role: 'user', content: buildConsolidationPrompt(messages, current, this.opts) }],
+        temperature: 0.2,
+        timeoutMs: this.opts.timeoutMs,
+        retries: 0,
+      });
+      const parsed = parseConsolidation(res.content);
+      if (parsed) {
+        let historyWritten = false;
+        let memoryUpdated = false;
+        if (parsed.historyEntry?.trim()) {
+          await files.appendHistory(parsed.historyEntry);
+          historyWritten = true;
+        }
+        const update = parsed.memoryUpdate?.trim();
+        // An empty update means "nothing to add", never "erase the memory".
+        if (update && update !== current.trim()) memoryUpdated = await files.writeMemory(update);
+        if (!historyWritten) {
+          // The model gave memory but no history: keep the raw words in history anyway.
+          await files.appendHistory(rawFallbackEntry(messages, 'no history_entry in the answer', this.opts.timezone));
+          historyWritten = true;
+        }
+        this.log.info({ messages: messages.length, memoryUpdated }, `[Consolidation] consolidated ${messages.length} messages`);
+        return { kind: 'llm', historyWritten, memoryUpdated };
+      }
+      reason = 'the answer was not JSON with history_entry/memory_update';
+    } catch (err) {
+      reason = errorMessage(err);
+    }
+    this.log.warn({ messages: messages.length, reason }, '[Consolidation] failed; writing a [raw-fallback] history entry');
+    await files.appendHistory(rawFallbackEntry(messages, reason, this.opts.timezone));
+    return { kind: 'raw-fallback', historyWritten: true, memoryUpdated: false, reason };
+  }
+}
