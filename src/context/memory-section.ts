@@ -23,12 +23,19 @@ export function createMemorySection(deps: MemorySectionDeps): (turn: Turn) => Pr
     const rc = deps.runtime.get();
     if (!rc.memory.enabled) return null;
     const budgetTokens = Math.floor((deps.contextLimit() * rc.memory.budgetPercent) / 100);
-    const block = await buildMemoryBlock(deps.memory.forChat(turn.inbound.channel, turn.inbound.chatId), {
-      today: localDate(turn.inbound.receivedAt, deps.timezone),
-      recentDays: rc.memory.recentDays,
-      budgetTokens,
-      count: (t) => deps.tokens.countText(t),
-    });
+    let block;
+    try {
+      block = await buildMemoryBlock(deps.memory.forChat(turn.inbound.channel, turn.inbound.chatId), {
+        today: localDate(turn.inbound.receivedAt, deps.timezone),
+        recentDays: rc.memory.recentDays,
+        budgetTokens,
+        count: (t) => deps.tokens.countText(t),
+      });
+    } catch (err) {
+      // Unreadable memory must not cost the user the answer: reply without the block.
+      turn.log.warn({ err }, '[Context] memory files could not be read; answering without the # Memory block');
+      return null;
+    }
     turn.memory = { tokens: block.tokens, budget: block.budget, drops: block.drops };
     for (const d of block.drops) {
       turn.log.info({ dropped: d.what, tokens: d.tokens, budget: budgetTokens }, `[Context] memory over budget: dropped ${d.what} (${d.tokens} tokens)`);

@@ -75,7 +75,14 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
     }
     parts.today = parts.today.slice(cut);
     text = renderMemory(parts);
-    const after = opts.count(text);
+    let after = opts.count(text);
+    // The per-line estimate can fall short (joins, BPE merges): finish with exact counts.
+    while (after > opts.budgetTokens && parts.today.length > 0) {
+      parts.today.shift();
+      cut++;
+      text = renderMemory(parts);
+      after = opts.count(text);
+    }
     drops.push({ what: `${cut} oldest line${cut === 1 ? '' : 's'} of today's notes`, tokens: tokens - after });
     tokens = after;
   }

@@ -126,7 +126,7 @@ export class MemoryFiles {
     return readOrEmpty(file);
   }
 
-  /** Case-insensitive keyword search over daily notes and the monthly history files. */
+  /** Case-insensitive keyword search over daily notes and the monthly history files, newest first. */
   async search(keyword: string, limit = 50): Promise<SearchHit[]> {
     const needle = keyword.toLowerCase().trim();
     if (!needle) return [];
@@ -136,30 +136,32 @@ export class MemoryFiles {
     } catch {
       return [];
     }
-    const hits: SearchHit[] = [];
-    // Newest first: notes and monthly history files both sort by their date in the name.
-    for (const name of names.sort().reverse()) {
+    // Each hit gets a sortable time key: "YYYY-MM-DD HH:mm" for note lines, the ISO header for
+    // history entries, so notes and history interleave by when they happened.
+    const hits: Array<SearchHit & { key: string }> = [];
+    for (const name of names) {
       const note = NOTE_RE.exec(name);
       const monthly = MONTHLY_RE.exec(name);
       if (!note && !monthly) continue;
       const text = await readOrEmpty(this.file(name));
       if (note) {
-        for (const line of text.split('\n').reverse()) {
-          if (line.toLowerCase().includes(needle)) hits.push({ date: note[1]!, source: 'note', line });
-          if (hits.length >= limit) return hits;
+        for (const line of text.split('\n')) {
+          if (!line.toLowerCase().includes(needle)) continue;
+          const time = /^\[(\d{2}:\d{2})\]/.exec(line)?.[1] ?? '00:00';
+          hits.push({ date: note[1]!, source: 'note', line, key: `${note[1]}T${time}` });
         }
       } else {
-        for (const entry of text.split(/^## /m).reverse()) {
+        for (const entry of text.split(/^## /m)) {
           if (!entry.trim() || !entry.toLowerCase().includes(needle)) continue;
           const nl = entry.indexOf('\n');
-          const header = entry.slice(0, nl).trim();
-          const body = entry.slice(nl + 1).trim();
-          hits.push({ date: header.slice(0, 10), source: 'history', line: body.replace(/\s*\n\s*/g, ' ') });
-          if (hits.length >= limit) return hits;
+          const header = (nl < 0 ? entry : entry.slice(0, nl)).trim();
+          const body = nl < 0 ? '' : entry.slice(nl + 1).trim();
+          hits.push({ date: header.slice(0, 10), source: 'history', line: body.replace(/\s*\n\s*/g, ' '), key: header.slice(0, 16) });
         }
       }
     }
-    return hits;
+    hits.sort((a, b) => (a.key < b.key ? 1 : a.key > b.key ? -1 : 0));
+    return hits.slice(0, limit).map(({ key: _key, ...h }) => h);
   }
 }
 

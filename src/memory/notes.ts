@@ -5,10 +5,22 @@ import { TZDate } from '@date-fns/tz';
 export const USER_NOTE_CHARS = 200;
 export const ASSISTANT_NOTE_CHARS = 300;
 
-/** Cuts to `max` characters (code points, so an emoji is never split in half). */
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/**
+ * Cuts to `max` characters, counted as user-perceived characters (grapheme clusters), so a
+ * flag or a ZWJ family emoji is kept whole or dropped whole, never split.
+ */
 export function cutChars(text: string, max: number): string {
-  const chars = Array.from(text);
-  return chars.length <= max ? text : chars.slice(0, max).join('');
+  // Fast path: no text of at most `max` UTF-16 units can have more than `max` graphemes.
+  if (text.length <= max) return text;
+  let out = '';
+  let n = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    if (++n > max) return out;
+    out += segment;
+  }
+  return out;
 }
 
 function oneLine(text: string): string {

@@ -1,0 +1,148 @@
+/**
+ * The memory-facing commands: /memory shows MEMORY.md and the notes on disk, /new clears the
+ * conversation but never the memory files, /status reports the size of the memory block.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startTestBot, type TestBot } from '../helpers/app.js';
+
+const memDir = (bot: TestBot, chatId: string): string => path.join(bot.workspace, 'memory', `test:${chatId}`);
+const AT = new Date('2026-03-10T12:00:00Z');
+
+async function snapshot(dir: string): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  for (const name of (await readdir(dir)).sort()) out.set(name, await readFile(path.join(dir, name)));
+  return out;
+}
+
+test('/memory with nothing stored says memory is empty and notes are none yet', async () => {
+  const bot = await startTestBot();
+  try {
+    const [reply] = await bot.send('1', '/memory');
+    assert.match(reply!, /Long-term memory is empty/);
+    assert.match(reply!, /Daily notes: none yet\./);
+    assert.equal(bot.llm.chatRequests().length, 0, 'a command never reaches the model');
+  } finally {
+    await bot.close();
+  }
+});
+
+test('/memory shows the MEMORY.md text and how many note files exist', async () => {
+  const bot = await startTestBot();
+  try {
+    await mkdir(memDir(bot, '1'), { recursive: true });
+    const memory = '## Preferences\n- likes green tea\n- answers in English\n';
+    await writeFile(path.join(memDir(bot, '1'), 'MEMORY.md'), memory);
+    await writeFile(path.join(memDir(bot, '1'), '2026-03-01.md'), '[10:00] User: a | Assistant: b\n');
+    await writeFile(path.join(memDir(bot, '1'), '2026-03-04.md'), '[11:00] User: c | Assistant: d\n');
+    // Not notes: history files and stray files are not counted.
+    await writeFile(path.join(memDir(bot, '1'), 'HISTORY.md'), '## 2026-03-01T00:00:00.000Z\nx\n\n');
+    await writeFile(path.join(memDir(bot, '1'), 'HISTORY-2026-03.md'), '## 2026-03-01T00:00:00.000Z\nx\n\n');
+
+    const [reply] = await bot.send('1', '/memory');
+    assert.ok(reply!.includes(memory.trim()), reply);
+    assert.doesNotMatch(reply!, /empty/);
+    assert.match(reply!, /Daily notes: 2 files, 62 B \(2026-03-01 … 2026-03-04\)\./);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('/memory counts the notes the bot writes itself', async () => {
+  const bot = await startTestBot();
+  try {
+    await bot.send('1', 'hello', { receivedAt: AT });
+    const [one] = await bot.send('1', '/memory');
+    assert.match(one!, /Daily notes: 1 file, \d+ B \(2026-03-10 … 2026-03-10\)\./);
+    await bot.send('1', 'next day', { receivedAt: new Date('2026-03-11T09:00:00Z') });
+    const [two] = await bot.send('1', '/memory');
+    assert.match(two!, /Daily notes: 2 files/);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('/new clears the session and keeps every memory file (byte-identical; history only appended to)', async () => {
+  const bot = await startTestBot();
+  try {
+    await mkdir(memDir(bot, '1'), { recursive: true });
+    await writeFile(path.join(memDir(bot, '1'), 'MEMORY.md'), '- the user is called Ada\n');
+    await writeFile(path.join(memDir(bot, '1'), '2026-03-09.md'), '[10:00] User: yesterday | Assistant: ok\n');
+    await writeFile(path.join(memDir(bot, '1'), 'HISTORY.md'), '## 2026-03-01T00:00:00.000Z\nearlier\n\n');
+    await writeFile(path.join(memDir(bot, '1'), 'HISTORY-2026-03.md'), '## 2026-03-01T00:00:00.000Z\nearlier\n\n');
+    await bot.send('1', 'hello', { receivedAt: AT });
+    await bot.send('1', 'how are you', { receivedAt: AT });
+
+    const sessionFile = path.join(bot.workspace, 'sessions', 'test:1.json');
+    const before = JSON.parse(await readFile(sessionFile, 'utf8'));
+    assert.equal(before.messages.length, 4);
+    const memBefore = await snapshot(memDir(bot, '1'));
+    assert.deepEqual([...memBefore.keys()], ['2026-03-09.md', '2026-03-10.md', 'HISTORY-2026-03.md', 'HISTORY.md', 'MEMORY.md']);
+
+    const [reply] = await bot.send('1', '/new');
+    assert.match(reply!, /Session cleared/);
+    const after = JSON.parse(await readFile(sessionFile, 'utf8'));
+    assert.equal(after.messages.length, 0);
+    assert.notEqual(after.metadata.conversationId, before.metadata.conversationId);
+    assert.match(after.metadata.conversationId, /^conv_/);
+    assert.equal(after.id, before.id, 'same chat, same session file');
+    assert.equal(bot.app.services.sessions.getMessageCount('test:1'), 0, 'cleared in memory too');
+
+    const memAfter = await snapshot(memDir(bot, '1'));
+    for (const [name, bytes] of memBefore) {
+      const now = memAfter.get(name);
+      assert.ok(now, `${name} was deleted by /new`);
+      if (name.startsWith('HISTORY')) {
+        // A consolidation on /new (seed 002) may append an entry; nothing earlier may change.
+        assert.ok(now.subarray(0, bytes.length).equals(bytes), `${name}: earlier history changed`);
+      } else {
+        assert.ok(now.equals(bytes), `${name} changed`);
+      }
+    }
+    for (const name of memAfter.keys()) {
+      if (!memBefore.has(name)) assert.match(name, /^HISTORY-\d{4}-\d{2}\.md$/, `/new created ${name}`);
+    }
+
+    // The next message starts a fresh conversation but still carries the memory.
+    await bot.send('1', 'do you remember me?', { receivedAt: AT });
+    const req = bot.llm.chatRequests().at(-1)!;
+    assert.deepEqual(req.body.messages.slice(1).map((m: any) => m.content), ['do you remember me?']);
+    assert.match(String(req.body.messages[0].content), /the user is called Ada/);
+    assert.match(String(req.body.messages[0].content), /User: how are you/);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('/status shows the memory block size in tokens and its budget', async () => {
+  const bot = await startTestBot();
+  try {
+    const [none] = await bot.send('1', '/status');
+    assert.doesNotMatch(none!, /Memory block:/, 'no turn yet, nothing to report');
+
+    await bot.send('1', 'hello', { receivedAt: AT });
+    const [empty] = await bot.send('1', '/status');
+    assert.match(empty!, /^Memory block: (0 tokens \(budget 12,500\)|empty( \(budget 12,500\))?)$/m);
+
+    await mkdir(memDir(bot, '1'), { recursive: true });
+    const memory = Array.from({ length: 20 }, (_, i) => `- fact ${i}: the user keeps ${i} beehives in Porto.`).join('\n');
+    await writeFile(path.join(memDir(bot, '1'), 'MEMORY.md'), memory + '\n');
+    await bot.send('1', 'again', { receivedAt: AT });
+    const [status] = await bot.send('1', '/status');
+    const m = /^Memory block: ([\d,]+) tokens \(budget ([\d,]+)\)$/m.exec(status!);
+    assert.ok(m, status);
+    const tokens = Number(m[1]!.replace(/,/g, ''));
+    const system = String(bot.llm.chatRequests().at(-1)!.body.messages[0].content);
+    const block = system.slice(system.indexOf('# Memory'));
+    assert.ok(block.includes(memory), 'the block sent carries MEMORY.md');
+    assert.equal(tokens, bot.app.services.tokens.countText(block), 'the count is the size of the block that was sent');
+    assert.ok(tokens > 100, `${tokens}`);
+    // Budget: 25% of min(gpt-4o-mini 128,000, compaction.maxContextTokens 50,000).
+    assert.equal(m[2], '12,500');
+    assert.doesNotMatch(status!, /Memory trimmed/);
+  } finally {
+    await bot.close();
+  }
+});
