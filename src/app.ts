@@ -39,6 +39,14 @@ import { CompactionService } from './memory/compaction.js';
 import { AutoCompactor } from './memory/auto-compact.js';
 import { createAutoCompactionSystem } from './systems/auto-compaction.js';
 import { createCompactCommand } from './commands/compact.js';
+import { MemoryIndex } from './index/memory-index.js';
+import { Embedder } from './index/embeddings.js';
+import { IndexingService } from './index/ingest.js';
+import { Upkeep } from './index/upkeep.js';
+import { Scheduler } from './scheduler/jobs.js';
+import { createIndexingSystem } from './systems/indexing.js';
+import { createMemoryIndexTools } from './tools/memory-index.js';
+import { createRelevantMemorySection } from './context/relevant-memory.js';
 
 export type ReplyFn = (text: string) => Promise<void>;
 
@@ -53,7 +61,12 @@ export interface App {
   stop(): Promise<{ drained: boolean }>;
 }
 
-export async function createApp(config: Config, log: Logger): Promise<App> {
+export interface AppOptions {
+  /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
+  scheduler?: boolean;
+}
+
+export async function createApp(config: Config, log: Logger, opts: AppOptions = {}): Promise<App> {
   const runtime = new RuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
   const runtimeProblem = runtime.init();
   if (runtimeProblem) throw new AppError('config.invalid', runtimeProblem);
@@ -61,7 +74,21 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
   await sessions.init();
   const llm = new LlmClient(config, componentLogger(log, 'LLM'));
   const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
-  const tools = new ToolRegistry([createDateTimeTool(config.timezone), ...createMemoryFileTools(memory)], config.toolTimeoutMs);
+  const indexLog = componentLogger(log, 'Index');
+  const index = new MemoryIndex(path.join(config.workspaceDir, 'memory.db'), indexLog);
+  let embedder: Embedder | undefined;
+  if (config.embeddingsModel && index.enabled) {
+    embedder = new Embedder(llm, index, config.embeddingsModel, config.embeddingsDimensions, indexLog);
+    embedder.init();
+  }
+  const indexing = new IndexingService(index, embedder);
+  const upkeep = new Upkeep(index, llm, componentLogger(log, 'Upkeep'), { accurateNer: false, timeoutMs: config.consolidationTimeoutMs });
+  const scheduler = new Scheduler(upkeep, config.timezone, componentLogger(log, 'Upkeep'));
+  if (opts.scheduler) scheduler.start();
+  const tools = new ToolRegistry(
+    [createDateTimeTool(config.timezone), ...createMemoryFileTools(memory), ...createMemoryIndexTools(index, memory, embedder)],
+    config.toolTimeoutMs,
+  );
   const model = lookupModel(config.model);
   const tokens = await createTokenCounter(model.encoding);
   const stats = new TurnStats();
@@ -69,6 +96,11 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     llm,
     { timeoutMs: config.consolidationTimeoutMs, maxMemorySize: config.maxMemorySize, timezone: config.timezone },
     componentLogger(log, 'Consolidation'),
+    (facts, ctx) => {
+      for (const f of index.saveFacts(facts.map((content) => ({ content, scope: ctx.scope, sessionId: ctx.sessionId })))) {
+        if (!f.duplicateOf) embedder?.enqueue(f.id, f.content);
+      }
+    },
   );
   const compaction = new CompactionService(
     llm,
@@ -102,6 +134,9 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
     runtime,
     consolidation,
     compactor,
+    index,
+    indexing,
+    scheduler,
   };
 
   const pipeline = new Pipeline(
@@ -111,11 +146,13 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
         instructions,
         sections: [
           createMemorySection({ memory, runtime, tokens: services.tokens, timezone: config.timezone, contextLimit: limit }),
+          createRelevantMemorySection({ index, memory, runtime, tokens, contextLimit: limit, embedder }),
         ],
       }),
       createToolLoopSystem({ llm, tools, sessions, maxIterations: config.maxToolIterations, guard: compactor }),
       createResponseDeliverySystem(),
       createMemoryPersistSystem({ memory, runtime, timezone: config.timezone }),
+      createIndexingSystem({ indexing, memory, botName: 'assistant' }),
     ],
     log,
   );
@@ -188,6 +225,9 @@ export async function createApp(config: Config, log: Logger): Promise<App> {
       dispatcher.close();
       const drained = await dispatcher.drain(config.shutdownTimeoutMs);
       await sessions.flush();
+      await scheduler.stop();
+      await embedder?.flush();
+      index.close();
       return { drained };
     },
   };

@@ -20,6 +20,13 @@ export const ERROR_CODES = {
   'session.corrupt': 'A session file could not be parsed; it was renamed aside and a fresh session started.',
   'storage.path_escape': 'A path given by a user or the model resolved outside its directory.',
   'storage.write_failed': 'An atomic write could not complete.',
+  'telegram.unauthorized': 'Telegram refused the bot token (401); TELEGRAM_BOT_TOKEN is wrong or was revoked.',
+  'telegram.conflict': 'Telegram answered 409: another process is polling with this token, or a webhook is set.',
+  'telegram.rejected': 'Telegram answered a request with an error status (the remote said no).',
+  'telegram.rate_limited': 'Telegram answered 429 and the wait it asked for was too long or retries ran out.',
+  'telegram.unreachable': 'The Telegram Bot API could not be reached (connection refused, DNS) and retries ran out.',
+  'telegram.delivery_uncertain': 'A message may or may not have reached Telegram (timeout or cut connection after sending); it is not re-sent, so it cannot arrive twice.',
+  'pairing.unknown_code': 'A pairing code given to `npm run pair -- approve` is not pending (mistyped, already used, or expired).',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -24,7 +24,7 @@ async function main(): Promise<void> {
 
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
-    app = await createApp(config, log);
+    app = await createApp(config, log, { scheduler: true });
   } catch (err) {
     if (isAppError(err, 'config.invalid')) {
       process.stderr.write(`config: ${err.message}\n`);

@@ -11,6 +11,9 @@ import type { MemoryService } from './memory/service.js';
 import type { RuntimeConfigStore } from './config/runtime.js';
 import type { ConsolidationService } from './memory/consolidation.js';
 import type { AutoCompactor } from './memory/auto-compact.js';
+import type { MemoryIndex } from './index/memory-index.js';
+import type { IndexingService } from './index/ingest.js';
+import type { Scheduler } from './scheduler/jobs.js';
 
 export interface Services {
   config: Config;
@@ -25,6 +28,9 @@ export interface Services {
   runtime: RuntimeConfigStore;
   consolidation: ConsolidationService;
   compactor: AutoCompactor;
+  index: MemoryIndex;
+  indexing: IndexingService;
+  scheduler: Scheduler;
 }
 
 /** The context limit budgets are measured against: min(model input limit, compaction.maxContextTokens). */

@@ -9,7 +9,10 @@ export function createNewCommand(): Command {
       // raw history entry), so nothing said in this conversation is lost with it.
       const said = session.messages.filter((m) => m.role !== 'system');
       if (said.length > 0) {
-        await services.consolidation.consolidate(said, services.memory.forChat(inbound.channel, inbound.chatId));
+        await services.consolidation.consolidate(said, services.memory.forChat(inbound.channel, inbound.chatId), {
+          scope: services.memory.scopeKey(inbound.channel, inbound.chatId),
+          sessionId: session.metadata.conversationId,
+        });
       }
       await services.sessions.clearMessages(session.id);
       return 'Session cleared.';

@@ -24,6 +24,8 @@ export interface Config {
   consolidationTimeoutMs: number;
   maxMemorySize: number;
   summaryTimeoutMs: number;
+  embeddingsModel: string | undefined;
+  embeddingsDimensions: number;
 }
 
 export interface ConfigResult {
@@ -96,6 +98,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     problems.push(`MEMORY_SCOPE=${JSON.stringify(scopeRaw)} must be "chat" (each chat its own memory) or "global" (one shared memory)`);
   }
 
+  // Telegram settings live in their own object (loadTelegramConfig); their problems are reported here too.
+  problems.push(...loadTelegramConfig(env).problems);
+
   const model = str('LLM_MODEL') ?? 'gpt-4o-mini';
   const config: Config = {
     openaiApiKey: apiKey ?? '',
@@ -117,6 +122,117 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     consolidationTimeoutMs: int('CONSOLIDATION_TIMEOUT', 30_000, 100, 600_000),
     maxMemorySize: int('MAX_MEMORY_SIZE', 8192, 256, 10_000_000),
     summaryTimeoutMs: int('COMPACTION_TIMEOUT', 15_000, 100, 600_000),
+    embeddingsModel: str('EMBEDDINGS_MODEL'),
+    embeddingsDimensions: int('EMBEDDINGS_DIMENSIONS', 256, 8, 4096),
   };
   return { config, problems };
+}
+
+export type DmPolicy = 'allowlist' | 'pairing' | 'open';
+
+export interface TelegramConfig {
+  /** Set: the daemon serves Telegram; unset: the terminal. Registered as a log secret by main. */
+  botToken: string | undefined;
+  /** Another Bot API server (a local Bot API server, a test emulator); undefined = Telegram's. */
+  apiRoot: string | undefined;
+  /** Numeric user ids (as strings) and lower-cased usernames without "@". */
+  allowedUsers: string[];
+  /** Numeric chat ids of groups the bot serves. */
+  allowedGroups: string[];
+  dmPolicy: DmPolicy;
+  /** Set: webhook mode (updates are pushed to this public HTTPS URL); unset: long polling. */
+  webhookUrl: string | undefined;
+  webhookSecret: string | undefined;
+  webhookHost: string;
+  webhookPort: number;
+}
+
+const DM_POLICIES: DmPolicy[] = ['allowlist', 'pairing', 'open'];
+
+/**
+ * Reads and validates the TELEGRAM_* settings. Never throws; `loadConfig` includes these
+ * problems in its own list, so main prints them with the rest and exits 2.
+ */
+export function loadTelegramConfig(env: Env = process.env): { telegram: TelegramConfig; problems: string[] } {
+  const problems: string[] = [];
+  const str = (name: string): string | undefined => {
+    const v = env[name]?.trim();
+    return v ? v : undefined;
+  };
+  const list = (name: string): string[] =>
+    (str(name) ?? '')
+      .split(/[\s,]+/)
+      .map((x) => x.trim())
+      .filter(Boolean);
+
+  const botToken = str('TELEGRAM_BOT_TOKEN');
+  // The value is a secret: problems name the variable, never print it.
+  if (botToken && !/^\d{1,20}:[A-Za-z0-9_-]{10,}$/.test(botToken)) {
+    problems.push('TELEGRAM_BOT_TOKEN does not look like a bot token (digits, a colon, then letters) — copy it again from @BotFather');
+  }
+
+  const apiRoot = str('TELEGRAM_API_ROOT');
+  if (apiRoot && !isHttpUrl(apiRoot)) {
+    problems.push(`TELEGRAM_API_ROOT=${JSON.stringify(apiRoot)} is not an http(s) URL — use e.g. http://127.0.0.1:8081 for a local Bot API server, or remove it`);
+  }
+
+  const allowedUsers: string[] = [];
+  for (const entry of list('TELEGRAM_ALLOWED_USERS')) {
+    if (/^\d{1,20}$/.test(entry)) allowedUsers.push(entry);
+    else if (/^@?[A-Za-z][A-Za-z0-9_]{3,31}$/.test(entry)) allowedUsers.push(entry.replace(/^@/, '').toLowerCase());
+    else problems.push(`TELEGRAM_ALLOWED_USERS has ${JSON.stringify(entry)}, which is neither a numeric user id nor a @username — separate entries with commas`);
+  }
+
+  const allowedGroups: string[] = [];
+  for (const entry of list('TELEGRAM_ALLOWED_GROUPS')) {
+    if (/^-?\d{1,20}$/.test(entry)) allowedGroups.push(entry);
+    else problems.push(`TELEGRAM_ALLOWED_GROUPS has ${JSON.stringify(entry)}, which is not a numeric chat id (groups look like -1001234567890)`);
+  }
+
+  const policyRaw = (str('TELEGRAM_DM_POLICY') ?? 'pairing').toLowerCase();
+  const dmPolicy = DM_POLICIES.includes(policyRaw as DmPolicy) ? (policyRaw as DmPolicy) : 'pairing';
+  if (dmPolicy !== policyRaw) {
+    problems.push(`TELEGRAM_DM_POLICY=${JSON.stringify(policyRaw)} must be allowlist (only TELEGRAM_ALLOWED_USERS), pairing (strangers get a code to approve) or open (anyone)`);
+  } else if (botToken && dmPolicy === 'allowlist' && allowedUsers.length === 0) {
+    problems.push('TELEGRAM_DM_POLICY=allowlist but TELEGRAM_ALLOWED_USERS is empty, so nobody could talk to the bot — add your user id, or use TELEGRAM_DM_POLICY=pairing');
+  }
+
+  const webhookUrl = str('TELEGRAM_WEBHOOK_URL');
+  if (webhookUrl) {
+    if (!isHttpUrl(webhookUrl)) {
+      problems.push(`TELEGRAM_WEBHOOK_URL=${JSON.stringify(webhookUrl)} is not a URL — use the public https address Telegram should post to, e.g. https://bot.example.com/telegram`);
+    } else if (new URL(webhookUrl).protocol !== 'https:' && !isLoopback(new URL(webhookUrl).hostname)) {
+      problems.push('TELEGRAM_WEBHOOK_URL must be https (Telegram posts only to HTTPS) — put a TLS reverse proxy in front, or remove it to use long polling');
+    }
+  }
+  const webhookSecret = str('TELEGRAM_WEBHOOK_SECRET');
+  if (webhookSecret && !/^[A-Za-z0-9_-]{1,256}$/.test(webhookSecret)) {
+    problems.push('TELEGRAM_WEBHOOK_SECRET may hold only A-Z, a-z, 0-9, _ and - (1 to 256 characters) — pick another value');
+  }
+  const webhookHost = str('TELEGRAM_WEBHOOK_HOST') ?? '127.0.0.1';
+  let webhookPort = 8787;
+  const portRaw = str('TELEGRAM_WEBHOOK_PORT');
+  if (portRaw !== undefined) {
+    const n = Number(portRaw);
+    if (Number.isInteger(n) && n >= 1 && n <= 65535) webhookPort = n;
+    else problems.push(`TELEGRAM_WEBHOOK_PORT=${JSON.stringify(portRaw)} is not a port number from 1 to 65535 — fix it or remove it to use 8787`);
+  }
+
+  return {
+    telegram: { botToken, apiRoot, allowedUsers, allowedGroups, dmPolicy, webhookUrl, webhookSecret, webhookHost, webhookPort },
+    problems,
+  };
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
 }

@@ -65,6 +65,7 @@ export class AutoCompactor {
     return {
       keepLast,
       reason,
+      scope: this.deps.memory.scopeKey(session.channelType, session.chatId),
       targetTokens: target,
       fixedTokens: 3 + systemTokens + this.deps.tokens.countTools(this.deps.toolDefinitions()),
       countMessage: (m) => this.messageTokens(m),

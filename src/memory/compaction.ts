@@ -46,6 +46,8 @@ export interface CompactRequest {
   /** Tokens of the request besides the messages (system prompt, tools, reply priming). */
   fixedTokens: number;
   reason: 'auto' | 'hard' | 'manual' | 'overflow';
+  /** The chat's memory scope, for facts the consolidation extracts. */
+  scope: string;
 }
 
 export interface CompactResult {
@@ -86,7 +88,7 @@ export class CompactionService {
     const summaries = old.filter(isSummary);
     const earlierMarked = old.filter(isMarker).reduce((n, m) => n + Number(MARKER_RE.exec(m.content)![1]), 0);
 
-    const consolidation = await this.consolidation.consolidate(removable, files);
+    const consolidation = await this.consolidation.consolidate(removable, files, { scope: req.scope, sessionId: session.metadata.conversationId });
     const summary = await this.summarize(summaries, removable);
 
     let next: SessionMessage[];

@@ -17,7 +17,11 @@ import { errorMessage } from '../errors.js';
 export interface ConsolidationResult {
   historyEntry?: string;
   memoryUpdate?: string;
+  facts?: string[];
 }
+
+/** Where facts extracted by a consolidation go (the SQLite index), with the chat they came from. */
+export type FactsSink = (facts: string[], ctx: { scope: string; sessionId: string }) => void;
 
 export interface ConsolidationOutcome {
   kind: 'llm' | 'raw-fallback';
@@ -57,6 +61,7 @@ export function buildConsolidationPrompt(messages: SessionMessage[], currentMemo
     'You are a memory consolidation agent. Return only a JSON object with:',
     '  "history_entry": a summary paragraph of the conversation below, starting with its [YYYY-MM-DD HH:MM] timestamp',
     '  "memory_update": the full updated long-term memory (markdown): the current memory plus durable facts from the conversation (preferences, names, projects, decisions); unchanged if nothing new',
+    '  "facts": a list of short standalone sentences, one durable fact about the user each (e.g. "The user\'s cat is called Miso."); [] if none',
     '',
     '## Current Long-term Memory',
     currentMemory.trim() || '(empty)',
@@ -74,7 +79,7 @@ export function buildConsolidationPrompt(messages: SessionMessage[], currentMemo
 }
 
 /** Index just past the `{…}` block starting at `start`, honouring strings; -1 if unbalanced. */
-function balancedEnd(text: string, start: number): number {
+export function balancedEnd(text: string, start: number): number {
   let depth = 0;
   let inString = false;
   for (let i = start; i < text.length; i++) {
@@ -95,6 +100,7 @@ function fromObject(v: unknown): ConsolidationResult | null {
   const out: ConsolidationResult = {};
   if (typeof o.history_entry === 'string') out.historyEntry = o.history_entry;
   if (typeof o.memory_update === 'string') out.memoryUpdate = o.memory_update;
+  if (Array.isArray(o.facts)) out.facts = o.facts.filter((f): f is string => typeof f === 'string' && f.trim() !== '');
   return out.historyEntry !== undefined || out.memoryUpdate !== undefined ? out : null;
 }
 
@@ -144,16 +150,17 @@ export class ConsolidationService {
     private readonly llm: LlmClient,
     private readonly opts: ConsolidationOptions,
     private readonly log: Logger,
+    private readonly factsSink?: FactsSink,
   ) {}
 
   /** Queued behind any running consolidation; never rejects unless even the fallback write fails. */
-  consolidate(messages: SessionMessage[], files: MemoryFiles): Promise<ConsolidationOutcome> {
-    const job = this.tail.then(() => this.run(messages, files));
+  consolidate(messages: SessionMessage[], files: MemoryFiles, ctx?: { scope: string; sessionId: string }): Promise<ConsolidationOutcome> {
+    const job = this.tail.then(() => this.run(messages, files, ctx));
     this.tail = job.catch(() => undefined);
     return job;
   }
 
-  private async run(messages: SessionMessage[], files: MemoryFiles): Promise<ConsolidationOutcome> {
+  private async run(messages: SessionMessage[], files: MemoryFiles, ctx?: { scope: string; sessionId: string }): Promise<ConsolidationOutcome> {
     let reason: string;
     try {
       const current = await files.readMemory();
@@ -180,7 +187,14 @@ export class ConsolidationService {
           await files.appendHistory(rawFallbackEntry(messages, 'no history_entry in the answer', this.opts.timezone));
           historyWritten = true;
         }
-        this.log.info({ messages: messages.length, memoryUpdated }, `[Consolidation] consolidated ${messages.length} messages`);
+        if (parsed.facts?.length && ctx && this.factsSink) {
+          try {
+            this.factsSink(parsed.facts, ctx);
+          } catch (err) {
+            this.log.warn({ err: errorMessage(err) }, '[Consolidation] facts could not be saved to the index');
+          }
+        }
+        this.log.info({ messages: messages.length, memoryUpdated, facts: parsed.facts?.length ?? 0 }, `[Consolidation] consolidated ${messages.length} messages`);
         return { kind: 'llm', historyWritten, memoryUpdated };
       }
       reason = 'the answer was not JSON with history_entry/memory_update';

@@ -29,6 +29,8 @@ test('defaults: only a key set gives the documented values and no problems', () 
     consolidationTimeoutMs: 30_000,
     maxMemorySize: 8192,
     summaryTimeoutMs: 15_000,
+    embeddingsModel: undefined,
+    embeddingsDimensions: 256,
   });
 });
 

@@ -229,7 +229,8 @@ test('a MEMORY.md bigger than the whole budget is still sent whole; everything e
   try {
     const longTerm = Array.from({ length: 40 }, (_, i) => `- Fact number ${i}: the user likes item ${i}.`).join('\n');
     await writeMem(bot, '1', { 'MEMORY.md': longTerm + '\n', [`${TODAY}.md`]: noteLines('today', 3).join('\n') + '\n', '2026-03-09.md': noteLines('y', 1).join('\n') + '\n' });
-    await writeRuntimeConfig(bot, { compaction: { maxContextTokens: 1000 }, memory: { budgetPercent: 10 } });
+    // Budget 5 % of 3,000 = 150 tokens, far below MEMORY.md's ~600 (the limit leaves room for the tool schemas).
+    await writeRuntimeConfig(bot, { compaction: { maxContextTokens: 3000 }, memory: { budgetPercent: 5 } });
     await bot.send('1', 'hello', { receivedAt: NOW });
     assert.equal(memoryBlock(systemPrompt(bot, 0)), `# Memory\n\n## Long-term Memory\n${longTerm}`);
     // MEMORY.md itself is untouched on disk.

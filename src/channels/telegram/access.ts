@@ -1,0 +1,110 @@
+/**
+ * Who may reach the model. Checked for every message before anything else happens to it, so a
+ * stranger's text never reaches `app.handle` (and so never the LLM).
+ *
+ * Private chats, by TELEGRAM_DM_POLICY:
+ * - `open`: anyone.
+ * - `allowlist`: only TELEGRAM_ALLOWED_USERS (ids or usernames); others get one short refusal.
+ * - `pairing` (default): TELEGRAM_ALLOWED_USERS plus users approved with `npm run pair`; a
+ *   stranger gets a code once (silence after that while it is pending), and the daemon logs the
+ *   user id and the code for the owner.
+ * Groups: only chats listed in TELEGRAM_ALLOWED_GROUPS; everything else is ignored silently.
+ */
+import type { Logger } from '../../log.js';
+import type { DmPolicy } from '../../config/env.js';
+import type { PairingStore } from './pairing.js';
+
+export interface Sender {
+  userId: string;
+  username?: string | undefined;
+  name?: string | undefined;
+  chatId: string;
+  chatType: 'private' | 'group' | 'supergroup' | 'channel';
+}
+
+export type AccessDecision = { allow: true } | { allow: false; reason: string; reply?: string | undefined };
+
+export interface AccessOptions {
+  dmPolicy: DmPolicy;
+  /** Numeric ids and lower-case usernames without "@". */
+  allowedUsers: string[];
+  allowedGroups: string[];
+  pairing: PairingStore;
+  log: Logger;
+  /** One refusal per user per this long (ms), so a stranger cannot make the bot spam. */
+  refusalIntervalMs?: number;
+  now?: () => number;
+}
+
+export class AccessControl {
+  private readonly users: Set<string>;
+  private readonly groups: Set<string>;
+  private readonly refusedAt = new Map<string, number>();
+  private readonly now: () => number;
+
+  constructor(private readonly opts: AccessOptions) {
+    this.users = new Set(opts.allowedUsers.map((u) => u.toLowerCase()));
+    this.groups = new Set(opts.allowedGroups);
+    this.now = opts.now ?? Date.now;
+  }
+
+  async check(s: Sender): Promise<AccessDecision> {
+    if (s.chatType === 'group' || s.chatType === 'supergroup') {
+      return this.groups.has(s.chatId) ? { allow: true } : { allow: false, reason: 'group not in TELEGRAM_ALLOWED_GROUPS' };
+    }
+    if (s.chatType !== 'private') return { allow: false, reason: `chat type ${s.chatType} is not served` };
+    if (this.opts.dmPolicy === 'open' || this.isListed(s)) return { allow: true };
+
+    if (this.opts.dmPolicy === 'allowlist') {
+      return { allow: false, reason: 'not in TELEGRAM_ALLOWED_USERS', reply: this.refusalOnce(s.userId, 'Sorry, this is a private bot.') };
+    }
+
+    try {
+      if (await this.opts.pairing.isApproved(s.userId)) return { allow: true };
+      const r = await this.opts.pairing.request({ userId: s.userId, username: s.username, name: s.name, chatId: s.chatId });
+      switch (r.status) {
+        case 'approved':
+          return { allow: true };
+        case 'created':
+          this.opts.log.info(
+            { userId: s.userId, username: s.username, name: s.name, code: r.code, expiresAt: r.expiresAt },
+            `pairing requested by user ${s.userId}${s.username ? ` (@${s.username})` : ''}: approve with "npm run pair -- approve ${r.code}"`,
+          );
+          return { allow: false, reason: 'pairing code sent', reply: pairingText(r.code) };
+        case 'pending':
+          return { allow: false, reason: 'pairing pending' };
+        case 'full':
+          this.opts.log.warn({ userId: s.userId, username: s.username }, 'pairing refused: 3 codes already pending');
+          return {
+            allow: false,
+            reason: 'too many pending pairings',
+            reply: this.refusalOnce(s.userId, 'This bot is private and cannot take new pairing requests right now. Please try again in an hour.'),
+          };
+      }
+    } catch (err) {
+      // Fail closed: a pairing file we cannot read lets nobody new in.
+      this.opts.log.error({ err, userId: s.userId }, 'pairing check failed; message refused');
+      return { allow: false, reason: 'pairing store unavailable' };
+    }
+  }
+
+  private isListed(s: Sender): boolean {
+    return this.users.has(s.userId) || (!!s.username && this.users.has(s.username.toLowerCase()));
+  }
+
+  private refusalOnce(userId: string, text: string): string | undefined {
+    const now = this.now();
+    const last = this.refusedAt.get(userId);
+    if (last !== undefined && now - last < (this.opts.refusalIntervalMs ?? 3600_000)) return undefined;
+    this.refusedAt.set(userId, now);
+    return text;
+  }
+}
+
+export function pairingText(code: string): string {
+  return [
+    'Hi! This bot is private, so I cannot answer you yet.',
+    `Your pairing code: ${code} (valid for 1 hour).`,
+    `Send it to the bot's owner; they approve it with: npm run pair -- approve ${code}`,
+  ].join('\n');
+}

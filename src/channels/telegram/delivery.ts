@@ -1,0 +1,167 @@
+/**
+ * Outbound messages: split → render → sendMessage, in order, each chunk delivered exactly once.
+ *
+ * Telegram has no idempotency key for sendMessage and a bot cannot read a chat back, so a
+ * duplicate can only be prevented by never repeating a request that may already have been
+ * carried out. A chunk is therefore re-sent only when the failure proves Telegram did not take
+ * it (429 after its retry_after, a 5xx answer, a connection that was never made). A timeout or
+ * a connection cut after the request went out is "uncertain": it is logged with the code
+ * `telegram.delivery_uncertain` and counted as delivered — nearly always it was — and the next
+ * chunk goes on. The patience for one request (`sendTimeoutMs`, default 60 s) is far above
+ * Telegram's usual answer time, so that case means a real network fault, not a slow server.
+ *
+ * If Telegram rejects the HTML (400 "can't parse entities"), that chunk is sent again as the
+ * plain Markdown text: the 400 proves the first attempt was not delivered.
+ */
+import type { Telegram } from 'telegraf';
+import type { Logger } from '../../log.js';
+import { withRetry } from '../../util/retry.js';
+import { classifyTelegramFailure, isFormattingRejected, toTelegramAppError } from './errors.js';
+import { renderTelegramHtml, visibleLength } from './render.js';
+import { splitMessage, TELEGRAM_MESSAGE_LIMIT } from './split.js';
+
+export interface DeliveryOptions {
+  telegram: Telegram;
+  log: Logger;
+  /** How long one sendMessage may take before it is given up as uncertain (ms). */
+  sendTimeoutMs?: number;
+  /** Retries of one chunk after failures that prove it was not delivered. */
+  retries?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** A 429 asking for a longer wait than this fails the chunk instead (ms). */
+  maxRetryAfterMs?: number;
+  /** Timeout of a cosmetic call (chat action) (ms). */
+  cosmeticTimeoutMs?: number;
+  chunkLimit?: number;
+}
+
+export interface SendOptions {
+  /** Answer this message (groups: makes clear whom the bot answers). Only the first chunk. */
+  replyTo?: number | undefined;
+}
+
+export interface DeliveryReport {
+  chunks: number;
+  sent: number;
+  uncertain: number;
+  plainFallbacks: number;
+}
+
+type SendPayload = { text: string; parse_mode?: 'HTML' };
+
+export class Delivery {
+  private readonly tg: Telegram;
+  private readonly log: Logger;
+  private cosmeticFailures = 0;
+
+  constructor(private readonly opts: DeliveryOptions) {
+    this.tg = opts.telegram;
+    this.log = opts.log;
+  }
+
+  /** Sends the model's Markdown as one or more HTML messages, in order. */
+  async sendMarkdown(chatId: string, markdown: string, options: SendOptions = {}): Promise<DeliveryReport> {
+    const chunks = splitMessage(markdown, this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
+    const report: DeliveryReport = { chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
+    let replyTo = options.replyTo;
+    for (const chunk of chunks) {
+      const html = renderTelegramHtml(chunk);
+      let outcome: 'sent' | 'uncertain';
+      if (visibleLength(html.replace(/\s+/g, '')) === 0) {
+        outcome = await this.sendChunk(chatId, { text: chunk }, replyTo);
+      } else {
+        try {
+          outcome = await this.sendChunk(chatId, { text: html, parse_mode: 'HTML' }, replyTo);
+        } catch (err) {
+          if (!isFormattingRejected(err)) throw toTelegramAppError(err, 'sendMessage');
+          this.log.warn({ chatId, description: (err as { description?: string }).description }, 'Telegram rejected the formatting; sending this part as plain text');
+          report.plainFallbacks++;
+          outcome = await this.sendChunkOrThrow(chatId, { text: chunk }, replyTo);
+        }
+      }
+      if (outcome === 'sent') report.sent++;
+      else report.uncertain++;
+      replyTo = undefined;
+    }
+    return report;
+  }
+
+  /** Sends text exactly as given, without formatting (notices, pairing codes). */
+  async sendPlain(chatId: string, text: string, options: SendOptions = {}): Promise<DeliveryReport> {
+    const chunks = splitMessage(text, this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
+    const report: DeliveryReport = { chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
+    let replyTo = options.replyTo;
+    for (const chunk of chunks) {
+      if ((await this.sendChunkOrThrow(chatId, { text: chunk }, replyTo)) === 'sent') report.sent++;
+      else report.uncertain++;
+      replyTo = undefined;
+    }
+    return report;
+  }
+
+  /** A chat action ("typing…"). Cosmetic: a failure is logged and ignored, never retried. */
+  async chatAction(chatId: string, action: 'typing' = 'typing'): Promise<void> {
+    try {
+      await this.call('sendChatAction', { chat_id: chatId, action }, this.opts.cosmeticTimeoutMs ?? 10_000);
+    } catch (err) {
+      // Logged loudly once, then quietly: an API server without chat actions would flood the log.
+      const level = this.cosmeticFailures++ === 0 ? 'warn' : 'debug';
+      this.log[level]({ chatId, err: describe(err) }, 'sendChatAction failed (cosmetic, ignored)');
+    }
+  }
+
+  private async sendChunkOrThrow(chatId: string, payload: SendPayload, replyTo: number | undefined): Promise<'sent' | 'uncertain'> {
+    try {
+      return await this.sendChunk(chatId, payload, replyTo);
+    } catch (err) {
+      throw toTelegramAppError(err, 'sendMessage');
+    }
+  }
+
+  /** One message: retried only while each failure proves it was not delivered. */
+  private async sendChunk(chatId: string, payload: SendPayload, replyTo: number | undefined): Promise<'sent' | 'uncertain'> {
+    const body = {
+      chat_id: chatId,
+      ...payload,
+      ...(replyTo !== undefined ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
+    };
+    try {
+      await withRetry(() => this.call('sendMessage', body, this.opts.sendTimeoutMs ?? 60_000), {
+        retries: this.opts.retries ?? 5,
+        baseDelayMs: this.opts.baseDelayMs ?? 500,
+        maxDelayMs: this.opts.maxDelayMs ?? 15_000,
+        maxRetryAfterMs: this.opts.maxRetryAfterMs ?? 120_000,
+        classify: (err) => classifyTelegramFailure(err, false),
+        onRetry: ({ attempt, delayMs, err }) =>
+          this.log.warn({ chatId, attempt, delayMs, err: describe(err) }, 'sendMessage failed before delivery; retrying'),
+      });
+      return 'sent';
+    } catch (err) {
+      if (!classifyTelegramFailure(err, false).uncertain) throw err;
+      this.log.warn(
+        { code: 'telegram.delivery_uncertain', chatId, chars: payload.text.length, err: describe(err) },
+        'sendMessage may or may not have reached Telegram; not re-sent, so it cannot arrive twice',
+      );
+      return 'uncertain';
+    }
+  }
+
+  private async call(method: 'sendMessage' | 'sendChatAction', payload: object, timeoutMs: number): Promise<unknown> {
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), timeoutMs);
+    try {
+      // telegraf types its signal with the abort-controller polyfill; the native one works.
+      return await this.tg.callApi(method, payload as never, { signal: ac.signal as never });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** A short, token-free description of a failure for log lines. */
+export function describe(err: unknown): string {
+  const e = err as { code?: unknown; description?: string; message?: string } | null;
+  if (e && typeof e.code === 'number' && e.description) return `${e.code} ${e.description}`;
+  return e?.message ?? String(err);
+}

@@ -1,0 +1,111 @@
+/**
+ * Inbound dedup: every update id the daemon has taken, persisted in
+ * `workspace/telegram/updates.json` *before* the update is handled, so an update is processed
+ * at most once — also when Telegram sends it again after a restart (an offset that was never
+ * confirmed) or re-posts a webhook call we answered too late.
+ *
+ * Why a set of recent ids and not only "the highest id seen": Telegram picks a random next id
+ * after a week without updates, which may be lower than the last one; webhook calls can also
+ * arrive out of order. Ids are kept for 7 days (at most `maxEntries`), far longer than
+ * Telegram keeps an unconfirmed update (24 h).
+ */
+import { readFile, rename } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../../log.js';
+import { ensureDir, withFileLock, writeFileAtomic } from '../../storage/atomic.js';
+
+interface UpdateLogFile {
+  version: 1;
+  /** [update_id, time taken (ms since epoch)], oldest first. */
+  seen: Array<[number, number]>;
+}
+
+export interface UpdateLogOptions {
+  maxEntries?: number;
+  maxAgeMs?: number;
+  now?: () => number;
+}
+
+export class UpdateLog {
+  private readonly seen = new Map<number, number>();
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly maxEntries: number;
+  private readonly maxAgeMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    readonly file: string,
+    private readonly log: Logger,
+    opts: UpdateLogOptions = {},
+  ) {
+    this.maxEntries = opts.maxEntries ?? 5000;
+    this.maxAgeMs = opts.maxAgeMs ?? 7 * 24 * 3600_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  async load(): Promise<void> {
+    await ensureDir(path.dirname(this.file));
+    let raw: string;
+    try {
+      raw = await readFile(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    try {
+      const parsed = JSON.parse(raw) as UpdateLogFile;
+      if (!Array.isArray(parsed.seen)) throw new Error('seen is not a list');
+      for (const entry of parsed.seen) {
+        if (Array.isArray(entry) && Number.isInteger(entry[0]) && typeof entry[1] === 'number') this.seen.set(entry[0], entry[1]);
+      }
+    } catch (err) {
+      // A damaged file must not stop the bot; set it aside so it can be looked at.
+      const aside = `${this.file}.corrupt-${this.now()}`;
+      await rename(this.file, aside).catch(() => undefined);
+      this.log.error({ err, file: this.file, aside }, 'update log could not be parsed; set aside, starting empty');
+    }
+  }
+
+  has(updateId: number): boolean {
+    return this.seen.has(updateId);
+  }
+
+  get size(): number {
+    return this.seen.size;
+  }
+
+  /**
+   * Records these ids as taken and returns the ones not taken before (in the given order).
+   * The record is on disk when this resolves; calls are serialized.
+   */
+  admit(updateIds: number[]): Promise<Set<number>> {
+    const run = this.chain.then(() => this.admitNow(updateIds));
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async admitNow(updateIds: number[]): Promise<Set<number>> {
+    const fresh = new Set<number>();
+    for (const id of updateIds) if (!this.seen.has(id)) fresh.add(id);
+    if (fresh.size === 0) return fresh;
+    const at = this.now();
+    for (const id of fresh) this.seen.set(id, at);
+    this.prune(at);
+    const data: UpdateLogFile = { version: 1, seen: [...this.seen.entries()] };
+    try {
+      await withFileLock(this.file, () => writeFileAtomic(this.file, `${JSON.stringify(data)}\n`));
+    } catch (err) {
+      // Not recorded means not taken: the caller may see these ids again and try once more.
+      for (const id of fresh) this.seen.delete(id);
+      throw err;
+    }
+    return fresh;
+  }
+
+  private prune(now: number): void {
+    for (const [id, at] of this.seen) {
+      if (this.seen.size <= this.maxEntries && now - at <= this.maxAgeMs) break;
+      this.seen.delete(id);
+    }
+  }
+}

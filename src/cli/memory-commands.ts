@@ -1,0 +1,81 @@
+/** The index commands of `npm run memory` (everything but eval, which needs no config). */
+import path from 'node:path';
+import type { Config } from '../config/env.js';
+import type { Logger } from '../log.js';
+import { MemoryIndex } from '../index/memory-index.js';
+import { LlmClient } from '../llm/client.js';
+import { Upkeep, JOB_NAMES, type JobName } from '../index/upkeep.js';
+import { Embedder } from '../index/embeddings.js';
+import { extractEntities } from '../index/entities.js';
+
+function flag(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+export async function runMemoryCommand(cmd: string | undefined, args: string[], config: Config, log: Logger, usage: string): Promise<number> {
+  const index = new MemoryIndex(path.join(config.workspaceDir, 'memory.db'), log);
+  if (!index.enabled) {
+    process.stderr.write(`memory.db could not be opened: ${index.disabledReason}\n`);
+    return 1;
+  }
+  const chat = flag(args, '--chat') ?? `console:${config.consoleChatId}`;
+  const scope = config.memoryScope === 'global' ? 'global' : chat;
+  try {
+    switch (cmd) {
+      case 'search': {
+        const query = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--chat');
+        if (!query) throw new Error('search needs a query: npm run memory -- search "cat name"');
+        const results = index.search(query, { scope, limit: Number(flag(args, '--limit') ?? 10) });
+        if (args.includes('--json')) process.stdout.write(`${JSON.stringify(results)}\n`);
+        else if (results.length === 0) process.stdout.write(`Nothing found in ${scope}.\n`);
+        else for (const r of results) process.stdout.write(`${r.date.slice(0, 16)} ${r.kind} ${r.speaker ?? ''} (${r.score.toFixed(4)}): ${r.content}\n`);
+        return 0;
+      }
+      case 'stats': {
+        process.stdout.write(`${JSON.stringify({ scope, ...index.stats(scope) }, null, 2)}\n`);
+        return 0;
+      }
+      case 'reindex': {
+        const db = index.database!;
+        db.exec("INSERT INTO memories_fts(memories_fts) VALUES('rebuild'); INSERT INTO memories_fts_stem(memories_fts_stem) VALUES('rebuild');");
+        const rows = db.prepare('SELECT id, content FROM memories WHERE valid_until IS NULL').all() as Array<{ id: string; content: string }>;
+        let links = 0;
+        const { IndexWriter } = await import('../index/repository.js');
+        const writer = new IndexWriter(db);
+        db.transaction(() => {
+          db.exec('DELETE FROM memory_entities');
+          for (const r of rows) links += writer.linkEntities(r.id, r.content).length;
+        })();
+        let vectors = 'vectors unchanged';
+        if (args.includes('--embeddings')) {
+          if (!config.embeddingsModel) throw new Error('--embeddings needs EMBEDDINGS_MODEL to be set');
+          const embedder = new Embedder(new LlmClient(config, log), index, config.embeddingsModel, config.embeddingsDimensions, log);
+          embedder.reset();
+          for (const r of rows) embedder.enqueue(r.id, r.content);
+          await embedder.flush();
+          vectors = `${rows.length} memories re-embedded at ${config.embeddingsDimensions} dimensions`;
+        }
+        process.stdout.write(`Reindexed ${rows.length} memories: full-text rebuilt, ${links} entity links, ${vectors}.\n`);
+        return 0;
+      }
+      case 'run-job': {
+        const job = args[0] as JobName;
+        if (!JOB_NAMES.includes(job)) throw new Error(`run-job takes one of: ${JOB_NAMES.join(', ')}`);
+        const upkeep = new Upkeep(index, new LlmClient(config, log), log, { accurateNer: false, timeoutMs: config.consolidationTimeoutMs });
+        const r = await upkeep.run(job);
+        process.stdout.write(`${job}: ${r.skipped ? `skipped — ${r.skipped}` : r.detail}\n`);
+        return r.detail.startsWith('failed') ? 1 : 0;
+      }
+      case 'entities': {
+        process.stdout.write(`${JSON.stringify(extractEntities(args.join(' ')))}\n`);
+        return 0;
+      }
+      default:
+        process.stderr.write(`${usage}\n`);
+        return 2;
+    }
+  } finally {
+    index.close();
+  }
+}

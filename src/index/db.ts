@@ -1,0 +1,178 @@
+/**
+ * The SQLite long-term memory database (`workspace/memory.db`, seed 003): better-sqlite3 in
+ * WAL mode, schema deployed by numbered migrations recorded in `memory_metadata`, FTS5 kept in
+ * step by triggers, and `sqlite-vec` loaded when installed. Opening never throws at the
+ * daemon: a locked or corrupt file is reported so the caller can disable the index and chat on.
+ */
+import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+
+export type Db = Database.Database;
+
+export const SCHEMA_VERSION = 1;
+
+/** Migrations in order; migration i brings the schema from version i to i + 1. */
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE IF NOT EXISTS memory_metadata (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS memories (
+    id            TEXT PRIMARY KEY,
+    kind          TEXT NOT NULL,
+    content       TEXT NOT NULL,
+    session_id    TEXT,
+    embedding     BLOB,
+    event_time    INTEGER NOT NULL,
+    created_at    INTEGER NOT NULL,
+    valid_until   INTEGER,
+    confidence    REAL DEFAULT 1.0,
+    access_count  INTEGER DEFAULT 0,
+    last_accessed INTEGER,
+    decay_rate    REAL DEFAULT 0.1,
+    source_ids    TEXT DEFAULT '[]',
+    source_role   VARCHAR(255),
+    entity_ids    TEXT DEFAULT '[]',
+    tags          TEXT DEFAULT '[]',
+    attributes    TEXT DEFAULT '{}',
+    -- ours: isolation scope (channel:chat or "global"), display name, channel message id
+    scope         TEXT NOT NULL DEFAULT 'global',
+    speaker       TEXT,
+    source_message_id TEXT,
+    seq           INTEGER
+  );
+  CREATE INDEX IF NOT EXISTS idx_mem_scope_kind ON memories(scope, kind, valid_until);
+  CREATE INDEX IF NOT EXISTS idx_mem_session ON memories(session_id, seq);
+  CREATE INDEX IF NOT EXISTS idx_mem_scope_time ON memories(scope, event_time);
+
+  CREATE TABLE IF NOT EXISTS entities (
+    id             TEXT PRIMARY KEY,
+    canonical_name TEXT NOT NULL,
+    type           TEXT NOT NULL,
+    aliases        TEXT DEFAULT '[]',
+    summary        TEXT,
+    embedding      BLOB,
+    mention_count  INTEGER DEFAULT 1,
+    protected      INTEGER DEFAULT 0
+  );
+  CREATE UNIQUE INDEX IF NOT EXISTS idx_entities_name ON entities(canonical_name, type);
+  CREATE TABLE IF NOT EXISTS entity_aliases (
+    alias     TEXT NOT NULL,
+    entity_id TEXT NOT NULL REFERENCES entities(id),
+    PRIMARY KEY (alias, entity_id)
+  );
+
+  CREATE TABLE IF NOT EXISTS memory_entities (
+    memory_id TEXT NOT NULL REFERENCES memories(id),
+    entity_id TEXT NOT NULL REFERENCES entities(id),
+    PRIMARY KEY (memory_id, entity_id)
+  );
+  CREATE INDEX IF NOT EXISTS idx_me_entity ON memory_entities(entity_id);
+  CREATE INDEX IF NOT EXISTS idx_me_memory ON memory_entities(memory_id);
+
+  CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+    content, content='memories', content_rowid=rowid, tokenize='unicode61'
+  );
+  -- A second, stemmed view of the same text: "adopted" finds "adopt", "runs" finds "running".
+  CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts_stem USING fts5(
+    content, content='memories', content_rowid=rowid, tokenize='porter unicode61'
+  );
+  CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, content) VALUES (new.rowid, new.content);
+    INSERT INTO memories_fts_stem(rowid, content) VALUES (new.rowid, new.content);
+  END;
+  CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+    INSERT INTO memories_fts_stem(memories_fts_stem, rowid, content) VALUES ('delete', old.rowid, old.content);
+  END;
+  CREATE TRIGGER IF NOT EXISTS memories_au AFTER UPDATE OF content ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+    INSERT INTO memories_fts_stem(memories_fts_stem, rowid, content) VALUES ('delete', old.rowid, old.content);
+    INSERT INTO memories_fts(rowid, content) VALUES (new.rowid, new.content);
+    INSERT INTO memories_fts_stem(rowid, content) VALUES (new.rowid, new.content);
+  END;
+
+  CREATE TABLE IF NOT EXISTS sessions_consolidations (
+    session_id       TEXT PRIMARY KEY,
+    first_seen_at    INTEGER NOT NULL,
+    consolidated_at  INTEGER,
+    scope            TEXT
+  );
+  CREATE TABLE IF NOT EXISTS embedding_cache (
+    hash      TEXT NOT NULL,
+    model     TEXT NOT NULL,
+    dims      INTEGER NOT NULL,
+    vector    BLOB NOT NULL,
+    PRIMARY KEY (hash, model, dims)
+  );
+  CREATE TABLE IF NOT EXISTS job_runs (
+    job         TEXT NOT NULL,
+    started_at  INTEGER NOT NULL,
+    finished_at INTEGER,
+    outcome     TEXT,
+    detail      TEXT
+  );
+  `,
+];
+
+export interface OpenedDb {
+  db: Db;
+  /** sqlite-vec loaded into this connection. */
+  vec: boolean;
+  vecError?: string;
+}
+
+/** Loads sqlite-vec when the package is installed; returns why not otherwise. */
+export function loadVec(db: Db): { ok: boolean; error?: string } {
+  try {
+    const require = createRequire(import.meta.url);
+    const sqliteVec = require('sqlite-vec') as { load: (db: Db) => void };
+    sqliteVec.load(db);
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}
+
+export function openDatabase(file: string): OpenedDb {
+  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file, { timeout: 2_000 });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = OFF');
+    migrate(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const vec = loadVec(db);
+  return { db, vec: vec.ok, ...(vec.error ? { vecError: vec.error } : {}) };
+}
+
+export function getMeta(db: Db, key: string): string | undefined {
+  const row = db.prepare('SELECT value FROM memory_metadata WHERE key = ?').get(key) as { value: string } | undefined;
+  return row?.value;
+}
+
+export function setMeta(db: Db, key: string, value: string): void {
+  db.prepare('INSERT INTO memory_metadata(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
+}
+
+/** Applies every migration newer than the file's recorded version, each in a transaction. */
+export function migrate(db: Db): void {
+  db.exec('CREATE TABLE IF NOT EXISTS memory_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+  const current = Number(getMeta(db, 'schema_version') ?? '0');
+  if (current > MIGRATIONS.length) {
+    throw new Error(`memory.db has schema version ${current}, newer than this program (${MIGRATIONS.length}); upgrade the bot or restore a backup`);
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      setMeta(db, 'schema_version', String(v + 1));
+    })();
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * The one ingest path into the index, used by the Indexing system for live messages and by
+ * the retrieval eval for datasets, so both measure the same thing.
+ */
+import type { MemoryIndex } from './memory-index.js';
+import type { Embedder } from './embeddings.js';
+import type { EpisodeInput } from './repository.js';
+
+export class IndexingService {
+  constructor(
+    readonly index: MemoryIndex,
+    private readonly embedder?: Embedder | undefined,
+  ) {}
+
+  /** Saves one message as an episode (entities linked, FTS synced); embedding is queued, not awaited. */
+  ingestMessage(e: EpisodeInput): string | null {
+    const content = e.content.trim();
+    if (!content) return null;
+    const id = this.index.saveEpisode({ ...e, content });
+    if (id) this.embedder?.enqueue(id, content);
+    return id;
+  }
+}

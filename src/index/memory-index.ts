@@ -1,0 +1,224 @@
+/**
+ * MemoryIndex: the one object the daemon, the tools and the CLI use for `memory.db`.
+ * If the file cannot be opened (locked by another process, corrupt, newer schema) the index
+ * is disabled with one clear warning and every call becomes a harmless no-op, so chat goes on.
+ */
+import type { Logger } from '../log.js';
+import { getMeta, openDatabase, setMeta, type Db } from './db.js';
+import { IndexWriter, newId, type EpisodeInput, type FactInput, type SavedFact } from './repository.js';
+import { HybridSearch, ROW_COLUMNS, toResult, type MemoryRow, type SearchOptions, type SearchResult } from './search.js';
+import { errorMessage } from '../errors.js';
+
+export interface IndexStats {
+  byKind: Record<string, number>;
+  latest: string | null;
+  entities: number;
+  vectors: boolean;
+}
+
+export interface EntityInfo {
+  id: string;
+  name: string;
+  type: string;
+  aliases: string[];
+  mentions: number;
+  memories: SearchResult[];
+}
+
+export class MemoryIndex {
+  private db: Db | null = null;
+  private writer: IndexWriter | null = null;
+  private searcher: HybridSearch | null = null;
+  readonly disabledReason: string | null;
+  vecLoaded = false;
+  vectorsOn = false;
+  private warned = false;
+
+  constructor(
+    readonly file: string,
+    private readonly log: Logger,
+  ) {
+    let reason: string | null = null;
+    try {
+      const opened = openDatabase(file);
+      this.db = opened.db;
+      this.vecLoaded = opened.vec;
+      // Probe: a corrupt file can open fine and fail on first read.
+      this.db.prepare('SELECT COUNT(*) FROM memories').get();
+      this.writer = new IndexWriter(this.db);
+      this.searcher = new HybridSearch(this.db, () => this.vectorsOn);
+    } catch (err) {
+      reason = errorMessage(err);
+      this.db?.close();
+      this.db = null;
+      log.warn({ file, reason }, `[Index] memory.db could not be opened; long-term search is off until it can (${reason}). Chat continues.`);
+    }
+    this.disabledReason = reason;
+  }
+
+  get enabled(): boolean {
+    return this.db !== null;
+  }
+
+  get database(): Db | null {
+    return this.db;
+  }
+
+  /** Runs `fn` on an enabled index; a failure is logged once per kind and returns `fallback`. */
+  private guard<T>(what: string, fallback: T, fn: (db: Db) => T): T {
+    if (!this.db) return fallback;
+    try {
+      return fn(this.db);
+    } catch (err) {
+      if (!this.warned) {
+        this.warned = true;
+        this.log.warn({ what, err: errorMessage(err) }, `[Index] ${what} failed; continuing without it (further failures are logged at debug level)`);
+      } else {
+        this.log.debug({ what, err: errorMessage(err) }, `[Index] ${what} failed`);
+      }
+      return fallback;
+    }
+  }
+
+  saveEpisode(e: EpisodeInput): string | null {
+    return this.guard('saving an episode', null, () => this.writer!.saveEpisode(e));
+  }
+
+  saveFacts(facts: FactInput[]): SavedFact[] {
+    return this.guard('saving facts', [], () => this.writer!.saveFacts(facts));
+  }
+
+  saveReflection(content: string, scope: string, sourceIds: string[]): string | null {
+    return this.guard('saving a reflection', null, () => this.writer!.saveReflection(content, scope, sourceIds));
+  }
+
+  search(query: string, opts: SearchOptions): SearchResult[] {
+    return this.guard('search', [], (db) => {
+      const results = this.searcher!.search(query, opts);
+      if (results.length > 0) {
+        // Retrieval counts as access: it refreshes the decay clock of facts (seed 003).
+        const now = Math.floor(Date.now() / 1000);
+        const st = db.prepare('UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?');
+        db.transaction(() => results.forEach((r) => st.run(now, r.id)))();
+      }
+      return results;
+    });
+  }
+
+  /** The plain-BM25 baseline (for the retrieval eval). */
+  searchBm25(query: string, opts: SearchOptions): SearchResult[] {
+    return this.guard('search', [], () =>
+      this.searcher!.bm25Only(query, opts).map((row, i) => toResult(row, 1 / (i + 1))),
+    );
+  }
+
+  /** A fact of this scope, or undefined (ids from another scope are "not found"). */
+  getFact(id: string, scope: string): { id: string; content: string; confidence: number; valid: boolean } | undefined {
+    return this.guard('reading a fact', undefined, (db) => {
+      const r = db.prepare("SELECT id, content, confidence, valid_until FROM memories WHERE id = ? AND scope = ? AND kind = 'fact'").get(id, scope) as
+        | { id: string; content: string; confidence: number; valid_until: number | null }
+        | undefined;
+      return r ? { id: r.id, content: r.content, confidence: r.confidence, valid: r.valid_until === null } : undefined;
+    });
+  }
+
+  /** correct_fact: soft-deletes the old fact and saves the replacement, which records `supersedes`. */
+  correctFact(id: string, scope: string, content: string, sessionId?: string): string | null {
+    return this.guard('correcting a fact', null, (db) => {
+      let newIdValue: string | null = null;
+      db.transaction(() => {
+        const now = Math.floor(Date.now() / 1000);
+        const r = db.prepare("UPDATE memories SET valid_until = ? WHERE id = ? AND scope = ? AND kind = 'fact' AND valid_until IS NULL").run(now, id, scope);
+        if (r.changes === 0) return;
+        db.prepare('DELETE FROM memory_entities WHERE memory_id = ?').run(id);
+        const saved = this.writer!.saveFacts([{ content, scope, sessionId, sourceIds: [id] }]);
+        newIdValue = saved[0]?.duplicateOf ?? saved[0]?.id ?? null;
+        if (newIdValue) {
+          db.prepare("UPDATE memories SET attributes = json_set(attributes, '$.supersedes', json(?)) WHERE id = ?").run(JSON.stringify([id]), newIdValue);
+        }
+      })();
+      return newIdValue;
+    });
+  }
+
+  /** confirm_fact: protected from decay for good. */
+  confirmFact(id: string, scope: string): boolean {
+    return this.guard('confirming a fact', false, (db) => {
+      const r = db
+        .prepare("UPDATE memories SET decay_rate = 0.0, confidence = 1.0, attributes = json_remove(attributes, '$.base_confidence') WHERE id = ? AND scope = ? AND kind = 'fact' AND valid_until IS NULL")
+        .run(id, scope);
+      return r.changes > 0;
+    });
+  }
+
+  stats(scope: string): IndexStats {
+    return this.guard('stats', { byKind: {}, latest: null, entities: 0, vectors: false }, (db) => {
+      const rows = db.prepare('SELECT kind, COUNT(*) AS n, MAX(event_time) AS t FROM memories WHERE scope = ? AND valid_until IS NULL GROUP BY kind').all(scope) as Array<{
+        kind: string;
+        n: number;
+        t: number;
+      }>;
+      const latest = rows.reduce((m, r) => Math.max(m, r.t), 0);
+      const entities = (
+        db.prepare('SELECT COUNT(DISTINCT me.entity_id) AS n FROM memory_entities me JOIN memories m ON m.id = me.memory_id WHERE m.scope = ?').get(scope) as { n: number }
+      ).n;
+      return { byKind: Object.fromEntries(rows.map((r) => [r.kind, r.n])), latest: latest ? new Date(latest * 1000).toISOString() : null, entities, vectors: this.vectorsOn };
+    });
+  }
+
+  /** get_entity_info: the entity's profile and the memories of this scope that mention it. */
+  entityInfo(name: string, scope: string, limit = 10): EntityInfo | null {
+    return this.guard('entity info', null, (db) => {
+      const key = name.toLowerCase().replace(/^[@#]/, '').trim();
+      const e = db
+        .prepare(
+          `SELECT e.id, e.canonical_name, e.type, e.aliases, e.mention_count FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
+           WHERE a.alias = ? AND EXISTS (SELECT 1 FROM memory_entities me JOIN memories m ON m.id = me.memory_id WHERE me.entity_id = e.id AND m.scope = ?)
+           ORDER BY e.mention_count DESC LIMIT 1`,
+        )
+        .get(key, scope) as { id: string; canonical_name: string; type: string; aliases: string; mention_count: number } | undefined;
+      if (!e) return null;
+      const rows = db
+        .prepare(
+          `SELECT ${ROW_COLUMNS} FROM memory_entities me JOIN memories m ON m.id = me.memory_id
+           WHERE me.entity_id = ? AND m.scope = ? AND m.valid_until IS NULL ORDER BY m.event_time DESC LIMIT ?`,
+        )
+        .all(e.id, scope, limit) as MemoryRow[];
+      return {
+        id: e.id,
+        name: e.canonical_name,
+        type: e.type,
+        aliases: JSON.parse(e.aliases) as string[],
+        mentions: e.mention_count,
+        memories: rows.map((r) => toResult(r, 0)),
+      };
+    });
+  }
+
+  /** The newest reflection of a scope (cached until a new one is saved). */
+  latestReflection(scope: string): SearchResult | undefined {
+    return this.guard('reading the reflection', undefined, (db) => {
+      const row = db
+        .prepare(`SELECT ${ROW_COLUMNS} FROM memories m WHERE m.kind = 'reflection' AND m.scope = ? AND m.valid_until IS NULL ORDER BY m.created_at DESC LIMIT 1`)
+        .get(scope) as MemoryRow | undefined;
+      return row ? toResult(row, 0) : undefined;
+    });
+  }
+
+  meta(key: string): string | undefined {
+    return this.guard('metadata', undefined, (db) => getMeta(db, key));
+  }
+
+  setMeta(key: string, value: string): void {
+    this.guard('metadata', undefined, (db) => setMeta(db, key, value));
+  }
+
+  newId(prefix: string): string {
+    return newId(prefix);
+  }
+
+  close(): void {
+    this.db?.close();
+    this.db = null;
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * Writes to the long-term memory index: episodes (every message), facts (with two-level
+ * deduplication and conflict marking), reflections, entities and their links. No LLM and no
+ * network here: the ingest path must stay within a few milliseconds (seed 003 hot path).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Statement } from 'better-sqlite3';
+import type { Db } from './db.js';
+import { extractEntities, type ExtractedEntity } from './entities.js';
+import { tokenize } from './query.js';
+
+export type MemoryKind = 'episode' | 'fact' | 'reflection';
+
+export interface EpisodeInput {
+  content: string;
+  role: 'user' | 'assistant';
+  speaker?: string | undefined;
+  sessionId: string;
+  scope: string;
+  eventTime: Date;
+  sourceMessageId?: string | undefined;
+}
+
+export interface FactInput {
+  content: string;
+  scope: string;
+  sessionId?: string | undefined;
+  sourceIds?: string[];
+  tags?: string[];
+  confidence?: number;
+}
+
+export interface SavedFact {
+  id: string;
+  content: string;
+  /** Set when the fact was not saved because an equivalent active fact exists. */
+  duplicateOf?: string;
+  /** Older facts this one conflicts with (their confidence was lowered to 0.3). */
+  supersedes?: string[];
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(8).toString('hex')}`;
+}
+
+const sec = (d: Date | number) => Math.floor((typeof d === 'number' ? d : d.getTime()) / 1000);
+
+/** Jaccard similarity of two texts' word sets. */
+export function jaccard(a: string, b: string): number {
+  const A = new Set(tokenize(a));
+  const B = new Set(tokenize(b));
+  if (A.size === 0 && B.size === 0) return 1;
+  let inter = 0;
+  for (const w of A) if (B.has(w)) inter++;
+  return inter / (A.size + B.size - inter);
+}
+
+export const DEDUP_JACCARD = 0.75;
+/** Facts this similar but not duplicates are about the same thing: a candidate conflict. */
+export const CONFLICT_JACCARD = 0.4;
+
+export class IndexWriter {
+  private readonly st: Record<string, Statement>;
+  private readonly seqs = new Map<string, number>();
+
+  constructor(private readonly db: Db) {
+    this.st = {
+      insert: db.prepare(`INSERT INTO memories (id, kind, content, session_id, event_time, created_at, source_ids, source_role,
+        tags, attributes, scope, speaker, source_message_id, seq, confidence, decay_rate)
+        VALUES (@id, @kind, @content, @session_id, @event_time, @created_at, @source_ids, @source_role, @tags, @attributes,
+        @scope, @speaker, @source_message_id, @seq, @confidence, @decay_rate)`),
+      maxSeq: db.prepare('SELECT MAX(seq) AS s FROM memories WHERE session_id = ?'),
+      aliasLookup: db.prepare('SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id WHERE a.alias = ? AND e.type = ?'),
+      entityInsert: db.prepare('INSERT INTO entities (id, canonical_name, type, aliases, mention_count) VALUES (?, ?, ?, ?, 1)'),
+      entityBump: db.prepare('UPDATE entities SET mention_count = mention_count + 1 WHERE id = ?'),
+      entityAliases: db.prepare('SELECT aliases FROM entities WHERE id = ?'),
+      entitySetAliases: db.prepare('UPDATE entities SET aliases = ? WHERE id = ?'),
+      aliasInsert: db.prepare('INSERT OR IGNORE INTO entity_aliases (alias, entity_id) VALUES (?, ?)'),
+      link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_id, entity_id) VALUES (?, ?)'),
+      setEntityIds: db.prepare('UPDATE memories SET entity_ids = ? WHERE id = ?'),
+      activeFacts: db.prepare("SELECT id, content FROM memories WHERE kind = 'fact' AND scope = ? AND valid_until IS NULL"),
+      lowerConfidence: db.prepare('UPDATE memories SET confidence = MIN(confidence, 0.3) WHERE id = ?'),
+      ensureSession: db.prepare('INSERT OR IGNORE INTO sessions_consolidations (session_id, first_seen_at, scope) VALUES (?, ?, ?)'),
+    };
+  }
+
+  private nextSeq(sessionId: string): number {
+    let s = this.seqs.get(sessionId);
+    if (s === undefined) s = (this.st.maxSeq!.get(sessionId) as { s: number | null }).s ?? 0;
+    this.seqs.set(sessionId, ++s);
+    return s;
+  }
+
+  /** create_or_get by canonical name and alias; bumps mention_count on every sighting. */
+  createOrGetEntity(e: Pick<ExtractedEntity, 'text' | 'key' | 'type'>): string {
+    const found = this.st.aliasLookup!.get(e.key, e.type) as { id: string } | undefined;
+    if (found) {
+      this.st.entityBump!.run(found.id);
+      const aliases = JSON.parse((this.st.entityAliases!.get(found.id) as { aliases: string }).aliases) as string[];
+      if (!aliases.includes(e.text)) {
+        aliases.push(e.text);
+        this.st.entitySetAliases!.run(JSON.stringify(aliases.slice(-20)), found.id);
+      }
+      return found.id;
+    }
+    const id = newId('ent');
+    this.st.entityInsert!.run(id, e.text, e.type, JSON.stringify([e.text]));
+    this.st.aliasInsert!.run(e.key, id);
+    return id;
+  }
+
+  linkEntities(memoryId: string, content: string): string[] {
+    const ids = extractEntities(content).map((e) => this.createOrGetEntity(e));
+    for (const id of ids) this.st.link!.run(memoryId, id);
+    if (ids.length > 0) this.st.setEntityIds!.run(JSON.stringify(ids), memoryId);
+    return ids;
+  }
+
+  private insert(row: {
+    id: string;
+    kind: MemoryKind;
+    content: string;
+    sessionId?: string | undefined;
+    eventTime: number;
+    scope: string;
+    speaker?: string | undefined;
+    role?: string | undefined;
+    sourceMessageId?: string | undefined;
+    sourceIds?: string[] | undefined;
+    tags?: string[] | undefined;
+    attributes?: Record<string, unknown> | undefined;
+    confidence?: number | undefined;
+    decayRate?: number | undefined;
+  }): void {
+    this.st.insert!.run({
+      id: row.id,
+      kind: row.kind,
+      content: row.content,
+      session_id: row.sessionId ?? null,
+      event_time: row.eventTime,
+      created_at: sec(Date.now()),
+      source_ids: JSON.stringify(row.sourceIds ?? []),
+      source_role: row.role ?? null,
+      tags: JSON.stringify(row.tags ?? []),
+      attributes: JSON.stringify(row.attributes ?? {}),
+      scope: row.scope,
+      speaker: row.speaker ?? null,
+      source_message_id: row.sourceMessageId ?? null,
+      seq: row.kind === 'episode' && row.sessionId ? this.nextSeq(row.sessionId) : null,
+      confidence: row.confidence ?? 1,
+      decay_rate: row.decayRate ?? (row.kind === 'fact' ? 0.1 : 0),
+    });
+    this.linkEntities(row.id, row.content);
+  }
+
+  saveEpisode(e: EpisodeInput): string {
+    const id = newId('ep');
+    this.db.transaction(() => {
+      this.st.ensureSession!.run(e.sessionId, sec(e.eventTime), e.scope);
+      this.insert({
+        id,
+        kind: 'episode',
+        content: e.content,
+        sessionId: e.sessionId,
+        eventTime: sec(e.eventTime),
+        scope: e.scope,
+        speaker: e.speaker,
+        role: e.role,
+        sourceMessageId: e.sourceMessageId,
+      });
+    })();
+    return id;
+  }
+
+  /**
+   * Saves facts with two-level deduplication: exact (normalized) within the batch, then
+   * Jaccard ≥ 0.75 against active facts of the scope. A new fact that overlaps an older one
+   * without duplicating it is a conflict: the older fact's confidence drops to 0.3 and the new
+   * one records `supersedes`.
+   */
+  saveFacts(facts: FactInput[]): SavedFact[] {
+    const out: SavedFact[] = [];
+    this.db.transaction(() => {
+      const batchSeen = new Set<string>();
+      for (const f of facts) {
+        const content = f.content.trim();
+        if (!content) continue;
+        const norm = tokenize(content).join(' ');
+        if (batchSeen.has(norm)) continue;
+        batchSeen.add(norm);
+        const active = this.st.activeFacts!.all(f.scope) as Array<{ id: string; content: string }>;
+        let dup: string | undefined;
+        const conflicts: string[] = [];
+        for (const a of active) {
+          const j = jaccard(content, a.content);
+          if (j >= DEDUP_JACCARD) {
+            dup = a.id;
+            break;
+          }
+          if (j >= CONFLICT_JACCARD) conflicts.push(a.id);
+        }
+        if (dup) {
+          out.push({ id: dup, content, duplicateOf: dup });
+          continue;
+        }
+        const id = newId('fact');
+        for (const c of conflicts) this.st.lowerConfidence!.run(c);
+        this.insert({
+          id,
+          kind: 'fact',
+          content,
+          sessionId: f.sessionId,
+          eventTime: sec(Date.now()),
+          scope: f.scope,
+          sourceIds: f.sourceIds,
+          tags: f.tags,
+          confidence: f.confidence,
+          attributes: conflicts.length ? { supersedes: conflicts } : {},
+        });
+        out.push({ id, content, ...(conflicts.length ? { supersedes: conflicts } : {}) });
+      }
+    })();
+    return out;
+  }
+
+  saveReflection(content: string, scope: string, sourceIds: string[]): string {
+    const id = newId('ref');
+    this.insert({ id, kind: 'reflection', content, eventTime: sec(Date.now()), scope, sourceIds, tags: ['weekly'], decayRate: 0 });
+    return id;
+  }
+}

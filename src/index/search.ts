@@ -1,0 +1,197 @@
+/**
+ * Hybrid search over the index (seed 003 "Search"), always inside one scope:
+ *   - full text: FTS5 BM25 over the stemmed view of the text, query words OR-ed;
+ *   - entities: memories linked to an entity named in the query (alias lookup of the query's
+ *     word n-grams, so "dana" finds "Dana");
+ *   - recency among the full-text hits, so the latest of several statements ranks up
+ *     (a preference that changed);
+ *   - neighbours: the next messages of the same session after a strong hit, for facts a user
+ *     states over two messages;
+ *   - vectors (sqlite-vec KNN) when embeddings are on.
+ * Lists are merged by reciprocal rank fusion, score = Σ 1 / (60 + rank).
+ */
+import type { Statement } from 'better-sqlite3';
+import type { Db } from './db.js';
+import type { MemoryKind } from './repository.js';
+import { analyze, ftsOrQuery, ngrams } from './query.js';
+
+export const RRF_K = 60;
+
+export interface SearchOptions {
+  scope: string;
+  kinds?: MemoryKind[];
+  excludeSessionId?: string | undefined;
+  limit?: number;
+  /** Query embedding, when vector search is on. */
+  vector?: Float32Array | undefined;
+}
+
+export interface SearchResult {
+  id: string;
+  kind: MemoryKind;
+  content: string;
+  /** ISO 8601 event time. */
+  date: string;
+  speaker: string | null;
+  role: string | null;
+  sessionId: string | null;
+  score: number;
+  /** The channel message ids this result stands for (episodes: its own message). */
+  sourceMessageIds: string[];
+  confidence: number;
+}
+
+export interface MemoryRow {
+  id: string;
+  kind: MemoryKind;
+  content: string;
+  event_time: number;
+  speaker: string | null;
+  source_role: string | null;
+  session_id: string | null;
+  source_message_id: string | null;
+  source_ids: string;
+  confidence: number;
+  seq: number | null;
+}
+
+const CANDIDATES = 60;
+export const ROW_COLUMNS = 'm.id, m.kind, m.content, m.event_time, m.speaker, m.source_role, m.session_id, m.source_message_id, m.source_ids, m.confidence, m.seq';
+const NEIGHBOUR_SEEDS = 5;
+
+export class HybridSearch {
+  private readonly cache = new Map<string, Statement>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly vectorTable: () => boolean,
+  ) {}
+
+  private stmt(sql: string): Statement {
+    let s = this.cache.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.cache.set(sql, s);
+    }
+    return s;
+  }
+
+  private filter(opts: SearchOptions, alias = 'm'): { sql: string; params: unknown[] } {
+    const kinds = opts.kinds?.length ? opts.kinds : ['episode', 'fact', 'reflection'];
+    let sql = ` AND ${alias}.scope = ? AND ${alias}.valid_until IS NULL AND ${alias}.kind IN (${kinds.map(() => '?').join(',')})`;
+    const params: unknown[] = [opts.scope, ...kinds];
+    if (opts.excludeSessionId) {
+      sql += ` AND (${alias}.session_id IS NULL OR ${alias}.session_id != ?)`;
+      params.push(opts.excludeSessionId);
+    }
+    return { sql, params };
+  }
+
+  /** Plain BM25 over single messages (unicode61, no stemming): the baseline the eval compares with. */
+  bm25Only(query: string, opts: SearchOptions): MemoryRow[] {
+    const match = ftsOrQuery(analyze(query).words.filter((w) => w.length >= 2));
+    if (!match) return [];
+    return this.fts('memories_fts', match, opts, opts.limit ?? 10);
+  }
+
+  private fts(table: 'memories_fts' | 'memories_fts_stem', match: string, opts: SearchOptions, limit: number): MemoryRow[] {
+    const f = this.filter(opts);
+    return this.stmt(
+      `SELECT ${ROW_COLUMNS}
+       FROM ${table} JOIN memories m ON m.rowid = ${table}.rowid
+       WHERE ${table} MATCH ?${f.sql} ORDER BY bm25(${table}) LIMIT ?`,
+    ).all(match, ...f.params, limit) as MemoryRow[];
+  }
+
+  private entityHits(words: string[], opts: SearchOptions): MemoryRow[] {
+    const grams = ngrams(words).filter((g) => g.length >= 2);
+    if (grams.length === 0) return [];
+    const ids = this.stmt(`SELECT DISTINCT entity_id FROM entity_aliases WHERE alias IN (${grams.map(() => '?').join(',')})`)
+      .all(...grams)
+      .map((r) => (r as { entity_id: string }).entity_id);
+    if (ids.length === 0) return [];
+    const f = this.filter(opts);
+    // Memories naming more of the query's entities first, then the newest.
+    return this.stmt(
+      `SELECT ${ROW_COLUMNS}
+       FROM memory_entities me JOIN memories m ON m.id = me.memory_id
+       WHERE me.entity_id IN (${ids.map(() => '?').join(',')})${f.sql}
+       GROUP BY m.id ORDER BY COUNT(*) DESC, m.event_time DESC LIMIT ?`,
+    ).all(...ids, ...f.params, CANDIDATES) as MemoryRow[];
+  }
+
+  private neighbours(seeds: MemoryRow[], opts: SearchOptions): MemoryRow[] {
+    const out: MemoryRow[] = [];
+    const f = this.filter(opts);
+    const st = this.stmt(
+      `SELECT ${ROW_COLUMNS}
+       FROM memories m WHERE m.session_id = ? AND m.seq > ? AND m.seq <= ? AND m.source_role = 'user'${f.sql} ORDER BY m.seq LIMIT 2`,
+    );
+    for (const s of seeds) {
+      if (s.kind !== 'episode' || s.seq === null || !s.session_id) continue;
+      out.push(...(st.all(s.session_id, s.seq, s.seq + 4, ...f.params) as MemoryRow[]));
+    }
+    return out;
+  }
+
+  private vectorHits(vector: Float32Array, opts: SearchOptions): MemoryRow[] {
+    if (!this.vectorTable()) return [];
+    const knn = this.stmt('SELECT memory_id, distance FROM vec_memories WHERE embedding MATCH ? AND k = ?').all(
+      Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
+      CANDIDATES * 3,
+    ) as Array<{ memory_id: string }>;
+    if (knn.length === 0) return [];
+    const f = this.filter(opts);
+    const rows = this.stmt(
+      `SELECT ${ROW_COLUMNS}
+       FROM memories m WHERE m.id IN (${knn.map(() => '?').join(',')})${f.sql}`,
+    ).all(...knn.map((k) => k.memory_id), ...f.params) as MemoryRow[];
+    const order = new Map(knn.map((k, i) => [k.memory_id, i]));
+    return rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!).slice(0, CANDIDATES);
+  }
+
+  search(query: string, opts: SearchOptions): SearchResult[] {
+    const limit = opts.limit ?? 10;
+    const q = analyze(query);
+    const match = ftsOrQuery(q.terms);
+    if (!match) return [];
+    const text = this.fts('memories_fts_stem', match, opts, CANDIDATES);
+    const lists: MemoryRow[][] = [text, this.entityHits(q.words, opts)];
+    if (text.length > 1) lists.push([...text].sort((a, b) => b.event_time - a.event_time).slice(0, 20));
+    lists.push(this.neighbours(text.slice(0, NEIGHBOUR_SEEDS), opts));
+    if (opts.vector) lists.push(this.vectorHits(opts.vector, opts));
+    return fuse(lists, limit);
+  }
+}
+
+/** Reciprocal rank fusion of ranked lists (k = 60). */
+export function fuse(lists: MemoryRow[][], limit: number): SearchResult[] {
+  const acc = new Map<string, { row: MemoryRow; score: number }>();
+  for (const list of lists) {
+    list.forEach((row, rank) => {
+      const e = acc.get(row.id) ?? { row, score: 0 };
+      e.score += 1 / (RRF_K + rank + 1);
+      acc.set(row.id, e);
+    });
+  }
+  return [...acc.values()]
+    .sort((a, b) => b.score - a.score || b.row.event_time - a.row.event_time)
+    .slice(0, limit)
+    .map(({ row, score }) => toResult(row, score));
+}
+
+export function toResult(row: MemoryRow, score: number): SearchResult {
+  const sources = row.source_message_id ? [row.source_message_id] : [];
+  return {
+    id: row.id,
+    kind: row.kind,
+    content: row.content,
+    date: new Date(row.event_time * 1000).toISOString(),
+    speaker: row.speaker,
+    role: row.source_role,
+    sessionId: row.session_id,
+    score,
+    sourceMessageIds: sources,
+    confidence: row.confidence,
+  };
+}

@@ -1,0 +1,197 @@
+/**
+ * The nightly upkeep of the index (seed 003 "memory_maintenance" and "memory_reflection").
+ * Every job is idempotent: run twice in a row, the second run changes nothing.
+ *   enrichment    re-extract entities with an accurate NER — skipped: none is configured here
+ *   consolidation facts from sessions the user has left (not the newest of their scope)
+ *   decay         Ebbinghaus: confidence = base × e^(−rate × days since access); < 0.05 → soft delete
+ *   reflection    weekly insight from ≥ 3 facts of the last 7 days, at most once per 6 days
+ */
+import type { LlmClient } from '../llm/client.js';
+import type { Logger } from '../log.js';
+import type { MemoryIndex } from './memory-index.js';
+import { balancedEnd } from '../memory/consolidation.js';
+import { errorMessage } from '../errors.js';
+
+export const JOB_NAMES = ['enrichment', 'consolidation', 'decay', 'reflection'] as const;
+export type JobName = (typeof JOB_NAMES)[number];
+
+export const DECAY_THRESHOLD = 0.05;
+const DAY = 86_400;
+const CHUNK = 30;
+
+export interface JobResult {
+  job: JobName;
+  skipped?: string;
+  changed: number;
+  detail: string;
+}
+
+export function parseFacts(text: string): string[] {
+  for (let start = text.indexOf('{'); start >= 0; start = text.indexOf('{', start + 1)) {
+    const end = balancedEnd(text, start);
+    if (end < 0) break;
+    try {
+      const o = JSON.parse(text.slice(start, end)) as { facts?: unknown };
+      if (Array.isArray(o.facts)) return o.facts.filter((f): f is string => typeof f === 'string' && f.trim() !== '');
+    } catch {
+      /* try the next block */
+    }
+  }
+  return [];
+}
+
+export class Upkeep {
+  constructor(
+    private readonly index: MemoryIndex,
+    private readonly llm: LlmClient,
+    private readonly log: Logger,
+    private readonly opts: { accurateNer: boolean; timeoutMs: number } = { accurateNer: false, timeoutMs: 30_000 },
+  ) {}
+
+  async run(job: JobName, now = new Date()): Promise<JobResult> {
+    const db = this.index.database;
+    if (!db) return { job, skipped: `the index is off (${this.index.disabledReason})`, changed: 0, detail: '' };
+    const started = Date.now();
+    const run = db.prepare('INSERT INTO job_runs (job, started_at) VALUES (?, ?)').run(job, Math.floor(started / 1000));
+    let result: JobResult;
+    try {
+      result =
+        job === 'enrichment' ? this.enrichment()
+        : job === 'consolidation' ? await this.consolidation()
+        : job === 'decay' ? this.decay(now)
+        : await this.reflection(now);
+    } catch (err) {
+      result = { job, changed: 0, detail: `failed: ${errorMessage(err)}` };
+    }
+    db.prepare('UPDATE job_runs SET finished_at = ?, outcome = ?, detail = ? WHERE rowid = ?').run(
+      Math.floor(Date.now() / 1000),
+      result.skipped ? 'skipped' : result.detail.startsWith('failed') ? 'failed' : 'ok',
+      result.skipped ?? result.detail,
+      run.lastInsertRowid,
+    );
+    this.log.info({ job, ms: Date.now() - started, changed: result.changed, skipped: result.skipped }, `[Upkeep] ${job}: ${result.skipped ? `skipped (${result.skipped})` : result.detail}`);
+    return result;
+  }
+
+  private enrichment(): JobResult {
+    if (!this.opts.accurateNer) return { job: 'enrichment', skipped: 'no accurate NER (spaCy or LLM) is configured', changed: 0, detail: '' };
+    return { job: 'enrichment', changed: 0, detail: 'nothing to enrich' };
+  }
+
+  private async consolidation(): Promise<JobResult> {
+    const db = this.index.database!;
+    // Pending: not consolidated and not the newest session of its scope (the user has left it).
+    const pending = db
+      .prepare(
+        `SELECT s.session_id, s.scope FROM sessions_consolidations s
+         WHERE s.consolidated_at IS NULL AND s.first_seen_at < (
+           SELECT MAX(t.first_seen_at) FROM sessions_consolidations t WHERE t.scope IS s.scope)`,
+      )
+      .all() as Array<{ session_id: string; scope: string }>;
+    let facts = 0;
+    let done = 0;
+    for (const p of pending) {
+      const episodes = db
+        .prepare("SELECT id, content, source_role FROM memories WHERE session_id = ? AND kind = 'episode' AND valid_until IS NULL ORDER BY seq")
+        .all(p.session_id) as Array<{ id: string; content: string; source_role: string }>;
+      let ok = true;
+      for (let i = 0; i < episodes.length; i += CHUNK) {
+        const chunk = episodes.slice(i, i + CHUNK);
+        try {
+          const res = await this.llm.chat({
+            tier: 'balanced',
+            messages: [
+              {
+                role: 'user',
+                content: `Extract durable facts about the user from this conversation (names, preferences, plans, relationships, decisions). Return only JSON {"facts": ["one short standalone sentence each"]}; [] if none.\n\n${chunk.map((e) => `${e.source_role === 'user' ? 'USER' : 'ASSISTANT'}: ${e.content.slice(0, 1000)}`).join('\n')}`,
+              },
+            ],
+            temperature: 0.2,
+            timeoutMs: this.opts.timeoutMs,
+            retries: 1,
+          });
+          const saved = this.index.saveFacts(parseFacts(res.content).map((content) => ({ content, scope: p.scope, sessionId: p.session_id, sourceIds: chunk.map((c) => c.id) })));
+          facts += saved.filter((s) => !s.duplicateOf).length;
+        } catch (err) {
+          ok = false;
+          this.log.warn({ session: p.session_id, err: errorMessage(err) }, '[Upkeep] consolidation of a session failed; it stays pending for the next run');
+          break;
+        }
+      }
+      if (ok) {
+        db.prepare('UPDATE sessions_consolidations SET consolidated_at = ? WHERE session_id = ?').run(Math.floor(Date.now() / 1000), p.session_id);
+        done++;
+      }
+    }
+    return { job: 'consolidation', changed: done, detail: `${done} of ${pending.length} pending sessions consolidated, ${facts} new facts` };
+  }
+
+  private decay(now: Date): JobResult {
+    const db = this.index.database!;
+    const t = Math.floor(now.getTime() / 1000);
+    const facts = db
+      .prepare("SELECT id, confidence, decay_rate, created_at, last_accessed, attributes FROM memories WHERE kind = 'fact' AND valid_until IS NULL AND decay_rate > 0")
+      .all() as Array<{ id: string; confidence: number; decay_rate: number; created_at: number; last_accessed: number | null; attributes: string }>;
+    let updated = 0;
+    let deleted = 0;
+    const upd = db.prepare('UPDATE memories SET confidence = ?, attributes = ? WHERE id = ?');
+    const del = db.prepare('UPDATE memories SET valid_until = ? WHERE id = ?');
+    const unlink = db.prepare('DELETE FROM memory_entities WHERE memory_id = ?');
+    const unvec = this.index.vectorsOn ? db.prepare('DELETE FROM vec_memories WHERE memory_id = ?') : null;
+    db.transaction(() => {
+      for (const f of facts) {
+        const attrs = JSON.parse(f.attributes || '{}') as Record<string, unknown>;
+        // Decay is computed from a stored base, not from the last result: running the job
+        // twice in a row gives the same confidence, not a double decay.
+        const base = typeof attrs.base_confidence === 'number' ? attrs.base_confidence : f.confidence;
+        const days = Math.max(0, (t - (f.last_accessed ?? f.created_at)) / DAY);
+        const conf = base * Math.exp(-f.decay_rate * days);
+        if (conf < DECAY_THRESHOLD) {
+          del.run(t, f.id);
+          unlink.run(f.id);
+          unvec?.run(f.id);
+          deleted++;
+        } else if (Math.abs(conf - f.confidence) > 1e-4 || attrs.base_confidence !== base) {
+          upd.run(conf, JSON.stringify({ ...attrs, base_confidence: base }), f.id);
+          updated++;
+        }
+      }
+    })();
+    return { job: 'decay', changed: updated + deleted, detail: `${facts.length} facts checked, ${updated} decayed, ${deleted} below ${DECAY_THRESHOLD} soft-deleted` };
+  }
+
+  private async reflection(now: Date): Promise<JobResult> {
+    const db = this.index.database!;
+    const t = Math.floor(now.getTime() / 1000);
+    const scopes = db.prepare("SELECT DISTINCT scope FROM memories WHERE kind = 'fact' AND valid_until IS NULL AND created_at >= ?").all(t - 7 * DAY) as Array<{ scope: string }>;
+    let made = 0;
+    const notes: string[] = [];
+    for (const { scope } of scopes) {
+      const last = db.prepare("SELECT MAX(created_at) AS t FROM memories WHERE kind = 'reflection' AND scope = ?").get(scope) as { t: number | null };
+      if (last.t !== null && t - last.t < 6 * DAY) {
+        notes.push(`${scope}: last reflection less than 6 days ago`);
+        continue;
+      }
+      const facts = db
+        .prepare("SELECT id, content FROM memories WHERE kind = 'fact' AND scope = ? AND valid_until IS NULL AND created_at >= ? ORDER BY created_at DESC LIMIT 200")
+        .all(scope, t - 7 * DAY) as Array<{ id: string; content: string }>;
+      if (facts.length < 3) {
+        notes.push(`${scope}: ${facts.length} facts this week (needs 3)`);
+        continue;
+      }
+      const res = await this.llm.chat({
+        tier: 'balanced',
+        messages: [{ role: 'user', content: `Write a short weekly reflection (3-5 sentences) on what matters to the user this week, from these facts:\n${facts.map((f) => `- ${f.content}`).join('\n')}` }],
+        temperature: 0.3,
+        maxTokens: 300,
+        timeoutMs: this.opts.timeoutMs,
+        retries: 1,
+      });
+      if (res.content.trim()) {
+        this.index.saveReflection(res.content.trim(), scope, facts.map((f) => f.id));
+        made++;
+      }
+    }
+    return { job: 'reflection', changed: made, detail: `${made} reflection(s) written${notes.length ? `; ${notes.join('; ')}` : ''}` };
+  }
+}
