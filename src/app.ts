@@ -161,7 +161,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commandList]);
 
   const dispatcher = new Dispatcher(config.maxConcurrentTurns);
-  const turnLog = componentLogger(log, 'Turn');
+  // No message prefix here: each system tags its own lines ([Context], [ToolLoop], …).
+  const turnLog = log.child({ component: 'Turn' });
 
   async function runCommand(msg: InboundMessage, reply: ReplyFn, name: string, args: string): Promise<void> {
     const session = await sessions.getOrCreate(msg.channel, msg.chatId);

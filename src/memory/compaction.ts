@@ -88,7 +88,10 @@ export class CompactionService {
     const summaries = old.filter(isSummary);
     const earlierMarked = old.filter(isMarker).reduce((n, m) => n + Number(MARKER_RE.exec(m.content)![1]), 0);
 
-    const consolidation = await this.consolidation.consolidate(removable, files, { scope: req.scope, sessionId: session.metadata.conversationId });
+    // Consolidate first, as the design orders. Messages an earlier truncation already
+    // consolidated (and kept) are not sent again, so history gets each message once.
+    const fresh = removable.filter((m) => !m.consolidated);
+    const consolidation = fresh.length > 0 ? await this.consolidation.consolidate(fresh, files, { scope: req.scope, sessionId: session.metadata.conversationId }) : null;
     const summary = await this.summarize(summaries, removable);
 
     let next: SessionMessage[];
@@ -108,7 +111,8 @@ export class CompactionService {
       const bounded = Number.isFinite(req.targetTokens);
       const excess = bounded ? total + MARKER_TOKENS - req.targetTokens : Infinity;
       const dropped = chooseDrops(units, (u) => u.indices.reduce((n, i) => n + perMessage[i]!, 0), excess, bounded);
-      const survivors = old.filter((m, i) => !dropped.has(i) && m.role !== 'system');
+      // Survivors were consolidated above too: flag them so a later compaction does not repeat it.
+      const survivors = old.filter((m, i) => !dropped.has(i) && m.role !== 'system').map((m) => ({ ...m, consolidated: true }));
       const n = earlierMarked + dropped.size;
       removed = dropped.size;
       next = [...keptSystem, ...summaries, ...(n > 0 ? [makeMessage('system', markerText(n))] : []), ...survivors, ...tail];
@@ -118,9 +122,9 @@ export class CompactionService {
     session.metadata.lastCompaction = { at: new Date().toISOString(), kind, removed, kept: tail.length };
     await this.sessions.save(session);
     if (kind === 'summary') {
-      this.log.info({ session: session.id, reason: req.reason }, `[AutoCompact] Compacted with LLM summary: removed ${removed} messages, kept ${tail.length}`);
+      this.log.info({ session: session.id, reason: req.reason }, `Compacted with LLM summary: removed ${removed} messages, kept ${tail.length}`);
     } else {
-      this.log.warn({ session: session.id, reason: req.reason }, `[AutoCompact] No summary available; truncated: removed ${removed} messages, kept ${next.length}`);
+      this.log.warn({ session: session.id, reason: req.reason }, `No summary available; truncated: removed ${removed} messages, kept ${next.length}`);
     }
     return { kind, removed, kept: tail.length, consolidation };
   }
@@ -158,7 +162,7 @@ export class CompactionService {
       const text = res.content.trim();
       return text ? text : null;
     } catch (err) {
-      this.log.warn({ err: errorMessage(err) }, '[AutoCompact] summary failed; truncating instead');
+      this.log.warn({ err: errorMessage(err) }, 'summary failed; truncating instead');
       return null;
     }
   }

@@ -191,17 +191,17 @@ export class ConsolidationService {
           try {
             this.factsSink(parsed.facts, ctx);
           } catch (err) {
-            this.log.warn({ err: errorMessage(err) }, '[Consolidation] facts could not be saved to the index');
+            this.log.warn({ err: errorMessage(err) }, 'facts could not be saved to the index');
           }
         }
-        this.log.info({ messages: messages.length, memoryUpdated, facts: parsed.facts?.length ?? 0 }, `[Consolidation] consolidated ${messages.length} messages`);
+        this.log.info({ messages: messages.length, memoryUpdated, facts: parsed.facts?.length ?? 0 }, `consolidated ${messages.length} messages`);
         return { kind: 'llm', historyWritten, memoryUpdated };
       }
       reason = 'the answer was not JSON with history_entry/memory_update';
     } catch (err) {
       reason = errorMessage(err);
     }
-    this.log.warn({ messages: messages.length, reason }, '[Consolidation] failed; writing a [raw-fallback] history entry');
+    this.log.warn({ messages: messages.length, reason }, 'failed; writing a [raw-fallback] history entry');
     await files.appendHistory(rawFallbackEntry(messages, reason, this.opts.timezone));
     return { kind: 'raw-fallback', historyWritten: true, memoryUpdated: false, reason };
   }

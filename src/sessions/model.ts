@@ -30,6 +30,8 @@ export interface SessionMessage {
   sourceId?: string;
   /** Display name of the sender (user messages). */
   senderName?: string;
+  /** Already consolidated into memory by a truncation that kept it. */
+  consolidated?: boolean;
 }
 
 export interface CompactionRecord {

@@ -1,0 +1,32 @@
+/**
+ * `npm run bench [-- section ...]` — prints each figure with the machine it was measured on.
+ * Sections: tokens, compaction, index (add --full for the 1M-episode run), pipeline.
+ */
+import os from 'node:os';
+import { benchTokens } from './bench/tokens.js';
+import { benchCompaction } from './bench/compaction.js';
+
+const sections: Record<string, () => Promise<Record<string, string>>> = {
+  tokens: benchTokens,
+  compaction: benchCompaction,
+  index: async () => (await import('./bench/index.js')).benchIndex(process.argv.includes('--full')),
+  pipeline: async () => (await import('./bench/pipeline.js')).benchPipeline(),
+};
+
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const run = wanted.length ? wanted : Object.keys(sections);
+process.stdout.write(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}\n`);
+process.stdout.write(`command: npm run bench -- ${process.argv.slice(2).join(' ')}\n\n`);
+for (const name of run) {
+  const fn = sections[name];
+  if (!fn) {
+    process.stderr.write(`unknown section ${name}; sections: ${Object.keys(sections).join(', ')}\n`);
+    process.exit(2);
+  }
+  process.stdout.write(`## ${name}\n`);
+  const t0 = performance.now();
+  const res = await fn();
+  for (const [k, v] of Object.entries(res)) process.stdout.write(`- ${k}: ${v}\n`);
+  process.stdout.write(`  (section took ${((performance.now() - t0) / 1000).toFixed(1)} s)\n\n`);
+}
+process.exit(0);
