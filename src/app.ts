@@ -15,6 +15,7 @@ import { ToolRegistry } from './tools/registry.js';
 import { createDateTimeTool } from './tools/datetime.js';
 import { Pipeline, apologyText } from './pipeline/runner.js';
 import { createTurn, newTurnId, type InboundMessage } from './pipeline/turn.js';
+import { cleanInboundText } from './pipeline/inbound.js';
 import { InstructionsSource } from './context/instructions.js';
 import { createContextBuildingSystem } from './systems/context-building.js';
 import { createToolLoopSystem } from './systems/tool-loop.js';
@@ -180,7 +181,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     }
   }
 
-  async function runTurn(msg: InboundMessage, reply: ReplyFn): Promise<void> {
+  async function runTurn(msg: InboundMessage, reply: ReplyFn, truncated = 0): Promise<void> {
     const session = await sessions.getOrCreate(msg.channel, msg.chatId);
     const userMessage = makeMessage('user', msg.text, {
       ...(msg.messageId ? { sourceId: msg.messageId } : {}),
@@ -190,6 +191,9 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     // The user's words are on disk before anything can fail on the way to the model.
     await sessions.append(session, userMessage);
     const turn = createTurn({ inbound: msg, session, log: turnLog, userMessage, reply });
+    if (truncated > 0) {
+      turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
+    }
     await pipeline.run(turn);
     services.stats.record(session.id, {
       at: Date.now(),
@@ -210,9 +214,18 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       const key = sessionKey(msg.channel, msg.chatId);
       return dispatcher.submit(key, async () => {
         try {
+          const cleaned = cleanInboundText(msg.text, config.maxMessageChars);
+          msg = { ...msg, text: cleaned.text };
+          if (cleaned.truncated > 0) {
+            turnLog.info({ session: key, truncated: cleaned.truncated }, 'inbound message over MAX_MESSAGE_CHARS; truncated');
+          }
+          if (msg.text.trim() === '') {
+            await reply('Your message had no readable text (only control characters or spaces), so nothing was sent to the model. Please type it again.');
+            return;
+          }
           const cmd = parseCommand(msg.text);
           if (cmd) await runCommand(msg, reply, cmd.name, cmd.args);
-          else await runTurn(msg, reply);
+          else await runTurn(msg, reply, cleaned.truncated);
         } catch (err) {
           // Anything the pipeline's own wrap point did not catch (e.g. the session could not be
           // saved before the LLM call): the user still hears back, with an id to quote.

@@ -1,4 +1,154 @@
-/** Placeholder until the load section is written: reports that it was not measured. */
-export async function benchPipeline(): Promise<Record<string, string>> {
-  return { pipeline: 'not measured yet (see docs/BENCHMARKS.md)' };
+/**
+ * The whole daemon under load, the LLM stubbed on loopback to answer at once:
+ *  - pipeline overhead per turn (wall time of a turn minus the time inside LLM calls) at
+ *    sessions of 10, 1,000 and 10,000 messages;
+ *  - sustained turns per second and latency with 100 chats sending at once;
+ *  - resident memory after 10,000 turns over 1,000 chats, and after 10,000 more (leak check);
+ *  - ContextBuilding with an 8 KB MEMORY.md, 7 days of notes and a large index.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createApp, type App } from '../../src/app.js';
+import { silentLogger } from '../../src/log.js';
+import { makeMessage } from '../../src/sessions/model.js';
+import type { InboundMessage } from '../../src/pipeline/turn.js';
+import { IndexingService } from '../../src/index/ingest.js';
+import { startFakeLlm, text } from '../../test/helpers/fake-llm.js';
+import { tempDir, testConfig } from '../../test/helpers/workspace.js';
+import { rng, userText, assistantText } from './text.js';
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
+const f = (n: number) => n.toFixed(2);
+
+let seq = 0;
+function msg(chatId: string, t: string, at = new Date()): InboundMessage {
+  return { channel: 'bench', chatId, userId: chatId, userName: `user${chatId}`, text: t, messageId: String(++seq), receivedAt: at };
+}
+
+async function setup(indexSize: number) {
+  const llm = await startFakeLlm(() => text('Sure, noted. Here is a short answer to that.'));
+  const ws = await tempDir('membot-bench-pipe-');
+  await mkdir(path.join(ws.dir, 'preferences'), { recursive: true });
+  await writeFile(path.join(ws.dir, 'preferences', 'runtime-config.json'), JSON.stringify({ compaction: { maxContextTokens: 10_000_000 } }));
+  const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, LLM_MODEL: 'gpt-4.1', MAX_CONCURRENT_TURNS: '100' });
+  const app = await createApp(config, silentLogger());
+  let llmMs = 0;
+  const chat = app.services.llm.chat.bind(app.services.llm);
+  app.services.llm.chat = async (o) => {
+    const t0 = performance.now();
+    try {
+      return await chat(o);
+    } finally {
+      llmMs += performance.now() - t0;
+    }
+  };
+  if (indexSize > 0) {
+    // Other chats' history, through the live ingest path, in batches of one transaction each.
+    const r = rng(9);
+    const ingest = new IndexingService(app.services.index);
+    const db = app.services.index.database!;
+    for (let i = 0; i < indexSize; i += 5000) {
+      db.transaction(() => {
+        for (let j = i; j < Math.min(indexSize, i + 5000); j++) {
+          ingest.ingestMessage({ content: j % 2 ? assistantText(r) : userText(r), role: j % 2 ? 'assistant' : 'user', speaker: 'x', sessionId: `old${j % 500}`, scope: `bench:ctx`, eventTime: new Date(Date.UTC(2025, 0, 1) + j * 1000), sourceMessageId: String(j) });
+        }
+      })();
+    }
+  }
+  return {
+    app,
+    ws,
+    llmTime: () => llmMs,
+    resetLlm: () => (llmMs = 0),
+    async close() {
+      await app.stop();
+      await llm.close();
+      await ws.cleanup();
+    },
+  };
+}
+
+async function turn(app: App, m: InboundMessage): Promise<void> {
+  await app.handle(m, async () => undefined);
+}
+
+export async function benchPipeline(full = false): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const r = rng(5);
+  {
+    const b = await setup(0);
+    for (const size of [10, 1000, 10_000]) {
+      const chatId = `size${size}`;
+      const s = await b.app.services.sessions.getOrCreate('bench', chatId);
+      s.messages = Array.from({ length: size }, (_, i) => makeMessage(i % 2 ? 'assistant' : 'user', i % 2 ? assistantText(r) : userText(r)));
+      await b.app.services.sessions.save(s);
+      const n = size >= 10_000 ? 60 : 200;
+      const over: number[] = [];
+      for (let i = 0; i < n + 10; i++) {
+        b.resetLlm();
+        const t0 = performance.now();
+        await turn(b.app, msg(chatId, userText(r)));
+        if (i >= 10) over.push(performance.now() - t0 - b.llmTime());
+        s.messages.splice(0, 2); // keep the session at its size
+      }
+      out[`pipeline overhead per turn, session of ${size.toLocaleString('en-US')} messages (${n} turns)`] = `p50 ${f(pct(over, 50))} ms, p95 ${f(pct(over, 95))} ms, p99 ${f(pct(over, 99))} ms`;
+    }
+    await b.close();
+  }
+  {
+    const b = await setup(0);
+    const chats = 100;
+    const perChat = 30;
+    const lat: number[] = [];
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: chats }, async (_, c) => {
+        for (let i = 0; i < perChat; i++) {
+          const s = performance.now();
+          await turn(b.app, msg(`load${c}`, userText(r)));
+          lat.push(performance.now() - s);
+        }
+      }),
+    );
+    const secs = (performance.now() - t0) / 1000;
+    out[`sustained load: ${chats} chats × ${perChat} turns at once`] = `${((chats * perChat) / secs).toFixed(0)} turns/s; turn latency p50 ${f(pct(lat, 50))} ms, p99 ${f(pct(lat, 99))} ms (LLM stub included)`;
+    await b.close();
+  }
+  {
+    const b = await setup(0);
+    const round = async () => {
+      for (let i = 0; i < 10_000; i += 50) {
+        await Promise.all(Array.from({ length: 50 }, (_, k) => turn(b.app, msg(`mem${(i + k) % 1000}`, userText(r)))));
+      }
+    };
+    await round();
+    global.gc?.();
+    const rss1 = process.memoryUsage().rss;
+    await round();
+    global.gc?.();
+    const rss2 = process.memoryUsage().rss;
+    out['resident memory after 10,000 turns over 1,000 chats'] = `${(rss1 / 2 ** 20).toFixed(0)} MiB`;
+    out['after 10,000 more turns (leak check)'] = `${(rss2 / 2 ** 20).toFixed(0)} MiB (${rss2 >= rss1 ? '+' : ''}${((rss2 - rss1) / 2 ** 20).toFixed(0)} MiB)`;
+    await b.close();
+  }
+  {
+    const size = full ? 1_000_000 : 100_000;
+    const b = await setup(size);
+    const files = b.app.services.memory.forChat('bench', 'ctx');
+    await files.writeMemory(Array.from({ length: 120 }, (_, i) => `- Fact ${i}: ${userText(r).slice(0, 50)}`).join('\n').slice(0, 8192));
+    const today = new Date();
+    for (let d = 0; d <= 7; d++) {
+      const day = new Date(today.getTime() - d * 86_400_000).toISOString().slice(0, 10);
+      for (let i = 0; i < 30; i++) await files.appendNote(day, `[${String(8 + (i % 12)).padStart(2, '0')}:00] User: ${userText(r).slice(0, 120)} | Assistant: ${assistantText(r).slice(0, 200)}`);
+    }
+    const ctx: number[] = [];
+    for (let i = 0; i < 110; i++) {
+      await turn(b.app, msg('ctx', userText(r)));
+      const t = b.app.services.stats.lastTurn('bench:ctx')!.timings.find((x) => x.system === 'ContextBuilding')!;
+      if (i >= 10) ctx.push(t.ms);
+    }
+    out[`ContextBuilding: 8 KB MEMORY.md, 8 days of notes, index of ${size.toLocaleString('en-US')} memories (100 turns)`] = `p50 ${f(pct(ctx, 50))} ms, p95 ${f(pct(ctx, 95))} ms`;
+    await b.close();
+  }
+  return out;
 }

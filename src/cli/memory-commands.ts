@@ -14,6 +14,16 @@ function flag(args: string[], name: string): string | undefined {
 }
 
 export async function runMemoryCommand(cmd: string | undefined, args: string[], config: Config, log: Logger, usage: string): Promise<number> {
+  // Bad arguments: usage and exit 2, before anything opens (or creates) memory.db.
+  const usageError = (why: string) => {
+    process.stderr.write(`${why}\n${usage}\n`);
+    return 2;
+  };
+  if (!['search', 'stats', 'reindex', 'run-job', 'entities'].includes(cmd ?? '')) return usageError(cmd ? `unknown command "${cmd}"` : 'no command given');
+  if (cmd === 'search' && !args.some((a, i) => !a.startsWith('--') && args[i - 1] !== '--chat' && args[i - 1] !== '--limit')) {
+    return usageError('search needs a query: npm run memory -- search "cat name"');
+  }
+  if (cmd === 'run-job' && !JOB_NAMES.includes(args[0] as JobName)) return usageError(`run-job takes one of: ${JOB_NAMES.join(', ')}`);
   const index = new MemoryIndex(path.join(config.workspaceDir, 'memory.db'), log);
   if (!index.enabled) {
     process.stderr.write(`memory.db could not be opened: ${index.disabledReason}\n`);
@@ -24,8 +34,7 @@ export async function runMemoryCommand(cmd: string | undefined, args: string[], 
   try {
     switch (cmd) {
       case 'search': {
-        const query = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--chat');
-        if (!query) throw new Error('search needs a query: npm run memory -- search "cat name"');
+        const query = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--chat' && args[i - 1] !== '--limit')!;
         const results = index.search(query, { scope, limit: Number(flag(args, '--limit') ?? 10) });
         if (args.includes('--json')) process.stdout.write(`${JSON.stringify(results)}\n`);
         else if (results.length === 0) process.stdout.write(`Nothing found in ${scope}.\n`);
@@ -61,7 +70,6 @@ export async function runMemoryCommand(cmd: string | undefined, args: string[], 
       }
       case 'run-job': {
         const job = args[0] as JobName;
-        if (!JOB_NAMES.includes(job)) throw new Error(`run-job takes one of: ${JOB_NAMES.join(', ')}`);
         const upkeep = new Upkeep(index, new LlmClient(config, log), log, { accurateNer: false, timeoutMs: config.consolidationTimeoutMs });
         const r = await upkeep.run(job);
         process.stdout.write(`${job}: ${r.skipped ? `skipped — ${r.skipped}` : r.detail}\n`);

@@ -14,6 +14,8 @@ export function createNewCommand(): Command {
           sessionId: session.metadata.conversationId,
         });
       }
+      // The whole conversation is now in memory: the nightly job need not consolidate it again.
+      if (said.length > 0) services.index.markConsolidated(session.metadata.conversationId, services.memory.scopeKey(inbound.channel, inbound.chatId));
       await services.sessions.clearMessages(session.id);
       return 'Session cleared.';
     },

@@ -26,6 +26,7 @@ export interface Config {
   summaryTimeoutMs: number;
   embeddingsModel: string | undefined;
   embeddingsDimensions: number;
+  maxMessageChars: number;
 }
 
 export interface ConfigResult {
@@ -124,6 +125,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     summaryTimeoutMs: int('COMPACTION_TIMEOUT', 15_000, 100, 600_000),
     embeddingsModel: str('EMBEDDINGS_MODEL'),
     embeddingsDimensions: int('EMBEDDINGS_DIMENSIONS', 256, 8, 4096),
+    maxMessageChars: int('MAX_MESSAGE_CHARS', 20_000, 100, 1_000_000),
   };
   return { config, problems };
 }

@@ -139,7 +139,9 @@ export function loadVec(db: Db): { ok: boolean; error?: string } {
 
 export function openDatabase(file: string): OpenedDb {
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file, { timeout: 2_000 });
+  // A short busy timeout: a lock held by another process pauses the index (see MemoryIndex),
+  // it must not stall every chat for seconds on each message.
+  const db = new Database(file, { timeout: 250 });
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');

@@ -37,14 +37,14 @@ export class Embedder {
     const db = this.index.database;
     if (!db) return;
     if (!this.index.vecLoaded) {
-      this.log.warn('[Index] EMBEDDINGS_MODEL is set but sqlite-vec could not be loaded; vector search is off (full-text and entity search still work)');
+      this.log.warn('EMBEDDINGS_MODEL is set but sqlite-vec could not be loaded; vector search is off (full-text and entity search still work)');
       return;
     }
     const stored = this.index.meta('embedding_dimensions');
     if (stored && Number(stored) !== this.dims) {
       this.log.warn(
         { stored: Number(stored), configured: this.dims },
-        `[Index] memory.db holds ${stored}-dimension vectors but EMBEDDINGS_DIMENSIONS is ${this.dims}; vector search is off. To rebuild: npm run memory -- reindex --embeddings`,
+        `memory.db holds ${stored}-dimension vectors but EMBEDDINGS_DIMENSIONS is ${this.dims}; vector search is off. To rebuild: npm run memory -- reindex --embeddings`,
       );
       return;
     }
@@ -105,7 +105,7 @@ export class Embedder {
           put.run(m.hash, this.model, this.dims, buf);
         });
       } catch (err) {
-        this.log.warn({ err: errorMessage(err), items: missing.length }, '[Index] embedding batch failed; those memories are searchable by text only');
+        this.log.warn({ err: errorMessage(err), items: missing.length }, 'embedding batch failed; those memories are searchable by text only');
       }
     }
     const insert = db.prepare('INSERT OR REPLACE INTO vec_memories (memory_id, embedding) VALUES (?, ?)');
@@ -125,7 +125,7 @@ export class Embedder {
       const res = await Promise.race([this.llm.embed(this.model, [text], this.dims), timeout]);
       return res?.[0] ? new Float32Array(res[0]) : undefined;
     } catch (err) {
-      this.log.debug({ err: errorMessage(err) }, '[Index] query embedding failed');
+      this.log.debug({ err: errorMessage(err) }, 'query embedding failed');
       return undefined;
     }
   }

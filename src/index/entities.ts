@@ -44,6 +44,7 @@ const NOT_NAMES = new Set(
   after before since until during about above across against along among around at by for from in into of off on onto
   out over through to toward under up upon with within without
   all any both each every few many more most much none other some such same one two three first second last next new old
+  met saw told went got had took gave came brought bought called texted visited thanked asked wrote said
   happy merry congrats congratulations welcome bye goodbye cheers lol haha btw fyi omg tbh
   sounds sounded hope hoping glad enjoy enjoyed remember remind reminder tell told ask asked try tried
   bot assistant user`.split(/\s+/),
@@ -60,36 +61,57 @@ function normalizeKey(text: string): string {
     .trim();
 }
 
-/** Runs of capitalized words that are not in NOT_NAMES ("Dana", "New York", "Miso"). */
+/** Words that start multiword place names ("New York", "San Diego") even though alone they are not names. */
+const NAME_PREFIXES = new Set(['new', 'san', 'santa', 'los', 'las', 'el', 'la', 'le', 'saint', 'st', 'port', 'fort', 'mount', 'lake', 'north', 'south', 'east', 'west', 'upper', 'lower', 'great', 'old']);
+
+function isCapitalized(w: string): boolean {
+  const c = w[0]!;
+  return CAP_WORD.test(c) && c === c.toUpperCase() && c !== c.toLowerCase();
+}
+
+/**
+ * Runs of capitalized words that are not in NOT_NAMES ("Dana", "New York", "Miso"). The first
+ * word of a sentence is capitalized anyway, so it only counts when it is possessive ("Ann's"),
+ * or starts a multiword place name; adverbs in -ly never count.
+ */
 function capitalizedNames(text: string): ExtractedEntity[] {
   const out: ExtractedEntity[] = [];
+  const tokens = [...text.matchAll(TOKEN)].map((m) => ({ w: m[0], start: m.index! }));
   let run: Array<{ w: string; start: number; end: number }> = [];
   const flush = () => {
     if (run.length > 0) {
-      const words = run.map((r) => r.w.replace(/['’]s$/u, ''));
-      const surface = words.join(' ');
+      const surface = run.map((r) => r.w.replace(/['’]s$/u, '')).join(' ');
       if (surface.length >= 2) out.push({ text: surface, key: normalizeKey(surface), type: 'other', start: run[0]!.start, end: run.at(-1)!.end });
     }
     run = [];
   };
-  for (const m of text.matchAll(TOKEN)) {
-    const w = m[0];
-    const start = m.index!;
+  let sentenceStart = true;
+  tokens.forEach(({ w, start }, i) => {
     if (/^[.!?\n]$/.test(w)) {
       flush();
-      continue;
+      sentenceStart = true;
+      return;
     }
+    const first = sentenceStart;
+    sentenceStart = false;
     const bare = w.replace(/['’]s$/u, '');
-    const isCap = CAP_WORD.test(w[0]!) && w[0] === w[0]!.toUpperCase() && w[0] !== w[0]!.toLowerCase();
+    const lower = bare.toLowerCase();
     const allCaps = bare.length > 1 && bare === bare.toUpperCase();
-    if (isCap && !allCaps && !NOT_NAMES.has(bare.toLowerCase())) {
+    const next = tokens[i + 1]?.w ?? '';
+    const startsPlace = NAME_PREFIXES.has(lower) && next !== '' && isCapitalized(next) && !NOT_NAMES.has(next.toLowerCase());
+
+    const nextIsName = next !== '' && isCapitalized(next) && !NOT_NAMES.has(next.toLowerCase());
+    let ok = isCapitalized(w) && !allCaps && (!NOT_NAMES.has(lower) || (run.length === 0 && startsPlace)) && !/ly$/.test(lower);
+    // Sentence-initial: a name only when possessive or followed by another name word ("Dana Whitaker").
+    if (ok && first && run.length === 0 && !/['’]s$/u.test(w) && !nextIsName) ok = false;
+    if (ok) {
       run.push({ w, start, end: start + w.length });
       // A possessive ends a name: "Ann's cat".
       if (/['’]s$/u.test(w)) flush();
     } else {
       flush();
     }
-  }
+  });
   flush();
   return out;
 }

@@ -9,6 +9,8 @@ import { IndexWriter, newId, type EpisodeInput, type FactInput, type SavedFact }
 import { HybridSearch, ROW_COLUMNS, toResult, type MemoryRow, type SearchOptions, type SearchResult } from './search.js';
 import { errorMessage } from '../errors.js';
 
+const MAX_PENDING = 5_000;
+
 export interface IndexStats {
   byKind: Record<string, number>;
   latest: string | null;
@@ -32,7 +34,6 @@ export class MemoryIndex {
   readonly disabledReason: string | null;
   vecLoaded = false;
   vectorsOn = false;
-  private warned = false;
 
   constructor(
     readonly file: string,
@@ -51,7 +52,7 @@ export class MemoryIndex {
       reason = errorMessage(err);
       this.db?.close();
       this.db = null;
-      log.warn({ file, reason }, `[Index] memory.db could not be opened; long-term search is off until it can (${reason}). Chat continues.`);
+      log.warn({ file, reason }, `memory.db could not be opened; long-term search is off until it can (${reason}). Chat continues.`);
     }
     this.disabledReason = reason;
   }
@@ -64,24 +65,59 @@ export class MemoryIndex {
     return this.db;
   }
 
-  /** Runs `fn` on an enabled index; a failure is logged once per kind and returns `fallback`. */
+  /** How long the index rests after finding memory.db locked by another process. */
+  pauseMs = 30_000;
+  /** Until when it rests (ms since epoch). */
+  private pausedUntil = 0;
+  private readonly pending: EpisodeInput[] = [];
+  private failing = false;
+
+  /**
+   * Runs `fn` on an enabled index. A failure is logged once per outage (not once per message),
+   * and the next success logs the recovery. A locked file (another process holds it) pauses
+   * the index for a while instead of making every message wait for the lock.
+   */
   private guard<T>(what: string, fallback: T, fn: (db: Db) => T): T {
     if (!this.db) return fallback;
+    if (Date.now() < this.pausedUntil) return fallback;
     try {
-      return fn(this.db);
+      const out = fn(this.db);
+      if (this.failing) {
+        this.failing = false;
+        this.log.info('memory.db works again');
+        this.replayPending();
+      }
+      return out;
     } catch (err) {
-      if (!this.warned) {
-        this.warned = true;
-        this.log.warn({ what, err: errorMessage(err) }, `[Index] ${what} failed; continuing without it (further failures are logged at debug level)`);
+      const code = (err as { code?: string }).code ?? '';
+      const busy = code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
+      if (busy) this.pausedUntil = Date.now() + this.pauseMs;
+      if (!this.failing) {
+        this.failing = true;
+        this.log.warn(
+          { what, code, err: errorMessage(err) },
+          busy
+            ? `memory.db is locked by another process; indexing pauses for ${Math.round(this.pauseMs / 1000)} s at a time until it is free (messages stay in sessions and notes)`
+            : `${what} failed; continuing without it until it works again`,
+        );
       } else {
-        this.log.debug({ what, err: errorMessage(err) }, `[Index] ${what} failed`);
+        this.log.debug({ what, err: errorMessage(err) }, `${what} failed`);
       }
       return fallback;
     }
   }
 
+  private replayPending(): void {
+    const items = this.pending.splice(0);
+    for (const e of items) this.saveEpisode(e);
+    if (items.length) this.log.info({ episodes: items.length }, 'indexed the messages that arrived while memory.db was locked');
+  }
+
   saveEpisode(e: EpisodeInput): string | null {
-    return this.guard('saving an episode', null, () => this.writer!.saveEpisode(e));
+    const id = this.guard('saving an episode', null, () => this.writer!.saveEpisode(e));
+    // Kept for later when the file is locked, so a lock costs no memories (bounded).
+    if (id === null && this.db && this.failing && this.pending.length < MAX_PENDING) this.pending.push(e);
+    return id;
   }
 
   saveFacts(facts: FactInput[]): SavedFact[] {
@@ -90,6 +126,14 @@ export class MemoryIndex {
 
   saveReflection(content: string, scope: string, sourceIds: string[]): string | null {
     return this.guard('saving a reflection', null, () => this.writer!.saveReflection(content, scope, sourceIds));
+  }
+
+  /** Records that a conversation was consolidated (so the nightly job does not do it again). */
+  markConsolidated(sessionId: string, scope: string): void {
+    this.guard('marking a consolidation', undefined, (db) => {
+      const now = Math.floor(Date.now() / 1000);
+      db.prepare('INSERT INTO sessions_consolidations (session_id, first_seen_at, consolidated_at, scope) VALUES (?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET consolidated_at = excluded.consolidated_at').run(sessionId, now, now, scope);
+    });
   }
 
   search(query: string, opts: SearchOptions): SearchResult[] {

@@ -14,8 +14,8 @@ const STOP = new Set(
   theirs them themselves then there there's these they they'd they'll they're they've this those through to too under until
   up very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom
   why why's with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
-  tell know remember recall mention mentioned said say says did does ever anything something thing things kind called name named
-  please could would also just really`.split(/\s+/),
+  tell know remember recall mention mentioned said say says ever anything something
+  please also just really`.split(/\s+/),
 );
 
 export interface AnalyzedQuery {

@@ -56,8 +56,22 @@ export function jaccard(a: string, b: string): number {
 }
 
 export const DEDUP_JACCARD = 0.75;
-/** Facts this similar but not duplicates are about the same thing: a candidate conflict. */
-export const CONFLICT_JACCARD = 0.4;
+
+/**
+ * Two facts conflict when they say something different about the same subject: they open with
+ * the same words (at least three; all but the last one or two of the shorter) and then differ —
+ * "The user's favourite coffee is latte" vs "… is flat white". Facts that merely share words
+ * ("brother is called Tom" / "sister is called Dana") are not conflicts.
+ */
+export function conflicts(a: string, b: string): boolean {
+  const A = tokenize(a);
+  const B = tokenize(b);
+  let p = 0;
+  while (p < A.length && p < B.length && A[p] === B[p]) p++;
+  const shorter = Math.min(A.length, B.length);
+  // Only the last word or two may differ: the value, not the subject.
+  return p >= Math.max(3, shorter - 2) && p < shorter;
+}
 
 export class IndexWriter {
   private readonly st: Record<string, Statement>;
@@ -190,21 +204,21 @@ export class IndexWriter {
         batchSeen.add(norm);
         const active = this.st.activeFacts!.all(f.scope) as Array<{ id: string; content: string }>;
         let dup: string | undefined;
-        const conflicts: string[] = [];
+        const conflicting: string[] = [];
         for (const a of active) {
           const j = jaccard(content, a.content);
           if (j >= DEDUP_JACCARD) {
             dup = a.id;
             break;
           }
-          if (j >= CONFLICT_JACCARD) conflicts.push(a.id);
+          if (conflicts(content, a.content)) conflicting.push(a.id);
         }
         if (dup) {
           out.push({ id: dup, content, duplicateOf: dup });
           continue;
         }
         const id = newId('fact');
-        for (const c of conflicts) this.st.lowerConfidence!.run(c);
+        for (const c of conflicting) this.st.lowerConfidence!.run(c);
         this.insert({
           id,
           kind: 'fact',
@@ -215,9 +229,9 @@ export class IndexWriter {
           sourceIds: f.sourceIds,
           tags: f.tags,
           confidence: f.confidence,
-          attributes: conflicts.length ? { supersedes: conflicts } : {},
+          attributes: conflicting.length ? { supersedes: conflicting } : {},
         });
-        out.push({ id, content, ...(conflicts.length ? { supersedes: conflicts } : {}) });
+        out.push({ id, content, ...(conflicting.length ? { supersedes: conflicting } : {}) });
       }
     })();
     return out;

@@ -104,7 +104,8 @@ export class HybridSearch {
   }
 
   private entityHits(words: string[], opts: SearchOptions): MemoryRow[] {
-    const grams = ngrams(words).filter((g) => g.length >= 2);
+    // Bounded: a pasted document must not turn into thousands of SQL parameters.
+    const grams = ngrams(words.slice(0, 40)).filter((g) => g.length >= 2).slice(0, 300);
     if (grams.length === 0) return [];
     const ids = this.stmt(`SELECT DISTINCT entity_id FROM entity_aliases WHERE alias IN (${grams.map(() => '?').join(',')})`)
       .all(...grams)
@@ -156,23 +157,44 @@ export class HybridSearch {
     const match = ftsOrQuery(q.terms);
     if (!match) return [];
     const text = this.fts('memories_fts_stem', match, opts, CANDIDATES);
-    const lists: MemoryRow[][] = [text, this.entityHits(q.words, opts)];
-    if (text.length > 1) lists.push([...text].sort((a, b) => b.event_time - a.event_time).slice(0, 20));
-    lists.push(this.neighbours(text.slice(0, NEIGHBOUR_SEEDS), opts));
-    if (opts.vector) lists.push(this.vectorHits(opts.vector, opts));
+    const userText = text.filter((r) => r.source_role !== 'assistant');
+    const lists: Weighted[] = [
+      { rows: text, weight: 1 },
+      { rows: this.entityHits(q.words, opts), weight: 0.6 },
+      // Among the user's matching statements, the newest counts as much as the best match: a
+      // preference said again later replaces the earlier one.
+      { rows: [...userText.slice(0, 20)].sort((a, b) => b.event_time - a.event_time), weight: 1 },
+      { rows: this.neighbours(userText.slice(0, NEIGHBOUR_SEEDS), opts), weight: 0.3 },
+    ];
+    if (opts.vector) lists.push({ rows: this.vectorHits(opts.vector, opts), weight: 1 });
     return fuse(lists, limit);
   }
 }
 
-/** Reciprocal rank fusion of ranked lists (k = 60). */
-export function fuse(lists: MemoryRow[][], limit: number): SearchResult[] {
+export interface Weighted {
+  rows: MemoryRow[];
+  weight: number;
+}
+
+/**
+ * Weighted reciprocal rank fusion (k = 60): score = Σ weight / (60 + rank). Side lists
+ * (entities, recency, neighbours) weigh less than the text match, so a message pulled in only as
+ * a neighbour never outranks the hit that brought it. A fact's confidence scales its score: a
+ * superseded fact (0.3) ranks below its replacement.
+ */
+export function fuse(lists: Weighted[], limit: number): SearchResult[] {
   const acc = new Map<string, { row: MemoryRow; score: number }>();
-  for (const list of lists) {
-    list.forEach((row, rank) => {
+  for (const { rows, weight } of lists) {
+    rows.forEach((row, rank) => {
       const e = acc.get(row.id) ?? { row, score: 0 };
-      e.score += 1 / (RRF_K + rank + 1);
+      e.score += weight / (RRF_K + rank + 1);
       acc.set(row.id, e);
     });
+  }
+  for (const e of acc.values()) {
+    e.score *= 0.5 + 0.5 * Math.max(0, Math.min(1, e.row.confidence ?? 1));
+    // What the user said outranks the assistant's echo of it: memory questions are about the user.
+    if (e.row.source_role === 'assistant') e.score *= 0.5;
   }
   return [...acc.values()]
     .sort((a, b) => b.score - a.score || b.row.event_time - a.row.event_time)

@@ -61,5 +61,9 @@ export function toLlmError(err: unknown, timedOut: boolean): LlmError {
     const code = err.status === 429 ? 'llm.rate_limited' : 'llm.rejected';
     return new LlmError(code, 'rejected', `the LLM server answered ${err.status}: ${err.message}`, err.status, err);
   }
+  if (err instanceof SyntaxError || (err instanceof OpenAI.OpenAIError && !(err instanceof OpenAI.APIError))) {
+    // The server answered, but not with something we can read: its fault, not the network's.
+    return new LlmError('llm.bad_response', 'rejected', `the LLM server sent an answer that could not be read: ${(err as Error).message}`, undefined, err);
+  }
   return new LlmError('llm.unreachable', 'unreachable', `LLM call failed: ${(err as Error)?.message ?? String(err)}`, undefined, err);
 }

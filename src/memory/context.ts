@@ -34,9 +34,18 @@ interface Parts {
   recent: Array<{ date: string; content: string }>;
 }
 
+/**
+ * MEMORY.md is free-form markdown that may quote what users said. Its headings are pushed down
+ * two levels so nothing in it can open a `#` or `##` section of the prompt (a line reading
+ * "# Memory" or "## Today's Notes" inside MEMORY.md stays a sub-heading of Long-term Memory).
+ */
+export function nestHeadings(markdown: string): string {
+  return markdown.replace(/^(#{1,6})(?=\s)/gm, (h) => '#'.repeat(Math.min(6, h.length + 2)));
+}
+
 export function renderMemory(p: Parts): string {
   const sections: string[] = [];
-  if (p.longTerm) sections.push(`## Long-term Memory\n${p.longTerm}`);
+  if (p.longTerm) sections.push(`## Long-term Memory\n${nestHeadings(p.longTerm)}`);
   if (p.today.length > 0) sections.push(`## Today's Notes\n${p.today.join('\n')}`);
   if (p.recent.length > 0) {
     sections.push(`## Recent Context\n${p.recent.map((d) => `### ${d.date}\n${d.content}`).join('\n\n')}`);
