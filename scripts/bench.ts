@@ -10,7 +10,7 @@ const sections: Record<string, () => Promise<Record<string, string>>> = {
   tokens: benchTokens,
   compaction: benchCompaction,
   index: async () => (await import('./bench/index.js')).benchIndex(process.argv.includes('--full')),
-  pipeline: async () => (await import('./bench/pipeline.js')).benchPipeline(),
+  pipeline: async () => (await import('./bench/pipeline.js')).benchPipeline(process.argv.includes('--full')),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('--'));

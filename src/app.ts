@@ -21,6 +21,8 @@ import { createContextBuildingSystem } from './systems/context-building.js';
 import { createToolLoopSystem } from './systems/tool-loop.js';
 import { createResponseDeliverySystem } from './systems/response-delivery.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
+import { Inbox } from './dispatch/inbox.js';
+import type { SessionMessage } from './sessions/model.js';
 import { CommandRouter, parseCommand } from './commands/router.js';
 import { createHelpCommand } from './commands/help.js';
 import { createNewCommand } from './commands/new.js';
@@ -58,6 +60,11 @@ export interface App {
   commands: CommandRouter;
   /** Queues one inbound message for its chat; resolves when it has been fully handled. */
   handle(msg: InboundMessage, reply: ReplyFn): Promise<void>;
+  /**
+   * Handles messages accepted before the last stop (or kill) that never reached the session or
+   * never got an answer; `replyFor` gives the way back to each one's chat. Returns how many.
+   */
+  recover(replyFor: (msg: InboundMessage) => ReplyFn): Promise<number>;
   /** Stops taking messages, waits for running turns (bounded), flushes sessions. */
   stop(): Promise<{ drained: boolean }>;
 }
@@ -65,6 +72,21 @@ export interface App {
 export interface AppOptions {
   /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
   scheduler?: boolean;
+}
+
+/** The session's copy of a recovered message: the newest user message with its source id and text. */
+function findRecorded(messages: SessionMessage[], msg: InboundMessage): SessionMessage | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === 'user' && m.sourceId !== undefined && m.sourceId === msg.messageId && m.content === msg.text) return m;
+  }
+  return undefined;
+}
+
+/** True when an assistant answer (not a tool call) follows `user` in the session. */
+function answered(messages: SessionMessage[], user: SessionMessage): boolean {
+  const i = messages.indexOf(user);
+  return messages.slice(i + 1).some((m) => m.role === 'assistant' && !(m.toolCalls && m.toolCalls.length > 0));
 }
 
 export async function createApp(config: Config, log: Logger, opts: AppOptions = {}): Promise<App> {
@@ -162,6 +184,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commandList]);
 
   const dispatcher = new Dispatcher(config.maxConcurrentTurns);
+  const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
   // No message prefix here: each system tags its own lines ([Context], [ToolLoop], …).
   const turnLog = log.child({ component: 'Turn' });
 
@@ -181,15 +204,24 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     }
   }
 
-  async function runTurn(msg: InboundMessage, reply: ReplyFn, truncated = 0): Promise<void> {
+  async function runTurn(msg: InboundMessage, reply: ReplyFn, truncated: number, journalId: string | null, recovered: boolean): Promise<void> {
     const session = await sessions.getOrCreate(msg.channel, msg.chatId);
-    const userMessage = makeMessage('user', msg.text, {
-      ...(msg.messageId ? { sourceId: msg.messageId } : {}),
-      ...(msg.userName ? { senderName: msg.userName } : {}),
-    });
-    session.metadata.messagesReceived++;
-    // The user's words are on disk before anything can fail on the way to the model.
-    await sessions.append(session, userMessage);
+    let userMessage = recovered ? findRecorded(session.messages, msg) : undefined;
+    if (recovered && userMessage && answered(session.messages, userMessage)) {
+      // Killed after the answer was saved: it was sent or is lost, but never sent twice.
+      if (journalId) await inbox.done(journalId);
+      return;
+    }
+    if (!userMessage) {
+      userMessage = makeMessage('user', msg.text, {
+        ...(msg.messageId ? { sourceId: msg.messageId } : {}),
+        ...(msg.userName ? { senderName: msg.userName } : {}),
+      });
+      session.metadata.messagesReceived++;
+      // The user's words are on disk before anything can fail on the way to the model.
+      await sessions.append(session, userMessage);
+    }
+    if (journalId) await inbox.done(journalId);
     const turn = createTurn({ inbound: msg, session, log: turnLog, userMessage, reply });
     if (truncated > 0) {
       turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
@@ -205,14 +237,15 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     });
   }
 
-  return {
-    services,
-    pipeline,
-    dispatcher,
-    commands: router,
-    handle(msg, reply) {
-      const key = sessionKey(msg.channel, msg.chatId);
-      return dispatcher.submit(key, async () => {
+  function handle(msg: InboundMessage, reply: ReplyFn, recovered: boolean): Promise<void> {
+    const key = sessionKey(msg.channel, msg.chatId);
+    // Journal first (durable), then queue: a kill while the message waits loses nothing.
+    const accepted = inbox.accept(msg).catch((err: unknown) => {
+      turnLog.warn({ err, session: key }, 'could not journal an inbound message; handling it anyway');
+      return null;
+    });
+    return accepted.then((journalId) =>
+      dispatcher.submit(key, async () => {
         try {
           const cleaned = cleanInboundText(msg.text, config.maxMessageChars);
           msg = { ...msg, text: cleaned.text };
@@ -220,12 +253,15 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
             turnLog.info({ session: key, truncated: cleaned.truncated }, 'inbound message over MAX_MESSAGE_CHARS; truncated');
           }
           if (msg.text.trim() === '') {
+            if (journalId) await inbox.done(journalId);
             await reply('Your message had no readable text (only control characters or spaces), so nothing was sent to the model. Please type it again.');
             return;
           }
           const cmd = parseCommand(msg.text);
-          if (cmd) await runCommand(msg, reply, cmd.name, cmd.args);
-          else await runTurn(msg, reply, cleaned.truncated);
+          if (cmd) {
+            if (journalId) await inbox.done(journalId);
+            await runCommand(msg, reply, cmd.name, cmd.args);
+          } else await runTurn(msg, reply, cleaned.truncated, journalId, recovered);
         } catch (err) {
           // Anything the pipeline's own wrap point did not catch (e.g. the session could not be
           // saved before the LLM call): the user still hears back, with an id to quote.
@@ -233,7 +269,24 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
           turnLog.error({ err, errorId, session: key }, 'message could not be handled');
           await reply(apologyText(errorId, err)).catch(() => undefined);
         }
-      });
+      }),
+    );
+  }
+
+  return {
+    services,
+    pipeline,
+    dispatcher,
+    commands: router,
+    handle(msg, reply) {
+      return handle(msg, reply, false);
+    },
+    async recover(replyFor) {
+      const entries = await inbox.unfinished();
+      await inbox.reset();
+      if (entries.length > 0) turnLog.warn({ messages: entries.length }, 'handling messages accepted before the last stop but not finished');
+      await Promise.all(entries.map((e) => handle(e.msg, replyFor(e.msg), true)));
+      return entries.length;
     },
     async stop() {
       dispatcher.close();

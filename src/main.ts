@@ -3,12 +3,14 @@
  * Bad settings print one line each and exit 2, before anything else starts.
  */
 import dotenv from 'dotenv';
-import { loadConfig } from './config/env.js';
-import { componentLogger, createLogger, registerSecret } from './log.js';
+import { loadConfig, loadTelegramConfig } from './config/env.js';
+import { componentLogger, createLogger, registerSecret, scrubSecrets } from './log.js';
 import { createApp } from './app.js';
 import { ConsoleChannel } from './channels/console.js';
+import { TelegramChannel } from './channels/telegram/channel.js';
 import type { Channel } from './channels/types.js';
 import { isAppError } from './errors.js';
+import { acquireDaemonLock } from './storage/daemon-lock.js';
 
 async function main(): Promise<void> {
   // quiet: dotenv 17 otherwise prints a banner on stdout, which belongs to the replies.
@@ -19,8 +21,20 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   registerSecret(config.openaiApiKey);
+  const { telegram } = loadTelegramConfig();
+  registerSecret(telegram.botToken);
+  registerSecret(telegram.webhookSecret);
   const log = createLogger({ level: config.logLevel, file: config.logFile });
   const mainLog = componentLogger(log, 'Main');
+
+  let daemonLock: Awaited<ReturnType<typeof acquireDaemonLock>>;
+  try {
+    daemonLock = await acquireDaemonLock(config.workspaceDir);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  if (daemonLock.removedLocks > 0) mainLog.warn({ removed: daemonLock.removedLocks }, 'the previous daemon was killed; removed the file locks it left');
 
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
@@ -32,22 +46,43 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const channel: Channel & { finished?: Promise<void> } = new ConsoleChannel({ chatId: config.consoleChatId });
-  await channel.start((msg, reply) => app.handle(msg, reply));
+  // Telegram when a bot token is set, else the terminal.
+  let onFatal: (reason: string) => void = () => undefined;
+  const channel: Channel & { finished?: Promise<void> } = telegram.botToken
+    ? new TelegramChannel({
+        telegram: { ...telegram, botToken: telegram.botToken },
+        workspaceDir: config.workspaceDir,
+        log: componentLogger(log, 'Telegram'),
+        commands: app.commands.list(),
+        onFatal: () => onFatal('Telegram refused the bot token'),
+      })
+    : new ConsoleChannel({ chatId: config.consoleChatId });
+  try {
+    await channel.start((msg, reply) => app.handle(msg, reply));
+  } catch (err) {
+    // E.g. a wrong token (getMe 401) or an unreachable Bot API: one line, no stack.
+    process.stderr.write(`${channel.name}: ${scrubSecrets((err as Error).message)}\n`);
+    log.flush();
+    process.exit(1);
+  }
   mainLog.info({ channel: channel.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
+  // Messages accepted before a kill and never finished are handled now, in their chats' order.
+  void app.recover((msg) => (text) => channel.send(msg.chatId, text)).catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
 
   let stopping = false;
-  const shutdown = async (reason: string): Promise<void> => {
+  const shutdown = async (reason: string, exitCode = 0): Promise<void> => {
     if (stopping) return;
     stopping = true;
     mainLog.info({ reason }, 'stopping: no new messages, finishing running turns');
     await channel.stop();
     const { drained } = await app.stop();
     if (!drained) mainLog.warn({ timeoutMs: config.shutdownTimeoutMs }, 'some turns did not finish before the shutdown timeout');
+    await daemonLock.release();
     mainLog.info('stopped');
     log.flush();
-    process.exit(0);
+    process.exit(exitCode);
   };
+  onFatal = (reason) => void shutdown(reason, 1);
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   if (channel.finished) void channel.finished.then(() => shutdown('end of input'));

@@ -31,6 +31,7 @@ test('defaults: only a key set gives the documented values and no problems', () 
     summaryTimeoutMs: 15_000,
     embeddingsModel: undefined,
     embeddingsDimensions: 256,
+    maxMessageChars: 20_000,
   });
 });
 

@@ -56,7 +56,7 @@ test('memory_add writes MEMORY.md in the chat\'s own folder; memory_read returns
     assert.equal(read.toolMessage, '- The user is called Ada.\n\n## Preferences\n- Likes green tea.\n');
     // The next prompt carries the saved facts.
     await bot.send('1', 'hi');
-    assert.match(systemPrompt(bot, -1), /## Long-term Memory\n- The user is called Ada\.\n\n## Preferences\n- Likes green tea\./);
+    assert.match(systemPrompt(bot, -1), /## Long-term Memory\n- The user is called Ada\.\n\n#### Preferences\n- Likes green tea\./);
   } finally {
     await bot.close();
   }

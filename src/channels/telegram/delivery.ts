@@ -16,7 +16,7 @@
 import type { Telegram } from 'telegraf';
 import type { Logger } from '../../log.js';
 import { withRetry } from '../../util/retry.js';
-import { classifyTelegramFailure, isFormattingRejected, toTelegramAppError } from './errors.js';
+import { classifyTelegramFailure, describeError, isFormattingRejected, toTelegramAppError } from './errors.js';
 import { renderTelegramHtml, visibleLength } from './render.js';
 import { splitMessage, TELEGRAM_MESSAGE_LIMIT } from './split.js';
 
@@ -107,7 +107,7 @@ export class Delivery {
     } catch (err) {
       // Logged loudly once, then quietly: an API server without chat actions would flood the log.
       const level = this.cosmeticFailures++ === 0 ? 'warn' : 'debug';
-      this.log[level]({ chatId, err: describe(err) }, 'sendChatAction failed (cosmetic, ignored)');
+      this.log[level]({ chatId, err: describeError(err) }, 'sendChatAction failed (cosmetic, ignored)');
     }
   }
 
@@ -134,13 +134,13 @@ export class Delivery {
         maxRetryAfterMs: this.opts.maxRetryAfterMs ?? 120_000,
         classify: (err) => classifyTelegramFailure(err, false),
         onRetry: ({ attempt, delayMs, err }) =>
-          this.log.warn({ chatId, attempt, delayMs, err: describe(err) }, 'sendMessage failed before delivery; retrying'),
+          this.log.warn({ chatId, attempt, delayMs, err: describeError(err) }, 'sendMessage failed before delivery; retrying'),
       });
       return 'sent';
     } catch (err) {
       if (!classifyTelegramFailure(err, false).uncertain) throw err;
       this.log.warn(
-        { code: 'telegram.delivery_uncertain', chatId, chars: payload.text.length, err: describe(err) },
+        { code: 'telegram.delivery_uncertain', chatId, chars: payload.text.length, err: describeError(err) },
         'sendMessage may or may not have reached Telegram; not re-sent, so it cannot arrive twice',
       );
       return 'uncertain';
@@ -157,11 +157,4 @@ export class Delivery {
       clearTimeout(timer);
     }
   }
-}
-
-/** A short, token-free description of a failure for log lines. */
-export function describe(err: unknown): string {
-  const e = err as { code?: unknown; description?: string; message?: string } | null;
-  if (e && typeof e.code === 'number' && e.description) return `${e.code} ${e.description}`;
-  return e?.message ?? String(err);
 }

@@ -79,3 +79,10 @@ export function toTelegramAppError(err: unknown, what: string): AppError {
   const detail = f.status !== undefined ? `${f.status} ${f.description ?? ''}`.trim() : ((err as Error)?.message ?? String(err));
   return new AppError(code, `${what}: ${detail}`, { cause: err });
 }
+
+/** A short, token-free description of a failure for log lines. */
+export function describeError(err: unknown): string {
+  const e = err as { code?: unknown; description?: string; message?: string } | null;
+  if (e && typeof e.code === 'number' && e.description) return `${e.code} ${e.description}`;
+  return e?.message ?? String(err);
+}

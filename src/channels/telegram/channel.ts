@@ -1,0 +1,297 @@
+/**
+ * The Telegram channel (session `telegram:{chatId}`), built on telegraf's Bot API client.
+ *
+ * Inbound, per update, in update order:
+ *   update log (taken at most once, on disk first) → readUpdate (text / media / ignore)
+ *   → access control (strangers stop here) → typing indicator → `onMessage` (app.handle),
+ *   which queues the message behind earlier ones of the same chat and runs the turn.
+ * Updates are handed over one after another without waiting for turns, so chats run side by
+ * side while each chat keeps its order (the dispatcher's per-chat queue).
+ *
+ * Outbound: Delivery (split ≤ 4096, Markdown → HTML, plain-text fallback, retries that can
+ * never duplicate a message). Transport: long polling with a watchdog (default) or a webhook
+ * when TELEGRAM_WEBHOOK_URL is set.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { Telegraf } from 'telegraf';
+import type { Update } from 'telegraf/types';
+import type { TelegramConfig } from '../../config/env.js';
+import type { Logger } from '../../log.js';
+import type { InboundMessage } from '../../pipeline/turn.js';
+import { withRetry } from '../../util/retry.js';
+import type { Channel, InboundHandler } from '../types.js';
+import { AccessControl } from './access.js';
+import { Delivery } from './delivery.js';
+import { classifyTelegramFailure, describeError, toTelegramAppError } from './errors.js';
+import { readUpdate, TEXT_ONLY_REPLY, type BotIdentity } from './inbound.js';
+import { PairingStore, pairingFile } from './pairing.js';
+import { Poller } from './polling.js';
+import { UpdateLog } from './update-log.js';
+import { WebhookServer } from './webhook.js';
+
+/** Knobs with production defaults; tests make them short. */
+export interface TelegramTuning {
+  pollTimeoutSec: number;
+  emptyPollDelayMs: number;
+  watchdogIntervalMs: number;
+  stallAfterMs: number;
+  typingIntervalMs: number;
+  sendTimeoutMs: number;
+  sendRetries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  maxRetryAfterMs: number;
+}
+
+export interface TelegramChannelOptions {
+  telegram: TelegramConfig & { botToken: string };
+  workspaceDir: string;
+  log: Logger;
+  /** Registered with setMyCommands at start (with /start added). */
+  commands?: Array<{ name: string; description: string }>;
+  tuning?: Partial<TelegramTuning>;
+  /** Polling gave up for good (Telegram refused the token while running). */
+  onFatal?: (err: unknown) => void;
+}
+
+export class TelegramChannel implements Channel {
+  readonly name = 'telegram';
+  readonly bot: Telegraf;
+  readonly delivery: Delivery;
+  readonly updateLog: UpdateLog;
+  readonly pairing: PairingStore;
+  private readonly access: AccessControl;
+  private readonly log: Logger;
+  private poller: Poller | undefined;
+  private webhook: WebhookServer | undefined;
+  private onMessage: InboundHandler | undefined;
+  private identity: BotIdentity | undefined;
+  private accepting = false;
+  private readonly typing = new Map<string, { count: number; timer: NodeJS.Timeout }>();
+  /** Replies sent directly by the channel (pairing, "text only"), for a clean stop. */
+  private readonly sideReplies = new Set<Promise<unknown>>();
+
+  constructor(private readonly opts: TelegramChannelOptions) {
+    this.log = opts.log;
+    const apiRoot = opts.telegram.apiRoot ? opts.telegram.apiRoot.replace(/\/*$/, '/') : undefined;
+    this.bot = new Telegraf(opts.telegram.botToken, { telegram: { webhookReply: false, ...(apiRoot ? { apiRoot } : {}) } });
+    const t = opts.tuning ?? {};
+    this.delivery = new Delivery({
+      telegram: this.bot.telegram,
+      log: this.log,
+      ...(t.sendTimeoutMs !== undefined ? { sendTimeoutMs: t.sendTimeoutMs } : {}),
+      ...(t.sendRetries !== undefined ? { retries: t.sendRetries } : {}),
+      ...(t.baseDelayMs !== undefined ? { baseDelayMs: t.baseDelayMs } : {}),
+      ...(t.maxDelayMs !== undefined ? { maxDelayMs: t.maxDelayMs } : {}),
+      ...(t.maxRetryAfterMs !== undefined ? { maxRetryAfterMs: t.maxRetryAfterMs } : {}),
+    });
+    this.updateLog = new UpdateLog(path.join(opts.workspaceDir, 'telegram', 'updates.json'), this.log);
+    this.pairing = new PairingStore(pairingFile(opts.workspaceDir));
+    this.access = new AccessControl({
+      dmPolicy: opts.telegram.dmPolicy,
+      allowedUsers: opts.telegram.allowedUsers,
+      allowedGroups: opts.telegram.allowedGroups,
+      pairing: this.pairing,
+      log: this.log,
+    });
+  }
+
+  /** The bot's own account (after start). */
+  get me(): BotIdentity | undefined {
+    return this.identity;
+  }
+
+  async start(onMessage: InboundHandler): Promise<void> {
+    this.onMessage = onMessage;
+    await this.updateLog.load();
+    const me = await this.getMe();
+    this.identity = { id: me.id, username: me.username };
+    await this.registerCommands();
+    this.accepting = true;
+    const t = this.opts.tuning ?? {};
+    const cfg = this.opts.telegram;
+    if (cfg.webhookUrl) {
+      const secret = cfg.webhookSecret ?? randomBytes(24).toString('hex');
+      this.webhook = new WebhookServer({
+        host: cfg.webhookHost,
+        port: cfg.webhookPort,
+        path: new URL(cfg.webhookUrl).pathname || '/',
+        secret,
+        log: this.log,
+        onUpdates: (u) => this.ingest(u),
+      });
+      const bound = await this.webhook.listen();
+      await this.call('setWebhook', () =>
+        this.bot.telegram.setWebhook(cfg.webhookUrl!, { secret_token: secret, allowed_updates: ['message'], max_connections: 1 }),
+      );
+      this.log.info({ bot: `@${me.username}`, url: cfg.webhookUrl, listen: `${bound.host}:${bound.port}` }, 'Telegram channel started (webhook)');
+      return;
+    }
+    // A webhook left from an earlier run would make every getUpdates fail with 409.
+    await this.bot.telegram.deleteWebhook({ drop_pending_updates: false }).catch((err: unknown) => {
+      this.log.warn({ err: describeError(err) }, 'deleteWebhook failed; polling may see 409 until the webhook is removed');
+    });
+    this.poller = new Poller({
+      telegram: this.bot.telegram,
+      log: this.log,
+      onUpdates: (u) => this.ingest(u),
+      ...(this.opts.onFatal ? { onFatal: this.opts.onFatal } : {}),
+      ...(t.pollTimeoutSec !== undefined ? { pollTimeoutSec: t.pollTimeoutSec } : {}),
+      ...(t.emptyPollDelayMs !== undefined ? { emptyPollDelayMs: t.emptyPollDelayMs } : {}),
+      ...(t.watchdogIntervalMs !== undefined ? { watchdogIntervalMs: t.watchdogIntervalMs } : {}),
+      ...(t.stallAfterMs !== undefined ? { stallAfterMs: t.stallAfterMs } : {}),
+      ...(t.baseDelayMs !== undefined ? { baseDelayMs: t.baseDelayMs } : {}),
+      ...(t.maxDelayMs !== undefined ? { maxDelayMs: t.maxDelayMs } : {}),
+    });
+    this.poller.start();
+    this.log.info({ bot: `@${me.username}` }, 'Telegram channel started (long polling)');
+  }
+
+  /** How often the watchdog restarted polling. */
+  get pollingRestarts(): number {
+    return this.poller?.restarts ?? 0;
+  }
+
+  async send(chatId: string, text: string): Promise<void> {
+    await this.delivery.sendMarkdown(chatId, text);
+  }
+
+  /**
+   * Stops taking updates: the poll in flight is aborted (or the webhook server closed) and
+   * every update already taken has been handed to `onMessage` when this resolves. Replies of
+   * running turns still go out (the client stays usable) while the app drains.
+   */
+  async stop(): Promise<void> {
+    this.accepting = false;
+    await this.poller?.stop();
+    await this.webhook?.close();
+    await Promise.allSettled([...this.sideReplies]);
+  }
+
+  /** Takes a batch of updates: records their ids, then routes the new ones in order. */
+  async ingest(updates: Update[]): Promise<void> {
+    // Not recorded means not taken: after a stop, Telegram sends these again on the next start.
+    if (!this.accepting || updates.length === 0) return;
+    const fresh = await this.updateLog.admit(updates.map((u) => u.update_id));
+    for (const u of updates) {
+      if (!fresh.delete(u.update_id)) {
+        this.log.info({ updateId: u.update_id }, 'update already processed; ignored');
+        continue;
+      }
+      try {
+        await this.route(u);
+      } catch (err) {
+        this.log.error({ err, updateId: u.update_id }, 'update could not be routed');
+      }
+    }
+  }
+
+  private async route(update: Update): Promise<void> {
+    const r = readUpdate(update, this.identity!);
+    if (r.kind === 'ignore') {
+      this.log.debug({ updateId: update.update_id, reason: r.reason }, 'update ignored');
+      return;
+    }
+    const { sender } = r;
+    const decision = await this.access.check(sender);
+    if (!decision.allow) {
+      this.log.info({ updateId: update.update_id, userId: sender.userId, chatId: sender.chatId, reason: decision.reason }, 'message refused');
+      if (decision.reply) this.sideReply(sender.chatId, decision.reply);
+      return;
+    }
+    if (r.kind === 'unsupported') {
+      this.sideReply(sender.chatId, TEXT_ONLY_REPLY, r.group ? r.messageId : undefined);
+      return;
+    }
+    const msg: InboundMessage = {
+      channel: this.name,
+      chatId: sender.chatId,
+      userId: sender.userId,
+      userName: sender.name ?? sender.username,
+      text: r.text,
+      messageId: String(r.messageId),
+      receivedAt: new Date(),
+    };
+    const chatId = sender.chatId;
+    const replyTo = r.group ? r.messageId : undefined;
+    let typing = true;
+    const stopTyping = () => {
+      if (!typing) return;
+      typing = false;
+      this.stopTyping(chatId);
+    };
+    this.startTyping(chatId);
+    const reply = async (text: string) => {
+      stopTyping();
+      await this.delivery.sendMarkdown(chatId, text, { replyTo });
+    };
+    // Not awaited: the turn runs in the chat's queue while the next update is routed.
+    void this.onMessage!(msg, reply)
+      .catch((err: unknown) => this.log.error({ err, chatId, updateId: update.update_id }, 'message could not be handed to the app'))
+      .finally(stopTyping);
+  }
+
+  private sideReply(chatId: string, text: string, replyTo?: number): void {
+    const p = this.delivery
+      .sendPlain(chatId, text, { replyTo })
+      .catch((err: unknown) => this.log.warn({ err, chatId }, 'reply could not be sent'))
+      .finally(() => this.sideReplies.delete(p));
+    this.sideReplies.add(p);
+  }
+
+  /** "typing…" while any message of the chat is being handled; refreshed (Telegram shows it ~5 s). */
+  private startTyping(chatId: string): void {
+    const entry = this.typing.get(chatId);
+    if (entry) {
+      entry.count++;
+      return;
+    }
+    void this.delivery.chatAction(chatId);
+    const timer = setInterval(() => void this.delivery.chatAction(chatId), this.opts.tuning?.typingIntervalMs ?? 4000);
+    timer.unref();
+    this.typing.set(chatId, { count: 1, timer });
+  }
+
+  private stopTyping(chatId: string): void {
+    const entry = this.typing.get(chatId);
+    if (!entry) return;
+    if (--entry.count > 0) return;
+    clearInterval(entry.timer);
+    this.typing.delete(chatId);
+  }
+
+  private async getMe(): Promise<{ id: number; username: string }> {
+    const me = await this.call('getMe', () => this.bot.telegram.getMe());
+    this.bot.botInfo = me;
+    return { id: me.id, username: me.username };
+  }
+
+  /** setMyCommands is cosmetic: a failure is logged and ignored. */
+  private async registerCommands(): Promise<void> {
+    const list = [{ name: 'start', description: 'Start: what this bot does' }, ...(this.opts.commands ?? [])];
+    const seen = new Set<string>();
+    const commands = list
+      .filter((c) => /^[a-z0-9_]{1,32}$/.test(c.name) && !seen.has(c.name) && seen.add(c.name))
+      .map((c) => ({ command: c.name, description: c.description.slice(0, 256) || c.name }));
+    try {
+      await this.bot.telegram.setMyCommands(commands);
+    } catch (err) {
+      this.log.warn({ err: describeError(err) }, 'setMyCommands failed (cosmetic, ignored)');
+    }
+  }
+
+  /** A start-up call: transient failures retried a few times, then a stable error. */
+  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await withRetry(fn, {
+        retries: 3,
+        baseDelayMs: this.opts.tuning?.baseDelayMs ?? 1000,
+        maxDelayMs: 5000,
+        classify: (err) => classifyTelegramFailure(err, true),
+      });
+    } catch (err) {
+      throw toTelegramAppError(err, what);
+    }
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Reads one Telegram update into what the channel should do with it: pass text on, answer
+ * "text only", or ignore it (and why). Pure, so every rule here has a unit test.
+ *
+ * - Text and captions are text. Stickers, voice, photos without caption and other media get
+ *   the "I can read text only" answer. Service messages (joins, pins, …) are ignored.
+ * - Edited messages are ignored: the answer to the original already exists, and answering the
+ *   edit would give the user a second reply to one question.
+ * - In groups only messages addressed to the bot count: a mention of @bot, a reply to one of
+ *   its messages, or a command (`/status`, `/status@bot`; not `/status@otherbot`). The mention
+ *   is taken out of the text.
+ * - `/start` (Telegram's first message to any bot) is answered like `/help`.
+ */
+import type { Update, Message } from 'telegraf/types';
+import type { Sender } from './access.js';
+
+export interface BotIdentity {
+  id: number;
+  username: string;
+}
+
+export type Inbound =
+  | { kind: 'ignore'; reason: string }
+  | { kind: 'text'; sender: Sender; text: string; messageId: number; group: boolean }
+  | { kind: 'unsupported'; sender: Sender; messageId: number; group: boolean };
+
+export const TEXT_ONLY_REPLY = 'I can read text only (for now).';
+
+const MEDIA_KEYS = ['sticker', 'voice', 'photo', 'video', 'video_note', 'audio', 'document', 'animation', 'location', 'venue', 'contact', 'poll', 'dice', 'story', 'game'];
+
+export function readUpdate(update: Update, bot: BotIdentity): Inbound {
+  if ('edited_message' in update) return { kind: 'ignore', reason: 'edited message (ignored by design)' };
+  if (!('message' in update) || !update.message) {
+    const type = Object.keys(update).find((k) => k !== 'update_id') ?? 'unknown';
+    return { kind: 'ignore', reason: `update type ${type} is not handled` };
+  }
+  const m = update.message as Message & Record<string, any>;
+  if (!m.from) return { kind: 'ignore', reason: 'message without a sender' };
+  if (m.from.is_bot) return { kind: 'ignore', reason: 'message from a bot' };
+  const chatType = m.chat.type;
+  const group = chatType === 'group' || chatType === 'supergroup';
+  const sender: Sender = {
+    userId: String(m.from.id),
+    username: m.from.username,
+    name: [m.from.first_name, m.from.last_name].filter(Boolean).join(' ') || undefined,
+    chatId: String(m.chat.id),
+    chatType,
+  };
+  const raw: string | undefined = typeof m.text === 'string' ? m.text : typeof m.caption === 'string' ? m.caption : undefined;
+
+  if (group && !isAddressed(m, raw ?? '', bot)) return { kind: 'ignore', reason: 'group message not addressed to the bot' };
+
+  if (raw === undefined || raw.trim() === '') {
+    if (MEDIA_KEYS.some((k) => k in m)) return { kind: 'unsupported', sender, messageId: m.message_id, group };
+    return { kind: 'ignore', reason: 'service message' };
+  }
+
+  let text = group ? stripMention(raw, bot.username) : raw.trim();
+  if (text === '') text = '/help';
+  if (/^\/start(@\w+)?(\s|$)/i.test(text)) text = '/help';
+  return { kind: 'text', sender, text, messageId: m.message_id, group };
+}
+
+function isAddressed(m: Message & Record<string, any>, text: string, bot: BotIdentity): boolean {
+  if (m.reply_to_message?.from?.id === bot.id) return true;
+  const entities: Array<{ type: string; offset: number; length: number; user?: { id: number } }> = m.entities ?? m.caption_entities ?? [];
+  const at = `@${bot.username}`.toLowerCase();
+  for (const e of entities) {
+    if (e.type === 'text_mention' && e.user?.id === bot.id) return true;
+    if (e.type === 'mention' && text.slice(e.offset, e.offset + e.length).toLowerCase() === at) return true;
+  }
+  if (mentionPattern(bot.username).test(text)) return true;
+  const cmd = /^\/[A-Za-z0-9_]+(?:@(\w+))?/.exec(text.trim());
+  if (cmd) return !cmd[1] || cmd[1].toLowerCase() === bot.username.toLowerCase();
+  return false;
+}
+
+function mentionPattern(username: string): RegExp {
+  return new RegExp(`(^|[^\\w@])@${username.replace(/[^\w]/g, '')}(?!\\w)`, 'i');
+}
+
+function stripMention(text: string, username: string): string {
+  const re = new RegExp(`(^|[^\\w@])@${username.replace(/[^\w]/g, '')}(?!\\w)[,:]?`, 'gi');
+  return text
+    .replace(re, '$1')
+    .replace(/[ \t]{2,}/g, ' ')
+    .trim();
+}

@@ -1,0 +1,222 @@
+/**
+ * `npm run doctor` — checks what the daemon needs and prints one table row per check: config
+ * valid, workspace writable, LLM reachable (one tiny request), Telegram getMe (when a token is
+ * set), SQLite and sqlite-vec load, disk space. Exits 1 when any check fails, printing the fix
+ * for each problem on one line; 0 otherwise (warnings included).
+ */
+import { createRequire } from 'node:module';
+import { mkdir, readFile, statfs, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import dotenv from 'dotenv';
+import { Telegram } from 'telegraf';
+import { loadConfig, loadTelegramConfig } from '../config/env.js';
+import { LlmClient } from '../llm/client.js';
+import { LlmError } from '../llm/errors.js';
+import { registerSecret, scrubSecrets, silentLogger } from '../log.js';
+import { writeFileAtomic } from '../storage/atomic.js';
+import { isTelegramError } from '../channels/telegram/errors.js';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+
+export interface CheckResult {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+  /** What to do, in one line (for warn and fail). */
+  fix?: string | undefined;
+}
+
+export interface DoctorOptions {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  /** Per network check (ms). */
+  timeoutMs?: number;
+}
+
+const MB = 1024 * 1024;
+
+export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]> {
+  const env = opts.env ?? process.env;
+  const timeoutMs = opts.timeoutMs ?? 15_000;
+  const { config, problems } = loadConfig(env, opts.cwd);
+  const { telegram } = loadTelegramConfig(env);
+  registerSecret(config.openaiApiKey);
+  registerSecret(telegram.botToken);
+  const results: CheckResult[] = [];
+
+  results.push(
+    problems.length === 0
+      ? { name: 'config', status: 'ok', detail: 'all settings valid' }
+      : { name: 'config', status: 'fail', detail: `${problems.length} problem(s): ${problems.join(' | ')}`, fix: problems[0] },
+  );
+
+  results.push(await checkWorkspace(config.workspaceDir));
+
+  const llmConfigured = !problems.some((p) => /^OPENAI_/.test(p));
+  results.push(llmConfigured ? await checkLlm(config, timeoutMs) : { name: 'LLM', status: 'skip', detail: 'not checked: the OPENAI_* settings above are invalid' });
+
+  if (!telegram.botToken) results.push({ name: 'Telegram', status: 'skip', detail: 'TELEGRAM_BOT_TOKEN not set: the daemon runs in the terminal' });
+  else if (problems.some((p) => /^TELEGRAM_(BOT_TOKEN|API_ROOT)/.test(p))) results.push({ name: 'Telegram', status: 'skip', detail: 'not checked: the TELEGRAM_* settings above are invalid' });
+  else results.push(await checkTelegram(telegram.botToken, telegram.apiRoot, timeoutMs));
+
+  results.push(...checkSqlite());
+  results.push(await checkDisk(config.workspaceDir));
+  return results;
+}
+
+async function checkWorkspace(dir: string): Promise<CheckResult> {
+  const probe = path.join(dir, `.doctor-${process.pid}`);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFileAtomic(probe, 'ok');
+    if ((await readFile(probe, 'utf8')) !== 'ok') throw new Error('read back something else');
+    await unlink(probe);
+    return { name: 'workspace', status: 'ok', detail: `writable: ${dir}` };
+  } catch (err) {
+    return {
+      name: 'workspace',
+      status: 'fail',
+      detail: `${dir}: ${(err as Error).message}`,
+      fix: `make ${dir} writable for this user (mkdir -p and chown), or point WORKSPACE_DIR elsewhere`,
+    };
+  }
+}
+
+async function checkLlm(config: ReturnType<typeof loadConfig>['config'], timeoutMs: number): Promise<CheckResult> {
+  const llm = new LlmClient({ ...config, llmTimeoutMs: Math.min(config.llmTimeoutMs, timeoutMs) }, silentLogger());
+  const where = config.openaiBaseUrl ?? 'OpenAI';
+  const started = Date.now();
+  try {
+    await llm.chat({ messages: [{ role: 'user', content: 'Reply with: ok' }], maxTokens: 1, retries: 0, timeoutMs });
+    return { name: 'LLM', status: 'ok', detail: `${config.model} at ${where} answered in ${Date.now() - started} ms` };
+  } catch (err) {
+    const e = err instanceof LlmError ? err : undefined;
+    // An odd 200 (no choice for a 1-token request) still proves the server and the key work.
+    if (e?.code === 'llm.bad_response') return { name: 'LLM', status: 'ok', detail: `${config.model} at ${where} answered (with no choice) in ${Date.now() - started} ms` };
+    let fix = `check OPENAI_BASE_URL (${where}) and that the server is running`;
+    if (e?.status === 401 || e?.status === 403) fix = 'the server refused the key — set a valid OPENAI_API_KEY';
+    else if (e?.status === 404) fix = `the server does not know model ${config.model} or the path — check LLM_MODEL and OPENAI_BASE_URL (most servers end in /v1)`;
+    else if (e?.code === 'llm.timeout') fix = `no answer within ${timeoutMs} ms — check the server's load, or raise LLM_TIMEOUT_MS`;
+    else if (e?.code === 'llm.rate_limited') fix = 'the server is rate limiting this key — wait, or check the plan/quota';
+    return { name: 'LLM', status: 'fail', detail: scrubSecrets(`${where}: ${(err as Error).message}`), fix };
+  }
+}
+
+async function checkTelegram(token: string, apiRoot: string | undefined, timeoutMs: number): Promise<CheckResult> {
+  const root = apiRoot ? apiRoot.replace(/\/*$/, '/') : undefined;
+  const tg = new Telegram(token, { ...(root ? { apiRoot: root } : {}) });
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), timeoutMs);
+  try {
+    const me = await tg.callApi('getMe', {} as never, { signal: ac.signal as never });
+    return { name: 'Telegram', status: 'ok', detail: `getMe: @${me.username} (id ${me.id})${apiRoot ? ` via ${apiRoot}` : ''}` };
+  } catch (err) {
+    const refused = isTelegramError(err) && (err.code === 401 || err.code === 404);
+    return {
+      name: 'Telegram',
+      status: 'fail',
+      detail: scrubSecrets(`getMe: ${(err as Error).message}`),
+      fix: refused
+        ? 'Telegram refused the token — copy TELEGRAM_BOT_TOKEN again from @BotFather (/token)'
+        : `cannot reach ${apiRoot ?? 'api.telegram.org'} — check the network, a proxy, or TELEGRAM_API_ROOT`,
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function checkSqlite(): CheckResult[] {
+  const require = createRequire(import.meta.url);
+  type Db = { prepare(sql: string): { get(): Record<string, unknown> }; exec(sql: string): void; close(): void };
+  let Database: new (file: string) => Db;
+  try {
+    Database = require('better-sqlite3') as typeof Database;
+  } catch {
+    return [{ name: 'SQLite', status: 'skip', detail: 'better-sqlite3 not installed: long-term memory index off' }];
+  }
+  let db: Db;
+  const out: CheckResult[] = [];
+  try {
+    db = new Database(':memory:');
+    const v = db.prepare('select sqlite_version() as v').get().v;
+    db.exec('create virtual table doctor_fts using fts5(x)');
+    out.push({ name: 'SQLite', status: 'ok', detail: `better-sqlite3 loads, SQLite ${String(v)} with FTS5` });
+  } catch (err) {
+    return [
+      {
+        name: 'SQLite',
+        status: 'fail',
+        detail: `better-sqlite3 does not load: ${(err as Error).message.split('\n')[0]}`,
+        fix: 'rebuild the native module for this Node version: npm rebuild better-sqlite3',
+      },
+    ];
+  }
+  try {
+    const vec = require('sqlite-vec') as { load(db: Db): void };
+    try {
+      vec.load(db);
+      const v = db.prepare('select vec_version() as v').get().v;
+      out.push({ name: 'sqlite-vec', status: 'ok', detail: `loads, ${String(v)}` });
+    } catch (err) {
+      out.push({
+        name: 'sqlite-vec',
+        status: 'warn',
+        detail: `installed but does not load: ${(err as Error).message.split('\n')[0]} (vector search off; full-text search works)`,
+        fix: 'reinstall it for this platform: npm install sqlite-vec (or leave EMBEDDINGS_MODEL unset)',
+      });
+    }
+  } catch {
+    out.push({ name: 'sqlite-vec', status: 'skip', detail: 'not installed: vector search off' });
+  }
+  db.close();
+  return out;
+}
+
+async function checkDisk(dir: string): Promise<CheckResult> {
+  try {
+    const st = await statfs(dir);
+    const free = st.bavail * st.bsize;
+    const text = free >= 10 * 1024 * MB ? `${(free / (1024 * MB)).toFixed(0)} GB` : `${(free / MB).toFixed(0)} MB`;
+    if (free < 100 * MB) return { name: 'disk', status: 'fail', detail: `${text} free at ${dir}`, fix: 'free disk space: sessions and memory cannot be saved safely with less than 100 MB' };
+    if (free < 1024 * MB) return { name: 'disk', status: 'warn', detail: `${text} free at ${dir}`, fix: 'free some disk space soon (less than 1 GB left)' };
+    return { name: 'disk', status: 'ok', detail: `${text} free at ${dir}` };
+  } catch (err) {
+    return { name: 'disk', status: 'warn', detail: `could not measure free space: ${(err as Error).message}`, fix: 'check the workspace check above' };
+  }
+}
+
+const MARK: Record<CheckStatus, string> = { ok: 'ok', warn: 'WARN', fail: 'FAIL', skip: 'skip' };
+
+/** The table, then one "fix:" line per failed or warned check. */
+export function formatReport(results: CheckResult[]): string {
+  const w = Math.max(5, ...results.map((r) => r.name.length));
+  const lines = [`${'check'.padEnd(w)}  status  detail`, `${'-'.repeat(w)}  ------  ------`];
+  for (const r of results) lines.push(`${r.name.padEnd(w)}  ${MARK[r.status].padEnd(6)}  ${r.detail}`);
+  const todo = results.filter((r) => r.fix && (r.status === 'fail' || r.status === 'warn'));
+  if (todo.length > 0) {
+    lines.push('');
+    for (const r of todo) lines.push(`${r.status === 'fail' ? 'FIX' : 'fix'} ${r.name}: ${r.fix}`);
+  }
+  const failed = results.filter((r) => r.status === 'fail').length;
+  lines.push('', failed === 0 ? 'All checks passed.' : `${failed} check(s) failed.`);
+  return lines.join('\n');
+}
+
+export function exitCodeFor(results: CheckResult[]): number {
+  return results.some((r) => r.status === 'fail') ? 1 : 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  dotenv.config({ quiet: true });
+  runDoctor().then(
+    (results) => {
+      process.stdout.write(`${formatReport(results)}\n`);
+      process.exit(exitCodeFor(results));
+    },
+    (err: unknown) => {
+      process.stderr.write(`doctor: ${scrubSecrets((err as Error).message)}\n`);
+      process.exit(1);
+    },
+  );
+}

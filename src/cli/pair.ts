@@ -1,0 +1,82 @@
+/**
+ * `npm run pair -- approve <CODE> | list | revoke <id|@username>` — the owner's side of
+ * Telegram pairing. Works on `workspace/telegram/pairing.json` (WORKSPACE_DIR, from the
+ * environment or .env) under the same lock the running daemon uses, so it is safe while the
+ * bot runs; an approval takes effect on the user's next message.
+ *
+ * Exit codes: 0 done, 1 nothing matched (unknown code, unknown user), 2 usage error.
+ */
+import { pathToFileURL } from 'node:url';
+import dotenv from 'dotenv';
+import { loadConfig } from '../config/env.js';
+import { PairingStore, pairingFile, type TelegramUserRef } from '../channels/telegram/pairing.js';
+
+export interface PairCliIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+const USAGE = [
+  'usage: npm run pair -- approve <CODE>        let the user who got this code talk to the bot',
+  '       npm run pair -- list                  approved users and pending codes',
+  '       npm run pair -- revoke <id|@username> take an approval back',
+].join('\n');
+
+function who(u: TelegramUserRef): string {
+  const extras = [u.username ? `@${u.username}` : '', u.name ?? ''].filter(Boolean).join(', ');
+  return extras ? `${u.userId} (${extras})` : u.userId;
+}
+
+export async function runPair(args: string[], workspaceDir: string, io: PairCliIo): Promise<number> {
+  const store = new PairingStore(pairingFile(workspaceDir));
+  const [cmd, arg] = args;
+  switch (cmd) {
+    case 'approve': {
+      if (!arg) break;
+      const approved = await store.approve(arg);
+      if (!approved) {
+        io.err(`pairing.unknown_code: no pending pairing has code ${arg.toUpperCase()} (mistyped, already used, or older than 1 hour) — run "npm run pair -- list" to see pending codes`);
+        return 1;
+      }
+      io.out(`Approved ${who(approved)}. They can write to the bot now.`);
+      return 0;
+    }
+    case 'revoke': {
+      if (!arg) break;
+      if (await store.revoke(arg)) {
+        io.out(`Revoked ${arg}. Their next message gets a new pairing code (TELEGRAM_ALLOWED_USERS still lets listed users in).`);
+        return 0;
+      }
+      io.err(`No approved user or pending code matches ${arg} — run "npm run pair -- list"`);
+      return 1;
+    }
+    case 'list': {
+      const { approved, pending } = await store.list();
+      io.out(`Approved users (${approved.length}):`);
+      for (const a of approved) io.out(`  ${who(a)}  approved ${a.approvedAt.replace('T', ' ').slice(0, 16)} UTC`);
+      io.out(`Pending codes (${pending.length}, at most 3):`);
+      for (const p of pending) io.out(`  ${p.code}  ${who(p)}  expires ${p.expiresAt.replace('T', ' ').slice(0, 16)} UTC`);
+      return 0;
+    }
+    default:
+      break;
+  }
+  io.err(USAGE);
+  return 2;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  dotenv.config({ quiet: true });
+  // Only WORKSPACE_DIR matters here; other settings need not be valid to manage pairings.
+  const { config } = loadConfig();
+  runPair(process.argv.slice(2), config.workspaceDir, {
+    out: (l) => process.stdout.write(`${l}\n`),
+    err: (l) => process.stderr.write(`${l}\n`),
+  }).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`pair: ${(err as Error).message}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,102 @@
+/**
+ * The inbox journal (`workspace/inbox.jsonl`): every message a channel hands over is written
+ * here (and fsynced) *before* it waits in its chat's queue, and marked done once its user
+ * message is in the session file (or its command ran). If the daemon is killed in between —
+ * while the message waits behind others of its chat, or mid-turn — the next start finds it
+ * and handles it then. A message is therefore never lost between "accepted" and "on disk",
+ * and replies are not repeated: a turn whose answer is already in the session is not re-run.
+ */
+import { open, readFile, rename, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { InboundMessage } from '../pipeline/turn.js';
+import { ensureDir } from '../storage/atomic.js';
+
+export interface InboxEntry {
+  id: string;
+  msg: InboundMessage;
+}
+
+type Line = { t: 'in'; id: string; msg: Omit<InboundMessage, 'receivedAt'> & { receivedAt: string } } | { t: 'done'; id: string };
+
+const ROTATE_BYTES = 1_000_000;
+
+export class Inbox {
+  private readonly pending = new Set<string>();
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly file: string) {}
+
+  /** Entries accepted by an earlier run and never marked done, oldest first. */
+  async unfinished(): Promise<InboxEntry[]> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch {
+      return [];
+    }
+    const open = new Map<string, InboxEntry>();
+    for (const raw of text.split('\n')) {
+      if (!raw.trim()) continue;
+      let line: Line;
+      try {
+        line = JSON.parse(raw) as Line;
+      } catch {
+        continue; // a line torn by the kill: nothing was promised for it yet
+      }
+      if (line.t === 'in') open.set(line.id, { id: line.id, msg: { ...line.msg, receivedAt: new Date(line.msg.receivedAt) } });
+      else open.delete(line.id);
+    }
+    return [...open.values()];
+  }
+
+  /** Starts a fresh journal (after recovery has taken what it needed from the old one). */
+  async reset(): Promise<void> {
+    await ensureDir(path.dirname(this.file));
+    await this.serial(async () => {
+      const fh = await open(`${this.file}.tmp`, 'w');
+      await fh.sync();
+      await fh.close();
+      await rename(`${this.file}.tmp`, this.file);
+    });
+  }
+
+  /** Records an accepted message durably; returns its journal id. */
+  async accept(msg: InboundMessage): Promise<string> {
+    const id = randomBytes(6).toString('hex');
+    this.pending.add(id);
+    await this.append({ t: 'in', id, msg: { ...msg, receivedAt: msg.receivedAt.toISOString() } }, true);
+    return id;
+  }
+
+  async done(id: string): Promise<void> {
+    if (!this.pending.delete(id)) return;
+    await this.append({ t: 'done', id }, false);
+    if (this.pending.size === 0) await this.maybeRotate();
+  }
+
+  private async maybeRotate(): Promise<void> {
+    const st = await stat(this.file).catch(() => null);
+    if (st && st.size > ROTATE_BYTES && this.pending.size === 0) await this.reset();
+  }
+
+  private append(line: Line, sync: boolean): Promise<void> {
+    return this.serial(async () => {
+      const fh = await open(this.file, 'a');
+      try {
+        await fh.write(`${JSON.stringify(line)}\n`);
+        // Accepted messages survive a power cut too; done markers only need to survive a
+        // kill (the page cache keeps them), and a lost one only costs a harmless re-check.
+        if (sync) await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    });
+  }
+
+  private serial(fn: () => Promise<void>): Promise<void> {
+    const next = this.chain.then(fn, fn);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+}

@@ -1,0 +1,52 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { runPair } from '../../src/cli/pair.js';
+import { PairingStore, pairingFile } from '../../src/channels/telegram/pairing.js';
+import { tempDir } from '../helpers/workspace.js';
+
+function io() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) } };
+}
+
+test('pair: list, approve a pending code, revoke; mistakes exit non-zero with what to do', async () => {
+  const ws = await tempDir();
+  try {
+    const daemonSide = new PairingStore(pairingFile(ws.dir));
+    const r = await daemonSide.request({ userId: '4242', username: 'eve', name: 'Eve', chatId: '4242' });
+    const code = (r as { code: string }).code;
+
+    let c = io();
+    assert.equal(await runPair(['list'], ws.dir, c.io), 0);
+    assert.match(c.out.join('\n'), new RegExp(`Pending codes \\(1, at most 3\\):\\n  ${code}  4242 \\(@eve, Eve\\)`));
+
+    c = io();
+    assert.equal(await runPair(['approve', 'NOPE2345'], ws.dir, c.io), 1);
+    assert.match(c.err[0]!, /^pairing\.unknown_code: .*npm run pair -- list/);
+
+    c = io();
+    assert.equal(await runPair(['approve', code.toLowerCase()], ws.dir, c.io), 0);
+    assert.match(c.out[0]!, /Approved 4242 \(@eve, Eve\)/);
+    assert.equal(await daemonSide.isApproved('4242'), true);
+
+    c = io();
+    assert.equal(await runPair(['list'], ws.dir, c.io), 0);
+    assert.match(c.out.join('\n'), /Approved users \(1\):\n {2}4242 \(@eve, Eve\)/);
+    assert.match(c.out.join('\n'), /Pending codes \(0/);
+
+    c = io();
+    assert.equal(await runPair(['revoke', '@eve'], ws.dir, c.io), 0);
+    assert.equal(await daemonSide.isApproved('4242'), false);
+    c = io();
+    assert.equal(await runPair(['revoke', '4242'], ws.dir, c.io), 1);
+
+    for (const args of [[], ['approve'], ['frobnicate']]) {
+      c = io();
+      assert.equal(await runPair(args, ws.dir, c.io), 2, args.join(' '));
+      assert.match(c.err.join('\n'), /usage: npm run pair -- approve <CODE>/);
+    }
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -1,0 +1,318 @@
+/**
+ * Telegram for tests: the `telegram-test-api` Bot API emulator on 127.0.0.1, behind a small
+ * proxy the bot talks to (TELEGRAM_API_ROOT = the proxy). The proxy records every Bot API call
+ * and lets a test answer one the way real Telegram sometimes does — 429 with retry_after, a
+ * 400 "can't parse entities", a 5xx, a dropped connection after the message was delivered, a
+ * getUpdates that never returns, a repeated update — while the real telegraf client and the
+ * emulator do everything else.
+ *
+ * Also: `startTelegramBot` builds the real daemon (createApp) on a temp workspace with the fake
+ * LLM and a started TelegramChannel, like test/helpers/app.ts does for the bare app.
+ */
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+// The package's main entry replaces module.exports, which TypeScript cannot type; its class module can be.
+import { TelegramServer } from 'telegram-test-api/lib/telegramServer.js';
+import { createApp, type App } from '../../src/app.js';
+import { TelegramChannel, type TelegramTuning } from '../../src/channels/telegram/channel.js';
+import { loadTelegramConfig, type TelegramConfig } from '../../src/config/env.js';
+import { startFakeLlm, type FakeLlm, type Responder } from './fake-llm.js';
+import { captureLog, tempDir, testConfig, type CapturedLog } from './workspace.js';
+
+export const TEST_TOKEN = '123456789:AAtest-token-for-the-emulator_0001';
+
+export interface ProxyCall {
+  method: string;
+  body: any;
+  at: number;
+  /** How many calls of this method came before this one. */
+  index: number;
+}
+
+/**
+ * What the proxy does with one call. Nothing (undefined) = pass it to the emulator. With
+ * `forward: true` the emulator sees the call first (a message is delivered) and then the
+ * rest of the plan decides what the bot gets back.
+ */
+export interface ProxyPlan {
+  forward?: boolean;
+  status?: number;
+  json?: unknown;
+  /** Never answer. */
+  hang?: boolean;
+  /** Cut the connection instead of answering. */
+  destroy?: boolean;
+  delayMs?: number;
+  /** getUpdates: change the emulator's result (e.g. repeat an update). */
+  transform?: (json: any) => any;
+}
+
+export type Interceptor = (call: ProxyCall) => ProxyPlan | undefined;
+
+export interface BotMessage {
+  chatId: string;
+  text: string;
+  parseMode: string | undefined;
+  raw: any;
+}
+
+export interface EmuUser {
+  userId: number;
+  chatId: number;
+  say(text: string, extra?: Record<string, unknown>): Promise<void>;
+  /** A message with no text (sticker, voice, …): `extra` gives its fields. */
+  send(extra: Record<string, unknown>): Promise<void>;
+}
+
+export interface TelegramEmulator {
+  server: TelegramServer;
+  token: string;
+  /** Point the bot here (the recording proxy). */
+  apiRoot: string;
+  /** The emulator itself. */
+  emulatorUrl: string;
+  calls: ProxyCall[];
+  callsOf(method: string): ProxyCall[];
+  intercept(method: string, fn: Interceptor): void;
+  clearIntercepts(): void;
+  user(opts: { userId: number; chatId?: number; firstName?: string; userName?: string; type?: string; chatTitle?: string }): EmuUser;
+  /** What the bot sent, in order (all chats, or one). */
+  botMessages(chatId?: number | string): BotMessage[];
+  waitForBotMessages(chatId: number | string, count: number, timeoutMs?: number): Promise<BotMessage[]>;
+  close(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+export async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function startEmulatorServer(): Promise<TelegramServer> {
+  // The emulator reads `port: 0` as "use 9000", so pick a free port first (and retry on a race).
+  for (let attempt = 1; ; attempt++) {
+    const server = new TelegramServer({ port: await freePort(), host: '127.0.0.1', storeTimeout: 600 });
+    try {
+      await server.start();
+      return server;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 5) throw err;
+    }
+  }
+}
+
+export async function startTelegramEmulator(token = TEST_TOKEN): Promise<TelegramEmulator> {
+  const server = await startEmulatorServer();
+  const emulatorUrl = server.config.apiURL;
+  const calls: ProxyCall[] = [];
+  const interceptors = new Map<string, Interceptor[]>();
+  const sockets = new Set<net.Socket>();
+
+  const proxy = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const raw = Buffer.concat(chunks);
+      const method = /\/bot[^/]+\/([A-Za-z]+)/.exec(req.url ?? '')?.[1] ?? '?';
+      let body: any = undefined;
+      try {
+        body = raw.length ? JSON.parse(raw.toString('utf8')) : {};
+      } catch {
+        body = raw.toString('utf8');
+      }
+      const call: ProxyCall = { method, body, at: Date.now(), index: calls.filter((c) => c.method === method).length };
+      calls.push(call);
+      let plan: ProxyPlan | undefined;
+      for (const fn of interceptors.get(method) ?? []) {
+        plan = fn(call);
+        if (plan) break;
+      }
+      const forward = plan === undefined || plan.forward === true || (plan.status === undefined && plan.json === undefined && !plan.hang && !plan.destroy);
+      let status = 200;
+      let text = '';
+      try {
+        if (forward) {
+          const r = await fetch(`${emulatorUrl}${req.url}`, {
+            method: req.method ?? 'POST',
+            headers: { 'content-type': String(req.headers['content-type'] ?? 'application/json') },
+            ...(req.method === 'GET' ? {} : { body: raw }),
+          });
+          status = r.status;
+          text = await r.text();
+        }
+      } catch (err) {
+        status = 502;
+        text = JSON.stringify({ ok: false, error_code: 502, description: `proxy: ${String(err)}` });
+      }
+      if (plan?.transform) text = JSON.stringify(plan.transform(JSON.parse(text)));
+      if (plan?.delayMs) await new Promise((r) => setTimeout(r, plan!.delayMs));
+      if (plan?.hang) return;
+      if (plan?.destroy) {
+        req.socket.destroy();
+        return;
+      }
+      if (plan?.status !== undefined || plan?.json !== undefined) {
+        status = plan.status ?? 200;
+        text = JSON.stringify(plan.json ?? {});
+      }
+      if (res.destroyed) return;
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(text);
+    });
+  });
+  proxy.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const apiRoot = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+
+  const botMessages = (chatId?: number | string): BotMessage[] =>
+    server.storage.botMessages
+      .filter((m: { botToken: string; message: unknown }) => m.botToken === token && (chatId === undefined || String((m.message as any).chat_id) === String(chatId)))
+      .map((m: { message: unknown }) => ({
+        chatId: String((m.message as any).chat_id),
+        text: String((m.message as any).text),
+        parseMode: (m.message as any).parse_mode,
+        raw: m.message,
+      }));
+
+  return {
+    server,
+    token,
+    apiRoot,
+    emulatorUrl,
+    calls,
+    callsOf: (method) => calls.filter((c) => c.method === method),
+    intercept(method, fn) {
+      const list = interceptors.get(method) ?? [];
+      list.push(fn);
+      interceptors.set(method, list);
+    },
+    clearIntercepts: () => interceptors.clear(),
+    user(opts) {
+      const chatId = opts.chatId ?? opts.userId;
+      const client = server.getClient(token, {
+        userId: opts.userId,
+        chatId,
+        firstName: opts.firstName ?? `User${opts.userId}`,
+        userName: opts.userName ?? `user${opts.userId}`,
+        type: (opts.type ?? 'private') as any,
+        ...(opts.chatTitle ? { chatTitle: opts.chatTitle } : {}),
+      });
+      return {
+        userId: opts.userId,
+        chatId,
+        async say(text, extra = {}) {
+          await client.sendMessage(client.makeMessage(text, extra as any));
+        },
+        async send(extra) {
+          const msg: any = client.makeMessage('', extra as any);
+          delete msg.text;
+          await client.sendMessage(msg);
+        },
+      };
+    },
+    botMessages,
+    async waitForBotMessages(chatId, count, timeoutMs = 10_000) {
+      await waitFor(() => botMessages(chatId).length >= count, timeoutMs, `${count} bot message(s) in chat ${chatId} (have ${botMessages(chatId).length})`);
+      return botMessages(chatId);
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      await server.stop();
+    },
+  };
+}
+
+export interface TelegramTestBot {
+  tg: TelegramEmulator;
+  llm: FakeLlm;
+  app: App;
+  channel: TelegramChannel;
+  logs: CapturedLog;
+  workspace: string;
+  telegramConfig: TelegramConfig & { botToken: string };
+  /** A second channel on the same workspace (a restart), started with the same app. */
+  restartChannel(): Promise<TelegramChannel>;
+  close(): Promise<void>;
+}
+
+/** Short timings so tests do not wait for production patience. */
+export const FAST_TUNING: Partial<TelegramTuning> = {
+  pollTimeoutSec: 1,
+  emptyPollDelayMs: 20,
+  watchdogIntervalMs: 100,
+  stallAfterMs: 1500,
+  typingIntervalMs: 200,
+  sendTimeoutMs: 5000,
+  baseDelayMs: 20,
+  maxDelayMs: 100,
+};
+
+export async function startTelegramBot(
+  opts: {
+    responder?: Responder;
+    env?: Record<string, string>;
+    tuning?: Partial<TelegramTuning>;
+    tg?: TelegramEmulator;
+    workspace?: string;
+  } = {},
+): Promise<TelegramTestBot> {
+  const tg = opts.tg ?? (await startTelegramEmulator());
+  const llm = await startFakeLlm(opts.responder);
+  const ws = opts.workspace ? { dir: opts.workspace, cleanup: async () => undefined } : await tempDir();
+  const logs = captureLog();
+  const env = { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, ...opts.env };
+  const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, ...env });
+  const { telegram, problems } = loadTelegramConfig(env);
+  if (problems.length) throw new Error(`bad telegram test config: ${problems.join('; ')}`);
+  const telegramConfig = { ...telegram, botToken: telegram.botToken! };
+  const app = await createApp(config, logs.log);
+  const makeChannel = () =>
+    new TelegramChannel({
+      telegram: telegramConfig,
+      workspaceDir: ws.dir,
+      log: logs.log,
+      commands: app.commands.list(),
+      tuning: { ...FAST_TUNING, ...opts.tuning },
+    });
+  let channel = makeChannel();
+  await channel.start((msg, reply) => app.handle(msg, reply));
+  const bot: TelegramTestBot = {
+    tg,
+    llm,
+    app,
+    channel,
+    logs,
+    workspace: ws.dir,
+    telegramConfig,
+    async restartChannel() {
+      await channel.stop();
+      channel = makeChannel();
+      bot.channel = channel;
+      await channel.start((msg, reply) => app.handle(msg, reply));
+      return channel;
+    },
+    async close() {
+      await channel.stop();
+      await app.stop();
+      await llm.close();
+      if (!opts.tg) await tg.close();
+      await ws.cleanup();
+    },
+  };
+  return bot;
+}
