@@ -11,10 +11,10 @@ import path from 'node:path';
 
 export type Db = Database.Database;
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** Migrations in order; migration i brings the schema from version i to i + 1. */
-const MIGRATIONS: string[] = [
+export const MIGRATIONS: string[] = [
   `
   CREATE TABLE IF NOT EXISTS memory_metadata (
     key   TEXT PRIMARY KEY,
@@ -116,7 +116,44 @@ const MIGRATIONS: string[] = [
     detail      TEXT
   );
   `,
+  // v2: searches are always inside one scope, so the stemmed FTS table carries a per-scope
+  // token (FTS5 intersects its short posting list with the query words instead of ranking
+  // every chat's matches), and entity links carry the scope for an indexed lookup.
+  `
+  ALTER TABLE memories ADD COLUMN scope_tok TEXT;
+  UPDATE memories SET scope_tok = 'sc' || lower(hex(scope));
+  DROP TRIGGER IF EXISTS memories_ai;
+  DROP TRIGGER IF EXISTS memories_ad;
+  DROP TRIGGER IF EXISTS memories_au;
+  DROP TABLE IF EXISTS memories_fts_stem;
+  CREATE VIRTUAL TABLE memories_fts_stem USING fts5(
+    content, scope_tok, content='memories', content_rowid=rowid, tokenize='porter unicode61'
+  );
+  INSERT INTO memories_fts_stem(memories_fts_stem) VALUES ('rebuild');
+  CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, content) VALUES (new.rowid, new.content);
+    INSERT INTO memories_fts_stem(rowid, content, scope_tok) VALUES (new.rowid, new.content, new.scope_tok);
+  END;
+  CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+    INSERT INTO memories_fts_stem(memories_fts_stem, rowid, content, scope_tok) VALUES ('delete', old.rowid, old.content, old.scope_tok);
+  END;
+  CREATE TRIGGER memories_au AFTER UPDATE OF content ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+    INSERT INTO memories_fts_stem(memories_fts_stem, rowid, content, scope_tok) VALUES ('delete', old.rowid, old.content, old.scope_tok);
+    INSERT INTO memories_fts(rowid, content) VALUES (new.rowid, new.content);
+    INSERT INTO memories_fts_stem(rowid, content, scope_tok) VALUES (new.rowid, new.content, new.scope_tok);
+  END;
+  ALTER TABLE memory_entities ADD COLUMN scope TEXT;
+  UPDATE memory_entities SET scope = (SELECT scope FROM memories WHERE memories.id = memory_entities.memory_id);
+  CREATE INDEX IF NOT EXISTS idx_me_scope_entity ON memory_entities(scope, entity_id);
+  `,
 ];
+
+/** The single FTS token standing for a scope (hex, so any scope string is one token). */
+export function scopeToken(scope: string): string {
+  return `sc${Buffer.from(scope, 'utf8').toString('hex')}`;
+}
 
 export interface OpenedDb {
   db: Db;

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
+import { scopeToken, type Db } from './db.js';
 import { extractEntities, type ExtractedEntity } from './entities.js';
 import { tokenize } from './query.js';
 
@@ -80,9 +80,9 @@ export class IndexWriter {
   constructor(private readonly db: Db) {
     this.st = {
       insert: db.prepare(`INSERT INTO memories (id, kind, content, session_id, event_time, created_at, source_ids, source_role,
-        tags, attributes, scope, speaker, source_message_id, seq, confidence, decay_rate)
+        tags, attributes, scope, scope_tok, speaker, source_message_id, seq, confidence, decay_rate)
         VALUES (@id, @kind, @content, @session_id, @event_time, @created_at, @source_ids, @source_role, @tags, @attributes,
-        @scope, @speaker, @source_message_id, @seq, @confidence, @decay_rate)`),
+        @scope, @scope_tok, @speaker, @source_message_id, @seq, @confidence, @decay_rate)`),
       maxSeq: db.prepare('SELECT MAX(seq) AS s FROM memories WHERE session_id = ?'),
       aliasLookup: db.prepare('SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id WHERE a.alias = ? AND e.type = ?'),
       entityInsert: db.prepare('INSERT INTO entities (id, canonical_name, type, aliases, mention_count) VALUES (?, ?, ?, ?, 1)'),
@@ -90,7 +90,8 @@ export class IndexWriter {
       entityAliases: db.prepare('SELECT aliases FROM entities WHERE id = ?'),
       entitySetAliases: db.prepare('UPDATE entities SET aliases = ? WHERE id = ?'),
       aliasInsert: db.prepare('INSERT OR IGNORE INTO entity_aliases (alias, entity_id) VALUES (?, ?)'),
-      link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_id, entity_id) VALUES (?, ?)'),
+      link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, scope) VALUES (?, ?, ?)'),
+      scopeOf: db.prepare('SELECT scope FROM memories WHERE id = ?'),
       setEntityIds: db.prepare('UPDATE memories SET entity_ids = ? WHERE id = ?'),
       activeFacts: db.prepare("SELECT id, content FROM memories WHERE kind = 'fact' AND scope = ? AND valid_until IS NULL"),
       lowerConfidence: db.prepare('UPDATE memories SET confidence = MIN(confidence, 0.3) WHERE id = ?'),
@@ -123,9 +124,10 @@ export class IndexWriter {
     return id;
   }
 
-  linkEntities(memoryId: string, content: string): string[] {
+  linkEntities(memoryId: string, content: string, scope?: string): string[] {
     const ids = extractEntities(content).map((e) => this.createOrGetEntity(e));
-    for (const id of ids) this.st.link!.run(memoryId, id);
+    const sc = scope ?? (this.st.scopeOf!.get(memoryId) as { scope: string } | undefined)?.scope ?? null;
+    for (const id of ids) this.st.link!.run(memoryId, id, sc);
     if (ids.length > 0) this.st.setEntityIds!.run(JSON.stringify(ids), memoryId);
     return ids;
   }
@@ -158,13 +160,14 @@ export class IndexWriter {
       tags: JSON.stringify(row.tags ?? []),
       attributes: JSON.stringify(row.attributes ?? {}),
       scope: row.scope,
+      scope_tok: scopeToken(row.scope),
       speaker: row.speaker ?? null,
       source_message_id: row.sourceMessageId ?? null,
       seq: row.kind === 'episode' && row.sessionId ? this.nextSeq(row.sessionId) : null,
       confidence: row.confidence ?? 1,
       decay_rate: row.decayRate ?? (row.kind === 'fact' ? 0.1 : 0),
     });
-    this.linkEntities(row.id, row.content);
+    this.linkEntities(row.id, row.content, row.scope);
   }
 
   saveEpisode(e: EpisodeInput): string {

@@ -11,7 +11,7 @@
  * Lists are merged by reciprocal rank fusion, score = Σ 1 / (60 + rank).
  */
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
+import { scopeToken, type Db } from './db.js';
 import type { MemoryKind } from './repository.js';
 import { analyze, ftsOrQuery, ngrams } from './query.js';
 
@@ -96,6 +96,14 @@ export class HybridSearch {
 
   private fts(table: 'memories_fts' | 'memories_fts_stem', match: string, opts: SearchOptions, limit: number): MemoryRow[] {
     const f = this.filter(opts);
+    if (table === 'memories_fts_stem') {
+      // The scope token narrows FTS5 to this chat's rows before ranking (weight 0 in bm25).
+      return this.stmt(
+        `SELECT ${ROW_COLUMNS}
+         FROM memories_fts_stem JOIN memories m ON m.rowid = memories_fts_stem.rowid
+         WHERE memories_fts_stem MATCH ?${f.sql} ORDER BY bm25(memories_fts_stem, 1.0, 0.0) LIMIT ?`,
+      ).all(`scope_tok : ${scopeToken(opts.scope)} AND content : (${match})`, ...f.params, limit) as MemoryRow[];
+    }
     return this.stmt(
       `SELECT ${ROW_COLUMNS}
        FROM ${table} JOIN memories m ON m.rowid = ${table}.rowid
@@ -116,9 +124,9 @@ export class HybridSearch {
     return this.stmt(
       `SELECT ${ROW_COLUMNS}
        FROM memory_entities me JOIN memories m ON m.id = me.memory_id
-       WHERE me.entity_id IN (${ids.map(() => '?').join(',')})${f.sql}
+       WHERE me.scope = ? AND me.entity_id IN (${ids.map(() => '?').join(',')})${f.sql}
        GROUP BY m.id ORDER BY COUNT(*) DESC, m.event_time DESC LIMIT ?`,
-    ).all(...ids, ...f.params, CANDIDATES) as MemoryRow[];
+    ).all(opts.scope, ...ids, ...f.params, CANDIDATES) as MemoryRow[];
   }
 
   private neighbours(seeds: MemoryRow[], opts: SearchOptions): MemoryRow[] {
