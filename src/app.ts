@@ -22,6 +22,7 @@ import { createToolLoopSystem } from './systems/tool-loop.js';
 import { createResponseDeliverySystem } from './systems/response-delivery.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { Inbox } from './dispatch/inbox.js';
+import type { HandleResult } from './channels/types.js';
 import type { SessionMessage } from './sessions/model.js';
 import { CommandRouter, parseCommand } from './commands/router.js';
 import { createHelpCommand } from './commands/help.js';
@@ -58,8 +59,11 @@ export interface App {
   pipeline: Pipeline;
   dispatcher: Dispatcher;
   commands: CommandRouter;
-  /** Queues one inbound message for its chat; resolves when it has been fully handled. */
-  handle(msg: InboundMessage, reply: ReplyFn): Promise<void>;
+  /**
+   * Queues one inbound message for its chat; resolves when it has been fully handled. Its
+   * `accepted` resolves as soon as the message is journaled (durable).
+   */
+  handle(msg: InboundMessage, reply: ReplyFn): HandleResult;
   /**
    * Handles messages accepted before the last stop (or kill) that never reached the session or
    * never got an answer; `replyFor` gives the way back to each one's chat. Returns how many.
@@ -88,6 +92,8 @@ function answered(messages: SessionMessage[], user: SessionMessage): boolean {
   const i = messages.indexOf(user);
   return messages.slice(i + 1).some((m) => m.role === 'assistant' && !(m.toolCalls && m.toolCalls.length > 0));
 }
+
+const MAX_RECOVERY_ATTEMPTS = 3;
 
 export async function createApp(config: Config, log: Logger, opts: AppOptions = {}): Promise<App> {
   const runtime = new RuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
@@ -206,10 +212,12 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
 
   async function runTurn(msg: InboundMessage, reply: ReplyFn, truncated: number, journalId: string | null, recovered: boolean): Promise<void> {
     const session = await sessions.getOrCreate(msg.channel, msg.chatId);
-    let userMessage = recovered ? findRecorded(session.messages, msg) : undefined;
-    if (recovered && userMessage && answered(session.messages, userMessage)) {
-      // Killed after the answer was saved: it was sent or is lost, but never sent twice.
+    // A message already in the session (a recovery after a kill, or a channel redelivering an
+    // update) is not recorded twice, and not answered twice once its answer is saved.
+    let userMessage = findRecorded(session.messages, msg);
+    if (userMessage && answered(session.messages, userMessage)) {
       if (journalId) await inbox.done(journalId);
+      turnLog.info({ session: session.id, recovered, sourceId: msg.messageId }, 'message already answered; not handled again');
       return;
     }
     if (!userMessage) {
@@ -221,12 +229,14 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       // The user's words are on disk before anything can fail on the way to the model.
       await sessions.append(session, userMessage);
     }
-    if (journalId) await inbox.done(journalId);
     const turn = createTurn({ inbound: msg, session, log: turnLog, userMessage, reply });
     if (truncated > 0) {
       turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
     }
+    // Done only once the turn has run (answered or apologised): a kill mid-turn leaves the
+    // journal entry open, and the next start runs the turn again without re-recording the message.
     await pipeline.run(turn);
+    if (journalId) await inbox.done(journalId);
     services.stats.record(session.id, {
       at: Date.now(),
       timings: turn.timings,
@@ -237,14 +247,15 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     });
   }
 
-  function handle(msg: InboundMessage, reply: ReplyFn, recovered: boolean): Promise<void> {
+  function handle(msg: InboundMessage, reply: ReplyFn, attempt: number): HandleResult {
+    const recovered = attempt > 1;
     const key = sessionKey(msg.channel, msg.chatId);
     // Journal first (durable), then queue: a kill while the message waits loses nothing.
-    const accepted = inbox.accept(msg).catch((err: unknown) => {
+    const accepted = inbox.accept(msg, attempt).catch((err: unknown) => {
       turnLog.warn({ err, session: key }, 'could not journal an inbound message; handling it anyway');
       return null;
     });
-    return accepted.then((journalId) =>
+    const done: HandleResult = accepted.then((journalId) =>
       dispatcher.submit(key, async () => {
         try {
           const cleaned = cleanInboundText(msg.text, config.maxMessageChars);
@@ -271,6 +282,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
         }
       }),
     );
+    done.accepted = accepted;
+    return done;
   }
 
   return {
@@ -279,13 +292,19 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     dispatcher,
     commands: router,
     handle(msg, reply) {
-      return handle(msg, reply, false);
+      return handle(msg, reply, 1);
     },
     async recover(replyFor) {
-      const entries = await inbox.unfinished();
-      await inbox.reset();
+      const all = await inbox.unfinished();
+      await inbox.close(all.map((e) => e.id));
+      // A message that already failed to finish twice may be what kills the daemon: give up
+      // on it (it stays in the session) rather than crash on every start.
+      const entries = all.filter((e) => e.attempt <= MAX_RECOVERY_ATTEMPTS);
+      for (const e of all.filter((x) => x.attempt > MAX_RECOVERY_ATTEMPTS)) {
+        turnLog.error({ session: sessionKey(e.msg.channel, e.msg.chatId), sourceId: e.msg.messageId }, 'a message did not finish after several restarts; not retried again');
+      }
       if (entries.length > 0) turnLog.warn({ messages: entries.length }, 'handling messages accepted before the last stop but not finished');
-      await Promise.all(entries.map((e) => handle(e.msg, replyFor(e.msg), true)));
+      await Promise.all(entries.map((e) => handle(e.msg, replyFor(e.msg), e.attempt + 1)));
       return entries.length;
     },
     async stop() {

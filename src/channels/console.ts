@@ -27,6 +27,8 @@ export class ConsoleChannel implements Channel {
   /** Resolves when input has ended and every message read has been answered. */
   readonly finished: Promise<void>;
   private seq = 0;
+  /** Message ids stay unique across runs (the session dedups redelivered messages by id). */
+  private readonly runId = Date.now().toString(36);
 
   constructor(private readonly opts: ConsoleChannelOptions) {
     this.input = opts.input ?? process.stdin;
@@ -48,7 +50,7 @@ export class ConsoleChannel implements Channel {
           userId: 'console',
           userName: this.opts.userName ?? process.env.USER ?? 'user',
           text,
-          messageId: String(++this.seq),
+          messageId: `${this.runId}-${++this.seq}`,
           receivedAt: new Date(),
         },
         (reply) => this.send(this.opts.chatId, reply),

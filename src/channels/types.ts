@@ -1,6 +1,9 @@
 import type { InboundMessage } from '../pipeline/turn.js';
 
-export type InboundHandler = (msg: InboundMessage, reply: (text: string) => Promise<void>) => Promise<void>;
+/** Resolves when the message is fully handled; `accepted` resolves once it is durably journaled. */
+export type HandleResult = Promise<void> & { accepted?: Promise<unknown> };
+
+export type InboundHandler = (msg: InboundMessage, reply: (text: string) => Promise<void>) => HandleResult;
 
 /** A transport users talk through. It knows its own limits (length, formatting, rate). */
 export interface Channel {

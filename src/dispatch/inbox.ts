@@ -10,14 +10,15 @@ import { open, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { InboundMessage } from '../pipeline/turn.js';
-import { ensureDir } from '../storage/atomic.js';
 
 export interface InboxEntry {
   id: string;
   msg: InboundMessage;
+  /** 1 for a new message; n when this is its (n-1)-th retry after a restart. */
+  attempt: number;
 }
 
-type Line = { t: 'in'; id: string; msg: Omit<InboundMessage, 'receivedAt'> & { receivedAt: string } } | { t: 'done'; id: string };
+type Line = { t: 'in'; id: string; attempt?: number; msg: Omit<InboundMessage, 'receivedAt'> & { receivedAt: string } } | { t: 'done'; id: string };
 
 const ROTATE_BYTES = 1_000_000;
 
@@ -44,28 +45,22 @@ export class Inbox {
       } catch {
         continue; // a line torn by the kill: nothing was promised for it yet
       }
-      if (line.t === 'in') open.set(line.id, { id: line.id, msg: { ...line.msg, receivedAt: new Date(line.msg.receivedAt) } });
+      if (line.t === 'in') open.set(line.id, { id: line.id, attempt: line.attempt ?? 1, msg: { ...line.msg, receivedAt: new Date(line.msg.receivedAt) } });
       else open.delete(line.id);
     }
     return [...open.values()];
   }
 
-  /** Starts a fresh journal (after recovery has taken what it needed from the old one). */
-  async reset(): Promise<void> {
-    await ensureDir(path.dirname(this.file));
-    await this.serial(async () => {
-      const fh = await open(`${this.file}.tmp`, 'w');
-      await fh.sync();
-      await fh.close();
-      await rename(`${this.file}.tmp`, this.file);
-    });
+  /** Closes entries of an earlier run (recovery re-accepts them under new ids). */
+  async close(ids: string[]): Promise<void> {
+    for (const id of ids) await this.append({ t: 'done', id }, false);
   }
 
   /** Records an accepted message durably; returns its journal id. */
-  async accept(msg: InboundMessage): Promise<string> {
+  async accept(msg: InboundMessage, attempt = 1): Promise<string> {
     const id = randomBytes(6).toString('hex');
     this.pending.add(id);
-    await this.append({ t: 'in', id, msg: { ...msg, receivedAt: msg.receivedAt.toISOString() } }, true);
+    await this.append({ t: 'in', id, attempt, msg: { ...msg, receivedAt: msg.receivedAt.toISOString() } }, true);
     return id;
   }
 
@@ -75,9 +70,20 @@ export class Inbox {
     if (this.pending.size === 0) await this.maybeRotate();
   }
 
-  private async maybeRotate(): Promise<void> {
-    const st = await stat(this.file).catch(() => null);
-    if (st && st.size > ROTATE_BYTES && this.pending.size === 0) await this.reset();
+  /**
+   * Empties the journal when nothing in it is open. Decided inside the serial chain, so an
+   * accept that started meanwhile (it marks itself pending first) is never truncated away.
+   */
+  private maybeRotate(): Promise<void> {
+    return this.serial(async () => {
+      if (this.pending.size > 0) return;
+      const st = await stat(this.file).catch(() => null);
+      if (!st || st.size <= ROTATE_BYTES) return;
+      const fh = await open(`${this.file}.tmp`, 'w');
+      await fh.sync();
+      await fh.close();
+      await rename(`${this.file}.tmp`, this.file);
+    });
   }
 
   private append(line: Line, sync: boolean): Promise<void> {

@@ -139,11 +139,13 @@ export class MemoryIndex {
   search(query: string, opts: SearchOptions): SearchResult[] {
     return this.guard('search', [], (db) => {
       const results = this.searcher!.search(query, opts);
-      if (results.length > 0) {
-        // Retrieval counts as access: it refreshes the decay clock of facts (seed 003).
+      const facts = results.filter((r) => r.kind === 'fact');
+      if (facts.length > 0) {
+        // Retrieval counts as access: it refreshes the decay clock of facts (seed 003). Only
+        // facts decay, so only they are written: a search of episodes stays read-only.
         const now = Math.floor(Date.now() / 1000);
         const st = db.prepare('UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?');
-        db.transaction(() => results.forEach((r) => st.run(now, r.id)))();
+        db.transaction(() => facts.forEach((r) => st.run(now, r.id)))();
       }
       return results;
     });

@@ -58,6 +58,8 @@ export interface MemoryRow {
 const CANDIDATES = 60;
 export const ROW_COLUMNS = 'm.id, m.kind, m.content, m.event_time, m.speaker, m.source_role, m.session_id, m.source_message_id, m.source_ids, m.confidence, m.seq';
 const NEIGHBOUR_SEEDS = 5;
+/** Entities linked to more memories than this in one chat are too common to rank by. */
+const MAX_ENTITY_LINKS = 200;
 
 export class HybridSearch {
   private readonly cache = new Map<string, Statement>();
@@ -115,9 +117,13 @@ export class HybridSearch {
     // Bounded: a pasted document must not turn into thousands of SQL parameters.
     const grams = ngrams(words.slice(0, 40)).filter((g) => g.length >= 2).slice(0, 300);
     if (grams.length === 0) return [];
+    const count = this.stmt('SELECT COUNT(*) AS n FROM (SELECT 1 FROM memory_entities WHERE scope = ? AND entity_id = ? LIMIT ?)');
+    // An entity named in most of a chat's messages tells nothing about which one is wanted
+    // (like a stop word); only the rarer ones are looked up, which also keeps this fast.
     const ids = this.stmt(`SELECT DISTINCT entity_id FROM entity_aliases WHERE alias IN (${grams.map(() => '?').join(',')})`)
       .all(...grams)
-      .map((r) => (r as { entity_id: string }).entity_id);
+      .map((r) => (r as { entity_id: string }).entity_id)
+      .filter((id) => (count.get(opts.scope, id, MAX_ENTITY_LINKS + 1) as { n: number }).n <= MAX_ENTITY_LINKS);
     if (ids.length === 0) return [];
     const f = this.filter(opts);
     // Memories naming more of the query's entities first, then the newest.

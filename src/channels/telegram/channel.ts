@@ -169,22 +169,29 @@ export class TelegramChannel implements Channel {
     await Promise.allSettled([...this.sideReplies]);
   }
 
-  /** Takes a batch of updates: records their ids, then routes the new ones in order. */
+  /**
+   * Takes a batch of updates: routes the new ones in order — each is in the app's inbox journal
+   * when its route resolves — and only then records their ids. A kill in between leaves the ids
+   * unrecorded and the offset unconfirmed: Telegram sends them again, and the app recognises a
+   * message it already has by its message id. A kill before the journal write loses nothing
+   * either, for the same reason. So a message is never taken and then forgotten.
+   */
   async ingest(updates: Update[]): Promise<void> {
-    // Not recorded means not taken: after a stop, Telegram sends these again on the next start.
     if (!this.accepting || updates.length === 0) return;
-    const fresh = await this.updateLog.admit(updates.map((u) => u.update_id));
+    const fresh: number[] = [];
     for (const u of updates) {
-      if (!fresh.delete(u.update_id)) {
+      if (this.updateLog.has(u.update_id) || fresh.includes(u.update_id)) {
         this.log.info({ updateId: u.update_id }, 'update already processed; ignored');
         continue;
       }
+      fresh.push(u.update_id);
       try {
         await this.route(u);
       } catch (err) {
         this.log.error({ err, updateId: u.update_id }, 'update could not be routed');
       }
     }
+    await this.updateLog.admit(fresh);
   }
 
   private async route(update: Update): Promise<void> {
@@ -226,10 +233,13 @@ export class TelegramChannel implements Channel {
       stopTyping();
       await this.delivery.sendMarkdown(chatId, text, { replyTo });
     };
-    // Not awaited: the turn runs in the chat's queue while the next update is routed.
-    void this.onMessage!(msg, reply)
+    // The turn is not awaited (it runs in the chat's queue while the next update is routed);
+    // its acceptance is: the message is durably journaled before the update counts as taken.
+    const handled = this.onMessage!(msg, reply);
+    void handled
       .catch((err: unknown) => this.log.error({ err, chatId, updateId: update.update_id }, 'message could not be handed to the app'))
       .finally(stopTyping);
+    await handled.accepted?.catch(() => undefined);
   }
 
   private sideReply(chatId: string, text: string, replyTo?: number): void {
