@@ -248,7 +248,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   }
 
   function handle(msg: InboundMessage, reply: ReplyFn, attempt: number): HandleResult {
-    const recovered = attempt > 1;
+    const recovered = attempt > 0;
     const key = sessionKey(msg.channel, msg.chatId);
     // Journal first (durable), then queue: a kill while the message waits loses nothing.
     const accepted = inbox.accept(msg, attempt).catch((err: unknown) => {
@@ -258,6 +258,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     const done: HandleResult = accepted.then((journalId) =>
       dispatcher.submit(key, async () => {
         try {
+          if (journalId) await inbox.started(journalId);
           const cleaned = cleanInboundText(msg.text, config.maxMessageChars);
           msg = { ...msg, text: cleaned.text };
           if (cleaned.truncated > 0) {
@@ -292,19 +293,25 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     dispatcher,
     commands: router,
     handle(msg, reply) {
-      return handle(msg, reply, 1);
+      return handle(msg, reply, 0);
     },
     async recover(replyFor) {
       const all = await inbox.unfinished();
-      await inbox.close(all.map((e) => e.id));
       // A message that already failed to finish twice may be what kills the daemon: give up
       // on it (it stays in the session) rather than crash on every start.
-      const entries = all.filter((e) => e.attempt <= MAX_RECOVERY_ATTEMPTS);
-      for (const e of all.filter((x) => x.attempt > MAX_RECOVERY_ATTEMPTS)) {
+      // Only starts count: a message that waited in its queue while the daemon was killed again
+      // and again is never given up on.
+      const entries = all.filter((e) => e.attempt < MAX_RECOVERY_ATTEMPTS);
+      for (const e of all.filter((x) => x.attempt >= MAX_RECOVERY_ATTEMPTS)) {
         turnLog.error({ session: sessionKey(e.msg.channel, e.msg.chatId), sourceId: e.msg.messageId }, 'a message did not finish after several restarts; not retried again');
       }
       if (entries.length > 0) turnLog.warn({ messages: entries.length }, 'handling messages accepted before the last stop but not finished');
-      await Promise.all(entries.map((e) => handle(e.msg, replyFor(e.msg), e.attempt + 1)));
+      const handled = entries.map((e) => handle(e.msg, replyFor(e.msg), e.attempt));
+      // Close the old entries only once their copies are journaled: a kill in between leaves
+      // both open, and the copy that runs second sees the message already handled.
+      await Promise.all(handled.map((h) => h.accepted));
+      await inbox.close(all.map((e) => e.id));
+      await Promise.all(handled);
       return entries.length;
     },
     async stop() {

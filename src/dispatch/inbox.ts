@@ -14,11 +14,14 @@ import type { InboundMessage } from '../pipeline/turn.js';
 export interface InboxEntry {
   id: string;
   msg: InboundMessage;
-  /** 1 for a new message; n when this is its (n-1)-th retry after a restart. */
+  /** How many times its handling has started (in this and earlier runs) without finishing. */
   attempt: number;
 }
 
-type Line = { t: 'in'; id: string; attempt?: number; msg: Omit<InboundMessage, 'receivedAt'> & { receivedAt: string } } | { t: 'done'; id: string };
+type Line =
+  | { t: 'in'; id: string; attempt?: number; msg: Omit<InboundMessage, 'receivedAt'> & { receivedAt: string } }
+  | { t: 'start'; id: string }
+  | { t: 'done'; id: string };
 
 const ROTATE_BYTES = 1_000_000;
 
@@ -45,8 +48,11 @@ export class Inbox {
       } catch {
         continue; // a line torn by the kill: nothing was promised for it yet
       }
-      if (line.t === 'in') open.set(line.id, { id: line.id, attempt: line.attempt ?? 1, msg: { ...line.msg, receivedAt: new Date(line.msg.receivedAt) } });
-      else open.delete(line.id);
+      if (line.t === 'in') open.set(line.id, { id: line.id, attempt: line.attempt ?? 0, msg: { ...line.msg, receivedAt: new Date(line.msg.receivedAt) } });
+      else if (line.t === 'start') {
+        const e = open.get(line.id);
+        if (e) e.attempt++;
+      } else open.delete(line.id);
     }
     return [...open.values()];
   }
@@ -57,11 +63,17 @@ export class Inbox {
   }
 
   /** Records an accepted message durably; returns its journal id. */
-  async accept(msg: InboundMessage, attempt = 1): Promise<string> {
+  /** `attempt`: how many times handling this message already started in earlier runs. */
+  async accept(msg: InboundMessage, attempt = 0): Promise<string> {
     const id = randomBytes(6).toString('hex');
     this.pending.add(id);
     await this.append({ t: 'in', id, attempt, msg: { ...msg, receivedAt: msg.receivedAt.toISOString() } }, true);
     return id;
+  }
+
+  /** Handling begins (the message left its queue): counts towards giving up on a poison message. */
+  async started(id: string): Promise<void> {
+    if (this.pending.has(id)) await this.append({ t: 'start', id }, false);
   }
 
   async done(id: string): Promise<void> {

@@ -36,13 +36,13 @@ test('after a restart, an update processed before it is not processed again; new
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER) } });
   try {
     const first: any[] = [];
-    bot.tg.intercept('getUpdates', () => ({ transform: (json) => (first.push(...json.result), json) }));
+    bot.tg.intercept('getUpdates', () => ({ transform: (json) => (first.push(...(json?.result ?? [])), json) }));
     await bot.tg.user({ userId: OWNER }).say('before the restart');
     await bot.tg.waitForBotMessages(OWNER, 1);
     bot.tg.clearIntercepts();
 
     // The new process gets the old update again first (Telegram never saw it confirmed).
-    bot.tg.intercept('getUpdates', (call) => (call.index < 60 ? { transform: (json) => ({ ...json, result: [...first, ...json.result] }) } : undefined));
+    bot.tg.intercept('getUpdates', (call) => (call.index < 60 ? { transform: (json) => ({ ...json, result: [...first, ...(json?.result ?? [])] }) } : undefined));
     await bot.restartChannel();
     await bot.tg.user({ userId: OWNER }).say('after the restart');
     const msgs = await bot.tg.waitForBotMessages(OWNER, 2);
