@@ -26,7 +26,8 @@ function msg(chatId: string, t: string, at = new Date()): InboundMessage {
 }
 
 async function setup(indexSize: number) {
-  const llm = await startFakeLlm(() => text('Sure, noted. Here is a short answer to that.'));
+  // record: false — the stub must not keep 20,000 request bodies in this process's memory.
+  const llm = await startFakeLlm(() => text('Sure, noted. Here is a short answer to that.'), { record: false });
   const ws = await tempDir('membot-bench-pipe-');
   await mkdir(path.join(ws.dir, 'preferences'), { recursive: true });
   await writeFile(path.join(ws.dir, 'preferences', 'runtime-config.json'), JSON.stringify({ compaction: { maxContextTokens: 10_000_000 } }));
@@ -50,7 +51,8 @@ async function setup(indexSize: number) {
     for (let i = 0; i < indexSize; i += 5000) {
       db.transaction(() => {
         for (let j = i; j < Math.min(indexSize, i + 5000); j++) {
-          ingest.ingestMessage({ content: j % 2 ? assistantText(r) : userText(r), role: j % 2 ? 'assistant' : 'user', speaker: 'x', sessionId: `old${j % 500}`, scope: `bench:ctx`, eventTime: new Date(Date.UTC(2025, 0, 1) + j * 1000), sourceMessageId: String(j) });
+          // 100 chats share the index; the measured chat holds 1 % of it.
+          ingest.ingestMessage({ content: j % 2 ? assistantText(r) : userText(r), role: j % 2 ? 'assistant' : 'user', speaker: 'x', sessionId: `old${j % 500}`, scope: j % 100 === 0 ? 'bench:ctx' : `bench:other${j % 100}`, eventTime: new Date(Date.UTC(2025, 0, 1) + j * 1000), sourceMessageId: String(j) });
         }
       })();
     }
@@ -147,7 +149,7 @@ export async function benchPipeline(full = false): Promise<Record<string, string
       const t = b.app.services.stats.lastTurn('bench:ctx')!.timings.find((x) => x.system === 'ContextBuilding')!;
       if (i >= 10) ctx.push(t.ms);
     }
-    out[`ContextBuilding: 8 KB MEMORY.md, 8 days of notes, index of ${size.toLocaleString('en-US')} memories (100 turns)`] = `p50 ${f(pct(ctx, 50))} ms, p95 ${f(pct(ctx, 95))} ms`;
+    out[`ContextBuilding: 8 KB MEMORY.md, 8 days of notes, index of ${size.toLocaleString('en-US')} memories over 100 chats (100 turns)`] = `p50 ${f(pct(ctx, 50))} ms, p95 ${f(pct(ctx, 95))} ms`;
     await b.close();
   }
   return out;

@@ -85,7 +85,7 @@ export function lastUserText(req: RecordedRequest): string {
 /** Default: answers "echo: <last user message>". */
 export const echoResponder: Responder = (req) => text(`echo: ${lastUserText(req)}`);
 
-export async function startFakeLlm(responder: Responder = echoResponder): Promise<FakeLlm> {
+export async function startFakeLlm(responder: Responder = echoResponder, opts: { record?: boolean } = {}): Promise<FakeLlm> {
   let current = responder;
   const requests: RecordedRequest[] = [];
   const sockets = new Set<import('node:net').Socket>();
@@ -101,7 +101,7 @@ export async function startFakeLlm(responder: Responder = echoResponder): Promis
         /* keep raw */
       }
       const rec: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body };
-      requests.push(rec);
+      if (opts.record !== false) requests.push(rec);
       let reply: FakeReply;
       try {
         reply = await current(rec, requests.length - 1);
