@@ -1,0 +1,62 @@
+/**
+ * Embeddings on: vectors are computed off the hot path (batched, cached by content hash), stored
+ * in sqlite-vec, and a message that shares no word with the question is found through KNN.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { MemoryIndex } from '../../src/index/memory-index.js';
+import { Embedder } from '../../src/index/embeddings.js';
+import { IndexingService } from '../../src/index/ingest.js';
+import { LlmClient } from '../../src/llm/client.js';
+import { silentLogger } from '../../src/log.js';
+import { startFakeLlm, type Responder } from '../helpers/fake-llm.js';
+import { tempDir, testConfig } from '../helpers/workspace.js';
+
+const DIMS = 4;
+/** A toy embedding: axis 0 = pets, 1 = music, 2 = food, 3 = anything else. */
+function toyVector(text: string): number[] {
+  const t = text.toLowerCase();
+  const v = [/(kitten|cat|pet|dog|puppy|animal)/.test(t) ? 1 : 0, /(cello|guitar|instrument|music)/.test(t) ? 1 : 0, /(pasta|food|dinner|eat)/.test(t) ? 1 : 0, 0.05];
+  return v;
+}
+const embeddings: Responder = (req) => {
+  const inputs: string[] = Array.isArray(req.body.input) ? req.body.input : [req.body.input];
+  return { json: { object: 'list', model: 'toy', data: inputs.map((s, index) => ({ object: 'embedding', index, embedding: toyVector(s) })), usage: { prompt_tokens: 1, total_tokens: 1 } } };
+};
+
+test('with embeddings, a message with none of the question\'s words is found by vector search; vectors are cached by content', async () => {
+  const llm = await startFakeLlm(embeddings);
+  const ws = await tempDir();
+  try {
+    const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
+    const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+    const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, silentLogger());
+    embedder.init();
+    assert.ok(embedder.active, 'sqlite-vec loaded and the vector table created');
+    const ingest = new IndexingService(index, embedder);
+    const say = (content: string, i: number) =>
+      ingest.ingestMessage({ content, role: 'user', speaker: 'Ann', sessionId: 's1', scope: 'c:1', eventTime: new Date(2026, 0, i), sourceMessageId: `m${i}` });
+    say('We brought home a kitten from the shelter and named her Pepper', 1);
+    say('Lovely weather for a walk today', 2);
+    say('Trying a new pasta recipe tonight', 3);
+    say('Lovely weather for a walk today', 4); // same text: one embedding, from the cache
+    await embedder.flush();
+    const embedCalls = llm.requests.filter((r) => r.path.endsWith('/embeddings'));
+    assert.equal(embedCalls.length, 1, 'one batch for all four messages');
+    assert.equal(embedCalls[0]!.body.input.length, 3, 'the repeated text is embedded once');
+
+    const question = 'Which animal lives with Ann?';
+    const without = index.search(question, { scope: 'c:1', limit: 3 });
+    assert.ok(!without.some((r) => r.sourceMessageIds.includes('m1')), 'no shared word: text search alone does not find it');
+    const vector = await embedder.embedQuery(question);
+    assert.ok(vector, 'the question is embedded');
+    const withVec = index.search(question, { scope: 'c:1', limit: 3, vector });
+    assert.equal(withVec[0]?.sourceMessageIds[0], 'm1', JSON.stringify(withVec.map((r) => r.content)));
+    assert.deepEqual(index.search(question, { scope: 'c:2', limit: 3, vector }), [], 'vectors respect the chat scope too');
+    index.close();
+  } finally {
+    await llm.close();
+    await ws.cleanup();
+  }
+});
