@@ -169,7 +169,7 @@ export class HybridSearch {
     const limit = opts.limit ?? 10;
     const q = analyze(query);
     const match = ftsOrQuery(q.terms);
-    if (!match) return [];
+    if (!match) return opts.vector ? fuse([{ rows: this.vectorHits(opts.vector, opts), weight: 1 }], limit) : [];
     const text = this.fts('memories_fts_stem', match, opts, CANDIDATES);
     const userText = text.filter((r) => r.source_role !== 'assistant');
     const lists: Weighted[] = [
