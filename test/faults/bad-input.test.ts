@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startTestBot, type TestBot } from '../helpers/app.js';
-import { echoResponder, lastUserText, text, toolCalls, type RecordedRequest, type Responder } from '../helpers/fake-llm.js';
+import { echoResponder, lastUserText, text, toolCalls, type RecordedRequest, type Responder, toolResults } from '../helpers/fake-llm.js';
 import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
 import { createApp } from '../../src/app.js';
 
@@ -38,20 +38,6 @@ const count = (s: string, re: RegExp): number => (s.match(re) ?? []).length;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
 
-/** The tool results of a request, by the name of the tool that produced them. */
-function toolResults(req: RecordedRequest): Array<{ name: string; args: any; content: string }> {
-  const calls = new Map<string, { name: string; args: any }>();
-  for (const m of req.body.messages) {
-    for (const c of m.tool_calls ?? []) calls.set(c.id, { name: c.function.name, args: JSON.parse(c.function.arguments) });
-  }
-  // Only this turn's results: those after the last user message.
-  const msgs = req.body.messages as any[];
-  const start = msgs.map((m) => m.role).lastIndexOf('user');
-  return msgs
-    .slice(start + 1)
-    .filter((m) => m.role === 'tool')
-    .map((m) => ({ ...calls.get(m.tool_call_id)!, content: String(m.content) }));
-}
 
 /** Answers "done" once tools have run, the scripted tool calls for a trigger, else echo. */
 function scripted(trigger: string, calls: Array<{ name: string; args: unknown }>): Responder {

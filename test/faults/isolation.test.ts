@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
-import { lastUserText, memoryAwareResponder, promptKind, text, toolCalls, type RecordedRequest, type Responder } from '../helpers/fake-llm.js';
+import { lastUserText, memoryAwareResponder, promptKind, text, toolCalls, type RecordedRequest, type Responder, toolResults } from '../helpers/fake-llm.js';
 
 const SECRET = 'zanzibar-42';
 const A_FACTS = ['My name is Ottoline Featherstonehaugh.', 'My ferret is called Bramblewick.', `My secret word is ${SECRET}.`];
@@ -80,19 +80,6 @@ const responder: Responder = (req, i) => {
   return memoryAwareResponder(req, i);
 };
 
-function toolResults(req: RecordedRequest): Array<{ name: string; args: any; content: string }> {
-  const calls = new Map<string, { name: string; args: any }>();
-  for (const m of req.body.messages) {
-    for (const c of m.tool_calls ?? []) calls.set(c.id, { name: c.function.name, args: JSON.parse(c.function.arguments) });
-  }
-  // Only this turn's results: those after the last user message.
-  const msgs = req.body.messages as any[];
-  const start = msgs.map((m) => m.role).lastIndexOf('user');
-  return msgs
-    .slice(start + 1)
-    .filter((m) => m.role === 'tool')
-    .map((m) => ({ ...calls.get(m.tool_call_id)!, content: String(m.content) }));
-}
 
 /**
  * Everything in a request the model reads as information: the system prompt, user and

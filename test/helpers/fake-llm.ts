@@ -172,3 +172,17 @@ export const memoryAwareResponder: Responder = (req) => {
   if (kind === 'summary') return text(`- The user and the assistant exchanged messages (summary #${req.body.messages[0].content.length}).`);
   return echoResponder(req, 0);
 };
+
+/** The tool results of a request (this turn's: those after the last user message), by the tool that produced them. */
+export function toolResults(req: RecordedRequest): Array<{ name: string; args: any; content: string }> {
+  const calls = new Map<string, { name: string; args: any }>();
+  for (const m of req.body.messages) {
+    for (const c of m.tool_calls ?? []) calls.set(c.id, { name: c.function.name, args: JSON.parse(c.function.arguments) });
+  }
+  const msgs = req.body.messages as any[];
+  const start = msgs.map((m) => m.role).lastIndexOf('user');
+  return msgs
+    .slice(start + 1)
+    .filter((m) => m.role === 'tool')
+    .map((m) => ({ ...calls.get(m.tool_call_id)!, content: String(m.content) }));
+}
