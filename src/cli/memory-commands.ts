@@ -7,6 +7,7 @@ import { LlmClient } from '../llm/client.js';
 import { Upkeep, JOB_NAMES, type JobName } from '../index/upkeep.js';
 import { Embedder } from '../index/embeddings.js';
 import { extractEntities } from '../index/entities.js';
+import { rebuildScopedFts } from '../index/fts.js';
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -47,7 +48,8 @@ export async function runMemoryCommand(cmd: string | undefined, args: string[], 
       }
       case 'reindex': {
         const db = index.database!;
-        db.exec("INSERT INTO memories_fts(memories_fts) VALUES('rebuild'); INSERT INTO memories_fts_stem(memories_fts_stem) VALUES('rebuild');");
+        db.exec("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')");
+        rebuildScopedFts(db);
         const rows = db.prepare('SELECT id, content FROM memories WHERE valid_until IS NULL').all() as Array<{ id: string; content: string }>;
         let links = 0;
         const { IndexWriter } = await import('../index/repository.js');

@@ -8,13 +8,14 @@ import Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { SCOPED_FTS, rebuildScopedFts } from './fts.js';
 
 export type Db = Database.Database;
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** Migrations in order; migration i brings the schema from version i to i + 1. */
-export const MIGRATIONS: string[] = [
+export const MIGRATIONS: Array<string | ((db: Db) => void)> = [
   `
   CREATE TABLE IF NOT EXISTS memory_metadata (
     key   TEXT PRIMARY KEY,
@@ -148,12 +149,38 @@ export const MIGRATIONS: string[] = [
   UPDATE memory_entities SET scope = (SELECT scope FROM memories WHERE memories.id = memory_entities.memory_id);
   CREATE INDEX IF NOT EXISTS idx_me_scope_entity ON memory_entities(scope, entity_id);
   `,
+  // v3: one scope token per document was still slow at 1M memories (FTS5 walked every chat's
+  // postings of a common word). Words are now indexed per scope (see fts.ts), in a contentless
+  // table filled from JS; the v2 stemmed table and its scope token go.
+  (db) => {
+    db.exec(`
+      DROP TRIGGER IF EXISTS memories_ai;
+      DROP TRIGGER IF EXISTS memories_ad;
+      DROP TRIGGER IF EXISTS memories_au;
+      DROP TABLE IF EXISTS memories_fts_stem;
+      ALTER TABLE memories DROP COLUMN scope_tok;
+      CREATE TABLE fts_scopes (code INTEGER PRIMARY KEY, scope TEXT NOT NULL UNIQUE);
+      CREATE VIRTUAL TABLE ${SCOPED_FTS} USING fts5(
+        words, content='', contentless_delete=1, tokenize='porter unicode61'
+      );
+      CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts(rowid, content) VALUES (new.rowid, new.content);
+      END;
+      CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+        DELETE FROM ${SCOPED_FTS} WHERE rowid = old.rowid;
+      END;
+      -- The daemon never rewrites a memory's text; if something else does, its old words must
+      -- not keep matching (\`npm run memory -- reindex\` indexes the new ones).
+      CREATE TRIGGER memories_au AFTER UPDATE OF content ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+        INSERT INTO memories_fts(rowid, content) VALUES (new.rowid, new.content);
+        DELETE FROM ${SCOPED_FTS} WHERE rowid = old.rowid;
+      END;
+    `);
+    rebuildScopedFts(db);
+  },
 ];
-
-/** The single FTS token standing for a scope (hex, so any scope string is one token). */
-export function scopeToken(scope: string): string {
-  return `sc${Buffer.from(scope, 'utf8').toString('hex')}`;
-}
 
 export interface OpenedDb {
   db: Db;
@@ -210,7 +237,9 @@ export function migrate(db: Db): void {
   }
   for (let v = current; v < MIGRATIONS.length; v++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[v]!);
+      const step = MIGRATIONS[v]!;
+      if (typeof step === 'string') db.exec(step);
+      else step(db);
       setMeta(db, 'schema_version', String(v + 1));
     })();
   }

@@ -5,7 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
-import { scopeToken, type Db } from './db.js';
+import type { Db } from './db.js';
+import { ScopedFtsWriter } from './fts.js';
 import { extractEntities, type ExtractedEntity } from './entities.js';
 import { tokenize } from './query.js';
 
@@ -76,13 +77,15 @@ export function conflicts(a: string, b: string): boolean {
 export class IndexWriter {
   private readonly st: Record<string, Statement>;
   private readonly seqs = new Map<string, number>();
+  private readonly fts: ScopedFtsWriter;
 
   constructor(private readonly db: Db) {
+    this.fts = new ScopedFtsWriter(db);
     this.st = {
       insert: db.prepare(`INSERT INTO memories (id, kind, content, session_id, event_time, created_at, source_ids, source_role,
-        tags, attributes, scope, scope_tok, speaker, source_message_id, seq, confidence, decay_rate)
+        tags, attributes, scope, speaker, source_message_id, seq, confidence, decay_rate)
         VALUES (@id, @kind, @content, @session_id, @event_time, @created_at, @source_ids, @source_role, @tags, @attributes,
-        @scope, @scope_tok, @speaker, @source_message_id, @seq, @confidence, @decay_rate)`),
+        @scope, @speaker, @source_message_id, @seq, @confidence, @decay_rate)`),
       maxSeq: db.prepare('SELECT MAX(seq) AS s FROM memories WHERE session_id = ?'),
       aliasLookup: db.prepare('SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id WHERE a.alias = ? AND e.type = ?'),
       entityInsert: db.prepare('INSERT INTO entities (id, canonical_name, type, aliases, mention_count) VALUES (?, ?, ?, ?, 1)'),
@@ -148,7 +151,7 @@ export class IndexWriter {
     confidence?: number | undefined;
     decayRate?: number | undefined;
   }): void {
-    this.st.insert!.run({
+    const { lastInsertRowid } = this.st.insert!.run({
       id: row.id,
       kind: row.kind,
       content: row.content,
@@ -160,13 +163,13 @@ export class IndexWriter {
       tags: JSON.stringify(row.tags ?? []),
       attributes: JSON.stringify(row.attributes ?? {}),
       scope: row.scope,
-      scope_tok: scopeToken(row.scope),
       speaker: row.speaker ?? null,
       source_message_id: row.sourceMessageId ?? null,
       seq: row.kind === 'episode' && row.sessionId ? this.nextSeq(row.sessionId) : null,
       confidence: row.confidence ?? 1,
       decay_rate: row.decayRate ?? (row.kind === 'fact' ? 0.1 : 0),
     });
+    this.fts.add(lastInsertRowid, row.scope, row.content);
     this.linkEntities(row.id, row.content, row.scope);
   }
 

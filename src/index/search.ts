@@ -1,6 +1,6 @@
 /**
  * Hybrid search over the index (seed 003 "Search"), always inside one scope:
- *   - full text: FTS5 BM25 over the stemmed view of the text, query words OR-ed;
+ *   - full text: FTS5 BM25 over the stemmed words of this scope only (fts.ts), query words OR-ed;
  *   - entities: memories linked to an entity named in the query (alias lookup of the query's
  *     word n-grams, so "dana" finds "Dana");
  *   - recency among the full-text hits, so the latest of several statements ranks up
@@ -11,7 +11,8 @@
  * Lists are merged by reciprocal rank fusion, score = Σ 1 / (60 + rank).
  */
 import type { Statement } from 'better-sqlite3';
-import { scopeToken, type Db } from './db.js';
+import type { Db } from './db.js';
+import { SCOPED_FTS, ScopeCodes, scopePrefix, scopedTerm } from './fts.js';
 import type { MemoryKind } from './repository.js';
 import { analyze, ftsOrQuery, ngrams } from './query.js';
 
@@ -63,11 +64,14 @@ const MAX_ENTITY_LINKS = 200;
 
 export class HybridSearch {
   private readonly cache = new Map<string, Statement>();
+  private readonly codes: ScopeCodes;
 
   constructor(
     private readonly db: Db,
     private readonly vectorTable: () => boolean,
-  ) {}
+  ) {
+    this.codes = new ScopeCodes(db);
+  }
 
   private stmt(sql: string): Statement {
     let s = this.cache.get(sql);
@@ -93,23 +97,45 @@ export class HybridSearch {
   bm25Only(query: string, opts: SearchOptions): MemoryRow[] {
     const match = ftsOrQuery(analyze(query).words.filter((w) => w.length >= 2));
     if (!match) return [];
-    return this.fts('memories_fts', match, opts, opts.limit ?? 10);
-  }
-
-  private fts(table: 'memories_fts' | 'memories_fts_stem', match: string, opts: SearchOptions, limit: number): MemoryRow[] {
     const f = this.filter(opts);
-    if (table === 'memories_fts_stem') {
-      // The scope token narrows FTS5 to this chat's rows before ranking (weight 0 in bm25).
-      return this.stmt(
-        `SELECT ${ROW_COLUMNS}
-         FROM memories_fts_stem JOIN memories m ON m.rowid = memories_fts_stem.rowid
-         WHERE memories_fts_stem MATCH ?${f.sql} ORDER BY bm25(memories_fts_stem, 1.0, 0.0) LIMIT ?`,
-      ).all(`scope_tok : ${scopeToken(opts.scope)} AND content : (${match})`, ...f.params, limit) as MemoryRow[];
-    }
     return this.stmt(
       `SELECT ${ROW_COLUMNS}
-       FROM ${table} JOIN memories m ON m.rowid = ${table}.rowid
-       WHERE ${table} MATCH ?${f.sql} ORDER BY bm25(${table}) LIMIT ?`,
+       FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+       WHERE memories_fts MATCH ?${f.sql} ORDER BY bm25(memories_fts) LIMIT ?`,
+    ).all(match, ...f.params, opts.limit ?? 10) as MemoryRow[];
+  }
+
+  /**
+   * Stemmed BM25 over this scope's own words (fts.ts): only the chat's posting lists are read.
+   * The scope filter on `memories` stays as the guarantee, not the means.
+   */
+  private scopedText(terms: string[], opts: SearchOptions, limit: number): MemoryRow[] {
+    const code = this.codes.lookup(opts.scope);
+    if (code === undefined) return [];
+    const prefix = scopePrefix(code);
+    const phrases = terms.map((t) => scopedTerm(prefix, t.replace(/[\u0000-\u001f]/g, ''))).filter((p): p is string => p !== null);
+    if (phrases.length === 0) return [];
+    const match = phrases.join(' OR ');
+    // FTS5 ranks the chat's matches on its own (its top-N path), and only the best few rows
+    // are then read from `memories`: joining first would read every matching row of a
+    // 1M-memory file (hundreds per query) just to drop most of them.
+    const top = this.stmt(`SELECT rowid FROM ${SCOPED_FTS} WHERE ${SCOPED_FTS} MATCH ? ORDER BY rank LIMIT ?`)
+      .all(match, limit * 3)
+      .map((r) => (r as { rowid: number }).rowid);
+    if (top.length === 0) return [];
+    const f = this.filter(opts);
+    const rows = this.stmt(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.rowid IN (${top.map(() => '?').join(',')})${f.sql}`)
+      .all(...top, ...f.params) as Array<MemoryRow & { rid: number }>;
+    if (rows.length >= limit || top.length < limit * 3) {
+      const order = new Map(top.map((id, i) => [id, i]));
+      return rows.sort((a, b) => order.get(a.rid)! - order.get(b.rid)!).slice(0, limit).map(({ rid: _, ...row }) => row);
+    }
+    // The filters (kind, superseded, this conversation) dropped most of the best matches:
+    // rank again with the filters applied to every match — slower, always complete.
+    return this.stmt(
+      `SELECT ${ROW_COLUMNS}
+       FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
+       WHERE ${SCOPED_FTS} MATCH ?${f.sql} ORDER BY bm25(${SCOPED_FTS}) LIMIT ?`,
     ).all(match, ...f.params, limit) as MemoryRow[];
   }
 
@@ -126,12 +152,14 @@ export class HybridSearch {
       .filter((id) => (count.get(opts.scope, id, MAX_ENTITY_LINKS + 1) as { n: number }).n <= MAX_ENTITY_LINKS);
     if (ids.length === 0) return [];
     const f = this.filter(opts);
-    // Memories naming more of the query's entities first, then the newest.
+    // Memories naming more of the query's entities first, then the newest. CROSS JOIN keeps
+    // the links (at most MAX_ENTITY_LINKS per entity) as the outer loop: left to itself, the
+    // planner walked every memory in id order to serve the GROUP BY (47 ms at 1M memories).
     return this.stmt(
       `SELECT ${ROW_COLUMNS}
-       FROM memory_entities me JOIN memories m ON m.id = me.memory_id
+       FROM memory_entities me CROSS JOIN memories m ON m.id = me.memory_id
        WHERE me.scope = ? AND me.entity_id IN (${ids.map(() => '?').join(',')})${f.sql}
-       GROUP BY m.id ORDER BY COUNT(*) DESC, m.event_time DESC LIMIT ?`,
+       GROUP BY me.memory_id ORDER BY COUNT(*) DESC, m.event_time DESC LIMIT ?`,
     ).all(opts.scope, ...ids, ...f.params, CANDIDATES) as MemoryRow[];
   }
 
@@ -168,9 +196,8 @@ export class HybridSearch {
   search(query: string, opts: SearchOptions): SearchResult[] {
     const limit = opts.limit ?? 10;
     const q = analyze(query);
-    const match = ftsOrQuery(q.terms);
-    if (!match) return opts.vector ? fuse([{ rows: this.vectorHits(opts.vector, opts), weight: 1 }], limit) : [];
-    const text = this.fts('memories_fts_stem', match, opts, CANDIDATES);
+    if (!ftsOrQuery(q.terms)) return opts.vector ? fuse([{ rows: this.vectorHits(opts.vector, opts), weight: 1 }], limit) : [];
+    const text = this.scopedText(q.terms, opts, CANDIDATES);
     const userText = text.filter((r) => r.source_role !== 'assistant');
     const lists: Weighted[] = [
       { rows: text, weight: 1 },

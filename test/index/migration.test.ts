@@ -7,27 +7,40 @@ import { MemoryIndex } from '../../src/index/memory-index.js';
 import { silentLogger } from '../../src/log.js';
 import { tempDir } from '../helpers/workspace.js';
 
-test('risk: a schema change loses an existing memory.db — a version-1 file migrates in place and stays searchable', async () => {
-  const ws = await tempDir();
-  try {
-    const file = path.join(ws.dir, 'memory.db');
-    const old = new Database(file);
-    old.exec('CREATE TABLE IF NOT EXISTS memory_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
-    old.exec(MIGRATIONS[0]!);
-    old.prepare("INSERT INTO memory_metadata (key, value) VALUES ('schema_version', '1')").run();
-    old
-      .prepare("INSERT INTO memories (id, kind, content, session_id, event_time, created_at, scope, source_role, source_message_id, seq) VALUES (?, 'episode', ?, 'conv1', 1700000000, 1700000000, ?, 'user', '7', 1)")
-      .run('ep_old', 'I adopted a kitten called Pepper', 'telegram:42');
-    old.close();
-
-    const index = new MemoryIndex(file, silentLogger());
-    assert.ok(index.enabled, index.disabledReason ?? '');
-    assert.equal(index.meta('schema_version'), String(SCHEMA_VERSION));
-    const hits = index.search('kitten Pepper', { scope: 'telegram:42' });
-    assert.deepEqual(hits.map((h) => h.id), ['ep_old']);
-    assert.deepEqual(index.search('kitten Pepper', { scope: 'telegram:43' }), [], 'still scoped after the migration');
-    index.close();
-  } finally {
-    await ws.cleanup();
+/** A memory.db as an older program left it: migrations up to `version`, one memory in it. */
+function oldFile(file: string, version: number): void {
+  const old = new Database(file);
+  old.exec('CREATE TABLE IF NOT EXISTS memory_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+  for (const step of MIGRATIONS.slice(0, version)) {
+    if (typeof step === 'string') old.exec(step);
+    else step(old);
   }
-});
+  old.prepare("INSERT INTO memory_metadata (key, value) VALUES ('schema_version', ?)").run(String(version));
+  old
+    .prepare(`INSERT INTO memories (id, kind, content, session_id, event_time, created_at, scope, source_role, source_message_id, seq${version >= 2 ? ', scope_tok' : ''})
+      VALUES (?, 'episode', ?, 'conv1', 1700000000, 1700000000, ?, 'user', '7', 1${version >= 2 ? ", 'sc00'" : ''})`)
+    .run('ep_old', 'I adopted a kitten called Pepper', 'telegram:42');
+  old.close();
+}
+
+for (const version of [1, 2]) {
+  test(`risk: a schema change loses an existing memory.db — a version-${version} file migrates in place and stays searchable`, async () => {
+    const ws = await tempDir();
+    try {
+      const file = path.join(ws.dir, 'memory.db');
+      oldFile(file, version);
+      const index = new MemoryIndex(file, silentLogger());
+      assert.ok(index.enabled, index.disabledReason ?? '');
+      assert.equal(index.meta('schema_version'), String(SCHEMA_VERSION));
+      // "adopt" finds "adopted": the migrated text is in the stemmed per-chat index.
+      assert.deepEqual(index.search('adopt kitten', { scope: 'telegram:42' }).map((h) => h.id), ['ep_old']);
+      assert.deepEqual(index.search('kitten Pepper', { scope: 'telegram:43' }), [], 'still scoped after the migration');
+      // New memories land beside the migrated one and are found the same way.
+      index.saveEpisode({ content: 'The kitten sleeps all day', role: 'user', sessionId: 'conv2', scope: 'telegram:42', eventTime: new Date() });
+      assert.equal(index.search('kitten', { scope: 'telegram:42' }).length, 2);
+      index.close();
+    } finally {
+      await ws.cleanup();
+    }
+  });
+}
