@@ -126,7 +126,30 @@ export class ExactCounter extends BaseCounter {
     // the API treats them, instead of throwing.
     return this.count(text, { disallowedSpecial: new Set() });
   }
+
+  /**
+   * A long text (a system prompt with notes that grow every turn) is counted as the sum of its
+   * lines, each cached, so only new lines cost BPE work. Exact, not an estimate: both
+   * encodings' pre-tokenizers never let a chunk run past a newline into a following character
+   * that is neither whitespace nor "/" (o200k's punctuation chunk may swallow "\n/"), and BPE
+   * never merges across chunks — so cutting there changes nothing (tested against whole counts).
+   */
+  override countText(text: string): number {
+    if (text.length < LONG_TEXT) return super.countText(text);
+    let n = 0;
+    let start = 0;
+    for (let i = text.indexOf('\n'); i !== -1 && i + 1 < text.length; i = text.indexOf('\n', i + 1)) {
+      const next = text.charCodeAt(i + 1);
+      if (next === 0x2f || /\s/.test(text[i + 1]!)) continue;
+      n += super.countText(text.slice(start, i + 1));
+      start = i + 1;
+    }
+    return n + super.countText(text.slice(start));
+  }
 }
+
+/** Texts at least this long are counted line by line (ExactCounter.countText). */
+const LONG_TEXT = 2_000;
 
 /** A counter for `encoding` (loads that BPE table once), or the estimate when null. */
 export async function createTokenCounter(encoding: Encoding | null): Promise<TokenCounter> {

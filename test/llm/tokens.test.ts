@@ -111,6 +111,25 @@ for (const enc of ['o200k_base', 'cl100k_base'] as const) {
     for (const s of randomCorpus(300)) assert.equal(counter.countText(s), refCount(enc, s), `${enc}: ${JSON.stringify(s)}`);
   });
 
+  test(`${enc}: risk: a long prompt counted line by line drifts from its exact count — it never does`, async () => {
+    const counter = await createTokenCounter(enc);
+    const lines = randomCorpus(600);
+    const next = rng(7);
+    // Lines joined by every kind of break a prompt has: newline runs, indentation, "/" starts.
+    const joins = ['\n', '\n\n', '\n  ', '\n/', '\n\t', ' \n', '\r\n', '\n- ', '\n### '];
+    for (let doc = 0; doc < 30; doc++) {
+      let text = '';
+      for (let i = 0; i < 40; i++) text += lines[Math.floor(next() * lines.length)]! + joins[Math.floor(next() * joins.length)]!;
+      assert.ok(text.length >= 2_000 || doc > 0);
+      assert.equal(counter.countText(text), refCount(enc, text), `${enc}: document ${doc}`);
+    }
+    // A system prompt with notes that grew by one line since the last count.
+    const prompt = `# Memory\n\n## Today's Notes\n${Object.values(CORPUS).join('\n')}\n`;
+    assert.equal(counter.countText(prompt), refCount(enc, prompt));
+    const grown = `${prompt}[10:42] User: and /status please | Assistant: here\n`;
+    assert.equal(counter.countText(grown), refCount(enc, grown));
+  });
+
   test(`${enc}: "<|endoftext|>" typed by a user counts as text and does not throw`, async () => {
     const counter = await createTokenCounter(enc);
     const n = counter.countText('<|endoftext|>');
