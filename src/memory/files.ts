@@ -3,11 +3,11 @@
  * MEMORY.md (long-term), YYYY-MM-DD.md (daily notes), HISTORY.md + HISTORY-YYYY-MM.md (seed 002).
  * No LLM, no network. Every change is a read-modify-write under the file's lock, written
  * atomically, so a consolidation, a tool call and a second process can never lose each
- * other's updates.
+ * other's updates; a daily note only ever grows by appended lines.
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
+import { appendLine, ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { resolveInside } from '../storage/paths.js';
 
 export const MEMORY_FILE = 'MEMORY.md';
@@ -91,8 +91,15 @@ export class MemoryFiles {
     return readOrEmpty(this.file(`${date}.md`));
   }
 
+  /**
+   * Appends one line to a daily note: one fsynced write in append mode, not a rewrite of the
+   * whole day's file on every message (a busy day's note grows to hundreds of KB). Only the
+   * daemon writes notes (one daemon per workspace), so appends are serialized in-process. A
+   * kill cannot tear a single small write, and no earlier line is ever touched.
+   */
   async appendNote(date: string, line: string): Promise<void> {
-    await this.update(`${date}.md`, (cur) => `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${line}\n`);
+    await ensureDir(this.dir);
+    await appendLine(this.file(`${date}.md`), line);
   }
 
   /** Appends `## <iso>\n<entry>` to HISTORY.md and to HISTORY-YYYY-MM.md (month of the timestamp). */

@@ -32,6 +32,57 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
   await syncDir(dir);
 }
 
+/** Appends in progress per file, so two appends to one file in this process never interleave. */
+const appending = new Map<string, Promise<void>>();
+/** Files this process has appended to: they end with a newline (our last write did). */
+const appended = new Set<string>();
+
+/**
+ * Appends `line` + newline to `file` as one write, fsynced (the directory too when the file is
+ * new). For files only this daemon writes (daily notes): appends are serialized in-process —
+ * no lock files, four system calls. A file whose last line lost its newline (a power cut, a
+ * hand edit) gets one first; that is checked once per file per run.
+ */
+export function appendLine(file: string, line: string): Promise<void> {
+  const prev = appending.get(file) ?? Promise.resolve();
+  const next = prev.catch(() => undefined).then(() => appendNow(file, line));
+  appending.set(file, next);
+  void next.finally(() => {
+    if (appending.get(file) === next) appending.delete(file);
+  }).catch(() => undefined);
+  return next;
+}
+
+async function appendNow(file: string, line: string): Promise<void> {
+  let created = false;
+  try {
+    const known = appended.has(file);
+    const fh = await open(file, known ? 'a' : 'a+', 0o600);
+    try {
+      let lead = '';
+      if (!known) {
+        const { size } = await fh.stat();
+        created = size === 0;
+        if (size > 0) {
+          const last = Buffer.alloc(1);
+          await fh.read(last, 0, 1, size - 1);
+          if (last[0] !== 0x0a) lead = '\n';
+        }
+      }
+      await fh.write(`${lead}${line}\n`);
+      await fh.sync();
+      // Forgetting only costs one more check of a file's last byte.
+      if (appended.size >= 10_000) appended.clear();
+      appended.add(file);
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    throw new AppError('storage.write_failed', `could not append to ${path.basename(file)}: ${(err as Error).message}`, { cause: err });
+  }
+  if (created) await syncDir(path.dirname(file));
+}
+
 async function syncDir(dir: string): Promise<void> {
   // The rename is only durable once the directory entry is on disk; some filesystems refuse
   // fsync on a directory handle, which is harmless to ignore.

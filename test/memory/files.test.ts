@@ -64,6 +64,16 @@ test('appendNote is append-only and one line per call', () =>
     assert.equal(await read(dir, '2026-03-01.md'), '[08:00] User: hand written | Assistant: kept\n[09:00] User: a | Assistant: b\n[09:05] User: c | Assistant: d\n');
   }));
 
+test('200 parallel appendNote calls (chats sharing a global note): 200 whole lines, none lost or interleaved', () =>
+  withDir(async (dir, files) => {
+    const line = (i: number) => `[10:00] User: message ${i} ${'x'.repeat(i % 50)} | Assistant: ok ${i}`;
+    await Promise.all(Array.from({ length: 200 }, (_, i) => files.appendNote('2026-03-02', line(i))));
+    const lines = (await read(dir, '2026-03-02.md')).split('\n').filter(Boolean);
+    assert.deepEqual(new Set(lines), new Set(Array.from({ length: 200 }, (_, i) => line(i))));
+    assert.equal(lines.length, 200);
+    assert.deepEqual(await readdir(dir), ['2026-03-02.md'], 'no temp or lock files');
+  }));
+
 test('50 parallel appendMemory calls in one process: 50 lines, none lost', () =>
   withDir(async (dir, files) => {
     await Promise.all(Array.from({ length: 50 }, (_, i) => files.appendMemory(`fact ${i}`)));
