@@ -210,13 +210,13 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     }
   }
 
-  async function runTurn(msg: InboundMessage, reply: ReplyFn, truncated: number, journalId: string | null, recovered: boolean): Promise<void> {
+  async function runTurn(msg: InboundMessage, reply: ReplyFn, truncated: number, journalId: string, recovered: boolean): Promise<void> {
     const session = await sessions.getOrCreate(msg.channel, msg.chatId);
     // A message already in the session (a recovery after a kill, or a channel redelivering an
     // update) is not recorded twice, and not answered twice once its answer is saved.
     let userMessage = findRecorded(session.messages, msg);
     if (userMessage && answered(session.messages, userMessage)) {
-      if (journalId) await inbox.done(journalId);
+      await inbox.done(journalId);
       turnLog.info({ session: session.id, recovered, sourceId: msg.messageId }, 'message already answered; not handled again');
       return;
     }
@@ -226,8 +226,9 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
         ...(msg.userName ? { senderName: msg.userName } : {}),
       });
       session.metadata.messagesReceived++;
-      // The user's words are on disk before anything can fail on the way to the model.
-      await sessions.append(session, userMessage);
+      // The user's words are durable in the journal (accept); they reach the session log in
+      // one write with the answer, or at the end of the turn when there is none.
+      sessions.record(session, userMessage);
     }
     const turn = createTurn({ inbound: msg, session, log: turnLog, userMessage, reply });
     if (truncated > 0) {
@@ -236,7 +237,9 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     // Done only once the turn has run (answered or apologised): a kill mid-turn leaves the
     // journal entry open, and the next start runs the turn again without re-recording the message.
     await pipeline.run(turn);
-    if (journalId) await inbox.done(journalId);
+    // A turn that ended without an answer (an apology) still keeps the user's words.
+    await sessions.commitRecorded(session);
+    await inbox.done(journalId);
     services.stats.record(session.id, {
       at: Date.now(),
       timings: turn.timings,
@@ -250,39 +253,48 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   function handle(msg: InboundMessage, reply: ReplyFn, attempt: number): HandleResult {
     const recovered = attempt > 0;
     const key = sessionKey(msg.channel, msg.chatId);
-    // Journal first (durable), then queue: a kill while the message waits loses nothing.
-    const accepted = inbox.accept(msg, attempt).catch((err: unknown) => {
-      turnLog.warn({ err, session: key }, 'could not journal an inbound message; handling it anyway');
-      return null;
-    });
-    const done: HandleResult = accepted.then((journalId) =>
-      dispatcher.submit(key, async () => {
-        try {
-          if (journalId) await inbox.started(journalId);
-          const cleaned = cleanInboundText(msg.text, config.maxMessageChars);
-          msg = { ...msg, text: cleaned.text };
-          if (cleaned.truncated > 0) {
-            turnLog.info({ session: key, truncated: cleaned.truncated }, 'inbound message over MAX_MESSAGE_CHARS; truncated');
-          }
-          if (msg.text.trim() === '') {
-            if (journalId) await inbox.done(journalId);
-            await reply('Your message had no readable text (only control characters or spaces), so nothing was sent to the model. Please type it again.');
-            return;
-          }
-          const cmd = parseCommand(msg.text);
-          if (cmd) {
-            if (journalId) await inbox.done(journalId);
-            await runCommand(msg, reply, cmd.name, cmd.args);
-          } else await runTurn(msg, reply, cleaned.truncated, journalId, recovered);
-        } catch (err) {
-          // Anything the pipeline's own wrap point did not catch (e.g. the session could not be
-          // saved before the LLM call): the user still hears back, with an id to quote.
-          const errorId = newTurnId();
-          turnLog.error({ err, errorId, session: key }, 'message could not be handled');
-          await reply(apologyText(errorId, err)).catch(() => undefined);
-        }
-      }),
+    // Journal first: a kill while the message waits in its queue loses nothing. The fsync runs
+    // while the turn starts (it is hidden behind the LLM call); nothing is sent to the user
+    // before it completes, so a message answered is always a message the journal holds.
+    const journal = inbox.accept(msg, attempt);
+    const accepted = journal.durable.then(
+      () => journal.id,
+      (err: unknown) => {
+        turnLog.warn({ err, session: key }, 'could not journal an inbound message; handling it anyway');
+        return null;
+      },
     );
+    const replyWhenTaken: ReplyFn = async (text) => {
+      await accepted;
+      return reply(text);
+    };
+    const journalId = journal.id;
+    const done: HandleResult = dispatcher.submit(key, async () => {
+      try {
+        await inbox.started(journalId);
+        const cleaned = cleanInboundText(msg.text, config.maxMessageChars);
+        msg = { ...msg, text: cleaned.text };
+        if (cleaned.truncated > 0) {
+          turnLog.info({ session: key, truncated: cleaned.truncated }, 'inbound message over MAX_MESSAGE_CHARS; truncated');
+        }
+        if (msg.text.trim() === '') {
+          await inbox.done(journalId);
+          await replyWhenTaken('Your message had no readable text (only control characters or spaces), so nothing was sent to the model. Please type it again.');
+          return;
+        }
+        const cmd = parseCommand(msg.text);
+        if (cmd) {
+          await inbox.done(journalId);
+          await runCommand(msg, replyWhenTaken, cmd.name, cmd.args);
+        } else await runTurn(msg, replyWhenTaken, cleaned.truncated, journalId, recovered);
+      } catch (err) {
+        // Anything the pipeline's own wrap point did not catch (e.g. the session could not be
+        // saved before the LLM call): the user still hears back, with an id to quote.
+        const errorId = newTurnId();
+        turnLog.error({ err, errorId, session: key }, 'message could not be handled');
+        await replyWhenTaken(apologyText(errorId, err)).catch(() => undefined);
+      }
+    });
     done.accepted = accepted;
     return done;
   }
@@ -317,7 +329,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     async stop() {
       dispatcher.close();
       const drained = await dispatcher.drain(config.shutdownTimeoutMs);
-      await sessions.flush();
+      await sessions.close();
+      await inbox.shutdown();
       await scheduler.stop();
       await embedder?.flush();
       index.close();

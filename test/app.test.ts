@@ -27,17 +27,19 @@ test('a message flows through the pipeline to the model and back, and the sessio
   }
 });
 
-test('the user message is on disk before the LLM is called', async () => {
-  let seenOnDisk: any;
+test('the user message is durable (fsynced journal) before the LLM is called, and in the session file after the turn', async () => {
+  let journalAtCall = '';
   const bot = await startTestBot({
     responder: async () => {
-      seenOnDisk = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:7.json'), 'utf8'));
+      journalAtCall = await readFile(path.join(bot.workspace, 'inbox.jsonl'), 'utf8');
       return text('ok');
     },
   });
   try {
     await bot.send('7', 'remember this sentence');
-    assert.equal(seenOnDisk.messages.at(-1).content, 'remember this sentence');
+    assert.match(journalAtCall, /"t":"in".*remember this sentence/);
+    const file = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:7.json'), 'utf8'));
+    assert.deepEqual(file.messages.map((m: any) => m.content), ['remember this sentence', 'ok']);
   } finally {
     await bot.close();
   }

@@ -2,7 +2,7 @@
  * The tool loop: ask the model, run the tools it calls, hand back their results, repeat until
  * it answers in words. After `maxIterations` rounds of tools the model is asked once more with
  * tools switched off, so a turn always ends with an answer and a bounded number of calls.
- * Every assistant and tool message is saved to the session as it happens.
+ * Every round's assistant and tool messages are made durable (session log) as it ends.
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { isContextLengthError } from './errors.js';
@@ -61,17 +61,17 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void>
     }
     if (res.toolCalls.length > 0 && toolsAllowed) {
       const assistant = makeMessage('assistant', res.content, { toolCalls: res.toolCalls });
-      turn.session.messages.push(assistant);
+      deps.sessions.record(turn.session, assistant);
       messages.push(toApiMessage(assistant));
       for (const call of res.toolCalls) {
         const outcome = await deps.tools.execute(call, turn);
         turn.usage.toolCalls++;
         log.info({ tool: call.name, ok: outcome.ok, code: outcome.code, ms: Math.round(outcome.durationMs) }, `tool ${call.name} ${outcome.ok ? 'ok' : 'error'}`);
         const result = makeMessage('tool', outcome.content, { toolCallId: call.id, toolName: call.name });
-        turn.session.messages.push(result);
+        deps.sessions.record(turn.session, result);
         messages.push(toApiMessage(result));
       }
-      await deps.sessions.save(turn.session);
+      await deps.sessions.commitRecorded(turn.session);
       continue;
     }
     if (res.toolCalls.length > 0) {

@@ -61,6 +61,8 @@ export interface Session {
   state: SessionState;
   createdAt: string;
   updatedAt: string;
+  /** The newest session-log line (sessions/wal.ts) this file already contains. */
+  walSeq?: number;
 }
 
 export function sessionKey(channel: string, chatId: string): string {
@@ -127,5 +129,6 @@ export function parseSession(raw: unknown, channelType: string, chatId: string):
     state: s.state && STATES.has(s.state) ? s.state : 'ACTIVE',
     createdAt: typeof s.createdAt === 'string' ? s.createdAt : fresh.createdAt,
     updatedAt: typeof s.updatedAt === 'string' ? s.updatedAt : fresh.updatedAt,
+    ...(typeof s.walSeq === 'number' ? { walSeq: s.walSeq } : {}),
   };
 }

@@ -3,6 +3,10 @@
  * Writes are atomic and locked (see storage/atomic.ts) and serialized per session, so a save
  * never overlaps another save of the same file. A file that fails to parse is set aside as
  * `*.corrupt-<timestamp>` and a fresh session starts: a bad file never stops the daemon.
+ *
+ * A turn's messages become durable through the write-ahead log (wal.ts, one fsynced append);
+ * the file is then rewritten in the background (a checkpoint), and `init` replays whatever a
+ * crash left in the log before anything else reads a session.
  */
 import { readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -20,23 +24,58 @@ import {
   type SessionMessage,
 } from './model.js';
 import { tailStart } from './integrity.js';
+import { SessionWal } from './wal.js';
 
 export const SUMMARY_PREFIX = '[Conversation summary]';
+/** How long a session file may lag behind its log (its messages are durable meanwhile). */
+const CHECKPOINT_DELAY_MS = 200;
 
 export class SessionStore {
   private readonly cache = new Map<string, Session>();
   private readonly loading = new Map<string, Promise<Session>>();
   private readonly writes = new Map<string, Promise<void>>();
+  /** Messages added by `record`, in memory only until the next log line or save. */
+  private readonly unlogged = new Map<string, SessionMessage[]>();
+  /** Sessions whose background checkpoint is queued but has not serialized yet. */
+  private readonly queued = new Set<string>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly wal: SessionWal;
 
   constructor(
     readonly dir: string,
     private readonly log: Logger,
-  ) {}
+  ) {
+    // Beside sessions/, not in it: the folder holds exactly one file per chat.
+    this.wal = new SessionWal(`${dir}.wal.jsonl`);
+  }
 
   async init(): Promise<void> {
     await ensureDir(this.dir);
     const removed = await removeStaleTempFiles(this.dir);
     if (removed > 0) this.log.info({ removed }, 'removed temp files left by an earlier crash');
+    await this.replay();
+  }
+
+  /** Applies log lines a crash kept from reaching their session files, then empties the log. */
+  private async replay(): Promise<void> {
+    const lines = await this.wal.read();
+    const touched = new Map<string, Session>();
+    let restored = 0;
+    for (const line of lines) {
+      const session = await this.getOrCreate(line.channelType, line.chatId);
+      if (line.seq <= (session.walSeq ?? 0)) continue;
+      const have = new Set(session.messages.map((m) => m.id));
+      for (const m of line.messages) {
+        if (have.has(m.id)) continue;
+        session.messages.push(m);
+        restored++;
+      }
+      session.walSeq = line.seq;
+      touched.set(session.id, session);
+    }
+    for (const session of touched.values()) await this.save(session);
+    await this.wal.truncate(true);
+    if (restored > 0) this.log.warn({ messages: restored, sessions: touched.size }, 'restored messages a crash kept from reaching their session files');
   }
 
   /** The file for a chat. Ids are encoded, so the path is always directly inside `dir`. */
@@ -94,15 +133,27 @@ export class SessionStore {
 
   /** Persists the session. Saves of one session run one after another, in call order. */
   async save(session: Session): Promise<void> {
-    session.updatedAt = new Date().toISOString();
     const file = this.fileFor(session.channelType, session.chatId);
     const prev = this.writes.get(session.id) ?? Promise.resolve();
     const next = prev
       .catch(() => undefined)
       .then(() => {
-        // Serialize at write time so the newest state wins when saves queue up.
+        // Serialize at write time so the newest state wins when saves queue up; everything
+        // recorded or logged so far is in it.
+        this.queued.delete(session.id);
+        const unlogged = this.unlogged.get(session.id);
+        this.unlogged.delete(session.id);
+        const upTo = session.walSeq ?? 0;
+        session.updatedAt = new Date().toISOString();
         const json = JSON.stringify(session, null, 1);
-        return withFileLock(file, () => writeFileAtomic(file, json));
+        return withFileLock(file, () => writeFileAtomic(file, json)).then(
+          () => this.wal.checkpointed(session.id, upTo),
+          (err: unknown) => {
+            // Not written: what only the file would have held stays owed.
+            if (unlogged) this.unlogged.set(session.id, [...unlogged, ...(this.unlogged.get(session.id) ?? [])]);
+            throw err;
+          },
+        );
       });
     this.writes.set(session.id, next);
     try {
@@ -112,10 +163,63 @@ export class SessionStore {
     }
   }
 
-  /** Appends a message and persists the session before returning. */
+  /**
+   * Appends a message and makes it durable before returning: one log line (with any messages
+   * `record`ed before it), fsynced; the session file follows in the background.
+   */
   async append(session: Session, message: SessionMessage): Promise<void> {
     session.messages.push(message);
-    await this.save(session);
+    await this.commit(session, [message]);
+  }
+
+  /**
+   * Appends a message without making it durable yet: for a user message whose words are
+   * already durable elsewhere (the inbox journal), so the turn's messages reach the disk in
+   * one write with its answer. `commitRecorded` covers a turn that ends without an answer.
+   */
+  record(session: Session, message: SessionMessage): void {
+    session.messages.push(message);
+    const list = this.unlogged.get(session.id) ?? [];
+    list.push(message);
+    this.unlogged.set(session.id, list);
+  }
+
+  async commitRecorded(session: Session): Promise<void> {
+    if (this.unlogged.has(session.id)) await this.commit(session, []);
+  }
+
+  private async commit(session: Session, added: SessionMessage[]): Promise<void> {
+    const messages = [...(this.unlogged.get(session.id) ?? []), ...added];
+    this.unlogged.delete(session.id);
+    const { seq, written } = this.wal.append(session, messages);
+    session.walSeq = Math.max(session.walSeq ?? 0, seq);
+    try {
+      await written;
+    } catch (err) {
+      this.unlogged.set(session.id, [...messages, ...(this.unlogged.get(session.id) ?? [])]);
+      throw new AppError('storage.write_failed', `could not log messages of ${session.id}: ${(err as Error).message}`, { cause: err });
+    }
+    this.checkpoint(session);
+  }
+
+  /**
+   * Schedules a background rewrite of the session file, unless one is already waiting. The
+   * short delay groups a burst of turns (a busy group chat) into one rewrite.
+   */
+  private checkpoint(session: Session): void {
+    if (this.queued.has(session.id)) return;
+    this.queued.add(session.id);
+    const timer = setTimeout(() => this.runCheckpoint(session), CHECKPOINT_DELAY_MS);
+    timer.unref();
+    this.timers.set(session.id, timer);
+  }
+
+  private runCheckpoint(session: Session): void {
+    this.timers.delete(session.id);
+    this.save(session).catch((err: unknown) => {
+      // The log still holds the messages; the next commit (or the next start) tries again.
+      this.log.warn({ err, session: session.id }, 'could not rewrite a session file; its messages are safe in the session log');
+    });
   }
 
   async delete(id: string): Promise<void> {
@@ -153,9 +257,21 @@ export class SessionStore {
     return { removed, kept: tail.length };
   }
 
-  /** Waits for every queued write (used at shutdown). */
+  /** Runs waiting checkpoints now and waits for every write (shutdown, tests). */
   async flush(): Promise<void> {
-    await Promise.allSettled([...this.writes.values()]);
+    for (const [id, timer] of [...this.timers]) {
+      clearTimeout(timer);
+      const session = this.cache.get(id);
+      if (session) this.runCheckpoint(session);
+      else this.timers.delete(id);
+    }
+    while (this.writes.size > 0) await Promise.allSettled([...this.writes.values()]);
+  }
+
+  /** Flushes, then closes the session log (shutdown). */
+  async close(): Promise<void> {
+    await this.flush();
+    await this.wal.shutdown();
   }
 
   private require(id: string): Session {

@@ -13,7 +13,7 @@ export interface TestBot {
   workspace: string;
   /** Replies per chat id, in the order they were sent. */
   replies: Map<string, string[]>;
-  /** Sends a message as `chatId` and waits until it is fully handled; returns the replies it produced. */
+  /** Sends a message as `chatId` and waits until it is fully handled and its session file written; returns the replies it produced. */
   send(chatId: string, text: string, extra?: Partial<InboundMessage>): Promise<string[]>;
   close(): Promise<void>;
 }
@@ -47,6 +47,8 @@ export async function startTestBot(opts: { responder?: Responder; env?: Record<s
           replies.set(chatId, list);
         },
       );
+      // Session files are rewritten in the background (sessions/wal.ts); tests read them.
+      await app.services.sessions.flush();
       return got;
     },
     async close() {

@@ -10,6 +10,8 @@
  * LLM and a started TelegramChannel, like test/helpers/app.ts does for the bare app.
  */
 import http from 'node:http';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 // The package's main entry replaces module.exports, which TypeScript cannot type; its class module can be.
@@ -247,6 +249,8 @@ export interface TelegramTestBot {
   telegramConfig: TelegramConfig & { botToken: string };
   /** A second channel on the same workspace (a restart), started with the same app. */
   restartChannel(): Promise<TelegramChannel>;
+  /** The session file of `telegram:{chatId}` as on disk, once pending rewrites are written. */
+  sessionFile(chatId: string | number): Promise<any>; // raw JSON, as the tests read it
   close(): Promise<void>;
 }
 
@@ -298,6 +302,10 @@ export async function startTelegramBot(
     channel,
     logs,
     workspace: ws.dir,
+    async sessionFile(chatId) {
+      await app.services.sessions.flush();
+      return JSON.parse(await readFile(path.join(ws.dir, 'sessions', `telegram:${chatId}.json`), 'utf8'));
+    },
     telegramConfig,
     async restartChannel() {
       await channel.stop();

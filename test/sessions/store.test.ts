@@ -85,6 +85,7 @@ test('save writes the session so that it round-trips, in this store and a new on
       makeMessage('assistant', '', { toolCalls: [{ id: 'call_1', name: 'get_current_time', arguments: '{"tz":"UTC"}' }] }),
     );
     await s.store.append(session, makeMessage('tool', '12:00', { toolCallId: 'call_1', toolName: 'get_current_time' }));
+    await s.store.flush();
     await s.store.save(session);
 
     const file = s.store.fileFor('test', '7');
@@ -108,12 +109,13 @@ test('a hostile chat id is stored directly inside sessions/ and nothing is creat
       const session = await s.store.getOrCreate('console', chatId);
       await s.store.append(session, makeMessage('user', `from ${chatId}`));
     }
+    await s.store.flush();
     const names = (await readdir(s.dir)).sort();
     assert.equal(names.length, 5);
     assert.ok(names.includes('console:%2E%2E%2F%2E%2E%2Fetc%2Fx.json'), names.join(', '));
     for (const n of names) assert.ok(n.startsWith('console:') && n.endsWith('.json') && !n.slice(0, -5).includes('.'), n);
-    // The only files anywhere under the temp root are those five.
-    assert.deepEqual(await walk(s.root), names.map((n) => path.join('ws', 'sessions', n)).sort());
+    // The only files anywhere under the temp root are those five (and the session log beside them).
+    assert.deepEqual(await walk(s.root), [...names.map((n) => path.join('ws', 'sessions', n)), path.join('ws', 'sessions.wal.jsonl')].sort());
     // And each one holds its own chat.
     const back = await readJson(path.join(s.dir, 'console:%2E%2E%2F%2E%2E%2Fetc%2Fx.json'));
     assert.equal(back.chatId, '../../etc/x');
@@ -153,6 +155,7 @@ for (const [label, content] of [
 
       // The fresh session saves normally next to the set-aside file.
       await s.store.append(session, makeMessage('user', 'start over'));
+      await s.store.flush();
       assert.equal((await readJson(file)).messages[0].content, 'start over');
       assert.equal((await readdir(s.dir)).filter((n) => n.includes('.corrupt-')).length, 1);
     } finally {

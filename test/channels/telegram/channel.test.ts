@@ -4,8 +4,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { startTelegramBot, waitFor } from '../../helpers/telegram.js';
 import { lastUserText, promptKind, text } from '../../helpers/fake-llm.js';
 import { runPair } from '../../../src/cli/pair.js';
@@ -30,7 +28,7 @@ test('a message gets the model\'s reply, with a typing indicator, in session tel
     const commands = bot.tg.callsOf('setMyCommands')[0]!.body.commands.map((c: { command: string }) => c.command);
     assert.deepEqual(commands.sort(), ['compact', 'help', 'memory', 'new', 'start', 'status']);
 
-    const session = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', `telegram:${OWNER}.json`), 'utf8'));
+    const session = await bot.sessionFile(OWNER);
     assert.deepEqual(session.messages.map((m: { content: string }) => m.content), ['hello there', 'echo: hello there']);
   } finally {
     await bot.close();
@@ -168,7 +166,7 @@ test('groups: only allowed groups, only when mentioned or replied to, one sessio
 
     assert.deepEqual(bot.llm.chatRequests().map(lastUserText), ['what is 2+2?', 'and 3+3?']);
     assert.equal(bot.tg.botMessages(-2002).length, 0);
-    const session = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'telegram:-1001.json'), 'utf8'));
+    const session = await bot.sessionFile(-1001);
     assert.deepEqual(
       session.messages.filter((m: { role: string }) => m.role === 'user').map((m: { senderName: string }) => m.senderName),
       ['Alice', 'Bob'],

@@ -1,0 +1,134 @@
+/**
+ * The session write-ahead log (`workspace/sessions.wal.jsonl`). A turn makes its messages durable with
+ * one appended, fsynced line here, and the session's JSON file is rewritten afterwards, off
+ * the turn's path (a checkpoint). Rewriting a 1,000-message session file with fsync before
+ * every reply cost more than the rest of the turn; one append costs about half a millisecond.
+ *
+ * Every line carries a sequence number that only grows (microseconds of the clock, or the
+ * last one + 1), and every session file records the newest line it contains (`walSeq`), so a
+ * replay after a crash applies exactly the lines a file is missing — never a line from before
+ * a `/new` or a compaction, which rewrite the file in full. The log is emptied once every
+ * session it names has been checkpointed.
+ */
+import { open, readFile, rename, type FileHandle } from 'node:fs/promises';
+import type { SessionMessage } from './model.js';
+
+export interface WalLine {
+  seq: number;
+  channelType: string;
+  chatId: string;
+  messages: SessionMessage[];
+}
+
+interface Base {
+  base: number;
+}
+
+/** Empty the log once it is this big and nothing in it is waiting for a checkpoint. */
+const TRUNCATE_BYTES = 1_000_000;
+
+export class SessionWal {
+  private seq = 0;
+  private bytes = 0;
+  /** Session id → newest line not yet in that session's file. */
+  private readonly pending = new Map<string, number>();
+  private chain: Promise<unknown> = Promise.resolve();
+  /** Kept open between appends: a write and an fsync per turn, no open and close. */
+  private fh: FileHandle | null = null;
+
+  constructor(readonly file: string) {}
+
+  /** Lines of an earlier run, oldest first; a line torn by a kill is skipped. */
+  async read(): Promise<WalLine[]> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch {
+      return [];
+    }
+    const out: WalLine[] = [];
+    for (const raw of text.split('\n')) {
+      if (!raw.trim()) continue;
+      let line: WalLine | Base;
+      try {
+        line = JSON.parse(raw) as WalLine | Base;
+      } catch {
+        continue;
+      }
+      if ('base' in line) this.seq = Math.max(this.seq, line.base);
+      else if (Array.isArray(line.messages)) {
+        this.seq = Math.max(this.seq, line.seq);
+        out.push(line);
+      }
+    }
+    return out;
+  }
+
+  /** Logs `messages` of a session durably; returns the line's sequence number. */
+  append(session: { id: string; channelType: string; chatId: string }, messages: SessionMessage[]): { seq: number; written: Promise<void> } {
+    const seq = (this.seq = Math.max(Date.now() * 1000, this.seq + 1));
+    this.pending.set(session.id, seq);
+    const text = `${JSON.stringify({ seq, channelType: session.channelType, chatId: session.chatId, messages } satisfies WalLine)}\n`;
+    const written = this.serial(async () => {
+      this.fh ??= await open(this.file, 'a', 0o600);
+      try {
+        await this.fh.write(text);
+        await this.fh.sync();
+      } catch (err) {
+        await this.closeHandle();
+        throw err;
+      }
+      this.bytes += Buffer.byteLength(text);
+    });
+    return { seq, written };
+  }
+
+  /** The session's file now holds every line up to `upTo`. */
+  checkpointed(sessionId: string, upTo: number): void {
+    if ((this.pending.get(sessionId) ?? 0) <= upTo) this.pending.delete(sessionId);
+    if (this.pending.size === 0 && this.bytes > TRUNCATE_BYTES) void this.truncate(false).catch(() => undefined);
+  }
+
+  /** Sessions with lines not yet in their file. */
+  waiting(sessionId: string): boolean {
+    return this.pending.has(sessionId);
+  }
+
+  /**
+   * Empties the log (keeping the sequence number), unless a line is waiting for a checkpoint.
+   * Decided inside the serial chain, so a line appended meanwhile is never cut away.
+   */
+  truncate(force: boolean): Promise<void> {
+    return this.serial(async () => {
+      if (!force && (this.pending.size > 0 || this.bytes <= TRUNCATE_BYTES)) return;
+      const tmp = `${this.file}.tmp`;
+      const fh = await open(tmp, 'w', 0o600);
+      try {
+        await fh.write(`${JSON.stringify({ base: this.seq } satisfies Base)}\n`);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await this.closeHandle();
+      await rename(tmp, this.file);
+      this.bytes = 0;
+    });
+  }
+
+  /** Closes the open log file (shutdown); the next append reopens it. */
+  shutdown(): Promise<void> {
+    return this.serial(() => this.closeHandle());
+  }
+
+  private async closeHandle(): Promise<void> {
+    const fh = this.fh;
+    this.fh = null;
+    await fh?.close().catch(() => undefined);
+  }
+
+  private serial(fn: () => Promise<void>): Promise<void> {
+    const next = this.chain.then(fn, fn);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The session log (src/sessions/wal.ts): a turn's messages are durable once logged, before the
+ * session file is rewritten. A process killed in between loses nothing, and a replay never
+ * brings back what `/new` or a compaction removed.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SessionStore } from '../../src/sessions/store.js';
+import { captureLog, tempDir } from '../helpers/workspace.js';
+
+const storeModule = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'sessions', 'store.ts');
+
+/** Runs `body` against a store in a child process that is then killed with SIGKILL. */
+function runThenKill(dir: string, body: string): void {
+  const script = `
+    import { SessionStore } from ${JSON.stringify(storeModule)};
+    import { makeMessage } from ${JSON.stringify(storeModule.replace('store.ts', 'model.ts'))};
+    import { silentLogger } from ${JSON.stringify(storeModule.replace(path.join('sessions', 'store.ts'), 'log.ts'))};
+    const store = new SessionStore(${JSON.stringify(dir)}, silentLogger());
+    await store.init();
+    const s = await store.getOrCreate('test', 'k');
+    ${body}
+    process.kill(process.pid, 'SIGKILL');
+  `;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(r.signal, 'SIGKILL', `child did not reach the kill: ${r.stderr}`);
+}
+
+async function reopen(dir: string): Promise<{ store: SessionStore; logs: ReturnType<typeof captureLog> }> {
+  const logs = captureLog();
+  const store = new SessionStore(dir, logs.log);
+  await store.init();
+  return { store, logs };
+}
+
+test('risk: a kill after the answer is logged but before the session file is rewritten loses the exchange — the next start restores it', async () => {
+  const ws = await tempDir();
+  try {
+    const dir = path.join(ws.dir, 'sessions');
+    runThenKill(dir, `
+      await store.append(s, makeMessage('user', 'my locker code is 4711'));
+      await store.append(s, makeMessage('assistant', 'noted'));
+    `);
+    const { store, logs } = await reopen(dir);
+    const s = await store.getOrCreate('test', 'k');
+    assert.deepEqual(s.messages.map((m) => m.content), ['my locker code is 4711', 'noted']);
+    // Written to the file at once, and the log emptied: a second start restores nothing twice.
+    const file = JSON.parse(await readFile(path.join(dir, 'test:k.json'), 'utf8'));
+    assert.deepEqual(file.messages.map((m: { content: string }) => m.content), ['my locker code is 4711', 'noted']);
+    assert.ok(logs.lines().some((l) => /restored messages/.test(l.msg)));
+    const again = await reopen(dir);
+    assert.equal((await again.store.getOrCreate('test', 'k')).messages.length, 2);
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+test('risk: a replay after /new brings the cleared conversation back — only what came after /new returns', async () => {
+  const ws = await tempDir();
+  try {
+    const dir = path.join(ws.dir, 'sessions');
+    runThenKill(dir, `
+      await store.append(s, makeMessage('user', 'old one'));
+      await store.append(s, makeMessage('assistant', 'old answer'));
+      await store.clearMessages(s.id);
+      await store.append(s, makeMessage('user', 'fresh start'));
+    `);
+    const { store } = await reopen(dir);
+    assert.deepEqual((await store.getOrCreate('test', 'k')).messages.map((m) => m.content), ['fresh start']);
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+test('the session file catches up on its own shortly after a logged message, without a flush', async () => {
+  const ws = await tempDir();
+  try {
+    const dir = path.join(ws.dir, 'sessions');
+    const store = new SessionStore(dir, captureLog().log);
+    await store.init();
+    const s = await store.getOrCreate('test', 'k');
+    await store.append(s, { id: 'm_1', role: 'user', content: 'hello', timestamp: new Date().toISOString() });
+    const file = path.join(dir, 'test:k.json');
+    let content = '';
+    for (let i = 0; i < 100 && !content.includes('hello'); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      content = await readFile(file, 'utf8').catch(() => '');
+    }
+    assert.match(content, /hello/);
+    await store.close();
+  } finally {
+    await ws.cleanup();
+  }
+});
