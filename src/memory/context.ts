@@ -54,13 +54,16 @@ export function renderMemory(p: Parts): string {
 }
 
 export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOptions): Promise<MemoryBlock> {
-  const longTerm = (await files.readMemory()).trim();
-  const today = (await files.readNote(opts.today)).split('\n').filter((l) => l.trim() !== '');
+  // Read together: one round of file reads, not eight in a row, on every turn.
+  const days = previousDays(opts.today, opts.recentDays);
+  const [memoryText, todayText, ...dayTexts] = await Promise.all([files.readMemory(), files.readNote(opts.today), ...days.map((d) => files.readNote(d))]);
+  const longTerm = memoryText!.trim();
+  const today = todayText!.split('\n').filter((l) => l.trim() !== '');
   const recent: Parts['recent'] = [];
-  for (const date of previousDays(opts.today, opts.recentDays)) {
-    const content = (await files.readNote(date)).trim();
+  days.forEach((date, i) => {
+    const content = dayTexts[i]!.trim();
     if (content) recent.push({ date, content });
-  }
+  });
   const parts: Parts = { longTerm, today, recent };
   const drops: MemoryDrop[] = [];
   let text = renderMemory(parts);
