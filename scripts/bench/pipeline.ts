@@ -13,7 +13,7 @@ import { silentLogger } from '../../src/log.js';
 import { makeMessage } from '../../src/sessions/model.js';
 import type { InboundMessage } from '../../src/pipeline/turn.js';
 import { IndexingService } from '../../src/index/ingest.js';
-import { startFakeLlm, text } from '../../test/helpers/fake-llm.js';
+import { startLlmProcess } from './llm-process.js';
 import { tempDir, testConfig } from '../../test/helpers/workspace.js';
 import { rng, userText, assistantText } from './text.js';
 
@@ -26,8 +26,7 @@ function msg(chatId: string, t: string, at = new Date()): InboundMessage {
 }
 
 async function setup(indexSize: number) {
-  // record: false — the stub must not keep 20,000 request bodies in this process's memory.
-  const llm = await startFakeLlm(() => text('Sure, noted. Here is a short answer to that.'), { record: false });
+  const llm = await startLlmProcess('Sure, noted. Here is a short answer to that.');
   const ws = await tempDir('membot-bench-pipe-');
   await mkdir(path.join(ws.dir, 'preferences'), { recursive: true });
   await writeFile(path.join(ws.dir, 'preferences', 'runtime-config.json'), JSON.stringify({ compaction: { maxContextTokens: 10_000_000 } }));
