@@ -99,7 +99,11 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const runtime = new RuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
   const runtimeProblem = runtime.init();
   if (runtimeProblem) throw new AppError('config.invalid', runtimeProblem);
-  const sessions = new SessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'));
+  const dispatcher = new Dispatcher(config.maxConcurrentTurns);
+  // A chat's session stays in memory while it has work queued or running (turns hold it).
+  const sessions = new SessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'), {
+    inUse: (id) => dispatcher.busy(id),
+  });
   await sessions.init();
   const llm = new LlmClient(config, componentLogger(log, 'LLM'));
   const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
@@ -189,7 +193,6 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const commandList: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand()];
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commandList]);
 
-  const dispatcher = new Dispatcher(config.maxConcurrentTurns);
   const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
   // No message prefix here: each system tags its own lines ([Context], [ToolLoop], …).
   const turnLog = log.child({ component: 'Turn' });
@@ -243,7 +246,6 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     services.stats.record(session.id, {
       at: Date.now(),
       timings: turn.timings,
-      systemPrompt: turn.systemPrompt,
       systemPromptTokens: tokens.countText(turn.systemPrompt),
       promptSections: turn.promptSections.map((s) => ({ name: s.name, chars: s.content.length })),
       memory: turn.memory,

@@ -4,18 +4,22 @@ import type { SystemTiming } from './pipeline/turn.js';
 export interface TurnRecord {
   at: number;
   timings: SystemTiming[];
-  systemPrompt: string;
   systemPromptTokens: number;
   promptSections: Array<{ name: string; chars: number }>;
   memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number }> } | undefined;
 }
+
+const MAX_CHATS = 10_000;
 
 export class TurnStats {
   readonly startedAt = Date.now();
   private readonly last = new Map<string, TurnRecord>();
 
   record(sessionId: string, rec: TurnRecord): void {
+    // Newest last; the oldest chats are forgotten past a bound (their /status just shows less).
+    this.last.delete(sessionId);
     this.last.set(sessionId, rec);
+    if (this.last.size > MAX_CHATS) this.last.delete(this.last.keys().next().value!);
   }
 
   lastTurn(sessionId: string): TurnRecord | undefined {

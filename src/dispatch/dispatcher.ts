@@ -40,6 +40,11 @@ export class Dispatcher {
     });
   }
 
+  /** True while `key` has work queued or running. */
+  busy(key: string): boolean {
+    return this.lanes.has(key);
+  }
+
   get stats(): { active: number; queued: number; chats: number } {
     let queued = 0;
     for (const l of this.lanes.values()) queued += l.queue.length;

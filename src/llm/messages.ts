@@ -6,7 +6,23 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import type { SessionMessage } from '../sessions/model.js';
 import { repairToolPairs } from '../sessions/integrity.js';
 
+/**
+ * One request object per stored message, reused on every turn: a 1,000-message session no
+ * longer allocates 1,000 objects per request, and token counts cached by object (tokens.ts)
+ * stay valid. A stored message's text never changes; nothing mutates these objects.
+ */
+const apiForm = new WeakMap<SessionMessage, ChatCompletionMessageParam>();
+
 export function toApiMessage(m: SessionMessage): ChatCompletionMessageParam {
+  let api = apiForm.get(m);
+  if (!api) {
+    api = convert(m);
+    apiForm.set(m, api);
+  }
+  return api;
+}
+
+function convert(m: SessionMessage): ChatCompletionMessageParam {
   switch (m.role) {
     case 'system':
       return { role: 'system', content: m.content };

@@ -6,8 +6,8 @@
  *   reply) and the cookbook's accounting for function definitions.
  * - estimate: models with no known tokenizer; characters / 3.5 as in seed 001.
  *
- * Counts are cached by content (a Map keyed by the string: V8 keeps a string's hash on the
- * string, so re-counting a long session costs one lookup per message).
+ * Counts are cached by message object (a WeakMap, so they go with the session) and by content
+ * for other text (a bounded Map keyed by the string: V8 keeps a string's hash on the string).
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Encoding } from './catalogue.js';
@@ -24,7 +24,8 @@ export interface TokenCounter {
 
 const PER_MESSAGE = 3;
 const REPLY_PRIMING = 3;
-const CACHE_LIMIT = 100_000;
+/** Strings counted recently (prompt lines, tool texts); messages are cached by object instead. */
+const CACHE_LIMIT = 20_000;
 
 /** The text a message contributes, the way the chat format serializes it. */
 function messageParts(m: ChatCompletionMessageParam): string[] {
@@ -45,6 +46,11 @@ abstract class BaseCounter implements TokenCounter {
   abstract readonly mode: TokenizerMode;
   abstract readonly encoding: Encoding | null;
   private readonly cache = new Map<string, number>();
+  /**
+   * Counts by message object (stored messages map to one request object each, see
+   * llm/messages.ts): freed with their session, so the string cache can stay small.
+   */
+  private readonly perMessage = new WeakMap<ChatCompletionMessageParam, number>();
   protected abstract raw(text: string): number;
 
   countText(text: string): number {
@@ -67,8 +73,13 @@ abstract class BaseCounter implements TokenCounter {
   countMessages(messages: ChatCompletionMessageParam[]): number {
     let n = REPLY_PRIMING;
     for (const m of messages) {
-      n += PER_MESSAGE;
-      for (const p of messageParts(m)) n += this.countText(p);
+      let c = this.perMessage.get(m);
+      if (c === undefined) {
+        c = PER_MESSAGE;
+        for (const p of messageParts(m)) c += this.countText(p);
+        this.perMessage.set(m, c);
+      }
+      n += c;
     }
     return n;
   }

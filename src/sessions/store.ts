@@ -30,6 +30,16 @@ export const SUMMARY_PREFIX = '[Conversation summary]';
 /** How long a session file may lag behind its log (its messages are durable meanwhile). */
 const CHECKPOINT_DELAY_MS = 200;
 
+export interface SessionStoreOptions {
+  /** Sessions kept in memory; idle ones past this are dropped and read again on their next message. */
+  maxCached?: number;
+  /** True while a chat has a message queued or being handled: its session is never dropped then. */
+  inUse?: (id: string) => boolean;
+}
+
+/** Enough for every chat active in the last while; a dropped one costs one file read later. */
+export const DEFAULT_MAX_CACHED = 100;
+
 export class SessionStore {
   private readonly cache = new Map<string, Session>();
   private readonly loading = new Map<string, Promise<Session>>();
@@ -41,10 +51,16 @@ export class SessionStore {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly wal: SessionWal;
 
+  private readonly maxCached: number;
+  private readonly inUse: (id: string) => boolean;
+
   constructor(
     readonly dir: string,
     private readonly log: Logger,
+    opts: SessionStoreOptions = {},
   ) {
+    this.maxCached = opts.maxCached ?? DEFAULT_MAX_CACHED;
+    this.inUse = opts.inUse ?? (() => false);
     // Beside sessions/, not in it: the folder holds exactly one file per chat.
     this.wal = new SessionWal(`${dir}.wal.jsonl`);
   }
@@ -90,7 +106,12 @@ export class SessionStore {
   async getOrCreate(channelType: string, chatId: string): Promise<Session> {
     const key = sessionKey(channelType, chatId);
     const cached = this.cache.get(key);
-    if (cached) return cached;
+    if (cached) {
+      // Most recently used last: the cache drops from the front.
+      this.cache.delete(key);
+      this.cache.set(key, cached);
+      return cached;
+    }
     let pending = this.loading.get(key);
     if (!pending) {
       pending = this.load(channelType, chatId).finally(() => this.loading.delete(key));
@@ -128,7 +149,27 @@ export class SessionStore {
       }
     }
     this.cache.set(session.id, session);
+    this.trim();
     return session;
+  }
+
+  /**
+   * Drops the least recently used sessions past `maxCached` — only idle ones: nothing queued
+   * or running for the chat, no write in flight or owed. A dropped session is read from its
+   * file again on its next message (the file is complete: nothing was owed).
+   */
+  private trim(): void {
+    if (this.cache.size <= this.maxCached) return;
+    for (const id of this.cache.keys()) {
+      if (this.cache.size <= this.maxCached) return;
+      const idle = !this.writes.has(id) && !this.queued.has(id) && !this.unlogged.has(id) && !this.wal.waiting(id) && !this.inUse(id);
+      if (idle) this.cache.delete(id);
+    }
+  }
+
+  /** Sessions held in memory (for /status and the benchmarks). */
+  get cachedCount(): number {
+    return this.cache.size;
   }
 
   /** Persists the session. Saves of one session run one after another, in call order. */
@@ -147,7 +188,10 @@ export class SessionStore {
         session.updatedAt = new Date().toISOString();
         const json = JSON.stringify(session, null, 1);
         return withFileLock(file, () => writeFileAtomic(file, json)).then(
-          () => this.wal.checkpointed(session.id, upTo),
+          () => {
+            this.wal.checkpointed(session.id, upTo);
+            this.trim();
+          },
           (err: unknown) => {
             // Not written: what only the file would have held stays owed.
             if (unlogged) this.unlogged.set(session.id, [...unlogged, ...(this.unlogged.get(session.id) ?? [])]);

@@ -311,3 +311,31 @@ test('repairToolPairs drops orphan tool results and answers unanswered calls wit
   assert.deepEqual(repairToolPairs(valid), valid);
   assert.deepEqual(JSON.parse(JSON.stringify(valid)), copy);
 });
+
+test('risk: memory grows with every chat ever seen — idle sessions past the cache size are dropped and come back whole; busy or unsaved ones stay', async () => {
+  const ws = await tempDir();
+  try {
+    const dir = path.join(ws.dir, 'sessions');
+    const busy = new Set<string>();
+    const store = new SessionStore(dir, captureLog().log, { maxCached: 3, inUse: (id) => busy.has(id) });
+    await store.init();
+    busy.add('test:busy');
+    const held = await store.getOrCreate('test', 'busy');
+    const owed = await store.getOrCreate('test', 'owed');
+    store.record(owed, makeMessage('user', 'not yet logged'));
+    for (let i = 0; i < 10; i++) {
+      const s = await store.getOrCreate('test', `c${i}`);
+      await store.append(s, makeMessage('user', `hello from ${i}`));
+    }
+    await store.flush();
+    await store.getOrCreate('test', 'c9'); // one more load trims after the writes settled
+    assert.ok(store.cachedCount <= 4, `cached ${store.cachedCount}`);
+    assert.equal(await store.getOrCreate('test', 'busy'), held, 'a chat with work in progress keeps its object');
+    assert.equal(await store.getOrCreate('test', 'owed'), owed, 'a session with unsaved messages is never dropped');
+    const back = await store.getOrCreate('test', 'c0');
+    assert.deepEqual(back.messages.map((m) => m.content), ['hello from 0'], 'a dropped session reloads from its file');
+    await store.close();
+  } finally {
+    await ws.cleanup();
+  }
+});
