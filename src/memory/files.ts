@@ -36,6 +36,35 @@ async function readOrEmpty(file: string): Promise<string> {
   }
 }
 
+/**
+ * Texts of memory files read for the prompt, kept while the file is unchanged (same inode,
+ * size and mtime): every turn reads MEMORY.md and eight daily notes, and a stat is one system
+ * call where a read is four. Bounded; a hand edit changes mtime and is seen on the next turn.
+ */
+const promptCache = new Map<string, { ino: number; size: number; mtimeMs: number; text: string }>();
+const PROMPT_CACHE_FILES = 2_000;
+
+async function readForPrompt(file: string): Promise<string> {
+  let st;
+  try {
+    st = await stat(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw err;
+  }
+  const hit = promptCache.get(file);
+  if (hit && hit.ino === st.ino && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.text;
+  const text = await readOrEmpty(file);
+  promptCache.delete(file);
+  if (promptCache.size >= PROMPT_CACHE_FILES) promptCache.delete(promptCache.keys().next().value!);
+  // Kept only when it matches the stat and the file has been still for a while: timestamps are
+  // coarse, so a same-size rewrite right after this read could otherwise look unchanged.
+  if (Buffer.byteLength(text) === st.size && Date.now() - st.mtimeMs > 2_000) {
+    promptCache.set(file, { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, text });
+  }
+  return text;
+}
+
 export class MemoryFiles {
   constructor(readonly dir: string) {}
 
@@ -57,7 +86,7 @@ export class MemoryFiles {
   }
 
   readMemory(): Promise<string> {
-    return readOrEmpty(this.file(MEMORY_FILE));
+    return readForPrompt(this.file(MEMORY_FILE));
   }
 
   async writeMemory(content: string): Promise<boolean> {
@@ -88,7 +117,7 @@ export class MemoryFiles {
   }
 
   readNote(date: string): Promise<string> {
-    return readOrEmpty(this.file(`${date}.md`));
+    return readForPrompt(this.file(`${date}.md`));
   }
 
   /**

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { readFile, readdir, utimes, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -194,3 +194,21 @@ test('search on a folder that does not exist yet finds nothing (no error)', asyn
   assert.deepEqual(await files.listNotes(), []);
   assert.equal(await files.readMemory(), '');
 });
+
+test('risk: cached memory files hide a hand edit — an edit of MEMORY.md or an old note shows up on the next read', () =>
+  withDir(async (dir, files) => {
+    const memory = path.join(dir, 'MEMORY.md');
+    const note = path.join(dir, '2026-01-05.md');
+    const old = new Date(Date.now() - 60_000);
+    await writeFile(memory, '- likes tea\n');
+    await writeFile(note, '[09:00] User: a | Assistant: b\n');
+    await utimes(memory, old, old);
+    await utimes(note, old, old);
+    assert.equal(await files.readMemory(), '- likes tea\n');
+    assert.equal(await files.readNote('2026-01-05'), '[09:00] User: a | Assistant: b\n');
+    // Same size, same file (no rename), right after the cached read.
+    await writeFile(memory, '- likes TEA\n');
+    await writeFile(note, '[09:00] User: A | Assistant: B\n');
+    assert.equal(await files.readMemory(), '- likes TEA\n');
+    assert.equal(await files.readNote('2026-01-05'), '[09:00] User: A | Assistant: B\n');
+  }));
