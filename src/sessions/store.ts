@@ -182,22 +182,18 @@ export class SessionStore {
         // Serialize at write time so the newest state wins when saves queue up; everything
         // recorded or logged so far is in it.
         this.queued.delete(session.id);
-        const unlogged = this.unlogged.get(session.id);
-        this.unlogged.delete(session.id);
+        // Recorded messages this write covers. They stay owed to the log until the file is
+        // on disk: a log line written meanwhile (the answer) must still carry them, or a kill
+        // before the rename leaves them in neither place.
+        const covered = new Set(this.unlogged.get(session.id));
         const upTo = session.walSeq ?? 0;
         session.updatedAt = new Date().toISOString();
         const json = JSON.stringify(session, null, 1);
-        return withFileLock(file, () => writeFileAtomic(file, json)).then(
-          () => {
-            this.wal.checkpointed(session.id, upTo);
-            this.trim();
-          },
-          (err: unknown) => {
-            // Not written: what only the file would have held stays owed.
-            if (unlogged) this.unlogged.set(session.id, [...unlogged, ...(this.unlogged.get(session.id) ?? [])]);
-            throw err;
-          },
-        );
+        return withFileLock(file, () => writeFileAtomic(file, json)).then(() => {
+          this.forgetUnlogged(session.id, (m) => covered.has(m));
+          this.wal.checkpointed(session.id, upTo);
+          this.trim();
+        });
       });
     this.writes.set(session.id, next);
     try {
@@ -226,6 +222,13 @@ export class SessionStore {
     const list = this.unlogged.get(session.id) ?? [];
     list.push(message);
     this.unlogged.set(session.id, list);
+  }
+
+  /** Drops recorded messages matching `drop` from what the next log line must carry. */
+  private forgetUnlogged(id: string, drop: (m: SessionMessage) => boolean): void {
+    const rest = (this.unlogged.get(id) ?? []).filter((m) => !drop(m));
+    if (rest.length > 0) this.unlogged.set(id, rest);
+    else this.unlogged.delete(id);
   }
 
   async commitRecorded(session: Session): Promise<void> {
@@ -278,6 +281,8 @@ export class SessionStore {
     const session = this.require(id);
     session.messages = [];
     session.metadata.conversationId = newConversationId();
+    // What was cleared must not come back with the next log line.
+    this.forgetUnlogged(id, () => true);
     await this.save(session);
   }
 
@@ -296,6 +301,8 @@ export class SessionStore {
     const tail = session.messages.slice(start);
     const summaryMessage = makeMessage('system', `${SUMMARY_PREFIX}\n${summary.trim()}`);
     session.messages = [summaryMessage, ...tail];
+    const kept = new Set(tail);
+    this.forgetUnlogged(id, (m) => !kept.has(m));
     session.metadata.messagesCompacted += removed;
     await this.save(session);
     return { removed, kept: tail.length };

@@ -76,6 +76,28 @@ test('risk: a replay after /new brings the cleared conversation back — only wh
   }
 });
 
+test('risk: a checkpoint still writing when the answer is logged leaves the user message in neither place — the kill loses it and the turn runs (and replies) again', async () => {
+  const ws = await tempDir();
+  try {
+    const dir = path.join(ws.dir, 'sessions');
+    // The user message is recorded (in memory only), a rewrite of the file takes it and then
+    // stalls (another holder has the file lock), the answer is logged, and the process dies
+    // before the rewrite lands. The log line must carry the user message itself.
+    runThenKill(dir, `
+      const lockfile = (await import('proper-lockfile')).default;
+      await lockfile.lock(store.fileFor('test', 'k'), { realpath: false });
+      store.record(s, makeMessage('user', 'remind me at noon'));
+      void store.save(s).catch(() => undefined);
+      await new Promise((r) => setImmediate(r));
+      await store.append(s, makeMessage('assistant', 'will do'));
+    `);
+    const { store } = await reopen(dir);
+    assert.deepEqual((await store.getOrCreate('test', 'k')).messages.map((m) => m.content), ['remind me at noon', 'will do']);
+  } finally {
+    await ws.cleanup();
+  }
+});
+
 test('the session file catches up on its own shortly after a logged message, without a flush', async () => {
   const ws = await tempDir();
   try {
