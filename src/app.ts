@@ -21,7 +21,7 @@ import { createContextBuildingSystem } from './systems/context-building.js';
 import { createToolLoopSystem } from './systems/tool-loop.js';
 import { createResponseDeliverySystem } from './systems/response-delivery.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
-import { Inbox } from './dispatch/inbox.js';
+import { Inbox, type InboxEntry } from './dispatch/inbox.js';
 import type { HandleResult } from './channels/types.js';
 import type { SessionMessage } from './sessions/model.js';
 import { CommandRouter, parseCommand } from './commands/router.js';
@@ -252,13 +252,15 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     });
   }
 
-  function handle(msg: InboundMessage, reply: ReplyFn, attempt: number): HandleResult {
-    const recovered = attempt > 0;
+  /** `recovered`: an entry an earlier run journaled and did not finish; it keeps its id. */
+  function handle(msg: InboundMessage, reply: ReplyFn, recovered?: InboxEntry): HandleResult {
     const key = sessionKey(msg.channel, msg.chatId);
     // Journal first: a kill while the message waits in its queue loses nothing. The fsync runs
     // while the turn starts (it is hidden behind the LLM call); nothing is sent to the user
     // before it completes, so a message answered is always a message the journal holds.
-    const journal = inbox.accept(msg, attempt);
+    // A recovered message is already there: it is not written again, so a kill during recovery
+    // cannot leave two open copies of it (they would double with every such kill).
+    const journal = recovered ? inbox.adopt(recovered.id) : inbox.accept(msg);
     const accepted = journal.durable.then(
       () => journal.id,
       (err: unknown) => {
@@ -288,7 +290,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
         if (cmd) {
           await inbox.done(journalId);
           await runCommand(msg, replyWhenTaken, cmd.name, cmd.args);
-        } else await runTurn(msg, replyWhenTaken, cleaned.truncated, journalId, recovered);
+        } else await runTurn(msg, replyWhenTaken, cleaned.truncated, journalId, recovered !== undefined);
       } catch (err) {
         // Anything the pipeline's own wrap point did not catch (e.g. the session could not be
         // saved before the LLM call): the user still hears back, with an id to quote.
@@ -307,25 +309,22 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     dispatcher,
     commands: router,
     handle(msg, reply) {
-      return handle(msg, reply, 0);
+      return handle(msg, reply);
     },
     async recover(replyFor) {
-      const all = await inbox.unfinished();
+      const { entries: all, duplicates } = await inbox.unfinished();
       // A message that already failed to finish twice may be what kills the daemon: give up
       // on it (it stays in the session) rather than crash on every start.
       // Only starts count: a message that waited in its queue while the daemon was killed again
       // and again is never given up on.
       const entries = all.filter((e) => e.attempt < MAX_RECOVERY_ATTEMPTS);
-      for (const e of all.filter((x) => x.attempt >= MAX_RECOVERY_ATTEMPTS)) {
+      const givenUp = all.filter((x) => x.attempt >= MAX_RECOVERY_ATTEMPTS);
+      for (const e of givenUp) {
         turnLog.error({ session: sessionKey(e.msg.channel, e.msg.chatId), sourceId: e.msg.messageId }, 'a message did not finish after several restarts; not retried again');
       }
+      await inbox.close([...givenUp.map((e) => e.id), ...duplicates]);
       if (entries.length > 0) turnLog.warn({ messages: entries.length }, 'handling messages accepted before the last stop but not finished');
-      const handled = entries.map((e) => handle(e.msg, replyFor(e.msg), e.attempt));
-      // Close the old entries only once their copies are journaled: a kill in between leaves
-      // both open, and the copy that runs second sees the message already handled.
-      await Promise.all(handled.map((h) => h.accepted));
-      await inbox.close(all.map((e) => e.id));
-      await Promise.all(handled);
+      await Promise.all(entries.map((e) => handle(e.msg, replyFor(e.msg), e)));
       return entries.length;
     },
     async stop() {

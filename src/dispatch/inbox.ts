@@ -33,13 +33,17 @@ export class Inbox {
 
   constructor(readonly file: string) {}
 
-  /** Entries accepted by an earlier run and never marked done, oldest first. */
-  async unfinished(): Promise<InboxEntry[]> {
+  /**
+   * Entries accepted by an earlier run and never marked done, oldest first, one per message.
+   * `duplicates`: ids of further open entries for a message already listed (journals written
+   * by versions that re-journaled recovered messages); they only need closing.
+   */
+  async unfinished(): Promise<{ entries: InboxEntry[]; duplicates: string[] }> {
     let text: string;
     try {
       text = await readFile(this.file, 'utf8');
     } catch {
-      return [];
+      return { entries: [], duplicates: [] };
     }
     const open = new Map<string, InboxEntry>();
     for (const raw of text.split('\n')) {
@@ -56,10 +60,22 @@ export class Inbox {
         if (e) e.attempt++;
       } else open.delete(line.id);
     }
-    return [...open.values()];
+    const byMessage = new Map<string, InboxEntry>();
+    const duplicates: string[] = [];
+    for (const e of open.values()) {
+      const m = e.msg;
+      const key = JSON.stringify([m.channel, m.chatId, m.messageId ?? null, m.receivedAt.getTime(), m.text]);
+      const first = byMessage.get(key);
+      if (!first) byMessage.set(key, e);
+      else {
+        first.attempt = Math.max(first.attempt, e.attempt);
+        duplicates.push(e.id);
+      }
+    }
+    return { entries: [...byMessage.values()], duplicates };
   }
 
-  /** Closes entries of an earlier run (recovery re-accepts them under new ids). */
+  /** Closes entries of an earlier run without handling them (given up on, or duplicates). */
   async close(ids: string[]): Promise<void> {
     for (const id of ids) await this.append({ t: 'done', id }, false);
   }
@@ -67,12 +83,20 @@ export class Inbox {
   /**
    * Records an accepted message; `durable` resolves once it is fsynced. The id is known at
    * once, so handling can start while the write is under way (lines keep their order).
-   * `attempt`: how many times handling this message already started in earlier runs.
    */
-  accept(msg: InboundMessage, attempt = 0): { id: string; durable: Promise<void> } {
+  accept(msg: InboundMessage): { id: string; durable: Promise<void> } {
     const id = randomBytes(6).toString('hex');
     this.pending.add(id);
-    return { id, durable: this.append({ t: 'in', id, attempt, msg: { ...msg, receivedAt: msg.receivedAt.toISOString() } }, true) };
+    return { id, durable: this.append({ t: 'in', id, msg: { ...msg, receivedAt: msg.receivedAt.toISOString() } }, true) };
+  }
+
+  /**
+   * Takes over an entry an earlier run left open, under its own id: nothing is written, so a
+   * kill during recovery leaves the journal as it was. Its `start` lines keep counting attempts.
+   */
+  adopt(id: string): { id: string; durable: Promise<void> } {
+    this.pending.add(id);
+    return { id, durable: Promise.resolve() };
   }
 
   /** Handling begins (the message left its queue): counts towards giving up on a poison message. */

@@ -1,0 +1,104 @@
+/**
+ * The inbox journal (src/dispatch/inbox.ts) and the app's recovery from it: what an earlier run
+ * accepted and did not finish is handled once at the next start, and recovery itself never
+ * grows the journal — the daemon may be killed again while it recovers.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFile, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Inbox } from '../../src/dispatch/inbox.js';
+import type { InboundMessage } from '../../src/pipeline/turn.js';
+import { startTestBot, type TestBot } from '../helpers/app.js';
+import { lastUserText, text } from '../helpers/fake-llm.js';
+
+function message(chatId: string, words: string, messageId: string): InboundMessage {
+  return { channel: 'test', chatId, userId: `u-${chatId}`, userName: 'Tester', text: words, messageId, receivedAt: new Date('2026-11-20T10:00:00Z') };
+}
+
+/** Leaves `msgs` in the journal as an earlier, killed run would: accepted, never done. */
+async function leftOpen(file: string, msgs: InboundMessage[]): Promise<void> {
+  const earlier = new Inbox(file);
+  for (const m of msgs) await earlier.accept(m).durable;
+  await earlier.shutdown();
+}
+
+async function recover(bot: TestBot): Promise<Map<string, string[]>> {
+  const replies = new Map<string, string[]>();
+  await bot.app.recover((msg) => async (reply) => {
+    replies.set(msg.chatId, [...(replies.get(msg.chatId) ?? []), reply]);
+  });
+  return replies;
+}
+
+const inLines = (journal: string, words: string) => journal.split('\n').filter((l) => l.includes('"t":"in"') && l.includes(words)).length;
+
+test('risk: every restart copies unfinished messages in the journal, so kills during recovery double it each time — recovery writes no copy', async () => {
+  const bot = await startTestBot({ responder: (req) => text(`echo: ${lastUserText(req)}`) });
+  try {
+    const file = path.join(bot.workspace, 'inbox.jsonl');
+    await leftOpen(file, [message('1', 'first unfinished', '11'), message('2', 'second unfinished', '12')]);
+    const replies = await recover(bot);
+    assert.deepEqual(Object.fromEntries(replies), { '1': ['echo: first unfinished'], '2': ['echo: second unfinished'] });
+    // Whenever a kill lands, the journal names each message once: nothing to multiply.
+    const journal = await readFile(file, 'utf8');
+    assert.equal(inLines(journal, 'first unfinished'), 1);
+    assert.equal(inLines(journal, 'second unfinished'), 1);
+    assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('a journal holding copies of one message (older versions wrote them at each restart): handled once, every copy closed', async () => {
+  const bot = await startTestBot({ responder: (req) => text(`echo: ${lastUserText(req)}`) });
+  try {
+    const file = path.join(bot.workspace, 'inbox.jsonl');
+    const m = message('3', 'said once', '31');
+    const line = (id: string) => `${JSON.stringify({ t: 'in', id, msg: { ...m, receivedAt: m.receivedAt.toISOString() } })}\n`;
+    await appendFile(file, line('aaaaaaaaaaaa') + line('bbbbbbbbbbbb') + line('cccccccccccc'));
+    const replies = await recover(bot);
+    assert.deepEqual(replies.get('3'), ['echo: said once']);
+    assert.equal(bot.llm.requests.length, 1);
+    assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('a message whose handling started three times without finishing is given up on (logged once), not retried forever', async () => {
+  const bot = await startTestBot({ responder: (req) => text(`echo: ${lastUserText(req)}`) });
+  try {
+    const file = path.join(bot.workspace, 'inbox.jsonl');
+    const earlier = new Inbox(file);
+    const poison = earlier.accept(message('4', 'crashes the daemon', '41'));
+    const fine = earlier.accept(message('5', 'waited in its queue', '51'));
+    await Promise.all([poison.durable, fine.durable]);
+    // Three starts of the first (each run died in its turn); the second never left its queue.
+    for (let i = 0; i < 3; i++) await appendFile(file, `${JSON.stringify({ t: 'start', id: poison.id })}\n`);
+    const replies = await recover(bot);
+    assert.deepEqual(Object.fromEntries(replies), { '5': ['echo: waited in its queue'] });
+    assert.equal(bot.logs.lines().filter((l) => /did not finish after several restarts/.test(l.msg)).length, 1);
+    assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('an unfinished message keeps counting its starts across restarts under its own id', async () => {
+  const file = path.join(tmpdir(), `membot-inbox-${process.pid}-${Date.now()}.jsonl`);
+  const first = new Inbox(file);
+  const { id } = first.accept(message('6', 'slow one', '61'));
+  await first.started(id);
+  await first.shutdown();
+  const second = new Inbox(file);
+  const [entry] = (await second.unfinished()).entries;
+  assert.equal(entry?.id, id);
+  assert.equal(entry?.attempt, 1);
+  second.adopt(id);
+  await second.started(id);
+  await second.shutdown();
+  assert.equal((await new Inbox(file).unfinished()).entries[0]?.attempt, 2);
+  await rm(file, { force: true });
+});
