@@ -3,7 +3,6 @@
  *  - pipeline overhead per turn (wall time of a turn minus the time inside LLM calls) at
  *    sessions of 10, 1,000 and 10,000 messages;
  *  - sustained turns per second and latency with 100 chats sending at once;
- *  - resident memory after 10,000 turns over 1,000 chats, and after 10,000 more (leak check);
  *  - ContextBuilding with an 8 KB MEMORY.md, 7 days of notes and a large index.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -21,11 +20,11 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 const f = (n: number) => n.toFixed(2);
 
 let seq = 0;
-function msg(chatId: string, t: string, at = new Date()): InboundMessage {
+export function msg(chatId: string, t: string, at = new Date()): InboundMessage {
   return { channel: 'bench', chatId, userId: chatId, userName: `user${chatId}`, text: t, messageId: String(++seq), receivedAt: at };
 }
 
-async function setup(indexSize: number) {
+export async function setup(indexSize: number) {
   const llm = await startLlmProcess('Sure, noted. Here is a short answer to that.');
   const ws = await tempDir('membot-bench-pipe-');
   await mkdir(path.join(ws.dir, 'preferences'), { recursive: true });
@@ -70,7 +69,7 @@ async function setup(indexSize: number) {
 }
 
 /** Runs one turn; returns when the reply was handed to the channel (ms since `t0`), if any. */
-async function turn(app: App, m: InboundMessage, t0 = performance.now()): Promise<number | undefined> {
+export async function turn(app: App, m: InboundMessage, t0 = performance.now()): Promise<number | undefined> {
   let replied: number | undefined;
   await app.handle(m, async () => {
     replied ??= performance.now() - t0;
@@ -124,26 +123,6 @@ export async function benchPipeline(full = false): Promise<Record<string, string
     );
     const secs = (performance.now() - t0) / 1000;
     out[`sustained load: ${chats} chats × ${perChat} turns at once`] = `${((chats * perChat) / secs).toFixed(0)} turns/s; turn latency p50 ${f(pct(lat, 50))} ms, p99 ${f(pct(lat, 99))} ms (LLM stub included)`;
-    await b.close();
-  }
-  {
-    const b = await setup(0);
-    const round = async () => {
-      for (let i = 0; i < 10_000; i += 50) {
-        await Promise.all(Array.from({ length: 50 }, (_, k) => turn(b.app, msg(`mem${(i + k) % 1000}`, userText(r)))));
-      }
-    };
-    await round();
-    global.gc?.();
-    const rss1 = process.memoryUsage().rss;
-    const heap1 = process.memoryUsage().heapUsed;
-    const cached1 = b.app.services.sessions.cachedCount;
-    await round();
-    global.gc?.();
-    const rss2 = process.memoryUsage().rss;
-    const heap2 = process.memoryUsage().heapUsed;
-    out['resident memory after 10,000 turns over 1,000 chats'] = `${(rss1 / 2 ** 20).toFixed(0)} MiB (JS heap ${(heap1 / 2 ** 20).toFixed(0)} MiB, ${cached1} sessions in memory)`;
-    out['after 10,000 more turns (leak check)'] = `${(rss2 / 2 ** 20).toFixed(0)} MiB (${rss2 >= rss1 ? '+' : ''}${((rss2 - rss1) / 2 ** 20).toFixed(0)} MiB; JS heap ${(heap2 / 2 ** 20).toFixed(0)} MiB)`;
     await b.close();
   }
   {
