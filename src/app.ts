@@ -95,6 +95,13 @@ function answered(messages: SessionMessage[], user: SessionMessage): boolean {
 
 const MAX_RECOVERY_ATTEMPTS = 3;
 
+function userMessageOf(msg: InboundMessage): SessionMessage {
+  return makeMessage('user', msg.text, {
+    ...(msg.messageId ? { sourceId: msg.messageId } : {}),
+    ...(msg.userName ? { senderName: msg.userName } : {}),
+  });
+}
+
 export async function createApp(config: Config, log: Logger, opts: AppOptions = {}): Promise<App> {
   const runtime = new RuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
   const runtimeProblem = runtime.init();
@@ -194,6 +201,11 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commandList]);
 
   const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
+  // Read and taken over before any channel starts: a new message finishing first would
+  // otherwise find nothing open and empty the journal, and could overtake older ones of its chat.
+  const leftOver = await inbox.unfinished();
+  for (const e of leftOver.entries) inbox.adopt(e.id);
+  await inbox.close(leftOver.duplicates);
   // No message prefix here: each system tags its own lines ([Context], [ToolLoop], …).
   const turnLog = log.child({ component: 'Turn' });
 
@@ -224,10 +236,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       return;
     }
     if (!userMessage) {
-      userMessage = makeMessage('user', msg.text, {
-        ...(msg.messageId ? { sourceId: msg.messageId } : {}),
-        ...(msg.userName ? { senderName: msg.userName } : {}),
-      });
+      userMessage = userMessageOf(msg);
       session.metadata.messagesReceived++;
       // The user's words are durable in the journal (accept); they reach the session log in
       // one write with the answer, or at the end of the turn when there is none.
@@ -253,6 +262,31 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   }
 
   /** `recovered`: an entry an earlier run journaled and did not finish; it keeps its id. */
+  /**
+   * A message whose handling started MAX_RECOVERY_ATTEMPTS times without finishing may be what
+   * kills the daemon: it is not handled again. Its words are saved in the session (until now
+   * only the journal held them) and the user is told, so nothing vanishes without a word.
+   */
+  async function giveUp(msg: InboundMessage, reply: ReplyFn, journalId: string): Promise<void> {
+    const cmd = parseCommand(msg.text);
+    turnLog.error({ session: sessionKey(msg.channel, msg.chatId), sourceId: msg.messageId }, 'a message did not finish after several restarts; not retried again');
+    if (!cmd) {
+      const session = await sessions.getOrCreate(msg.channel, msg.chatId);
+      const recorded = findRecorded(session.messages, msg);
+      if (recorded && answered(session.messages, recorded)) return inbox.done(journalId);
+      if (!recorded) {
+        session.metadata.messagesReceived++;
+        await sessions.append(session, userMessageOf(msg));
+      }
+    }
+    await inbox.done(journalId);
+    await reply(
+      cmd
+        ? `/${cmd.name} failed ${MAX_RECOVERY_ATTEMPTS} times in a row (the bot restarted each time), so I stopped trying. Please run it again.`
+        : `Answering your message failed ${MAX_RECOVERY_ATTEMPTS} times in a row (the bot restarted each time), so I stopped trying. It is saved; send it again if you still need an answer.`,
+    );
+  }
+
   function handle(msg: InboundMessage, reply: ReplyFn, recovered?: InboxEntry): HandleResult {
     const key = sessionKey(msg.channel, msg.chatId);
     // Journal first: a kill while the message waits in its queue loses nothing. The fsync runs
@@ -286,6 +320,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
           await replyWhenTaken('Your message had no readable text (only control characters or spaces), so nothing was sent to the model. Please type it again.');
           return;
         }
+        if (recovered && recovered.attempt >= MAX_RECOVERY_ATTEMPTS) return await giveUp(msg, replyWhenTaken, journalId);
         const cmd = parseCommand(msg.text);
         if (cmd) {
           await inbox.done(journalId);
@@ -311,21 +346,14 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     handle(msg, reply) {
       return handle(msg, reply);
     },
-    async recover(replyFor) {
-      const { entries: all, duplicates } = await inbox.unfinished();
-      // A message that already failed to finish twice may be what kills the daemon: give up
-      // on it (it stays in the session) rather than crash on every start.
-      // Only starts count: a message that waited in its queue while the daemon was killed again
-      // and again is never given up on.
-      const entries = all.filter((e) => e.attempt < MAX_RECOVERY_ATTEMPTS);
-      const givenUp = all.filter((x) => x.attempt >= MAX_RECOVERY_ATTEMPTS);
-      for (const e of givenUp) {
-        turnLog.error({ session: sessionKey(e.msg.channel, e.msg.chatId), sourceId: e.msg.messageId }, 'a message did not finish after several restarts; not retried again');
-      }
-      await inbox.close([...givenUp.map((e) => e.id), ...duplicates]);
+    recover(replyFor) {
+      const entries = leftOver.entries.splice(0);
+      // Queued at once (no await before): ahead of anything the channel takes after its start.
+      // Each in its chat's queue, in order. Only starts count towards giving up (see giveUp):
+      // a message that waited in its queue while the daemon was killed again and again is
+      // never given up on.
       if (entries.length > 0) turnLog.warn({ messages: entries.length }, 'handling messages accepted before the last stop but not finished');
-      await Promise.all(entries.map((e) => handle(e.msg, replyFor(e.msg), e)));
-      return entries.length;
+      return Promise.all(entries.map((e) => handle(e.msg, replyFor(e.msg), e))).then(() => entries.length);
     },
     async stop() {
       dispatcher.close();

@@ -32,13 +32,16 @@ async function recover(bot: TestBot): Promise<Map<string, string[]>> {
   return replies;
 }
 
+const journalIn = (workspace: string) => path.join(workspace, 'inbox.jsonl');
 const inLines = (journal: string, words: string) => journal.split('\n').filter((l) => l.includes('"t":"in"') && l.includes(words)).length;
 
 test('risk: every restart copies unfinished messages in the journal, so kills during recovery double it each time — recovery writes no copy', async () => {
-  const bot = await startTestBot({ responder: (req) => text(`echo: ${lastUserText(req)}`) });
+  const bot = await startTestBot({
+    responder: (req) => text(`echo: ${lastUserText(req)}`),
+    prepare: (ws) => leftOpen(journalIn(ws), [message('1', 'first unfinished', '11'), message('2', 'second unfinished', '12')]),
+  });
   try {
-    const file = path.join(bot.workspace, 'inbox.jsonl');
-    await leftOpen(file, [message('1', 'first unfinished', '11'), message('2', 'second unfinished', '12')]);
+    const file = journalIn(bot.workspace);
     const replies = await recover(bot);
     assert.deepEqual(Object.fromEntries(replies), { '1': ['echo: first unfinished'], '2': ['echo: second unfinished'] });
     // Whenever a kill lands, the journal names each message once: nothing to multiply.
@@ -52,12 +55,14 @@ test('risk: every restart copies unfinished messages in the journal, so kills du
 });
 
 test('a journal holding copies of one message (older versions wrote them at each restart): handled once, every copy closed', async () => {
-  const bot = await startTestBot({ responder: (req) => text(`echo: ${lastUserText(req)}`) });
+  const m = message('3', 'said once', '31');
+  const line = (id: string) => `${JSON.stringify({ t: 'in', id, msg: { ...m, receivedAt: m.receivedAt.toISOString() } })}\n`;
+  const bot = await startTestBot({
+    responder: (req) => text(`echo: ${lastUserText(req)}`),
+    prepare: (ws) => appendFile(journalIn(ws), line('aaaaaaaaaaaa') + line('bbbbbbbbbbbb') + line('cccccccccccc')),
+  });
   try {
-    const file = path.join(bot.workspace, 'inbox.jsonl');
-    const m = message('3', 'said once', '31');
-    const line = (id: string) => `${JSON.stringify({ t: 'in', id, msg: { ...m, receivedAt: m.receivedAt.toISOString() } })}\n`;
-    await appendFile(file, line('aaaaaaaaaaaa') + line('bbbbbbbbbbbb') + line('cccccccccccc'));
+    const file = journalIn(bot.workspace);
     const replies = await recover(bot);
     assert.deepEqual(replies.get('3'), ['echo: said once']);
     assert.equal(bot.llm.requests.length, 1);
@@ -67,20 +72,57 @@ test('a journal holding copies of one message (older versions wrote them at each
   }
 });
 
-test('a message whose handling started three times without finishing is given up on (logged once), not retried forever', async () => {
-  const bot = await startTestBot({ responder: (req) => text(`echo: ${lastUserText(req)}`) });
+test('risk: a message given up on after three restarts mid-turn vanishes — it is saved in the session and the user is told; the LLM is not called for it', async () => {
+  const bot = await startTestBot({
+    responder: (req) => text(`echo: ${lastUserText(req)}`),
+    prepare: async (ws) => {
+      const earlier = new Inbox(journalIn(ws));
+      const poison = earlier.accept(message('4', 'crashes the daemon', '41'));
+      const fine = earlier.accept(message('5', 'waited in its queue', '51'));
+      await Promise.all([poison.durable, fine.durable]);
+      await earlier.shutdown();
+      // Three starts of the first (each run died in its turn); the second never left its queue.
+      for (let i = 0; i < 3; i++) await appendFile(journalIn(ws), `${JSON.stringify({ t: 'start', id: poison.id })}\n`);
+    },
+  });
   try {
-    const file = path.join(bot.workspace, 'inbox.jsonl');
-    const earlier = new Inbox(file);
-    const poison = earlier.accept(message('4', 'crashes the daemon', '41'));
-    const fine = earlier.accept(message('5', 'waited in its queue', '51'));
-    await Promise.all([poison.durable, fine.durable]);
-    // Three starts of the first (each run died in its turn); the second never left its queue.
-    for (let i = 0; i < 3; i++) await appendFile(file, `${JSON.stringify({ t: 'start', id: poison.id })}\n`);
+    const file = journalIn(bot.workspace);
     const replies = await recover(bot);
-    assert.deepEqual(Object.fromEntries(replies), { '5': ['echo: waited in its queue'] });
+    assert.equal(replies.get('5')?.join(), 'echo: waited in its queue');
+    assert.match(replies.get('4')?.join() ?? '', /failed 3 times in a row .*saved; send it again/);
+    assert.deepEqual(bot.llm.requests.map((r) => lastUserText(r)), ['waited in its queue']);
+    await bot.app.services.sessions.flush();
+    const session = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:4.json'), 'utf8'));
+    assert.deepEqual(session.messages.map((m: { content: string }) => m.content), ['crashes the daemon']);
     assert.equal(bot.logs.lines().filter((l) => /did not finish after several restarts/.test(l.msg)).length, 1);
     assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('risk: a new message that finishes before recovery has read a big journal empties it — the last run\'s unfinished message is lost', async () => {
+  const bot = await startTestBot({
+    responder: (req) => text(`echo: ${lastUserText(req)}`),
+    // Over a megabyte of finished entries (the journal is emptied past that once nothing in
+    // it is open), and one message the last run never finished.
+    prepare: async (workspace) => {
+      const file = journalIn(workspace);
+      const filler = 'x'.repeat(1000);
+      let lines = '';
+      for (let i = 0; i < 1100; i++) {
+        const id = `f${String(i).padStart(11, '0')}`;
+        lines += `${JSON.stringify({ t: 'in', id, msg: { ...message('8', filler, String(i)), receivedAt: '2026-11-20T09:00:00.000Z' } })}\n${JSON.stringify({ t: 'done', id })}\n`;
+      }
+      await appendFile(file, lines);
+      await leftOpen(file, [message('9', 'left from the last run', '91')]);
+    },
+  });
+  try {
+    // The channel is up before recovery starts; a new message may finish first.
+    assert.deepEqual(await bot.send('10', 'a new message'), ['echo: a new message']);
+    const replies = await recover(bot);
+    assert.deepEqual(replies.get('9'), ['echo: left from the last run']);
   } finally {
     await bot.close();
   }

@@ -38,6 +38,21 @@ function startDaemon(env: Record<string, string>, cwd: string): { child: ChildPr
   return { child, log: () => log, started };
 }
 
+/** Warnings and errors of the daemon's runs, counted by message: the why behind a failure. */
+function warningsOf(logs: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const raw of logs.join('').split('\n')) {
+    let line: { level?: number; msg?: string };
+    try {
+      line = JSON.parse(raw) as { level?: number; msg?: string };
+    } catch {
+      continue;
+    }
+    if ((line.level ?? 0) >= 40 && line.msg) counts[line.msg] = (counts[line.msg] ?? 0) + 1;
+  }
+  return counts;
+}
+
 async function allJsonParses(dir: string): Promise<string[]> {
   const bad: string[] = [];
   const walk = async (d: string): Promise<void> => {
@@ -107,7 +122,9 @@ test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is
 
   const startTimes: number[] = [];
   const corrupt: string[] = [];
+  const runs: Array<() => string> = [];
   let daemon = startDaemon(env, ws.dir);
+  runs.push(daemon.log);
   try {
     for (let k = 0; k < KILLS; k++) {
       startTimes.push(await daemon.started);
@@ -120,6 +137,7 @@ test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is
       db.close();
       if (check !== 'ok') corrupt.push(`after kill ${k + 1}: memory.db ${String(check)}`);
       daemon = startDaemon(env, ws.dir);
+      runs.push(daemon.log);
     }
     startTimes.push(await daemon.started);
     sending = false;
@@ -161,6 +179,7 @@ test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is
       restartToServingMs: { median: sortedStarts[Math.floor(sortedStarts.length / 2)], max: sortedStarts.at(-1) },
     };
     process.stdout.write(`crash report: ${JSON.stringify(report)}\n`);
+    process.stdout.write(`daemon warnings and errors over all runs: ${JSON.stringify(warningsOf(runs.map((r) => r())))}\n`);
     assert.deepEqual(corrupt, [], 'no corrupt file after any kill');
     assert.deepEqual(lost, [], 'every message the daemon took is on disk');
     assert.deepEqual(twice, [], 'no reply sent twice');

@@ -18,7 +18,9 @@ export interface TestBot {
   close(): Promise<void>;
 }
 
-export async function startTestBot(opts: { responder?: Responder; env?: Record<string, string>; runtimeConfig?: unknown } = {}): Promise<TestBot> {
+export async function startTestBot(
+  opts: { responder?: Responder; env?: Record<string, string>; runtimeConfig?: unknown; prepare?: (workspace: string) => Promise<void> } = {},
+): Promise<TestBot> {
   const llm = await startFakeLlm(opts.responder);
   const ws = await tempDir();
   const logs = captureLog();
@@ -27,6 +29,7 @@ export async function startTestBot(opts: { responder?: Responder; env?: Record<s
     await mkdir(path.join(ws.dir, 'preferences'), { recursive: true });
     await writeFile(path.join(ws.dir, 'preferences', 'runtime-config.json'), JSON.stringify(opts.runtimeConfig));
   }
+  await opts.prepare?.(ws.dir);
   const app = await createApp(config, logs.log);
   const replies = new Map<string, string[]>();
   let msgSeq = 0;
