@@ -21,7 +21,8 @@ async function child(): Promise<void> {
       await Promise.all(Array.from({ length: 50 }, (_, k) => turn(b.app, msg(`mem${(i + k) % 1000}`, userText(r)))));
     }
     global.gc?.();
-    return { rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed, sessions: b.app.services.sessions.cachedCount };
+    const u = process.memoryUsage();
+    return { rss: u.rss, heap: u.heapUsed, external: u.external, sessions: b.app.services.sessions.cachedCount };
   };
   const started = process.memoryUsage().rss;
   const one = await round();
@@ -40,14 +41,14 @@ export async function benchMemory(): Promise<Record<string, string>> {
   const m = JSON.parse(out.trim().split('\n').at(-1)!) as {
     before: number;
     started: number;
-    one: { rss: number; heap: number; sessions: number };
-    two: { rss: number; heap: number; sessions: number };
+    one: { rss: number; heap: number; external: number; sessions: number };
+    two: { rss: number; heap: number; external: number; sessions: number };
   };
   const d = m.two.rss - m.one.rss;
   return {
     'resident memory of a fresh process (tsx loaded) → app started': `${MiB(m.before)} → ${MiB(m.started)} MiB`,
-    'resident memory after 10,000 turns over 1,000 chats': `${MiB(m.one.rss)} MiB (JS heap ${MiB(m.one.heap)} MiB, ${m.one.sessions} sessions in memory)`,
-    'after 10,000 more turns (leak check)': `${MiB(m.two.rss)} MiB (${d >= 0 ? '+' : ''}${MiB(d)} MiB; JS heap ${MiB(m.two.heap)} MiB)`,
+    'resident memory after 10,000 turns over 1,000 chats': `${MiB(m.one.rss)} MiB (JS heap ${MiB(m.one.heap)} MiB, buffers and native objects ${MiB(m.one.external)} MiB, ${m.one.sessions} sessions in memory)`,
+    'after 10,000 more turns (leak check)': `${MiB(m.two.rss)} MiB (${d >= 0 ? '+' : ''}${MiB(d)} MiB; JS heap ${MiB(m.two.heap)} MiB, buffers and native objects ${MiB(m.two.external)} MiB)`,
   };
 }
 
