@@ -261,7 +261,6 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     });
   }
 
-  /** `recovered`: an entry an earlier run journaled and did not finish; it keeps its id. */
   /**
    * A message whose handling started MAX_RECOVERY_ATTEMPTS times without finishing may be what
    * kills the daemon: it is not handled again. Its words are saved in the session (until now
@@ -287,6 +286,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     );
   }
 
+  /** `recovered`: an entry an earlier run journaled and did not finish; it keeps its id. */
   function handle(msg: InboundMessage, reply: ReplyFn, recovered?: InboxEntry): HandleResult {
     const key = sessionKey(msg.channel, msg.chatId);
     // Journal first: a kill while the message waits in its queue loses nothing. The fsync runs

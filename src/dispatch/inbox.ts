@@ -6,10 +6,11 @@
  * and handles it then. A message is therefore never lost between "accepted" and "on disk",
  * and replies are not repeated: a turn whose answer is already in the session is not re-run.
  */
-import { open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { InboundMessage } from '../pipeline/turn.js';
+import { AppendLog } from '../storage/append-log.js';
 
 export interface InboxEntry {
   id: string;
@@ -27,11 +28,12 @@ const ROTATE_BYTES = 1_000_000;
 
 export class Inbox {
   private readonly pending = new Set<string>();
-  private chain: Promise<unknown> = Promise.resolve();
-  /** Kept open between lines: three lines per message, each one write instead of open+write+close. */
-  private fh: FileHandle | null = null;
+  /** Three lines per message, each one write to a file kept open. */
+  private readonly log: AppendLog;
 
-  constructor(readonly file: string) {}
+  constructor(readonly file: string) {
+    this.log = new AppendLog(file);
+  }
 
   /**
    * Entries accepted by an earlier run and never marked done, oldest first, one per message.
@@ -114,49 +116,22 @@ export class Inbox {
    * Empties the journal when nothing in it is open. Decided inside the serial chain, so an
    * accept that started meanwhile (it marks itself pending first) is never truncated away.
    */
-  private maybeRotate(): Promise<void> {
-    return this.serial(async () => {
-      if (this.pending.size > 0) return;
+  private async maybeRotate(): Promise<void> {
+    await this.log.replaceIf(async () => {
+      if (this.pending.size > 0) return null;
       const st = await stat(this.file).catch(() => null);
-      if (!st || st.size <= ROTATE_BYTES) return;
-      const fh = await open(`${this.file}.tmp`, 'w');
-      await fh.sync();
-      await fh.close();
-      await this.closeHandle();
-      await rename(`${this.file}.tmp`, this.file);
+      return st && st.size > ROTATE_BYTES ? '' : null;
     });
   }
 
   /** Closes the open journal file (shutdown); the next line reopens it. */
   shutdown(): Promise<void> {
-    return this.serial(() => this.closeHandle());
+    return this.log.shutdown();
   }
 
-  private async closeHandle(): Promise<void> {
-    const fh = this.fh;
-    this.fh = null;
-    await fh?.close().catch(() => undefined);
-  }
-
+  // Accepted messages survive a power cut too; start and done markers only need to survive a
+  // kill (the page cache keeps them), and a lost one only costs a harmless re-check.
   private append(line: Line, sync: boolean): Promise<void> {
-    return this.serial(async () => {
-      this.fh ??= await open(this.file, 'a');
-      try {
-        await this.fh.write(`${JSON.stringify(line)}\n`);
-        // Accepted messages survive a power cut too; done markers only need to survive a
-        // kill (the page cache keeps them), and a lost one only costs a harmless re-check.
-        if (sync) await this.fh.sync();
-      } catch (err) {
-        // Reopen next time: the file may have been replaced or the handle gone bad.
-        await this.closeHandle();
-        throw err;
-      }
-    });
-  }
-
-  private serial(fn: () => Promise<void>): Promise<void> {
-    const next = this.chain.then(fn, fn);
-    this.chain = next.catch(() => undefined);
-    return next;
+    return this.log.append(`${JSON.stringify(line)}\n`, sync);
   }
 }

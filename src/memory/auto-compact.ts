@@ -44,13 +44,6 @@ export function compactionNotice(r: CompactResult): string {
 }
 
 export class AutoCompactor {
-  /**
-   * Tokens per stored message, by object: a message's text never changes once stored, and
-   * this check runs on every turn over the whole session (1,000 lookups by object instead of
-   * building 1,000 API messages to look their strings up).
-   */
-  private readonly perMessage = new WeakMap<Session['messages'][number], number>();
-
   constructor(private readonly deps: AutoCompactorDeps) {}
 
   private countSession(session: Session, systemTokens: number): number {
@@ -60,13 +53,9 @@ export class AutoCompactor {
     return n;
   }
 
+  /** Cached by message object: toApiMessage gives one request object per stored message, and the counter keeps its count. */
   private messageTokens(m: Session['messages'][number]): number {
-    let n = this.perMessage.get(m);
-    if (n === undefined) {
-      n = this.deps.tokens.countMessages([toApiMessage(m)]) - 3;
-      this.perMessage.set(m, n);
-    }
-    return n;
+    return this.deps.tokens.countMessages([toApiMessage(m)]) - 3;
   }
 
   private systemTokens(session: Session): number {

@@ -75,21 +75,23 @@ export class SessionStore {
   /** Applies log lines a crash kept from reaching their session files, then empties the log. */
   private async replay(): Promise<void> {
     const lines = await this.wal.read();
-    const touched = new Map<string, Session>();
+    // Ids already in each session, built once per session (not per line: restarts stay fast).
+    const touched = new Map<string, { session: Session; have: Set<string> }>();
     let restored = 0;
     for (const line of lines) {
       const session = await this.getOrCreate(line.channelType, line.chatId);
       if (line.seq <= (session.walSeq ?? 0)) continue;
-      const have = new Set(session.messages.map((m) => m.id));
+      let t = touched.get(session.id);
+      if (!t) touched.set(session.id, (t = { session, have: new Set(session.messages.map((m) => m.id)) }));
       for (const m of line.messages) {
-        if (have.has(m.id)) continue;
+        if (t.have.has(m.id)) continue;
+        t.have.add(m.id);
         session.messages.push(m);
         restored++;
       }
       session.walSeq = line.seq;
-      touched.set(session.id, session);
     }
-    for (const session of touched.values()) await this.save(session);
+    for (const { session } of touched.values()) await this.save(session);
     await this.wal.truncate(true);
     if (restored > 0) this.log.warn({ messages: restored, sessions: touched.size }, 'restored messages a crash kept from reaching their session files');
   }

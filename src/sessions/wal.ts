@@ -10,7 +10,8 @@
  * a `/new` or a compaction, which rewrite the file in full. The log is emptied once every
  * session it names has been checkpointed.
  */
-import { open, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { AppendLog } from '../storage/append-log.js';
 import type { SessionMessage } from './model.js';
 
 export interface WalLine {
@@ -29,14 +30,14 @@ const TRUNCATE_BYTES = 1_000_000;
 
 export class SessionWal {
   private seq = 0;
-  private bytes = 0;
   /** Session id → newest line not yet in that session's file. */
   private readonly pending = new Map<string, number>();
-  private chain: Promise<unknown> = Promise.resolve();
-  /** Kept open between appends: a write and an fsync per turn, no open and close. */
-  private fh: FileHandle | null = null;
+  /** A write and an fsync per turn, to a file kept open. */
+  private readonly log: AppendLog;
 
-  constructor(readonly file: string) {}
+  constructor(readonly file: string) {
+    this.log = new AppendLog(file);
+  }
 
   /** Lines of an earlier run, oldest first; a line torn by a kill is skipped. */
   async read(): Promise<WalLine[]> {
@@ -69,24 +70,14 @@ export class SessionWal {
     const seq = (this.seq = Math.max(Date.now() * 1000, this.seq + 1));
     this.pending.set(session.id, seq);
     const text = `${JSON.stringify({ seq, channelType: session.channelType, chatId: session.chatId, messages } satisfies WalLine)}\n`;
-    const written = this.serial(async () => {
-      this.fh ??= await open(this.file, 'a', 0o600);
-      try {
-        await this.fh.write(text);
-        await this.fh.sync();
-      } catch (err) {
-        await this.closeHandle();
-        throw err;
-      }
-      this.bytes += Buffer.byteLength(text);
-    });
+    const written = this.log.append(text, true);
     return { seq, written };
   }
 
   /** The session's file now holds every line up to `upTo`. */
   checkpointed(sessionId: string, upTo: number): void {
     if ((this.pending.get(sessionId) ?? 0) <= upTo) this.pending.delete(sessionId);
-    if (this.pending.size === 0 && this.bytes > TRUNCATE_BYTES) void this.truncate(false).catch(() => undefined);
+    if (this.pending.size === 0 && this.log.bytes > TRUNCATE_BYTES) void this.truncate(false).catch(() => undefined);
   }
 
   /** Sessions with lines not yet in their file. */
@@ -98,37 +89,14 @@ export class SessionWal {
    * Empties the log (keeping the sequence number), unless a line is waiting for a checkpoint.
    * Decided inside the serial chain, so a line appended meanwhile is never cut away.
    */
-  truncate(force: boolean): Promise<void> {
-    return this.serial(async () => {
-      if (!force && (this.pending.size > 0 || this.bytes <= TRUNCATE_BYTES)) return;
-      const tmp = `${this.file}.tmp`;
-      const fh = await open(tmp, 'w', 0o600);
-      try {
-        await fh.write(`${JSON.stringify({ base: this.seq } satisfies Base)}\n`);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await this.closeHandle();
-      await rename(tmp, this.file);
-      this.bytes = 0;
-    });
+  async truncate(force: boolean): Promise<void> {
+    await this.log.replaceIf(() =>
+      !force && (this.pending.size > 0 || this.log.bytes <= TRUNCATE_BYTES) ? null : `${JSON.stringify({ base: this.seq } satisfies Base)}\n`,
+    );
   }
 
   /** Closes the open log file (shutdown); the next append reopens it. */
   shutdown(): Promise<void> {
-    return this.serial(() => this.closeHandle());
-  }
-
-  private async closeHandle(): Promise<void> {
-    const fh = this.fh;
-    this.fh = null;
-    await fh?.close().catch(() => undefined);
-  }
-
-  private serial(fn: () => Promise<void>): Promise<void> {
-    const next = this.chain.then(fn, fn);
-    this.chain = next.catch(() => undefined);
-    return next;
+    return this.log.shutdown();
   }
 }
