@@ -17,7 +17,7 @@ export function createStatusCommand(): Command {
   return {
     name: 'status',
     description: 'Show session size, context use, compactions, model and timings',
-    async run({ session, services }) {
+    async run({ session, services, inbound }) {
       const { tokens, llm, stats, model, runtime } = services;
       const last = stats.lastTurn(session.id);
       const { tokens: used, limit } = services.compactor.usage(session);
@@ -47,6 +47,10 @@ export function createStatusCommand(): Command {
       } else if (last) {
         lines.push(`Memory block: empty${last.memory ? ` (budget ${fmt(last.memory.budget)})` : ''}`);
       }
+      const refused = await services.memory.forChat(inbound.channel, inbound.chatId).versions.refusals();
+      lines.push(
+        `Memory rewrites refused: ${refused.count}${refused.last ? ` (last ${refused.last.at.replace('T', ' ').slice(0, 16)} UTC, ${refused.last.source}: would have dropped ${refused.last.dropped} of ${refused.last.prior} entries)` : ''}`,
+      );
       if (last) {
         const parts = last.timings.map((t) => `${t.system} ${t.outcome === 'skipped' ? 'skipped' : `${t.ms.toFixed(1)}ms`}${t.outcome === 'failed' ? ' (failed)' : ''}`);
         lines.push(`Last turn: ${parts.join(' · ')}`);

@@ -13,6 +13,8 @@ import type { SessionMessage } from '../sessions/model.js';
 import type { MemoryFiles } from './files.js';
 import { cutChars } from './notes.js';
 import { errorMessage } from '../errors.js';
+import { withNewline } from './files.js';
+import { guardedMemoryWrite, MAX_DROP, MAX_DROP_COMPRESSION } from './guard.js';
 
 export interface ConsolidationResult {
   historyEntry?: string;
@@ -27,6 +29,8 @@ export interface ConsolidationOutcome {
   kind: 'llm' | 'raw-fallback';
   historyWritten: boolean;
   memoryUpdated: boolean;
+  /** The memory_update was refused by the rewrite guard (guard.ts): it dropped too many entries. */
+  memoryRefused?: boolean;
   reason?: string;
 }
 
@@ -180,8 +184,21 @@ export class ConsolidationService {
           historyWritten = true;
         }
         const update = parsed.memoryUpdate?.trim();
-        // An empty update means "nothing to add", never "erase the memory".
-        if (update && update !== current.trim()) memoryUpdated = await files.writeMemory(update);
+        let memoryRefused = false;
+        // An empty update means "nothing to add", never "erase the memory". A rewrite that
+        // drops too many entries is refused (the file stays; the history entry is still kept).
+        if (update && update !== current.trim()) {
+          const compress = Buffer.byteLength(current, 'utf8') > this.opts.maxMemorySize;
+          const res = await guardedMemoryWrite(files, {
+            source: compress ? 'compression' : 'consolidation',
+            maxDrop: compress ? MAX_DROP_COMPRESSION : MAX_DROP,
+            log: this.log,
+            next: () => withNewline(update),
+            ...(ctx ? { scope: ctx.scope } : {}),
+          });
+          memoryUpdated = res.written;
+          memoryRefused = res.refused !== undefined;
+        }
         if (!historyWritten) {
           // The model gave memory but no history: keep the raw words in history anyway.
           await files.appendHistory(rawFallbackEntry(messages, 'no history_entry in the answer', this.opts.timezone));
@@ -195,7 +212,7 @@ export class ConsolidationService {
           }
         }
         this.log.info({ messages: messages.length, memoryUpdated, facts: parsed.facts?.length ?? 0 }, `consolidated ${messages.length} messages`);
-        return { kind: 'llm', historyWritten, memoryUpdated };
+        return { kind: 'llm', historyWritten, memoryUpdated, ...(memoryRefused ? { memoryRefused } : {}) };
       }
       reason = 'the answer was not JSON with history_entry/memory_update';
     } catch (err) {

@@ -9,6 +9,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { appendLine, ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { resolveInside } from '../storage/paths.js';
+import { MemoryVersions } from './versions.js';
 
 export const MEMORY_FILE = 'MEMORY.md';
 export const HISTORY_FILE = 'HISTORY.md';
@@ -66,38 +67,51 @@ async function readForPrompt(file: string): Promise<string> {
 }
 
 export class MemoryFiles {
-  constructor(readonly dir: string) {}
+  /** Every change of MEMORY.md keeps the text it replaced (versions.ts). */
+  readonly versions: MemoryVersions;
+
+  constructor(readonly dir: string) {
+    this.versions = new MemoryVersions(dir);
+  }
 
   private file(name: string): string {
     return path.join(this.dir, name);
   }
 
-  /** Read-modify-write of one file under its lock; `change` returns the new content or null to leave it. */
-  async update(name: string, change: (current: string) => string | null): Promise<boolean> {
+  /**
+   * Read-modify-write of one file under its lock; `change` returns the new content or null to
+   * leave it. A change of MEMORY.md is recorded as a version (named by `source`) first.
+   */
+  async update(name: string, change: (current: string) => string | null, source = 'edit'): Promise<boolean> {
     await ensureDir(this.dir);
     const file = this.file(name);
     return withFileLock(file, async () => {
       const current = await readOrEmpty(file);
       const next = change(current);
       if (next === null || next === current) return false;
+      if (name === MEMORY_FILE) await this.versions.record(current, next, source);
       await writeFileAtomic(file, next);
       return true;
     });
+  }
+
+  /** Read-modify-write of MEMORY.md, kept as a version made by `source`. */
+  changeMemory(source: string, change: (current: string) => string | null): Promise<boolean> {
+    return this.update(MEMORY_FILE, change, source);
   }
 
   readMemory(): Promise<string> {
     return readForPrompt(this.file(MEMORY_FILE));
   }
 
-  async writeMemory(content: string): Promise<boolean> {
-    const text = content.endsWith('\n') || content === '' ? content : `${content}\n`;
-    return this.update(MEMORY_FILE, () => text);
+  async writeMemory(content: string, source = 'rewrite'): Promise<boolean> {
+    return this.update(MEMORY_FILE, () => withNewline(content), source);
   }
 
   /** Appends one fact as a list item (under `## section` when given, creating it if needed). */
   async appendMemory(fact: string, section?: string): Promise<void> {
     const item = `- ${fact.replace(/\s*\n\s*/g, ' ').trim()}`;
-    await this.update(MEMORY_FILE, (cur) => {
+    await this.changeMemory('tool memory_add', (cur) => {
       if (!section) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${item}\n`;
       const { before, body, after, found } = splitSection(cur, section);
       if (!found) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${cur ? '\n' : ''}## ${section}\n${item}\n`;
@@ -108,12 +122,7 @@ export class MemoryFiles {
 
   /** Replaces the body of `## section` (creating it when missing). */
   async rewriteSection(section: string, content: string): Promise<void> {
-    const body = content.trim();
-    await this.update(MEMORY_FILE, (cur) => {
-      const { before, after, found } = splitSection(cur, section);
-      if (!found) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${cur ? '\n' : ''}## ${section}\n${body}\n`;
-      return `${before}${body}\n${after ? `\n${after}` : ''}`;
-    });
+    await this.changeMemory('tool memory_rewrite', (cur) => replaceSection(cur, section, content));
   }
 
   readNote(date: string): Promise<string> {
@@ -199,6 +208,19 @@ export class MemoryFiles {
     hits.sort((a, b) => (a.key < b.key ? 1 : a.key > b.key ? -1 : 0));
     return hits.slice(0, limit).map(({ key: _key, ...h }) => h);
   }
+}
+
+/** The text with a final newline (an empty text stays empty). */
+export function withNewline(content: string): string {
+  return content.endsWith('\n') || content === '' ? content : `${content}\n`;
+}
+
+/** `text` with the body of `## section` replaced by `content` (the section appended when missing). */
+export function replaceSection(text: string, section: string, content: string): string {
+  const body = content.trim();
+  const { before, after, found } = splitSection(text, section);
+  if (!found) return `${text}${text && !text.endsWith('\n') ? '\n' : ''}${text ? '\n' : ''}## ${section}\n${body}\n`;
+  return `${before}${body}\n${after ? `\n${after}` : ''}`;
 }
 
 /** Splits markdown around `## name` (case-insensitive): text before the body, the body, and what follows. */

@@ -8,6 +8,8 @@ import type { MemoryService } from '../memory/service.js';
 import type { MemoryFiles } from '../memory/files.js';
 import type { Tool, ToolContext } from './types.js';
 import { isAppError } from '../errors.js';
+import { replaceSection, withNewline } from '../memory/files.js';
+import { guardedMemoryWrite, MAX_DROP } from '../memory/guard.js';
 
 const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
 
@@ -56,8 +58,18 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
     },
     async execute({ content, section }, ctx) {
       const files = filesFor(ctx);
-      if (section) await files.rewriteSection(section, content);
-      else await files.writeMemory(content);
+      // Guarded (guard.ts): a rewrite that loses more than a quarter of the entries is refused.
+      const res = await guardedMemoryWrite(files, {
+        source: 'tool memory_rewrite',
+        maxDrop: MAX_DROP,
+        log: ctx.turn.log,
+        scope: memory.scopeKey(ctx.turn.inbound.channel, ctx.turn.inbound.chatId),
+        next: (cur) => (section ? replaceSection(cur, section, content) : withNewline(content)),
+      });
+      if (res.refused) {
+        const r = res.refused;
+        return `Refused: this rewrite would drop ${r.dropped} of ${r.prior} entries of MEMORY.md (at most ${Math.round(r.maxDrop * 100)} % may go); MEMORY.md is unchanged. Keep the existing entries and change only what needs changing.`;
+      }
       return section ? `Section "${section}" of MEMORY.md replaced.` : 'MEMORY.md replaced.';
     },
   };

@@ -139,7 +139,7 @@ async function seedMemory(dir: string, content: string): Promise<void> {
 
 test('fenced JSON answer: history entry under "## <ISO>" in HISTORY.md and HISTORY-YYYY-MM.md, MEMORY.md rewritten', () =>
   withRig(
-    () => text('```json\n{"history_entry": "[2026-01-01 10:00] The user planned a trip to Lisbon.", "memory_update": "# Memory\\n- plans a trip to Lisbon"}\n```'),
+    () => text('```json\n{"history_entry": "[2026-01-01 10:00] The user planned a trip to Lisbon.", "memory_update": "# Memory\\n- likes tea\\n- plans a trip to Lisbon"}\n```'),
     async ({ llm, service, files, dir, read }) => {
       await seedMemory(dir, '# Memory\n- likes tea\n');
       const before = Date.now();
@@ -151,7 +151,7 @@ test('fenced JSON answer: history entry under "## <ISO>" in HISTORY.md and HISTO
       const at = Date.parse(m[1]!);
       assert.ok(at >= before - 1000 && at <= Date.now() + 1000, 'the header is the time of the consolidation');
       assert.equal(await read(`HISTORY-${m[1]!.slice(0, 7)}.md`), history, 'the monthly file gets the same entry');
-      assert.equal(await read('MEMORY.md'), '# Memory\n- plans a trip to Lisbon\n');
+      assert.equal(await read('MEMORY.md'), '# Memory\n- likes tea\n- plans a trip to Lisbon\n');
       // One request, on the consolidation prompt, carrying the current memory and the messages.
       const reqs = llm.chatRequests();
       assert.equal(reqs.length, 1);

@@ -70,9 +70,13 @@ test('memory_rewrite replaces one section, or the whole file', async () => {
     const r1 = await callTool(bot, '1', 'memory_rewrite', { section: 'Preferences', content: '- likes coffee now' });
     assert.equal(r1.toolMessage, 'Section "Preferences" of MEMORY.md replaced.');
     assert.equal(await readFile(path.join(memDir(bot, '1'), 'MEMORY.md'), 'utf8'), '## Preferences\n- likes coffee now\n\n## Projects\n- beehive\n');
-    const r2 = await callTool(bot, '1', 'memory_rewrite', { content: '# All new' });
+    const r2 = await callTool(bot, '1', 'memory_rewrite', { content: '# All new\n- likes coffee now\n- beehive with 3 hives' });
     assert.equal(r2.toolMessage, 'MEMORY.md replaced.');
-    assert.equal(await readFile(path.join(memDir(bot, '1'), 'MEMORY.md'), 'utf8'), '# All new\n');
+    assert.equal(await readFile(path.join(memDir(bot, '1'), 'MEMORY.md'), 'utf8'), '# All new\n- likes coffee now\n- beehive with 3 hives\n');
+    // A rewrite that drops what was there is refused (memory/guard.ts); the file stays.
+    const r3 = await callTool(bot, '1', 'memory_rewrite', { content: '# All new' });
+    assert.match(r3.toolMessage, /^Refused: this rewrite would drop 2 of 2 entries/);
+    assert.equal(await readFile(path.join(memDir(bot, '1'), 'MEMORY.md'), 'utf8'), '# All new\n- likes coffee now\n- beehive with 3 hives\n');
   } finally {
     await bot.close();
   }
