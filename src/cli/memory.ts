@@ -18,7 +18,10 @@ const USAGE = `usage: npm run memory -- <command>
   stats [--chat CHANNEL:ID]                         counts by kind, entities, vector search state
   reindex [--embeddings]                            rebuild full-text indexes and entity links (and vectors)
   run-job <enrichment|consolidation|decay|reflection>   run a nightly job now
-  eval <dataset.json> [--k 5,10,20] [--json] [--mode hybrid|bm25]   retrieval recall@k and latency`;
+  eval <dataset.json> [--k 5,10,20] [--json] [--mode hybrid|bm25]   retrieval recall@k and latency
+  versions --chat CHANNEL:ID                        versions of the chat's MEMORY.md (time, what changed it, +/- entries)
+  restore --chat CHANNEL:ID --version N             make version N the current MEMORY.md (kept as a new version)
+  purge --chat CHANNEL:ID [--pairing] [--yes]       delete every trace of one chat (stop the daemon first)`;
 
 async function main(): Promise<number> {
   dotenv.config({ quiet: true });

@@ -1,4 +1,5 @@
 import type { Command } from './types.js';
+import { runMemorySubcommand } from './memory-history.js';
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -9,8 +10,10 @@ export function formatBytes(n: number): string {
 export function createMemoryCommand(): Command {
   return {
     name: 'memory',
-    description: 'Show your long-term memory (MEMORY.md) and how many daily notes exist',
-    async run({ inbound, services }) {
+    description: 'Show your long-term memory (MEMORY.md); /memory history lists its versions, /memory undo takes back the last change',
+    async run(ctx) {
+      if (ctx.args.trim()) return runMemorySubcommand(ctx);
+      const { inbound, services } = ctx;
       const files = services.memory.forChat(inbound.channel, inbound.chatId);
       const memory = (await files.readMemory()).trim();
       const notes = await files.listNotes();

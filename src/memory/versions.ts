@@ -14,6 +14,7 @@ import { readFile, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { diffEntries } from './guard.js';
+import type { MemoryFiles } from './files.js';
 
 export const MAX_VERSIONS = 50;
 export const VERSIONS_DIR = 'versions';
@@ -106,7 +107,7 @@ export class MemoryVersions {
    * Called by MemoryFiles under MEMORY.md's lock, before `after` replaces `before` on disk.
    * Returns the new version's number.
    */
-  async record(before: string, after: string, source: string, extra: { undoes?: number } = {}): Promise<number> {
+  async record(before: string, after: string, source: string): Promise<number> {
     return this.withIndex(async (idx) => {
       const last = idx.entries.at(-1);
       const lastText = last ? await readFile(this.textFile(last.n), 'utf8').catch(() => undefined) : undefined;
@@ -115,7 +116,8 @@ export class MemoryVersions {
         this.add(idx, before, last ? 'hand edit' : before.trim() ? 'before versioning' : 'empty', lastText ?? '');
         await writeFileAtomic(this.textFile(idx.entries.at(-1)!.n), before);
       }
-      const n = this.add(idx, after, source, before, extra.undoes);
+      const undoes = /^undo #(\d+)$/.exec(source)?.[1];
+      const n = this.add(idx, after, source, before, undoes ? Number(undoes) : undefined);
       await writeFileAtomic(this.textFile(n), after);
       while (idx.entries.length > MAX_VERSIONS) {
         const gone = idx.entries.shift()!;
@@ -180,4 +182,40 @@ export class MemoryVersions {
     });
     return removed;
   }
+}
+
+/** What undo/restore did, for the command's reply. */
+export type RevertResult =
+  | { ok: true; version: VersionInfo; restored: VersionInfo; undid?: VersionInfo }
+  | { ok: false; reason: string };
+
+/**
+ * Takes back the newest change of MEMORY.md not yet undone, as a new version (`undo #n`).
+ * Repeated undos walk further back.
+ */
+export async function undoMemory(files: MemoryFiles): Promise<RevertResult> {
+  const target = await files.versions.undoTarget();
+  if (!target) return { ok: false, reason: 'There is no earlier version of MEMORY.md to go back to.' };
+  const text = await files.versions.read(target.restore.n);
+  if (text === undefined) return { ok: false, reason: `Version #${target.restore.n} could not be read.` };
+  const changed = await files.changeMemory(`undo #${target.change.n}`, () => text);
+  if (!changed) return { ok: false, reason: 'MEMORY.md already has the text of the version before the last change.' };
+  const version = (await files.versions.list())[0]!;
+  return { ok: true, version, restored: target.restore, undid: target.change };
+}
+
+/** Writes version `n` back as the current MEMORY.md (a new version, `restore #n`). */
+export async function restoreMemory(files: MemoryFiles, n: number): Promise<RevertResult> {
+  const info = (await files.versions.list()).find((v) => v.n === n);
+  const text = info ? await files.versions.read(n) : undefined;
+  if (!info || text === undefined) return { ok: false, reason: `There is no version #${n}; list them with /memory history.` };
+  const changed = await files.changeMemory(`restore #${n}`, () => text);
+  if (!changed) return { ok: false, reason: `MEMORY.md already has the text of version #${n}.` };
+  const version = (await files.versions.list())[0]!;
+  return { ok: true, version, restored: info };
+}
+
+/** One line per version, newest first: `#12  2026-03-10 12:00 UTC  consolidation  +2 −1 entries`. */
+export function formatVersions(list: VersionInfo[], max = 20): string[] {
+  return list.slice(0, max).map((v, i) => `#${v.n}  ${v.at.replace('T', ' ').slice(0, 16)} UTC  ${v.source}  +${v.added} −${v.removed} entries${i === 0 ? '  (current)' : ''}`);
 }
