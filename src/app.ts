@@ -37,6 +37,8 @@ import { createMemorySection } from './context/memory-section.js';
 import { createMemoryPersistSystem } from './systems/memory-persist.js';
 import { createMemoryFileTools } from './tools/memory-files.js';
 import { createMemoryCommand } from './commands/memory.js';
+import { createForgetCommand } from './commands/forget.js';
+import { ForgetService } from './memory/forget.js';
 import { AppError } from './errors.js';
 import { ConsolidationService } from './memory/consolidation.js';
 import { CompactionService } from './memory/compaction.js';
@@ -161,6 +163,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     lastSystemPromptTokens: (id) => stats.lastTurn(id)?.systemPromptTokens,
     systemPromptBound: () => tokens.countText(instructions.cachedText()) + Math.floor((limit() * runtime.get().memory.budgetPercent) / 100),
   });
+  const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
+  const forget = new ForgetService({ workspaceDir: config.workspaceDir, memory, index, sessions, journal: inbox, log: componentLogger(log, 'Forget') });
   const services: Services = {
     config,
     log,
@@ -177,6 +181,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     index,
     indexing,
     scheduler,
+    forget,
   };
 
   const pipeline = new Pipeline(
@@ -197,10 +202,9 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     log,
   );
 
-  const commandList: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand()];
+  const commandList: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand()];
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commandList]);
 
-  const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
   // Read and taken over before any channel starts: a new message finishing first would
   // otherwise find nothing open and empty the journal, and could overtake older ones of its chat.
   const leftOver = await inbox.unfinished();

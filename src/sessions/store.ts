@@ -288,6 +288,23 @@ export class SessionStore {
     await this.save(session);
   }
 
+  /**
+   * Replaces a session's messages (forget) and saves the file now; what was dropped must not
+   * come back with the next log line. The log itself is rewritten with `rewriteLog`.
+   */
+  async replaceMessages(id: string, messages: SessionMessage[]): Promise<void> {
+    const session = this.require(id);
+    session.messages = messages;
+    const kept = new Set(messages);
+    this.forgetUnlogged(id, (m) => !kept.has(m));
+    await this.save(session);
+  }
+
+  /** Rewrites the session log's text (atomic, in order with appends). */
+  rewriteLog(transform: (text: string) => string | null): Promise<boolean> {
+    return this.wal.rewrite(transform);
+  }
+
   getMessageCount(id: string): number {
     return this.cache.get(id)?.messages.length ?? 0;
   }

@@ -95,6 +95,11 @@ export class SessionWal {
     );
   }
 
+  /** Rewrites the log's text in place (atomic, in order with appends): /forget and purge. */
+  rewrite(transform: (text: string) => string | null): Promise<boolean> {
+    return this.log.rewrite(transform);
+  }
+
   /** Closes the open log file (shutdown); the next append reopens it. */
   shutdown(): Promise<void> {
     return this.log.shutdown();

@@ -6,7 +6,7 @@
  * (temp file, fsync, rename) at a point in that order, so nothing appended before the decision
  * is cut away and nothing appended after it is lost.
  */
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { writeFileAtomic } from './atomic.js';
 
 export class AppendLog {
@@ -51,6 +51,23 @@ export class AppendLog {
       this.written = 0;
       replaced = true;
     }).then(() => replaced);
+  }
+
+  /**
+   * Rewrites the whole file through `transform` (its current text → the new text, or null to
+   * leave it), in order with appends: used to take forgotten words out of a log.
+   */
+  rewrite(transform: (text: string) => string | null): Promise<boolean> {
+    return this.replaceIf(async () => {
+      let text: string;
+      try {
+        text = await readFile(this.file, 'utf8');
+      } catch {
+        return null;
+      }
+      const next = transform(text);
+      return next === null || next === text ? null : next;
+    });
   }
 
   /** Closes the file (shutdown); the next append reopens it. */
