@@ -22,7 +22,7 @@ import { createToolLoopSystem } from './systems/tool-loop.js';
 import { createResponseDeliverySystem } from './systems/response-delivery.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { Inbox, type InboxEntry } from './dispatch/inbox.js';
-import type { HandleResult } from './channels/types.js';
+import type { HandleResult, ReplyFn } from './channels/types.js';
 import type { SessionMessage } from './sessions/model.js';
 import { CommandRouter, parseCommand } from './commands/router.js';
 import { createHelpCommand } from './commands/help.js';
@@ -38,6 +38,7 @@ import { createMemoryPersistSystem } from './systems/memory-persist.js';
 import { createMemoryFileTools } from './tools/memory-files.js';
 import { createMemoryCommand } from './commands/memory.js';
 import { createForgetCommand } from './commands/forget.js';
+import { createExportCommand } from './commands/export.js';
 import { ForgetService } from './memory/forget.js';
 import { AppError } from './errors.js';
 import { ConsolidationService } from './memory/consolidation.js';
@@ -54,7 +55,7 @@ import { createIndexingSystem } from './systems/indexing.js';
 import { createMemoryIndexTools } from './tools/memory-index.js';
 import { createRelevantMemorySection } from './context/relevant-memory.js';
 
-export type ReplyFn = (text: string) => Promise<void>;
+export type { ReplyFn } from './channels/types.js';
 
 export interface App {
   services: Services;
@@ -202,7 +203,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     log,
   );
 
-  const commandList: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand()];
+  const commandList: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand(), createExportCommand()];
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commandList]);
 
   // Read and taken over before any channel starts: a new message finishing first would
@@ -221,7 +222,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       return;
     }
     try {
-      await reply(await cmd.run({ inbound: msg, session, args, services, log: turnLog }));
+      await reply(await cmd.run({ inbound: msg, session, args, services, log: turnLog, document: reply.document }));
     } catch (err) {
       const errorId = newTurnId();
       turnLog.error({ err, errorId, command: name, session: session.id }, `command /${name} failed`);
@@ -310,6 +311,13 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       await accepted;
       return reply(text);
     };
+    const sendDocument = reply.document;
+    if (sendDocument) {
+      replyWhenTaken.document = async (doc) => {
+        await accepted;
+        return sendDocument(doc);
+      };
+    }
     const journalId = journal.id;
     const done: HandleResult = dispatcher.submit(key, async () => {
       try {

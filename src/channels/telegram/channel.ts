@@ -20,7 +20,7 @@ import type { TelegramConfig } from '../../config/env.js';
 import type { Logger } from '../../log.js';
 import type { InboundMessage } from '../../pipeline/turn.js';
 import { withRetry } from '../../util/retry.js';
-import type { Channel, InboundHandler } from '../types.js';
+import type { Channel, InboundHandler, ReplyFn } from '../types.js';
 import { AccessControl } from './access.js';
 import { Delivery } from './delivery.js';
 import { classifyTelegramFailure, describeError, toTelegramAppError } from './errors.js';
@@ -229,9 +229,13 @@ export class TelegramChannel implements Channel {
       this.stopTyping(chatId);
     };
     this.startTyping(chatId);
-    const reply = async (text: string) => {
+    const reply: ReplyFn = async (text: string) => {
       stopTyping();
       await this.delivery.sendMarkdown(chatId, text, { replyTo });
+    };
+    reply.document = async (doc) => {
+      stopTyping();
+      await this.delivery.sendDocument(chatId, doc, { replyTo });
     };
     // The turn is not awaited (it runs in the chat's queue while the next update is routed);
     // its acceptance is: the message is durably journaled before the update counts as taken.

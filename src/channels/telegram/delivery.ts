@@ -18,6 +18,7 @@ import type { Logger } from '../../log.js';
 import { withRetry } from '../../util/retry.js';
 import { classifyTelegramFailure, describeError, isFormattingRejected, toTelegramAppError } from './errors.js';
 import { renderTelegramHtml, visibleLength } from './render.js';
+import type { OutboundDocument } from '../types.js';
 import { splitMessage, TELEGRAM_MESSAGE_LIMIT } from './split.js';
 
 export interface DeliveryOptions {
@@ -145,6 +146,17 @@ export class Delivery {
       );
       return 'uncertain';
     }
+  }
+
+  /**
+   * Sends a file (`/export`). One attempt: an upload cut off midway may still arrive, and a
+   * second copy of a file is worse than an apology asking to run the command again.
+   */
+  async sendDocument(chatId: string, doc: OutboundDocument, options: SendOptions = {}): Promise<void> {
+    await this.tg.sendDocument(chatId, { source: doc.content, filename: doc.filename }, {
+      ...(doc.caption ? { caption: doc.caption } : {}),
+      ...(options.replyTo !== undefined ? { reply_parameters: { message_id: options.replyTo, allow_sending_without_reply: true } } : {}),
+    });
   }
 
   private async call(method: 'sendMessage' | 'sendChatAction', payload: object, timeoutMs: number): Promise<unknown> {
