@@ -21,7 +21,7 @@ const USAGE = `usage: npm run memory -- <command>
   eval <dataset.json> [--k 5,10,20] [--json] [--mode hybrid|bm25]   retrieval recall@k and latency
   versions --chat CHANNEL:ID                        versions of the chat's MEMORY.md (time, what changed it, +/- entries)
   restore --chat CHANNEL:ID --version N             make version N the current MEMORY.md (kept as a new version)
-  purge --chat CHANNEL:ID [--pairing] [--yes]       delete every trace of one chat (stop the daemon first)`;
+  purge --chat CHANNEL:ID [--pairing]               delete every trace of one chat (stop the daemon first)`;
 
 async function main(): Promise<number> {
   dotenv.config({ quiet: true });

@@ -68,3 +68,15 @@ test('/export on Telegram arrives as a Markdown document', async () => {
     await bot.close();
   }
 });
+
+test('/help lists /memory history and undo, /forget and /export', async () => {
+  const bot = await startTestBot();
+  try {
+    const [help] = await bot.send('1', '/help');
+    assert.match(help!, /^\/memory — .*\/memory history lists its versions, \/memory undo takes back the last change$/m);
+    assert.match(help!, /^\/forget — Forget words everywhere in your memory: \/forget <words> shows what matches, \/forget confirm removes it$/m);
+    assert.match(help!, /^\/export — Get everything I keep about this chat as one Markdown file$/m);
+  } finally {
+    await bot.close();
+  }
+});
