@@ -194,11 +194,14 @@ export class ForgetService {
     // HISTORY-YYYY-MM.md repeat HISTORY.md's entries: counted only when HISTORY.md is gone.
     counts.historyLines = Math.max(counts.historyLines, monthly);
     const db = this.deps.index.database;
-    if (db) {
-      for (const m of findMatching(db, this.scopeOf(chat), (t) => p.test(t))) {
+    try {
+      for (const m of db ? findMatching(db, this.scopeOf(chat), (t) => p.test(t)) : []) {
         if (m.kind === 'fact') counts.facts++;
         else counts.indexedMessages++;
       }
+    } catch (err) {
+      // Locked by another process, say: the files are still counted; apply reports the index.
+      this.deps.log.warn({ err: (err as Error).message }, 'forget: memory.db could not be searched');
     }
     const session = await this.deps.sessions.getOrCreate(chat.channel, chat.chatId);
     counts.sessionMessages = sessionPlan(session.messages, p).touched;
