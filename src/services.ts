@@ -14,6 +14,7 @@ import type { AutoCompactor } from './memory/auto-compact.js';
 import type { MemoryIndex } from './index/memory-index.js';
 import type { IndexingService } from './index/ingest.js';
 import type { Scheduler } from './scheduler/jobs.js';
+import type { ReminderService } from './reminders/service.js';
 
 export interface Services {
   config: Config;
@@ -31,6 +32,7 @@ export interface Services {
   index: MemoryIndex;
   indexing: IndexingService;
   scheduler: Scheduler;
+  reminders: ReminderService;
 }
 
 /** The context limit budgets are measured against: min(model input limit, compaction.maxContextTokens). */
