@@ -102,8 +102,9 @@ export function nextAfter(repeat: Repeat, timezone: string, due: number, now: nu
 /** A reason when a repeat would fire more often than MIN_REPEAT_GAP_MS; null when it is fine. */
 export function tooFrequent(repeat: Repeat, timezone: string, first: number): string | null {
   if (typeof repeat === 'string') return null;
+  // Gaps over the first week (patterns repeat by weekday) or 200 occurrences, whichever ends first.
   let prev = first;
-  for (let i = 0; i < 48; i++) {
+  for (let i = 0; i < 200 && prev - first < 8 * 24 * 3600 * 1000; i++) {
     const next = cronNext(repeat.cron, timezone, prev);
     if (next - prev < MIN_REPEAT_GAP_MS) return `repeat "${repeat.cron}" would fire more often than every ${MIN_REPEAT_GAP_MS / 60_000} minutes`;
     prev = next;
