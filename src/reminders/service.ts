@@ -15,6 +15,7 @@
  * uncertain). Due while the daemon was down: delivered once at start, saying when it was due.
  */
 import type { Logger } from '../log.js';
+import type { ErrorCode } from '../errors.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { MemoryService } from '../memory/service.js';
 import { makeMessage, sessionKey } from '../sessions/model.js';
@@ -90,7 +91,7 @@ export class ReminderService {
       if (session.messages.some((m) => m.reminder === occurrenceKey(d))) {
         this.deps.store.finish(d, 'sent', this.now());
         this.deps.log.warn(
-          { code: 'reminder.delivery_uncertain', session: d.chat, reminder: d.reminderId },
+          { code: 'reminder.delivery_uncertain' satisfies ErrorCode, session: d.chat, reminder: d.reminderId },
           'a reminder was recorded but the daemon stopped before it was confirmed sent; not sent again (at most once)',
         );
       }
