@@ -55,7 +55,6 @@ import { ReminderStore } from './reminders/store.js';
 import { ReminderService } from './reminders/service.js';
 import { createReminderTools } from './tools/reminders.js';
 import { createRemindersCommand } from './commands/reminders.js';
-import { createTimeSection } from './context/time-section.js';
 
 export type ReplyFn = (text: string) => Promise<void>;
 
@@ -211,7 +210,6 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
         sections: [
           createMemorySection({ memory, runtime, tokens: services.tokens, timezone: config.timezone, contextLimit: limit }),
           createRelevantMemorySection({ index, memory, runtime, tokens, contextLimit: limit, embedder }),
-          createTimeSection(config.timezone),
         ],
       }),
       createToolLoopSystem({ llm, tools, sessions, maxIterations: config.maxToolIterations, guard: compactor }),

@@ -62,7 +62,7 @@ export function occurrenceKey(d: Pick<Delivery, 'reminderId' | 'dueAt'>): string
 }
 
 export class ReminderService {
-  private readonly now: () => number;
+  readonly now: () => number;
   private senders = new Map<string, SendFn>();
   private timer: NodeJS.Timeout | undefined;
   private startedAt = Number.POSITIVE_INFINITY;

@@ -16,16 +16,14 @@ export function createReminderTools(reminders: ReminderService): Tool<any>[] {
 
   const schedule: Tool<{ at: string; text: string; repeat?: string }> = {
     name: 'schedule_message',
-    description:
-      `Schedule a reminder: at the given time, "text" is sent to this chat. The user's time zone is ${tz}; ` +
-      'resolve words like "tomorrow at 9" from the current time in the system prompt (or get_current_time). ' +
-      'Confirm the time from the result to the user.',
+    // Short: tool definitions are sent with every request.
+    description: `Send "text" to this chat at "at" (a reminder). User's time zone: ${tz}; get_current_time resolves "tomorrow at 9".`,
     parameters: {
       type: 'object',
       properties: {
-        at: { type: 'string', maxLength: 64, description: `When, ISO 8601 with UTC offset, e.g. 2026-11-23T09:00:00+01:00 (zone ${tz}).` },
-        text: { type: 'string', minLength: 1, maxLength: 2000, description: 'What to remind of, as it will be sent, e.g. "Call the dentist".' },
-        repeat: { type: 'string', maxLength: 100, description: 'Optional: "daily", "weekly", or a 5-field cron expression in the user\'s zone ("30 8 * * 1-5").' },
+        at: { type: 'string', maxLength: 64, description: 'ISO 8601 with offset, e.g. 2026-11-23T09:00:00+01:00' },
+        text: { type: 'string', minLength: 1, maxLength: 2000 },
+        repeat: { type: 'string', maxLength: 100, description: 'daily, weekly or 5-field cron' },
       },
       required: ['at', 'text'],
       additionalProperties: false,
@@ -38,14 +36,14 @@ export function createReminderTools(reminders: ReminderService): Tool<any>[] {
       const pending = reminders.list(channel, chatId).length;
       return [
         `Scheduled reminder #${rem.id} for ${describeTime(rem.dueAt, tz)} [${isoIn(rem.dueAt, tz)}]${rem.repeat ? `, repeating ${rem.repeat}` : ''}: "${rem.text}".`,
-        `This chat has ${pending} pending reminder${pending === 1 ? '' : 's'} (limit ${MAX_PENDING_PER_CHAT}). Tell the user the time in words.`,
+        `Now is ${describeTime(reminders.now(), tz)}. This chat has ${pending} pending reminder${pending === 1 ? '' : 's'} (limit ${MAX_PENDING_PER_CHAT}). Tell the user the time in words.`,
       ].join('\n');
     },
   };
 
   const list: Tool<Record<string, never>> = {
     name: 'list_scheduled',
-    description: 'List the pending reminders of this chat, with their ids and times.',
+    description: 'List pending reminders of this chat.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
     execute(_args, ctx) {
       const { channel, chatId } = chatOf(ctx);
@@ -57,10 +55,10 @@ export function createReminderTools(reminders: ReminderService): Tool<any>[] {
 
   const cancel: Tool<{ id: number }> = {
     name: 'cancel_scheduled',
-    description: 'Cancel one pending reminder of this chat by its id (from list_scheduled or schedule_message).',
+    description: 'Cancel a pending reminder by id.',
     parameters: {
       type: 'object',
-      properties: { id: { type: 'integer', minimum: 1, description: 'The reminder id, e.g. 12 for #12.' } },
+      properties: { id: { type: 'integer', minimum: 1 } },
       required: ['id'],
       additionalProperties: false,
     },

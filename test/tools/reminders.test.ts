@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestBot } from '../helpers/app.js';
 import { toolUser, type PlannedCall } from '../helpers/reminders.js';
+import { text, toolCalls } from '../helpers/fake-llm.js';
 
 const inHours = (h: number) => new Date(Date.now() + h * 3600_000).toISOString();
 
@@ -58,6 +59,38 @@ test('list_scheduled and cancel_scheduled act on this chat only', async () => {
     const [cancelled] = await bot.send('c1', 'cancel #1');
     assert.match(cancelled!, /Cancelled reminder #1 \(.*\): "feed the cat"/);
     assert.deepEqual(bot.app.services.reminders.list('test', 'c1').map((r) => r.text), ['call mum']);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('"tomorrow at 9": the model learns the zone from the tool and the time from get_current_time, and the reminder lands at 09:00 local', async () => {
+  // A model doing what the description asks: get_current_time, then tomorrow 09:00 at the offset it was given.
+  const bot = await startTestBot({
+    env: { TZ: 'America/New_York' },
+    responder: (req) => {
+      const msgs = req.body.messages as Array<{ role: string; content: string }>;
+      const last = msgs.at(-1)!;
+      if (last.role === 'user') return toolCalls([{ name: 'get_current_time', args: {} }]);
+      if (last.content.startsWith('{')) {
+        const now = JSON.parse(last.content) as { iso: string };
+        const [y, m, d] = now.iso.slice(0, 10).split('-').map(Number) as [number, number, number];
+        const tomorrow = new Date(Date.UTC(y, m - 1, d + 1)).toISOString().slice(0, 10);
+        return toolCalls([{ name: 'schedule_message', args: { at: `${tomorrow}T09:00:00${now.iso.slice(19)}`, text: 'call the dentist' } }]);
+      }
+      return text(`done: ${last.content}`);
+    },
+  });
+  try {
+    const [reply] = await bot.send('c1', 'remind me tomorrow at 9 to call the dentist');
+    const def = bot.llm.chatRequests()[0]!.body.tools.find((t: { function: { name: string } }) => t.function.name === 'schedule_message');
+    assert.match(def.function.description, /time zone: America\/New_York; get_current_time/);
+    assert.match(reply!, /done: Scheduled reminder #1 for \w+day \d+ \w+ \d{4}, 09:00 \(America\/New_York, UTC-0[45]:00\).*\nNow is /);
+    const [r] = bot.app.services.reminders.list('test', 'c1');
+    const local = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(r!.dueAt));
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York' }).format(new Date());
+    assert.match(local, /, 09:00$/);
+    assert.ok(local.slice(0, 10) > today, `${local} is after today (${today})`);
   } finally {
     await bot.close();
   }
