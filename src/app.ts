@@ -54,6 +54,10 @@ import { Scheduler } from './scheduler/jobs.js';
 import { createIndexingSystem } from './systems/indexing.js';
 import { createMemoryIndexTools } from './tools/memory-index.js';
 import { createRelevantMemorySection } from './context/relevant-memory.js';
+import { ReminderStore } from './reminders/store.js';
+import { ReminderService } from './reminders/service.js';
+import { createReminderTools } from './tools/reminders.js';
+import { createRemindersCommand } from './commands/reminders.js';
 
 export type { ReplyFn } from './channels/types.js';
 
@@ -79,6 +83,8 @@ export interface App {
 export interface AppOptions {
   /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
   scheduler?: boolean;
+  /** The clock reminders use (tests move it forward a day). */
+  now?: () => number;
 }
 
 /** The session's copy of a recovered message: the newest user message with its source id and text. */
@@ -128,8 +134,24 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const upkeep = new Upkeep(index, llm, componentLogger(log, 'Upkeep'), { accurateNer: false, timeoutMs: config.consolidationTimeoutMs });
   const scheduler = new Scheduler(upkeep, config.timezone, componentLogger(log, 'Upkeep'));
   if (opts.scheduler) scheduler.start();
+  const reminders = new ReminderService({
+    store: new ReminderStore(path.join(config.workspaceDir, 'schedules.db'), componentLogger(log, 'Reminders')),
+    sessions,
+    memory,
+    timezone: config.timezone,
+    log: componentLogger(log, 'Reminders'),
+    queue: (key, task) => dispatcher.submit(key, task),
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+  // Before any channel starts: a reminder recorded just before a kill is not sent again.
+  await reminders.settleClaims();
   const tools = new ToolRegistry(
-    [createDateTimeTool(config.timezone), ...createMemoryFileTools(memory), ...createMemoryIndexTools(index, memory, embedder)],
+    [
+      createDateTimeTool(config.timezone),
+      ...createMemoryFileTools(memory),
+      ...createMemoryIndexTools(index, memory, embedder),
+      ...createReminderTools(reminders),
+    ],
     config.toolTimeoutMs,
   );
   const model = lookupModel(config.model);
@@ -183,6 +205,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     indexing,
     scheduler,
     forget,
+    reminders,
   };
 
   const pipeline = new Pipeline(
@@ -203,7 +226,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     log,
   );
 
-  const commandList: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand(), createExportCommand()];
+  const commandList: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand(), createExportCommand(), createRemindersCommand()];
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commandList]);
 
   // Read and taken over before any channel starts: a new message finishing first would
@@ -368,6 +391,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       return Promise.all(entries.map((e) => handle(e.msg, replyFor(e.msg), e))).then(() => entries.length);
     },
     async stop() {
+      reminders.stop();
       dispatcher.close();
       const drained = await dispatcher.drain(config.shutdownTimeoutMs);
       await sessions.close();
@@ -375,6 +399,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       await scheduler.stop();
       await embedder?.flush();
       index.close();
+      reminders.close();
       return { drained };
     },
   };

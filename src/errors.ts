@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   'telegram.unreachable': 'The Telegram Bot API could not be reached (connection refused, DNS) and retries ran out.',
   'telegram.delivery_uncertain': 'A message may or may not have reached Telegram (timeout or cut connection after sending); it is not re-sent, so it cannot arrive twice.',
   'memory.rewrite_refused': 'A rewrite of MEMORY.md (consolidation, compression or the memory_rewrite tool) dropped too many entries and was refused; the file was left as it was.',
+  'reminder.delivery_uncertain': 'A reminder was recorded in the session but the daemon stopped before confirming it was sent; it is not sent again (at most once).',
   'pairing.unknown_code': 'A pairing code given to `npm run pair -- approve` is not pending (mistyped, already used, or expired).',
 } as const;
 

@@ -68,6 +68,10 @@ async function main(): Promise<void> {
   mainLog.info({ channel: channel.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
   // Messages accepted before a kill and never finished are handled now, in their chats' order.
   void app.recover((msg) => (text) => channel.send(msg.chatId, text)).catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
+  // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.
+  void app.services.reminders
+    .start({ [channel.name]: (chatId, text) => channel.send(chatId, text) })
+    .catch((err: unknown) => mainLog.error({ err }, 'reminders could not start'));
 
   let stopping = false;
   const shutdown = async (reason: string, exitCode = 0): Promise<void> => {

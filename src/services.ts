@@ -15,6 +15,7 @@ import type { MemoryIndex } from './index/memory-index.js';
 import type { IndexingService } from './index/ingest.js';
 import type { Scheduler } from './scheduler/jobs.js';
 import type { ForgetService } from './memory/forget.js';
+import type { ReminderService } from './reminders/service.js';
 
 export interface Services {
   config: Config;
@@ -34,6 +35,7 @@ export interface Services {
   scheduler: Scheduler;
   /** /forget (and the web page later): find and remove words from one chat's memory. */
   forget: ForgetService;
+  reminders: ReminderService;
 }
 
 /** The context limit budgets are measured against: min(model input limit, compaction.maxContextTokens). */

@@ -32,6 +32,8 @@ export interface SessionMessage {
   senderName?: string;
   /** Already consolidated into memory by a truncation that kept it. */
   consolidated?: boolean;
+  /** A delivered reminder: `<reminder id>@<due ms>` (reminders/service.ts; no second delivery). */
+  reminder?: string;
 }
 
 export interface CompactionRecord {
