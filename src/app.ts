@@ -187,7 +187,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     systemPromptBound: () => tokens.countText(instructions.cachedText()) + Math.floor((limit() * runtime.get().memory.budgetPercent) / 100),
   });
   const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
-  const forget = new ForgetService({ workspaceDir: config.workspaceDir, memory, index, sessions, journal: inbox, log: componentLogger(log, 'Forget') });
+  const forget = new ForgetService({ workspaceDir: config.workspaceDir, memory, index, sessions, journal: inbox, reminders, log: componentLogger(log, 'Forget') });
   const services: Services = {
     config,
     log,

@@ -65,6 +65,8 @@ export interface ForgetCounts {
   noteLines: number;
   historyLines: number;
   sessionMessages: number;
+  /** Pending reminders whose text holds the words (schedules.db). */
+  reminders: number;
 }
 
 export interface ForgetReport {
@@ -91,6 +93,8 @@ export interface ForgetDeps {
   sessions: SessionStore;
   /** The inbox journal (dispatch/inbox.ts). */
   journal?: { rewrite(transform: (text: string) => string | null): Promise<boolean> };
+  /** Reminders (reminders/service.ts): the ones whose text holds the words go too. */
+  reminders?: { countMatching(channel: string, chatId: string, test: (text: string) => boolean): number; deleteMatching(channel: string, chatId: string, test: (text: string) => boolean): number };
   log: Logger;
 }
 
@@ -183,7 +187,7 @@ export class ForgetService {
   async preview(chat: ChatRef, words: string): Promise<ForgetReport> {
     const p = new Phrase(words);
     const files = this.filesOf(chat);
-    const counts: ForgetCounts = { memoryEntries: 0, facts: 0, indexedMessages: 0, noteLines: 0, historyLines: 0, sessionMessages: 0 };
+    const counts: ForgetCounts = { memoryEntries: 0, facts: 0, indexedMessages: 0, noteLines: 0, historyLines: 0, sessionMessages: 0, reminders: 0 };
     counts.memoryEntries = countLines((await readText(path.join(files.dir, MEMORY_FILE))) ?? '', p);
     let monthly = 0;
     for (const name of await names(files.dir)) {
@@ -205,6 +209,7 @@ export class ForgetService {
     }
     const session = await this.deps.sessions.getOrCreate(chat.channel, chat.chatId);
     counts.sessionMessages = sessionPlan(session.messages, p).touched;
+    counts.reminders = this.deps.reminders?.countMatching(chat.channel, chat.chatId, (t) => p.test(t)) ?? 0;
     return { words: p.text, counts, total: Object.values(counts).reduce((a, b) => a + b, 0) };
   }
 
@@ -269,6 +274,7 @@ export class ForgetService {
     } else {
       indexOff = this.deps.index.disabledReason ?? 'the index is off';
     }
+    if ((this.deps.reminders?.deleteMatching(chat.channel, chat.chatId, (t) => p.test(t)) ?? 0) > 0) touched.push('schedules.db');
     this.deps.log.info({ chat: `${chat.channel}:${chat.chatId}`, removed: report.counts, versionLines, files: touched.length }, 'forgot words on request');
     return { ...report, ...(memoryVersion !== undefined ? { memoryVersion } : {}), versionLines, files: touched, ...(indexOff ? { indexOff } : {}) };
   }
@@ -309,6 +315,7 @@ export function describeCounts(c: ForgetCounts): string {
     c.noteLines && plural(c.noteLines, 'daily-note line'),
     c.historyLines && plural(c.historyLines, 'history line'),
     c.sessionMessages && plural(c.sessionMessages, 'message in this conversation', 'messages in this conversation'),
+    c.reminders && plural(c.reminders, 'pending reminder'),
   ].filter(Boolean) as string[];
   return parts.join(', ');
 }

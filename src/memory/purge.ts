@@ -15,6 +15,7 @@ import { writeFileAtomic } from '../storage/atomic.js';
 import { sessionFileKey } from '../storage/paths.js';
 import { PairingStore, pairingFile } from '../channels/telegram/pairing.js';
 import type { ChatRef } from './forget.js';
+import { ReminderStore } from '../reminders/store.js';
 
 export interface PurgeOptions {
   workspaceDir: string;
@@ -119,6 +120,17 @@ export async function purgeChat(chat: ChatRef, opts: PurgeOptions): Promise<Purg
       }
     } finally {
       index.close();
+    }
+  }
+
+  const schedules = path.join(ws, 'schedules.db');
+  if (await exists(schedules)) {
+    const store = new ReminderStore(schedules, opts.log);
+    try {
+      const n = store.deleteChat(id);
+      if (n > 0) deleted.push(`${n} reminder(s) in schedules.db (with their delivery records)`);
+    } finally {
+      store.close();
     }
   }
 

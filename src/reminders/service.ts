@@ -144,6 +144,17 @@ export class ReminderService {
     return n;
   }
 
+  /** For /forget: this chat's reminders whose text holds the forgotten words. */
+  countMatching(channel: string, chatId: string, test: (text: string) => boolean): number {
+    return this.deps.store.countMatching(sessionKey(channel, chatId), test);
+  }
+
+  deleteMatching(channel: string, chatId: string, test: (text: string) => boolean): number {
+    const n = this.deps.store.deleteMatching(sessionKey(channel, chatId), test);
+    if (n > 0) this.arm();
+    return n;
+  }
+
   /** One line for lists: "Mon 23 Nov 2026, 09:00 — call the dentist (daily)". */
   describe(r: Reminder): string {
     return `${shortTime(r.dueAt, r.timezone)} — ${r.text}${r.repeat ? ` (repeats: ${r.repeat})` : ''}`;

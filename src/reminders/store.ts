@@ -249,6 +249,27 @@ export class ReminderStore {
     return n;
   }
 
+  /** This chat's reminders (any status) whose text `test` accepts, and their delivery records: deleted, WAL truncated. */
+  deleteMatching(chat: string, test: (text: string) => boolean): number {
+    const ids = (this.db.prepare('SELECT id, text FROM reminders WHERE chat = ?').all(chat) as Array<{ id: number; text: string }>)
+      .filter((r) => test(r.text))
+      .map((r) => r.id);
+    if (ids.length === 0) return 0;
+    this.db.transaction(() => {
+      for (const id of ids) {
+        this.db.prepare('DELETE FROM reminders WHERE id = ?').run(id);
+        this.db.prepare('DELETE FROM deliveries WHERE reminder_id = ?').run(id);
+      }
+    })();
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    return ids.length;
+  }
+
+  /** How many of this chat's reminders (any status) have a text `test` accepts. */
+  countMatching(chat: string, test: (text: string) => boolean): number {
+    return (this.db.prepare('SELECT text FROM reminders WHERE chat = ?').all(chat) as Array<{ text: string }>).filter((r) => test(r.text)).length;
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }

@@ -52,6 +52,8 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
       await bot.send(chat, `again: ${word}`);
       await bot.send(chat, '/export');
     }
+    const inADay = new Date(Date.now() + 86_400_000).toISOString();
+    for (const chat of ['1', '2']) assert.ok(bot.app.services.reminders.schedule('test', chat, { at: inADay, text: `say ${chat === '1' ? 'PLUM11' : 'KIWI22'}` }).ok);
     await new PairingStore(pairingFile(ws)).approve((await new PairingStore(pairingFile(ws)).request({ userId: '1', chatId: '1' }) as { code: string }).code);
     await bot.app.stop();
     assert.ok((await filesContaining(ws, 'PLUM11')).length >= 6);
@@ -68,6 +70,7 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     assert.match(printed, /memory folder memory\/test:1\//);
     assert.match(printed, /\d+ memories in memory\.db/);
     assert.match(printed, /exports exports\/test:1\//);
+    assert.match(printed, /1 reminder\(s\) in schedules\.db/);
     assert.match(printed, /Not deleted: pairing \(only Telegram chats are paired\)/);
 
     assert.deepEqual(await filesContaining(ws, 'PLUM11'), [], 'no byte of chat 1 left');

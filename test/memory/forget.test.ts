@@ -64,16 +64,18 @@ test('/forget previews with counts; /forget confirm leaves no byte of the word i
     await bot.send('1', '/new'); // consolidation: MEMORY.md (a version), HISTORY, facts in the index
     await bot.send('1', `did you keep ${WORD.toLowerCase()}?`);
     await bot.send('2', 'hello from another chat');
+    assert.ok(bot.app.services.reminders.schedule('test', '1', { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${WORD}` }).ok);
+    assert.ok(bot.app.services.reminders.schedule('test', '1', { at: new Date(Date.now() + 86_400_000).toISOString(), text: 'water the bees' }).ok);
     assert.ok((await filesContaining(bot.workspace, WORD)).length >= 8, 'the word is spread over the workspace before');
 
     const [preview] = await bot.send('1', `/forget ${WORD}`);
-    assert.match(preview!, /^Found “PAPAYA42” in: 1 MEMORY\.md entry, 1 fact, 4 indexed messages, 2 daily-note lines, 1 history line, 2 messages in this conversation\./);
+    assert.match(preview!, /^Found “PAPAYA42” in: 1 MEMORY\.md entry, 1 fact, 4 indexed messages, 2 daily-note lines, 1 history line, 2 messages in this conversation, 1 pending reminder\./);
     assert.match(preview!, /Send \/forget confirm/);
     assert.ok((await filesContaining(bot.workspace, WORD)).length > 0, 'a preview changes nothing');
 
     const other = await readFile(path.join(bot.workspace, 'sessions', 'test:2.json'));
     const [done] = await bot.send('1', '/forget confirm');
-    assert.match(done!, /^🗑 Forgot “PAPAYA42”\. Removed: 1 MEMORY\.md entry, 1 fact, 4 indexed messages, 2 daily-note lines, 1 history line, 2 messages in this conversation \(MEMORY\.md saved as version #\d+\)\. Also taken out of \d+ lines? of older MEMORY\.md versions, the session log and the message journal\./);
+    assert.match(done!, /^🗑 Forgot “PAPAYA42”\. Removed: 1 MEMORY\.md entry, 1 fact, 4 indexed messages, 2 daily-note lines, 1 history line, 2 messages in this conversation, 1 pending reminder \(MEMORY\.md saved as version #\d+\)\. Also taken out of \d+ lines? of older MEMORY\.md versions, the session log and the message journal\./);
 
     assert.deepEqual(await filesContaining(bot.workspace, WORD), [], 'no byte of the word anywhere in the workspace');
     assert.equal((await stat(path.join(bot.workspace, 'memory.db-wal')).catch(() => ({ size: 0 }))).size, 0, 'the WAL was checkpointed and truncated');
@@ -87,6 +89,8 @@ test('/forget previews with counts; /forget confirm leaves no byte of the word i
     assert.deepEqual(await readFile(path.join(bot.workspace, 'sessions', 'test:2.json')), other, 'another chat is not touched');
     const hits = bot.app.services.index.search('bees Lisbon', { scope: 'test:1', limit: 5 });
     assert.ok(hits.some((h) => h.kind === 'fact' && /Lisbon/.test(h.content)), 'the other fact is still found');
+
+    assert.deepEqual(bot.app.services.reminders.list('test', '1').map((r) => r.text), ['water the bees'], 'the other reminder stays');
 
     // The bot works on, with memory.db still in use.
     const [reply] = await bot.send('1', 'what do you know?');
