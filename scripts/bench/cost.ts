@@ -55,6 +55,9 @@ export function duplicatedExchanges(body: any): number {
 
 interface TurnFigures {
   tokens: number;
+  /** Of which: system messages, tool definitions. */
+  system: number;
+  tools: number;
   share: number;
   dups: number;
   steady: boolean;
@@ -113,7 +116,9 @@ async function runConversation(label: string, maxContextTokens: number): Promise
         const share = previous === undefined ? 0 : commonPrefix(previous, rendered) / rendered.length;
         // MEMORY.md written by this turn's compaction changes this turn's prompt too.
         const steady = previous !== undefined && !compacted && hashBefore === (await memHash());
-        turns.push({ tokens, share, dups: duplicatedExchanges(body), steady });
+        const system = app.services.tokens.countMessages(body.messages.filter((m: { role: string }) => m.role === 'system'));
+        const tools = app.services.tokens.countTools(body.tools ?? []);
+        turns.push({ tokens, system, tools, share, dups: duplicatedExchanges(body), steady });
         previous = rendered;
       }
       return { turns, compactions };
@@ -136,6 +141,7 @@ function summarize(run: { turns: TurnFigures[]; compactions: number }): Record<s
   const tokens = turns.map((t) => t.tokens);
   return {
     'input tokens per turn': `mean ${Math.round(mean(tokens)).toLocaleString('en-US')}, median ${median(tokens).toLocaleString('en-US')}, turn 200 ${tokens[tokens.length - 1]!.toLocaleString('en-US')}; total ${tokens.reduce((a, b) => a + b, 0).toLocaleString('en-US')}`,
+    'of which system messages / tool definitions': `mean ${Math.round(mean(turns.map((t) => t.system))).toLocaleString('en-US')} / ${Math.round(mean(turns.map((t) => t.tools))).toLocaleString('en-US')}`,
     'prefix share, steady turns': `mean ${pct(mean(steady.map((t) => t.share)))}, median ${pct(median(steady.map((t) => t.share)))}, min ${pct(Math.min(...steady.map((t) => t.share)))} (${steady.length} steady turns; turns 21–200 only: mean ${pct(mean(steady.slice(19).map((t) => t.share)))})`,
     'prefix share, all turns after the first': `mean ${pct(mean(turns.slice(1).map((t) => t.share)))}`,
     'duplicated exchanges': `${turns.reduce((a, t) => a + t.dups, 0).toLocaleString('en-US')} in all (max ${Math.max(...turns.map((t) => t.dups))} in one request)`,
