@@ -184,10 +184,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       createAutoCompactionSystem({ compactor, runtime }),
       createContextBuildingSystem({
         instructions,
-        sections: [
-          createMemorySection({ memory, runtime, tokens: services.tokens, timezone: config.timezone, contextLimit: limit }),
-          createRelevantMemorySection({ index, memory, runtime, tokens, contextLimit: limit, embedder }),
-        ],
+        sections: [createMemorySection({ memory, runtime, tokens: services.tokens, timezone: config.timezone, contextLimit: limit })],
+        turnSections: [createRelevantMemorySection({ index, memory, runtime, tokens, contextLimit: limit, embedder })],
       }),
       createToolLoopSystem({ llm, tools, sessions, maxIterations: config.maxToolIterations, guard: compactor }),
       createResponseDeliverySystem(),
@@ -255,7 +253,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     services.stats.record(session.id, {
       at: Date.now(),
       timings: turn.timings,
-      systemPromptTokens: tokens.countText(turn.systemPrompt),
+      systemPromptTokens: tokens.countText(turn.systemPrompt) + (turn.turnPrompt ? tokens.countText(turn.turnPrompt) + 4 : 0),
       promptSections: turn.promptSections.map((s) => ({ name: s.name, chars: s.content.length })),
       memory: turn.memory,
     });
