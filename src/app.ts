@@ -51,6 +51,7 @@ import { Scheduler } from './scheduler/jobs.js';
 import { createIndexingSystem } from './systems/indexing.js';
 import { createMemoryIndexTools } from './tools/memory-index.js';
 import { createRelevantMemorySection } from './context/relevant-memory.js';
+import { UsageStore } from './llm/usage.js';
 
 export type ReplyFn = (text: string) => Promise<void>;
 
@@ -113,6 +114,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   });
   await sessions.init();
   const llm = new LlmClient(config, componentLogger(log, 'LLM'));
+  const usage = new UsageStore(path.join(config.workspaceDir, 'usage.db'), config.timezone);
+  llm.usageSink = (account, u) => usage.record(account, u);
   const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
   const indexLog = componentLogger(log, 'Index');
   const index = new MemoryIndex(path.join(config.workspaceDir, 'memory.db'), indexLog);
@@ -177,6 +180,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     index,
     indexing,
     scheduler,
+    usage,
   };
 
   const pipeline = new Pipeline(
@@ -361,6 +365,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       await scheduler.stop();
       await embedder?.flush();
       index.close();
+      usage.close();
       return { drained };
     },
   };

@@ -14,6 +14,7 @@ import type { AutoCompactor } from './memory/auto-compact.js';
 import type { MemoryIndex } from './index/memory-index.js';
 import type { IndexingService } from './index/ingest.js';
 import type { Scheduler } from './scheduler/jobs.js';
+import type { UsageStore } from './llm/usage.js';
 
 export interface Services {
   config: Config;
@@ -31,6 +32,8 @@ export interface Services {
   index: MemoryIndex;
   indexing: IndexingService;
   scheduler: Scheduler;
+  /** Tokens per chat per day (workspace/usage.db). */
+  usage: UsageStore;
 }
 
 /** The context limit budgets are measured against: min(model input limit, compaction.maxContextTokens). */

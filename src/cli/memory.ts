@@ -1,5 +1,5 @@
 /**
- * `npm run memory -- <command>`: search, stats, reindex, run-job <name>, eval <dataset.json>.
+ * `npm run memory -- <command>`: search, stats, reindex, run-job <name>, eval <dataset.json>, usage.
  * Uses the same services as the daemon (same index file, same search, same jobs).
  */
 import dotenv from 'dotenv';
@@ -18,7 +18,8 @@ const USAGE = `usage: npm run memory -- <command>
   stats [--chat CHANNEL:ID]                         counts by kind, entities, vector search state
   reindex [--embeddings]                            rebuild full-text indexes and entity links (and vectors)
   run-job <enrichment|consolidation|decay|reflection>   run a nightly job now
-  eval <dataset.json> [--k 5,10,20] [--json] [--mode hybrid|bm25]   retrieval recall@k and latency`;
+  eval <dataset.json> [--k 5,10,20] [--json] [--mode hybrid|bm25]   retrieval recall@k and latency
+  usage [--days 7] [--chat CHANNEL:ID]              tokens per day, one table per chat`;
 
 async function main(): Promise<number> {
   dotenv.config({ quiet: true });
@@ -57,6 +58,7 @@ async function main(): Promise<number> {
     for (const p of problems) process.stderr.write(`config: ${p}\n`);
     return 2;
   }
+  if (cmd === 'usage') return (await import('./usage-report.js')).runUsageCommand(args, config);
   const log = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const { runMemoryCommand } = await import('./memory-commands.js');
   return runMemoryCommand(cmd, args, config, log, USAGE);

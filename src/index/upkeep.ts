@@ -109,6 +109,7 @@ export class Upkeep {
             temperature: 0.2,
             timeoutMs: this.opts.timeoutMs,
             retries: 1,
+            account: { chat: p.scope, kind: 'facts' },
           });
           const saved = this.index.saveFacts(parseFacts(res.content).map((content) => ({ content, scope: p.scope, sessionId: p.session_id, sourceIds: chunk.map((c) => c.id) })));
           facts += saved.filter((s) => !s.duplicateOf).length;
@@ -186,6 +187,7 @@ export class Upkeep {
         maxTokens: 300,
         timeoutMs: this.opts.timeoutMs,
         retries: 1,
+        account: { chat: scope, kind: 'reflection' },
       });
       if (res.content.trim()) {
         this.index.saveReflection(res.content.trim(), scope, facts.map((f) => f.id));

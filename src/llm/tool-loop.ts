@@ -43,7 +43,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void>
     if (deps.guard && (await deps.guard.fit(turn, messages, tools))) messages = build();
     let res;
     try {
-      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log });
+      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.session.id, kind: 'answer' } });
     } catch (err) {
       // Our count said it fits but the provider disagrees: compact harder and retry once.
       if (!deps.guard || shrunk || !isContextLengthError(err)) throw err;
