@@ -52,6 +52,7 @@ import { createIndexingSystem } from './systems/indexing.js';
 import { createMemoryIndexTools } from './tools/memory-index.js';
 import { createRelevantMemorySection } from './context/relevant-memory.js';
 import { UsageStore } from './llm/usage.js';
+import { TokenBudget } from './llm/budget.js';
 
 export type ReplyFn = (text: string) => Promise<void>;
 
@@ -116,6 +117,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const llm = new LlmClient(config, componentLogger(log, 'LLM'));
   const usage = new UsageStore(path.join(config.workspaceDir, 'usage.db'), config.timezone);
   llm.usageSink = (account, u) => usage.record(account, u);
+  const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
+  llm.gate = (account) => budget.pausesBackground(account);
   const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
   const indexLog = componentLogger(log, 'Index');
   const index = new MemoryIndex(path.join(config.workspaceDir, 'memory.db'), indexLog);
@@ -125,7 +128,11 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     embedder.init();
   }
   const indexing = new IndexingService(index, embedder);
-  const upkeep = new Upkeep(index, llm, componentLogger(log, 'Upkeep'), { accurateNer: false, timeoutMs: config.consolidationTimeoutMs });
+  const upkeep = new Upkeep(index, llm, componentLogger(log, 'Upkeep'), {
+    accurateNer: false,
+    timeoutMs: config.consolidationTimeoutMs,
+    paused: (scope) => llm.gate?.({ chat: scope, kind: 'facts' }) === true,
+  });
   const scheduler = new Scheduler(upkeep, config.timezone, componentLogger(log, 'Upkeep'));
   if (opts.scheduler) scheduler.start();
   const tools = new ToolRegistry(
@@ -181,6 +188,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     indexing,
     scheduler,
     usage,
+    budget,
   };
 
   const pipeline = new Pipeline(
@@ -288,6 +296,18 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     );
   }
 
+  /** DAILY_TOKEN_BUDGET used up: the message is kept in the session, never sent to the model. */
+  async function refuseOverBudget(msg: InboundMessage, reply: ReplyFn, journalId: string): Promise<void> {
+    const session = await sessions.getOrCreate(msg.channel, msg.chatId);
+    if (!findRecorded(session.messages, msg)) {
+      session.metadata.messagesReceived++;
+      await sessions.append(session, userMessageOf(msg));
+    }
+    await inbox.done(journalId);
+    turnLog.info({ session: session.id, budget: config.dailyTokenBudget }, 'daily token budget used up; message saved, not sent to the model');
+    await reply(budget.refusal(session.id));
+  }
+
   /** `recovered`: an entry an earlier run journaled and did not finish; it keeps its id. */
   function handle(msg: InboundMessage, reply: ReplyFn, recovered?: InboxEntry): HandleResult {
     const key = sessionKey(msg.channel, msg.chatId);
@@ -324,6 +344,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
         }
         if (recovered && recovered.attempt >= MAX_RECOVERY_ATTEMPTS) return await giveUp(msg, replyWhenTaken, journalId);
         const cmd = parseCommand(msg.text);
+        if (!cmd && budget.blocks(key, msg)) return await refuseOverBudget(msg, replyWhenTaken, journalId);
         if (cmd) {
           await inbox.done(journalId);
           await runCommand(msg, replyWhenTaken, cmd.name, cmd.args);

@@ -15,6 +15,7 @@ import type { MemoryIndex } from './index/memory-index.js';
 import type { IndexingService } from './index/ingest.js';
 import type { Scheduler } from './scheduler/jobs.js';
 import type { UsageStore } from './llm/usage.js';
+import type { TokenBudget } from './llm/budget.js';
 
 export interface Services {
   config: Config;
@@ -34,6 +35,8 @@ export interface Services {
   scheduler: Scheduler;
   /** Tokens per chat per day (workspace/usage.db). */
   usage: UsageStore;
+  /** DAILY_TOKEN_BUDGET per chat. */
+  budget: TokenBudget;
 }
 
 /** The context limit budgets are measured against: min(model input limit, compaction.maxContextTokens). */

@@ -17,7 +17,8 @@ const fmt = (n: number) => n.toLocaleString('en-US');
 function tokensTodayLine(services: Parameters<Command['run']>[0]['services'], chat: string): string {
   const { all, answers, background } = services.usage.day(chat);
   const cached = all.promptTokens > 0 ? ` · ${((all.cachedTokens / all.promptTokens) * 100).toFixed(1)}% of prompt tokens cached` : '';
-  return `Tokens today: ${fmt(all.total)} (answers ${fmt(answers.total)}, background ${fmt(background.total)}; prompt ${fmt(all.promptTokens)}, completion ${fmt(all.completionTokens)})${cached}`;
+  const limit = services.budget.enabled ? ` · daily budget ${fmt(services.budget.limit!)} (${Math.min(100, (all.total / services.budget.limit!) * 100).toFixed(1)}% used)` : '';
+  return `Tokens today: ${fmt(all.total)} (answers ${fmt(answers.total)}, background ${fmt(background.total)}; prompt ${fmt(all.promptTokens)}, completion ${fmt(all.completionTokens)})${cached}${limit}`;
 }
 
 export function createStatusCommand(): Command {

@@ -52,6 +52,8 @@ export class LlmClient {
   readonly sdk: OpenAI;
   /** Set by the app: where the usage of accounted calls goes. A failing sink never fails a call. */
   usageSink: UsageSink | undefined;
+  /** Set by the app: true when a call billed to this account must not be made (daily token budget). */
+  gate: ((account: UsageAccount) => boolean) | undefined;
 
   constructor(
     private readonly config: Pick<Config, 'openaiApiKey' | 'openaiBaseUrl' | 'model' | 'modelBalanced' | 'llmTimeoutMs' | 'llmMaxRetries'>,
@@ -70,6 +72,9 @@ export class LlmClient {
   }
 
   async chat(opts: ChatCallOptions): Promise<ChatResult> {
+    if (opts.account && this.gate?.(opts.account)) {
+      throw new LlmError('llm.budget_exhausted', 'rejected', `${opts.account.kind} for ${opts.account.chat} not made: the chat has used its daily token budget`);
+    }
     const model = this.modelFor(opts.tier);
     const reasoning = isReasoningModel(model);
     const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = { model, messages: opts.messages };

@@ -11,6 +11,8 @@ export interface InboundMessage {
   chatId: string;
   userId: string;
   userName?: string | undefined;
+  /** The sender's handle without "@" (Telegram username), when the channel has one. */
+  username?: string | undefined;
   text: string;
   /** The channel's own id for this message (Telegram message_id). */
   messageId?: string | undefined;

@@ -318,7 +318,7 @@ test("risk: chat ids and user names with '/', '..', NUL or huge lengths write ou
     }
     // Nothing anywhere else in the workspace, nothing next to it.
     const all = await walk(bot.workspace);
-    const stray = all.filter((p) => !/^(sessions\/|memory\/|memory\.db(-wal|-shm|-journal)?$|inbox\.jsonl$|sessions\.wal\.jsonl$)/.test(p) && p !== 'sessions/' && p !== 'memory/');
+    const stray = all.filter((p) => !/^(sessions\/|memory\/|memory\.db(-wal|-shm|-journal)?$|usage\.db(-wal|-shm|-journal)?$|inbox\.jsonl$|sessions\.wal\.jsonl$)/.test(p) && p !== 'sessions/' && p !== 'memory/');
     assert.deepEqual(stray, [], `files outside sessions/ and memory/: ${stray.join(', ')}`);
     const escaped = (await readdir(os.tmpdir())).filter((n) => n.includes(`membot-escape-${tag}`));
     assert.deepEqual(escaped, [], 'nothing written outside the workspace');

@@ -96,3 +96,48 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+test('DAILY_TOKEN_BUDGET: once the chat has used it, the next message gets one line saying so and when it resets, and never reaches the model; background calls pause too', async () => {
+  const bot = await startTestBot({ responder: billing, env: { DAILY_TOKEN_BUDGET: '2000' } });
+  try {
+    assert.deepEqual(await bot.send('1', 'first'), ['fine']);
+    assert.deepEqual(await bot.send('1', 'second'), ['fine'], '1,050 used: under the budget');
+    const before = bot.llm.requests.length;
+    const [refusal, ...more] = await bot.send('1', 'third, over the budget');
+    assert.deepEqual(more, []);
+    assert.match(refusal!, /^This chat has used its daily budget of 2,000 tokens \(2,100 today\), so your message was saved but not sent to the model\. The budget resets at midnight \(UTC\), in (\d+ h )?\d+ min\.$/);
+    assert.equal(bot.llm.requests.length, before, 'nothing reached the model');
+    const session = bot.app.services.sessions.get('test:1')!;
+    assert.equal(session.messages.at(-1)!.content, 'third, over the budget', 'the words are kept');
+
+    // Background work of this chat pauses: /compact makes no LLM call (truncation instead of a summary).
+    const [compacted] = await bot.send('1', '/compact 1');
+    assert.match(compacted!, /Compacted/);
+    assert.equal(bot.llm.requests.length, before, 'no summary or consolidation call');
+    const [status] = await bot.send('1', '/status');
+    assert.match(status!, /daily budget 2,000 \(100\.0% used\)/);
+
+    // Another chat has its own budget.
+    assert.deepEqual(await bot.send('2', 'hello from another chat'), ['fine']);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('DAILY_TOKEN_BUDGET: users in TELEGRAM_ALLOWED_USERS are exempt, unless DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS=false', async () => {
+  for (const [exempt, expectBlocked] of [[undefined, false], ['false', true]] as const) {
+    const bot = await startTestBot({ responder: billing, env: { DAILY_TOKEN_BUDGET: '1000', TELEGRAM_ALLOWED_USERS: '42', ...(exempt ? { DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: exempt } : {}) } });
+    try {
+      const owner = { channel: 'telegram', userId: '42' };
+      assert.deepEqual(await bot.send('42', 'one', owner), ['fine']);
+      const [second] = await bot.send('42', 'two', owner);
+      if (expectBlocked) assert.match(second!, /daily budget of 1,000 tokens/);
+      else assert.equal(second, 'fine');
+      // A stranger in another chat is held to the budget either way.
+      await bot.send('7', 'hi', { channel: 'telegram', userId: '7' });
+      assert.match((await bot.send('7', 'again', { channel: 'telegram', userId: '7' }))[0]!, /daily budget/);
+    } finally {
+      await bot.close();
+    }
+  }
+});
