@@ -143,6 +143,7 @@ function summarize(run: { turns: TurnFigures[]; compactions: number }): Record<s
     'input tokens per turn': `mean ${Math.round(mean(tokens)).toLocaleString('en-US')}, median ${median(tokens).toLocaleString('en-US')}, turn 200 ${tokens[tokens.length - 1]!.toLocaleString('en-US')}; total ${tokens.reduce((a, b) => a + b, 0).toLocaleString('en-US')}`,
     'of which system messages / tool definitions': `mean ${Math.round(mean(turns.map((t) => t.system))).toLocaleString('en-US')} / ${Math.round(mean(turns.map((t) => t.tools))).toLocaleString('en-US')}`,
     'prefix share, steady turns': `mean ${pct(mean(steady.map((t) => t.share)))}, median ${pct(median(steady.map((t) => t.share)))}, min ${pct(Math.min(...steady.map((t) => t.share)))} (${steady.length} steady turns; turns 21–200 only: mean ${pct(mean(steady.slice(19).map((t) => t.share)))})`,
+    'input tokens per turn outside the previous request\'s prefix (tokens × (1 − prefix share), what a prompt cache leaves at full price)': `mean ${Math.round(mean(turns.slice(1).map((t) => t.tokens * (1 - t.share)))).toLocaleString('en-US')}`,
     'prefix share, all turns after the first': `mean ${pct(mean(turns.slice(1).map((t) => t.share)))}`,
     'duplicated exchanges': `${turns.reduce((a, t) => a + t.dups, 0).toLocaleString('en-US')} in all (max ${Math.max(...turns.map((t) => t.dups))} in one request)`,
     compactions: String(run.compactions),
