@@ -58,6 +58,8 @@ import { ReminderStore } from './reminders/store.js';
 import { ReminderService } from './reminders/service.js';
 import { createReminderTools } from './tools/reminders.js';
 import { createRemindersCommand } from './commands/reminders.js';
+import { UsageStore } from './llm/usage.js';
+import { TokenBudget } from './llm/budget.js';
 
 export type { ReplyFn } from './channels/types.js';
 
@@ -122,6 +124,10 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   });
   await sessions.init();
   const llm = new LlmClient(config, componentLogger(log, 'LLM'));
+  const usage = new UsageStore(path.join(config.workspaceDir, 'usage.db'), config.timezone);
+  llm.usageSink = (account, u) => usage.record(account, u);
+  const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
+  llm.gate = (account) => budget.pausesBackground(account);
   const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
   const indexLog = componentLogger(log, 'Index');
   const index = new MemoryIndex(path.join(config.workspaceDir, 'memory.db'), indexLog);
@@ -131,7 +137,11 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     embedder.init();
   }
   const indexing = new IndexingService(index, embedder);
-  const upkeep = new Upkeep(index, llm, componentLogger(log, 'Upkeep'), { accurateNer: false, timeoutMs: config.consolidationTimeoutMs });
+  const upkeep = new Upkeep(index, llm, componentLogger(log, 'Upkeep'), {
+    accurateNer: false,
+    timeoutMs: config.consolidationTimeoutMs,
+    paused: (scope) => llm.gate?.({ chat: scope, kind: 'facts' }) === true,
+  });
   const scheduler = new Scheduler(upkeep, config.timezone, componentLogger(log, 'Upkeep'));
   if (opts.scheduler) scheduler.start();
   const reminders = new ReminderService({
@@ -206,6 +216,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     scheduler,
     forget,
     reminders,
+    usage,
+    budget,
   };
 
   const pipeline = new Pipeline(
@@ -213,10 +225,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       createAutoCompactionSystem({ compactor, runtime }),
       createContextBuildingSystem({
         instructions,
-        sections: [
-          createMemorySection({ memory, runtime, tokens: services.tokens, timezone: config.timezone, contextLimit: limit }),
-          createRelevantMemorySection({ index, memory, runtime, tokens, contextLimit: limit, embedder }),
-        ],
+        sections: [createMemorySection({ memory, runtime, tokens: services.tokens, timezone: config.timezone, contextLimit: limit })],
+        turnSections: [createRelevantMemorySection({ index, memory, runtime, tokens, contextLimit: limit, embedder })],
       }),
       createToolLoopSystem({ llm, tools, sessions, maxIterations: config.maxToolIterations, guard: compactor }),
       createResponseDeliverySystem(),
@@ -283,7 +293,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     services.stats.record(session.id, {
       at: Date.now(),
       timings: turn.timings,
-      systemPromptTokens: tokens.countText(turn.systemPrompt),
+      systemPromptTokens: tokens.countText(turn.systemPrompt) + (turn.turnPrompt ? tokens.countText(turn.turnPrompt) + 4 : 0),
       promptSections: turn.promptSections.map((s) => ({ name: s.name, chars: s.content.length })),
       memory: turn.memory,
     });
@@ -312,6 +322,18 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
         ? `/${cmd.name} failed ${MAX_RECOVERY_ATTEMPTS} times in a row (the bot restarted each time), so I stopped trying. Please run it again.`
         : `Answering your message failed ${MAX_RECOVERY_ATTEMPTS} times in a row (the bot restarted each time), so I stopped trying. It is saved; send it again if you still need an answer.`,
     );
+  }
+
+  /** DAILY_TOKEN_BUDGET used up: the message is kept in the session, never sent to the model. */
+  async function refuseOverBudget(msg: InboundMessage, reply: ReplyFn, journalId: string): Promise<void> {
+    const session = await sessions.getOrCreate(msg.channel, msg.chatId);
+    if (!findRecorded(session.messages, msg)) {
+      session.metadata.messagesReceived++;
+      await sessions.append(session, userMessageOf(msg));
+    }
+    await inbox.done(journalId);
+    turnLog.info({ session: session.id, budget: config.dailyTokenBudget }, 'daily token budget used up; message saved, not sent to the model');
+    await reply(budget.refusal(session.id));
   }
 
   /** `recovered`: an entry an earlier run journaled and did not finish; it keeps its id. */
@@ -357,6 +379,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
         }
         if (recovered && recovered.attempt >= MAX_RECOVERY_ATTEMPTS) return await giveUp(msg, replyWhenTaken, journalId);
         const cmd = parseCommand(msg.text);
+        if (!cmd && budget.blocks(key, msg)) return await refuseOverBudget(msg, replyWhenTaken, journalId);
         if (cmd) {
           await inbox.done(journalId);
           await runCommand(msg, replyWhenTaken, cmd.name, cmd.args);
@@ -400,6 +423,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       await embedder?.flush();
       index.close();
       reminders.close();
+      usage.close();
       return { drained };
     },
   };

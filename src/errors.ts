@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   'llm.unreachable': 'The LLM server could not be reached (connection refused, reset, DNS).',
   'llm.timeout': 'The LLM server did not answer within the per-call timeout.',
   'llm.bad_response': 'The LLM server answered 200 but with no usable choice.',
+  'llm.budget_exhausted': "The chat has used its DAILY_TOKEN_BUDGET: the call was not made (background work pauses until the day ends).",
   'tool.unknown': 'The model called a tool that does not exist.',
   'tool.bad_arguments': 'The model passed tool arguments that are not JSON or do not match the schema.',
   'tool.failed': 'A tool threw while running.',

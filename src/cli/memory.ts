@@ -1,5 +1,5 @@
 /**
- * `npm run memory -- <command>`: search, stats, reindex, run-job <name>, eval <dataset.json>.
+ * `npm run memory -- <command>`: search, stats, reindex, run-job <name>, eval <dataset.json>, usage.
  * Uses the same services as the daemon (same index file, same search, same jobs).
  */
 import dotenv from 'dotenv';
@@ -21,7 +21,8 @@ const USAGE = `usage: npm run memory -- <command>
   eval <dataset.json> [--k 5,10,20] [--json] [--mode hybrid|bm25]   retrieval recall@k and latency
   versions --chat CHANNEL:ID                        versions of the chat's MEMORY.md (time, what changed it, +/- entries)
   restore --chat CHANNEL:ID --version N             make version N the current MEMORY.md (kept as a new version)
-  purge --chat CHANNEL:ID [--pairing]               delete every trace of one chat (stop the daemon first)`;
+  purge --chat CHANNEL:ID [--pairing]               delete every trace of one chat (stop the daemon first)
+  usage [--days 7] [--chat CHANNEL:ID]              tokens per day, one table per chat`;
 
 async function main(): Promise<number> {
   dotenv.config({ quiet: true });
@@ -60,6 +61,7 @@ async function main(): Promise<number> {
     for (const p of problems) process.stderr.write(`config: ${p}\n`);
     return 2;
   }
+  if (cmd === 'usage') return (await import('./usage-report.js')).runUsageCommand(args, config);
   const log = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const { runMemoryCommand } = await import('./memory-commands.js');
   return runMemoryCommand(cmd, args, config, log, USAGE);

@@ -13,6 +13,14 @@ export function formatDuration(ms: number): string {
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
+/** Today's tokens of the chat (usage.db): answers and background apart, and the cached share. */
+function tokensTodayLine(services: Parameters<Command['run']>[0]['services'], chat: string): string {
+  const { all, answers, background } = services.usage.day(chat);
+  const cached = all.promptTokens > 0 ? ` · ${((all.cachedTokens / all.promptTokens) * 100).toFixed(1)}% of prompt tokens cached` : '';
+  const limit = services.budget.enabled ? ` · daily budget ${fmt(services.budget.limit!)} (${Math.min(100, (all.total / services.budget.limit!) * 100).toFixed(1)}% used)` : '';
+  return `Tokens today: ${fmt(all.total)} (answers ${fmt(answers.total)}, background ${fmt(background.total)}; prompt ${fmt(all.promptTokens)}, completion ${fmt(all.completionTokens)})${cached}${limit}`;
+}
+
 export function createStatusCommand(): Command {
   return {
     name: 'status',
@@ -38,6 +46,7 @@ export function createStatusCommand(): Command {
           ? `Last compaction: ${meta.lastCompaction.at.replace('T', ' ').slice(0, 16)} UTC, ${meta.lastCompaction.kind} (removed ${meta.lastCompaction.removed}, kept ${meta.lastCompaction.kept})`
           : 'Last compaction: never',
         `Model: ${llm.modelFor('default')} (summaries: ${llm.modelFor('balanced')})`,
+        tokensTodayLine(services, session.id),
         `Uptime: ${formatDuration(Date.now() - stats.startedAt)}`,
       ];
       if (last?.memory && last.memory.tokens > 0) {

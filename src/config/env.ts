@@ -27,6 +27,10 @@ export interface Config {
   embeddingsModel: string | undefined;
   embeddingsDimensions: number;
   maxMessageChars: number;
+  /** DAILY_TOKEN_BUDGET: tokens per chat per day; undefined = no budget. */
+  dailyTokenBudget: number | undefined;
+  /** Users (numeric ids, lower-case usernames) the budget does not apply to. */
+  budgetExemptUsers: string[];
 }
 
 export interface ConfigResult {
@@ -126,8 +130,19 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     embeddingsModel: str('EMBEDDINGS_MODEL'),
     embeddingsDimensions: int('EMBEDDINGS_DIMENSIONS', 256, 8, 4096),
     maxMessageChars: int('MAX_MESSAGE_CHARS', 20_000, 100, 1_000_000),
+    dailyTokenBudget: int('DAILY_TOKEN_BUDGET', 0, 0, 1_000_000_000_000) || undefined,
+    budgetExemptUsers: budgetExemptAllowed(env, problems) ? loadTelegramConfig(env).telegram.allowedUsers : [],
   };
   return { config, problems };
+}
+
+/** DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: true (default) or false. */
+function budgetExemptAllowed(env: Env, problems: string[]): boolean {
+  const raw = env.DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS?.trim().toLowerCase();
+  if (!raw || raw === 'true' || raw === '1' || raw === 'yes') return true;
+  if (raw === 'false' || raw === '0' || raw === 'no') return false;
+  problems.push(`DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS=${JSON.stringify(raw)} must be true (users in TELEGRAM_ALLOWED_USERS have no budget) or false`);
+  return true;
 }
 
 export type DmPolicy = 'allowlist' | 'pairing' | 'open';

@@ -11,6 +11,7 @@ import type { Logger } from '../log.js';
 import { withRetry } from '../util/retry.js';
 import type { ToolCall } from '../sessions/model.js';
 import { LlmError, classifyLlmError, toLlmError } from './errors.js';
+import type { TokenUsage, UsageAccount } from './usage.js';
 
 export type ModelTier = 'default' | 'balanced';
 
@@ -26,13 +27,18 @@ export interface ChatCallOptions {
   /** Overrides LLM_MAX_RETRIES for this call. */
   retries?: number | undefined;
   log?: Logger | undefined;
+  /** Whom the tokens are billed to (usage accounting); unaccounted calls (doctor) are not recorded. */
+  account?: UsageAccount | undefined;
 }
+
+/** Receives the `usage` of every accounted response. */
+export type UsageSink = (account: UsageAccount, usage: TokenUsage) => void;
 
 export interface ChatResult {
   content: string;
   toolCalls: ToolCall[];
   finishReason: string | null;
-  usage: { promptTokens: number; completionTokens: number } | null;
+  usage: TokenUsage | null;
   model: string;
 }
 
@@ -44,6 +50,10 @@ export function isReasoningModel(model: string): boolean {
 
 export class LlmClient {
   readonly sdk: OpenAI;
+  /** Set by the app: where the usage of accounted calls goes. A failing sink never fails a call. */
+  usageSink: UsageSink | undefined;
+  /** Set by the app: true when a call billed to this account must not be made (daily token budget). */
+  gate: ((account: UsageAccount) => boolean) | undefined;
 
   constructor(
     private readonly config: Pick<Config, 'openaiApiKey' | 'openaiBaseUrl' | 'model' | 'modelBalanced' | 'llmTimeoutMs' | 'llmMaxRetries'>,
@@ -62,6 +72,9 @@ export class LlmClient {
   }
 
   async chat(opts: ChatCallOptions): Promise<ChatResult> {
+    if (opts.account && this.gate?.(opts.account)) {
+      throw new LlmError('llm.budget_exhausted', 'rejected', `${opts.account.kind} for ${opts.account.chat} not made: the chat has used its daily token budget`);
+    }
     const model = this.modelFor(opts.tier);
     const reasoning = isReasoningModel(model);
     const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = { model, messages: opts.messages };
@@ -85,6 +98,10 @@ export class LlmClient {
     if (!choice || !choice.message) {
       throw new LlmError('llm.bad_response', 'rejected', 'the LLM server answered without any choice');
     }
+    const usage: TokenUsage | null = res.usage
+      ? { promptTokens: res.usage.prompt_tokens ?? 0, cachedTokens: res.usage.prompt_tokens_details?.cached_tokens ?? 0, completionTokens: res.usage.completion_tokens ?? 0 }
+      : null;
+    if (usage && opts.account) this.report(opts.account, usage, log);
     const msg = choice.message;
     const toolCalls: ToolCall[] = [];
     for (const tc of msg.tool_calls ?? []) {
@@ -95,12 +112,13 @@ export class LlmClient {
       content: typeof msg.content === 'string' ? msg.content : '',
       toolCalls,
       finishReason: choice.finish_reason ?? null,
-      usage: res.usage ? { promptTokens: res.usage.prompt_tokens, completionTokens: res.usage.completion_tokens } : null,
+      usage,
       model: res.model ?? model,
     };
   }
 
-  async embed(model: string, inputs: string[], dimensions?: number): Promise<number[][]> {
+  /** Embeddings are batched across chats: billed to the chat `*` unless `account` says otherwise. */
+  async embed(model: string, inputs: string[], dimensions?: number, account: UsageAccount = { chat: '*', kind: 'embeddings' }): Promise<number[][]> {
     const res = await this.call(
       async (signal) =>
         this.sdk.embeddings.create(
@@ -111,7 +129,16 @@ export class LlmClient {
       this.config.llmMaxRetries,
       this.log,
     );
+    if (res.usage) this.report(account, { promptTokens: res.usage.prompt_tokens ?? 0, cachedTokens: 0, completionTokens: 0 }, this.log);
     return res.data.map((d) => d.embedding as number[]);
+  }
+
+  private report(account: UsageAccount, usage: TokenUsage, log: Logger): void {
+    try {
+      this.usageSink?.(account, usage);
+    } catch (err) {
+      log.warn({ err }, 'could not record token usage');
+    }
   }
 
   /** One attempt per try, each under a hard timeout; failures mapped to LlmError. */

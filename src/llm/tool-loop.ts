@@ -34,7 +34,7 @@ export const EMPTY_ANSWER = 'The model returned an empty answer. Please rephrase
 
 export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void> {
   const log = componentLogger(turn.log, 'ToolLoop');
-  const build = () => buildRequestMessages(turn.systemPrompt, turn.session.messages);
+  const build = () => buildRequestMessages(turn.systemPrompt, turn.session.messages, { content: turn.turnPrompt, before: turn.userMessage });
   let messages: ChatCompletionMessageParam[] = build();
   const tools = deps.tools.definitions();
   let shrunk = false;
@@ -43,7 +43,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void>
     if (deps.guard && (await deps.guard.fit(turn, messages, tools))) messages = build();
     let res;
     try {
-      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log });
+      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.session.id, kind: 'answer' } });
     } catch (err) {
       // Our count said it fits but the provider disagrees: compact harder and retry once.
       if (!deps.guard || shrunk || !isContextLengthError(err)) throw err;

@@ -24,6 +24,12 @@ export interface ConsolidationResult {
 
 /** Where facts extracted by a consolidation go (the SQLite index), with the chat they came from. */
 export type FactsSink = (facts: string[], ctx: { scope: string; sessionId: string }) => void;
+/** Where a consolidation comes from: memory scope and conversation; `chat` (session key) is billed for it (else the scope). */
+export interface ConsolidationContext {
+  scope: string;
+  sessionId: string;
+  chat?: string | undefined;
+}
 
 export interface ConsolidationOutcome {
   kind: 'llm' | 'raw-fallback';
@@ -158,13 +164,13 @@ export class ConsolidationService {
   ) {}
 
   /** Queued behind any running consolidation; never rejects unless even the fallback write fails. */
-  consolidate(messages: SessionMessage[], files: MemoryFiles, ctx?: { scope: string; sessionId: string }): Promise<ConsolidationOutcome> {
+  consolidate(messages: SessionMessage[], files: MemoryFiles, ctx?: ConsolidationContext): Promise<ConsolidationOutcome> {
     const job = this.tail.then(() => this.run(messages, files, ctx));
     this.tail = job.catch(() => undefined);
     return job;
   }
 
-  private async run(messages: SessionMessage[], files: MemoryFiles, ctx?: { scope: string; sessionId: string }): Promise<ConsolidationOutcome> {
+  private async run(messages: SessionMessage[], files: MemoryFiles, ctx?: ConsolidationContext): Promise<ConsolidationOutcome> {
     let reason: string;
     try {
       const current = await files.readMemory();
@@ -174,6 +180,7 @@ export class ConsolidationService {
         temperature: 0.2,
         timeoutMs: this.opts.timeoutMs,
         retries: 0,
+        account: { chat: ctx?.chat ?? ctx?.scope ?? '*', kind: 'consolidation' },
       });
       const parsed = parseConsolidation(res.content);
       if (parsed) {

@@ -7,7 +7,8 @@
  * lines of today's notes. MEMORY.md is always kept whole: it is the curated part.
  */
 import type { MemoryFiles } from './files.js';
-import { previousDays } from './notes.js';
+import type { SessionMessage } from '../sessions/model.js';
+import { noteBody, noteLineBody, previousDays } from './notes.js';
 
 export interface MemoryDrop {
   what: string;
@@ -26,6 +27,35 @@ export interface MemoryBlockOptions {
   recentDays: number;
   budgetTokens: number;
   count: (text: string) => number;
+  /**
+   * Note bodies (see `conversationNoteBodies`) of the exchanges still present as messages in
+   * the conversation: their lines are left out, so no exchange reaches the model twice. Once
+   * compaction removes those messages their lines count again. The files are not changed.
+   */
+  inConversation?: ReadonlySet<string> | undefined;
+}
+
+/**
+ * The note body of each answered exchange in `messages`: a user message and the final answer
+ * (the last assistant message without tool calls) before the next user message — exactly what
+ * MemoryPersist (50) wrote for it, minus the time.
+ */
+export function conversationNoteBodies(messages: readonly SessionMessage[]): Set<string> {
+  const out = new Set<string>();
+  let user: string | undefined;
+  let answer: string | undefined;
+  const flush = () => {
+    if (user !== undefined && answer !== undefined) out.add(noteBody(user, answer));
+  };
+  for (const m of messages) {
+    if (m.role === 'user') {
+      flush();
+      user = m.content;
+      answer = undefined;
+    } else if (m.role === 'assistant' && !(m.toolCalls && m.toolCalls.length > 0)) answer = m.content;
+  }
+  flush();
+  return out;
 }
 
 interface Parts {
@@ -58,10 +88,13 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
   const days = previousDays(opts.today, opts.recentDays);
   const [memoryText, todayText, ...dayTexts] = await Promise.all([files.readMemory(), files.readNote(opts.today), ...days.map((d) => files.readNote(d))]);
   const longTerm = memoryText!.trim();
-  const today = todayText!.split('\n').filter((l) => l.trim() !== '');
+  const seen = opts.inConversation;
+  const keep = (l: string) => l.trim() !== '' && !(seen && seen.size > 0 && seen.has(noteLineBody(l) ?? ''));
+  const today = todayText!.split('\n').filter(keep);
   const recent: Parts['recent'] = [];
   days.forEach((date, i) => {
-    const content = dayTexts[i]!.trim();
+    const text = dayTexts[i]!;
+    const content = (seen && seen.size > 0 ? text.split('\n').filter(keep).join('\n') : text).trim();
     if (content) recent.push({ date, content });
   });
   const parts: Parts = { longTerm, today, recent };

@@ -27,10 +27,21 @@ function oneLine(text: string): string {
   return text.replace(/\r\n|\r|\n/g, ' ');
 }
 
+/** A note line without its `[HH:mm] ` time: what identifies the exchange it records. */
+export function noteBody(user: string, assistant: string): string {
+  return `User: ${oneLine(cutChars(user, USER_NOTE_CHARS))} | Assistant: ${oneLine(cutChars(assistant, ASSISTANT_NOTE_CHARS))}`;
+}
+
 /** `[HH:mm] User: {text} | Assistant: {text}` — user cut to 200 chars, assistant to 300. */
 export function formatNoteLine(at: Date, timezone: string, user: string, assistant: string): string {
   const time = format(new TZDate(at.getTime(), timezone), 'HH:mm');
-  return `[${time}] User: ${oneLine(cutChars(user, USER_NOTE_CHARS))} | Assistant: ${oneLine(cutChars(assistant, ASSISTANT_NOTE_CHARS))}`;
+  return `[${time}] ${noteBody(user, assistant)}`;
+}
+
+/** The body of a note line (`[HH:mm] ` stripped), or undefined for a line of another shape. */
+export function noteLineBody(line: string): string | undefined {
+  const m = /^\[\d\d:\d\d\] (User: .*)$/.exec(line);
+  return m?.[1];
 }
 
 /** The calendar date (YYYY-MM-DD) of `at` in `timezone`. */

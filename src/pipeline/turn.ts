@@ -11,6 +11,8 @@ export interface InboundMessage {
   chatId: string;
   userId: string;
   userName?: string | undefined;
+  /** The sender's handle without "@" (Telegram username), when the channel has one. */
+  username?: string | undefined;
   text: string;
   /** The channel's own id for this message (Telegram message_id). */
   messageId?: string | undefined;
@@ -41,9 +43,18 @@ export interface Turn {
   /** Sends text to this chat through the channel the message came from. */
   readonly reply: (text: string) => Promise<void>;
 
-  /** ContextBuilding 20: the sections of the system prompt, in order, and their join. */
+  /**
+   * ContextBuilding 20: the sections of the system prompt, in order, and their join. Only what
+   * stays the same from message to message goes here, so the prompt is a cacheable prefix.
+   */
   promptSections: PromptSection[];
   systemPrompt: string;
+  /**
+   * ContextBuilding 20: what belongs to this message only (`# Relevant Memory`). Sent as a system
+   * message just before the user's message, after the history; never stored in the session.
+   */
+  turnSections: PromptSection[];
+  turnPrompt: string;
   /** ContextBuilding 20: size of the `# Memory` block and what its budget made it drop. */
   memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number }> } | undefined;
   /** ToolLoop 30: the final answer. */
@@ -82,6 +93,8 @@ export function createTurn(init: {
     reply: init.reply,
     promptSections: [],
     systemPrompt: '',
+    turnSections: [],
+    turnPrompt: '',
     memory: undefined,
     response: undefined,
     notices: [],

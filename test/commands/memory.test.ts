@@ -108,7 +108,10 @@ test('/new clears the session and keeps every memory file (byte-identical; histo
     // The next message starts a fresh conversation but still carries the memory.
     await bot.send('1', 'do you remember me?', { receivedAt: AT });
     const req = bot.llm.chatRequests().at(-1)!;
-    assert.deepEqual(req.body.messages.slice(1).map((m: any) => m.content), ['do you remember me?']);
+    // Besides the system prompt: this message's # Relevant Memory, then the message itself.
+    const rest = req.body.messages.slice(1);
+    assert.deepEqual(rest.filter((m: any) => m.role !== 'system').map((m: any) => m.content), ['do you remember me?']);
+    assert.ok(rest.filter((m: any) => m.role === 'system').every((m: any) => m.content.startsWith('# Relevant Memory\n')));
     assert.match(String(req.body.messages[0].content), /the user is called Ada/);
     assert.match(String(req.body.messages[0].content), /User: how are you/);
   } finally {

@@ -32,7 +32,23 @@ test('defaults: only a key set gives the documented values and no problems', () 
     embeddingsModel: undefined,
     embeddingsDimensions: 256,
     maxMessageChars: 20_000,
+    dailyTokenBudget: undefined,
+    budgetExemptUsers: [],
   });
+});
+
+test('DAILY_TOKEN_BUDGET: a whole number of tokens (0 = off); the allowed users are exempt unless DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS=false', () => {
+  const on = loadConfig({ ...KEY, TZ: 'UTC', DAILY_TOKEN_BUDGET: '50000', TELEGRAM_ALLOWED_USERS: '42,@Owner' });
+  assert.deepEqual(on.problems, []);
+  assert.equal(on.config.dailyTokenBudget, 50_000);
+  assert.deepEqual(on.config.budgetExemptUsers, ['42', 'owner']);
+  const strict = loadConfig({ ...KEY, TZ: 'UTC', DAILY_TOKEN_BUDGET: '50000', TELEGRAM_ALLOWED_USERS: '42', DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: 'false' });
+  assert.deepEqual(strict.config.budgetExemptUsers, []);
+  assert.equal(loadConfig({ ...KEY, TZ: 'UTC', DAILY_TOKEN_BUDGET: '0' }).config.dailyTokenBudget, undefined);
+  const bad = loadConfig({ ...KEY, TZ: 'UTC', DAILY_TOKEN_BUDGET: '10k', DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: 'maybe' });
+  assert.equal(bad.problems.length, 2, bad.problems.join('\n'));
+  assert.match(bad.problems[0]!, /^DAILY_TOKEN_BUDGET="10k" is not a whole number/);
+  assert.match(bad.problems[1]!, /^DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS="maybe" must be true/);
 });
 
 test('without TZ the system time zone is used; set values are read, trimmed and normalised', () => {

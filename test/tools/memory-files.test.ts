@@ -145,10 +145,11 @@ test('chat isolation: chat B never sees chat A\'s memory or notes', async () => 
     await bot.send('A', 'the vault code is 7741 Quokka');
     await bot.send('A', 'hello again');
     assert.match(systemPrompt(bot, -1), /Zorglub/, 'A sees its own fact');
-    assert.match(systemPrompt(bot, -1), /Quokka/, 'A sees its own notes');
+    // The exchange is still in A's conversation, so it travels as messages (not as a note line too).
+    assert.match(JSON.stringify(bot.llm.chatRequests().at(-1)!.body.messages), /Quokka/, 'A sees its own words');
 
     await bot.send('B', 'hi, who am I?');
-    const bPrompt = systemPrompt(bot, -1);
+    const bPrompt = JSON.stringify(bot.llm.chatRequests().at(-1)!.body.messages);
     assert.ok(!bPrompt.includes('Zorglub'), "B's prompt contains A's MEMORY.md");
     assert.ok(!bPrompt.includes('Quokka'), "B's prompt contains A's notes");
     assert.ok(!bPrompt.includes('# Memory'), 'B has no memory at all yet');

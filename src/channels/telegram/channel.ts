@@ -216,6 +216,7 @@ export class TelegramChannel implements Channel {
       chatId: sender.chatId,
       userId: sender.userId,
       userName: sender.name ?? sender.username,
+      username: sender.username,
       text: r.text,
       messageId: String(r.messageId),
       receivedAt: new Date(),
