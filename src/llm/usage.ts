@@ -128,6 +128,14 @@ export class UsageStore {
     return { all: totals(rows), answers: totals(rows.filter((r) => r.kind === 'answer')), background: totals(rows.filter((r) => r.kind !== 'answer')) };
   }
 
+  /** Purge: every row of one chat, overwritten on disk (secure_delete) and the log truncated. */
+  deleteChat(chat: string): number {
+    this.db.pragma('secure_delete = ON');
+    const n = this.db.prepare('DELETE FROM usage_daily WHERE chat = ?').run(chat).changes;
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    return n;
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }

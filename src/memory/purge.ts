@@ -16,6 +16,7 @@ import { sessionFileKey } from '../storage/paths.js';
 import { PairingStore, pairingFile } from '../channels/telegram/pairing.js';
 import type { ChatRef } from './forget.js';
 import { ReminderStore } from '../reminders/store.js';
+import { UsageStore } from '../llm/usage.js';
 
 export interface PurgeOptions {
   workspaceDir: string;
@@ -131,6 +132,17 @@ export async function purgeChat(chat: ChatRef, opts: PurgeOptions): Promise<Purg
       if (n > 0) deleted.push(`${n} reminder(s) in schedules.db (with their delivery records)`);
     } finally {
       store.close();
+    }
+  }
+
+  const usageFile = path.join(ws, 'usage.db');
+  if (await exists(usageFile)) {
+    const usage = new UsageStore(usageFile, 'UTC');
+    try {
+      const n = usage.deleteChat(id);
+      if (n > 0) deleted.push(`${n} row(s) of token usage in usage.db`);
+    } finally {
+      usage.close();
     }
   }
 
