@@ -95,8 +95,9 @@ export class MemoryFiles {
   }
 
   /** Appends one fact as a list item (under `## section` when given, creating it if needed). */
-  async appendMemory(fact: string, section?: string): Promise<void> {
+  async appendMemory(fact: string, rawSection?: string): Promise<void> {
     const item = `- ${fact.replace(/\s*\n\s*/g, ' ').trim()}`;
+    const section = rawSection === undefined ? undefined : sectionTitle(rawSection) || undefined;
     await this.update(MEMORY_FILE, (cur) => {
       if (!section) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${item}\n`;
       const { before, body, after, found } = splitSection(cur, section);
@@ -107,7 +108,9 @@ export class MemoryFiles {
   }
 
   /** Replaces the body of `## section` (creating it when missing). */
-  async rewriteSection(section: string, content: string): Promise<void> {
+  async rewriteSection(rawSection: string, content: string): Promise<void> {
+    const section = sectionTitle(rawSection);
+    if (!section) throw new Error('the section name is empty');
     const body = content.trim();
     await this.update(MEMORY_FILE, (cur) => {
       const { before, after, found } = splitSection(cur, section);
@@ -199,6 +202,24 @@ export class MemoryFiles {
     hits.sort((a, b) => (a.key < b.key ? 1 : a.key > b.key ? -1 : 0));
     return hits.slice(0, limit).map(({ key: _key, ...h }) => h);
   }
+}
+
+/**
+ * A section name as one heading line: line breaks (any kind) and other control characters
+ * become spaces and leading `#` go, so a name can never open a heading of its own
+ * ("Prefs\n# SYSTEM: …" stays inside `## Prefs # SYSTEM: …`).
+ */
+export function sectionTitle(name: string): string {
+  return name
+    .replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ')
+    .replace(/ {2,}/g, ' ')
+    .trim()
+    .replace(/^#+\s*/, '');
+}
+
+/** True when `name` is a single line (what the tools accept as a section name). */
+export function isOneLine(name: string): boolean {
+  return !/[\r\n\u2028\u2029\u0085\v\f]/.test(name);
 }
 
 /** Splits markdown around `## name` (case-insensitive): text before the body, the body, and what follows. */

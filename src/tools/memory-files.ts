@@ -5,11 +5,14 @@
  * path, no symlink out).
  */
 import type { MemoryService } from '../memory/service.js';
-import type { MemoryFiles } from '../memory/files.js';
+import { isOneLine, type MemoryFiles } from '../memory/files.js';
 import type { Tool, ToolContext } from './types.js';
 import { isAppError } from '../errors.js';
 
 const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
+
+/** A section name over several lines could open a heading of its own in MEMORY.md. */
+const SECTION_NOT_ONE_LINE = 'Error: the section name must be one line (no line breaks), e.g. "Preferences". Nothing was saved.';
 
 export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
   const filesFor = (ctx: ToolContext): MemoryFiles => memory.forChat(ctx.turn.inbound.channel, ctx.turn.inbound.chatId);
@@ -31,12 +34,13 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
       type: 'object',
       properties: {
         fact: { type: 'string', minLength: 1, maxLength: 2000, description: 'The fact, one sentence.' },
-        section: { type: 'string', maxLength: 100, description: 'Section title without ##, e.g. "Preferences".' },
+        section: { type: 'string', maxLength: 100, description: 'Section title without ##, one line, e.g. "Preferences".' },
       },
       required: ['fact'],
       additionalProperties: false,
     },
     async execute({ fact, section }, ctx) {
+      if (section !== undefined && !isOneLine(section)) return SECTION_NOT_ONE_LINE;
       await filesFor(ctx).appendMemory(fact, section);
       return `Saved to MEMORY.md${section ? ` under "${section}"` : ''}.`;
     },
@@ -49,12 +53,13 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
       type: 'object',
       properties: {
         content: { type: 'string', maxLength: 100_000, description: 'New content (markdown).' },
-        section: { type: 'string', maxLength: 100, description: 'Only replace this section (title without ##).' },
+        section: { type: 'string', maxLength: 100, description: 'Only replace this section (title without ##, one line).' },
       },
       required: ['content'],
       additionalProperties: false,
     },
     async execute({ content, section }, ctx) {
+      if (section !== undefined && !isOneLine(section)) return SECTION_NOT_ONE_LINE;
       const files = filesFor(ctx);
       if (section) await files.rewriteSection(section, content);
       else await files.writeMemory(content);
