@@ -6,8 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
+import { preparePrivateFileSync } from '../storage/private.js';
 import { SCOPED_FTS, rebuildScopedFts } from './fts.js';
 
 export type Db = Database.Database;
@@ -202,7 +201,13 @@ export function loadVec(db: Db): { ok: boolean; error?: string } {
 }
 
 export function openDatabase(file: string): OpenedDb {
-  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    // Private before SQLite opens it: SQLite creates files 0644 by default and gives -wal and
+    // -shm the mode of the database file, so a 0600 memory.db keeps all three private.
+    preparePrivateFileSync(file);
+    preparePrivateFileSync(`${file}-wal`, false);
+    preparePrivateFileSync(`${file}-shm`, false);
+  }
   // A short busy timeout: a lock held by another process pauses the index (see MemoryIndex),
   // it must not stall every chat for seconds on each message.
   const db = new Database(file, { timeout: 250 });

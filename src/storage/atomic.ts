@@ -10,6 +10,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import lockfile from 'proper-lockfile';
 import { AppError } from '../errors.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private.js';
 
 const TMP_SUFFIX = '.tmp';
 
@@ -17,7 +18,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
   const dir = path.dirname(file);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}${TMP_SUFFIX}`);
   try {
-    const fh = await open(tmp, 'w', 0o600);
+    const fh = await open(tmp, 'w', PRIVATE_FILE_MODE);
     try {
       await fh.writeFile(data);
       await fh.sync();
@@ -57,7 +58,7 @@ async function appendNow(file: string, line: string): Promise<void> {
   let created = false;
   try {
     const known = appended.has(file);
-    const fh = await open(file, known ? 'a' : 'a+', 0o600);
+    const fh = await open(file, known ? 'a' : 'a+', PRIVATE_FILE_MODE);
     try {
       let lead = '';
       if (!known) {
@@ -150,6 +151,7 @@ export async function removeStaleTempFiles(dir: string, minAgeMs = 60_000): Prom
   return removed;
 }
 
+/** Creates `dir` and missing parents, 0700 (see private.ts). */
 export async function ensureDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
 }
