@@ -1,9 +1,18 @@
 import type { Command } from './types.js';
+import { isAppError } from '../errors.js';
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** A memory file refused for what it is (a link out, a FIFO): said in one line, nothing read. */
+function refusal(err: unknown): string | null {
+  if (isAppError(err, 'storage.path_escape') || isAppError(err, 'storage.not_a_file')) {
+    return `🧠 Long-term memory could not be shown: ${err.message}. The bot owner can replace it with a plain file.`;
+  }
+  return null;
 }
 
 export function createMemoryCommand(): Command {
@@ -12,10 +21,21 @@ export function createMemoryCommand(): Command {
     description: 'Show your long-term memory (MEMORY.md) and how many daily notes exist',
     async run({ inbound, services }) {
       const files = services.memory.forChat(inbound.channel, inbound.chatId);
-      const memory = (await files.readMemory()).trim();
-      const notes = await files.listNotes();
+      let shown: string;
+      try {
+        const memory = (await files.readMemory()).trim();
+        shown = memory ? `🧠 Long-term memory (MEMORY.md):\n${memory}` : '🧠 Long-term memory is empty. Tell me something worth remembering and I will keep it.';
+      } catch (err) {
+        const refused = refusal(err);
+        if (!refused) throw err;
+        shown = refused;
+      }
+      const notes = await files.listNotes().catch((err: unknown) => {
+        if (refusal(err)) return [];
+        throw err;
+      });
       const bytes = notes.reduce((a, n) => a + n.bytes, 0);
-      const lines = [memory ? `🧠 Long-term memory (MEMORY.md):\n${memory}` : '🧠 Long-term memory is empty. Tell me something worth remembering and I will keep it.'];
+      const lines = [shown];
       lines.push(
         notes.length === 0
           ? 'Daily notes: none yet.'

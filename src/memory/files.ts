@@ -4,11 +4,17 @@
  * No LLM, no network. Every change is a read-modify-write under the file's lock, written
  * atomically, so a consolidation, a tool call and a second process can never lose each
  * other's updates; a daily note only ever grows by appended lines.
+ *
+ * Every path goes through the same containment as a file name from the model (resolveInside):
+ * a MEMORY.md, note or chat folder that is a link to outside the memory folder is refused, not
+ * read or appended to; and only regular files are opened (a FIFO would block a thread).
  */
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { appendLine, ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { resolveInside } from '../storage/paths.js';
+import { notAFile, readRegular } from '../storage/regular.js';
+import { isAppError } from '../errors.js';
 
 export const MEMORY_FILE = 'MEMORY.md';
 export const HISTORY_FILE = 'HISTORY.md';
@@ -29,7 +35,7 @@ export interface SearchHit {
 
 async function readOrEmpty(file: string): Promise<string> {
   try {
-    return await readFile(file, 'utf8');
+    return await readRegular(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
     throw err;
@@ -52,6 +58,7 @@ async function readForPrompt(file: string): Promise<string> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
     throw err;
   }
+  if (!st.isFile()) throw notAFile(file, st.isDirectory() ? 'a folder' : undefined);
   const hit = promptCache.get(file);
   if (hit && hit.ino === st.ino && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.text;
   const text = await readOrEmpty(file);
@@ -66,16 +73,22 @@ async function readForPrompt(file: string): Promise<string> {
 }
 
 export class MemoryFiles {
-  constructor(readonly dir: string) {}
+  /** `root`: the memory folder `dir` must stay inside once links are followed (for a chat folder, its parent). */
+  constructor(
+    readonly dir: string,
+    readonly root: string = dir,
+  ) {}
 
-  private file(name: string): string {
-    return path.join(this.dir, name);
+  /** The path of `name` in this folder; refused (storage.path_escape) when it or the folder links outside. */
+  private file(name: string): Promise<string> {
+    return resolveInside(this.dir, name, this.root);
   }
 
   /** Read-modify-write of one file under its lock; `change` returns the new content or null to leave it. */
   async update(name: string, change: (current: string) => string | null): Promise<boolean> {
+    // Checked before the folder or the lock is made: a linked folder gets nothing created in it.
+    const file = await this.file(name);
     await ensureDir(this.dir);
-    const file = this.file(name);
     return withFileLock(file, async () => {
       const current = await readOrEmpty(file);
       const next = change(current);
@@ -85,8 +98,8 @@ export class MemoryFiles {
     });
   }
 
-  readMemory(): Promise<string> {
-    return readForPrompt(this.file(MEMORY_FILE));
+  async readMemory(): Promise<string> {
+    return readForPrompt(await this.file(MEMORY_FILE));
   }
 
   async writeMemory(content: string): Promise<boolean> {
@@ -95,32 +108,29 @@ export class MemoryFiles {
   }
 
   /** Appends one fact as a list item (under `## section` when given, creating it if needed). */
-  async appendMemory(fact: string, rawSection?: string): Promise<void> {
+  async appendMemory(fact: string, section?: string): Promise<void> {
     const item = `- ${fact.replace(/\s*\n\s*/g, ' ').trim()}`;
-    const section = rawSection === undefined ? undefined : sectionTitle(rawSection) || undefined;
     await this.update(MEMORY_FILE, (cur) => {
       if (!section) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${item}\n`;
       const { before, body, after, found } = splitSection(cur, section);
-      if (!found) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${cur ? '\n' : ''}## ${section}\n${item}\n`;
+      if (!found) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${cur ? '\n' : ''}## ${sectionTitle(section)}\n${item}\n`;
       const trimmed = body.replace(/\n+$/, '');
       return `${before}${trimmed}${trimmed ? '\n' : ''}${item}\n${after ? `\n${after}` : ''}`;
     });
   }
 
   /** Replaces the body of `## section` (creating it when missing). */
-  async rewriteSection(rawSection: string, content: string): Promise<void> {
-    const section = sectionTitle(rawSection);
-    if (!section) throw new Error('the section name is empty');
+  async rewriteSection(section: string, content: string): Promise<void> {
     const body = content.trim();
     await this.update(MEMORY_FILE, (cur) => {
       const { before, after, found } = splitSection(cur, section);
-      if (!found) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${cur ? '\n' : ''}## ${section}\n${body}\n`;
+      if (!found) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${cur ? '\n' : ''}## ${sectionTitle(section)}\n${body}\n`;
       return `${before}${body}\n${after ? `\n${after}` : ''}`;
     });
   }
 
-  readNote(date: string): Promise<string> {
-    return readForPrompt(this.file(`${date}.md`));
+  async readNote(date: string): Promise<string> {
+    return readForPrompt(await this.file(`${date}.md`));
   }
 
   /**
@@ -130,8 +140,9 @@ export class MemoryFiles {
    * kill cannot tear a single small write, and no earlier line is ever touched.
    */
   async appendNote(date: string, line: string): Promise<void> {
+    const file = await this.file(`${date}.md`);
     await ensureDir(this.dir);
-    await appendLine(this.file(`${date}.md`), line);
+    await appendLine(file, line);
   }
 
   /** Appends `## <iso>\n<entry>` to HISTORY.md and to HISTORY-YYYY-MM.md (month of the timestamp). */
@@ -143,6 +154,7 @@ export class MemoryFiles {
   }
 
   async listNotes(): Promise<NoteFileInfo[]> {
+    await this.file('.');
     let names: string[];
     try {
       names = await readdir(this.dir);
@@ -153,7 +165,8 @@ export class MemoryFiles {
     for (const n of names) {
       const m = NOTE_RE.exec(n);
       if (!m) continue;
-      const st = await stat(this.file(n)).catch(() => null);
+      // lstat: a link is not one of our notes, whatever it points at.
+      const st = await lstat(path.join(this.dir, n)).catch(() => null);
       if (st?.isFile()) out.push({ date: m[1]!, bytes: st.size });
     }
     return out.sort((a, b) => a.date.localeCompare(b.date));
@@ -161,7 +174,7 @@ export class MemoryFiles {
 
   /** Reads a file named by the model, refusing anything that resolves outside this directory. */
   async readRelative(relative: string): Promise<string> {
-    const file = await resolveInside(this.dir, relative);
+    const file = await resolveInside(this.dir, relative, this.root);
     return readOrEmpty(file);
   }
 
@@ -169,6 +182,7 @@ export class MemoryFiles {
   async search(keyword: string, limit = 50): Promise<SearchHit[]> {
     const needle = keyword.toLowerCase().trim();
     if (!needle) return [];
+    await this.file('.');
     let names: string[];
     try {
       names = await readdir(this.dir);
@@ -182,7 +196,14 @@ export class MemoryFiles {
       const note = NOTE_RE.exec(name);
       const monthly = MONTHLY_RE.exec(name);
       if (!note && !monthly) continue;
-      const text = await readOrEmpty(this.file(name));
+      let text: string;
+      try {
+        text = await readOrEmpty(await this.file(name));
+      } catch (err) {
+        // A link out or a special file is skipped: it is not one of this chat's notes.
+        if (isAppError(err, 'storage.path_escape') || isAppError(err, 'storage.not_a_file')) continue;
+        throw err;
+      }
       if (note) {
         for (const line of text.split('\n')) {
           if (!line.toLowerCase().includes(needle)) continue;
@@ -225,7 +246,7 @@ export function isOneLine(name: string): boolean {
 /** Splits markdown around `## name` (case-insensitive): text before the body, the body, and what follows. */
 export function splitSection(text: string, name: string): { before: string; body: string; after: string; found: boolean } {
   const lines = text.split('\n');
-  const want = name.trim().replace(/^#+\s*/, '').toLowerCase();
+  const want = sectionTitle(name).toLowerCase();
   const start = lines.findIndex((l) => /^##\s+/.test(l) && l.replace(/^##\s+/, '').trim().toLowerCase() === want);
   if (start < 0) return { before: text, body: '', after: '', found: false };
   let end = lines.length;

@@ -9,8 +9,9 @@ import { open, rename, unlink, readdir, stat, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import lockfile from 'proper-lockfile';
-import { AppError } from '../errors.js';
+import { AppError, isAppError } from '../errors.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private.js';
+import { openRegular } from './regular.js';
 
 const TMP_SUFFIX = '.tmp';
 
@@ -58,7 +59,8 @@ async function appendNow(file: string, line: string): Promise<void> {
   let created = false;
   try {
     const known = appended.has(file);
-    const fh = await open(file, known ? 'a' : 'a+', PRIVATE_FILE_MODE);
+    // Only a regular file: a FIFO or device named like a note is refused without blocking.
+    const fh = await openRegular(file, known ? 'append' : 'append+read', PRIVATE_FILE_MODE);
     try {
       let lead = '';
       if (!known) {
@@ -79,6 +81,7 @@ async function appendNow(file: string, line: string): Promise<void> {
       await fh.close();
     }
   } catch (err) {
+    if (isAppError(err, 'storage.not_a_file')) throw err;
     throw new AppError('storage.write_failed', `could not append to ${path.basename(file)}: ${(err as Error).message}`, { cause: err });
   }
   if (created) await syncDir(path.dirname(file));

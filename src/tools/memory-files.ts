@@ -34,7 +34,7 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
       type: 'object',
       properties: {
         fact: { type: 'string', minLength: 1, maxLength: 2000, description: 'The fact, one sentence.' },
-        section: { type: 'string', maxLength: 100, description: 'Section title without ##, one line, e.g. "Preferences".' },
+        section: { type: 'string', maxLength: 100, description: 'Section title without ##, e.g. "Preferences".' },
       },
       required: ['fact'],
       additionalProperties: false,
@@ -53,7 +53,7 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
       type: 'object',
       properties: {
         content: { type: 'string', maxLength: 100_000, description: 'New content (markdown).' },
-        section: { type: 'string', maxLength: 100, description: 'Only replace this section (title without ##, one line).' },
+        section: { type: 'string', maxLength: 100, description: 'Only replace this section (title without ##).' },
       },
       required: ['content'],
       additionalProperties: false,
@@ -86,7 +86,7 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
         return text.trim() ? text : `No notes${date ? ` for ${date}` : ` in ${file}`}.`;
       } catch (err) {
         if (isAppError(err, 'storage.path_escape')) return `Error: refused — ${err.message}. Only files inside the memory folder can be read.`;
-        if ((err as NodeJS.ErrnoException).code === 'EISDIR') return `Error: ${file} is a folder, not a file.`;
+        if (isAppError(err, 'storage.not_a_file')) return `Error: refused — ${err.message}.`;
         throw err;
       }
     },
