@@ -7,6 +7,7 @@
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Channel, InboundHandler } from './types.js';
+import { scrubSecrets } from '../log.js';
 
 export interface ConsoleChannelOptions {
   chatId: string;
@@ -68,7 +69,7 @@ export class ConsoleChannel implements Channel {
   }
 
   async send(_chatId: string, text: string): Promise<void> {
-    await this.write(`${text}\n`);
+    await this.write(`${scrubSecrets(text)}\n`);
   }
 
   async stop(): Promise<void> {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import dotenv from 'dotenv';
 import { Telegram } from 'telegraf';
-import { loadConfig, loadTelegramConfig } from '../config/env.js';
+import { configSecrets, loadConfig, loadTelegramConfig } from '../config/env.js';
 import { LlmClient } from '../llm/client.js';
 import { LlmError } from '../llm/errors.js';
 import { registerSecret, scrubSecrets, silentLogger } from '../log.js';
@@ -41,7 +41,7 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const { config, problems } = loadConfig(env, opts.cwd);
   const { telegram } = loadTelegramConfig(env);
-  registerSecret(config.openaiApiKey);
+  for (const s of configSecrets(config)) registerSecret(s);
   registerSecret(telegram.botToken);
   const results: CheckResult[] = [];
 

@@ -36,6 +36,14 @@ export interface ConfigResult {
 
 type Env = Record<string, string | undefined>;
 
+/** The key given to the SDK when the server needs none; a placeholder, not a secret to scrub. */
+export const NO_API_KEY = 'not-needed';
+
+/** The secrets among the settings (what logs, files and replies must never show). */
+export function configSecrets(config: Config): string[] {
+  return config.openaiApiKey && config.openaiApiKey !== NO_API_KEY ? [config.openaiApiKey] : [];
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function isValidTimezone(tz: string): boolean {
@@ -70,7 +78,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (!apiKey) {
     if (baseUrl) {
       // Local servers (Ollama, vLLM, llama.cpp) accept any key; the SDK insists on one.
-      apiKey = 'not-needed';
+      apiKey = NO_API_KEY;
     } else {
       problems.push('OPENAI_API_KEY is not set — set it in .env, or set OPENAI_BASE_URL to a local OpenAI-compatible server');
     }

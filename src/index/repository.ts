@@ -9,6 +9,7 @@ import type { Db } from './db.js';
 import { ScopedFtsWriter } from './fts.js';
 import { extractEntities, type ExtractedEntity } from './entities.js';
 import { tokenize } from './query.js';
+import { scrubSecrets } from '../log.js';
 
 export type MemoryKind = 'episode' | 'fact' | 'reflection';
 
@@ -151,10 +152,12 @@ export class IndexWriter {
     confidence?: number | undefined;
     decayRate?: number | undefined;
   }): void {
+    // Index rows reach the chat (search_memory, # Relevant Memory): no secret goes in.
+    const content = scrubSecrets(row.content);
     const { lastInsertRowid } = this.st.insert!.run({
       id: row.id,
       kind: row.kind,
-      content: row.content,
+      content,
       session_id: row.sessionId ?? null,
       event_time: row.eventTime,
       created_at: sec(Date.now()),
@@ -169,8 +172,8 @@ export class IndexWriter {
       confidence: row.confidence ?? 1,
       decay_rate: row.decayRate ?? (row.kind === 'fact' ? 0.1 : 0),
     });
-    this.fts.add(lastInsertRowid, row.scope, row.content);
-    this.linkEntities(row.id, row.content, row.scope);
+    this.fts.add(lastInsertRowid, row.scope, content);
+    this.linkEntities(row.id, content, row.scope);
   }
 
   saveEpisode(e: EpisodeInput): string {

@@ -15,6 +15,7 @@ import { appendLine, ensureDir, withFileLock, writeFileAtomic } from '../storage
 import { resolveInside } from '../storage/paths.js';
 import { notAFile, readRegular } from '../storage/regular.js';
 import { isAppError } from '../errors.js';
+import { scrubSecrets } from '../log.js';
 
 export const MEMORY_FILE = 'MEMORY.md';
 export const HISTORY_FILE = 'HISTORY.md';
@@ -33,13 +34,22 @@ export interface SearchHit {
   line: string;
 }
 
-async function readOrEmpty(file: string): Promise<string> {
+async function readRaw(file: string): Promise<string> {
   try {
     return await readRegular(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
     throw err;
   }
+}
+
+/**
+ * A memory file as the chat and the model may see it. Memory files are read back to the chat
+ * (prompt, notes_read, /memory), so they get the log's secret scrubbing on the way in and out:
+ * a key a proxy echoed into a file written by an older version is not handed out either.
+ */
+async function readOrEmpty(file: string): Promise<string> {
+  return scrubSecrets(await readRaw(file));
 }
 
 /**
@@ -61,12 +71,13 @@ async function readForPrompt(file: string): Promise<string> {
   if (!st.isFile()) throw notAFile(file, st.isDirectory() ? 'a folder' : undefined);
   const hit = promptCache.get(file);
   if (hit && hit.ino === st.ino && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.text;
-  const text = await readOrEmpty(file);
+  const raw = await readRaw(file);
+  const text = scrubSecrets(raw);
   promptCache.delete(file);
   if (promptCache.size >= PROMPT_CACHE_FILES) promptCache.delete(promptCache.keys().next().value!);
   // Kept only when it matches the stat and the file has been still for a while: timestamps are
   // coarse, so a same-size rewrite right after this read could otherwise look unchanged.
-  if (Buffer.byteLength(text) === st.size && Date.now() - st.mtimeMs > 2_000) {
+  if (Buffer.byteLength(raw) === st.size && Date.now() - st.mtimeMs > 2_000) {
     promptCache.set(file, { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, text });
   }
   return text;
@@ -93,7 +104,7 @@ export class MemoryFiles {
       const current = await readOrEmpty(file);
       const next = change(current);
       if (next === null || next === current) return false;
-      await writeFileAtomic(file, next);
+      await writeFileAtomic(file, scrubSecrets(next));
       return true;
     });
   }
@@ -142,7 +153,7 @@ export class MemoryFiles {
   async appendNote(date: string, line: string): Promise<void> {
     const file = await this.file(`${date}.md`);
     await ensureDir(this.dir);
-    await appendLine(file, line);
+    await appendLine(file, scrubSecrets(line));
   }
 
   /** Appends `## <iso>\n<entry>` to HISTORY.md and to HISTORY-YYYY-MM.md (month of the timestamp). */
