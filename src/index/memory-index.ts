@@ -219,10 +219,10 @@ export class MemoryIndex {
       const e = db
         .prepare(
           `SELECT e.id, e.canonical_name, e.type, e.aliases, e.mention_count FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
-           WHERE a.alias = ? AND EXISTS (SELECT 1 FROM memory_entities me JOIN memories m ON m.id = me.memory_id WHERE me.entity_id = e.id AND m.scope = ?)
+           WHERE a.scope = ? AND a.alias = ? AND EXISTS (SELECT 1 FROM memory_entities me JOIN memories m ON m.id = me.memory_id WHERE me.entity_id = e.id AND m.scope = ?)
            ORDER BY e.mention_count DESC LIMIT 1`,
         )
-        .get(key, scope) as { id: string; canonical_name: string; type: string; aliases: string; mention_count: number } | undefined;
+        .get(scope, key, scope) as { id: string; canonical_name: string; type: string; aliases: string; mention_count: number } | undefined;
       if (!e) return null;
       const rows = db
         .prepare(
