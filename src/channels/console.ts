@@ -9,6 +9,9 @@ import type { Readable, Writable } from 'node:stream';
 import type { Channel, InboundHandler } from './types.js';
 import { scrubSecrets } from '../log.js';
 
+/** C0 controls but tab and line feed, DEL, C1 controls, and the bidi overrides that reorder a line. */
+const CONTROL_CHARS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
 export interface ConsoleChannelOptions {
   chatId: string;
   input?: Readable;
@@ -69,7 +72,7 @@ export class ConsoleChannel implements Channel {
   }
 
   async send(_chatId: string, text: string): Promise<void> {
-    await this.write(`${scrubSecrets(text)}\n`);
+    await this.write(`${text}\n`);
   }
 
   async stop(): Promise<void> {
@@ -80,7 +83,10 @@ export class ConsoleChannel implements Channel {
     if (this.interactive && this.pending.size === 0) void this.write('> ');
   }
 
-  private write(s: string): Promise<void> {
+  private write(text: string): Promise<void> {
+    // The operator's terminal obeys escape sequences: what the model (or an error) says is
+    // printed without control characters (line breaks and tabs kept) and without secrets.
+    const s = scrubSecrets(text).replace(CONTROL_CHARS, '');
     return new Promise((resolve) => {
       if (this.output.write(s)) resolve();
       else this.output.once('drain', () => resolve());
