@@ -10,6 +10,7 @@
  * read or appended to; and only regular files are opened (a FIFO would block a thread).
  */
 import { lstat, readdir, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { appendLine, ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { resolveInside } from '../storage/paths.js';
@@ -32,6 +33,15 @@ export interface SearchHit {
   date: string;
   source: 'note' | 'history';
   line: string;
+}
+
+async function statOrNull(file: string, how: typeof stat): Promise<Stats | null> {
+  try {
+    return await how(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
 }
 
 async function readRaw(file: string): Promise<string> {
@@ -60,14 +70,9 @@ async function readOrEmpty(file: string): Promise<string> {
 const promptCache = new Map<string, { ino: number; size: number; mtimeMs: number; text: string }>();
 const PROMPT_CACHE_FILES = 2_000;
 
-async function readForPrompt(file: string): Promise<string> {
-  let st;
-  try {
-    st = await stat(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
-    throw err;
-  }
+/** `st`: the file's stat (links followed); null when it does not exist. */
+async function readForPrompt(file: string, st: Stats | null): Promise<string> {
+  if (!st) return '';
   if (!st.isFile()) throw notAFile(file, st.isDirectory() ? 'a folder' : undefined);
   const hit = promptCache.get(file);
   if (hit && hit.ino === st.ino && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.text;
@@ -90,9 +95,45 @@ export class MemoryFiles {
     readonly root: string = dir,
   ) {}
 
-  /** The path of `name` in this folder; refused (storage.path_escape) when it or the folder links outside. */
-  private file(name: string): Promise<string> {
-    return resolveInside(this.dir, name, this.root);
+  /** The last verdict on this folder: it lies inside `root` once links are followed. */
+  private folderChecked: { at: number; check: Promise<unknown> } | undefined;
+
+  /**
+   * Refused (storage.path_escape) when this folder is a link out of `root`. Following links
+   * costs a few system calls per path, and a turn reads nine files at once: the folder's
+   * verdict is shared for a second, then taken again.
+   */
+  private checkFolder(): Promise<unknown> {
+    const now = Date.now();
+    if (!this.folderChecked || now - this.folderChecked.at > 1_000) {
+      const check = resolveInside(this.dir, '.', this.root);
+      check.catch(() => undefined);
+      this.folderChecked = { at: now, check };
+    }
+    return this.folderChecked.check;
+  }
+
+  /**
+   * The path of `name` in this folder; refused (storage.path_escape) when it or the folder
+   * links outside. In a folder that is inside, a plain name can only lead out if it is a link
+   * itself: one lstat decides, and a link gets the full check (a link that stays inside is fine).
+   */
+  private async file(name: string): Promise<string> {
+    return (await this.fileAndStat(name)).file;
+  }
+
+  /** `file(name)` and its stat with links followed (null: missing), for one system call when it is no link. */
+  private async fileAndStat(name: string): Promise<{ file: string; st: Stats | null }> {
+    if (name !== path.basename(name) || name === '.' || name === '..') {
+      const file = await resolveInside(this.dir, name, this.root);
+      return { file, st: await statOrNull(file, stat) };
+    }
+    await this.checkFolder();
+    const file = path.join(this.dir, name);
+    const st = await statOrNull(file, lstat);
+    if (!st?.isSymbolicLink()) return { file, st };
+    await resolveInside(this.dir, name, this.root);
+    return { file, st: await statOrNull(file, stat) };
   }
 
   /** Read-modify-write of one file under its lock; `change` returns the new content or null to leave it. */
@@ -110,7 +151,8 @@ export class MemoryFiles {
   }
 
   async readMemory(): Promise<string> {
-    return readForPrompt(await this.file(MEMORY_FILE));
+    const { file, st } = await this.fileAndStat(MEMORY_FILE);
+    return readForPrompt(file, st);
   }
 
   async writeMemory(content: string): Promise<boolean> {
@@ -141,7 +183,8 @@ export class MemoryFiles {
   }
 
   async readNote(date: string): Promise<string> {
-    return readForPrompt(await this.file(`${date}.md`));
+    const { file, st } = await this.fileAndStat(`${date}.md`);
+    return readForPrompt(file, st);
   }
 
   /**
@@ -165,7 +208,7 @@ export class MemoryFiles {
   }
 
   async listNotes(): Promise<NoteFileInfo[]> {
-    await this.file('.');
+    await this.checkFolder();
     let names: string[];
     try {
       names = await readdir(this.dir);
@@ -193,7 +236,7 @@ export class MemoryFiles {
   async search(keyword: string, limit = 50): Promise<SearchHit[]> {
     const needle = keyword.toLowerCase().trim();
     if (!needle) return [];
-    await this.file('.');
+    await this.checkFolder();
     let names: string[];
     try {
       names = await readdir(this.dir);
