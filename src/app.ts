@@ -4,8 +4,8 @@
  * then runs either a command or a pipeline turn. main.ts and the tests both build the daemon here.
  */
 import path from 'node:path';
-import type { Config } from './config/env.js';
-import { componentLogger, type Logger } from './log.js';
+import { configSecrets, type Config } from './config/env.js';
+import { componentLogger, registerSecret, type Logger } from './log.js';
 import { SessionStore } from './sessions/store.js';
 import { makeMessage, sessionKey } from './sessions/model.js';
 import { LlmClient } from './llm/client.js';
@@ -114,6 +114,8 @@ function userMessageOf(msg: InboundMessage): SessionMessage {
 }
 
 export async function createApp(config: Config, log: Logger, opts: AppOptions = {}): Promise<App> {
+  // Whoever builds the app (main, a CLI, a test), the key is scrubbed from logs, files and replies.
+  for (const s of configSecrets(config)) registerSecret(s);
   const runtime = new RuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
   const runtimeProblem = runtime.init();
   if (runtimeProblem) throw new AppError('config.invalid', runtimeProblem);

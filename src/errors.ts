@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   'session.corrupt': 'A session file could not be parsed; it was renamed aside and a fresh session started.',
   'storage.path_escape': 'A path given by a user or the model resolved outside its directory.',
   'storage.write_failed': 'An atomic write could not complete.',
+  'storage.not_a_file': 'A memory file is a FIFO, device, socket or folder instead of a regular file; it was refused without being opened.',
   'telegram.unauthorized': 'Telegram refused the bot token (401); TELEGRAM_BOT_TOKEN is wrong or was revoked.',
   'telegram.conflict': 'Telegram answered 409: another process is polling with this token, or a webhook is set.',
   'telegram.rejected': 'Telegram answered a request with an error status (the remote said no).',

@@ -3,7 +3,7 @@
  * Bad settings print one line each and exit 2, before anything else starts.
  */
 import dotenv from 'dotenv';
-import { loadConfig, loadTelegramConfig } from './config/env.js';
+import { configSecrets, loadConfig, loadTelegramConfig } from './config/env.js';
 import { componentLogger, createLogger, registerSecret, scrubSecrets } from './log.js';
 import { createApp } from './app.js';
 import { ConsoleChannel } from './channels/console.js';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     for (const p of problems) process.stderr.write(`config: ${p}\n`);
     process.exit(2);
   }
-  registerSecret(config.openaiApiKey);
+  for (const s of configSecrets(config)) registerSecret(s);
   const { telegram } = loadTelegramConfig();
   registerSecret(telegram.botToken);
   registerSecret(telegram.webhookSecret);

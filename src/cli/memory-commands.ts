@@ -59,7 +59,8 @@ export async function runMemoryCommand(cmd: string | undefined, args: string[], 
         const { IndexWriter } = await import('../index/repository.js');
         const writer = new IndexWriter(db);
         db.transaction(() => {
-          db.exec('DELETE FROM memory_entities');
+          // Entities are rebuilt from the text, so their per-chat counts are not counted twice.
+          db.exec('DELETE FROM memory_entities; DELETE FROM entity_aliases; DELETE FROM entities');
           for (const r of rows) links += writer.linkEntities(r.id, r.content).length;
         })();
         let vectors = 'vectors unchanged';

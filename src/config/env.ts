@@ -40,6 +40,14 @@ export interface ConfigResult {
 
 type Env = Record<string, string | undefined>;
 
+/** The key given to the SDK when the server needs none; a placeholder, not a secret to scrub. */
+export const NO_API_KEY = 'not-needed';
+
+/** The secrets among the settings (what logs, files and replies must never show). */
+export function configSecrets(config: Config): string[] {
+  return config.openaiApiKey && config.openaiApiKey !== NO_API_KEY ? [config.openaiApiKey] : [];
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function isValidTimezone(tz: string): boolean {
@@ -74,7 +82,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (!apiKey) {
     if (baseUrl) {
       // Local servers (Ollama, vLLM, llama.cpp) accept any key; the SDK insists on one.
-      apiKey = 'not-needed';
+      apiKey = NO_API_KEY;
     } else {
       problems.push('OPENAI_API_KEY is not set — set it in .env, or set OPENAI_BASE_URL to a local OpenAI-compatible server');
     }
@@ -104,7 +112,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
 
   // Telegram settings live in their own object (loadTelegramConfig); their problems are reported here too.
-  problems.push(...loadTelegramConfig(env).problems);
+  const tg = loadTelegramConfig(env);
+  problems.push(...tg.problems);
+  if (scopeRaw === 'global') {
+    const shared = globalScopeProblem(tg.telegram);
+    if (shared) problems.push(shared);
+  }
 
   const model = str('LLM_MODEL') ?? 'gpt-4o-mini';
   const config: Config = {
@@ -239,6 +252,27 @@ export function loadTelegramConfig(env: Env = process.env): { telegram: Telegram
     telegram: { botToken, apiRoot, allowedUsers, allowedGroups, dmPolicy, webhookUrl, webhookSecret, webhookHost, webhookPort },
     problems,
   };
+}
+
+/**
+ * MEMORY_SCOPE=global is one memory for a single-owner bot: every chat the bot serves reads
+ * the owner's MEMORY.md (in the prompt and with /memory). Served groups, or private chats open
+ * to people the owner did not list, would hand it to them, so that combination is refused.
+ */
+export function globalScopeProblem(t: TelegramConfig): string | null {
+  if (!t.botToken) return null;
+  const who: string[] = [];
+  const fix: string[] = [];
+  if (t.allowedGroups.length > 0) {
+    who.push('every member of the groups in TELEGRAM_ALLOWED_GROUPS');
+    fix.push('remove TELEGRAM_ALLOWED_GROUPS');
+  }
+  if (t.dmPolicy !== 'allowlist') {
+    who.push(`anyone TELEGRAM_DM_POLICY=${t.dmPolicy} lets into a private chat`);
+    fix.push('set TELEGRAM_DM_POLICY=allowlist');
+  }
+  if (who.length === 0) return null;
+  return `MEMORY_SCOPE=global would give ${who.join(' and ')} the owner's memory — set MEMORY_SCOPE=chat (each chat its own memory), or for a single-owner bot ${fix.join(' and ')}`;
 }
 
 function isHttpUrl(value: string): boolean {

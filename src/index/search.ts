@@ -146,8 +146,8 @@ export class HybridSearch {
     const count = this.stmt('SELECT COUNT(*) AS n FROM (SELECT 1 FROM memory_entities WHERE scope = ? AND entity_id = ? LIMIT ?)');
     // An entity named in most of a chat's messages tells nothing about which one is wanted
     // (like a stop word); only the rarer ones are looked up, which also keeps this fast.
-    const ids = this.stmt(`SELECT DISTINCT entity_id FROM entity_aliases WHERE alias IN (${grams.map(() => '?').join(',')})`)
-      .all(...grams)
+    const ids = this.stmt(`SELECT DISTINCT entity_id FROM entity_aliases WHERE scope = ? AND alias IN (${grams.map(() => '?').join(',')})`)
+      .all(opts.scope, ...grams)
       .map((r) => (r as { entity_id: string }).entity_id)
       .filter((id) => (count.get(opts.scope, id, MAX_ENTITY_LINKS + 1) as { n: number }).n <= MAX_ENTITY_LINKS);
     if (ids.length === 0) return [];

@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import type { SessionMessage } from '../sessions/model.js';
 import type { MemoryFiles } from './files.js';
 import { cutChars } from './notes.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, isAppError } from '../errors.js';
 import { withNewline } from './files.js';
 import { guardedMemoryWrite, MAX_DROP, MAX_DROP_COMPRESSION } from './guard.js';
 
@@ -172,6 +172,7 @@ export class ConsolidationService {
 
   private async run(messages: SessionMessage[], files: MemoryFiles, ctx?: ConsolidationContext): Promise<ConsolidationOutcome> {
     let reason: string;
+    let detail: string | undefined;
     try {
       const current = await files.readMemory();
       const res = await this.llm.chat({
@@ -223,9 +224,12 @@ export class ConsolidationService {
       }
       reason = 'the answer was not JSON with history_entry/memory_update';
     } catch (err) {
-      reason = errorMessage(err);
+      // HISTORY.md is read back to the chat (notes_read, notes_search): it gets the stable code,
+      // the provider's text (which may echo a key) stays in the log, where it is scrubbed.
+      reason = isAppError(err) ? err.code : 'unexpected error';
+      detail = errorMessage(err);
     }
-    this.log.warn({ messages: messages.length, reason }, 'failed; writing a [raw-fallback] history entry');
+    this.log.warn({ messages: messages.length, reason, ...(detail ? { err: detail } : {}) }, 'failed; writing a [raw-fallback] history entry');
     await files.appendHistory(rawFallbackEntry(messages, reason, this.opts.timezone));
     return { kind: 'raw-fallback', historyWritten: true, memoryUpdated: false, reason };
   }

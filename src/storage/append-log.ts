@@ -8,6 +8,7 @@
  */
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { writeFileAtomic } from './atomic.js';
+import { PRIVATE_FILE_MODE } from './private.js';
 
 export class AppendLog {
   private chain: Promise<unknown> = Promise.resolve();
@@ -24,7 +25,7 @@ export class AppendLog {
   /** Appends `text`; with `sync`, resolves only once it is fsynced. */
   append(text: string, sync: boolean): Promise<void> {
     return this.serial(async () => {
-      this.fh ??= await open(this.file, 'a', 0o600);
+      this.fh ??= await open(this.file, 'a', PRIVATE_FILE_MODE);
       try {
         await this.fh.write(text);
         if (sync) await this.fh.sync();

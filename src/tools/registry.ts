@@ -8,6 +8,7 @@ import type { ToolCall } from '../sessions/model.js';
 import type { Turn } from '../pipeline/turn.js';
 import { errorMessage, type ErrorCode } from '../errors.js';
 import { validate } from './schema.js';
+import { scrubSecrets } from '../log.js';
 import type { Tool } from './types.js';
 
 export interface ToolOutcome {
@@ -44,7 +45,8 @@ export class ToolRegistry {
   async execute(call: ToolCall, turn: Turn): Promise<ToolOutcome> {
     const started = performance.now();
     const done = (content: string, code?: ErrorCode): ToolOutcome => ({
-      content,
+      // A tool result goes to the model and may be repeated to the chat: scrubbed like the log.
+      content: scrubSecrets(content),
       ok: code === undefined,
       ...(code ? { code } : {}),
       durationMs: performance.now() - started,

@@ -14,7 +14,7 @@
  * plain Markdown text: the 400 proves the first attempt was not delivered.
  */
 import type { Telegram } from 'telegraf';
-import type { Logger } from '../../log.js';
+import { scrubSecrets, type Logger } from '../../log.js';
 import { withRetry } from '../../util/retry.js';
 import { classifyTelegramFailure, describeError, isFormattingRejected, toTelegramAppError } from './errors.js';
 import { renderTelegramHtml, visibleLength } from './render.js';
@@ -63,7 +63,8 @@ export class Delivery {
 
   /** Sends the model's Markdown as one or more HTML messages, in order. */
   async sendMarkdown(chatId: string, markdown: string, options: SendOptions = {}): Promise<DeliveryReport> {
-    const chunks = splitMessage(markdown, this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
+    // Every reply gets the log's secret scrubbing: a key echoed by a proxy never reaches a chat.
+    const chunks = splitMessage(scrubSecrets(markdown), this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
     const report: DeliveryReport = { chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
     let replyTo = options.replyTo;
     for (const chunk of chunks) {
@@ -90,7 +91,7 @@ export class Delivery {
 
   /** Sends text exactly as given, without formatting (notices, pairing codes). */
   async sendPlain(chatId: string, text: string, options: SendOptions = {}): Promise<DeliveryReport> {
-    const chunks = splitMessage(text, this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
+    const chunks = splitMessage(scrubSecrets(text), this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
     const report: DeliveryReport = { chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
     let replyTo = options.replyTo;
     for (const chunk of chunks) {
