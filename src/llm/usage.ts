@@ -9,9 +9,9 @@
  * across chats, so they are recorded under the chat `*`.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { localDate } from '../memory/notes.js';
+import { preparePrivateFileSync } from '../storage/private.js';
 
 export const USAGE_KINDS = ['answer', 'summary', 'consolidation', 'facts', 'reflection', 'embeddings'] as const;
 export type UsageKind = (typeof USAGE_KINDS)[number];
@@ -78,7 +78,12 @@ export class UsageStore {
     private readonly timezone: string,
     opts: { readonly?: boolean } = {},
   ) {
-    if (!opts.readonly) mkdirSync(path.dirname(file), { recursive: true });
+    if (!opts.readonly) {
+      // 0600 before SQLite creates it, so its -wal and -shm copy the mode (storage/private.ts).
+      preparePrivateFileSync(file);
+      preparePrivateFileSync(`${file}-wal`, false);
+      preparePrivateFileSync(`${file}-shm`, false);
+    }
     this.db = new Database(file, { timeout: 2000, readonly: opts.readonly === true, fileMustExist: opts.readonly === true });
     if (!opts.readonly) {
       this.db.pragma('journal_mode = WAL');

@@ -11,6 +11,7 @@
  */
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { preparePrivateFileSync } from '../storage/private.js';
 import path from 'node:path';
 import type { Logger } from '../log.js';
 
@@ -127,6 +128,10 @@ const toDelivery = (r: DeliveryRow): Delivery => ({
 });
 
 function open(file: string): Db {
+  // 0600 before SQLite creates it, so its -wal and -shm copy the mode (storage/private.ts).
+  preparePrivateFileSync(file);
+  preparePrivateFileSync(`${file}-wal`, false);
+  preparePrivateFileSync(`${file}-shm`, false);
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
