@@ -10,9 +10,11 @@
  *   its messages, or a command (`/status`, `/status@bot`; not `/status@otherbot`). The mention
  *   is taken out of the text.
  * - `/start` (Telegram's first message to any bot) is answered like `/help`.
+ * - A reply carries the message it answers, as a marked quote (reply-context.ts).
  */
 import type { Update, Message } from 'telegraf/types';
 import type { Sender } from './access.js';
+import { quotedMessage, withQuote } from './reply-context.js';
 
 export interface BotIdentity {
   id: number;
@@ -58,6 +60,7 @@ export function readUpdate(update: Update, bot: BotIdentity): Inbound {
   let text = group ? stripMention(raw, bot.username) : raw.trim();
   if (text === '') text = '/help';
   if (/^\/start(@\w+)?(\s|$)/i.test(text)) text = '/help';
+  text = withQuote(text, quotedMessage(m, bot));
   return { kind: 'text', sender, text, messageId: m.message_id, group };
 }
 
