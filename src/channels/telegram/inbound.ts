@@ -11,10 +11,12 @@
  *   is taken out of the text.
  * - `/start` (Telegram's first message to any bot) is answered like `/help`.
  * - A reply carries the message it answers, as a marked quote (reply-context.ts).
+ * - A message in a forum topic carries the topic's thread id (its own session: topics.ts).
  */
 import type { Update, Message } from 'telegraf/types';
 import type { Sender } from './access.js';
 import { quotedMessage, withQuote } from './reply-context.js';
+import { topicOf } from './topics.js';
 
 export interface BotIdentity {
   id: number;
@@ -23,8 +25,8 @@ export interface BotIdentity {
 
 export type Inbound =
   | { kind: 'ignore'; reason: string }
-  | { kind: 'text'; sender: Sender; text: string; messageId: number; group: boolean }
-  | { kind: 'unsupported'; sender: Sender; messageId: number; group: boolean };
+  | { kind: 'text'; sender: Sender; text: string; messageId: number; group: boolean; threadId?: number | undefined }
+  | { kind: 'unsupported'; sender: Sender; messageId: number; group: boolean; threadId?: number | undefined };
 
 export const TEXT_ONLY_REPLY = 'I can read text only (for now).';
 
@@ -53,7 +55,7 @@ export function readUpdate(update: Update, bot: BotIdentity): Inbound {
   if (group && !isAddressed(m, raw ?? '', bot)) return { kind: 'ignore', reason: 'group message not addressed to the bot' };
 
   if (raw === undefined || raw.trim() === '') {
-    if (MEDIA_KEYS.some((k) => k in m)) return { kind: 'unsupported', sender, messageId: m.message_id, group };
+    if (MEDIA_KEYS.some((k) => k in m)) return { kind: 'unsupported', sender, messageId: m.message_id, group, threadId: topicOf(m) };
     return { kind: 'ignore', reason: 'service message' };
   }
 
@@ -61,7 +63,7 @@ export function readUpdate(update: Update, bot: BotIdentity): Inbound {
   if (text === '') text = '/help';
   if (/^\/start(@\w+)?(\s|$)/i.test(text)) text = '/help';
   text = withQuote(text, quotedMessage(m, bot));
-  return { kind: 'text', sender, text, messageId: m.message_id, group };
+  return { kind: 'text', sender, text, messageId: m.message_id, group, threadId: topicOf(m) };
 }
 
 function isAddressed(m: Message & Record<string, any>, text: string, bot: BotIdentity): boolean {
