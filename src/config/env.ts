@@ -147,6 +147,8 @@ export interface TelegramConfig {
   webhookSecret: string | undefined;
   webhookHost: string;
   webhookPort: number;
+  /** Reaction put on a group message the bot is answering; '' = none. */
+  ackReaction: string;
 }
 
 const DM_POLICIES: DmPolicy[] = ['allowlist', 'pairing', 'open'];
@@ -221,7 +223,19 @@ export function loadTelegramConfig(env: Env = process.env): { telegram: Telegram
   }
 
   return {
-    telegram: { botToken, apiRoot, allowedUsers, allowedGroups, dmPolicy, webhookUrl, webhookSecret, webhookHost, webhookPort },
+    telegram: {
+      botToken,
+      apiRoot,
+      allowedUsers,
+      allowedGroups,
+      dmPolicy,
+      webhookUrl,
+      webhookSecret,
+      webhookHost,
+      webhookPort,
+      // Unset: 👀; set but empty: off (so an explicit empty line in .env turns it off).
+      ackReaction: env.TELEGRAM_ACK_REACTION === undefined ? '👀' : env.TELEGRAM_ACK_REACTION.trim(),
+    },
     problems,
   };
 }

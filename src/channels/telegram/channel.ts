@@ -226,6 +226,9 @@ export class TelegramChannel implements Channel {
       receivedAt: new Date(),
     };
     const chatId = sender.chatId;
+    const ack = this.opts.telegram.ackReaction;
+    // In a group several people talk at once: the reaction shows whose message is being answered.
+    if (r.group && ack) void this.delivery.react(chatId, r.messageId, ack);
     const sendOptions = { replyTo: r.group ? r.messageId : undefined, threadId };
     let typing = true;
     const stopTyping = () => {

@@ -57,6 +57,7 @@ export class Delivery {
   private readonly tg: Telegram;
   private readonly log: Logger;
   private cosmeticFailures = 0;
+  private reactionFailures = 0;
 
   constructor(private readonly opts: DeliveryOptions) {
     this.tg = opts.telegram;
@@ -115,6 +116,20 @@ export class Delivery {
     }
   }
 
+  /**
+   * A reaction on a message (the group "seen" mark). Cosmetic like chat actions: one attempt,
+   * a failure (an emoji Telegram does not allow, reactions off in the chat) logged and ignored.
+   */
+  async react(chatId: string, messageId: number, emoji: string): Promise<void> {
+    try {
+      const body = { chat_id: chatId, message_id: messageId, reaction: [{ type: 'emoji', emoji }] };
+      await this.call('setMessageReaction', body, this.opts.cosmeticTimeoutMs ?? 10_000);
+    } catch (err) {
+      const level = this.reactionFailures++ === 0 ? 'warn' : 'debug';
+      this.log[level]({ chatId, err: describeError(err) }, 'setMessageReaction failed (cosmetic, ignored)');
+    }
+  }
+
   private async sendChunkOrThrow(chatId: string, payload: SendPayload, replyTo: number | undefined, threadId?: number): Promise<'sent' | 'uncertain'> {
     try {
       return await this.sendChunk(chatId, payload, replyTo, threadId);
@@ -164,7 +179,7 @@ export class Delivery {
     });
   }
 
-  private async call(method: 'sendMessage' | 'sendChatAction', payload: object, timeoutMs: number): Promise<unknown> {
+  private async call(method: 'sendMessage' | 'sendChatAction' | 'setMessageReaction', payload: object, timeoutMs: number): Promise<unknown> {
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), timeoutMs);
     try {
