@@ -149,6 +149,10 @@ export interface TelegramConfig {
   webhookPort: number;
   /** Reaction put on a group message the bot is answering; '' = none. */
   ackReaction: string;
+  /** Speech-to-text model for voice notes (audio transcriptions endpoint); undefined = off. */
+  transcriptionModel: string | undefined;
+  /** Echo a voice note's transcript before answering it. */
+  showTranscript: boolean;
 }
 
 const DM_POLICIES: DmPolicy[] = ['allowlist', 'pairing', 'open'];
@@ -235,6 +239,8 @@ export function loadTelegramConfig(env: Env = process.env): { telegram: Telegram
       webhookPort,
       // Unset: 👀; set but empty: off (so an explicit empty line in .env turns it off).
       ackReaction: env.TELEGRAM_ACK_REACTION === undefined ? '👀' : env.TELEGRAM_ACK_REACTION.trim(),
+      transcriptionModel: (str('TRANSCRIPTION_MODEL') ?? 'whisper-1').toLowerCase() === 'off' ? undefined : (str('TRANSCRIPTION_MODEL') ?? 'whisper-1'),
+      showTranscript: /^(1|true|yes|on)$/i.test(str('SHOW_TRANSCRIPT') ?? ''),
     },
     problems,
   };

@@ -28,6 +28,10 @@ import { classifyTelegramFailure, describeError, toTelegramAppError } from './er
 import { readUpdate, TEXT_ONLY_REPLY, type BotIdentity } from './inbound.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { parseSessionChatId, sessionChatId } from './topics.js';
+import type { Transcriber } from '../../llm/transcribe.js';
+import type { KeepFn } from '../keep.js';
+import { untranscribedText, voiceText } from './media.js';
+import { transcribeNote } from './voice.js';
 import { Poller } from './polling.js';
 import { UpdateLog } from './update-log.js';
 import { WebhookServer } from './webhook.js';
@@ -53,6 +57,10 @@ export interface TelegramChannelOptions {
   /** Registered with setMyCommands at start (with /start added). */
   commands?: Array<{ name: string; description: string }>;
   tuning?: Partial<TelegramTuning>;
+  /** Speech to text for voice notes and audio; without it they are kept untranscribed. */
+  transcriber?: Transcriber | undefined;
+  /** Stores a message in its session without a turn (a voice note that could not be transcribed). */
+  keep?: KeepFn | undefined;
   /** Polling gave up for good (Telegram refused the token while running). */
   onFatal?: (err: unknown) => void;
 }
@@ -221,7 +229,7 @@ export class TelegramChannel implements Channel {
       chatId: sessionChatId({ chatId: sender.chatId, threadId }),
       userId: sender.userId,
       userName: sender.name ?? sender.username,
-      text: r.text,
+      text: r.kind === 'text' ? r.text : '',
       messageId: String(r.messageId),
       receivedAt: new Date(),
     };
@@ -230,6 +238,20 @@ export class TelegramChannel implements Channel {
     // In a group several people talk at once: the reaction shows whose message is being answered.
     if (r.group && ack) void this.delivery.react(chatId, r.messageId, ack);
     const sendOptions = { replyTo: r.group ? r.messageId : undefined, threadId };
+    if (r.kind === 'audio') {
+      // Transcribed before the update counts as taken: a kill meanwhile means Telegram sends it again.
+      void this.delivery.chatAction(chatId, 'typing', threadId);
+      const voice = await transcribeNote({ telegram: this.bot.telegram, transcriber: this.opts.transcriber, log: this.log }, r.audio);
+      if (!voice.ok) {
+        await this.opts.keep?.({ ...msg, text: untranscribedText(r.audio, r.caption) }).catch((err: unknown) => this.log.error({ err, chatId }, 'an untranscribed voice message could not be kept'));
+        this.sideReply(chatId, voice.userLine, sendOptions.replyTo, threadId);
+        return;
+      }
+      msg.text = voiceText(voice.transcript, r.caption);
+      if (this.opts.telegram.showTranscript) {
+        await this.delivery.sendPlain(chatId, `🎤 ${voice.transcript}`, sendOptions).catch((err: unknown) => this.log.warn({ err, chatId }, 'transcript could not be shown'));
+      }
+    }
     let typing = true;
     const stopTyping = () => {
       if (!typing) return;

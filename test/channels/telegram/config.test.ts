@@ -18,7 +18,10 @@ test('without TELEGRAM_* settings: console mode, pairing policy, no problems', (
     webhookHost: '127.0.0.1',
     webhookPort: 8787,
     ackReaction: '👀',
+    transcriptionModel: 'whisper-1',
+    showTranscript: false,
   });
+  assert.equal(loadTelegramConfig({ TRANSCRIPTION_MODEL: 'off' }).telegram.transcriptionModel, undefined);
   assert.equal(loadTelegramConfig({ TELEGRAM_ACK_REACTION: '' }).telegram.ackReaction, '', 'set but empty turns the reaction off');
   assert.equal(loadTelegramConfig({ TELEGRAM_ACK_REACTION: ' 👍 ' }).telegram.ackReaction, '👍');
 });
