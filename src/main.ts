@@ -8,6 +8,8 @@ import { componentLogger, createLogger, registerSecret, scrubSecrets } from './l
 import { createApp } from './app.js';
 import { ConsoleChannel } from './channels/console.js';
 import { TelegramChannel } from './channels/telegram/channel.js';
+import { keepInSession } from './channels/keep.js';
+import { Transcriber } from './llm/transcribe.js';
 import type { Channel } from './channels/types.js';
 import { isAppError } from './errors.js';
 import { acquireDaemonLock } from './storage/daemon-lock.js';
@@ -54,6 +56,8 @@ async function main(): Promise<void> {
         workspaceDir: config.workspaceDir,
         log: componentLogger(log, 'Telegram'),
         commands: app.commands.list(),
+        transcriber: telegram.transcriptionModel ? new Transcriber(app.services.llm.sdk, telegram.transcriptionModel) : undefined,
+        keep: keepInSession({ dispatcher: app.dispatcher, sessions: app.services.sessions }),
         onFatal: () => onFatal('Telegram refused the bot token'),
       })
     : new ConsoleChannel({ chatId: config.consoleChatId });

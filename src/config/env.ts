@@ -175,6 +175,12 @@ export interface TelegramConfig {
   webhookSecret: string | undefined;
   webhookHost: string;
   webhookPort: number;
+  /** Reaction put on a group message the bot is answering; '' = none. */
+  ackReaction: string;
+  /** Speech-to-text model for voice notes (audio transcriptions endpoint); undefined = off. */
+  transcriptionModel: string | undefined;
+  /** Echo a voice note's transcript before answering it. */
+  showTranscript: boolean;
 }
 
 const DM_POLICIES: DmPolicy[] = ['allowlist', 'pairing', 'open'];
@@ -249,7 +255,21 @@ export function loadTelegramConfig(env: Env = process.env): { telegram: Telegram
   }
 
   return {
-    telegram: { botToken, apiRoot, allowedUsers, allowedGroups, dmPolicy, webhookUrl, webhookSecret, webhookHost, webhookPort },
+    telegram: {
+      botToken,
+      apiRoot,
+      allowedUsers,
+      allowedGroups,
+      dmPolicy,
+      webhookUrl,
+      webhookSecret,
+      webhookHost,
+      webhookPort,
+      // Unset: 👀; set but empty: off (so an explicit empty line in .env turns it off).
+      ackReaction: env.TELEGRAM_ACK_REACTION === undefined ? '👀' : env.TELEGRAM_ACK_REACTION.trim(),
+      transcriptionModel: (str('TRANSCRIPTION_MODEL') ?? 'whisper-1').toLowerCase() === 'off' ? undefined : (str('TRANSCRIPTION_MODEL') ?? 'whisper-1'),
+      showTranscript: /^(1|true|yes|on)$/i.test(str('SHOW_TRANSCRIPT') ?? ''),
+    },
     problems,
   };
 }
