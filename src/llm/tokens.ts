@@ -7,7 +7,8 @@
  * - estimate: models with no known tokenizer; characters / 3.5 as in seed 001.
  *
  * Counts are cached by message object (a WeakMap, so they go with the session) and by content
- * for other text (a bounded Map keyed by the string: V8 keeps a string's hash on the string).
+ * for other text (a Map keyed by a private copy of the string, bounded by entries and by
+ * characters; see `remember`).
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Encoding } from './catalogue.js';
@@ -26,6 +27,21 @@ const PER_MESSAGE = 3;
 const REPLY_PRIMING = 3;
 /** Strings counted recently (prompt lines, tool texts); messages are cached by object instead. */
 const CACHE_LIMIT = 20_000;
+/** Characters all cached keys may hold together (at most 8 MB even for two-byte text). */
+const CACHE_CHARS = 4_000_000;
+/** A text longer than this is counted every time: one such text would push out thousands of lines. */
+const CACHE_MAX_KEY = CACHE_CHARS / 8;
+
+/**
+ * A copy of `text` that does not share memory with a longer string. V8 represents a substring
+ * (slice, split, a regex match) as a view into its parent and keeps the whole parent alive:
+ * a 60-character line cut out of a 70 KB prompt held on to the prompt, once per turn, and one
+ * long chat grew to gigabytes. Concatenating builds a fresh string; slicing that one keeps
+ * only it (one character longer than the text) alive.
+ */
+function detached(text: string): string {
+  return ` ${text}`.slice(1);
+}
 
 /** The text a message contributes, the way the chat format serializes it. */
 function messageParts(m: ChatCompletionMessageParam): string[] {
@@ -46,6 +62,7 @@ abstract class BaseCounter implements TokenCounter {
   abstract readonly mode: TokenizerMode;
   abstract readonly encoding: Encoding | null;
   private readonly cache = new Map<string, number>();
+  private cachedChars = 0;
   /**
    * Counts by message object (stored messages map to one request object each, see
    * llm/messages.ts): freed with their session, so the string cache can stay small.
@@ -58,16 +75,24 @@ abstract class BaseCounter implements TokenCounter {
     const hit = this.cache.get(text);
     if (hit !== undefined) return hit;
     const n = this.raw(text);
-    if (this.cache.size >= CACHE_LIMIT) {
-      // Drop the oldest tenth: a Map iterates in insertion order.
+    if (text.length <= CACHE_MAX_KEY) this.remember(text, n);
+    return n;
+  }
+
+  /** Caches a count under a detached copy of its text, oldest entries leaving first. */
+  private remember(text: string, n: number): void {
+    if (this.cache.size >= CACHE_LIMIT || this.cachedChars + text.length > CACHE_CHARS) {
+      // Drop the oldest tenth (a Map iterates in insertion order), and more if the characters
+      // are still over budget.
       let i = 0;
       for (const k of this.cache.keys()) {
         this.cache.delete(k);
-        if (++i >= CACHE_LIMIT / 10) break;
+        this.cachedChars -= k.length;
+        if (++i >= CACHE_LIMIT / 10 && this.cachedChars + text.length <= CACHE_CHARS) break;
       }
     }
-    this.cache.set(text, n);
-    return n;
+    this.cache.set(detached(text), n);
+    this.cachedChars += text.length;
   }
 
   countMessages(messages: ChatCompletionMessageParam[]): number {

@@ -39,10 +39,20 @@ async function readOrEmpty(file: string): Promise<string> {
 /**
  * Texts of memory files read for the prompt, kept while the file is unchanged (same inode,
  * size and mtime): every turn reads MEMORY.md and eight daily notes, and a stat is one system
- * call where a read is four. Bounded; a hand edit changes mtime and is seen on the next turn.
+ * call where a read is four. Bounded by files and by characters (a busy day's note is
+ * megabytes); a hand edit changes mtime and is seen on the next turn.
  */
 const promptCache = new Map<string, { ino: number; size: number; mtimeMs: number; text: string }>();
 const PROMPT_CACHE_FILES = 2_000;
+const PROMPT_CACHE_CHARS = 32_000_000;
+let promptCacheChars = 0;
+
+function forget(file: string): void {
+  const old = promptCache.get(file);
+  if (!old) return;
+  promptCache.delete(file);
+  promptCacheChars -= old.text.length;
+}
 
 async function readForPrompt(file: string): Promise<string> {
   let st;
@@ -55,12 +65,15 @@ async function readForPrompt(file: string): Promise<string> {
   const hit = promptCache.get(file);
   if (hit && hit.ino === st.ino && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.text;
   const text = await readOrEmpty(file);
-  promptCache.delete(file);
-  if (promptCache.size >= PROMPT_CACHE_FILES) promptCache.delete(promptCache.keys().next().value!);
+  forget(file);
   // Kept only when it matches the stat and the file has been still for a while: timestamps are
   // coarse, so a same-size rewrite right after this read could otherwise look unchanged.
-  if (Buffer.byteLength(text) === st.size && Date.now() - st.mtimeMs > 2_000) {
+  if (Buffer.byteLength(text) === st.size && Date.now() - st.mtimeMs > 2_000 && text.length <= PROMPT_CACHE_CHARS / 4) {
+    while (promptCache.size >= PROMPT_CACHE_FILES || (promptCache.size > 0 && promptCacheChars + text.length > PROMPT_CACHE_CHARS)) {
+      forget(promptCache.keys().next().value!);
+    }
     promptCache.set(file, { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, text });
+    promptCacheChars += text.length;
   }
   return text;
 }
