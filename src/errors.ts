@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   'tool.failed': 'A tool threw while running.',
   'tool.timeout': 'A tool did not finish within its timeout.',
   'session.corrupt': 'A session file could not be parsed; it was renamed aside and a fresh session started.',
+  'session.repaired': 'A session file had fields of the wrong type (an older version stored a malformed tool call); they were repaired on load.',
   'storage.path_escape': 'A path given by a user or the model resolved outside its directory.',
   'storage.write_failed': 'An atomic write could not complete.',
   'telegram.unauthorized': 'Telegram refused the bot token (401); TELEGRAM_BOT_TOKEN is wrong or was revoked.',

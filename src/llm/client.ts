@@ -9,7 +9,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import type { Config } from '../config/env.js';
 import type { Logger } from '../log.js';
 import { withRetry } from '../util/retry.js';
-import type { ToolCall } from '../sessions/model.js';
+import { normalizeToolCall, type ToolCall } from '../sessions/model.js';
 import { LlmError, classifyLlmError, toLlmError } from './errors.js';
 
 export type ModelTier = 'default' | 'balanced';
@@ -40,6 +40,27 @@ export interface ChatResult {
 export function isReasoningModel(model: string): boolean {
   const m = model.toLowerCase().replace(/^.*\//, '');
   return /^(o\d|gpt-5)/.test(m);
+}
+
+/**
+ * The model's tool calls, each well-typed (sessions/model.ts, normalizeToolCall) and with an id
+ * of its own: the answer is untrusted, and whatever it holds is stored and sent back on every
+ * later turn. Calls of another type than "function" are skipped; a missing type is accepted.
+ */
+function readToolCalls(raw: unknown): ToolCall[] {
+  if (!Array.isArray(raw)) return [];
+  const out: ToolCall[] = [];
+  const ids = new Set<string>();
+  for (const tc of raw as unknown[]) {
+    const type = tc && typeof tc === 'object' ? (tc as { type?: unknown }).type : undefined;
+    if (type !== undefined && type !== 'function') continue;
+    const call = normalizeToolCall(tc);
+    // Results are matched to calls by id: two calls sharing one would leave one unanswered.
+    if (ids.has(call.id)) call.id = `${call.id}_${out.length}`;
+    ids.add(call.id);
+    out.push(call);
+  }
+  return out;
 }
 
 export class LlmClient {
@@ -86,11 +107,7 @@ export class LlmClient {
       throw new LlmError('llm.bad_response', 'rejected', 'the LLM server answered without any choice');
     }
     const msg = choice.message;
-    const toolCalls: ToolCall[] = [];
-    for (const tc of msg.tool_calls ?? []) {
-      if (tc.type !== 'function') continue;
-      toolCalls.push({ id: tc.id, name: tc.function.name, arguments: tc.function.arguments ?? '' });
-    }
+    const toolCalls = readToolCalls(msg.tool_calls);
     return {
       content: typeof msg.content === 'string' ? msg.content : '',
       toolCalls,

@@ -4,7 +4,7 @@
  * comes back as a result text the model can read and react to; it never fails the turn.
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { ToolCall } from '../sessions/model.js';
+import { UNNAMED_TOOL, type ToolCall } from '../sessions/model.js';
 import type { Turn } from '../pipeline/turn.js';
 import { errorMessage, type ErrorCode } from '../errors.js';
 import { validate } from './schema.js';
@@ -50,6 +50,9 @@ export class ToolRegistry {
       durationMs: performance.now() - started,
     });
     const tool = this.tools.get(call.name);
+    if (call.name === UNNAMED_TOOL && !tool) {
+      return done(`Error: the tool call had no function name. Call one of: ${this.names().join(', ') || 'none'}.`, 'tool.unknown');
+    }
     if (!tool) {
       return done(`Error: there is no tool named "${call.name}". Available tools: ${this.names().join(', ') || 'none'}.`, 'tool.unknown');
     }
