@@ -45,7 +45,7 @@ export interface Turn {
   promptSections: PromptSection[];
   systemPrompt: string;
   /** ContextBuilding 20: size of the `# Memory` block and what its budget made it drop. */
-  memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number }> } | undefined;
+  memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number; approximate?: boolean }> } | undefined;
   /** ToolLoop 30: the final answer. */
   response: string | undefined;
   /** Short lines appended to the reply (e.g. "Compacted the conversation: …"). */
