@@ -9,6 +9,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { appendLine, ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { resolveInside } from '../storage/paths.js';
+import { collapseLineBreaks } from '../util/text.js';
 
 export const MEMORY_FILE = 'MEMORY.md';
 export const HISTORY_FILE = 'HISTORY.md';
@@ -109,7 +110,7 @@ export class MemoryFiles {
 
   /** Appends one fact as a list item (under `## section` when given, creating it if needed). */
   async appendMemory(fact: string, section?: string): Promise<void> {
-    const item = `- ${fact.replace(/\s*\n\s*/g, ' ').trim()}`;
+    const item = `- ${collapseLineBreaks(fact).trim()}`;
     await this.update(MEMORY_FILE, (cur) => {
       if (!section) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${item}\n`;
       const { before, body, after, found } = splitSection(cur, section);
@@ -205,7 +206,7 @@ export class MemoryFiles {
           const nl = entry.indexOf('\n');
           const header = (nl < 0 ? entry : entry.slice(0, nl)).trim();
           const body = nl < 0 ? '' : entry.slice(nl + 1).trim();
-          hits.push({ date: header.slice(0, 10), source: 'history', line: body.replace(/\s*\n\s*/g, ' '), key: header.slice(0, 16) });
+          hits.push({ date: header.slice(0, 10), source: 'history', line: collapseLineBreaks(body), key: header.slice(0, 16) });
         }
       }
     }
