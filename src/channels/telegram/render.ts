@@ -88,8 +88,6 @@ const SAFE_URL = /^(https?:\/\/|tg:\/\/|mailto:)/i;
 /** Characters that can start inline markup; everything between them is escaped as one run. */
 const MARKUP = /[`[<*_~|]/g;
 const AUTOLINK = /<(https?:\/\/[^\s<>]+)>/y;
-/** Deeper emphasis is rendered as text: each level re-reads its span. */
-const MAX_NESTING = 8;
 
 /**
  * Inline Markdown of one line: code spans, links, bold, italic, strike, spoiler.
@@ -97,9 +95,10 @@ const MAX_NESTING = 8;
  * Linear in the line's length: every lookahead ("where does this span close?", "where does
  * this link's text end?") is answered from positions found once per line, never by scanning
  * the rest of the line again for each opener — a 4,096-character line of `*a ` took seconds.
+ * (A span re-reads its own text, but spans of one kind never nest in each other, so that
+ * is a few levels at most.)
  */
-export function renderInline(s: string, depth = 0): string {
-  if (depth > MAX_NESTING) return escapeHtml(s);
+export function renderInline(s: string): string {
   const look = new Lookahead(s);
   let out = '';
   let i = 0;
@@ -133,7 +132,7 @@ export function renderInline(s: string, depth = 0): string {
     if (ch === '[') {
       const link = look.link(i);
       if (link && SAFE_URL.test(link.url)) {
-        out += `<a href="${escapeAttr(link.url)}">${renderInline(link.text, depth + 1)}</a>`;
+        out += `<a href="${escapeAttr(link.url)}">${renderInline(link.text)}</a>`;
         i = link.next;
         continue;
       }
@@ -151,7 +150,7 @@ export function renderInline(s: string, depth = 0): string {
 
     const span = look.span(i);
     if (span) {
-      out += `<${span.tag}>${renderInline(s.slice(span.start, span.end), depth + 1)}</${span.tag}>`;
+      out += `<${span.tag}>${renderInline(s.slice(span.start, span.end))}</${span.tag}>`;
       i = span.next;
       continue;
     }
