@@ -238,3 +238,23 @@ test('risk: the count cache holds whatever size of text it is given — it is bo
   // Still a cache: the last text is counted again from it, with the same result.
   assert.equal(counter.countText(`499 ${'abcdefghij'.repeat(10_000)}`), Math.ceil(100_004 / 3.5));
 });
+
+test('risk: a 200,000-character run (letters, spaces, CJK) freezes every chat while its tokens are counted', async () => {
+  const counter = await createTokenCounter('o200k_base');
+  for (const [name, text] of [
+    ['letters', 'a'.repeat(200_000)],
+    ['spaces inside a line', `a${' '.repeat(200_000)}b`],
+    ['CJK', '字'.repeat(200_000)],
+  ] as const) {
+    const t0 = performance.now();
+    const n = counter.countText(text);
+    const ms = performance.now() - t0;
+    // A generous bound: BPE on one unsplit 200,000-character piece took minutes.
+    assert.ok(ms < 10_000, `${name}: ${ms.toFixed(0)} ms`);
+    // Cut into 256-character pieces, the count stays what the pieces cost, near the whole run's.
+    assert.ok(n > 0 && n <= text.length, `${name}: ${n} tokens`);
+  }
+  // Text without long runs is still counted in one piece: exact, as the corpus tests check.
+  const prose = CORPUS['English prose']!.repeat(20);
+  assert.equal(counter.countText(prose), refCount('o200k_base', prose));
+});
