@@ -7,6 +7,8 @@ export const ERROR_CODES = {
   'config.invalid': 'A setting is missing or has a value the daemon cannot use.',
   'pipeline.duplicate_order': 'Two systems were registered with the same order number.',
   'pipeline.system_failed': 'A system on the reply path threw; the user got an apology with an error id.',
+  'turn.timeout': 'A turn did not finish within TURN_TIMEOUT_MS; it was stopped, the user got an apology and the chat slot was freed.',
+  'chat.rate_limited': 'A chat sent more than RATE_LIMIT_PER_MINUTE messages in a minute, or had MAX_QUEUED_PER_CHAT waiting; the excess got one line and no LLM call.',
   'llm.rejected': 'The LLM server answered with an error status (the remote said no).',
   'llm.rate_limited': 'The LLM server answered 429 and retries ran out.',
   'llm.context_length_exceeded': 'The LLM server refused the request as too long for the model.',

@@ -27,6 +27,12 @@ export interface Config {
   embeddingsModel: string | undefined;
   embeddingsDimensions: number;
   maxMessageChars: number;
+  /** A whole turn (compaction, prompt, every LLM round and tool) must end within this. */
+  turnTimeoutMs: number;
+  /** Messages one chat may send per minute; 0: no limit. */
+  rateLimitPerMinute: number;
+  /** Messages of one chat that may wait behind the one being answered. */
+  maxQueuedPerChat: number;
 }
 
 export interface ConfigResult {
@@ -126,6 +132,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     embeddingsModel: str('EMBEDDINGS_MODEL'),
     embeddingsDimensions: int('EMBEDDINGS_DIMENSIONS', 256, 8, 4096),
     maxMessageChars: int('MAX_MESSAGE_CHARS', 20_000, 100, 1_000_000),
+    turnTimeoutMs: int('TURN_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
+    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 20, 0, 10_000),
+    maxQueuedPerChat: int('MAX_QUEUED_PER_CHAT', 10, 1, 10_000),
   };
   return { config, problems };
 }

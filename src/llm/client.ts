@@ -26,6 +26,8 @@ export interface ChatCallOptions {
   /** Overrides LLM_MAX_RETRIES for this call. */
   retries?: number | undefined;
   log?: Logger | undefined;
+  /** Aborts the call (and any retry) at once: the turn's deadline. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface ChatResult {
@@ -101,6 +103,7 @@ export class LlmClient {
       opts.timeoutMs ?? this.config.llmTimeoutMs,
       opts.retries ?? this.config.llmMaxRetries,
       log,
+      opts.signal,
     );
     const choice = res.choices?.[0];
     if (!choice || !choice.message) {
@@ -132,7 +135,7 @@ export class LlmClient {
   }
 
   /** One attempt per try, each under a hard timeout; failures mapped to LlmError. */
-  private async call<T>(fn: (signal: AbortSignal) => Promise<T>, timeoutMs: number, retries: number, log: Logger): Promise<T> {
+  private async call<T>(fn: (signal: AbortSignal) => Promise<T>, timeoutMs: number, retries: number, log: Logger, outer?: AbortSignal): Promise<T> {
     return withRetry(
       async () => {
         const ac = new AbortController();
@@ -141,6 +144,9 @@ export class LlmClient {
           timedOut = true;
           ac.abort();
         }, timeoutMs);
+        const stop = () => ac.abort();
+        outer?.addEventListener('abort', stop, { once: true });
+        if (outer?.aborted) ac.abort();
         try {
           return await fn(ac.signal);
         } catch (err) {
@@ -149,9 +155,11 @@ export class LlmClient {
           throw err;
         } finally {
           clearTimeout(timer);
+          outer?.removeEventListener('abort', stop);
         }
       },
       {
+        signal: outer,
         retries,
         classify: (err) => (err instanceof LlmError ? { retry: err.code === 'llm.timeout' } : classifyLlmError(err)),
         onRetry: ({ attempt, delayMs, err }) =>

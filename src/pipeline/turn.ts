@@ -40,6 +40,8 @@ export interface Turn {
   readonly userMessage: SessionMessage;
   /** Sends text to this chat through the channel the message came from. */
   readonly reply: (text: string) => Promise<void>;
+  /** Aborted when the turn runs past TURN_TIMEOUT_MS: LLM calls and tools stop, nothing more is saved. */
+  readonly signal: AbortSignal;
 
   /** ContextBuilding 20: the sections of the system prompt, in order, and their join. */
   promptSections: PromptSection[];
@@ -71,6 +73,7 @@ export function createTurn(init: {
   userMessage: SessionMessage;
   reply: (text: string) => Promise<void>;
   id?: string;
+  signal?: AbortSignal;
 }): Turn {
   const id = init.id ?? newTurnId();
   return {
@@ -80,6 +83,7 @@ export function createTurn(init: {
     log: init.log.child({ turn: id, session: init.session.id }),
     userMessage: init.userMessage,
     reply: init.reply,
+    signal: init.signal ?? new AbortController().signal,
     promptSections: [],
     systemPrompt: '',
     memory: undefined,

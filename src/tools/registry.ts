@@ -67,21 +67,31 @@ export class ToolRegistry {
 
     const ac = new AbortController();
     let timer: NodeJS.Timeout | undefined;
+    let onDeadline: (() => void) | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         ac.abort();
         reject(new ToolTimeout());
       }, this.timeoutMs);
+      // The turn's deadline: the tool is told to stop and its result is not waited for.
+      onDeadline = () => {
+        ac.abort();
+        reject(turn.signal.reason);
+      };
+      if (turn.signal.aborted) onDeadline();
+      else turn.signal.addEventListener('abort', onDeadline, { once: true });
     });
     try {
       const result = await Promise.race([Promise.resolve().then(() => tool.execute(args as Record<string, unknown>, { turn, signal: ac.signal })), timeout]);
       return done(typeof result === 'string' ? result : JSON.stringify(result));
     } catch (err) {
+      if (turn.signal.aborted) throw turn.signal.reason;
       if (err instanceof ToolTimeout) return done(`Error: the tool "${call.name}" did not finish within ${this.timeoutMs} ms.`, 'tool.timeout');
       turn.log.warn({ tool: call.name, err }, 'tool threw');
       return done(`Error: the tool "${call.name}" failed: ${errorMessage(err)}`, 'tool.failed');
     } finally {
       clearTimeout(timer);
+      if (onDeadline) turn.signal.removeEventListener('abort', onDeadline);
     }
   }
 }
