@@ -125,7 +125,22 @@ function trimTrailingPunctuation(t: string): string {
   return t.slice(0, end);
 }
 
-export function extractEntities(text: string): ExtractedEntity[] {
+/**
+ * Entities are looked for in this many first characters: all of any message a user can send
+ * (MAX_MESSAGE_CHARS), while a model's 200,000-character answer cost the event loop ~0.5 s.
+ */
+const SCAN_CHARS = 20_000;
+
+/** The part of `full` scanned: cut at a space near SCAN_CHARS, so no word is cut into a new name. */
+function scanned(full: string): string {
+  if (full.length <= SCAN_CHARS) return full;
+  let end = SCAN_CHARS;
+  while (end > SCAN_CHARS - 200 && !/\s/.test(full[end]!)) end--;
+  return full.slice(0, end > SCAN_CHARS - 200 ? end : SCAN_CHARS);
+}
+
+export function extractEntities(full: string): ExtractedEntity[] {
+  const text = scanned(full);
   const found: ExtractedEntity[] = [];
   for (const p of PATTERNS) {
     for (const m of text.matchAll(p.re)) {
