@@ -122,42 +122,37 @@ export function normalizeToolCall(raw: unknown): ToolCall {
 
 const optionalString = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
 
-/** Fields whose stored value differs from the repaired one (unknown fields included). */
-function changedFields(raw: Record<string, unknown>, out: SessionMessage): number {
-  const now = out as unknown as Record<string, unknown>;
-  let n = 0;
-  for (const k of new Set([...Object.keys(raw), ...Object.keys(now)])) {
-    const same = k === 'toolCalls' ? JSON.stringify(raw[k]) === JSON.stringify(now[k]) : raw[k] === now[k];
-    if (!same) n++;
-  }
-  return n;
-}
-
 /**
  * A stored message with every field of the type we write, or null when it cannot be read as a
  * message at all (not an object, an unknown role, content that is not text). Fields of the
  * wrong type are repaired where the meaning is clear (a null content is "", a number id its
- * text, tool calls normalized) and dropped otherwise; `repaired` counts what changed.
+ * text, tool calls normalized) and dropped otherwise; fields we do not know are kept as they
+ * are. `repaired` counts the fields that changed.
  */
 export function repairMessage(raw: unknown, repaired: { fields: number } = { fields: 0 }): SessionMessage | null {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return null;
   const m = raw as Record<string, unknown>;
   if (!ROLES.has(m.role as Role)) return null;
   if (typeof m.content !== 'string' && m.content !== null && m.content !== undefined) return null;
-  const out: SessionMessage = {
-    id: typeof m.id === 'string' ? m.id : newMessageId(),
-    role: m.role as Role,
-    content: typeof m.content === 'string' ? m.content : '',
-    timestamp: typeof m.timestamp === 'string' ? m.timestamp : new Date(0).toISOString(),
+  const out: Record<string, unknown> = { ...m };
+  const set = (k: string, v: unknown) => {
+    if (v === m[k]) return;
+    repaired.fields++;
+    if (v === undefined) delete out[k];
+    else out[k] = v;
   };
-  if (m.role === 'assistant' && Array.isArray(m.toolCalls) && m.toolCalls.length > 0) out.toolCalls = m.toolCalls.map(normalizeToolCall);
-  for (const k of ['toolCallId', 'toolName', 'sourceId', 'senderName'] as const) {
-    const v = k === 'toolCallId' || k === 'sourceId' ? optionalString(m[k]) : typeof m[k] === 'string' ? m[k] : undefined;
-    if (v !== undefined) out[k] = v;
+  set('id', typeof m.id === 'string' ? m.id : newMessageId());
+  set('content', typeof m.content === 'string' ? m.content : '');
+  set('timestamp', typeof m.timestamp === 'string' ? m.timestamp : new Date(0).toISOString());
+  if (m.toolCalls !== undefined) {
+    const calls = m.role === 'assistant' && Array.isArray(m.toolCalls) && m.toolCalls.length > 0 ? m.toolCalls.map(normalizeToolCall) : undefined;
+    if (JSON.stringify(calls) === JSON.stringify(m.toolCalls)) out.toolCalls = calls;
+    else set('toolCalls', calls);
   }
-  if (typeof m.consolidated === 'boolean') out.consolidated = m.consolidated;
-  repaired.fields += changedFields(m, out);
-  return out;
+  for (const k of ['toolCallId', 'sourceId'] as const) if (m[k] !== undefined) set(k, optionalString(m[k]));
+  for (const k of ['toolName', 'senderName'] as const) if (m[k] !== undefined) set(k, typeof m[k] === 'string' ? m[k] : undefined);
+  if (m.consolidated !== undefined) set('consolidated', typeof m.consolidated === 'boolean' ? m.consolidated : undefined);
+  return out as unknown as SessionMessage;
 }
 
 function repairCompaction(v: unknown): CompactionRecord | undefined {
@@ -183,6 +178,7 @@ export function parseSession(raw: unknown, channelType: string, chatId: string, 
   });
   const meta = (s.metadata && typeof s.metadata === 'object' ? s.metadata : {}) as Record<string, unknown>;
   const fresh = newSession(channelType, chatId);
+  const { lastCompaction: _stored, ...metaRest } = meta;
   const lastCompaction = repairCompaction(meta.lastCompaction);
   if (meta.lastCompaction !== undefined && !lastCompaction) repaired.fields++;
   for (const k of ['messagesReceived', 'messagesCompacted'] as const) if (meta[k] !== undefined && typeof meta[k] !== 'number') repaired.fields++;
@@ -192,6 +188,7 @@ export function parseSession(raw: unknown, channelType: string, chatId: string, 
     chatId,
     messages,
     metadata: {
+      ...metaRest,
       conversationId: typeof meta.conversationId === 'string' ? meta.conversationId : fresh.metadata.conversationId,
       messagesReceived: typeof meta.messagesReceived === 'number' ? meta.messagesReceived : 0,
       messagesCompacted: typeof meta.messagesCompacted === 'number' ? meta.messagesCompacted : 0,
