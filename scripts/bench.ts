@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]` — prints each figure with the machine it was measured on.
- * Sections: tokens, compaction, index (add --full for the 1M-episode run), pipeline, memory, forget, cost.
+ * Sections: tokens, compaction, index (add --full for the 1M-episode run), pipeline, memory, forget, cost, longtext.
  */
 import os from 'node:os';
 import { benchTokens } from './bench/tokens.js';
@@ -14,6 +14,7 @@ const sections: Record<string, () => Promise<Record<string, string>>> = {
   memory: async () => (await import('./bench/memory.js')).benchMemory(),
   forget: async () => (await import('./bench/forget.js')).benchForget(),
   cost: async () => (await import('./bench/cost.js')).benchCost(),
+  longtext: async () => (await import('./bench/longtext.js')).benchLongText(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('--'));

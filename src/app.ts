@@ -13,8 +13,8 @@ import { lookupModel } from './llm/catalogue.js';
 import { createTokenCounter } from './llm/tokens.js';
 import { ToolRegistry } from './tools/registry.js';
 import { createDateTimeTool } from './tools/datetime.js';
-import { Pipeline, apologyText } from './pipeline/runner.js';
-import { createTurn, newTurnId, type InboundMessage } from './pipeline/turn.js';
+import { Pipeline, apologyText, deadlineText } from './pipeline/runner.js';
+import { createTurn, endTurn, newTurnId, type InboundMessage } from './pipeline/turn.js';
 import { cleanInboundText } from './pipeline/inbound.js';
 import { InstructionsSource } from './context/instructions.js';
 import { createContextBuildingSystem } from './systems/context-building.js';
@@ -22,6 +22,7 @@ import { createToolLoopSystem } from './systems/tool-loop.js';
 import { createResponseDeliverySystem } from './systems/response-delivery.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { Inbox, type InboxEntry } from './dispatch/inbox.js';
+import { ChatLimits } from './dispatch/limits.js';
 import type { HandleResult, ReplyFn } from './channels/types.js';
 import type { SessionMessage } from './sessions/model.js';
 import { CommandRouter, parseCommand } from './commands/router.js';
@@ -241,6 +242,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const commandList: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand(), createExportCommand(), createRemindersCommand()];
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commandList]);
 
+  const limits = new ChatLimits(config.rateLimitPerMinute, config.maxQueuedPerChat);
   // Read and taken over before any channel starts: a new message finishing first would
   // otherwise find nothing open and empty the journal, and could overtake older ones of its chat.
   const leftOver = await inbox.unfinished();
@@ -265,7 +267,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     }
   }
 
-  async function runTurn(msg: InboundMessage, reply: ReplyFn, truncated: number, journalId: string, recovered: boolean): Promise<void> {
+  async function runTurn(msg: InboundMessage, reply: ReplyFn, truncated: number, journalId: string, recovered: boolean, release: () => void): Promise<void> {
     const session = await sessions.getOrCreate(msg.channel, msg.chatId);
     // A message already in the session (a recovery after a kill, or a channel redelivering an
     // update) is not recorded twice, and not answered twice once its answer is saved.
@@ -282,13 +284,35 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       // one write with the answer, or at the end of the turn when there is none.
       sessions.record(session, userMessage);
     }
-    const turn = createTurn({ inbound: msg, session, log: turnLog, userMessage, reply });
+    const deadline = new AbortController();
+    const turn = createTurn({ inbound: msg, session, log: turnLog, userMessage, reply, signal: deadline.signal });
     if (truncated > 0) {
       turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
     }
     // Done only once the turn has run (answered or apologised): a kill mid-turn leaves the
     // journal entry open, and the next start runs the turn again without re-recording the message.
-    await pipeline.run(turn);
+    const running = pipeline.run(turn);
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      running.then(() => false),
+      new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), config.turnTimeoutMs))),
+    ]);
+    clearTimeout(timer);
+    // Past the deadline with no answer on its way: stop the turn (its LLM call and tools are
+    // aborted, and it saves nothing more), close it as any failed turn, and give the slot back.
+    // The chat's own queue waits until the stopped work has wound down (bounded by the timeouts
+    // of what cannot be aborted, such as a compaction), so the chat never overlaps itself.
+    if (late && turn.response === undefined && !turn.delivered) {
+      deadline.abort(new AppError('turn.timeout', `the turn did not finish within ${config.turnTimeoutMs} ms`));
+      turn.delivered = true; // the apology below is the turn's one reply
+      endTurn(turn, 'deadline', `over TURN_TIMEOUT_MS (${config.turnTimeoutMs} ms)`);
+      turn.log.warn({ code: 'turn.timeout', timeoutMs: config.turnTimeoutMs, systems: turn.timings.map((t) => t.system) }, 'turn stopped at its deadline; the user gets an apology');
+      await sessions.commitRecorded(session);
+      await inbox.done(journalId);
+      release();
+      await reply(deadlineText(turn.id, config.turnTimeoutMs)).catch((err: unknown) => turn.log.error({ err }, 'could not deliver the deadline apology'));
+    }
+    await running;
     // A turn that ended without an answer (an apology) still keeps the user's words.
     await sessions.commitRecorded(session);
     await inbox.done(journalId);
@@ -302,14 +326,12 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   }
 
   /**
-   * A message whose handling started MAX_RECOVERY_ATTEMPTS times without finishing may be what
-   * kills the daemon: it is not handled again. Its words are saved in the session (until now
-   * only the journal held them) and the user is told, so nothing vanishes without a word.
+   * Closes a message without a turn: its words are saved in the session (unless it is a
+   * command, or already there), its journal entry is closed, then the user gets `text`. Used
+   * for a message given up on after restarts and for one over the rate limit.
    */
-  async function giveUp(msg: InboundMessage, reply: ReplyFn, journalId: string): Promise<void> {
-    const cmd = parseCommand(msg.text);
-    turnLog.error({ session: sessionKey(msg.channel, msg.chatId), sourceId: msg.messageId }, 'a message did not finish after several restarts; not retried again');
-    if (!cmd) {
+  async function saveUnanswered(msg: InboundMessage, reply: ReplyFn, journalId: string, text: string): Promise<void> {
+    if (!parseCommand(msg.text)) {
       const session = await sessions.getOrCreate(msg.channel, msg.chatId);
       const recorded = findRecorded(session.messages, msg);
       if (recorded && answered(session.messages, recorded)) return inbox.done(journalId);
@@ -319,7 +341,21 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       }
     }
     await inbox.done(journalId);
-    await reply(
+    await reply(text);
+  }
+
+  /**
+   * A message whose handling started MAX_RECOVERY_ATTEMPTS times without finishing may be what
+   * kills the daemon: it is not handled again. Its words are saved in the session (until now
+   * only the journal held them) and the user is told, so nothing vanishes without a word.
+   */
+  async function giveUp(msg: InboundMessage, reply: ReplyFn, journalId: string): Promise<void> {
+    const cmd = parseCommand(msg.text);
+    turnLog.error({ session: sessionKey(msg.channel, msg.chatId), sourceId: msg.messageId }, 'a message did not finish after several restarts; not retried again');
+    await saveUnanswered(
+      msg,
+      reply,
+      journalId,
       cmd
         ? `/${cmd.name} failed ${MAX_RECOVERY_ATTEMPTS} times in a row (the bot restarted each time), so I stopped trying. Please run it again.`
         : `Answering your message failed ${MAX_RECOVERY_ATTEMPTS} times in a row (the bot restarted each time), so I stopped trying. It is saved; send it again if you still need an answer.`,
@@ -328,19 +364,39 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
 
   /** DAILY_TOKEN_BUDGET used up: the message is kept in the session, never sent to the model. */
   async function refuseOverBudget(msg: InboundMessage, reply: ReplyFn, journalId: string): Promise<void> {
-    const session = await sessions.getOrCreate(msg.channel, msg.chatId);
-    if (!findRecorded(session.messages, msg)) {
-      session.metadata.messagesReceived++;
-      await sessions.append(session, userMessageOf(msg));
-    }
-    await inbox.done(journalId);
-    turnLog.info({ session: session.id, budget: config.dailyTokenBudget }, 'daily token budget used up; message saved, not sent to the model');
-    await reply(budget.refusal(session.id));
+    const key = sessionKey(msg.channel, msg.chatId);
+    turnLog.info({ session: key, budget: config.dailyTokenBudget }, 'daily token budget used up; message saved, not sent to the model');
+    await saveUnanswered(msg, reply, journalId, budget.refusal(key));
+  }
+
+  /**
+   * A message over the queue cap: refused at once, outside the chat's queue (that is what is
+   * full), and not kept — the user is told to send it again. Journaled and closed like any
+   * other, so a kill before the refusal leaves it to be handled after the restart.
+   */
+  function refuseQueued(msg: InboundMessage, reply: ReplyFn): HandleResult {
+    const key = sessionKey(msg.channel, msg.chatId);
+    const journal = inbox.accept(msg);
+    const accepted = journal.durable.then(
+      () => journal.id,
+      () => null,
+    );
+    turnLog.warn({ code: 'chat.rate_limited', session: key, queued: dispatcher.queued(key) }, 'too many messages waiting in one chat; refused one');
+    const done: HandleResult = (async () => {
+      await accepted;
+      await inbox.done(journal.id);
+      await reply(limits.queueText());
+    })();
+    done.accepted = accepted;
+    return done;
   }
 
   /** `recovered`: an entry an earlier run journaled and did not finish; it keeps its id. */
   function handle(msg: InboundMessage, reply: ReplyFn, recovered?: InboxEntry): HandleResult {
     const key = sessionKey(msg.channel, msg.chatId);
+    // Flood limits: not for recovered messages (taken before), nor the operator's terminal.
+    const verdict = recovered || msg.channel === 'console' ? 'ok' : limits.admit(key, dispatcher.queued(key));
+    if (verdict === 'queue') return refuseQueued(msg, reply);
     // Journal first: a kill while the message waits in its queue loses nothing. The fsync runs
     // while the turn starts (it is hidden behind the LLM call); nothing is sent to the user
     // before it completes, so a message answered is always a message the journal holds.
@@ -366,7 +422,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       };
     }
     const journalId = journal.id;
-    const done: HandleResult = dispatcher.submit(key, async () => {
+    const done: HandleResult = dispatcher.submit(key, async (release) => {
       try {
         await inbox.started(journalId);
         const cleaned = cleanInboundText(msg.text, config.maxMessageChars);
@@ -381,11 +437,16 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
         }
         if (recovered && recovered.attempt >= MAX_RECOVERY_ATTEMPTS) return await giveUp(msg, replyWhenTaken, journalId);
         const cmd = parseCommand(msg.text);
+        if (verdict === 'rate') {
+          // In the chat's queue, so the words land in the session in order; no LLM call.
+          turnLog.warn({ code: 'chat.rate_limited', session: key, perMinute: config.rateLimitPerMinute }, 'a chat sent more messages in a minute than the limit; saved one without answering');
+          return await saveUnanswered(msg, replyWhenTaken, journalId, limits.rateText(cmd?.name));
+        }
         if (!cmd && budget.blocks(key, msg)) return await refuseOverBudget(msg, replyWhenTaken, journalId);
         if (cmd) {
           await inbox.done(journalId);
           await runCommand(msg, replyWhenTaken, cmd.name, cmd.args);
-        } else await runTurn(msg, replyWhenTaken, cleaned.truncated, journalId, recovered !== undefined);
+        } else await runTurn(msg, replyWhenTaken, cleaned.truncated, journalId, recovered !== undefined, release);
       } catch (err) {
         // Anything the pipeline's own wrap point did not catch (e.g. the session could not be
         // saved before the LLM call): the user still hears back, with an id to quote.

@@ -31,6 +31,12 @@ export interface Config {
   dailyTokenBudget: number | undefined;
   /** Users (numeric ids, lower-case usernames) the budget does not apply to. */
   budgetExemptUsers: string[];
+  /** A whole turn (compaction, prompt, every LLM round and tool) must end within this. */
+  turnTimeoutMs: number;
+  /** Messages one chat may send per minute; 0: no limit. */
+  rateLimitPerMinute: number;
+  /** Messages of one chat that may wait behind the one being answered. */
+  maxQueuedPerChat: number;
 }
 
 export interface ConfigResult {
@@ -145,6 +151,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     maxMessageChars: int('MAX_MESSAGE_CHARS', 20_000, 100, 1_000_000),
     dailyTokenBudget: int('DAILY_TOKEN_BUDGET', 0, 0, 1_000_000_000_000) || undefined,
     budgetExemptUsers: budgetExemptAllowed(env, problems) ? loadTelegramConfig(env).telegram.allowedUsers : [],
+    turnTimeoutMs: int('TURN_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
+    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 20, 0, 10_000),
+    maxQueuedPerChat: int('MAX_QUEUED_PER_CHAT', 10, 1, 10_000),
   };
   return { config, problems };
 }

@@ -39,7 +39,7 @@ export function createMemorySection(deps: MemorySectionDeps): (turn: Turn) => Pr
     }
     turn.memory = { tokens: block.tokens, budget: block.budget, drops: block.drops };
     for (const d of block.drops) {
-      turn.log.info({ dropped: d.what, tokens: d.tokens, budget: budgetTokens }, `[Context] memory over budget: dropped ${d.what} (${d.tokens} tokens)`);
+      turn.log.info({ dropped: d.what, tokens: d.tokens, budget: budgetTokens }, `[Context] memory over budget: dropped ${d.what} (${d.approximate ? 'about ' : ''}${d.tokens} tokens)`);
     }
     turn.log.debug(`[Context] Memory context: ${block.text.length} chars, ${block.tokens} tokens`);
     return block.text ? { name: 'memory', content: block.text } : null;

@@ -9,7 +9,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import type { Config } from '../config/env.js';
 import type { Logger } from '../log.js';
 import { withRetry } from '../util/retry.js';
-import type { ToolCall } from '../sessions/model.js';
+import { normalizeToolCall, type ToolCall } from '../sessions/model.js';
 import { LlmError, classifyLlmError, toLlmError } from './errors.js';
 import type { TokenUsage, UsageAccount } from './usage.js';
 
@@ -29,6 +29,8 @@ export interface ChatCallOptions {
   log?: Logger | undefined;
   /** Whom the tokens are billed to (usage accounting); unaccounted calls (doctor) are not recorded. */
   account?: UsageAccount | undefined;
+  /** Aborts the call (and any retry) at once: the turn's deadline. */
+  signal?: AbortSignal | undefined;
 }
 
 /** Receives the `usage` of every accounted response. */
@@ -46,6 +48,27 @@ export interface ChatResult {
 export function isReasoningModel(model: string): boolean {
   const m = model.toLowerCase().replace(/^.*\//, '');
   return /^(o\d|gpt-5)/.test(m);
+}
+
+/**
+ * The model's tool calls, each well-typed (sessions/model.ts, normalizeToolCall) and with an id
+ * of its own: the answer is untrusted, and whatever it holds is stored and sent back on every
+ * later turn. Calls of another type than "function" are skipped; a missing type is accepted.
+ */
+function readToolCalls(raw: unknown): ToolCall[] {
+  if (!Array.isArray(raw)) return [];
+  const out: ToolCall[] = [];
+  const ids = new Set<string>();
+  for (const tc of raw as unknown[]) {
+    const type = tc && typeof tc === 'object' ? (tc as { type?: unknown }).type : undefined;
+    if (type !== undefined && type !== 'function') continue;
+    const call = normalizeToolCall(tc);
+    // Results are matched to calls by id: two calls sharing one would leave one unanswered.
+    if (ids.has(call.id)) call.id = `${call.id}_${out.length}`;
+    ids.add(call.id);
+    out.push(call);
+  }
+  return out;
 }
 
 export class LlmClient {
@@ -93,6 +116,7 @@ export class LlmClient {
       opts.timeoutMs ?? this.config.llmTimeoutMs,
       opts.retries ?? this.config.llmMaxRetries,
       log,
+      opts.signal,
     );
     const choice = res.choices?.[0];
     if (!choice || !choice.message) {
@@ -103,11 +127,7 @@ export class LlmClient {
       : null;
     if (usage && opts.account) this.report(opts.account, usage, log);
     const msg = choice.message;
-    const toolCalls: ToolCall[] = [];
-    for (const tc of msg.tool_calls ?? []) {
-      if (tc.type !== 'function') continue;
-      toolCalls.push({ id: tc.id, name: tc.function.name, arguments: tc.function.arguments ?? '' });
-    }
+    const toolCalls = readToolCalls(msg.tool_calls);
     return {
       content: typeof msg.content === 'string' ? msg.content : '',
       toolCalls,
@@ -142,7 +162,7 @@ export class LlmClient {
   }
 
   /** One attempt per try, each under a hard timeout; failures mapped to LlmError. */
-  private async call<T>(fn: (signal: AbortSignal) => Promise<T>, timeoutMs: number, retries: number, log: Logger): Promise<T> {
+  private async call<T>(fn: (signal: AbortSignal) => Promise<T>, timeoutMs: number, retries: number, log: Logger, outer?: AbortSignal): Promise<T> {
     return withRetry(
       async () => {
         const ac = new AbortController();
@@ -151,6 +171,9 @@ export class LlmClient {
           timedOut = true;
           ac.abort();
         }, timeoutMs);
+        const stop = () => ac.abort();
+        outer?.addEventListener('abort', stop, { once: true });
+        if (outer?.aborted) ac.abort();
         try {
           return await fn(ac.signal);
         } catch (err) {
@@ -159,9 +182,11 @@ export class LlmClient {
           throw err;
         } finally {
           clearTimeout(timer);
+          outer?.removeEventListener('abort', stop);
         }
       },
       {
+        signal: outer,
         retries,
         classify: (err) => (err instanceof LlmError ? { retry: err.code === 'llm.timeout' } : classifyLlmError(err)),
         onRetry: ({ attempt, delayMs, err }) =>

@@ -15,6 +15,7 @@ import { cutChars } from './notes.js';
 import { errorMessage, isAppError } from '../errors.js';
 import { withNewline } from './files.js';
 import { guardedMemoryWrite, MAX_DROP, MAX_DROP_COMPRESSION } from './guard.js';
+import { collapseLineBreaks } from '../util/text.js';
 
 export interface ConsolidationResult {
   historyEntry?: string;
@@ -122,15 +123,29 @@ function tryJson(text: string): unknown {
   }
 }
 
+const MAX_BLOCK_TRIES = 16;
+
+/**
+ * The answer without a Markdown code fence around it. Not /\s*```\s*$/: that regex retries from
+ * every position of a long run of spaces (quadratic on a hostile or broken answer).
+ */
+function unfence(text: string): string {
+  let t = text.trim().replace(/^```(?:json)?\s*/i, '');
+  if (t.endsWith('```')) t = t.slice(0, -3).trimEnd();
+  return t;
+}
+
 /**
  * Three tiers, as models do not always return clean JSON: (1) the text, fences stripped, as
  * JSON; (2) the first balanced `{…}` block; (3) each field pulled out by a regex.
  */
 export function parseConsolidation(text: string): ConsolidationResult | null {
-  const unfenced = text.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```\s*$/, '');
-  const t1 = fromObject(tryJson(unfenced));
+  const t1 = fromObject(tryJson(unfence(text)));
   if (t1) return t1;
-  for (let start = text.indexOf('{'); start >= 0; start = text.indexOf('{', start + 1)) {
+  // Each try parses up to the rest of the answer: a bounded number keeps a hostile answer
+  // ("{{{{…" nested 100,000 deep) from costing a parse per brace.
+  let tries = 0;
+  for (let start = text.indexOf('{'); start >= 0 && tries < MAX_BLOCK_TRIES; start = text.indexOf('{', start + 1), tries++) {
     const end = balancedEnd(text, start);
     if (end < 0) break;
     const t2 = fromObject(tryJson(text.slice(start, end)));
@@ -149,7 +164,7 @@ export function parseConsolidation(text: string): ConsolidationResult | null {
 
 export function rawFallbackEntry(messages: SessionMessage[], reason: string, tz: string): string {
   const last = messages.slice(-RAW_FALLBACK_MESSAGES);
-  const lines = last.map((m) => `- [${stamp(m.timestamp, tz)}] ${m.role}: ${cutChars(m.content, RAW_FALLBACK_CHARS).replace(/\s*\n\s*/g, ' ')}`);
+  const lines = last.map((m) => `- [${stamp(m.timestamp, tz)}] ${m.role}: ${collapseLineBreaks(cutChars(m.content, RAW_FALLBACK_CHARS))}`);
   return [`[raw-fallback] Consolidation failed (${reason}). Last ${last.length} of ${messages.length} messages:`, ...lines].join('\n');
 }
 

@@ -18,6 +18,7 @@ import { MemoryVersions } from './versions.js';
 import { notAFile, readRegular } from '../storage/regular.js';
 import { isAppError } from '../errors.js';
 import { scrubSecrets } from '../log.js';
+import { collapseLineBreaks } from '../util/text.js';
 
 export const MEMORY_FILE = 'MEMORY.md';
 export const HISTORY_FILE = 'HISTORY.md';
@@ -66,10 +67,20 @@ async function readOrEmpty(file: string): Promise<string> {
 /**
  * Texts of memory files read for the prompt, kept while the file is unchanged (same inode,
  * size and mtime): every turn reads MEMORY.md and eight daily notes, and a stat is one system
- * call where a read is four. Bounded; a hand edit changes mtime and is seen on the next turn.
+ * call where a read is four. Bounded by files and by characters (a busy day's note is
+ * megabytes); a hand edit changes mtime and is seen on the next turn.
  */
 const promptCache = new Map<string, { ino: number; size: number; mtimeMs: number; text: string }>();
 const PROMPT_CACHE_FILES = 2_000;
+const PROMPT_CACHE_CHARS = 32_000_000;
+let promptCacheChars = 0;
+
+function forget(file: string): void {
+  const old = promptCache.get(file);
+  if (!old) return;
+  promptCache.delete(file);
+  promptCacheChars -= old.text.length;
+}
 
 /** `st`: the file's stat (links followed); null when it does not exist. */
 async function readForPrompt(file: string, st: Stats | null): Promise<string> {
@@ -79,12 +90,15 @@ async function readForPrompt(file: string, st: Stats | null): Promise<string> {
   if (hit && hit.ino === st.ino && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.text;
   const raw = await readRaw(file);
   const text = scrubSecrets(raw);
-  promptCache.delete(file);
-  if (promptCache.size >= PROMPT_CACHE_FILES) promptCache.delete(promptCache.keys().next().value!);
+  forget(file);
   // Kept only when it matches the stat and the file has been still for a while: timestamps are
   // coarse, so a same-size rewrite right after this read could otherwise look unchanged.
-  if (Buffer.byteLength(raw) === st.size && Date.now() - st.mtimeMs > 2_000) {
+  if (Buffer.byteLength(raw) === st.size && Date.now() - st.mtimeMs > 2_000 && text.length <= PROMPT_CACHE_CHARS / 4) {
+    while (promptCache.size >= PROMPT_CACHE_FILES || (promptCache.size > 0 && promptCacheChars + text.length > PROMPT_CACHE_CHARS)) {
+      forget(promptCache.keys().next().value!);
+    }
     promptCache.set(file, { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, text });
+    promptCacheChars += text.length;
   }
   return text;
 }
@@ -179,7 +193,7 @@ export class MemoryFiles {
 
   /** Appends one fact as a list item (under `## section` when given, creating it if needed). */
   async appendMemory(fact: string, section?: string): Promise<void> {
-    const item = `- ${fact.replace(/\s*\n\s*/g, ' ').trim()}`;
+    const item = `- ${collapseLineBreaks(fact).trim()}`;
     await this.changeMemory('tool memory_add', (cur) => {
       if (!section) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${item}\n`;
       const { before, body, after, found } = splitSection(cur, section);
@@ -282,7 +296,7 @@ export class MemoryFiles {
           const nl = entry.indexOf('\n');
           const header = (nl < 0 ? entry : entry.slice(0, nl)).trim();
           const body = nl < 0 ? '' : entry.slice(nl + 1).trim();
-          hits.push({ date: header.slice(0, 10), source: 'history', line: body.replace(/\s*\n\s*/g, ' '), key: header.slice(0, 16) });
+          hits.push({ date: header.slice(0, 10), source: 'history', line: collapseLineBreaks(body), key: header.slice(0, 16) });
         }
       }
     }

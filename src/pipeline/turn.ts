@@ -42,6 +42,8 @@ export interface Turn {
   readonly userMessage: SessionMessage;
   /** Sends text to this chat through the channel the message came from. */
   readonly reply: (text: string) => Promise<void>;
+  /** Aborted when the turn runs past TURN_TIMEOUT_MS: LLM calls and tools stop, nothing more is saved. */
+  readonly signal: AbortSignal;
 
   /**
    * ContextBuilding 20: the sections of the system prompt, in order, and their join. Only what
@@ -56,7 +58,7 @@ export interface Turn {
   turnSections: PromptSection[];
   turnPrompt: string;
   /** ContextBuilding 20: size of the `# Memory` block and what its budget made it drop. */
-  memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number }> } | undefined;
+  memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number; approximate?: boolean }> } | undefined;
   /** ToolLoop 30: the final answer. */
   response: string | undefined;
   /** Short lines appended to the reply (e.g. "Compacted the conversation: …"). */
@@ -82,6 +84,7 @@ export function createTurn(init: {
   userMessage: SessionMessage;
   reply: (text: string) => Promise<void>;
   id?: string;
+  signal?: AbortSignal;
 }): Turn {
   const id = init.id ?? newTurnId();
   return {
@@ -91,6 +94,7 @@ export function createTurn(init: {
     log: init.log.child({ turn: id, session: init.session.id }),
     userMessage: init.userMessage,
     reply: init.reply,
+    signal: init.signal ?? new AbortController().signal,
     promptSections: [],
     systemPrompt: '',
     turnSections: [],

@@ -41,6 +41,9 @@ test('defaults: only a key set gives the documented values and no problems', () 
     maxMessageChars: 20_000,
     dailyTokenBudget: undefined,
     budgetExemptUsers: [],
+    turnTimeoutMs: 120_000,
+    rateLimitPerMinute: 20,
+    maxQueuedPerChat: 10,
   });
 });
 
@@ -111,6 +114,11 @@ test('a bad whole number gives one problem line naming the variable, and the def
     ['TOOL_TIMEOUT_MS', 'ten'],
     ['MAX_CONCURRENT_TURNS', '1e9'],
     ['SHUTDOWN_TIMEOUT_MS', '20s'],
+    ['TURN_TIMEOUT_MS', '500'],
+    ['TURN_TIMEOUT_MS', '2 minutes'],
+    ['RATE_LIMIT_PER_MINUTE', '-1'],
+    ['RATE_LIMIT_PER_MINUTE', 'many'],
+    ['MAX_QUEUED_PER_CHAT', '0'],
   ];
   for (const [name, value] of cases) {
     const line = assertOneProblem({ [name]: value }, name);

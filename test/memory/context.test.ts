@@ -290,3 +290,44 @@ test('conversationNoteBodies pairs each user message with its final answer (tool
     noteLineBody(formatNoteLine(NOW, 'UTC', 'x'.repeat(250), 'ok')),
   ]);
 });
+
+test('risk: one long chat makes every turn slower — a busy day of 20,000 note lines costs about what the budget holds, not the whole day', async () => {
+  const ws = await tempDir();
+  try {
+    const files = new MemoryFiles(ws.dir);
+    const today = noteLines('today', 20_000);
+    const yesterday = noteLines('yesterday', 20_000);
+    await mkdir(ws.dir, { recursive: true });
+    await writeFile(path.join(ws.dir, `${TODAY}.md`), today.join('\n') + '\n');
+    await writeFile(path.join(ws.dir, '2026-03-09.md'), yesterday.join('\n') + '\n');
+    await writeFile(path.join(ws.dir, '2026-03-08.md'), noteLines('small', 3).join('\n') + '\n');
+    const { createTokenCounter } = await import('../../src/llm/tokens.js');
+    const counter = await createTokenCounter('o200k_base');
+    let counted = 0;
+    const block = await buildMemoryBlock(files, {
+      today: TODAY,
+      recentDays: 7,
+      budgetTokens: 2_000,
+      count: (t) => {
+        counted += t.length;
+        return counter.countText(t);
+      },
+    });
+    // The newest lines of today, in order, inside the budget; every recent day dropped.
+    assert.ok(block.tokens <= 2_000, `${block.tokens} tokens`);
+    const kept = /## Today's Notes\n([\s\S]*)$/.exec(block.text)?.[1]?.split('\n') ?? [];
+    assert.ok(kept.length > 10, `kept ${kept.length} lines`);
+    assert.deepEqual(kept, today.slice(today.length - kept.length));
+    assert.ok(!block.text.includes('## Recent Context'));
+    assert.deepEqual(block.drops.map((d) => d.what), ['recent day 2026-03-08', 'recent day 2026-03-09', `${today.length - kept.length} oldest lines of today's notes`]);
+    const todayDrop = block.drops.at(-1)!;
+    assert.equal(todayDrop.approximate, true, 'lines far out of reach are not counted: the figure says so');
+    // Proportionate to the ~20,000 lines dropped (~20 tokens each), not made up.
+    assert.ok(todayDrop.tokens > 300_000 && todayDrop.tokens < 600_000, `${todayDrop.tokens}`);
+    // The work: text handed to the counter stays within a few times the block, not the 3 MB of notes.
+    const notes = (today.join('\n').length + yesterday.join('\n').length);
+    assert.ok(counted < 20 * block.text.length, `counted ${counted} characters for a block of ${block.text.length} (notes: ${notes})`);
+  } finally {
+    await ws.cleanup();
+  }
+});
