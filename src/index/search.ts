@@ -14,7 +14,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
 import { SCOPED_FTS, ScopeCodes, scopePrefix, scopedTerm } from './fts.js';
 import type { MemoryKind } from './repository.js';
-import { analyze, ftsOrQuery, ngrams } from './query.js';
+import { FUNCTION_WORDS, analyze, ftsOrQuery, ngrams, tokenize } from './query.js';
 
 export const RRF_K = 60;
 
@@ -93,16 +93,25 @@ export class HybridSearch {
     return { sql, params };
   }
 
-  /** Plain BM25 over single messages (unicode61, no stemming): the baseline the eval compares with. */
+  /**
+   * The eval's baseline (shared/datasets/README.md), nothing else: porter-stemmed FTS5 over
+   * single messages, the question's words minus function words OR-ed, `ORDER BY bm25`. The
+   * scoped table is that index (the prefix only keeps chats apart; df counts this chat's
+   * messages).
+   */
   bm25Only(query: string, opts: SearchOptions): MemoryRow[] {
-    const match = ftsOrQuery(analyze(query).words.filter((w) => w.length >= 2));
-    if (!match) return [];
-    const f = this.filter(opts);
+    const code = this.codes.lookup(opts.scope);
+    if (code === undefined) return [];
+    const prefix = scopePrefix(code);
+    const words = [...new Set(tokenize(query).filter((w) => !FUNCTION_WORDS.has(w)))];
+    const phrases = words.map((w) => scopedTerm(prefix, w)).filter((p): p is string => p !== null);
+    if (phrases.length === 0) return [];
+    const f = this.filter({ ...opts, kinds: ['episode'] });
     return this.stmt(
       `SELECT ${ROW_COLUMNS}
-       FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-       WHERE memories_fts MATCH ?${f.sql} ORDER BY bm25(memories_fts) LIMIT ?`,
-    ).all(match, ...f.params, opts.limit ?? 10) as MemoryRow[];
+       FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
+       WHERE ${SCOPED_FTS} MATCH ?${f.sql} ORDER BY bm25(${SCOPED_FTS}) LIMIT ?`,
+    ).all(phrases.join(' OR '), ...f.params, opts.limit ?? 10) as MemoryRow[];
   }
 
   /**
