@@ -5,7 +5,8 @@
  * side, overall and per category, as a Markdown table (or one JSON object per file).
  */
 import path from 'node:path';
-import { loadDataset, runCompare, runEval, type EvalMode, type EvalReport, type EvalSplit } from '../index/eval.js';
+import { loadDataset, runCompare, runEval, SMALL_TALK, type CompareReport, type EvalMode, type EvalReport, type EvalSplit, type RelevantPrecision } from '../index/eval.js';
+import { RELEVANT_LIMIT } from '../index/relevant.js';
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -24,6 +25,20 @@ function figures(report: EvalReport, ks: number[]): Record<string, unknown> {
     Object.entries(report.byCategory).map(([cat, c]) => [cat, { questions: c.questions, ...Object.fromEntries(ks.map((k) => [`recall@${k}`, Number(c.recall[k]!.toFixed(4))])) }]),
   );
   return out;
+}
+
+/** One line on what `# Relevant Memory` injects for the questions and for small talk. */
+function relevantLine(p: RelevantPrecision): string {
+  const share = p.lines ? `${pct(p.evidence / p.lines)}%` : 'n/a';
+  return `${p.lines} lines, ${p.evidence} evidence: precision ${share}; nothing for ${p.empty} questions; small talk: ${p.smallTalkLines} lines`;
+}
+
+export function relevantSummary(r: CompareReport, conversations: number): string {
+  return [
+    `\`# Relevant Memory\` (top ${RELEVANT_LIMIT} per question; small talk = ${SMALL_TALK.length} messages × ${conversations} conversations):`,
+    `- without the bar: ${relevantLine(r.relevant.withoutBar)}`,
+    `- with the bar:    ${relevantLine(r.relevant.withBar)}`,
+  ].join('\n');
 }
 
 /** The --compare table: one row overall, one per category, one for latency. */
@@ -63,8 +78,8 @@ export async function runEvalCommand(args: string[], usage: string): Promise<num
     const half = split === 'all' ? 'all conversations' : `${split} half`;
     if (compare) {
       const r = runCompare(data, ks, split);
-      if (json) process.stdout.write(`${JSON.stringify({ file: name, split, baseline: figures(r.bm25, ks), default: figures(r.hybrid, ks) })}\n`);
-      else process.stdout.write(`${compareTable(`${name}, ${half}`, r, ks)}\n\n`);
+      if (json) process.stdout.write(`${JSON.stringify({ file: name, split, baseline: figures(r.bm25, ks), default: figures(r.hybrid, ks), relevantMemory: r.relevant })}\n`);
+      else process.stdout.write(`${compareTable(`${name}, ${half}`, r, ks)}\n\n${relevantSummary(r, r.conversations)}\n\n`);
       continue;
     }
     const report = runEval(data, ks, mode, split);

@@ -12,7 +12,7 @@ import { SCOPED_FTS, rebuildScopedFts } from './fts.js';
 
 export type Db = Database.Database;
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** Migrations in order; migration i brings the schema from version i to i + 1. */
 export const MIGRATIONS: Array<string | ((db: Db) => void)> = [
@@ -180,6 +180,17 @@ export const MIGRATIONS: Array<string | ((db: Db) => void)> = [
     `);
     rebuildScopedFts(db);
   },
+  // v4: who speaks in each chat, so search can tell which of them a question names without
+  // reading the chat's messages (src/index/speakers.ts). Filled for the messages already there.
+  `
+  CREATE TABLE IF NOT EXISTS scope_speakers (
+    scope   TEXT NOT NULL,
+    speaker TEXT NOT NULL,
+    PRIMARY KEY (scope, speaker)
+  ) WITHOUT ROWID;
+  INSERT OR IGNORE INTO scope_speakers (scope, speaker)
+    SELECT DISTINCT scope, speaker FROM memories WHERE kind = 'episode' AND speaker IS NOT NULL;
+  `,
 ];
 
 export interface OpenedDb {

@@ -13,6 +13,7 @@ import { MemoryIndex } from './memory-index.js';
 import { IndexingService } from './ingest.js';
 import { silentLogger } from '../log.js';
 import type { SearchResult } from './search.js';
+import { RELEVANT_LIMIT, relevantHits } from './relevant.js';
 
 export interface EvalMessage {
   id: string;
@@ -162,11 +163,65 @@ export function runEval(data: EvalDataset, ks: number[], mode: EvalMode = 'hybri
   }
 }
 
+/** Messages with nothing to remember: `# Relevant Memory` should inject nothing for them. */
+export const SMALL_TALK = [
+  'hi',
+  'hey, how are you?',
+  'good morning!',
+  'thanks!',
+  'ok cool',
+  'lol',
+  "what's up?",
+  'sounds good to me',
+  'see you tomorrow',
+  'how was your day?',
+  'good night',
+  'yes, sure',
+];
+
+export interface RelevantPrecision {
+  /** Lines injected over all questions, and how many of them are evidence. */
+  lines: number;
+  evidence: number;
+  /** Questions for which nothing was injected. */
+  empty: number;
+  /** Lines injected for the small-talk messages, over all conversations. */
+  smallTalkLines: number;
+}
+
+/**
+ * Precision of `# Relevant Memory` on the questions: the share of injected lines that are
+ * evidence, with the relevance bar (`minMatch`) or without it (0: the top five as they come).
+ */
+export function relevantPrecision(prepared: PreparedConversation[], minMatch?: number): RelevantPrecision {
+  const out: RelevantPrecision = { lines: 0, evidence: 0, empty: 0, smallTalkLines: 0 };
+  for (const conv of prepared) {
+    for (const q of conv.questions) {
+      const ids = flattenIds(relevantHits(conv.index, q.question, { scope: conv.scope }, minMatch)).slice(0, RELEVANT_LIMIT);
+      out.lines += ids.length;
+      out.evidence += ids.filter((id) => q.evidence.includes(id)).length;
+      if (ids.length === 0) out.empty++;
+    }
+    for (const m of SMALL_TALK) out.smallTalkLines += relevantHits(conv.index, m, { scope: conv.scope }, minMatch).length;
+  }
+  return out;
+}
+
+export interface CompareReport extends Record<EvalMode, EvalReport> {
+  conversations: number;
+  relevant: { withoutBar: RelevantPrecision; withBar: RelevantPrecision };
+}
+
 /** Baseline and default search over the same ingested conversations (one ingest, one run). */
-export function runCompare(data: EvalDataset, ks: number[], split: EvalSplit = 'all'): Record<EvalMode, EvalReport> {
+export function runCompare(data: EvalDataset, ks: number[], split: EvalSplit = 'all'): CompareReport {
   const prepared = prepare(data, split);
   try {
-    return { bm25: evaluate(prepared, SEARCHES.bm25, ks), hybrid: evaluate(prepared, SEARCHES.hybrid, ks) };
+    return {
+      conversations: prepared.length,
+      bm25: evaluate(prepared, SEARCHES.bm25, ks),
+      hybrid: evaluate(prepared, SEARCHES.hybrid, ks),
+      relevant: { withoutBar: relevantPrecision(prepared, 0), withBar: relevantPrecision(prepared) },
+    };
   } finally {
     closeAll(prepared);
   }

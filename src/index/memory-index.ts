@@ -114,11 +114,13 @@ export class MemoryIndex {
   }
 
   saveEpisode(e: EpisodeInput): string | null {
-    const id = this.guard('saving an episode', null, () => {
-      const saved = this.writer!.saveEpisode(e);
-      this.searcher!.speakers.noteSpeaker(e.scope, e.speaker);
-      return saved;
-    });
+    const id = this.guard('saving an episode', null, (db) =>
+      db.transaction(() => {
+        const saved = this.writer!.saveEpisode(e);
+        this.searcher!.speakers.noteSpeaker(e.scope, e.speaker);
+        return saved;
+      })(),
+    );
     // Kept for later when the file is locked, so a lock costs no memories (bounded).
     if (id === null && this.db && this.failing && this.pending.length < MAX_PENDING) this.pending.push(e);
     return id;

@@ -36,6 +36,11 @@ export function tokenize(text: string): string[] {
   return (text.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? []).map((w) => w.replace(/['’]s$/u, ''));
 }
 
+/** The words of a text that say what it is about (no function words, no asking words). */
+export function contentWords(text: string): string[] {
+  return tokenize(text).filter((w) => w.length >= 2 && !STOP.has(w));
+}
+
 export function analyze(query: string): AnalyzedQuery {
   const words = tokenize(query);
   const terms: string[] = [];

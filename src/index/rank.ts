@@ -10,6 +10,8 @@ export interface Candidate {
   row: MemoryRow;
   /** BM25 of the message over the best BM25 of the query (0..1). */
   text: number;
+  /** BM25 of the message as FTS5 gives it (not normalized). */
+  bm25: number;
   /** 1 when the message was written on a date the question names. */
   date: number;
   /** The text score of a message this one follows within two turns (it may answer it). */
@@ -82,6 +84,8 @@ export const DEFAULT_WEIGHTS: RankWeights = {
 export interface Ranked {
   row: MemoryRow;
   score: number;
+  bm25: number;
+  vector: number;
 }
 
 function isQuestion(text: string): boolean {
@@ -140,7 +144,7 @@ export function rank(cands: Candidate[], speakers: ReadonlySet<string>, w: RankW
     if (c.row.source_role === 'assistant') s *= w.assistant;
     // A fact's confidence scales its score: a superseded fact (0.3) ranks below its replacement.
     s *= 0.5 + 0.5 * Math.max(0, Math.min(1, c.row.confidence ?? 1));
-    return { row: c.row, score: s };
+    return { row: c.row, score: s, bm25: c.bm25, vector: c.vector };
   });
   return out.sort((a, b) => b.score - a.score || b.row.event_time - a.row.event_time);
 }

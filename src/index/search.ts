@@ -39,6 +39,10 @@ export interface SearchResult {
   /** The channel message ids this result stands for (episodes: its own message). */
   sourceMessageIds: string[];
   confidence: number;
+  /** BM25 of the result's own words for the query (about the IDF mass of the words it shares; 0 when only a side list brought it). */
+  match?: number;
+  /** Cosine similarity of the embeddings, when vectors are on. */
+  similarity?: number;
 }
 
 export interface MemoryRow {
@@ -251,13 +255,13 @@ export class HybridSearch {
     return scored.sort((a, b) => b.s - a.s).slice(0, 5).map((x) => x.t);
   }
 
-  /** Up to 200 messages of the scope containing the word, with whom each one replies to. */
+  /** Up to 100 messages of the scope containing the word, each able to say whom it replies to. */
   private wordUses(scope: string, word: string): WordUse[] {
     const match = this.matchQuery(scope, [word]);
     if (!match) return [];
     const rows = this.stmt(
       `SELECT m.content, m.speaker, m.session_id, m.seq FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
-       WHERE ${SCOPED_FTS} MATCH ? AND m.scope = ? AND m.kind = 'episode' LIMIT 200`,
+       WHERE ${SCOPED_FTS} MATCH ? AND m.scope = ? AND m.kind = 'episode' LIMIT 100`,
     ).all(match, scope) as Array<{ content: string; speaker: string | null; session_id: string | null; seq: number | null }>;
     const before = this.stmt(
       `SELECT speaker FROM memories m WHERE m.session_id = ? AND m.seq < ? AND m.seq >= ? AND m.speaker IS NOT ? ORDER BY m.seq DESC LIMIT 1`,
@@ -265,7 +269,8 @@ export class HybridSearch {
     return rows.map((r) => ({
       content: r.content,
       speaker: r.speaker,
-      repliesTo: r.session_id && r.seq !== null ? ((before.get(r.session_id, r.seq, r.seq - 5, r.speaker) as { speaker: string } | undefined)?.speaker ?? null) : null,
+      repliesTo: () =>
+        r.session_id && r.seq !== null ? ((before.get(r.session_id, r.seq, r.seq - 5, r.speaker) as { speaker: string } | undefined)?.speaker ?? null) : null,
     }));
   }
 
@@ -290,7 +295,7 @@ export class HybridSearch {
     const get = (row: Row): Candidate => {
       let c = cands.get(row.id);
       if (!c) {
-        c = { row, text: 0, date: 0, reply: 0, entity: 0, vector: 0, prf: 0 };
+        c = { row, text: 0, bm25: 0, date: 0, reply: 0, entity: 0, vector: 0, prf: 0 };
         cands.set(row.id, c);
       }
       return c;
@@ -299,12 +304,13 @@ export class HybridSearch {
     if (match) {
       const text = this.text(match, opts, TEXT_CANDIDATES);
       best = text[0]?.score ?? 0;
-      for (const t of text) get(t.row).text = t.score / best;
+      for (const t of text) Object.assign(get(t.row), { text: t.score / best, bm25: t.score });
       const dates = datesIn(query, this.years(opts.scope));
       if (dates.length > 0 && w.date !== 0) {
         for (const d of this.onDates(match, dates, opts)) {
           const c = get(d.row);
           c.text = Math.max(c.text, d.score / Math.max(best, d.score));
+          c.bm25 = Math.max(c.bm25, d.score);
           c.date = 1;
         }
       }
@@ -331,7 +337,7 @@ export class HybridSearch {
     if (cands.size === 0) return [];
     return rank([...cands.values()], named.speakers, w)
       .slice(0, limit)
-      .map(({ row, score }) => toResult(row, score));
+      .map(({ row, score, bm25, vector }) => ({ ...toResult(row, score), match: bm25, similarity: vector }));
   }
 }
 

@@ -24,12 +24,11 @@ export interface NamedSpeakers {
   terms: Set<string>;
 }
 
-/** A message containing a word, with what is needed to find whom it replies to. */
+/** A message containing a word; `repliesTo()` finds the speaker of the last earlier turn by someone else. */
 export interface WordUse {
   content: string;
   speaker: string | null;
-  /** The speaker of the last earlier turn by someone else in the same conversation. */
-  repliesTo: string | null;
+  repliesTo: () => string | null;
 }
 
 function nameKeys(name: string): string[] {
@@ -92,13 +91,15 @@ export function addresses(text: string, name: string): boolean {
 export class SpeakerNames {
   private readonly byScope = new Map<string, { at: number; keys: Map<string, Set<string>>; aliases: Map<string, string | null> }>();
   private readonly list: Statement;
+  private readonly add: Statement;
 
   /** `uses(scope, word)`: messages of the scope that contain the word (bounded). */
   constructor(
     db: Db,
     private readonly uses: (scope: string, word: string) => WordUse[],
   ) {
-    this.list = db.prepare("SELECT DISTINCT speaker FROM memories WHERE scope = ? AND kind = 'episode' AND speaker IS NOT NULL");
+    this.list = db.prepare('SELECT speaker FROM scope_speakers WHERE scope = ?');
+    this.add = db.prepare('INSERT OR IGNORE INTO scope_speakers (scope, speaker) VALUES (?, ?)');
   }
 
   private entry(scope: string) {
@@ -119,9 +120,10 @@ export class SpeakerNames {
     }
   }
 
-  /** Called by the writer for each new message, so a cached list stays complete. */
+  /** Records the speaker of a new message (call inside the writing transaction). */
   noteSpeaker(scope: string, speaker: string | undefined): void {
     if (!speaker) return;
+    this.add.run(scope, speaker);
     const hit = this.byScope.get(scope);
     if (hit) this.addTo(hit.keys, speaker);
   }
@@ -136,9 +138,11 @@ export class SpeakerNames {
     const counts = new Map<string, number>();
     let n = 0;
     for (const u of this.uses(scope, word)) {
-      if (!u.repliesTo || u.repliesTo === u.speaker || !addresses(u.content, word)) continue;
+      if (!addresses(u.content, word)) continue;
+      const to = u.repliesTo();
+      if (!to || to === u.speaker) continue;
       n++;
-      counts.set(u.repliesTo, (counts.get(u.repliesTo) ?? 0) + 1);
+      counts.set(to, (counts.get(to) ?? 0) + 1);
     }
     const [top, c] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? [null, 0];
     const found = n >= 2 && c >= (2 * n) / 3 ? top : null;
@@ -153,23 +157,24 @@ export class SpeakerNames {
     const { keys, aliases } = this.entry(scope);
     if (keys.size === 0) return out;
     const lower = query === query.toLowerCase();
-    for (const w of words) {
-      if (!lower && !/^\p{Lu}/u.test(w)) continue;
+    words.forEach((w, i) => {
+      if (!lower && !/^\p{Lu}/u.test(w)) return;
       const key = w.toLowerCase();
-      if (FUNCTION_WORDS.has(key) || key.length < 2) continue;
+      if (FUNCTION_WORDS.has(key) || key.length < 2) return;
       let found = keys.get(key);
       if (!found) {
         const near = [...keys].filter(([k]) => sameName(key, k)).flatMap(([, s]) => [...s]);
         if (near.length > 0) found = new Set(near);
       }
-      if (!found && !lower) {
+      // The first word is capitalized anyway: only a speaker's own name counts there.
+      if (!found && !lower && i > 0 && key.length >= 3) {
         const a = this.alias(scope, w, aliases);
         if (a) found = new Set([a]);
       }
-      if (!found) continue;
+      if (!found) return;
       out.terms.add(key);
       for (const s of found) out.speakers.add(s);
-    }
+    });
     return out;
   }
 }
