@@ -36,8 +36,8 @@ function relevantLine(p: RelevantPrecision): string {
 export function relevantSummary(r: CompareReport, conversations: number): string {
   return [
     `\`# Relevant Memory\` (top ${RELEVANT_LIMIT} per question; small talk = ${SMALL_TALK.length} messages × ${conversations} conversations):`,
-    `- without the bar: ${relevantLine(r.relevant.withoutBar)}`,
-    `- with the bar:    ${relevantLine(r.relevant.withBar)}`,
+    `- without the bar: ${r.relevant ? relevantLine(r.relevant.withoutBar) : 'not measured'}`,
+    `- with the bar:    ${r.relevant ? relevantLine(r.relevant.withBar) : 'not measured'}`,
   ].join('\n');
 }
 

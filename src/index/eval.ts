@@ -209,18 +209,19 @@ export function relevantPrecision(prepared: PreparedConversation[], minMatch?: n
 
 export interface CompareReport extends Record<EvalMode, EvalReport> {
   conversations: number;
-  relevant: { withoutBar: RelevantPrecision; withBar: RelevantPrecision };
+  /** Absent when not asked for (`relevant: false`). */
+  relevant?: { withoutBar: RelevantPrecision; withBar: RelevantPrecision };
 }
 
 /** Baseline and default search over the same ingested conversations (one ingest, one run). */
-export function runCompare(data: EvalDataset, ks: number[], split: EvalSplit = 'all'): CompareReport {
+export function runCompare(data: EvalDataset, ks: number[], split: EvalSplit = 'all', opts: { relevant?: boolean } = {}): CompareReport {
   const prepared = prepare(data, split);
   try {
     return {
       conversations: prepared.length,
       bm25: evaluate(prepared, SEARCHES.bm25, ks),
       hybrid: evaluate(prepared, SEARCHES.hybrid, ks),
-      relevant: { withoutBar: relevantPrecision(prepared, 0), withBar: relevantPrecision(prepared) },
+      ...(opts.relevant === false ? {} : { relevant: { withoutBar: relevantPrecision(prepared, 0), withBar: relevantPrecision(prepared) } }),
     };
   } finally {
     closeAll(prepared);

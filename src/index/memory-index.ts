@@ -10,6 +10,8 @@ import { HybridSearch, ROW_COLUMNS, toResult, type MemoryRow, type SearchOptions
 import { errorMessage } from '../errors.js';
 
 const MAX_PENDING = 5_000;
+/** Guarded calls that only read. */
+const READS = new Set(['search', 'reading a fact', 'stats', 'entity info', 'reading the reflection', 'metadata']);
 
 export interface IndexStats {
   byKind: Record<string, number>;
@@ -71,6 +73,8 @@ export class MemoryIndex {
   private pausedUntil = 0;
   private readonly pending: EpisodeInput[] = [];
   private failing = false;
+  /** The last failure was another process holding the lock. */
+  private locked = false;
 
   /**
    * Runs `fn` on an enabled index. A failure is logged once per outage (not once per message),
@@ -82,7 +86,10 @@ export class MemoryIndex {
     if (Date.now() < this.pausedUntil) return fallback;
     try {
       const out = fn(this.db);
-      if (this.failing) {
+      // A read works while another process holds the write lock (WAL): only a write that
+      // works says the lock is gone, else each read would announce a recovery that is not.
+      if (this.failing && !(this.locked && READS.has(what))) {
+        this.locked = false;
         this.failing = false;
         this.log.info('memory.db works again');
         this.replayPending();
@@ -91,7 +98,10 @@ export class MemoryIndex {
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';
       const busy = code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
-      if (busy) this.pausedUntil = Date.now() + this.pauseMs;
+      if (busy) {
+        this.pausedUntil = Date.now() + this.pauseMs;
+        this.locked = true;
+      }
       if (!this.failing) {
         this.failing = true;
         this.log.warn(
@@ -114,13 +124,7 @@ export class MemoryIndex {
   }
 
   saveEpisode(e: EpisodeInput): string | null {
-    const id = this.guard('saving an episode', null, (db) =>
-      db.transaction(() => {
-        const saved = this.writer!.saveEpisode(e);
-        this.searcher!.speakers.noteSpeaker(e.scope, e.speaker);
-        return saved;
-      })(),
-    );
+    const id = this.guard('saving an episode', null, () => this.writer!.saveEpisode(e, () => this.searcher!.speakers.noteSpeaker(e.scope, e.speaker)));
     // Kept for later when the file is locked, so a lock costs no memories (bounded).
     if (id === null && this.db && this.failing && this.pending.length < MAX_PENDING) this.pending.push(e);
     return id;
@@ -155,6 +159,14 @@ export class MemoryIndex {
       }
       return results;
     });
+  }
+
+  /**
+   * About how many memories the file holds (the largest rowid: no scan). BM25's IDF counts
+   * every memory of the file, so the relevance bar of # Relevant Memory is scaled by it.
+   */
+  memoryCount(): number {
+    return this.guard('search', 0, (db) => (db.prepare('SELECT MAX(rowid) AS n FROM memories').get() as { n: number | null }).n ?? 0);
   }
 
   /** The plain-BM25 baseline (for the retrieval eval). */
@@ -262,7 +274,7 @@ export class MemoryIndex {
   }
 
   setMeta(key: string, value: string): void {
-    this.guard('metadata', undefined, (db) => setMeta(db, key, value));
+    this.guard('writing metadata', undefined, (db) => setMeta(db, key, value));
   }
 
   newId(prefix: string): string {

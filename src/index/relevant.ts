@@ -13,10 +13,19 @@ import { contentWords } from './query.js';
 
 export const RELEVANT_LIMIT = 5;
 /**
- * Minimum BM25 of a hit's own words for the message: the bar with the best mean F1 of
- * evidence among injected lines on the tune halves (docs/BENCHMARKS.md).
+ * Minimum BM25 of a hit's own words for the message, in units of the IDF of a word said once
+ * in the whole file (so the bar means the same in a new chat and at a million memories): the
+ * bar with the best mean F1 of evidence among injected lines on the tune halves
+ * (docs/BENCHMARKS.md).
  */
-export const RELEVANT_MIN_MATCH = 7;
+export const RELEVANT_MIN_MATCH = 1.2;
+/** Below this many memories IDF says little (a word in two of four messages scores 0): no bar, only the small-talk check. */
+export const RELEVANT_MIN_MEMORIES = 100;
+
+/** FTS5's IDF of a word found in one of `n` documents. */
+export function rareWordIdf(n: number): number {
+  return Math.log(Math.max(n - 0.5, 1.5) / 1.5);
+}
 
 /**
  * Words of greeting, thanks, agreement and the time of day: a message made only of these is
@@ -36,12 +45,16 @@ export function isSmallTalk(message: string): boolean {
 /** With embeddings on, a hit this similar passes whatever its words. */
 export const RELEVANT_MIN_SIMILARITY = 0.6;
 
-export function passesBar(r: SearchResult, minMatch = RELEVANT_MIN_MATCH): boolean {
-  return (r.match ?? 0) >= minMatch || (r.similarity ?? 0) >= RELEVANT_MIN_SIMILARITY;
+export function passesBar(r: SearchResult, bar: number): boolean {
+  return (r.match ?? 0) >= bar || (r.similarity ?? 0) >= RELEVANT_MIN_SIMILARITY;
 }
 
 /** The hits `# Relevant Memory` shows for a message, best first (at most RELEVANT_LIMIT). */
 export function relevantHits(index: MemoryIndex, message: string, opts: Omit<SearchOptions, 'limit'>, minMatch = RELEVANT_MIN_MATCH): SearchResult[] {
   if (minMatch > 0 && isSmallTalk(message)) return [];
-  return index.search(message, { ...opts, limit: RELEVANT_LIMIT }).filter((r) => passesBar(r, minMatch));
+  const results = index.search(message, { ...opts, limit: RELEVANT_LIMIT });
+  const n = minMatch > 0 ? index.memoryCount() : 0;
+  if (n < RELEVANT_MIN_MEMORIES) return results;
+  const bar = minMatch * rareWordIdf(n);
+  return results.filter((r) => passesBar(r, bar));
 }

@@ -78,14 +78,20 @@ export function sameName(word: string, key: string): boolean {
 
 const GREETING = String.raw`(?:hi|hey|hello|heya|hiya|yo|thanks|thank you|thx|dear|bye|goodbye|good (?:morning|night|evening|afternoon|luck)|morning|night|congrats|congratulations|welcome|sorry|oh|wow|yes|yeah|no|ok|okay|sure|haha|lol)`;
 
-/** True when the text addresses `name` directly: "Hey Kate", "Thanks, Kate!", "…, Kate." */
-export function addresses(text: string, name: string): boolean {
+/** A test for text that addresses `name` directly: "Hey Kate", "Thanks, Kate!", "…, Kate." */
+export function addressing(name: string): (text: string) => boolean {
   const n = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return (
-    new RegExp(`(?:^|[.!?]\\s+)${GREETING}[,!]?\\s+${n}\\b`, 'iu').test(text) ||
-    new RegExp(`,\\s*${n}\\s*(?:[.!?]|$)`, 'u').test(text) ||
-    new RegExp(`^${n}\\s*[,!]`, 'u').test(text)
-  );
+  const forms = [
+    new RegExp(`(?:^|[.!?]\\s+)${GREETING}[,!]?\\s+${n}\\b`, 'iu'),
+    new RegExp(`,\\s*${n}\\s*(?:[.!?]|$)`, 'u'),
+    new RegExp(`^${n}\\s*[,!]`, 'u'),
+  ];
+  const lower = name.toLowerCase();
+  return (text) => text.toLowerCase().includes(lower) && forms.some((re) => re.test(text));
+}
+
+export function addresses(text: string, name: string): boolean {
+  return addressing(name)(text);
 }
 
 export class SpeakerNames {
@@ -137,8 +143,9 @@ export class SpeakerNames {
     if (cached !== undefined) return cached;
     const counts = new Map<string, number>();
     let n = 0;
+    const addressed = addressing(word);
     for (const u of this.uses(scope, word)) {
-      if (!addresses(u.content, word)) continue;
+      if (!addressed(u.content)) continue;
       const to = u.repliesTo();
       if (!to || to === u.speaker) continue;
       n++;
