@@ -1,6 +1,7 @@
 /**
  * The `# Relevant Memory` prompt section (ContextBuilding 20): the top hybrid-search results for
- * the incoming message among facts and episodes from *other* conversations of the same scope,
+ * the incoming message among facts and episodes from *other* conversations of the same scope
+ * that pass the relevance bar of index/relevant.ts (small talk injects nothing),
  * plus the latest weekly reflection — inside what is left of the memory budget after `# Memory`.
  */
 import type { PromptSection, Turn } from '../pipeline/turn.js';
@@ -11,8 +12,7 @@ import type { TokenCounter } from '../llm/tokens.js';
 import type { Embedder } from '../index/embeddings.js';
 import { cutChars } from '../memory/notes.js';
 import { collapseLineBreaks } from '../util/text.js';
-
-export const RELEVANT_LIMIT = 5;
+import { relevantHits } from '../index/relevant.js';
 
 export interface RelevantMemoryDeps {
   index: MemoryIndex;
@@ -31,11 +31,10 @@ export function createRelevantMemorySection(deps: RelevantMemoryDeps): (turn: Tu
     const budget = Math.floor((deps.contextLimit() * rc.memory.budgetPercent) / 100) - (turn.memory?.tokens ?? 0);
     if (budget <= 50) return null;
     const vector = await deps.embedder?.embedQuery(turn.userMessage.content);
-    const results = deps.index.search(turn.userMessage.content, {
+    const results = relevantHits(deps.index, turn.userMessage.content, {
       scope,
       kinds: ['fact', 'episode'],
       excludeSessionId: turn.session.metadata.conversationId,
-      limit: RELEVANT_LIMIT,
       vector,
     });
     const reflection = deps.index.latestReflection(scope);

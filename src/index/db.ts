@@ -233,6 +233,17 @@ export const MIGRATIONS: Array<string | ((db: Db) => void)> = [
         WHERE entity_ids IS NOT NULL AND entity_ids != '[]';
     `);
   },
+  // v5: who speaks in each chat, so search can tell which of them a question names without
+  // reading the chat's messages (src/index/speakers.ts). Filled for the messages already there.
+  `
+  CREATE TABLE IF NOT EXISTS scope_speakers (
+    scope   TEXT NOT NULL,
+    speaker TEXT NOT NULL,
+    PRIMARY KEY (scope, speaker)
+  ) WITHOUT ROWID;
+  INSERT OR IGNORE INTO scope_speakers (scope, speaker)
+    SELECT DISTINCT scope, speaker FROM memories WHERE kind = 'episode' AND speaker IS NOT NULL;
+  `,
 ];
 
 /** The schema version this program writes: one per migration. */

@@ -94,6 +94,10 @@ export function eraseScope(db: Db, scope: string): { memories: number } {
     dropOrphanEntities(db);
     db.prepare('DELETE FROM sessions_consolidations WHERE scope = ?').run(scope);
     db.prepare('DELETE FROM fts_scopes WHERE scope = ?').run(scope);
+    // Entities, their aliases and the chat's speakers are per scope (schema v4, v5).
+    db.prepare('DELETE FROM entity_aliases WHERE scope = ?').run(scope);
+    db.prepare('DELETE FROM entities WHERE scope = ?').run(scope);
+    db.prepare('DELETE FROM scope_speakers WHERE scope = ?').run(scope);
   })();
   return { memories };
 }

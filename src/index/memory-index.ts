@@ -10,6 +10,7 @@ import { HybridSearch, ROW_COLUMNS, toResult, type MemoryRow, type SearchOptions
 import { errorMessage } from '../errors.js';
 
 const MAX_PENDING = 5_000;
+/** Guarded calls that only read. */
 
 export interface IndexStats {
   byKind: Record<string, number>;
@@ -117,7 +118,7 @@ export class MemoryIndex {
   }
 
   saveEpisode(e: EpisodeInput): string | null {
-    const id = this.guard('saving an episode', null, () => this.writer!.saveEpisode(e));
+    const id = this.guard('saving an episode', null, () => this.writer!.saveEpisode(e, () => this.searcher!.speakers.noteSpeaker(e.scope, e.speaker)));
     // Kept for later when the file is locked, so a lock costs no memories (bounded).
     if (id === null && this.db && this.failing && this.pending.length < MAX_PENDING) this.pending.push(e);
     return id;
@@ -152,6 +153,14 @@ export class MemoryIndex {
       }
       return results;
     });
+  }
+
+  /**
+   * About how many memories the file holds (the largest rowid: no scan). BM25's IDF counts
+   * every memory of the file, so the relevance bar of # Relevant Memory is scaled by it.
+   */
+  memoryCount(): number {
+    return this.guard('search', 0, (db) => (db.prepare('SELECT MAX(rowid) AS n FROM memories').get() as { n: number | null }).n ?? 0);
   }
 
   /** The plain-BM25 baseline (for the retrieval eval). */
@@ -259,7 +268,7 @@ export class MemoryIndex {
   }
 
   setMeta(key: string, value: string): void {
-    this.guard('metadata', undefined, (db) => setMeta(db, key, value));
+    this.guard('writing metadata', undefined, (db) => setMeta(db, key, value));
   }
 
   newId(prefix: string): string {

@@ -4,8 +4,11 @@
  * with no usable words gives no query at all (and an empty result, not an error).
  */
 
-/** General English function words and question words: they say what is asked, not about what. */
-const STOP = new Set(
+/**
+ * Common English function words (articles, pronouns, auxiliaries, prepositions, conjunctions,
+ * question words): what the baseline of the retrieval eval removes from a question.
+ */
+export const FUNCTION_WORDS: ReadonlySet<string> = new Set(
   `a about above after again against all am an and any are aren't as at be because been before being below between both but by
   can can't cannot could couldn't did didn't do does doesn't doing don't down during each few for from further had hadn't has
   hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if
@@ -13,10 +16,14 @@ const STOP = new Set(
   ours ourselves out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the their
   theirs them themselves then there there's these they they'd they'll they're they've this those through to too under until
   up very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom
-  why why's with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
-  tell know remember recall mention mentioned said say says ever anything something
-  please also just really`.split(/\s+/),
+  why why's with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves`.split(/\s+/),
 );
+
+/** Function words plus the words of asking about memory: they say what is asked, not about what. */
+const STOP = new Set([
+  ...FUNCTION_WORDS,
+  ...`tell know remember recall mention mentioned said say says ever anything something please also just really`.split(/\s+/),
+]);
 
 export interface AnalyzedQuery {
   /** Lowercased content words, in order, without duplicates. */
@@ -27,6 +34,11 @@ export interface AnalyzedQuery {
 
 export function tokenize(text: string): string[] {
   return (text.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? []).map((w) => w.replace(/['’]s$/u, ''));
+}
+
+/** The words of a text that say what it is about (no function words, no asking words). */
+export function contentWords(text: string): string[] {
+  return tokenize(text).filter((w) => w.length >= 2 && !STOP.has(w));
 }
 
 export function analyze(query: string): AnalyzedQuery {

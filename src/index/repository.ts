@@ -180,9 +180,11 @@ export class IndexWriter {
     this.linkEntities(row.id, content, row.scope);
   }
 
-  saveEpisode(e: EpisodeInput): string {
+  /** `alongside` runs inside the same transaction (the search's record of speakers). */
+  saveEpisode(e: EpisodeInput, alongside?: () => void): string {
     const id = newId('ep');
     this.db.transaction(() => {
+      alongside?.();
       this.st.ensureSession!.run(e.sessionId, sec(e.eventTime), e.scope);
       this.insert({
         id,

@@ -1,22 +1,19 @@
 /**
- * Hybrid search over the index (seed 003 "Search"), always inside one scope:
- *   - full text: FTS5 BM25 over the stemmed words of this scope only (fts.ts), query words OR-ed;
- *   - entities: memories linked to an entity named in the query (alias lookup of the query's
- *     word n-grams, so "dana" finds "Dana");
- *   - recency among the full-text hits, so the latest of several statements ranks up
- *     (a preference that changed);
- *   - neighbours: the next messages of the same session after a strong hit, for facts a user
- *     states over two messages;
- *   - vectors (sqlite-vec KNN) when embeddings are on.
- * Lists are merged by reciprocal rank fusion, score = Σ 1 / (60 + rank).
+ * Hybrid search over the index (seed 003 "Search"), always inside one scope. Candidates come
+ * from stemmed BM25 over this scope's words (fts.ts), messages written on a date the question
+ * names, the replies to the best text hits, entity links and vectors (when embeddings are on);
+ * each candidate is then scored by rank.ts from what is known about it — how well its words
+ * match, whether its speaker is the person the question names, whether it was said on that
+ * date, whether it answers a message that matches, whether the turns around it match too.
  */
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
 import { SCOPED_FTS, ScopeCodes, scopePrefix, scopedTerm } from './fts.js';
 import type { MemoryKind } from './repository.js';
-import { analyze, ftsOrQuery, ngrams } from './query.js';
-
-export const RRF_K = 60;
+import { FUNCTION_WORDS, analyze, ngrams, tokenize } from './query.js';
+import { datesIn, type DateRange } from './dates.js';
+import { DEFAULT_WEIGHTS, rank, type Candidate, type RankWeights } from './rank.js';
+import { SpeakerNames, type WordUse } from './speakers.js';
 
 export interface SearchOptions {
   scope: string;
@@ -25,6 +22,8 @@ export interface SearchOptions {
   limit?: number;
   /** Query embedding, when vector search is on. */
   vector?: Float32Array | undefined;
+  /** Ranking weights (the eval's tuning tries others; everything else uses the defaults). */
+  weights?: RankWeights;
 }
 
 export interface SearchResult {
@@ -40,6 +39,10 @@ export interface SearchResult {
   /** The channel message ids this result stands for (episodes: its own message). */
   sourceMessageIds: string[];
   confidence: number;
+  /** BM25 of the result's own words for the query (about the IDF mass of the words it shares; 0 when only a side list brought it). */
+  match?: number;
+  /** Cosine similarity of the embeddings, when vectors are on. */
+  similarity?: number;
 }
 
 export interface MemoryRow {
@@ -56,21 +59,29 @@ export interface MemoryRow {
   seq: number | null;
 }
 
-const CANDIDATES = 60;
+/** Text matches read per query: enough for the replies and neighbours of the best ones. */
+const TEXT_CANDIDATES = 100;
+/** Side lists (entities, vectors) read per query. */
+const SIDE_CANDIDATES = 60;
 export const ROW_COLUMNS = 'm.id, m.kind, m.content, m.event_time, m.speaker, m.source_role, m.session_id, m.source_message_id, m.source_ids, m.confidence, m.seq';
-const NEIGHBOUR_SEEDS = 5;
 /** Entities linked to more memories than this in one chat are too common to rank by. */
 const MAX_ENTITY_LINKS = 200;
+/** Messages on a named date considered (a busy day in a group chat has more). */
+const MAX_DATE_ROWS = 500;
+
+type Row = MemoryRow & { rid: number };
 
 export class HybridSearch {
   private readonly cache = new Map<string, Statement>();
   private readonly codes: ScopeCodes;
+  readonly speakers: SpeakerNames;
 
   constructor(
     private readonly db: Db,
     private readonly vectorTable: () => boolean,
   ) {
     this.codes = new ScopeCodes(db);
+    this.speakers = new SpeakerNames(db, (scope, word) => this.wordUses(scope, word));
   }
 
   private stmt(sql: string): Statement {
@@ -93,53 +104,94 @@ export class HybridSearch {
     return { sql, params };
   }
 
-  /** Plain BM25 over single messages (unicode61, no stemming): the baseline the eval compares with. */
+  private matchQuery(scope: string, terms: string[]): string | null {
+    const code = this.codes.lookup(scope);
+    if (code === undefined) return null;
+    const prefix = scopePrefix(code);
+    const phrases = terms.map((t) => scopedTerm(prefix, t.replace(/[\u0000-\u001f]/g, ''))).filter((p): p is string => p !== null);
+    return phrases.length > 0 ? [...new Set(phrases)].join(' OR ') : null;
+  }
+
+  /**
+   * The eval's baseline (shared/datasets/README.md), nothing else: porter-stemmed FTS5 over
+   * single messages, the question's words minus function words OR-ed, `ORDER BY bm25`. The
+   * scoped table is that index (the prefix only keeps chats apart; df counts this chat's
+   * messages).
+   */
   bm25Only(query: string, opts: SearchOptions): MemoryRow[] {
-    const match = ftsOrQuery(analyze(query).words.filter((w) => w.length >= 2));
+    const match = this.matchQuery(opts.scope, [...new Set(tokenize(query).filter((w) => !FUNCTION_WORDS.has(w)))]);
     if (!match) return [];
-    const f = this.filter(opts);
+    const f = this.filter({ ...opts, kinds: ['episode'] });
     return this.stmt(
       `SELECT ${ROW_COLUMNS}
-       FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-       WHERE memories_fts MATCH ?${f.sql} ORDER BY bm25(memories_fts) LIMIT ?`,
+       FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
+       WHERE ${SCOPED_FTS} MATCH ?${f.sql} ORDER BY bm25(${SCOPED_FTS}) LIMIT ?`,
     ).all(match, ...f.params, opts.limit ?? 10) as MemoryRow[];
   }
 
   /**
    * Stemmed BM25 over this scope's own words (fts.ts): only the chat's posting lists are read.
-   * The scope filter on `memories` stays as the guarantee, not the means.
+   * Returns rows with their BM25 score (higher is better). The scope filter on `memories`
+   * stays as the guarantee, not the means.
    */
-  private scopedText(terms: string[], opts: SearchOptions, limit: number): MemoryRow[] {
-    const code = this.codes.lookup(opts.scope);
-    if (code === undefined) return [];
-    const prefix = scopePrefix(code);
-    const phrases = terms.map((t) => scopedTerm(prefix, t.replace(/[\u0000-\u001f]/g, ''))).filter((p): p is string => p !== null);
-    if (phrases.length === 0) return [];
-    const match = phrases.join(' OR ');
+  private text(match: string, opts: SearchOptions, limit: number): Array<{ row: Row; score: number }> {
     // FTS5 ranks the chat's matches on its own (its top-N path), and only the best few rows
     // are then read from `memories`: joining first would read every matching row of a
     // 1M-memory file (hundreds per query) just to drop most of them.
-    const top = this.stmt(`SELECT rowid FROM ${SCOPED_FTS} WHERE ${SCOPED_FTS} MATCH ? ORDER BY rank LIMIT ?`)
-      .all(match, limit * 3)
-      .map((r) => (r as { rowid: number }).rowid);
+    const top = this.stmt(`SELECT rowid, rank FROM ${SCOPED_FTS} WHERE ${SCOPED_FTS} MATCH ? ORDER BY rank LIMIT ?`).all(match, limit * 2) as Array<{
+      rowid: number;
+      rank: number;
+    }>;
     if (top.length === 0) return [];
     const f = this.filter(opts);
-    const rows = this.stmt(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.rowid IN (${top.map(() => '?').join(',')})${f.sql}`)
-      .all(...top, ...f.params) as Array<MemoryRow & { rid: number }>;
-    if (rows.length >= limit || top.length < limit * 3) {
-      const order = new Map(top.map((id, i) => [id, i]));
-      return rows.sort((a, b) => order.get(a.rid)! - order.get(b.rid)!).slice(0, limit).map(({ rid: _, ...row }) => row);
+    const rows = this.stmt(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.rowid IN (${top.map(() => '?').join(',')})${f.sql}`).all(
+      ...top.map((t) => t.rowid),
+      ...f.params,
+    ) as Row[];
+    if (rows.length >= limit || top.length < limit * 2) {
+      const byRid = new Map(rows.map((r) => [r.rid, r]));
+      return top.flatMap((t) => (byRid.has(t.rowid) ? [{ row: byRid.get(t.rowid)!, score: -t.rank }] : [])).slice(0, limit);
     }
     // The filters (kind, superseded, this conversation) dropped most of the best matches:
     // rank again with the filters applied to every match — slower, always complete.
-    return this.stmt(
-      `SELECT ${ROW_COLUMNS}
-       FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
-       WHERE ${SCOPED_FTS} MATCH ?${f.sql} ORDER BY bm25(${SCOPED_FTS}) LIMIT ?`,
-    ).all(match, ...f.params, limit) as MemoryRow[];
+    return (
+      this.stmt(
+        `SELECT m.rowid AS rid, ${ROW_COLUMNS}, bm25(${SCOPED_FTS}) AS rank
+         FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
+         WHERE ${SCOPED_FTS} MATCH ?${f.sql} ORDER BY bm25(${SCOPED_FTS}) LIMIT ?`,
+      ).all(match, ...f.params, limit) as Array<Row & { rank: number }>
+    ).map(({ rank: r, ...row }) => ({ row, score: -r }));
   }
 
-  private entityHits(words: string[], opts: SearchOptions): MemoryRow[] {
+  /** Messages written inside the named dates that share a word with the question, with their BM25 score. */
+  private onDates(match: string, dates: DateRange[], opts: SearchOptions): Array<{ row: Row; score: number }> {
+    const f = this.filter(opts);
+    const inRange = this.stmt(
+      `SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.scope = ? AND m.event_time >= ? AND m.event_time < ?${f.sql} LIMIT ?`,
+    );
+    const rows = new Map<number, Row>();
+    for (const d of dates) for (const r of inRange.all(opts.scope, d.from, d.to, ...f.params, MAX_DATE_ROWS) as Row[]) rows.set(r.rid, r);
+    if (rows.size === 0) return [];
+    const ids = [...rows.keys()].slice(0, MAX_DATE_ROWS);
+    const scored = this.db
+      .prepare(`SELECT rowid, rank FROM ${SCOPED_FTS} WHERE ${SCOPED_FTS} MATCH ? AND rowid IN (${ids.map(() => '?').join(',')})`)
+      .all(match, ...ids) as Array<{ rowid: number; rank: number }>;
+    return scored.map((s) => ({ row: rows.get(s.rowid)!, score: -s.rank }));
+  }
+
+  /** The next two turns after each seed in its conversation: the answers to what matched. */
+  private following(seeds: Row[], opts: SearchOptions): Array<{ row: Row; after: Row }> {
+    const out: Array<{ row: Row; after: Row }> = [];
+    const f = this.filter(opts);
+    const st = this.stmt(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.session_id = ? AND m.seq > ? AND m.seq <= ?${f.sql} ORDER BY m.seq`);
+    for (const s of seeds) {
+      if (s.kind !== 'episode' || s.seq === null || !s.session_id) continue;
+      for (const r of st.all(s.session_id, s.seq, s.seq + 2, ...f.params) as Row[]) out.push({ row: r, after: s });
+    }
+    return out;
+  }
+
+  private entityHits(words: string[], opts: SearchOptions): Array<{ row: Row; links: number }> {
     // Bounded: a pasted document must not turn into thousands of SQL parameters.
     const grams = ngrams(words.slice(0, 40)).filter((g) => g.length >= 2).slice(0, 300);
     if (grams.length === 0) return [];
@@ -155,92 +207,138 @@ export class HybridSearch {
     // Memories naming more of the query's entities first, then the newest. CROSS JOIN keeps
     // the links (at most MAX_ENTITY_LINKS per entity) as the outer loop: left to itself, the
     // planner walked every memory in id order to serve the GROUP BY (47 ms at 1M memories).
-    return this.stmt(
-      `SELECT ${ROW_COLUMNS}
-       FROM memory_entities me CROSS JOIN memories m ON m.id = me.memory_id
-       WHERE me.scope = ? AND me.entity_id IN (${ids.map(() => '?').join(',')})${f.sql}
-       GROUP BY me.memory_id ORDER BY COUNT(*) DESC, m.event_time DESC LIMIT ?`,
-    ).all(opts.scope, ...ids, ...f.params, CANDIDATES) as MemoryRow[];
+    return (
+      this.stmt(
+        `SELECT m.rowid AS rid, ${ROW_COLUMNS}, COUNT(*) AS links
+         FROM memory_entities me CROSS JOIN memories m ON m.id = me.memory_id
+         WHERE me.scope = ? AND me.entity_id IN (${ids.map(() => '?').join(',')})${f.sql}
+         GROUP BY me.memory_id ORDER BY COUNT(*) DESC, m.event_time DESC LIMIT ?`,
+      ).all(opts.scope, ...ids, ...f.params, SIDE_CANDIDATES) as Array<Row & { links: number }>
+    ).map(({ links, ...row }) => ({ row, links: links / ids.length }));
   }
 
-  private neighbours(seeds: MemoryRow[], opts: SearchOptions): MemoryRow[] {
-    const out: MemoryRow[] = [];
-    const f = this.filter(opts);
-    const st = this.stmt(
-      `SELECT ${ROW_COLUMNS}
-       FROM memories m WHERE m.session_id = ? AND m.seq > ? AND m.seq <= ? AND m.source_role = 'user'${f.sql} ORDER BY m.seq LIMIT 2`,
-    );
-    for (const s of seeds) {
-      if (s.kind !== 'episode' || s.seq === null || !s.session_id) continue;
-      out.push(...(st.all(s.session_id, s.seq, s.seq + 4, ...f.params) as MemoryRow[]));
-    }
-    return out;
-  }
-
-  private vectorHits(vector: Float32Array, opts: SearchOptions): MemoryRow[] {
+  private vectorHits(vector: Float32Array, opts: SearchOptions): Array<{ row: Row; similarity: number }> {
     if (!this.vectorTable()) return [];
     const knn = this.stmt('SELECT memory_id, distance FROM vec_memories WHERE embedding MATCH ? AND k = ?').all(
       Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
-      CANDIDATES * 3,
-    ) as Array<{ memory_id: string }>;
+      SIDE_CANDIDATES * 3,
+    ) as Array<{ memory_id: string; distance: number }>;
     if (knn.length === 0) return [];
     const f = this.filter(opts);
+    const rows = this.stmt(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.id IN (${knn.map(() => '?').join(',')})${f.sql}`).all(
+      ...knn.map((k) => k.memory_id),
+      ...f.params,
+    ) as Row[];
+    const dist = new Map(knn.map((k) => [k.memory_id, k.distance]));
+    return rows
+      .map((row) => ({ row, similarity: Math.max(0, 1 - dist.get(row.id)!) }))
+      .sort((a, b) => b.similarity - a.similarity)
+      .slice(0, SIDE_CANDIDATES);
+  }
+
+  /**
+   * Pseudo-relevance feedback: words the best text hits share (in at least two of them), not
+   * in the query, weighted by how rare they are in this chat.
+   */
+  private feedbackTerms(top: Candidate[], query: Set<string>, scope: string): string[] {
+    if (top.length < 2) return [];
+    const docs = new Map<string, number>();
+    for (const c of top) for (const t of new Set(analyze(c.row.content).terms)) if (!query.has(t) && !/^\d+$/.test(t)) docs.set(t, (docs.get(t) ?? 0) + 1);
+    const shared = [...docs].filter(([, n]) => n >= 2).sort((a, b) => b[1] - a[1]).slice(0, 20);
+    const count = this.stmt(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${SCOPED_FTS} WHERE ${SCOPED_FTS} MATCH ? LIMIT 2000)`);
+    const scored = shared.flatMap(([t, n]) => {
+      const m = this.matchQuery(scope, [t]);
+      if (!m) return [];
+      const df = (count.get(m) as { n: number }).n;
+      return [{ t, s: n * Math.log(1 + 2000 / (1 + df)) }];
+    });
+    return scored.sort((a, b) => b.s - a.s).slice(0, 5).map((x) => x.t);
+  }
+
+  /** Up to 100 messages of the scope containing the word, each able to say whom it replies to. */
+  private wordUses(scope: string, word: string): WordUse[] {
+    const match = this.matchQuery(scope, [word]);
+    if (!match) return [];
     const rows = this.stmt(
-      `SELECT ${ROW_COLUMNS}
-       FROM memories m WHERE m.id IN (${knn.map(() => '?').join(',')})${f.sql}`,
-    ).all(...knn.map((k) => k.memory_id), ...f.params) as MemoryRow[];
-    const order = new Map(knn.map((k, i) => [k.memory_id, i]));
-    return rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!).slice(0, CANDIDATES);
+      `SELECT m.content, m.speaker, m.session_id, m.seq FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
+       WHERE ${SCOPED_FTS} MATCH ? AND m.scope = ? AND m.kind = 'episode' LIMIT 100`,
+    ).all(match, scope) as Array<{ content: string; speaker: string | null; session_id: string | null; seq: number | null }>;
+    const before = this.stmt(
+      `SELECT speaker FROM memories m WHERE m.session_id = ? AND m.seq < ? AND m.seq >= ? AND m.speaker IS NOT ? ORDER BY m.seq DESC LIMIT 1`,
+    );
+    return rows.map((r) => ({
+      content: r.content,
+      speaker: r.speaker,
+      repliesTo: () =>
+        r.session_id && r.seq !== null ? ((before.get(r.session_id, r.seq, r.seq - 5, r.speaker) as { speaker: string } | undefined)?.speaker ?? null) : null,
+    }));
+  }
+
+  /** The years this scope's memories span (for dates named without a year). */
+  private years(scope: string): number[] {
+    const r = this.stmt('SELECT MIN(event_time) AS a, MAX(event_time) AS b FROM memories WHERE scope = ?').get(scope) as { a: number | null; b: number | null };
+    if (r.a === null || r.b === null) return [];
+    const [a, b] = [new Date(r.a * 1000).getFullYear(), new Date(r.b * 1000).getFullYear()];
+    return Array.from({ length: Math.min(b - a + 1, 5) }, (_, i) => b - Math.min(b - a, 4) + i);
   }
 
   search(query: string, opts: SearchOptions): SearchResult[] {
     const limit = opts.limit ?? 10;
+    const w = opts.weights ?? DEFAULT_WEIGHTS;
     const q = analyze(query);
-    if (!ftsOrQuery(q.terms)) return opts.vector ? fuse([{ rows: this.vectorHits(opts.vector, opts), weight: 1 }], limit) : [];
-    const text = this.scopedText(q.terms, opts, CANDIDATES);
-    const userText = text.filter((r) => r.source_role !== 'assistant');
-    const lists: Weighted[] = [
-      { rows: text, weight: 1 },
-      { rows: this.entityHits(q.words, opts), weight: 0.6 },
-      // Among the user's matching statements, the newest counts as much as the best match: a
-      // preference said again later replaces the earlier one.
-      { rows: [...userText.slice(0, 20)].sort((a, b) => b.event_time - a.event_time), weight: 1 },
-      { rows: this.neighbours(userText.slice(0, NEIGHBOUR_SEEDS), opts), weight: 0.3 },
-    ];
-    if (opts.vector) lists.push({ rows: this.vectorHits(opts.vector, opts), weight: 1 });
-    return fuse(lists, limit);
+    // A name in the question that is one of this chat's speakers says whose messages are
+    // wanted; as a word it mostly matches the other person greeting them ("thanks, Ann!").
+    const named = this.speakers.named(opts.scope, query);
+    const terms = w.speakerTermDropped && named.terms.size > 0 && q.terms.some((t) => !named.terms.has(t)) ? q.terms.filter((t) => !named.terms.has(t)) : q.terms;
+    const match = this.matchQuery(opts.scope, terms);
+    const cands = new Map<string, Candidate>();
+    const get = (row: Row): Candidate => {
+      let c = cands.get(row.id);
+      if (!c) {
+        c = { row, text: 0, bm25: 0, date: 0, reply: 0, entity: 0, vector: 0, prf: 0 };
+        cands.set(row.id, c);
+      }
+      return c;
+    };
+    let best = 0;
+    if (match) {
+      const text = this.text(match, opts, TEXT_CANDIDATES);
+      best = text[0]?.score ?? 0;
+      for (const t of text) Object.assign(get(t.row), { text: t.score / best, bm25: t.score });
+      const dates = datesIn(query, this.years(opts.scope));
+      if (dates.length > 0 && w.date !== 0) {
+        for (const d of this.onDates(match, dates, opts)) {
+          const c = get(d.row);
+          c.text = Math.max(c.text, d.score / Math.max(best, d.score));
+          c.bm25 = Math.max(c.bm25, d.score);
+          c.date = 1;
+        }
+      }
+      if (w.reply !== 0) {
+        const seeds = text.slice(0, w.replySeeds).map((t) => t.row);
+        for (const { row, after } of this.following(seeds, opts)) {
+          if (row.speaker === after.speaker && w.replyOtherSpeaker) continue;
+          const c = get(row);
+          c.reply = Math.max(c.reply, cands.get(after.id)!.text);
+        }
+      }
+    }
+    if (match && w.prf !== 0 && best > 0) {
+      const expansion = this.feedbackTerms([...cands.values()].filter((c) => c.text > 0).sort((a, b) => b.text - a.text).slice(0, w.prfDocs), new Set(terms), opts.scope);
+      const m2 = expansion.length > 0 ? this.matchQuery(opts.scope, expansion) : null;
+      if (m2) {
+        const hits = this.text(m2, opts, TEXT_CANDIDATES);
+        const top = hits[0]?.score ?? 1;
+        for (const h of hits) get(h.row).prf = h.score / top;
+      }
+    }
+    if (w.entity !== 0) for (const e of this.entityHits(q.words, opts)) get(e.row).entity = e.links;
+    if (opts.vector) for (const v of this.vectorHits(opts.vector, opts)) get(v.row).vector = v.similarity;
+    if (cands.size === 0) return [];
+    return rank([...cands.values()], named.speakers, w)
+      .slice(0, limit)
+      .map(({ row, score, bm25, vector }) => ({ ...toResult(row, score), match: bm25, similarity: vector }));
   }
-}
-
-export interface Weighted {
-  rows: MemoryRow[];
-  weight: number;
-}
-
-/**
- * Weighted reciprocal rank fusion (k = 60): score = Σ weight / (60 + rank). Side lists
- * (entities, recency, neighbours) weigh less than the text match, so a message pulled in only as
- * a neighbour never outranks the hit that brought it. A fact's confidence scales its score: a
- * superseded fact (0.3) ranks below its replacement.
- */
-export function fuse(lists: Weighted[], limit: number): SearchResult[] {
-  const acc = new Map<string, { row: MemoryRow; score: number }>();
-  for (const { rows, weight } of lists) {
-    rows.forEach((row, rank) => {
-      const e = acc.get(row.id) ?? { row, score: 0 };
-      e.score += weight / (RRF_K + rank + 1);
-      acc.set(row.id, e);
-    });
-  }
-  for (const e of acc.values()) {
-    e.score *= 0.5 + 0.5 * Math.max(0, Math.min(1, e.row.confidence ?? 1));
-    // What the user said outranks the assistant's echo of it: memory questions are about the user.
-    if (e.row.source_role === 'assistant') e.score *= 0.5;
-  }
-  return [...acc.values()]
-    .sort((a, b) => b.score - a.score || b.row.event_time - a.row.event_time)
-    .slice(0, limit)
-    .map(({ row, score }) => toResult(row, score));
 }
 
 export function toResult(row: MemoryRow, score: number): SearchResult {

@@ -17,13 +17,21 @@ function oldFile(file: string, version: number): void {
   }
   old.prepare("INSERT INTO memory_metadata (key, value) VALUES ('schema_version', ?)").run(String(version));
   old
-    .prepare(`INSERT INTO memories (id, kind, content, session_id, event_time, created_at, scope, source_role, source_message_id, seq${version >= 2 ? ', scope_tok' : ''})
-      VALUES (?, 'episode', ?, 'conv1', 1700000000, 1700000000, ?, 'user', '7', 1${version >= 2 ? ", 'sc00'" : ''})`)
+    .prepare(`INSERT INTO memories (id, kind, content, session_id, event_time, created_at, scope, source_role, speaker, source_message_id, seq${version === 2 ? ', scope_tok' : ''})
+      VALUES (?, 'episode', ?, 'conv1', 1700000000, 1700000000, ?, 'user', 'Ann', '7', 1${version === 2 ? ", 'sc00'" : ''})`)
     .run('ep_old', 'I adopted a kitten called Pepper', 'telegram:42');
+  if (version === 3) {
+    // v3 wrote the scoped words from JS; an older program did the same when it stored the row.
+    old.prepare("INSERT INTO fts_scopes (scope) VALUES ('telegram:42')").run();
+    const code = (old.prepare("SELECT code FROM fts_scopes WHERE scope = 'telegram:42'").get() as { code: number }).code;
+    old.prepare('INSERT INTO memories_fts_scoped (rowid, words) SELECT rowid, ? FROM memories').run(
+      'I adopted a kitten called Pepper'.toLowerCase().split(' ').map((w) => `z${code}x${w}`).join(' '),
+    );
+  }
   old.close();
 }
 
-for (const version of [1, 2]) {
+for (const version of [1, 2, 3]) {
   test(`risk: a schema change loses an existing memory.db — a version-${version} file migrates in place and stays searchable`, async () => {
     const ws = await tempDir();
     try {
@@ -38,6 +46,9 @@ for (const version of [1, 2]) {
       // New memories land beside the migrated one and are found the same way.
       index.saveEpisode({ content: 'The kitten sleeps all day', role: 'user', sessionId: 'conv2', scope: 'telegram:42', eventTime: new Date() });
       assert.equal(index.search('kitten', { scope: 'telegram:42' }).length, 2);
+      // The chat's speakers are known to search from the messages already there (v4).
+      const speakers = index.database!.prepare('SELECT scope, speaker FROM scope_speakers').all();
+      assert.deepEqual(speakers, [{ scope: 'telegram:42', speaker: 'Ann' }]);
       index.close();
     } finally {
       await ws.cleanup();

@@ -1,0 +1,150 @@
+/**
+ * Scoring of search candidates: one weighted sum of what is known about each message, so the
+ * weights can be learned on the tune halves of the dev sets (scripts/tune-search.ts) instead
+ * of set by hand. Every signal is general — words, speakers, dates, turn order — and none
+ * reads a dataset.
+ */
+import type { MemoryRow } from './search.js';
+
+export interface Candidate {
+  row: MemoryRow;
+  /** BM25 of the message over the best BM25 of the query (0..1). */
+  text: number;
+  /** BM25 of the message as FTS5 gives it (not normalized). */
+  bm25: number;
+  /** 1 when the message was written on a date the question names. */
+  date: number;
+  /** The text score of a message this one follows within two turns (it may answer it). */
+  reply: number;
+  /** Share of the question's entities the message is linked to (0..1). */
+  entity: number;
+  /** Cosine similarity of the embeddings (0..1), when vectors are on. */
+  vector: number;
+  /** BM25 for the words the best hits share (pseudo-relevance feedback), over its best (0..1). */
+  prf: number;
+}
+
+export interface RankWeights {
+  text: number;
+  /** Added when the message's speaker is a person the question names. */
+  speaker: number;
+  /** Drop speaker names from the words searched (they match greetings to that person). */
+  speakerTermDropped: boolean;
+  date: number;
+  reply: number;
+  /** How many of the best text hits bring their following turns in. */
+  replySeeds: number;
+  /** Only a turn by someone else counts as an answer. */
+  replyOtherSpeaker: boolean;
+  /** Text matches among the turns around the message (a conversation about the subject). */
+  context: number;
+  /** Turns on each side that count as around. */
+  contextWindow: number;
+  /** Subtracted when the message is itself a question. */
+  question: number;
+  entity: number;
+  vector: number;
+  /** Newest first among the best text hits: a statement made again later wins. */
+  recency: number;
+  recencyPool: number;
+  prf: number;
+  /** How many of the best text hits feed the expansion. */
+  prfDocs: number;
+  /** Longer messages say more: log of the word count, saturating at 64 words. */
+  length: number;
+  /** Factor for the assistant's own words (memory questions are mostly about the user's). */
+  assistant: number;
+}
+
+/**
+ * Learned on the tune halves of realtalk.json, beam-100k.json and the own set by
+ * `npx tsx scripts/tune-search.ts … --split tune --ascent` (docs/BENCHMARKS.md).
+ */
+export const DEFAULT_WEIGHTS: RankWeights = {
+  text: 1,
+  speaker: 0.8,
+  speakerTermDropped: true,
+  date: 0.3,
+  reply: 0.1,
+  replySeeds: 10,
+  replyOtherSpeaker: false,
+  context: 0.4,
+  contextWindow: 5,
+  question: 0.05,
+  entity: 0.2,
+  vector: 1,
+  recency: 0.05,
+  recencyPool: 20,
+  prf: 0,
+  prfDocs: 5,
+  length: 0,
+  assistant: 0.3,
+};
+
+export interface Ranked {
+  row: MemoryRow;
+  score: number;
+  bm25: number;
+  vector: number;
+}
+
+function isQuestion(text: string): boolean {
+  return /\?\s*$/.test(text);
+}
+
+/** 0..1: the log of the number of words, 1 from 1,024 words on. */
+export function lengthPrior(text: string): number {
+  let words = 0;
+  for (const _ of text.matchAll(/[\p{L}\p{N}]+/gu)) if (++words >= 1024) break;
+  return Math.log2(1 + words) / Math.log2(1025);
+}
+
+export function rank(cands: Candidate[], speakers: ReadonlySet<string>, w: RankWeights): Ranked[] {
+  const context = new Map<Candidate, number>();
+  if (w.context !== 0) {
+    const bySession = new Map<string, Candidate[]>();
+    for (const c of cands) {
+      if (c.text <= 0 || c.row.seq === null || !c.row.session_id) continue;
+      const list = bySession.get(c.row.session_id) ?? [];
+      list.push(c);
+      bySession.set(c.row.session_id, list);
+    }
+    for (const c of cands) {
+      if (c.row.seq === null || !c.row.session_id) continue;
+      let sum = 0;
+      for (const o of bySession.get(c.row.session_id) ?? []) {
+        const d = Math.abs(o.row.seq! - c.row.seq);
+        if (o !== c && d <= w.contextWindow) sum += o.text * (1 - d / (w.contextWindow + 1));
+      }
+      context.set(c, Math.min(1, sum));
+    }
+  }
+  const recency = new Map<Candidate, number>();
+  if (w.recency !== 0) {
+    const pool = cands
+      .filter((c) => c.text > 0 && c.row.source_role !== 'assistant')
+      .sort((a, b) => b.text - a.text)
+      .slice(0, w.recencyPool)
+      .sort((a, b) => b.row.event_time - a.row.event_time);
+    pool.forEach((c, i) => recency.set(c, 1 - i / pool.length));
+  }
+  const out: Ranked[] = cands.map((c) => {
+    let s =
+      w.text * c.text +
+      w.date * c.date +
+      w.reply * c.reply +
+      w.context * (context.get(c) ?? 0) +
+      w.entity * c.entity +
+      w.vector * c.vector +
+      w.prf * c.prf +
+      w.recency * (recency.get(c) ?? 0) +
+      (w.length !== 0 ? w.length * lengthPrior(c.row.content) : 0);
+    if (speakers.size > 0 && c.row.speaker && speakers.has(c.row.speaker)) s += w.speaker;
+    if (isQuestion(c.row.content)) s -= w.question;
+    if (c.row.source_role === 'assistant') s *= w.assistant;
+    // A fact's confidence scales its score: a superseded fact (0.3) ranks below its replacement.
+    s *= 0.5 + 0.5 * Math.max(0, Math.min(1, c.row.confidence ?? 1));
+    return { row: c.row, score: s, bm25: c.bm25, vector: c.vector };
+  });
+  return out.sort((a, b) => b.score - a.score || b.row.event_time - a.row.event_time);
+}
