@@ -27,6 +27,11 @@ export interface Config {
   embeddingsModel: string | undefined;
   embeddingsDimensions: number;
   maxMessageChars: number;
+  /** The memory page (src/web): 0 = off. */
+  memoryPagePort: number;
+  memoryPageHost: string;
+  /** Unset: a random token kept in workspace/.memory-page-token. A log secret. */
+  memoryPageToken: string | undefined;
 }
 
 export interface ConfigResult {
@@ -126,7 +131,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     embeddingsModel: str('EMBEDDINGS_MODEL'),
     embeddingsDimensions: int('EMBEDDINGS_DIMENSIONS', 256, 8, 4096),
     maxMessageChars: int('MAX_MESSAGE_CHARS', 20_000, 100, 1_000_000),
+    memoryPagePort: int('MEMORY_PAGE_PORT', 0, 0, 65535),
+    memoryPageHost: str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
+    memoryPageToken: str('MEMORY_PAGE_TOKEN'),
   };
+  if (config.memoryPageToken !== undefined && config.memoryPageToken.length < 16) {
+    problems.push('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');
+  }
   return { config, problems };
 }
 

@@ -40,6 +40,8 @@ export interface SearchResult {
   /** The channel message ids this result stands for (episodes: its own message). */
   sourceMessageIds: string[];
   confidence: number;
+  /** Which ranked lists brought this hit (text, entity, recent, neighbour, vector): why it ranked. */
+  lists?: string[];
 }
 
 export interface MemoryRow {
@@ -200,14 +202,14 @@ export class HybridSearch {
     const text = this.scopedText(q.terms, opts, CANDIDATES);
     const userText = text.filter((r) => r.source_role !== 'assistant');
     const lists: Weighted[] = [
-      { rows: text, weight: 1 },
-      { rows: this.entityHits(q.words, opts), weight: 0.6 },
+      { rows: text, weight: 1, name: 'text' },
+      { rows: this.entityHits(q.words, opts), weight: 0.6, name: 'entity' },
       // Among the user's matching statements, the newest counts as much as the best match: a
       // preference said again later replaces the earlier one.
-      { rows: [...userText.slice(0, 20)].sort((a, b) => b.event_time - a.event_time), weight: 1 },
-      { rows: this.neighbours(userText.slice(0, NEIGHBOUR_SEEDS), opts), weight: 0.3 },
+      { rows: [...userText.slice(0, 20)].sort((a, b) => b.event_time - a.event_time), weight: 1, name: 'recent' },
+      { rows: this.neighbours(userText.slice(0, NEIGHBOUR_SEEDS), opts), weight: 0.3, name: 'neighbour' },
     ];
-    if (opts.vector) lists.push({ rows: this.vectorHits(opts.vector, opts), weight: 1 });
+    if (opts.vector) lists.push({ rows: this.vectorHits(opts.vector, opts), weight: 1, name: 'vector' });
     return fuse(lists, limit);
   }
 }
@@ -215,6 +217,8 @@ export class HybridSearch {
 export interface Weighted {
   rows: MemoryRow[];
   weight: number;
+  /** Reported in SearchResult.lists (the memory page shows why a hit ranked). */
+  name?: string;
 }
 
 /**
@@ -224,11 +228,12 @@ export interface Weighted {
  * superseded fact (0.3) ranks below its replacement.
  */
 export function fuse(lists: Weighted[], limit: number): SearchResult[] {
-  const acc = new Map<string, { row: MemoryRow; score: number }>();
-  for (const { rows, weight } of lists) {
+  const acc = new Map<string, { row: MemoryRow; score: number; lists: string[] }>();
+  for (const { rows, weight, name } of lists) {
     rows.forEach((row, rank) => {
-      const e = acc.get(row.id) ?? { row, score: 0 };
+      const e = acc.get(row.id) ?? { row, score: 0, lists: [] };
       e.score += weight / (RRF_K + rank + 1);
+      if (name && !e.lists.includes(name)) e.lists.push(name);
       acc.set(row.id, e);
     });
   }
@@ -240,7 +245,7 @@ export function fuse(lists: Weighted[], limit: number): SearchResult[] {
   return [...acc.values()]
     .sort((a, b) => b.score - a.score || b.row.event_time - a.row.event_time)
     .slice(0, limit)
-    .map(({ row, score }) => toResult(row, score));
+    .map(({ row, score, lists: from }) => ({ ...toResult(row, score), lists: from }));
 }
 
 export function toResult(row: MemoryRow, score: number): SearchResult {

@@ -32,6 +32,9 @@ test('defaults: only a key set gives the documented values and no problems', () 
     embeddingsModel: undefined,
     embeddingsDimensions: 256,
     maxMessageChars: 20_000,
+    memoryPagePort: 0,
+    memoryPageHost: '127.0.0.1',
+    memoryPageToken: undefined,
   });
 });
 
