@@ -23,6 +23,8 @@ export interface ChatSummary {
 }
 
 const RECENT_NOTES = 7;
+/** Days the timeline draws (the newest with any activity). */
+const TIMELINE_DAYS = 60;
 
 export const hashText = (t: string): string => createHash('sha256').update(t).digest('hex');
 
@@ -205,9 +207,12 @@ export class MemoryPageData {
         else if (r.kind === 'fact') at(r.day).facts += r.n;
       }
     }
-    for (const n of await this.notes(chat)) at(n.date).notes += n.text.split('\n').filter((l) => l.trim()).length;
+    const files = this.s.memory.forChat(chat.channel, chat.chatId);
+    for (const n of (await files.listNotes()).slice(-TIMELINE_DAYS)) {
+      at(n.date).notes += (await readOr(path.join(files.dir, `${n.date}.md`))).split('\n').filter((l) => l.trim()).length;
+    }
     for (const h of await this.history(chat, 10_000)) if (/^\d{4}-\d\d-\d\d/.test(h.at)) at(h.at.slice(0, 10)).consolidations++;
     for (const v of (await this.memory(chat)).versions as Array<{ at: string }>) at(v.at.slice(0, 10)).versions++;
-    return [...days.entries()].map(([day, d]) => ({ day, ...d })).sort((a, b) => a.day.localeCompare(b.day)).slice(-60);
+    return [...days.entries()].map(([day, d]) => ({ day, ...d })).sort((a, b) => a.day.localeCompare(b.day)).slice(-TIMELINE_DAYS);
   }
 }
