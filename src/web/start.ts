@@ -5,12 +5,14 @@
  */
 import type { Services } from '../services.js';
 import { componentLogger, registerSecret, type Logger } from '../log.js';
-import { startMemoryPage, type MemoryPage } from './server.js';
+import type { MemoryPage } from './server.js';
 import { resolvePageToken } from './token.js';
 
 export async function startConfiguredMemoryPage(services: Services, log: Logger): Promise<MemoryPage | undefined> {
   const { memoryPagePort: port, memoryPageHost: host, memoryPageToken, workspaceDir } = services.config;
   if (!port) return undefined;
+  // Loaded only when the page is on: a daemon without it does not pay for fastify at start.
+  const { startMemoryPage } = await import('./server.js');
   const pageLog = componentLogger(log, 'MemoryPage');
   const { token, created } = await resolvePageToken(workspaceDir, memoryPageToken);
   registerSecret(token);
