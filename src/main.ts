@@ -13,6 +13,7 @@ import { Transcriber } from './llm/transcribe.js';
 import type { Channel } from './channels/types.js';
 import { isAppError } from './errors.js';
 import { acquireDaemonLock } from './storage/daemon-lock.js';
+import { startConfiguredMemoryPage } from './web/start.js';
 
 async function main(): Promise<void> {
   // quiet: dotenv 17 otherwise prints a banner on stdout, which belongs to the replies.
@@ -70,6 +71,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   mainLog.info({ channel: channel.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
+  // The memory page (MEMORY_PAGE_PORT): a failure to start it never stops the bot.
+  const memoryPage = await startConfiguredMemoryPage(app.services, log).catch((err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'));
   // Messages accepted before a kill and never finished are handled now, in their chats' order.
   void app.recover((msg) => (text) => channel.send(msg.chatId, text)).catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
   // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.
@@ -83,6 +86,7 @@ async function main(): Promise<void> {
     stopping = true;
     mainLog.info({ reason }, 'stopping: no new messages, finishing running turns');
     await channel.stop();
+    await memoryPage?.close();
     const { drained } = await app.stop();
     if (!drained) mainLog.warn({ timeoutMs: config.shutdownTimeoutMs }, 'some turns did not finish before the shutdown timeout');
     await daemonLock.release();

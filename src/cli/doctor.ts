@@ -16,6 +16,7 @@ import { LlmError } from '../llm/errors.js';
 import { registerSecret, scrubSecrets, silentLogger } from '../log.js';
 import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
 import { isTelegramError } from '../channels/telegram/errors.js';
+import { readStoredToken } from '../web/token.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -62,7 +63,17 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
 
   results.push(...checkSqlite());
   results.push(await checkDisk(config.workspaceDir));
+  if (config.memoryPagePort) results.push(await memoryPageRow(config.memoryPageHost, config.memoryPagePort, config.memoryPageToken, config.workspaceDir));
   return results;
+}
+
+/** The memory page's link with its token (the owner's way back to a random token). */
+async function memoryPageRow(host: string, port: number, configured: string | undefined, workspaceDir: string): Promise<CheckResult> {
+  const token = configured ?? (await readStoredToken(workspaceDir));
+  const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  return token
+    ? { name: 'memory page', status: 'ok', detail: `${base}?token=${token}` }
+    : { name: 'memory page', status: 'ok', detail: `${base} (the daemon makes its token at first start; run doctor again then)` };
 }
 
 async function checkWorkspace(dir: string): Promise<CheckResult> {

@@ -37,6 +37,11 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Messages of one chat that may wait behind the one being answered. */
   maxQueuedPerChat: number;
+  /** The memory page (src/web): 0 = off. */
+  memoryPagePort: number;
+  memoryPageHost: string;
+  /** Unset: a random token kept in workspace/.memory-page-token. A log secret. */
+  memoryPageToken: string | undefined;
 }
 
 export interface ConfigResult {
@@ -154,7 +159,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     turnTimeoutMs: int('TURN_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 20, 0, 10_000),
     maxQueuedPerChat: int('MAX_QUEUED_PER_CHAT', 10, 1, 10_000),
+    memoryPagePort: int('MEMORY_PAGE_PORT', 0, 0, 65535),
+    memoryPageHost: str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
+    memoryPageToken: str('MEMORY_PAGE_TOKEN'),
   };
+  if (config.memoryPageToken !== undefined && config.memoryPageToken.length < 16) {
+    problems.push('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');
+  }
   return { config, problems };
 }
 

@@ -43,6 +43,8 @@ export interface SearchResult {
   match?: number;
   /** Cosine similarity of the embeddings, when vectors are on. */
   similarity?: number;
+  /** Which ranked lists brought this hit (text, entity, recent, neighbour, vector): why it ranked. */
+  lists?: string[];
 }
 
 export interface MemoryRow {
@@ -337,7 +339,7 @@ export class HybridSearch {
     if (cands.size === 0) return [];
     return rank([...cands.values()], named.speakers, w)
       .slice(0, limit)
-      .map(({ row, score, bm25, vector }) => ({ ...toResult(row, score), match: bm25, similarity: vector }));
+      .map(({ row, score, bm25, vector, lists }) => ({ ...toResult(row, score), match: bm25, similarity: vector, lists }));
   }
 }
 
