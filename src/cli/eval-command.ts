@@ -16,11 +16,12 @@ function flag(args: string[], name: string): string | undefined {
 const VALUE_FLAGS = ['--k', '--mode', '--split'];
 const pct = (x: number) => (x * 100).toFixed(1);
 
-function figures(report: EvalReport, ks: number[]): Record<string, unknown> {
+function figures(report: EvalReport, ks: number[], categories = true): Record<string, unknown> {
   const out: Record<string, unknown> = { questions: report.questions };
   for (const k of ks) out[`recall@${k}`] = Number(report.recall[k]!.toFixed(4));
   out.p50_ms = Number(report.p50_ms.toFixed(3));
   out.p95_ms = Number(report.p95_ms.toFixed(3));
+  if (!categories) return out;
   out.categories = Object.fromEntries(
     Object.entries(report.byCategory).map(([cat, c]) => [cat, { questions: c.questions, ...Object.fromEntries(ks.map((k) => [`recall@${k}`, Number(c.recall[k]!.toFixed(4))])) }]),
   );
@@ -84,8 +85,8 @@ export async function runEvalCommand(args: string[], usage: string): Promise<num
     }
     const report = runEval(data, ks, mode, split);
     if (json) {
-      // One flat object per file, as the eval spec gives it (categories added at the end).
-      process.stdout.write(`${JSON.stringify({ ...(files.length > 1 ? { file: name } : {}), ...figures(report, ks) })}\n`);
+      // One flat object per file with exactly the keys of the eval spec (a "file" key first when several).
+      process.stdout.write(`${JSON.stringify({ ...(files.length > 1 ? { file: name } : {}), ...figures(report, ks, false) })}\n`);
       continue;
     }
     process.stdout.write(`${files.length > 1 ? `${name}: ` : ''}mode ${mode}, ${half}, ${report.questions} questions\n`);

@@ -116,6 +116,22 @@ test('eval --k 1,3 changes the keys', async () => {
   });
 });
 
+test('eval --compare: baseline beside default from one run, per category, with latency and what # Relevant Memory injects', async () => {
+  await withDataset(async (file) => {
+    const [table, json] = await Promise.all([memoryCli(['eval', file, file, '--compare']), memoryCli(['eval', file, '--compare', '--json'])]);
+    assert.equal(table.code, 0, table.stderr);
+    assert.equal(table.stdout.match(/^\| .*, all conversations \| questions \| baseline @5 \| baseline @10 \| baseline @20 \| default @5/gm)?.length, 2, 'one table per file');
+    assert.match(table.stdout, /^\| \*\*all\*\* \| 5 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \([+−][\d.]+\)/m);
+    assert.match(table.stdout, /^\| search latency \| \| p50 [\d.]+ ms, p95 [\d.]+ ms/m);
+    assert.match(table.stdout, /- with the bar: +\d+ lines, \d+ evidence/);
+    assert.equal(json.code, 0, json.stderr);
+    const out = JSON.parse(json.stdout) as { split: string; baseline: Record<string, unknown>; default: Record<string, unknown>; relevantMemory: unknown };
+    assert.equal(out.split, 'all');
+    for (const side of [out.baseline, out.default]) assert.equal(side.questions, 5);
+    assert.ok(out.relevantMemory);
+  });
+});
+
 test('eval and unknown commands: bad arguments exit 2 with a usage line', async () => {
   await withDataset(async (file, dir) => {
     const env = { WORKSPACE_DIR: dir };
@@ -123,6 +139,7 @@ test('eval and unknown commands: bad arguments exit 2 with a usage line', async 
       { args: ['eval'], err: /usage: npm run memory -- <command>[\s\S]*eval <dataset\.json>/ },
       { args: ['eval', file, '--k', 'abc', '--json'], err: /--k takes whole numbers like 5,10,20/ },
       { args: ['eval', file, '--mode', 'fuzzy'], err: /--mode hybrid or bm25/ },
+      { args: ['eval', file, '--split', 'half'], err: /--split all, tune or report/ },
       { args: ['frobnicate'], err: /usage: npm run memory -- <command>/ },
     ];
     const results = await Promise.all(cases.map((c) => memoryCli(c.args, env)));
