@@ -133,16 +133,16 @@ export class MemoryFiles {
     return this.folderChecked.check;
   }
 
-  /**
-   * The path of `name` in this folder; refused (storage.path_escape) when it or the folder
-   * links outside. In a folder that is inside, a plain name can only lead out if it is a link
-   * itself: one lstat decides, and a link gets the full check (a link that stays inside is fine).
-   */
+  /** The path of `name` in this folder; refused (storage.path_escape) when it or the folder links outside. */
   private async file(name: string): Promise<string> {
     return (await this.fileAndStat(name)).file;
   }
 
-  /** `file(name)` and its stat with links followed (null: missing), for one system call when it is no link. */
+  /**
+   * `file(name)` and its stat with links followed (null: missing). In a folder that is inside,
+   * a plain name can only lead out if it is a link itself: one lstat decides (and serves as the
+   * stat), and only a link gets the full check (a link that stays inside is fine).
+   */
   private async fileAndStat(name: string): Promise<{ file: string; st: Stats | null }> {
     if (name !== path.basename(name) || name === '.' || name === '..') {
       const file = await resolveInside(this.dir, name, this.root);

@@ -85,13 +85,13 @@ export class AccessControl {
           return { allow: false, reason: 'pairing pending' };
         case 'cooldown':
           return { allow: false, reason: `pairing code expired unapproved; no new code before ${r.retryAfter}` };
-        case 'full':
-          this.opts.log.warn({ userId: s.userId, username: s.username }, 'pairing refused: 3 codes already pending');
-          return {
-            allow: false,
-            reason: 'too many pending pairings',
-            reply: this.refusalOnce(s.userId, 'This bot is private and cannot take new pairing requests right now. Please try again in an hour.'),
-          };
+        case 'full': {
+          const reply = this.refusalOnce(s.userId, 'This bot is private and cannot take new pairing requests right now. Please try again in an hour.');
+          // A warning when the stranger is told, not for every message they send (the backlog
+          // in `pair -- list` has them all).
+          if (reply) this.opts.log.warn({ userId: s.userId, username: s.username }, 'pairing refused: 3 codes already pending');
+          return { allow: false, reason: 'too many pending pairings', reply };
+        }
       }
     } catch (err) {
       // Fail closed: a pairing file we cannot read lets nobody new in.
