@@ -39,7 +39,7 @@ async function longChild(): Promise<void> {
   const { setup, turn, msg } = await import('./pipeline.js');
   const b = await setup(0, {});
   const r = rng(11);
-  const samples: Array<{ messages: number; rss: number; heap: number; msPerTurn: number }> = [];
+  const samples: Array<{ messages: number; rss: number; heap: number; heapTotal: number; external: number; msPerTurn: number }> = [];
   let t0 = performance.now();
   for (let i = 1; i <= 10_000; i++) {
     await turn(b.app, msg('long', userText(r)));
@@ -47,7 +47,7 @@ async function longChild(): Promise<void> {
       const msPerTurn = (performance.now() - t0) / 1_000;
       global.gc?.();
       const u = process.memoryUsage();
-      samples.push({ messages: i, rss: u.rss, heap: u.heapUsed, msPerTurn });
+      samples.push({ messages: i, rss: u.rss, heap: u.heapUsed, heapTotal: u.heapTotal, external: u.external, msPerTurn });
       t0 = performance.now();
     }
   }
@@ -74,7 +74,10 @@ export async function benchMemory(): Promise<Record<string, string>> {
     two: { rss: number; heap: number; external: number; sessions: number };
   };
   const d = m.two.rss - m.one.rss;
-  const long = (await runChild('--long')) as { samples: Array<{ messages: number; rss: number; heap: number; msPerTurn: number }>; sessionMessages: number };
+  const long = (await runChild('--long')) as {
+    samples: Array<{ messages: number; rss: number; heap: number; heapTotal: number; external: number; msPerTurn: number }>;
+    sessionMessages: number;
+  };
   const first = long.samples[0]!;
   const later = long.samples.slice(1);
   const max = later.reduce((a, b) => (b.rss > a.rss ? b : a), first);
@@ -84,7 +87,9 @@ export async function benchMemory(): Promise<Record<string, string>> {
     'resident memory after 10,000 turns over 1,000 chats': `${MiB(m.one.rss)} MiB (JS heap ${MiB(m.one.heap)} MiB, buffers and native objects ${MiB(m.one.external)} MiB, ${m.one.sessions} sessions in memory)`,
     'after 10,000 more turns (leak check)': `${MiB(m.two.rss)} MiB (${d >= 0 ? '+' : ''}${MiB(d)} MiB; JS heap ${MiB(m.two.heap)} MiB, buffers and native objects ${MiB(m.two.external)} MiB)`,
     'one long chat, 10,000 messages (default settings): resident after 1,000 → highest after that → after 10,000': `${MiB(first.rss)} → ${MiB(max.rss)} (at ${max.messages.toLocaleString('en-US')}) → ${MiB(last.rss)} MiB; JS heap ${MiB(first.heap)} → ${MiB(last.heap)} MiB; ${long.sessionMessages} messages left in the session after compactions`,
-    '  resident / JS heap (MiB) and ms per turn at each 1,000': long.samples.map((x) => `${x.messages / 1000}k: ${MiB(x.rss)}/${MiB(x.heap)}, ${x.msPerTurn.toFixed(0)} ms`).join('; '),
+    '  resident / JS heap used / reserved / buffers and native (MiB), ms per turn, at each 1,000': long.samples
+      .map((x) => `${x.messages / 1000}k: ${MiB(x.rss)}/${MiB(x.heap)}/${MiB(x.heapTotal)}/${MiB(x.external)}, ${x.msPerTurn.toFixed(0)} ms`)
+      .join('; '),
   };
 }
 
