@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Services } from '../services.js';
 import { HISTORY_FILE, MEMORY_FILE } from '../memory/files.js';
 import { isSummary } from '../memory/compaction.js';
+import type { UsageRow } from '../llm/usage.js';
 
 export interface ChatSummary {
   /** `{channel}:{chatId}` as the channel gave it: the page's handle for the chat. */
@@ -25,6 +26,45 @@ export interface ChatSummary {
 const RECENT_NOTES = 7;
 /** Days the timeline draws (the newest with any activity). */
 const TIMELINE_DAYS = 60;
+/** Days the token chart draws: the last 30, today included, empty days as zero. */
+export const USAGE_DAYS = 30;
+
+/** One day of the token chart: answers apart from background work (summaries, consolidation, facts, reflection). */
+export interface UsageDay {
+  day: string;
+  /** prompt + completion tokens of the chat's answers. */
+  answers: number;
+  /** prompt + completion tokens of background calls made for the chat. */
+  background: number;
+  promptTokens: number;
+  /** Part of promptTokens the LLM server reported as served from its cache (0 when it reports none). */
+  cachedTokens: number;
+  calls: number;
+}
+
+/** `day` plus n calendar days (YYYY-MM-DD arithmetic in UTC, so no time zone shift can skip or repeat a day). */
+function addDays(day: string, n: number): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + n);
+  return d.toISOString().slice(0, 10);
+}
+
+/** usage.db rows of one chat folded into one entry per day from `since` to `until`. */
+export function usageDays(rows: UsageRow[], since: string, until: string): UsageDay[] {
+  const days = new Map<string, UsageDay>();
+  for (let d = since; d <= until; d = addDays(d, 1)) days.set(d, { day: d, answers: 0, background: 0, promptTokens: 0, cachedTokens: 0, calls: 0 });
+  for (const r of rows) {
+    const d = days.get(r.day);
+    if (!d) continue;
+    const total = r.promptTokens + r.completionTokens;
+    if (r.kind === 'answer') d.answers += total;
+    else d.background += total;
+    d.promptTokens += r.promptTokens;
+    d.cachedTokens += r.cachedTokens;
+    d.calls += r.calls;
+  }
+  return [...days.values()];
+}
 
 export const hashText = (t: string): string => createHash('sha256').update(t).digest('hex');
 
@@ -187,6 +227,18 @@ export class MemoryPageData {
   async search(chat: ChatSummary, query: string, limit = 10) {
     if (!this.s.index.enabled) return { off: true, results: [] };
     return { off: false, results: this.s.index.search(query, { scope: this.scope(chat), limit }) };
+  }
+
+  /**
+   * Tokens per day of the chat from usage.db (the rows /status reads: billed to `channel:chatId`),
+   * the last USAGE_DAYS days in the configured time zone. Embeddings are batched across chats
+   * (billed to `*`), and with MEMORY_SCOPE=global the shared memory's background work is billed
+   * to `global`: neither is in any one chat's chart.
+   */
+  usage(chat: ChatSummary): { since: string; until: string; days: UsageDay[] } {
+    const until = this.s.usage.dayOf();
+    const since = addDays(until, -(USAGE_DAYS - 1));
+    return { since, until, days: usageDays(this.s.usage.rows({ since, until, chat: chat.key }), since, until) };
   }
 
   /** Per day: messages indexed, facts learnt, note lines, consolidations (history entries), MEMORY.md versions. */

@@ -60,14 +60,15 @@ function section(title, id, ...kids) { return el('section', { id }, el('h2', {},
 
 async function openChat(key) {
   for (const b of document.querySelectorAll('#chats button')) b.classList.toggle('on', b.dataset.key === key);
-  const d = await api('/api/chat?' + q({ chat: key }));
+  const [d, usage] = await Promise.all([api('/api/chat?' + q({ chat: key })), api('/api/usage?' + q({ chat: key }))]);
   current = { key, memoryHash: d.memory.hash };
   const main = $('#main');
   main.replaceChildren(
     el('h2', {}, 'Chat ' + key),
     memorySection(d.memory),
     searchSection(),
-    section('Memory per day', 'timeline', timelineSvg(d.timeline), el('p', { class: 'muted' }, 'Tokens per day: no usage accounting in this build yet (issue 15), so only the timeline is drawn.')),
+    section('Memory per day', 'timeline', timelineSvg(d.timeline)),
+    usageSection(usage),
     el('div', { class: 'grid' },
       section('Recent daily notes', 'notes', ...(d.notes.length ? d.notes.map((n) => el('div', {}, el('b', {}, n.date), el('pre', {}, n.text))) : [el('p', { class: 'muted' }, 'No notes yet.')])),
       section('History', 'history', ...(d.history.length ? d.history.map((h) => el('div', {}, el('b', {}, h.at), el('pre', {}, h.text))) : [el('p', { class: 'muted' }, 'No history entries yet.')]))),
@@ -122,11 +123,36 @@ function searchSection() {
 
 function factsSection(facts, index) {
   if (index !== 'on') return section('Facts', 'facts', el('p', { class: 'err' }, 'The index is ' + index + '.'));
-  const rows = facts.map((f) => el('tr', {},
+  const status = el('p', { id: 'facts-status', class: 'muted' });
+  const rows = facts.map((f) => el('tr', { class: f.retired ? 'muted' : '', 'data-id': f.id },
     el('td', {}, f.content), el('td', {}, f.confidence.toFixed(2)), el('td', {}, f.retired ? 'retired ' + when(f.retired) : f.confirmed ? 'confirmed' : 'decays ' + f.decayRate + '/day'),
     el('td', {}, when(f.date)),
-    el('td', {}, f.retired || f.confirmed ? '' : el('button', { onclick: async (ev) => { await api('/api/fact/confirm', { method: 'POST', body: JSON.stringify({ chat: current.key, id: f.id }) }); ev.target.replaceWith('confirmed'); } }, 'Confirm'))));
-  return section('Facts', 'facts', facts.length ? el('table', {}, el('tr', {}, el('th', {}, 'fact'), el('th', {}, 'confidence'), el('th', {}, 'decay'), el('th', {}, 'since'), el('th', {})), ...rows) : el('p', { class: 'muted' }, 'No facts yet.'));
+    el('td', {}, f.retired ? '' : factActions(f, status))));
+  return section('Facts', 'facts', facts.length ? el('table', {}, el('tr', {}, el('th', {}, 'fact'), el('th', {}, 'confidence'), el('th', {}, 'decay'), el('th', {}, 'since'), el('th', {})), ...rows) : el('p', { class: 'muted' }, 'No facts yet.'), status);
+}
+
+// Confirm (never fades) or correct (the owner types the right text: the old fact is retired and the new one supersedes it).
+function factActions(f, status) {
+  const box = el('span', { class: 'fact-actions', 'data-id': f.id });
+  const fail = (e) => { status.className = 'err'; status.textContent = e.message; };
+  const confirm = f.confirmed ? null : el('button', { class: 'fact-confirm', onclick: async () => {
+    try { await api('/api/fact/confirm', { method: 'POST', body: JSON.stringify({ chat: current.key, id: f.id }) }); confirm.replaceWith('confirmed '); } catch (e) { fail(e); }
+  } }, 'Confirm');
+  const correct = el('button', { class: 'fact-correct', onclick: () => {
+    const input = el('input', { class: 'fact-text', size: '50' });
+    input.value = f.content;
+    const save = el('button', { class: 'fact-save', onclick: async () => {
+      try {
+        await api('/api/fact/correct', { method: 'POST', body: JSON.stringify({ chat: current.key, id: f.id, content: input.value }) });
+        await openChat(current.key);
+        $('#facts-status').className = 'ok'; $('#facts-status').textContent = 'Corrected: the old fact is retired, the new one is saved.';
+      } catch (e) { fail(e); }
+    } }, 'Save');
+    box.replaceChildren(input, save, el('button', { onclick: () => box.replaceWith(factActions(f, status)) }, 'Cancel'));
+    input.focus();
+  } }, 'Correct');
+  box.append(...[confirm, correct].filter(Boolean));
+  return box;
 }
 
 function forgetSection() {
@@ -162,6 +188,48 @@ function timelineSvg(days) {
   });
   add('text', { x: pad, y: 12, 'font-size': 10 }, 'max ' + max + ' per day');
   SERIES.forEach(([k, color], i) => { add('rect', { x: W - 120, y: 6 + i * 13, width: 9, height: 9, fill: color }); add('text', { x: W - 106, y: 14 + i * 13, 'font-size': 10 }, k); });
+  return svg;
+}
+
+// Tokens per day: answers and background work stacked; the cached part of the prompt drawn inside each bar.
+const USAGE = [['answers', '#4c78a8'], ['background', '#f58518']];
+const fmt = (n) => n.toLocaleString('en-US');
+function usageSection(u) {
+  const sum = (k) => u.days.reduce((s, d) => s + d[k], 0);
+  const prompt = sum('promptTokens'), cached = sum('cachedTokens'), total = sum('answers') + sum('background');
+  const line = total === 0 ? 'No tokens recorded for this chat from ' + u.since + ' to ' + u.until + '.'
+    : 'From ' + u.since + ' to ' + u.until + ': ' + fmt(total) + ' tokens (answers ' + fmt(sum('answers')) + ', background ' + fmt(sum('background')) + '); '
+      + (cached > 0 ? (cached / prompt * 100).toFixed(1) + '% of prompt tokens served from the cache.' : 'the LLM server reported no cached tokens.');
+  return section('Tokens per day', 'usage', usageSvg(u.days, cached > 0), el('p', { id: 'usage-total', class: 'muted' }, line));
+}
+function usageSvg(days, withCache) {
+  const NS = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(NS, 'svg');
+  const W = 760, H = 170, pad = 30, left = 56;
+  svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H); svg.setAttribute('width', W); svg.setAttribute('height', H); svg.id = 'usage-svg';
+  const add = (tag, a, text, parent) => { const e = document.createElementNS(NS, tag); for (const k in a) e.setAttribute(k, a[k]); if (text != null) e.textContent = text; (parent || svg).append(e); return e; };
+  const max = Math.max(1, ...days.map((d) => d.answers + d.background));
+  const step = (W - left - 130) / Math.max(1, days.length);
+  const bw = Math.max(3, step - 3);
+  add('line', { x1: left - 2, y1: pad, x2: left - 2, y2: H - pad, stroke: '#99a' });
+  add('text', { x: left - 6, y: pad + 4, 'font-size': 9, 'text-anchor': 'end' }, fmt(max));
+  add('text', { x: left - 6, y: H - pad, 'font-size': 9, 'text-anchor': 'end' }, '0');
+  days.forEach((d, i) => {
+    const x = left + i * step;
+    const g = add('g', { class: 'usage-day', 'data-day': d.day });
+    add('title', {}, d.day + ': answers ' + fmt(d.answers) + ', background ' + fmt(d.background) + ' tokens in ' + d.calls + ' calls'
+      + (d.promptTokens ? '; ' + (d.cachedTokens / d.promptTokens * 100).toFixed(1) + '% of the prompt cached' : ''), g);
+    let y = H - pad;
+    for (const [k, color] of USAGE) {
+      const h = (d[k] / max) * (H - pad * 2);
+      if (h > 0) { add('rect', { x, y: y - h, width: bw, height: h, fill: color, class: 'usage-' + k }, null, g); y -= h; }
+    }
+    const ch = (d.cachedTokens / max) * (H - pad * 2);
+    if (ch > 0) add('rect', { x: x + bw / 4, y: H - pad - ch, width: bw / 2, height: ch, fill: '#1d2330', 'fill-opacity': 0.45, class: 'usage-cached' }, null, g);
+    if (i % 5 === 0 || i === days.length - 1) add('text', { x, y: H - 12, 'font-size': 9 }, d.day.slice(5));
+  });
+  const legend = USAGE.concat(withCache ? [['cached prompt', '#8e929a']] : []);
+  legend.forEach(([k, color], i) => { add('rect', { x: W - 120, y: 6 + i * 13, width: 9, height: 9, fill: color }); add('text', { x: W - 106, y: 14 + i * 13, 'font-size': 10 }, k); });
   return svg;
 }
 

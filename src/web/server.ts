@@ -10,8 +10,8 @@
  * - a chat is only ever one of the listed chats, mapped to its folder by MemoryService (ids are
  *   encoded, so no parameter can name a path); every text is escaped by the page (textContent),
  *   and a strict Content-Security-Policy forbids inline script as a second line of defence.
- * Edits go through MemoryFiles.update (locked, atomic, versioned) and ForgetService: the same
- * code paths as the chat commands.
+ * Edits go through MemoryFiles.update (locked, atomic, versioned), ForgetService and
+ * MemoryIndex.confirmFact/correctFact: the same code paths as the chat commands and tools.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
@@ -25,6 +25,9 @@ import { PAGE_HTML, PAGE_JS } from './page.js';
 
 export const COOKIE = 'membot_page';
 const BODY_LIMIT = 2 * 1024 * 1024;
+/** The correct_fact tool's bounds for a fact's text. */
+const FACT_MIN_CHARS = 3;
+const FACT_MAX_CHARS = 1000;
 
 export interface MemoryPageOptions {
   token: string;
@@ -148,6 +151,12 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
     };
   });
 
+  app.get<Q>('/api/usage', async (req, reply) => {
+    const chat = await chatOf(req.query.chat, reply);
+    if (!chat) return reply;
+    return data.usage(chat);
+  });
+
   app.get<Q>('/api/version', async (req, reply) => {
     const chat = await chatOf(req.query.chat, reply);
     if (!chat) return reply;
@@ -200,13 +209,35 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
     return { applied: { total: applied.total, counts: applied.counts, files: applied.files.length, indexOff: applied.indexOff } };
   });
 
+  const indexOff = (reply: FastifyReply) =>
+    reply.code(503).send({ error: `The memory index is off (${services.index.disabledReason ?? 'unavailable'}): facts cannot be changed now. MEMORY.md can still be edited.` });
+
+  // Confirm and correct are the confirm_fact / correct_fact tools' own calls (MemoryIndex), in the chat's scope.
   app.post<B>('/api/fact/confirm', async (req, reply) => {
     const chat = await chatOf(req.body?.chat, reply);
     if (!chat) return reply;
     const id = req.body.id;
     if (typeof id !== 'string') return reply.code(400).send({ error: 'Send {chat, id}.' });
+    if (!services.index.enabled) return indexOff(reply);
     const ok = services.index.confirmFact(id, services.memory.scopeKey(chat.channel, chat.chatId));
     return ok ? { confirmed: id } : reply.code(404).send({ error: `No active fact ${id} in this chat.` });
+  });
+
+  app.post<B>('/api/fact/correct', async (req, reply) => {
+    const chat = await chatOf(req.body?.chat, reply);
+    if (!chat) return reply;
+    const { id, content } = req.body;
+    const text = typeof content === 'string' ? content.trim() : '';
+    if (typeof id !== 'string' || text.length < FACT_MIN_CHARS || text.length > FACT_MAX_CHARS) {
+      return reply.code(400).send({ error: `Send {chat, id, content}: the corrected fact is ${FACT_MIN_CHARS} to ${FACT_MAX_CHARS} characters.` });
+    }
+    if (!services.index.enabled) return indexOff(reply);
+    // The old fact is retired (kept, marked with its end), the new one saved with `supersedes`;
+    // no conversation id, so the chat's current conversation sees it in its relevant memory too.
+    const newId = services.index.correctFact(id, services.memory.scopeKey(chat.channel, chat.chatId), text);
+    if (!newId) return reply.code(404).send({ error: `No active fact ${id} in this chat (already corrected or retired?). Reload to see the current facts.` });
+    log.info({ chat: chat.key, retired: id, saved: newId }, 'memory page: corrected a fact');
+    return { corrected: id, id: newId };
   });
 
   return app;
