@@ -103,3 +103,30 @@ test('memory page: correcting a fact retires it, saves the owner\'s text in its 
     await t.close();
   }
 });
+
+test('memory page: a chat shows its history entries, entities with their memories, and the session\'s [Conversation summary] marked', async () => {
+  const t = await startPageBot();
+  try {
+    const s = t.bot.app.services;
+    // The consolidation's and the compaction's own writers.
+    await s.memory.forChat('test', '1').appendHistory('Ada told the bot about her <b>honey</b> stall.');
+    await s.sessions.compactWithSummary('test:1', 'Ada sells honey at the Saturday market.', 2);
+    s.index.saveFacts([{ content: 'Ada sells honey at the Saturday market in Lisbon', scope: 'test:1', sessionId: 'conv_x', sourceIds: [] }]);
+
+    const d = (await (await fetch(`${t.page.url}api/chat?chat=test:1`, { headers: auth })).json()) as any;
+    assert.equal(d.history.length, 1);
+    assert.equal(d.history[0].text, 'Ada told the bot about her <b>honey</b> stall.');
+    assert.match(d.history[0].at, /^\d{4}-\d\d-\d\dT/);
+    const lisbon = d.entities.find((e: any) => /lisbon/i.test(e.name));
+    assert.ok(lisbon, JSON.stringify(d.entities));
+    assert.ok(lisbon.memories.includes('Ada sells honey at the Saturday market in Lisbon'), JSON.stringify(lisbon));
+    assert.deepEqual(
+      d.session.map((m: any) => m.summary),
+      [true, false, false],
+      'the summary first and marked, the kept tail after it',
+    );
+    assert.match(d.session[0].content, /Saturday market/);
+  } finally {
+    await t.close();
+  }
+});
