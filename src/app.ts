@@ -45,6 +45,7 @@ import { AppError } from './errors.js';
 import { ConsolidationService } from './memory/consolidation.js';
 import { CompactionService } from './memory/compaction.js';
 import { AutoCompactor } from './memory/auto-compact.js';
+import { ContextFit } from './memory/context-fit.js';
 import { createAutoCompactionSystem } from './systems/auto-compaction.js';
 import { createCompactCommand } from './commands/compact.js';
 import { MemoryIndex } from './index/memory-index.js';
@@ -189,16 +190,16 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   );
   const instructions = new InstructionsSource(config.workspaceDir);
   const limit = () => contextLimit({ model, runtime });
-  const compactor = new AutoCompactor({
+  const fit = new ContextFit({
     compaction,
     memory,
-    runtime,
     tokens,
     contextLimit: limit,
     toolDefinitions: () => tools.definitions(),
     lastSystemPromptTokens: (id) => stats.lastTurn(id)?.systemPromptTokens,
     systemPromptBound: () => tokens.countText(instructions.cachedText()) + Math.floor((limit() * runtime.get().memory.budgetPercent) / 100),
   });
+  const compactor = new AutoCompactor({ fit, runtime });
   const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
   const forget = new ForgetService({ workspaceDir: config.workspaceDir, memory, index, sessions, journal: inbox, reminders, log: componentLogger(log, 'Forget') });
   const services: Services = {
@@ -231,7 +232,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
         sections: [createMemorySection({ memory, runtime, tokens: services.tokens, timezone: config.timezone, contextLimit: limit })],
         turnSections: [createRelevantMemorySection({ index, memory, runtime, tokens, contextLimit: limit, embedder })],
       }),
-      createToolLoopSystem({ llm, tools, sessions, maxIterations: config.maxToolIterations, guard: compactor }),
+      createToolLoopSystem({ llm, tools, sessions, maxIterations: config.maxToolIterations, guard: fit }),
       createResponseDeliverySystem(),
       createMemoryPersistSystem({ memory, runtime, timezone: config.timezone }),
       createIndexingSystem({ indexing, memory, botName: 'assistant' }),

@@ -63,6 +63,15 @@ export interface CompactionOptions {
   timezone: string;
 }
 
+/** The line added to the reply when a turn compacted its session. */
+export function compactionNotice(r: CompactResult): string {
+  if (r.kind === 'summary') {
+    const mem = r.consolidation?.memoryUpdated ? 'memory updated' : r.consolidation?.kind === 'raw-fallback' ? 'saved to history' : 'history updated';
+    return `Compacted the conversation: ${r.removed} messages summarized, ${mem}`;
+  }
+  return `Compacted the conversation: ${r.removed} older messages removed (a summary was not available; they are kept in the history log)`;
+}
+
 const SUMMARY_INPUT_CHARS = 300;
 const MARKER_TOKENS = 20;
 const SUMMARY_INPUT_BUDGET_CHARS = 40_000;
