@@ -122,7 +122,6 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   const compaction = new CompactionService(
     llm,
     consolidation,
-    sessions,
     { summaryTimeoutMs: config.summaryTimeoutMs, summaryMaxTokens: 500, timezone: config.timezone },
     componentLogger(log, 'AutoCompact'),
   );

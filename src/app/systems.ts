@@ -26,7 +26,7 @@ import type { Built } from './services.js';
 
 export function buildPipeline(built: Built, log: Logger): Pipeline {
   const { services, instructions, embedder, fit, contextLimit } = built;
-  const { config, memory, runtime, tokens, index, llm, tools, sessions, compactor, indexing } = services;
+  const { config, memory, runtime, tokens, index, llm, tools, compactor, indexing } = services;
   return new Pipeline(
     [
       createAutoCompactionSystem({ compactor, runtime }),
@@ -35,7 +35,7 @@ export function buildPipeline(built: Built, log: Logger): Pipeline {
         sections: [createMemorySection({ memory, runtime, tokens, timezone: config.timezone, contextLimit })],
         turnSections: [createRelevantMemorySection({ index, memory, runtime, tokens, contextLimit, embedder })],
       }),
-      createToolLoopSystem({ llm, tools, sessions, maxIterations: config.maxToolIterations, guard: fit }),
+      createToolLoopSystem({ llm, tools, maxIterations: config.maxToolIterations, guard: fit }),
       createResponseDeliverySystem(),
       createMemoryPersistSystem({ memory, runtime, timezone: config.timezone }),
       createIndexingSystem({ indexing, memory, botName: 'assistant' }),

@@ -171,7 +171,7 @@ export class Intake {
     const session = await this.deps.sessions.getOrCreate(msg.channel, msg.chatId);
     const cmd = this.deps.commands.find(name);
     if (!cmd) return `Unknown command /${name}. Send /help to see what I understand.`;
-    return cmd.run({ inbound: msg, session, args, services: this.deps.services, log: this.deps.log, document: job.reply.document });
+    return cmd.run({ inbound: msg, session, writes: this.deps.sessions.writer(session), args, services: this.deps.services, log: this.deps.log, document: job.reply.document });
   }
 
   /**
@@ -186,7 +186,7 @@ export class Intake {
       if (recorded && answered(session.messages, recorded)) return { close: true };
       if (!recorded) {
         session.metadata.messagesReceived++;
-        await sessions.append(session, userMessageOf(msg));
+        await sessions.writer(session).append(userMessageOf(msg));
       }
     }
     return { close: true, say: text };

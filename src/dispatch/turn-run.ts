@@ -50,6 +50,7 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
   const session = await sessions.getOrCreate(msg.channel, msg.chatId);
   // A message already in the session (a recovery after a kill, or a channel redelivering an
   // update) is not recorded twice, and not answered twice once its answer is saved.
+  const writes = sessions.writer(session);
   let userMessage = findRecorded(session.messages, msg);
   if (userMessage && answered(session.messages, userMessage)) {
     deps.log.info({ session: session.id, recovered, sourceId: msg.messageId }, 'message already answered; not handled again');
@@ -60,10 +61,10 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
     session.metadata.messagesReceived++;
     // The user's words are durable in the journal (accept); they reach the session log in
     // one write with the answer, or at the end of the turn when there is none.
-    sessions.record(session, userMessage);
+    writes.record(userMessage);
   }
   const deadline = new AbortController();
-  const turn = createTurn({ inbound: msg, session, log: deps.log, userMessage, reply, signal: deadline.signal });
+  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, signal: deadline.signal });
   if (truncated > 0) {
     turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
   }
@@ -73,7 +74,7 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
   const finish = async () => {
     await running;
     // A turn that ended without an answer (an apology) still keeps the user's words.
-    await sessions.commitRecorded(session);
+    await writes.commit();
     deps.measured(turn);
   };
   let timer: NodeJS.Timeout | undefined;
@@ -91,7 +92,7 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
     turn.delivered = true; // the notice below is the turn's one reply
     endTurn(turn, 'deadline', `over TURN_TIMEOUT_MS (${config.turnTimeoutMs} ms)`);
     turn.log.warn({ code: 'turn.timeout', timeoutMs: config.turnTimeoutMs, systems: turn.timings.map((t) => t.system) }, 'turn stopped at its deadline; the user gets an apology');
-    await sessions.commitRecorded(session);
+    await writes.commit();
     return { close: true, release: true, say: deadlineText(turn.id, config.turnTimeoutMs), quiet: true, windDown: finish };
   }
   await finish();

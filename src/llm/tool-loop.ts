@@ -8,7 +8,6 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import { isContextLengthError } from './errors.js';
 import type { LlmClient } from './client.js';
 import type { ToolCallContext, ToolRegistry } from '../tools/registry.js';
-import type { SessionStore } from '../sessions/store.js';
 import { makeMessage } from '../sessions/model.js';
 import { buildRequestMessages, toApiMessage } from './messages.js';
 import { componentLogger, type Logger } from '../log.js';
@@ -38,14 +37,13 @@ export interface ToolLoopContext extends FitContext {
 export interface ToolLoopDeps {
   llm: LlmClient;
   tools: ToolRegistry;
-  sessions: SessionStore;
   maxIterations: number;
   guard?: ContextGuard | undefined;
 }
 
 /** What a tool learns of the turn: its chat, conversation, log and deadline (tools/types.ts). */
 function toolCallContext(turn: ToolLoopContext): ToolCallContext {
-  return { chat: { channel: turn.inbound.channel, chatId: turn.inbound.chatId }, conversationId: turn.session.metadata.conversationId, log: turn.log, deadline: turn.signal };
+  return { chat: { channel: turn.inbound.channel, chatId: turn.inbound.chatId }, conversationId: turn.writes.session.metadata.conversationId, log: turn.log, deadline: turn.signal };
 }
 
 export const EMPTY_ANSWER = 'The model returned an empty answer. Please rephrase or try again.';
@@ -62,7 +60,7 @@ function noteCompaction(turn: ToolLoopContext, result: CompactResult): void {
 
 export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Promise<void> {
   const log = componentLogger(turn.log, 'ToolLoop');
-  const build = () => buildRequestMessages(turn.systemPrompt, turn.session.messages, { content: turn.turnPrompt, before: turn.userMessage });
+  const build = () => buildRequestMessages(turn.systemPrompt, turn.writes.session.messages, { content: turn.turnPrompt, before: turn.userMessage });
   let messages: ChatCompletionMessageParam[] = build();
   const tools = deps.tools.definitions();
   let shrunk = false;
@@ -76,7 +74,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     checkDeadline(turn);
     let res;
     try {
-      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.session.id, kind: 'answer' }, signal: turn.signal });
+      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.writes.session.id, kind: 'answer' }, signal: turn.signal });
     } catch (err) {
       checkDeadline(turn);
       // Our count said it fits but the provider disagrees: compact harder and retry once.
@@ -96,7 +94,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     }
     if (res.toolCalls.length > 0 && toolsAllowed) {
       const assistant = makeMessage('assistant', res.content, { toolCalls: res.toolCalls });
-      deps.sessions.record(turn.session, assistant);
+      turn.writes.record(assistant);
       messages.push(toApiMessage(assistant));
       for (const call of res.toolCalls) {
         const outcome = await deps.tools.execute(call, toolCallContext(turn));
@@ -104,10 +102,10 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
         turn.usage.toolCalls++;
         log.info({ tool: call.name, ok: outcome.ok, code: outcome.code, ms: Math.round(outcome.durationMs) }, `tool ${call.name} ${outcome.ok ? 'ok' : 'error'}`);
         const result = makeMessage('tool', outcome.content, { toolCallId: call.id, toolName: call.name });
-        deps.sessions.record(turn.session, result);
+        turn.writes.record(result);
         messages.push(toApiMessage(result));
       }
-      await deps.sessions.commitRecorded(turn.session);
+      await turn.writes.commit();
       continue;
     }
     if (res.toolCalls.length > 0) {
@@ -116,7 +114,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     const text = res.content.trim() ? res.content : EMPTY_ANSWER;
     // Set before the write: from here on the answer is on its way and the deadline leaves it be.
     turn.response = text;
-    await deps.sessions.append(turn.session, makeMessage('assistant', text));
+    await turn.writes.append(makeMessage('assistant', text));
     return;
   }
 }

@@ -5,6 +5,7 @@
  */
 import type { Logger } from '../log.js';
 import type { Session } from '../sessions/model.js';
+import type { SessionWriter } from '../sessions/writer.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { CompactResult } from './compaction.js';
 import type { ContextFit } from './context-fit.js';
@@ -26,19 +27,20 @@ export class AutoCompactor {
   }
 
   /** System 18: compact when the coming request would be over 80 % (90 %: harder). */
-  async beforeTurn(session: Session, log: Logger): Promise<CompactResult | null> {
+  async beforeTurn(writes: SessionWriter, log: Logger): Promise<CompactResult | null> {
+    const session = writes.session;
     const rc = this.deps.runtime.get().compaction;
     const { tokens, limit, ratio } = this.usage(session);
     if (ratio <= THRESHOLD) return null;
     const hard = ratio > HARD_THRESHOLD;
     const keepLast = hard ? Math.max(2, Math.floor(rc.keepLastMessages / 2)) : rc.keepLastMessages;
     log.info({ tokens, limit, threshold: Math.floor(limit * THRESHOLD), messages: session.messages.length }, `[AutoCompact] Context too large: ~${tokens} tokens (threshold ${Math.floor(limit * THRESHOLD)}), ${session.messages.length} messages. Compacting...`);
-    const result = await this.deps.fit.compact(session, keepLast, hard ? 'hard' : 'auto', { bounded: true });
+    const result = await this.deps.fit.compact(writes, keepLast, hard ? 'hard' : 'auto', { bounded: true });
     return result.kind === 'none' ? null : result;
   }
 
   /** `/compact N` and the like: compact now keeping the last `keepLast` messages. */
-  async compactNow(session: Session, keepLast: number): Promise<CompactResult> {
-    return this.deps.fit.compact(session, keepLast, 'manual', { bounded: false });
+  async compactNow(writes: SessionWriter, keepLast: number): Promise<CompactResult> {
+    return this.deps.fit.compact(writes, keepLast, 'manual', { bounded: false });
   }
 }

@@ -9,6 +9,7 @@
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Session, SessionMessage } from '../sessions/model.js';
+import type { SessionWriter } from '../sessions/writer.js';
 import type { TokenCounter } from '../llm/tokens.js';
 import { toApiMessage } from '../llm/messages.js';
 import type { MemoryService } from './service.js';
@@ -32,7 +33,8 @@ export interface ContextFitDeps {
 
 /** What fitting one request needs to know: the session, where the current exchange starts, the prompts it carries. */
 export interface FitContext {
-  readonly session: Session;
+  /** The turn's writes to its session (a compaction replaces its messages through it). */
+  readonly writes: SessionWriter;
   /** The user's current message: it and what follows are never compacted away. */
   readonly userMessage: SessionMessage;
   readonly systemPrompt: string;
@@ -70,10 +72,11 @@ export class ContextFit {
   }
 
   /**
-   * Compacts `session` keeping its last `keepLast` messages. `bounded`: a truncation (no summary)
+   * Compacts the writer's session keeping its last `keepLast` messages. `bounded`: a truncation (no summary)
    * drops only as much as needed to reach 60 % of the limit; unbounded, every unprotected exchange.
    */
-  compact(session: Session, keepLast: number, reason: CompactRequest['reason'], opts: { systemTokens?: number; bounded: boolean }): Promise<CompactResult> {
+  compact(writes: SessionWriter, keepLast: number, reason: CompactRequest['reason'], opts: { systemTokens?: number; bounded: boolean }): Promise<CompactResult> {
+    const session = writes.session;
     const systemTokens = opts.systemTokens ?? this.systemTokens(session);
     const req: CompactRequest = {
       keepLast,
@@ -83,7 +86,7 @@ export class ContextFit {
       fixedTokens: 3 + systemTokens + this.deps.tokens.countTools(this.deps.toolDefinitions()),
       countMessage: (m) => this.messageTokens(m),
     };
-    return this.deps.compaction.compact(session, this.deps.memory.forChat(session.channelType, session.chatId), req);
+    return this.deps.compaction.compact(writes, this.deps.memory.forChat(session.channelType, session.chatId), req);
   }
 
   /**
@@ -100,12 +103,12 @@ export class ContextFit {
   /** Compacts hard, keeping only what follows the user's current message. */
   async shrink(ctx: FitContext, reason: CompactRequest['reason'] = 'overflow'): Promise<CompactResult> {
     const limit = this.deps.contextLimit();
-    const session = ctx.session;
+    const session = ctx.writes.session;
     const idx = session.messages.lastIndexOf(ctx.userMessage);
     const keepLast = Math.max(1, idx >= 0 ? session.messages.length - idx : 2);
     const { tokens } = this.deps;
     const systemTokens = tokens.countText(ctx.systemPrompt) + (ctx.turnPrompt ? tokens.countText(ctx.turnPrompt) + 4 : 0) || this.systemTokens(session);
-    const result = await this.compact(session, keepLast, reason, { systemTokens, bounded: true });
+    const result = await this.compact(ctx.writes, keepLast, reason, { systemTokens, bounded: true });
     const after = this.countSession(session, systemTokens);
     if (after > limit) {
       throw new LlmError('llm.context_length_exceeded', 'rejected', `the current exchange alone needs ~${after} tokens, over the limit of ${limit}`);

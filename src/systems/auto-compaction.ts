@@ -21,7 +21,7 @@ export function createAutoCompactionSystem(deps: { compactor: AutoCompactor; run
     onFailure: 'fail-turn',
     shouldRun: compactionEnabled,
     async run(turn) {
-      const result = await deps.compactor.beforeTurn(turn.session, turn.log);
+      const result = await deps.compactor.beforeTurn(turn.writes, turn.log);
       if (result) turn.notices.push(compactionNotice(result));
     },
   };

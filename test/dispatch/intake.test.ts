@@ -70,7 +70,7 @@ async function rig(workspace: string, behaviour: Behaviour = echo, commands: Com
       async run(turn) {
         turns.push(turn.inbound.text);
         await behaviour(turn);
-        if (turn.response !== undefined) await sessions.append(turn.session, makeMessage('assistant', turn.response));
+        if (turn.response !== undefined) await turn.writes.append(makeMessage('assistant', turn.response));
       },
     },
     measured: () => undefined,

@@ -2,12 +2,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ORDER, type SystemName } from '../../src/pipeline/order.js';
 import { Pipeline } from '../../src/pipeline/runner.js';
 import type { System } from '../../src/pipeline/system.js';
 import { createTurn, endTurn, type Turn } from '../../src/pipeline/turn.js';
 import { makeMessage, newSession } from '../../src/sessions/model.js';
+import { SessionStore } from '../../src/sessions/store.js';
 import { AppError } from '../../src/errors.js';
 import { captureLog, type CapturedLog } from '../helpers/workspace.js';
 import { startTestBot } from '../helpers/app.js';
@@ -28,7 +30,8 @@ function harness(): Harness {
   const replies: string[] = [];
   const turn = createTurn({
     inbound: { channel: 'test', chatId: 'runner', userId: 'u1', text: 'hi', receivedAt: new Date() },
-    session,
+    // Nothing here is committed: the store's folder is never created.
+    writes: new SessionStore(path.join(tmpdir(), 'membot-runner-never-written'), logs.log).writer(session),
     log: logs.log,
     userMessage,
     reply: async (t) => {
