@@ -21,7 +21,7 @@ export async function benchCompaction(): Promise<Record<string, string>> {
       const usage = app.services.compactor.usage(session);
       decide.push(performance.now() - t0);
       if (usage.ratio <= 0.8) throw new Error('expected the session to be over the threshold');
-      const res = await app.services.compactor.compactNow(session, 20);
+      const res = await app.services.compactor.compactNow(app.services.sessions.writer(session), 20);
       times.push(performance.now() - t0);
       if (res.kind !== 'summary' || session.messages.length !== 21) throw new Error(`unexpected compaction ${res.kind}`);
     }

@@ -18,8 +18,7 @@ export function keepInSession(deps: { dispatcher: Dispatcher; sessions: SessionS
       const session = await deps.sessions.getOrCreate(msg.channel, msg.chatId);
       if (msg.messageId && session.messages.some((m) => m.role === 'user' && m.sourceId === msg.messageId)) return;
       session.metadata.messagesReceived++;
-      await deps.sessions.append(
-        session,
+      await deps.sessions.writer(session).append(
         makeMessage('user', msg.text, {
           ...(msg.messageId ? { sourceId: msg.messageId } : {}),
           ...(msg.userName ? { senderName: msg.userName } : {}),

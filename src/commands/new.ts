@@ -4,7 +4,7 @@ export function createNewCommand(): Command {
   return {
     name: 'new',
     description: 'Start a new conversation (what was said is saved to memory first)',
-    async run({ session, inbound, services }) {
+    async run({ session, writes, inbound, services }) {
       // Consolidate first (awaited; the consolidation has its own timeout and falls back to a
       // raw history entry), so nothing said in this conversation is lost with it.
       const said = session.messages.filter((m) => m.role !== 'system');
@@ -17,7 +17,7 @@ export function createNewCommand(): Command {
       }
       // The whole conversation is now in memory: the nightly job need not consolidate it again.
       if (said.length > 0) services.index.markConsolidated(session.metadata.conversationId, services.memory.scopeKey(inbound.channel, inbound.chatId));
-      await services.sessions.clearMessages(session.id);
+      await writes.clear();
       return 'Session cleared.';
     },
   };

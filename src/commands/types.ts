@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import type { Session } from '../sessions/model.js';
+import type { SessionWriter } from '../sessions/writer.js';
 import type { InboundMessage } from '../pipeline/turn.js';
 import type { Services } from '../services.js';
 import type { OutboundDocument } from '../channels/types.js';
@@ -7,6 +8,8 @@ import type { OutboundDocument } from '../channels/types.js';
 export interface CommandContext {
   inbound: InboundMessage;
   session: Session;
+  /** The command's writes to `session` (/new clears it, /compact compacts it). */
+  writes: SessionWriter;
   args: string;
   services: Services;
   log: Logger;

@@ -1,7 +1,7 @@
 /**
  * The flood limits, per chat: at most RATE_LIMIT_PER_MINUTE messages taken in any minute, and
  * at most MAX_QUEUED_PER_CHAT waiting behind the one being answered. The excess never reaches
- * the model; app.ts answers it with one of the lines below. The terminal is the operator's
+ * the model; the intake (intake.ts) answers it with one of the lines below. The terminal is the operator's
  * own and is not limited (piped input is how it is scripted).
  */
 const WINDOW_MS = 60_000;

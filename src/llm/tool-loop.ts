@@ -7,56 +7,81 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { isContextLengthError } from './errors.js';
 import type { LlmClient } from './client.js';
-import type { ToolRegistry } from '../tools/registry.js';
-import type { SessionStore } from '../sessions/store.js';
+import type { ToolCallContext, ToolRegistry } from '../tools/registry.js';
 import { makeMessage } from '../sessions/model.js';
-import type { Turn } from '../pipeline/turn.js';
 import { buildRequestMessages, toApiMessage } from './messages.js';
-import { componentLogger } from '../log.js';
+import { componentLogger, type Logger } from '../log.js';
+import { compactionNotice, type CompactResult } from '../memory/compaction.js';
+import type { FitContext } from '../memory/context-fit.js';
 
-/** Keeps requests within the context limit (see memory/auto-compact.ts). */
+/** Keeps requests within the context limit (the ContextFit service, memory/context-fit.ts). */
 export interface ContextGuard {
-  /** Compacts when the exact request is over the limit; true when the session changed. */
-  fit(turn: Turn, messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[]): Promise<boolean>;
+  /** Compacts when the exact request is over the limit; null when it fits, else what was done (rebuild the request). */
+  fit(ctx: FitContext, messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[]): Promise<CompactResult | null>;
   /** The provider said "too long": compact harder (once per turn). */
-  shrink(turn: Turn, reason: 'overflow'): Promise<unknown>;
+  shrink(ctx: FitContext, reason: 'overflow'): Promise<CompactResult>;
+}
+
+/** What the loop reads and writes of one turn (the pipeline's Turn has these fields). */
+export interface ToolLoopContext extends FitContext {
+  readonly inbound: { readonly channel: string; readonly chatId: string };
+  readonly log: Logger;
+  /** The turn's deadline: once aborted, nothing more is asked, run or saved. */
+  readonly signal: AbortSignal;
+  readonly notices: string[];
+  readonly usage: { llmCalls: number; toolCalls: number; promptTokens: number; completionTokens: number };
+  /** The final answer; set before it is saved, so a deadline passing meanwhile leaves it be. */
+  response: string | undefined;
 }
 
 export interface ToolLoopDeps {
   llm: LlmClient;
   tools: ToolRegistry;
-  sessions: SessionStore;
   maxIterations: number;
   guard?: ContextGuard | undefined;
+}
+
+/** What a tool learns of the turn: its chat, conversation, log and deadline (tools/types.ts). */
+function toolCallContext(turn: ToolLoopContext): ToolCallContext {
+  return { chat: { channel: turn.inbound.channel, chatId: turn.inbound.chatId }, conversationId: turn.writes.session.metadata.conversationId, log: turn.log, deadline: turn.signal };
 }
 
 export const EMPTY_ANSWER = 'The model returned an empty answer. Please rephrase or try again.';
 
 /** Past the turn's deadline nothing more is asked, run or saved: the user already has an apology. */
-function checkDeadline(turn: Turn): void {
+function checkDeadline(turn: ToolLoopContext): void {
   if (turn.signal.aborted) throw turn.signal.reason;
 }
 
-export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void> {
+/** A compaction the guard made is told to the user with the answer. */
+function noteCompaction(turn: ToolLoopContext, result: CompactResult): void {
+  if (result.kind !== 'none') turn.notices.push(compactionNotice(result));
+}
+
+export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Promise<void> {
   const log = componentLogger(turn.log, 'ToolLoop');
-  const build = () => buildRequestMessages(turn.systemPrompt, turn.session.messages, { content: turn.turnPrompt, before: turn.userMessage });
+  const build = () => buildRequestMessages(turn.systemPrompt, turn.writes.session.messages, { content: turn.turnPrompt, before: turn.userMessage });
   let messages: ChatCompletionMessageParam[] = build();
   const tools = deps.tools.definitions();
   let shrunk = false;
   for (let round = 1; ; round++) {
     const toolsAllowed = round <= deps.maxIterations;
-    if (deps.guard && (await deps.guard.fit(turn, messages, tools))) messages = build();
+    const fitted = deps.guard ? await deps.guard.fit(turn, messages, tools) : null;
+    if (fitted) {
+      noteCompaction(turn, fitted);
+      messages = build();
+    }
     checkDeadline(turn);
     let res;
     try {
-      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.session.id, kind: 'answer' }, signal: turn.signal });
+      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.writes.session.id, kind: 'answer' }, signal: turn.signal });
     } catch (err) {
       checkDeadline(turn);
       // Our count said it fits but the provider disagrees: compact harder and retry once.
       if (!deps.guard || shrunk || !isContextLengthError(err)) throw err;
       shrunk = true;
       log.warn('provider says the context is too long; compacting harder and retrying once');
-      await deps.guard.shrink(turn, 'overflow');
+      noteCompaction(turn, await deps.guard.shrink(turn, 'overflow'));
       messages = build();
       round--;
       continue;
@@ -69,18 +94,18 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void>
     }
     if (res.toolCalls.length > 0 && toolsAllowed) {
       const assistant = makeMessage('assistant', res.content, { toolCalls: res.toolCalls });
-      deps.sessions.record(turn.session, assistant);
+      turn.writes.record(assistant);
       messages.push(toApiMessage(assistant));
       for (const call of res.toolCalls) {
-        const outcome = await deps.tools.execute(call, turn);
+        const outcome = await deps.tools.execute(call, toolCallContext(turn));
         checkDeadline(turn);
         turn.usage.toolCalls++;
         log.info({ tool: call.name, ok: outcome.ok, code: outcome.code, ms: Math.round(outcome.durationMs) }, `tool ${call.name} ${outcome.ok ? 'ok' : 'error'}`);
         const result = makeMessage('tool', outcome.content, { toolCallId: call.id, toolName: call.name });
-        deps.sessions.record(turn.session, result);
+        turn.writes.record(result);
         messages.push(toApiMessage(result));
       }
-      await deps.sessions.commitRecorded(turn.session);
+      await turn.writes.commit();
       continue;
     }
     if (res.toolCalls.length > 0) {
@@ -89,7 +114,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void>
     const text = res.content.trim() ? res.content : EMPTY_ANSWER;
     // Set before the write: from here on the answer is on its way and the deadline leaves it be.
     turn.response = text;
-    await deps.sessions.append(turn.session, makeMessage('assistant', text));
+    await turn.writes.append(makeMessage('assistant', text));
     return;
   }
 }

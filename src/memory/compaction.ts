@@ -13,15 +13,17 @@
  */
 import type { LlmClient } from '../llm/client.js';
 import type { Logger } from '../log.js';
-import { makeMessage, type Session, type SessionMessage } from '../sessions/model.js';
-import type { SessionStore } from '../sessions/store.js';
-import { SUMMARY_PREFIX } from '../sessions/store.js';
+import { makeMessage, type SessionMessage } from '../sessions/model.js';
+import type { SessionWriter } from '../sessions/writer.js';
 import { tailStart } from '../sessions/integrity.js';
 import type { MemoryFiles } from './files.js';
 import type { ConsolidationOutcome, ConsolidationService } from './consolidation.js';
 import { formatForPrompt } from './consolidation.js';
 import { buildUnits, chooseDrops } from './importance.js';
 import { errorMessage } from '../errors.js';
+
+/** The first line of the system message a summary compaction leaves at the start of the session. */
+export const SUMMARY_PREFIX = '[Conversation summary]';
 
 export const MARKER_RE = /^\[(\d+) earlier messages? removed — kept in memory\]$/;
 
@@ -63,6 +65,15 @@ export interface CompactionOptions {
   timezone: string;
 }
 
+/** The line added to the reply when a turn compacted its session. */
+export function compactionNotice(r: CompactResult): string {
+  if (r.kind === 'summary') {
+    const mem = r.consolidation?.memoryUpdated ? 'memory updated' : r.consolidation?.kind === 'raw-fallback' ? 'saved to history' : 'history updated';
+    return `Compacted the conversation: ${r.removed} messages summarized, ${mem}`;
+  }
+  return `Compacted the conversation: ${r.removed} older messages removed (a summary was not available; they are kept in the history log)`;
+}
+
 const SUMMARY_INPUT_CHARS = 300;
 const MARKER_TOKENS = 20;
 const SUMMARY_INPUT_BUDGET_CHARS = 40_000;
@@ -71,12 +82,13 @@ export class CompactionService {
   constructor(
     private readonly llm: LlmClient,
     private readonly consolidation: ConsolidationService,
-    private readonly sessions: SessionStore,
     private readonly opts: CompactionOptions,
     private readonly log: Logger,
   ) {}
 
-  async compact(session: Session, files: MemoryFiles, req: CompactRequest): Promise<CompactResult> {
+  /** Compacts the writer's session; the new message list is written through it (and saved now). */
+  async compact(writes: SessionWriter, files: MemoryFiles, req: CompactRequest): Promise<CompactResult> {
+    const session = writes.session;
     const all = session.messages;
     const start = tailStart(all, req.keepLast);
     const old = all.slice(0, start);
@@ -117,10 +129,9 @@ export class CompactionService {
       removed = dropped.size;
       next = [...keptSystem, ...summaries, ...(n > 0 ? [makeMessage('system', markerText(n))] : []), ...survivors, ...tail];
     }
-    session.messages = next;
     session.metadata.messagesCompacted += removed;
     session.metadata.lastCompaction = { at: new Date().toISOString(), kind, removed, kept: tail.length };
-    await this.sessions.save(session);
+    await writes.replace(next);
     if (kind === 'summary') {
       this.log.info({ session: session.id, reason: req.reason }, `Compacted with LLM summary: removed ${removed} messages, kept ${tail.length}`);
     } else {

@@ -241,7 +241,7 @@ export class ForgetService {
     const session = await this.deps.sessions.getOrCreate(chat.channel, chat.chatId);
     const plan = sessionPlan(session.messages, p);
     if (plan.touched > 0) {
-      await this.deps.sessions.replaceMessages(session.id, plan.keep);
+      await this.deps.sessions.writer(session).replace(plan.keep);
       touched.push(rel(this.deps.sessions.fileFor(chat.channel, chat.chatId)));
     }
     await this.redactLogs(chat, p, touched);

@@ -1,6 +1,6 @@
 /**
  * The pipeline runner: systems in ascending order, each timed, with the one wrap point for
- * their failures. Order mistakes (two systems on one number, a number not in the table) are
+ * their failures (recorded on the turn; the intake apologises). Order mistakes (two systems on one number, a number not in the table) are
  * refused when the pipeline is built, not discovered at run time.
  */
 import { AppError, errorMessage, isAppError } from '../errors.js';
@@ -8,27 +8,6 @@ import type { Logger } from '../log.js';
 import { ORDER } from './order.js';
 import type { System } from './system.js';
 import type { Turn } from './turn.js';
-
-export function apologyText(errorId: string, err: unknown): string {
-  const hint = isAppError(err) && err.code.startsWith('llm.')
-    ? err.code === 'llm.context_length_exceeded'
-      ? 'The conversation is too long for the model. Send /compact or /new, then try again.'
-      : 'The language model is not answering right now. Please try again in a minute.'
-    : 'Please try again; if it keeps happening, tell the bot owner.';
-  return `Sorry, something went wrong while answering (error id ${errorId}). ${hint}`;
-}
-
-/** "1 second", "90 seconds", "2 minutes". */
-function spoken(ms: number): string {
-  const s = Math.round(ms / 1000);
-  const [n, unit] = s >= 120 && s % 60 === 0 ? [s / 60, 'minute'] : [s, 'second'];
-  return `${n} ${unit}${n === 1 ? '' : 's'}`;
-}
-
-/** The one reply to a turn stopped at TURN_TIMEOUT_MS. */
-export function deadlineText(errorId: string, timeoutMs: number): string {
-  return `Sorry, I could not answer within ${spoken(timeoutMs)}, so I stopped (error id ${errorId}). Your message is saved; please send it again in a moment, perhaps shorter.`;
-}
 
 export class Pipeline {
   readonly systems: readonly System[];
@@ -84,16 +63,9 @@ export class Pipeline {
       return;
     }
     const errorId = turn.id;
+    // The intake (dispatch/intake.ts) tells the user, with this id, once the turn has ended.
     turn.failure = { system: sys.name, errorId, code };
     turn.log.error({ system: sys.name, order: sys.order, code, errorId, err }, `[Pipeline] ${sys.name} failed; the user gets an apology`);
     turn.ended = { by: sys.name, reason: `failed: ${code}` };
-    if (!turn.delivered) {
-      try {
-        await turn.reply(apologyText(errorId, err));
-        turn.delivered = true;
-      } catch (sendErr) {
-        turn.log.error({ err: sendErr, errorId }, '[Pipeline] could not deliver the apology either');
-      }
-    }
   }
 }

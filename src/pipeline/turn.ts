@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { Session, SessionMessage } from '../sessions/model.js';
+import type { SessionWriter } from '../sessions/writer.js';
 
 export interface InboundMessage {
   channel: string;
@@ -37,6 +38,8 @@ export interface Turn {
   readonly id: string;
   readonly inbound: InboundMessage;
   readonly session: Session;
+  /** The one owner of this turn's writes to `session`: record, commit, replace (sessions/writer.ts). */
+  readonly writes: SessionWriter;
   readonly log: Logger;
   /** The user's message as recorded in the session (on disk before any LLM call). */
   readonly userMessage: SessionMessage;
@@ -79,7 +82,7 @@ export function newTurnId(): string {
 
 export function createTurn(init: {
   inbound: InboundMessage;
-  session: Session;
+  writes: SessionWriter;
   log: Logger;
   userMessage: SessionMessage;
   reply: (text: string) => Promise<void>;
@@ -87,11 +90,13 @@ export function createTurn(init: {
   signal?: AbortSignal;
 }): Turn {
   const id = init.id ?? newTurnId();
+  const session = init.writes.session;
   return {
     id,
     inbound: init.inbound,
-    session: init.session,
-    log: init.log.child({ turn: id, session: init.session.id }),
+    session,
+    writes: init.writes,
+    log: init.log.child({ turn: id, session: session.id }),
     userMessage: init.userMessage,
     reply: init.reply,
     signal: init.signal ?? new AbortController().signal,

@@ -249,7 +249,7 @@ export class ReminderService {
       return;
     }
     const text = this.message(d, now);
-    await this.deps.sessions.append(session, makeMessage('assistant', text, { reminder: key }));
+    await this.deps.sessions.writer(session).append(makeMessage('assistant', text, { reminder: key }));
     try {
       const time = format(new TZDate(now, this.deps.timezone), 'HH:mm');
       const line = `[${time}] Assistant (reminder): ${cutChars(text, 300).replace(/\r\n|\r|\n/g, ' ')}`;

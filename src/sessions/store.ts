@@ -7,27 +7,19 @@
  *
  * A turn's messages become durable through the write-ahead log (wal.ts, one fsynced append);
  * the file is then rewritten in the background (a checkpoint), and `init` replays whatever a
- * crash left in the log before anything else reads a session.
+ * crash left in the log before anything else reads a session. Messages change only through a
+ * `SessionWriter` (writer.ts), which keeps that protocol.
  */
-import { readFile, rename, unlink } from 'node:fs/promises';
+import { readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import { ensureDir, removeStaleTempFiles, withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { isInside, sessionFileKey } from '../storage/paths.js';
 import { AppError } from '../errors.js';
-import {
-  makeMessage,
-  newConversationId,
-  newSession,
-  parseSession,
-  sessionKey,
-  type Session,
-  type SessionMessage,
-} from './model.js';
-import { tailStart } from './integrity.js';
+import { newConversationId, newSession, parseSession, sessionKey, type Session, type SessionMessage } from './model.js';
 import { SessionWal } from './wal.js';
+import type { SessionWriter } from './writer.js';
 
-export const SUMMARY_PREFIX = '[Conversation summary]';
 /** How long a session file may lag behind its log (its messages are durable meanwhile). */
 const CHECKPOINT_DELAY_MS = 200;
 
@@ -41,15 +33,23 @@ export interface SessionStoreOptions {
 /** Enough for every chat active in the last while; a dropped one costs one file read later. */
 export const DEFAULT_MAX_CACHED = 100;
 
+/** Everything the store keeps about one session. */
+interface Entry {
+  /** The session once loaded (cached); undefined while its file is read. */
+  session?: Session | undefined;
+  loading?: Promise<Session> | undefined;
+  /** The newest save in the session's chain (saves of one session run one after another). */
+  write?: Promise<void> | undefined;
+  /** Messages recorded but in no log line or saved file yet, oldest first. */
+  owed: SessionMessage[];
+  /** A background checkpoint is queued and has not serialized yet. */
+  queued: boolean;
+  timer?: NodeJS.Timeout | undefined;
+}
+
 export class SessionStore {
-  private readonly cache = new Map<string, Session>();
-  private readonly loading = new Map<string, Promise<Session>>();
-  private readonly writes = new Map<string, Promise<void>>();
-  /** Messages added by `record`, in memory only until the next log line or save. */
-  private readonly unlogged = new Map<string, SessionMessage[]>();
-  /** Sessions whose background checkpoint is queued but has not serialized yet. */
-  private readonly queued = new Set<string>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** One entry per session, least recently used first. */
+  private readonly entries = new Map<string, Entry>();
   private readonly wal: SessionWal;
 
   private readonly maxCached: number;
@@ -108,26 +108,29 @@ export class SessionStore {
 
   async getOrCreate(channelType: string, chatId: string): Promise<Session> {
     const key = sessionKey(channelType, chatId);
-    const cached = this.cache.get(key);
-    if (cached) {
+    const e = this.entries.get(key);
+    if (e?.session) {
       // Most recently used last: the cache drops from the front.
-      this.cache.delete(key);
-      this.cache.set(key, cached);
-      return cached;
+      this.entries.delete(key);
+      this.entries.set(key, e);
+      return e.session;
     }
-    let pending = this.loading.get(key);
-    if (!pending) {
-      pending = this.load(channelType, chatId).finally(() => this.loading.delete(key));
-      this.loading.set(key, pending);
-    }
-    return pending;
+    if (e?.loading) return e.loading;
+    const entry = e ?? this.entryOf(key);
+    const loading = this.load(channelType, chatId, entry).finally(() => {
+      entry.loading = undefined;
+      this.dropIfBare(key, entry);
+    });
+    entry.loading = loading;
+    return loading;
   }
 
+  /** The session if it is in memory (no file is read). */
   get(id: string): Session | undefined {
-    return this.cache.get(id);
+    return this.entries.get(id)?.session;
   }
 
-  private async load(channelType: string, chatId: string): Promise<Session> {
+  private async load(channelType: string, chatId: string, entry: Entry): Promise<Session> {
     const file = this.fileFor(channelType, chatId);
     let session: Session;
     let text: string | undefined;
@@ -156,9 +159,21 @@ export class SessionStore {
         session = newSession(channelType, chatId);
       }
     }
-    this.cache.set(session.id, session);
+    entry.session = session;
     this.trim();
     return session;
+  }
+
+  /** The entry for `id`, created (empty, nothing cached) when there is none. */
+  private entryOf(id: string): Entry {
+    let e = this.entries.get(id);
+    if (!e) this.entries.set(id, (e = { owed: [], queued: false }));
+    return e;
+  }
+
+  /** Nothing loaded, loading, written or owed: the entry goes. */
+  private dropIfBare(id: string, e: Entry): void {
+    if (!e.session && !e.loading && !e.write && !e.queued && !e.timer && e.owed.length === 0 && this.entries.get(id) === e) this.entries.delete(id);
   }
 
   /**
@@ -167,143 +182,126 @@ export class SessionStore {
    * file again on its next message (the file is complete: nothing was owed).
    */
   private trim(): void {
-    if (this.cache.size <= this.maxCached) return;
-    for (const id of this.cache.keys()) {
-      if (this.cache.size <= this.maxCached) return;
-      const idle = !this.writes.has(id) && !this.queued.has(id) && !this.unlogged.has(id) && !this.wal.waiting(id) && !this.inUse(id);
-      if (idle) this.cache.delete(id);
+    let cached = this.cachedCount;
+    if (cached <= this.maxCached) return;
+    for (const [id, e] of this.entries) {
+      if (cached <= this.maxCached) return;
+      if (!e.session) continue;
+      const idle = !e.write && !e.queued && e.owed.length === 0 && !this.wal.waiting(id) && !this.inUse(id);
+      if (idle) {
+        this.entries.delete(id);
+        cached--;
+      }
     }
   }
 
   /** Sessions held in memory (for /status and the benchmarks). */
   get cachedCount(): number {
-    return this.cache.size;
+    let n = 0;
+    for (const e of this.entries.values()) if (e.session) n++;
+    return n;
   }
 
   /** Persists the session. Saves of one session run one after another, in call order. */
   async save(session: Session): Promise<void> {
     const file = this.fileFor(session.channelType, session.chatId);
-    const prev = this.writes.get(session.id) ?? Promise.resolve();
-    const next = prev
+    const e = this.entryOf(session.id);
+    const next = (e.write ?? Promise.resolve())
       .catch(() => undefined)
       .then(() => {
         // Serialize at write time so the newest state wins when saves queue up; everything
         // recorded or logged so far is in it.
-        this.queued.delete(session.id);
+        e.queued = false;
         // Recorded messages this write covers. They stay owed to the log until the file is
         // on disk: a log line written meanwhile (the answer) must still carry them, or a kill
         // before the rename leaves them in neither place.
-        const covered = new Set(this.unlogged.get(session.id));
+        const covered = new Set(e.owed);
         const upTo = session.walSeq ?? 0;
         session.updatedAt = new Date().toISOString();
         const json = JSON.stringify(session, null, 1);
         return withFileLock(file, () => writeFileAtomic(file, json)).then(() => {
-          this.forgetUnlogged(session.id, (m) => covered.has(m));
+          e.owed = e.owed.filter((m) => !covered.has(m));
           this.wal.checkpointed(session.id, upTo);
           this.trim();
         });
       });
-    this.writes.set(session.id, next);
+    e.write = next;
     try {
       await next;
     } finally {
-      if (this.writes.get(session.id) === next) this.writes.delete(session.id);
+      if (e.write === next) e.write = undefined;
+      this.dropIfBare(session.id, e);
     }
   }
 
-  /**
-   * Appends a message and makes it durable before returning: one log line (with any messages
-   * `record`ed before it), fsynced; the session file follows in the background.
-   */
-  async append(session: Session, message: SessionMessage): Promise<void> {
-    session.messages.push(message);
-    await this.commit(session, [message]);
+  /** The one way to change a session's messages (see writer.ts for the protocol it keeps). */
+  writer(session: Session): SessionWriter {
+    // Looked up at each call: an idle session's entry may have been dropped and made again.
+    const entry = () => this.entryOf(session.id);
+    return {
+      session,
+      record: (message) => {
+        session.messages.push(message);
+        entry().owed.push(message);
+      },
+      commit: async () => {
+        const e = entry();
+        if (e.owed.length > 0) await this.commit(session, e, []);
+      },
+      append: async (message) => {
+        session.messages.push(message);
+        await this.commit(session, entry(), [message]);
+      },
+      replace: async (messages) => {
+        session.messages = messages;
+        // A message still owed stays owed in the form it now has (a compaction may flag it);
+        // one dropped must not come back with the next log line.
+        const now = new Map(messages.map((m) => [m.id, m]));
+        const e = entry();
+        e.owed = e.owed.flatMap((m) => now.get(m.id) ?? []);
+        await this.save(session);
+      },
+      clear: async () => {
+        session.messages = [];
+        session.metadata.conversationId = newConversationId();
+        entry().owed = [];
+        await this.save(session);
+      },
+    };
   }
 
-  /**
-   * Appends a message without making it durable yet: for a user message whose words are
-   * already durable elsewhere (the inbox journal), so the turn's messages reach the disk in
-   * one write with its answer. `commitRecorded` covers a turn that ends without an answer.
-   */
-  record(session: Session, message: SessionMessage): void {
-    session.messages.push(message);
-    const list = this.unlogged.get(session.id) ?? [];
-    list.push(message);
-    this.unlogged.set(session.id, list);
-  }
-
-  /** Drops recorded messages matching `drop` from what the next log line must carry. */
-  private forgetUnlogged(id: string, drop: (m: SessionMessage) => boolean): void {
-    const rest = (this.unlogged.get(id) ?? []).filter((m) => !drop(m));
-    if (rest.length > 0) this.unlogged.set(id, rest);
-    else this.unlogged.delete(id);
-  }
-
-  async commitRecorded(session: Session): Promise<void> {
-    if (this.unlogged.has(session.id)) await this.commit(session, []);
-  }
-
-  private async commit(session: Session, added: SessionMessage[]): Promise<void> {
-    const messages = [...(this.unlogged.get(session.id) ?? []), ...added];
-    this.unlogged.delete(session.id);
+  /** One log line with everything owed and `added`, fsynced; then a checkpoint is scheduled. */
+  private async commit(session: Session, e: Entry, added: SessionMessage[]): Promise<void> {
+    const messages = [...e.owed, ...added];
+    e.owed = [];
     const { seq, written } = this.wal.append(session, messages);
     session.walSeq = Math.max(session.walSeq ?? 0, seq);
     try {
       await written;
     } catch (err) {
-      this.unlogged.set(session.id, [...messages, ...(this.unlogged.get(session.id) ?? [])]);
+      e.owed = [...messages, ...e.owed];
       throw new AppError('storage.write_failed', `could not log messages of ${session.id}: ${(err as Error).message}`, { cause: err });
     }
-    this.checkpoint(session);
+    this.checkpoint(session, e);
   }
 
   /**
    * Schedules a background rewrite of the session file, unless one is already waiting. The
    * short delay groups a burst of turns (a busy group chat) into one rewrite.
    */
-  private checkpoint(session: Session): void {
-    if (this.queued.has(session.id)) return;
-    this.queued.add(session.id);
-    const timer = setTimeout(() => this.runCheckpoint(session), CHECKPOINT_DELAY_MS);
-    timer.unref();
-    this.timers.set(session.id, timer);
+  private checkpoint(session: Session, e: Entry): void {
+    if (e.queued) return;
+    e.queued = true;
+    e.timer = setTimeout(() => this.runCheckpoint(session, e), CHECKPOINT_DELAY_MS);
+    e.timer.unref();
   }
 
-  private runCheckpoint(session: Session): void {
-    this.timers.delete(session.id);
+  private runCheckpoint(session: Session, e: Entry): void {
+    e.timer = undefined;
     this.save(session).catch((err: unknown) => {
       // The log still holds the messages; the next commit (or the next start) tries again.
       this.log.warn({ err, session: session.id }, 'could not rewrite a session file; its messages are safe in the session log');
     });
-  }
-
-  async delete(id: string): Promise<void> {
-    const session = this.cache.get(id);
-    this.cache.delete(id);
-    if (!session) return;
-    await unlink(this.fileFor(session.channelType, session.chatId)).catch(() => undefined);
-  }
-
-  /** `/new`: empties the conversation and starts a new conversation id; memory files are untouched. */
-  async clearMessages(id: string): Promise<void> {
-    const session = this.require(id);
-    session.messages = [];
-    session.metadata.conversationId = newConversationId();
-    // What was cleared must not come back with the next log line.
-    this.forgetUnlogged(id, () => true);
-    await this.save(session);
-  }
-
-  /**
-   * Replaces a session's messages (forget) and saves the file now; what was dropped must not
-   * come back with the next log line. The log itself is rewritten with `rewriteLog`.
-   */
-  async replaceMessages(id: string, messages: SessionMessage[]): Promise<void> {
-    const session = this.require(id);
-    session.messages = messages;
-    const kept = new Set(messages);
-    this.forgetUnlogged(id, (m) => !kept.has(m));
-    await this.save(session);
   }
 
   /** Rewrites the session log's text (atomic, in order with appends). */
@@ -311,48 +309,24 @@ export class SessionStore {
     return this.wal.rewrite(transform);
   }
 
-  getMessageCount(id: string): number {
-    return this.cache.get(id)?.messages.length ?? 0;
-  }
-
-  /**
-   * Replaces everything but the last `keepLast` messages with one system summary message at the
-   * start. The kept tail never begins inside a tool-call group (see integrity.ts).
-   */
-  async compactWithSummary(id: string, summary: string, keepLast: number): Promise<{ removed: number; kept: number }> {
-    const session = this.require(id);
-    const start = tailStart(session.messages, keepLast);
-    const removed = start;
-    const tail = session.messages.slice(start);
-    const summaryMessage = makeMessage('system', `${SUMMARY_PREFIX}\n${summary.trim()}`);
-    session.messages = [summaryMessage, ...tail];
-    const kept = new Set(tail);
-    this.forgetUnlogged(id, (m) => !kept.has(m));
-    session.metadata.messagesCompacted += removed;
-    await this.save(session);
-    return { removed, kept: tail.length };
-  }
-
   /** Runs waiting checkpoints now and waits for every write (shutdown, tests). */
   async flush(): Promise<void> {
-    for (const [id, timer] of [...this.timers]) {
-      clearTimeout(timer);
-      const session = this.cache.get(id);
-      if (session) this.runCheckpoint(session);
-      else this.timers.delete(id);
+    for (const e of [...this.entries.values()]) {
+      if (!e.timer) continue;
+      clearTimeout(e.timer);
+      if (e.session) this.runCheckpoint(e.session, e);
+      else e.timer = undefined;
     }
-    while (this.writes.size > 0) await Promise.allSettled([...this.writes.values()]);
+    for (;;) {
+      const writes = [...this.entries.values()].flatMap((e) => (e.write ? [e.write] : []));
+      if (writes.length === 0) return;
+      await Promise.allSettled(writes);
+    }
   }
 
   /** Flushes, then closes the session log (shutdown). */
   async close(): Promise<void> {
     await this.flush();
     await this.wal.shutdown();
-  }
-
-  private require(id: string): Session {
-    const s = this.cache.get(id);
-    if (!s) throw new Error(`session ${id} is not loaded`);
-    return s;
   }
 }

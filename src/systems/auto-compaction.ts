@@ -8,7 +8,8 @@
 import { ORDER } from '../pipeline/order.js';
 import type { System } from '../pipeline/system.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
-import { compactionNotice, type AutoCompactor } from '../memory/auto-compact.js';
+import type { AutoCompactor } from '../memory/auto-compact.js';
+import { compactionNotice } from '../memory/compaction.js';
 
 export function createAutoCompactionSystem(deps: { compactor: AutoCompactor; runtime: RuntimeConfigStore }): System {
   function compactionEnabled(): boolean {
@@ -20,7 +21,7 @@ export function createAutoCompactionSystem(deps: { compactor: AutoCompactor; run
     onFailure: 'fail-turn',
     shouldRun: compactionEnabled,
     async run(turn) {
-      const result = await deps.compactor.beforeTurn(turn);
+      const result = await deps.compactor.beforeTurn(turn.writes, turn.log);
       if (result) turn.notices.push(compactionNotice(result));
     },
   };

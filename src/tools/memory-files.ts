@@ -17,7 +17,7 @@ const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
 const SECTION_NOT_ONE_LINE = 'Error: the section name must be one line (no line breaks), e.g. "Preferences". Nothing was saved.';
 
 export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
-  const filesFor = (ctx: ToolContext): MemoryFiles => memory.forChat(ctx.turn.inbound.channel, ctx.turn.inbound.chatId);
+  const filesFor = (ctx: ToolContext): MemoryFiles => memory.forChat(ctx.chat.channel, ctx.chat.chatId);
 
   const read: Tool<Record<string, never>> = {
     name: 'memory_read',
@@ -67,8 +67,8 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
       const res = await guardedMemoryWrite(files, {
         source: 'tool memory_rewrite',
         maxDrop: MAX_DROP,
-        log: ctx.turn.log,
-        scope: memory.scopeKey(ctx.turn.inbound.channel, ctx.turn.inbound.chatId),
+        log: ctx.log,
+        scope: memory.scopeKey(ctx.chat.channel, ctx.chat.chatId),
         next: (cur) => (section ? replaceSection(cur, section, content) : withNewline(content)),
       });
       if (res.refused) {

@@ -19,7 +19,7 @@ export function formatResults(results: SearchResult[]): string {
 }
 
 export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService, embedder?: Embedder): Tool<any>[] {
-  const scopeOf = (ctx: ToolContext) => memory.scopeKey(ctx.turn.inbound.channel, ctx.turn.inbound.chatId);
+  const scopeOf = (ctx: ToolContext) => memory.scopeKey(ctx.chat.channel, ctx.chat.chatId);
   const off = 'The long-term memory index is not available right now; MEMORY.md and the notes still are (memory_read, notes_search).';
 
   const search: Tool<{ query: string; kind?: (typeof KINDS)[number]; limit?: number }> = {
@@ -48,7 +48,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
     parameters: { type: 'object', properties: { fact: { type: 'string', minLength: 3, maxLength: 1000 } }, required: ['fact'], additionalProperties: false },
     async execute({ fact }, ctx) {
       if (!index.enabled) return off;
-      const [saved] = index.saveFacts([{ content: fact, scope: scopeOf(ctx), sessionId: ctx.turn.session.metadata.conversationId, sourceIds: [] }]);
+      const [saved] = index.saveFacts([{ content: fact, scope: scopeOf(ctx), sessionId: ctx.conversationId, sourceIds: [] }]);
       if (!saved) return 'Nothing saved (empty fact).';
       if (saved.duplicateOf) return `Already known as ${saved.duplicateOf}.`;
       embedder?.enqueue(saved.id, fact);
@@ -67,7 +67,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
     },
     async execute({ id, new_content }, ctx) {
       if (!index.enabled) return off;
-      const newId = index.correctFact(id, scopeOf(ctx), new_content, ctx.turn.session.metadata.conversationId);
+      const newId = index.correctFact(id, scopeOf(ctx), new_content, ctx.conversationId);
       return newId ? `Corrected: ${id} retired, ${newId} saved.` : `No active fact ${id} found.`;
     },
   };

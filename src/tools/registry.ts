@@ -5,11 +5,10 @@
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { UNNAMED_TOOL, type ToolCall } from '../sessions/model.js';
-import type { Turn } from '../pipeline/turn.js';
 import { errorMessage, type ErrorCode } from '../errors.js';
 import { validate } from './schema.js';
 import { scrubSecrets } from '../log.js';
-import type { Tool } from './types.js';
+import type { Tool, ToolContext } from './types.js';
 
 export interface ToolOutcome {
   content: string;
@@ -17,6 +16,12 @@ export interface ToolOutcome {
   code?: ErrorCode;
   durationMs: number;
 }
+
+/** One call's context as the caller knows it: the tool's own `signal` is made here, from `deadline`. */
+export type ToolCallContext = Omit<ToolContext, 'signal'> & {
+  /** The turn's deadline: the tool is told to stop and its result is not waited for. */
+  deadline: AbortSignal;
+};
 
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
@@ -42,7 +47,8 @@ export class ToolRegistry {
     }));
   }
 
-  async execute(call: ToolCall, turn: Turn): Promise<ToolOutcome> {
+  async execute(call: ToolCall, ctx: ToolCallContext): Promise<ToolOutcome> {
+    const { deadline, ...known } = ctx;
     const started = performance.now();
     const done = (content: string, code?: ErrorCode): ToolOutcome => ({
       // A tool result goes to the model and may be repeated to the chat: scrubbed like the log.
@@ -78,22 +84,22 @@ export class ToolRegistry {
       // The turn's deadline: the tool is told to stop and its result is not waited for.
       onDeadline = () => {
         ac.abort();
-        reject(turn.signal.reason);
+        reject(deadline.reason);
       };
-      if (turn.signal.aborted) onDeadline();
-      else turn.signal.addEventListener('abort', onDeadline, { once: true });
+      if (deadline.aborted) onDeadline();
+      else deadline.addEventListener('abort', onDeadline, { once: true });
     });
     try {
-      const result = await Promise.race([Promise.resolve().then(() => tool.execute(args as Record<string, unknown>, { turn, signal: ac.signal })), timeout]);
+      const result = await Promise.race([Promise.resolve().then(() => tool.execute(args as Record<string, unknown>, { ...known, signal: ac.signal })), timeout]);
       return done(typeof result === 'string' ? result : JSON.stringify(result));
     } catch (err) {
-      if (turn.signal.aborted) throw turn.signal.reason;
+      if (deadline.aborted) throw deadline.reason;
       if (err instanceof ToolTimeout) return done(`Error: the tool "${call.name}" did not finish within ${this.timeoutMs} ms.`, 'tool.timeout');
-      turn.log.warn({ tool: call.name, err }, 'tool threw');
+      ctx.log.warn({ tool: call.name, err }, 'tool threw');
       return done(`Error: the tool "${call.name}" failed: ${errorMessage(err)}`, 'tool.failed');
     } finally {
       clearTimeout(timer);
-      if (onDeadline) turn.signal.removeEventListener('abort', onDeadline);
+      if (onDeadline) deadline.removeEventListener('abort', onDeadline);
     }
   }
 }

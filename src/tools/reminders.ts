@@ -9,7 +9,7 @@ import { MAX_PENDING_PER_CHAT } from '../reminders/service.js';
 import { describeTime, isoIn } from '../reminders/time.js';
 import type { Tool, ToolContext } from './types.js';
 
-const chatOf = (ctx: ToolContext) => ({ channel: ctx.turn.inbound.channel, chatId: ctx.turn.inbound.chatId });
+const chatOf = (ctx: ToolContext) => ctx.chat;
 
 export function createReminderTools(reminders: ReminderService): Tool<any>[] {
   const tz = reminders.timezone;

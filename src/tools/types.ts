@@ -1,9 +1,14 @@
-import type { Turn } from '../pipeline/turn.js';
+import type { Logger } from '../log.js';
 import type { JsonSchema } from './schema.js';
 
+/** What a tool knows of the call: the chat it came from, never the pipeline's turn. */
 export interface ToolContext {
-  turn: Turn;
-  /** Aborted when the tool's timeout passes; long tools should stop early. */
+  /** The chat the call came from: a tool acts on this chat's memory and reminders only. */
+  chat: { channel: string; chatId: string };
+  /** The chat's current conversation id (a new one after /new); facts a tool saves carry it. */
+  conversationId: string;
+  log: Logger;
+  /** Aborted when the tool's timeout passes or the turn's deadline: long tools should stop early. */
   signal: AbortSignal;
 }
 

@@ -88,7 +88,7 @@ test('/new clears the session and keeps every memory file (byte-identical; histo
     assert.notEqual(after.metadata.conversationId, before.metadata.conversationId);
     assert.match(after.metadata.conversationId, /^conv_/);
     assert.equal(after.id, before.id, 'same chat, same session file');
-    assert.equal(bot.app.services.sessions.getMessageCount('test:1'), 0, 'cleared in memory too');
+    assert.equal(bot.app.services.sessions.get('test:1')?.messages.length ?? 0, 0, 'cleared in memory too');
 
     const memAfter = await snapshot(memDir(bot, '1'));
     for (const [name, bytes] of memBefore) {

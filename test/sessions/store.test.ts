@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { SessionStore, SUMMARY_PREFIX } from '../../src/sessions/store.js';
+import { SessionStore } from '../../src/sessions/store.js';
 import { makeMessage, type Session, type SessionMessage } from '../../src/sessions/model.js';
-import { repairToolPairs } from '../../src/sessions/integrity.js';
+import { repairToolPairs, tailStart } from '../../src/sessions/integrity.js';
 import { captureLog, tempDir, type CapturedLog } from '../helpers/workspace.js';
 
 async function openStore(): Promise<{ root: string; dir: string; store: SessionStore; logs: CapturedLog; cleanup: () => Promise<void> }> {
@@ -79,12 +79,11 @@ test('save writes the session so that it round-trips, in this store and a new on
   try {
     const session = await s.store.getOrCreate('test', '7');
     session.metadata.messagesReceived = 1;
-    await s.store.append(session, makeMessage('user', 'héllo "quoted" \n newline 😀', { senderName: 'Ann', sourceId: '17' }));
-    await s.store.append(
-      session,
+    await s.store.writer(session).append(makeMessage('user', 'héllo "quoted" \n newline 😀', { senderName: 'Ann', sourceId: '17' }));
+    await s.store.writer(session).append(
       makeMessage('assistant', '', { toolCalls: [{ id: 'call_1', name: 'get_current_time', arguments: '{"tz":"UTC"}' }] }),
     );
-    await s.store.append(session, makeMessage('tool', '12:00', { toolCallId: 'call_1', toolName: 'get_current_time' }));
+    await s.store.writer(session).append(makeMessage('tool', '12:00', { toolCallId: 'call_1', toolName: 'get_current_time' }));
     await s.store.flush();
     await s.store.save(session);
 
@@ -107,7 +106,7 @@ test('a hostile chat id is stored directly inside sessions/ and nothing is creat
   try {
     for (const chatId of ['../../etc/x', '../../../x', 'a/b', '..', '/abs']) {
       const session = await s.store.getOrCreate('console', chatId);
-      await s.store.append(session, makeMessage('user', `from ${chatId}`));
+      await s.store.writer(session).append(makeMessage('user', `from ${chatId}`));
     }
     await s.store.flush();
     const names = (await readdir(s.dir)).sort();
@@ -154,7 +153,7 @@ for (const [label, content] of [
       assert.equal(errors[0]!.file, 'test:9.json');
 
       // The fresh session saves normally next to the set-aside file.
-      await s.store.append(session, makeMessage('user', 'start over'));
+      await s.store.writer(session).append(makeMessage('user', 'start over'));
       await s.store.flush();
       assert.equal((await readJson(file)).messages[0].content, 'start over');
       assert.equal((await readdir(s.dir)).filter((n) => n.includes('.corrupt-')).length, 1);
@@ -164,18 +163,18 @@ for (const [label, content] of [
   });
 }
 
-test('clearMessages empties the conversation, starts a new conversation id and keeps the file', async () => {
+test('clear (/new) empties the conversation, starts a new conversation id and keeps the file', async () => {
   const s = await openStore();
   try {
     const session = await s.store.getOrCreate('test', '3');
     session.metadata.messagesReceived = 2;
-    await s.store.append(session, makeMessage('user', 'one'));
-    await s.store.append(session, makeMessage('assistant', 'two'));
+    await s.store.writer(session).append(makeMessage('user', 'one'));
+    await s.store.writer(session).append(makeMessage('assistant', 'two'));
     const before = session.metadata.conversationId;
-    assert.equal(s.store.getMessageCount('test:3'), 2);
+    assert.equal(s.store.get('test:3')?.messages.length, 2);
 
-    await s.store.clearMessages('test:3');
-    assert.equal(s.store.getMessageCount('test:3'), 0);
+    await s.store.writer(session).clear();
+    assert.equal(s.store.get('test:3')?.messages.length, 0);
     assert.notEqual(session.metadata.conversationId, before);
     assert.match(session.metadata.conversationId, /^conv_/);
 
@@ -184,18 +183,6 @@ test('clearMessages empties the conversation, starts a new conversation id and k
     assert.equal(file.metadata.conversationId, session.metadata.conversationId);
     assert.equal(file.metadata.messagesReceived, 2, 'the chat-lifetime counter survives /new');
     assert.equal(file.id, 'test:3');
-  } finally {
-    await s.cleanup();
-  }
-});
-
-test('getMessageCount counts loaded sessions and is 0 for unknown ones', async () => {
-  const s = await openStore();
-  try {
-    assert.equal(s.store.getMessageCount('test:none'), 0);
-    const session = await s.store.getOrCreate('test', '5');
-    for (let i = 0; i < 3; i++) await s.store.append(session, makeMessage('user', `m${i}`));
-    assert.equal(s.store.getMessageCount('test:5'), 3);
   } finally {
     await s.cleanup();
   }
@@ -212,61 +199,71 @@ async function sessionWith(s: Awaited<ReturnType<typeof openStore>>, chatId: str
   return session;
 }
 
-test('compactWithSummary keeps a summary first and the last N messages, and persists it', async () => {
+test('replace writes the new message list to the file at once', async () => {
   const s = await openStore();
   try {
     const original = conversation(10);
     const session = await sessionWith(s, 'c', [...original]);
-
-    const result = await s.store.compactWithSummary('test:c', '  The user said hello ten times.  ', 4);
-    assert.deepEqual(result, { removed: 6, kept: 4 });
+    const summary = makeMessage('system', '[Conversation summary]\nThe user said hello ten times.');
+    await s.store.writer(session).replace([summary, ...original.slice(6)]);
     assert.equal(session.messages.length, 5);
-    assert.equal(session.messages[0]!.role, 'system');
-    assert.equal(session.messages[0]!.content, `${SUMMARY_PREFIX}\nThe user said hello ten times.`);
-    assert.ok(session.messages[0]!.content.startsWith('[Conversation summary]\n'));
-    assert.deepEqual(session.messages.slice(1), original.slice(6));
-    assert.equal(session.metadata.messagesCompacted, 6);
-
     const file = await readJson(s.store.fileFor('test', 'c'));
     assert.deepEqual(file.messages.map((m: SessionMessage) => m.content), session.messages.map((m) => m.content));
-    assert.equal(file.metadata.messagesCompacted, 6);
-
-    // Compacting again counts cumulatively.
-    await s.store.compactWithSummary('test:c', 'shorter', 2);
-    assert.equal(session.metadata.messagesCompacted, 6 + 3);
-    assert.equal(session.messages.length, 3);
   } finally {
     await s.cleanup();
   }
 });
 
-test('compactWithSummary never starts the kept tail with a tool result: the calling assistant is kept too', async () => {
-  const s = await openStore();
+test('risk: a recorded message a compaction dropped comes back with the next log line — replace leaves only kept messages owed, in their new form', async () => {
+  const ws = await tempDir();
   try {
-    const call = makeMessage('assistant', '', {
-      toolCalls: [
-        { id: 'call_a', name: 'get_current_time', arguments: '{}' },
-        { id: 'call_b', name: 'get_current_time', arguments: '{"tz":"UTC"}' },
-      ],
-    });
-    const resA = makeMessage('tool', '10:00', { toolCallId: 'call_a', toolName: 'get_current_time' });
-    const resB = makeMessage('tool', '10:00 UTC', { toolCallId: 'call_b', toolName: 'get_current_time' });
-    const final = makeMessage('assistant', 'It is ten.');
-    const messages = [...conversation(4), makeMessage('user', 'what time is it?'), call, resA, resB, final];
-
-    // keepLast 2 and 3 would cut between the assistant's call and its results.
-    for (const keepLast of [2, 3]) {
-      const session = await sessionWith(s, `tools-${keepLast}`, [...messages]);
-      const result = await s.store.compactWithSummary(session.id, 'earlier talk', keepLast);
-      const tail = session.messages.slice(1);
-      assert.notEqual(tail[0]!.role, 'tool', `keepLast ${keepLast}: tail starts with a tool result`);
-      assert.deepEqual(tail, [call, resA, resB, final], `keepLast ${keepLast}`);
-      assert.deepEqual(result, { removed: 5, kept: 4 });
-      // What is left is still a valid list for the API: nothing for repair to change.
-      assert.deepEqual(repairToolPairs(session.messages), session.messages);
-    }
+    const dir = path.join(ws.dir, 'sessions');
+    const store = new SessionStore(dir, captureLog().log);
+    await store.init();
+    const session = await store.getOrCreate('test', 'r');
+    const writes = store.writer(session);
+    const dropped = makeMessage('user', 'dropped by the compaction');
+    const kept = makeMessage('user', 'kept, and flagged');
+    writes.record(dropped);
+    writes.record(kept);
+    const flagged = { ...kept, consolidated: true };
+    // The file writes fail (a folder stands where the file goes): what the log carries is all
+    // a restart has, as after a kill before the next checkpoint.
+    const file = store.fileFor('test', 'r');
+    await mkdir(file);
+    await assert.rejects(writes.replace([flagged]));
+    await writes.append(makeMessage('assistant', 'answer'));
+    await store.close();
+    await rm(file, { recursive: true });
+    const reopened = new SessionStore(dir, captureLog().log);
+    await reopened.init();
+    const back = await reopened.getOrCreate('test', 'r');
+    assert.deepEqual(back.messages.map((m) => [m.content, m.consolidated === true]), [
+      ['kept, and flagged', true],
+      ['answer', false],
+    ]);
   } finally {
-    await s.cleanup();
+    await ws.cleanup();
+  }
+});
+
+test('the tail kept by a compaction never starts with a tool result: the calling assistant is kept too', () => {
+  const call = makeMessage('assistant', '', {
+    toolCalls: [
+      { id: 'call_a', name: 'get_current_time', arguments: '{}' },
+      { id: 'call_b', name: 'get_current_time', arguments: '{"tz":"UTC"}' },
+    ],
+  });
+  const resA = makeMessage('tool', '10:00', { toolCallId: 'call_a', toolName: 'get_current_time' });
+  const resB = makeMessage('tool', '10:00 UTC', { toolCallId: 'call_b', toolName: 'get_current_time' });
+  const final = makeMessage('assistant', 'It is ten.');
+  const messages = [...conversation(4), makeMessage('user', 'what time is it?'), call, resA, resB, final];
+  // keepLast 2 and 3 would cut between the assistant's call and its results.
+  for (const keepLast of [2, 3]) {
+    const tail = messages.slice(tailStart(messages, keepLast));
+    assert.deepEqual(tail, [call, resA, resB, final], `keepLast ${keepLast}`);
+    // What is left is still a valid list for the API: nothing for repair to change.
+    assert.deepEqual(repairToolPairs(tail), tail);
   }
 });
 
@@ -322,10 +319,10 @@ test('risk: memory grows with every chat ever seen — idle sessions past the ca
     busy.add('test:busy');
     const held = await store.getOrCreate('test', 'busy');
     const owed = await store.getOrCreate('test', 'owed');
-    store.record(owed, makeMessage('user', 'not yet logged'));
+    store.writer(owed).record(makeMessage('user', 'not yet logged'));
     for (let i = 0; i < 10; i++) {
       const s = await store.getOrCreate('test', `c${i}`);
-      await store.append(s, makeMessage('user', `hello from ${i}`));
+      await store.writer(s).append(makeMessage('user', `hello from ${i}`));
     }
     await store.flush();
     await store.getOrCreate('test', 'c9'); // one more load trims after the writes settled

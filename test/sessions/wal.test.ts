@@ -42,8 +42,8 @@ test('risk: a kill after the answer is logged but before the session file is rew
   try {
     const dir = path.join(ws.dir, 'sessions');
     runThenKill(dir, `
-      await store.append(s, makeMessage('user', 'my locker code is 4711'));
-      await store.append(s, makeMessage('assistant', 'noted'));
+      await store.writer(s).append(makeMessage('user', 'my locker code is 4711'));
+      await store.writer(s).append(makeMessage('assistant', 'noted'));
     `);
     const { store, logs } = await reopen(dir);
     const s = await store.getOrCreate('test', 'k');
@@ -64,10 +64,10 @@ test('risk: a replay after /new brings the cleared conversation back — only wh
   try {
     const dir = path.join(ws.dir, 'sessions');
     runThenKill(dir, `
-      await store.append(s, makeMessage('user', 'old one'));
-      await store.append(s, makeMessage('assistant', 'old answer'));
-      await store.clearMessages(s.id);
-      await store.append(s, makeMessage('user', 'fresh start'));
+      await store.writer(s).append(makeMessage('user', 'old one'));
+      await store.writer(s).append(makeMessage('assistant', 'old answer'));
+      await store.writer(s).clear();
+      await store.writer(s).append(makeMessage('user', 'fresh start'));
     `);
     const { store } = await reopen(dir);
     assert.deepEqual((await store.getOrCreate('test', 'k')).messages.map((m) => m.content), ['fresh start']);
@@ -86,10 +86,10 @@ test('risk: a checkpoint still writing when the answer is logged leaves the user
     runThenKill(dir, `
       const lockfile = (await import('proper-lockfile')).default;
       await lockfile.lock(store.fileFor('test', 'k'), { realpath: false });
-      store.record(s, makeMessage('user', 'remind me at noon'));
+      store.writer(s).record(makeMessage('user', 'remind me at noon'));
       void store.save(s).catch(() => undefined);
       await new Promise((r) => setImmediate(r));
-      await store.append(s, makeMessage('assistant', 'will do'));
+      await store.writer(s).append(makeMessage('assistant', 'will do'));
     `);
     const { store } = await reopen(dir);
     assert.deepEqual((await store.getOrCreate('test', 'k')).messages.map((m) => m.content), ['remind me at noon', 'will do']);
@@ -105,7 +105,7 @@ test('the session file catches up on its own shortly after a logged message, wit
     const store = new SessionStore(dir, captureLog().log);
     await store.init();
     const s = await store.getOrCreate('test', 'k');
-    await store.append(s, { id: 'm_1', role: 'user', content: 'hello', timestamp: new Date().toISOString() });
+    await store.writer(s).append({ id: 'm_1', role: 'user', content: 'hello', timestamp: new Date().toISOString() });
     const file = path.join(dir, 'test:k.json');
     let content = '';
     for (let i = 0; i < 100 && !content.includes('hello'); i++) {

@@ -1,0 +1,51 @@
+/**
+ * Builds the pipeline's systems (order numbers in pipeline/order.ts) and the slash commands
+ * from the services. To add a system or a command, add it here.
+ */
+import type { Logger } from '../log.js';
+import { Pipeline } from '../pipeline/runner.js';
+import { createAutoCompactionSystem } from '../systems/auto-compaction.js';
+import { createContextBuildingSystem } from '../systems/context-building.js';
+import { createToolLoopSystem } from '../systems/tool-loop.js';
+import { createResponseDeliverySystem } from '../systems/response-delivery.js';
+import { createMemoryPersistSystem } from '../systems/memory-persist.js';
+import { createIndexingSystem } from '../systems/indexing.js';
+import { createMemorySection } from '../context/memory-section.js';
+import { createRelevantMemorySection } from '../context/relevant-memory.js';
+import { CommandRouter } from '../commands/router.js';
+import { createHelpCommand } from '../commands/help.js';
+import { createNewCommand } from '../commands/new.js';
+import { createCompactCommand } from '../commands/compact.js';
+import { createStatusCommand } from '../commands/status.js';
+import { createMemoryCommand } from '../commands/memory.js';
+import { createForgetCommand } from '../commands/forget.js';
+import { createExportCommand } from '../commands/export.js';
+import { createRemindersCommand } from '../commands/reminders.js';
+import type { Command } from '../commands/types.js';
+import type { Built } from './services.js';
+
+export function buildPipeline(built: Built, log: Logger): Pipeline {
+  const { services, instructions, embedder, fit, contextLimit } = built;
+  const { config, memory, runtime, tokens, index, llm, tools, compactor, indexing } = services;
+  return new Pipeline(
+    [
+      createAutoCompactionSystem({ compactor, runtime }),
+      createContextBuildingSystem({
+        instructions,
+        sections: [createMemorySection({ memory, runtime, tokens, timezone: config.timezone, contextLimit })],
+        turnSections: [createRelevantMemorySection({ index, memory, runtime, tokens, contextLimit, embedder })],
+      }),
+      createToolLoopSystem({ llm, tools, maxIterations: config.maxToolIterations, guard: fit }),
+      createResponseDeliverySystem(),
+      createMemoryPersistSystem({ memory, runtime, timezone: config.timezone }),
+      createIndexingSystem({ indexing, memory, botName: 'assistant' }),
+    ],
+    log,
+  );
+}
+
+export function buildCommands(): CommandRouter {
+  const commands: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand(), createExportCommand(), createRemindersCommand()];
+  const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commands]);
+  return router;
+}

@@ -1,0 +1,259 @@
+/**
+ * The path of every inbound message, in one place:
+ *   journal (inbox.ts) → the chat's queue (dispatcher.ts) → clean → policy (empty, given up
+ *   after restarts, flood and budget limits) → a command or a pipeline turn (turn-run.ts)
+ * and then, for every message whatever happened, `settle`: the one failure wrap, the one place
+ * a journal entry is closed, and the one place the user hears what went wrong.
+ *
+ * A message's journal entry stays open until its words are in the session (or it needed no
+ * session): a kill in between leaves it to `recover` at the next start.
+ */
+import type { Logger } from '../log.js';
+import { isAppError } from '../errors.js';
+import type { Config } from '../config/env.js';
+import { sessionKey } from '../sessions/model.js';
+import type { SessionStore } from '../sessions/store.js';
+import { newTurnId, type InboundMessage } from '../pipeline/turn.js';
+import { cleanInboundText } from '../pipeline/inbound.js';
+import type { HandleResult, ReplyFn } from '../channels/types.js';
+import { parseCommand, type CommandRouter } from '../commands/router.js';
+import type { Services } from '../services.js';
+import type { TokenBudget } from '../llm/budget.js';
+import type { Dispatcher } from './dispatcher.js';
+import type { Inbox, InboxEntry } from './inbox.js';
+import type { ChatLimits } from './limits.js';
+import { apologyText } from './apology.js';
+import { findRecorded, answered, userMessageOf, runTurn, type TurnRunDeps } from './turn-run.js';
+import type { Ending } from './ending.js';
+
+/** A message whose handling started this many times without finishing is not handled again. */
+export const MAX_RECOVERY_ATTEMPTS = 3;
+
+const EMPTY_TEXT = 'Your message had no readable text (only control characters or spaces), so nothing was sent to the model. Please type it again.';
+
+export interface IntakeDeps extends TurnRunDeps {
+  config: Pick<Config, 'maxMessageChars' | 'turnTimeoutMs' | 'rateLimitPerMinute' | 'dailyTokenBudget'>;
+  inbox: Inbox;
+  dispatcher: Dispatcher;
+  limits: ChatLimits;
+  sessions: SessionStore;
+  budget: Pick<TokenBudget, 'blocks' | 'refusal'>;
+  commands: CommandRouter;
+  /** Handed to commands. */
+  services: Services;
+  log: Logger;
+}
+
+/** One message being handled. */
+interface Job {
+  key: string;
+  journalId: string;
+  reply: ReplyFn;
+  release: () => void;
+  /** Set once the message is known to be a command (for the failure log line). */
+  command?: string;
+}
+
+export class Intake {
+  /** Entries an earlier run accepted and did not finish, taken over at construction. */
+  private leftOver: InboxEntry[] = [];
+
+  private constructor(private readonly deps: IntakeDeps) {}
+
+  /**
+   * Reads and takes over what the last run left open — before any channel starts: a new message
+   * finishing first would otherwise find nothing open and empty the journal, and could overtake
+   * older ones of its chat.
+   */
+  static async open(deps: IntakeDeps): Promise<Intake> {
+    const intake = new Intake(deps);
+    const left = await deps.inbox.unfinished();
+    for (const e of left.entries) deps.inbox.adopt(e.id);
+    await deps.inbox.close(left.duplicates);
+    intake.leftOver = left.entries;
+    return intake;
+  }
+
+  /**
+   * Handles messages accepted before the last stop (or kill) that never reached the session or
+   * never got an answer; `replyFor` gives the way back to each one's chat. Returns how many.
+   */
+  recover(replyFor: (msg: InboundMessage) => ReplyFn): Promise<number> {
+    const entries = this.leftOver.splice(0);
+    // Queued at once (no await before): ahead of anything the channel takes after its start.
+    // Each in its chat's queue, in order. Only starts count towards giving up: a message that
+    // waited in its queue while the daemon was killed again and again is never given up on.
+    if (entries.length > 0) this.deps.log.warn({ messages: entries.length }, 'handling messages accepted before the last stop but not finished');
+    return Promise.all(entries.map((e) => this.handle(e.msg, replyFor(e.msg), e))).then(() => entries.length);
+  }
+
+  /**
+   * Queues one inbound message for its chat; resolves when it has been fully handled. Its
+   * `accepted` resolves as soon as the message is journaled (durable). `recovered`: an entry an
+   * earlier run journaled and did not finish; it keeps its id.
+   */
+  handle(msg: InboundMessage, reply: ReplyFn, recovered?: InboxEntry): HandleResult {
+    const { inbox, dispatcher, limits, log } = this.deps;
+    const key = sessionKey(msg.channel, msg.chatId);
+    // Flood limits: not for recovered messages (taken before), nor the operator's terminal.
+    const verdict = recovered || msg.channel === 'console' ? 'ok' : limits.admit(key, dispatcher.queued(key));
+    // Journal first: a kill while the message waits in its queue loses nothing. The fsync runs
+    // while the turn starts (it is hidden behind the LLM call); nothing is sent to the user
+    // before it completes, so a message answered is always a message the journal holds.
+    // A recovered message is already there: it is not written again, so a kill during recovery
+    // cannot leave two open copies of it (they would double with every such kill).
+    const journal = recovered ? inbox.adopt(recovered.id) : inbox.accept(msg);
+    const accepted = journal.durable.then(
+      () => journal.id,
+      (err: unknown) => {
+        // A refused message is not kept anyway; one that is handled says it could not be journaled.
+        if (verdict !== 'queue') log.warn({ err, session: key }, 'could not journal an inbound message; handling it anyway');
+        return null;
+      },
+    );
+    const job: Job = { key, journalId: journal.id, reply: whenTaken(reply, accepted), release: () => undefined };
+    let done: HandleResult;
+    if (verdict === 'queue') {
+      // Refused at once, outside the chat's queue (that is what is full), and not kept: the user
+      // is told to send it again. Journaled and closed like any other, so a kill before the
+      // refusal leaves it to be handled after the restart.
+      log.warn({ code: 'chat.rate_limited', session: key, queued: dispatcher.queued(key) }, 'too many messages waiting in one chat; refused one');
+      done = accepted.then(() => this.settle(job, async () => ({ close: true, say: limits.queueText() })));
+    } else {
+      done = dispatcher.submit(key, (release) => {
+        job.release = release;
+        return this.settle(job, () => this.decide(job, msg, verdict === 'rate', recovered));
+      });
+    }
+    done.accepted = accepted;
+    return done;
+  }
+
+  /** The message's policy: what handling it means. Runs in the chat's queue. */
+  private async decide(job: Job, raw: InboundMessage, overRate: boolean, recovered: InboxEntry | undefined): Promise<Ending> {
+    const { config, inbox, limits, budget, log } = this.deps;
+    await inbox.started(job.journalId);
+    const cleaned = cleanInboundText(raw.text, config.maxMessageChars);
+    const msg = { ...raw, text: cleaned.text };
+    if (cleaned.truncated > 0) log.info({ session: job.key, truncated: cleaned.truncated }, 'inbound message over MAX_MESSAGE_CHARS; truncated');
+    if (msg.text.trim() === '') return { close: true, say: EMPTY_TEXT };
+    const cmd = parseCommand(msg.text);
+    if (recovered && recovered.attempt >= MAX_RECOVERY_ATTEMPTS) {
+      // It may be what kills the daemon: not handled again. Its words are saved in the session
+      // (until now only the journal held them) and the user is told, so nothing vanishes without a word.
+      log.error({ session: job.key, sourceId: msg.messageId }, 'a message did not finish after several restarts; not retried again');
+      return this.unanswered(
+        msg,
+        cmd
+          ? `/${cmd.name} failed ${MAX_RECOVERY_ATTEMPTS} times in a row (the bot restarted each time), so I stopped trying. Please run it again.`
+          : `Answering your message failed ${MAX_RECOVERY_ATTEMPTS} times in a row (the bot restarted each time), so I stopped trying. It is saved; send it again if you still need an answer.`,
+      );
+    }
+    if (overRate) {
+      // In the chat's queue, so the words land in the session in order; no LLM call.
+      log.warn({ code: 'chat.rate_limited', session: job.key, perMinute: config.rateLimitPerMinute }, 'a chat sent more messages in a minute than the limit; saved one without answering');
+      return this.unanswered(msg, limits.rateText(cmd?.name));
+    }
+    if (!cmd && budget.blocks(job.key, msg)) {
+      // DAILY_TOKEN_BUDGET used up: the message is kept in the session, never sent to the model.
+      log.info({ session: job.key, budget: config.dailyTokenBudget }, 'daily token budget used up; message saved, not sent to the model');
+      return this.unanswered(msg, budget.refusal(job.key));
+    }
+    if (cmd) {
+      job.command = cmd.name;
+      // Closed before it runs: a command is not run again after a restart.
+      return { close: true, say: () => this.runCommand(msg, job, cmd.name, cmd.args) };
+    }
+    return runTurn(this.deps, msg, job.reply, cleaned.truncated, recovered !== undefined);
+  }
+
+  private async runCommand(msg: InboundMessage, job: Job, name: string, args: string): Promise<string> {
+    const session = await this.deps.sessions.getOrCreate(msg.channel, msg.chatId);
+    const cmd = this.deps.commands.find(name);
+    if (!cmd) return `Unknown command /${name}. Send /help to see what I understand.`;
+    return cmd.run({ inbound: msg, session, writes: this.deps.sessions.writer(session), args, services: this.deps.services, log: this.deps.log, document: job.reply.document });
+  }
+
+  /**
+   * A message closed without a turn (given up on, over the rate limit or the budget): its words
+   * are saved in the session (unless it is a command, or already there), then the user gets `text`.
+   */
+  private async unanswered(msg: InboundMessage, text: string): Promise<Ending> {
+    if (!parseCommand(msg.text)) {
+      const { sessions } = this.deps;
+      const session = await sessions.getOrCreate(msg.channel, msg.chatId);
+      const recorded = findRecorded(session.messages, msg);
+      if (recorded && answered(session.messages, recorded)) return { close: true };
+      if (!recorded) {
+        session.metadata.messagesReceived++;
+        await sessions.writer(session).append(userMessageOf(msg));
+      }
+    }
+    return { close: true, say: text };
+  }
+
+  /**
+   * Ends the handling of one message, whatever happened: the one failure wrap (anything not
+   * caught by the pipeline's own wrap point, e.g. a session that could not be saved), the one
+   * place a journal entry is closed, and the one place the user is told.
+   */
+  private async settle(job: Job, decide: () => Promise<Ending>): Promise<void> {
+    let ending: Ending | undefined;
+    let say: string | undefined;
+    let failure: Ending['failure'];
+    try {
+      ending = await decide();
+      if (ending.close) await this.deps.inbox.done(job.journalId);
+      if (ending.release) job.release();
+      failure = ending.failure;
+      if (!failure) say = typeof ending.say === 'function' ? await ending.say() : ending.say;
+    } catch (err) {
+      failure = this.failed(job, err);
+    }
+    await this.tell(job, say, failure, ending?.quiet === true);
+    if (ending?.windDown) await ending.windDown().catch((err: unknown) => this.deps.log.error({ err, session: job.key }, 'a stopped turn did not wind down cleanly'));
+  }
+
+  /** Logs a failure with a fresh error id for the user to quote. */
+  private failed(job: Job, err: unknown): { errorId: string; code: string | undefined } {
+    const errorId = newTurnId();
+    const code = isAppError(err) ? err.code : undefined;
+    if (job.command) this.deps.log.error({ err, errorId, command: job.command, session: job.key }, `command /${job.command} failed`);
+    else this.deps.log.error({ err, errorId, session: job.key }, 'message could not be handled');
+    return { errorId, code };
+  }
+
+  /** Sends `say`, or the apology for `failure`; a reply that fails is followed by one apology (unless quiet). */
+  private async tell(job: Job, say: string | undefined, failure: Ending['failure'], quiet: boolean): Promise<void> {
+    if (say !== undefined) {
+      try {
+        await job.reply(say);
+        return;
+      } catch (err) {
+        if (quiet) {
+          this.deps.log.error({ err, session: job.key }, 'could not deliver the deadline apology');
+          return;
+        }
+        failure = this.failed(job, err);
+      }
+    }
+    if (!failure) return;
+    await job.reply(apologyText(failure.errorId, failure.code)).catch((err: unknown) => this.deps.log.error({ err, errorId: failure.errorId }, 'could not deliver the apology either'));
+  }
+}
+
+/** A reply (and document) that waits until the message is durable in the journal. */
+function whenTaken(reply: ReplyFn, accepted: Promise<unknown>): ReplyFn {
+  const out: ReplyFn = async (text) => {
+    await accepted;
+    return reply(text);
+  };
+  const sendDocument = reply.document;
+  if (sendDocument) {
+    out.document = async (doc) => {
+      await accepted;
+      return sendDocument(doc);
+    };
+  }
+  return out;
+}

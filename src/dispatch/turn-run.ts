@@ -1,0 +1,102 @@
+/**
+ * One pipeline turn for a message the intake (intake.ts) decided to answer: the user's words
+ * are recorded (not twice: a recovered or redelivered message may be in the session already),
+ * the pipeline runs under TURN_TIMEOUT_MS, and what the turn leaves owed is committed. Returns
+ * how the message's handling ends; the intake closes the journal entry and tells the user.
+ */
+import type { Config } from '../config/env.js';
+import type { Logger } from '../log.js';
+import { AppError } from '../errors.js';
+import { makeMessage, type SessionMessage } from '../sessions/model.js';
+import type { SessionStore } from '../sessions/store.js';
+import { createTurn, endTurn, type InboundMessage, type Turn } from '../pipeline/turn.js';
+import type { ReplyFn } from '../channels/types.js';
+import { deadlineText } from './apology.js';
+import type { Ending } from './ending.js';
+
+export interface TurnRunDeps {
+  config: Pick<Config, 'maxMessageChars' | 'turnTimeoutMs'>;
+  sessions: SessionStore;
+  pipeline: { run(turn: Turn): Promise<void> };
+  /** After every turn: its measurements (for /status and the next request's fit). */
+  measured: (turn: Turn) => void;
+  log: Logger;
+}
+
+/** The session's copy of a message: the newest user message with its source id and text. */
+export function findRecorded(messages: SessionMessage[], msg: InboundMessage): SessionMessage | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === 'user' && m.sourceId !== undefined && m.sourceId === msg.messageId && m.content === msg.text) return m;
+  }
+  return undefined;
+}
+
+/** True when an assistant answer (not a tool call) follows `user` in the session. */
+export function answered(messages: SessionMessage[], user: SessionMessage): boolean {
+  const i = messages.indexOf(user);
+  return messages.slice(i + 1).some((m) => m.role === 'assistant' && !(m.toolCalls && m.toolCalls.length > 0));
+}
+
+export function userMessageOf(msg: InboundMessage): SessionMessage {
+  return makeMessage('user', msg.text, {
+    ...(msg.messageId ? { sourceId: msg.messageId } : {}),
+    ...(msg.userName ? { senderName: msg.userName } : {}),
+  });
+}
+
+export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: ReplyFn, truncated: number, recovered: boolean): Promise<Ending> {
+  const { config, sessions } = deps;
+  const session = await sessions.getOrCreate(msg.channel, msg.chatId);
+  // A message already in the session (a recovery after a kill, or a channel redelivering an
+  // update) is not recorded twice, and not answered twice once its answer is saved.
+  const writes = sessions.writer(session);
+  let userMessage = findRecorded(session.messages, msg);
+  if (userMessage && answered(session.messages, userMessage)) {
+    deps.log.info({ session: session.id, recovered, sourceId: msg.messageId }, 'message already answered; not handled again');
+    return { close: true };
+  }
+  if (!userMessage) {
+    userMessage = userMessageOf(msg);
+    session.metadata.messagesReceived++;
+    // The user's words are durable in the journal (accept); they reach the session log in
+    // one write with the answer, or at the end of the turn when there is none.
+    writes.record(userMessage);
+  }
+  const deadline = new AbortController();
+  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, signal: deadline.signal });
+  if (truncated > 0) {
+    turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
+  }
+  // The entry closes only once the turn has run (answered or apologised): a kill mid-turn leaves
+  // it open, and the next start runs the turn again without re-recording the message.
+  const running = deps.pipeline.run(turn);
+  const finish = async () => {
+    await running;
+    // A turn that ended without an answer (an apology) still keeps the user's words.
+    await writes.commit();
+    deps.measured(turn);
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const late = await Promise.race([
+    running.then(() => false),
+    new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), config.turnTimeoutMs))),
+  ]);
+  clearTimeout(timer);
+  // Past the deadline with no answer on its way: stop the turn (its LLM call and tools are
+  // aborted, and it saves nothing more), close it as any failed turn, and give the slot back.
+  // The chat's own queue waits until the stopped work has wound down (bounded by the timeouts
+  // of what cannot be aborted, such as a compaction), so the chat never overlaps itself.
+  if (late && turn.response === undefined && !turn.delivered) {
+    deadline.abort(new AppError('turn.timeout', `the turn did not finish within ${config.turnTimeoutMs} ms`));
+    turn.delivered = true; // the notice below is the turn's one reply
+    endTurn(turn, 'deadline', `over TURN_TIMEOUT_MS (${config.turnTimeoutMs} ms)`);
+    turn.log.warn({ code: 'turn.timeout', timeoutMs: config.turnTimeoutMs, systems: turn.timings.map((t) => t.system) }, 'turn stopped at its deadline; the user gets an apology');
+    await writes.commit();
+    return { close: true, release: true, say: deadlineText(turn.id, config.turnTimeoutMs), quiet: true, windDown: finish };
+  }
+  await finish();
+  // A system on the reply path failed before anything was sent (the runner logged it).
+  if (turn.failure && !turn.delivered) return { close: true, failure: { errorId: turn.failure.errorId, code: turn.failure.code } };
+  return { close: true };
+}

@@ -1,0 +1,244 @@
+/**
+ * The intake (src/dispatch/intake.ts) on real parts — journal, dispatcher, session store in a
+ * temp dir — with a small stand-in pipeline: recovery of what an earlier run left open, giving
+ * up after three restarts, and the one failure wrap (one apology; the entry closed only when
+ * the message's words are safe).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFile, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Intake, MAX_RECOVERY_ATTEMPTS } from '../../src/dispatch/intake.js';
+import { Inbox } from '../../src/dispatch/inbox.js';
+import { Dispatcher } from '../../src/dispatch/dispatcher.js';
+import { ChatLimits } from '../../src/dispatch/limits.js';
+import { SessionStore } from '../../src/sessions/store.js';
+import { makeMessage } from '../../src/sessions/model.js';
+import { CommandRouter } from '../../src/commands/router.js';
+import { AppError } from '../../src/errors.js';
+import type { InboundMessage, Turn } from '../../src/pipeline/turn.js';
+import type { Services } from '../../src/services.js';
+import { captureLog, tempDir, type CapturedLog } from '../helpers/workspace.js';
+
+interface Rig {
+  intake: Intake;
+  sessions: SessionStore;
+  inbox: Inbox;
+  logs: CapturedLog;
+  /** Messages the stand-in pipeline was run for. */
+  turns: string[];
+  replies: string[];
+  handle(words: string, messageId: string): Promise<void>;
+  recover(): Promise<number>;
+  open(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** The stand-in pipeline answers "echo: …" and saves the answer, as ToolLoop and ResponseDelivery do. */
+type Behaviour = (turn: Turn) => Promise<void>;
+const echo: Behaviour = async (turn) => {
+  turn.response = `echo: ${turn.inbound.text}`;
+  await turn.reply(turn.response);
+  turn.delivered = true;
+};
+
+function message(words: string, messageId: string): InboundMessage {
+  return { channel: 'test', chatId: '1', userId: 'u1', userName: 'Tester', text: words, messageId, receivedAt: new Date('2026-11-20T10:00:00Z') };
+}
+
+async function rig(workspace: string, behaviour: Behaviour = echo, commands: CommandRouter = new CommandRouter([])): Promise<Rig> {
+  const logs = captureLog();
+  const dispatcher = new Dispatcher(4);
+  const sessions = new SessionStore(path.join(workspace, 'sessions'), logs.log, { inUse: (id) => dispatcher.busy(id) });
+  await sessions.init();
+  const inbox = new Inbox(path.join(workspace, 'inbox.jsonl'));
+  const turns: string[] = [];
+  const replies: string[] = [];
+  const reply = async (t: string) => {
+    replies.push(t);
+  };
+  const intake = await Intake.open({
+    config: { maxMessageChars: 10_000, turnTimeoutMs: 60_000, rateLimitPerMinute: 0, dailyTokenBudget: 0 },
+    inbox,
+    dispatcher,
+    limits: new ChatLimits(0, 100),
+    sessions,
+    budget: { blocks: () => false, refusal: () => '' },
+    commands,
+    services: {} as Services,
+    pipeline: {
+      async run(turn) {
+        turns.push(turn.inbound.text);
+        await behaviour(turn);
+        if (turn.response !== undefined) await turn.writes.append(makeMessage('assistant', turn.response));
+      },
+    },
+    measured: () => undefined,
+    log: logs.log,
+  });
+  return {
+    intake,
+    sessions,
+    inbox,
+    logs,
+    turns,
+    replies,
+    handle: (words, id) => intake.handle(message(words, id), reply),
+    recover: () => intake.recover(() => reply),
+    open: async () => (await new Inbox(inbox.file).unfinished()).entries.map((e) => e.msg.text),
+    async close() {
+      await sessions.close();
+      await inbox.shutdown();
+    },
+  };
+}
+
+/** What a killed run leaves: `msg` accepted, its handling started `starts` times, never done. */
+async function leftOpen(workspace: string, msg: InboundMessage, starts: number): Promise<void> {
+  const earlier = new Inbox(path.join(workspace, 'inbox.jsonl'));
+  const { id, durable } = earlier.accept(msg);
+  await durable;
+  await earlier.shutdown();
+  for (let i = 0; i < starts; i++) await appendFile(earlier.file, `${JSON.stringify({ t: 'start', id })}\n`);
+}
+
+async function sessionContents(workspace: string): Promise<string[]> {
+  const file = JSON.parse(await readFile(path.join(workspace, 'sessions', 'test:1.json'), 'utf8'));
+  return file.messages.map((m: { role: string; content: string }) => `${m.role}: ${m.content}`);
+}
+
+test('recovery: a message the last run accepted and never answered is answered once, and its entry closed', async () => {
+  const ws = await tempDir();
+  await leftOpen(ws.dir, message('left behind', '7'), 1);
+  const r = await rig(ws.dir);
+  try {
+    assert.equal(await r.recover(), 1);
+    assert.equal(await r.recover(), 0, 'taken over once');
+    assert.deepEqual(r.turns, ['left behind']);
+    assert.deepEqual(r.replies, ['echo: left behind']);
+    await r.sessions.flush();
+    assert.deepEqual(await sessionContents(ws.dir), ['user: left behind', 'assistant: echo: left behind']);
+    assert.deepEqual(await r.open(), []);
+  } finally {
+    await r.close();
+    await ws.cleanup();
+  }
+});
+
+test('recovery: a message whose answer reached the session before the kill is not answered again', async () => {
+  const ws = await tempDir();
+  const first = await rig(ws.dir);
+  await first.handle('asked once', '8');
+  await first.close();
+  // The kill came after the answer was saved and before its entry closed: the entry is open again.
+  await leftOpen(ws.dir, message('asked once', '8'), 1);
+  const r = await rig(ws.dir);
+  try {
+    assert.equal(await r.recover(), 1);
+    assert.deepEqual(r.turns, [], 'the pipeline did not run');
+    assert.deepEqual(r.replies, [], 'no second reply');
+    assert.deepEqual(await r.open(), []);
+  } finally {
+    await r.close();
+    await ws.cleanup();
+  }
+});
+
+test(`give-up: a message started ${MAX_RECOVERY_ATTEMPTS} times is not run again; its words are saved and the user told; one start fewer still runs`, async () => {
+  const ws = await tempDir();
+  await leftOpen(ws.dir, message('poison', '9'), MAX_RECOVERY_ATTEMPTS);
+  const r = await rig(ws.dir);
+  try {
+    await r.recover();
+    assert.deepEqual(r.turns, []);
+    assert.equal(r.replies.length, 1);
+    assert.match(r.replies[0]!, /failed 3 times in a row .*It is saved; send it again/);
+    await r.sessions.flush();
+    assert.deepEqual(await sessionContents(ws.dir), ['user: poison']);
+    assert.deepEqual(await r.open(), []);
+  } finally {
+    await r.close();
+    await ws.cleanup();
+  }
+
+  const ws2 = await tempDir();
+  await leftOpen(ws2.dir, message('almost poison', '10'), MAX_RECOVERY_ATTEMPTS - 1);
+  const r2 = await rig(ws2.dir);
+  try {
+    await r2.recover();
+    assert.deepEqual(r2.turns, ['almost poison']);
+    assert.deepEqual(r2.replies, ['echo: almost poison']);
+  } finally {
+    await r2.close();
+    await ws2.cleanup();
+  }
+});
+
+test('a failure outside the pipeline\'s wrap point gets one apology and leaves the entry open for the next start', async () => {
+  const ws = await tempDir();
+  const r = await rig(ws.dir, async () => {
+    throw new AppError('storage.write_failed', 'disk full');
+  });
+  try {
+    await r.handle('hello', '11');
+    assert.equal(r.replies.length, 1);
+    const id = /error id ([0-9a-f]+)/.exec(r.replies[0]!)?.[1];
+    assert.ok(id, r.replies[0]);
+    assert.ok(r.logs.lines().some((l) => l.level === 50 && l.errorId === id && l.msg === 'message could not be handled'));
+    assert.deepEqual(await r.open(), ['hello'], 'retried at the next start');
+  } finally {
+    await r.close();
+    await ws.cleanup();
+  }
+});
+
+test('a turn the runner marked failed gets one apology under the turn id; the words are saved and the entry closed', async () => {
+  const ws = await tempDir();
+  let turnId = '';
+  const r = await rig(ws.dir, async (turn) => {
+    turnId = turn.id;
+    turn.failure = { system: 'ToolLoop', errorId: turn.id, code: 'llm.unavailable' };
+  });
+  try {
+    await r.handle('are you there', '12');
+    assert.deepEqual(r.replies, [`Sorry, something went wrong while answering (error id ${turnId}). The language model is not answering right now. Please try again in a minute.`]);
+    await r.sessions.flush();
+    assert.deepEqual(await sessionContents(ws.dir), ['user: are you there']);
+    assert.deepEqual(await r.open(), []);
+  } finally {
+    await r.close();
+    await ws.cleanup();
+  }
+});
+
+test('a command is closed before it runs; one that throws gets one apology and a log line naming it', async () => {
+  const ws = await tempDir();
+  const ran: string[] = [];
+  let inbox: Inbox | undefined;
+  const commands = new CommandRouter([
+    {
+      name: 'boom',
+      description: 'fails',
+      async run() {
+        ran.push('boom');
+        assert.deepEqual((await new Inbox(inbox!.file).unfinished()).entries, [], 'closed before it runs');
+        throw new Error('exploded');
+      },
+    },
+  ]);
+  const r = await rig(ws.dir, echo, commands);
+  inbox = r.inbox;
+  try {
+    await r.handle('/boom', '13');
+    await r.handle('/nope', '14');
+    assert.deepEqual(ran, ['boom']);
+    assert.equal(r.replies.length, 2);
+    assert.match(r.replies[0]!, /^Sorry, something went wrong while answering \(error id [0-9a-f]+\)\. Please try again/);
+    assert.equal(r.replies[1], 'Unknown command /nope. Send /help to see what I understand.');
+    assert.ok(r.logs.lines().some((l) => l.level === 50 && l.msg === 'command /boom failed'), r.logs.text());
+    assert.deepEqual(r.turns, []);
+  } finally {
+    await r.close();
+    await ws.cleanup();
+  }
+});
