@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
-import { promptKind, type RecordedRequest } from '../helpers/fake-llm.js';
+import { memoryAwareResponder, promptKind, type RecordedRequest, type Responder } from '../helpers/fake-llm.js';
 
 const at = (minute: number) => new Date(Date.UTC(2026, 2, 10, 12, minute));
 const chatRequests = (bot: TestBot): RecordedRequest[] => bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat');
@@ -82,6 +82,76 @@ test('# Relevant Memory goes after the history, just before the newest user mess
     const file = await readFile(path.join(bot.workspace, 'sessions', 'test:1.json'), 'utf8');
     assert.ok(!file.includes('Relevant Memory'), 'the per-message context is not stored in the session');
     assert.deepEqual(JSON.parse(file).messages.map((m: { role: string }) => m.role), ['user', 'assistant', 'user', 'assistant']);
+  } finally {
+    await bot.close();
+  }
+});
+
+/**
+ * After a compaction with a summary, the exchanges the summary replaced do not come back as
+ * `## Today's Notes` lines (they would travel twice: as the summary and as lines, in every
+ * request until the next compaction); lines of other conversations and days stay. Without a
+ * summary (truncation) nothing stands for the dropped exchanges, so their lines do come back.
+ */
+async function compactedChat(responder: Responder) {
+  const bot = await startTestBot({
+    responder,
+    runtimeConfig: { compaction: { maxContextTokens: 2000, keepLastMessages: 4 }, memory: { budgetPercent: 40 } },
+    prepare: async (ws) => {
+      const dir = path.join(ws, 'memory', 'test:1');
+      await mkdir(dir, { recursive: true });
+      await writeFile(path.join(dir, '2026-03-09.md'), '[18:00] User: yesterday about the garden | Assistant: noted.\n');
+      await writeFile(path.join(dir, '2026-03-10.md'), '[09:00] User: from this morning | Assistant: noted.\n');
+    },
+  });
+  try {
+    const texts: string[] = [];
+    let compactedAt = -1;
+    for (let i = 0; i < 50 && compactedAt < 0; i++) {
+      texts.push(`question ${i} about the trip to city ${i} with a budget of ${i * 10} euros and a few more words to fill the context`);
+      const replies = await bot.send('1', texts[i]!, { receivedAt: at(i) });
+      if (replies.some((r) => r.includes('Compacted the conversation'))) compactedAt = i;
+    }
+    assert.ok(compactedAt > 0, 'the conversation was compacted');
+    texts.push('one more question after the compaction');
+    await bot.send('1', texts.at(-1)!, { receivedAt: at(compactedAt + 1) });
+    const req = chatRequests(bot).at(-1)!;
+    const msgs = req.body.messages as Array<{ role: string; content: string }>;
+    const asMessages = new Set(msgs.filter((m) => m.role === 'user').map((m) => m.content));
+    const gone = texts.filter((t) => !asMessages.has(t));
+    assert.ok(gone.length > 3, 'compaction removed exchanges from the conversation');
+    return { bot, msgs, system: systemPrompt(req), gone };
+  } catch (err) {
+    await bot.close();
+    throw err;
+  }
+}
+
+test('after a summary: the exchanges it replaced are not sent again as note lines; other days and conversations still are', async () => {
+  const { bot, msgs, system, gone } = await compactedChat(memoryAwareResponder);
+  try {
+    assert.ok(msgs.some((m) => m.role === 'system' && m.content.startsWith('[Conversation summary]\n')), 'the summary is sent');
+    for (const t of gone) assert.ok(!system.includes(t), `"${t}" is in the summary and again in the system prompt`);
+    assert.match(system, /## Today's Notes\n\[09:00\] User: from this morning/, "an earlier conversation's line stays");
+    assert.match(system, /## Recent Context\n### 2026-03-09\n\[18:00\] User: yesterday about the garden/, "yesterday's notes stay");
+    const notes = await readFile(path.join(bot.workspace, 'memory', 'test:1', '2026-03-10.md'), 'utf8');
+    for (const t of gone) assert.ok(notes.includes(`User: ${t} |`), 'the note file keeps every line');
+    // /new drops the summary: the conversation's lines count again (the newest, within the budget).
+    await bot.send('1', '/new');
+    await bot.send('1', 'a fresh start', { receivedAt: at(59) });
+    const fresh = systemPrompt(chatRequests(bot).at(-1)!);
+    assert.ok(fresh.includes(`User: ${gone.at(-1)} |`), 'the newest summarized exchange is back after /new');
+  } finally {
+    await bot.close();
+  }
+});
+
+test('after a truncation (no summary): the dropped exchanges come back as note lines', async () => {
+  const noSummary: Responder = (req, i) => (promptKind(req) === 'chat' ? memoryAwareResponder(req, i) : { status: 500 });
+  const { bot, msgs, system, gone } = await compactedChat(noSummary);
+  try {
+    assert.ok(!msgs.some((m) => m.content.startsWith('[Conversation summary]')));
+    assert.ok(gone.some((t) => system.includes(`User: ${t} |`)), 'lines of dropped exchanges are in # Memory');
   } finally {
     await bot.close();
   }
