@@ -10,7 +10,8 @@ import type { MemoryService } from '../memory/service.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { TokenCounter } from '../llm/tokens.js';
 import type { Embedder } from '../index/embeddings.js';
-import { cutChars } from '../memory/notes.js';
+import { ASSISTANT_NOTE_CHARS, USER_NOTE_CHARS, cutChars } from '../memory/notes.js';
+import type { SearchResult } from '../index/search.js';
 import { collapseLineBreaks } from '../util/text.js';
 import { relevantHits } from '../index/relevant.js';
 
@@ -21,6 +22,24 @@ export interface RelevantMemoryDeps {
   tokens: TokenCounter;
   contextLimit: () => number;
   embedder?: Embedder | undefined;
+}
+
+/**
+ * True when the hit is already in the system prompt: a message another conversation of today or
+ * the recent days holds as a `# Memory` note line (seed 001 cuts: user 200, assistant 300
+ * characters, one line), or a fact MEMORY.md states word for word. Sending it again under
+ * `# Relevant Memory` costs tokens and tells the model nothing new.
+ */
+export function alreadyInPrompt(r: SearchResult, systemPrompt: string): boolean {
+  const oneLine = (t: string) => t.replace(/\r\n|\r|\n/g, ' ');
+  if (r.kind === 'episode') {
+    if (r.role === 'user') return systemPrompt.includes(`] User: ${oneLine(cutChars(r.content, USER_NOTE_CHARS))} | Assistant: `);
+    if (r.role === 'assistant') return `${systemPrompt}\n`.includes(` | Assistant: ${oneLine(cutChars(r.content, ASSISTANT_NOTE_CHARS))}\n`);
+    return false;
+  }
+  // A short fact ("yes") could match inside unrelated text: only whole sentences count.
+  const text = r.content.trim();
+  return text.length >= 20 && !text.includes('\n') && systemPrompt.includes(text);
 }
 
 export function createRelevantMemorySection(deps: RelevantMemoryDeps): (turn: Turn) => Promise<PromptSection | null> {
@@ -41,6 +60,7 @@ export function createRelevantMemorySection(deps: RelevantMemoryDeps): (turn: Tu
     const lines: string[] = [];
     let used = deps.tokens.countText('# Relevant Memory\n');
     for (const r of results) {
+      if (alreadyInPrompt(r, turn.systemPrompt)) continue;
       // One line each; newlines flattened so remembered text cannot add prompt headings.
       const line = `- ${r.date.slice(0, 10)} ${r.kind === 'fact' ? 'fact' : r.role === 'user' ? `${r.speaker ?? 'user'} said` : 'you said'}: ${collapseLineBreaks(cutChars(r.content, 400))}`;
       const cost = deps.tokens.countText(line) + 1;

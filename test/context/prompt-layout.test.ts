@@ -69,7 +69,8 @@ test('the system prompt changes when MEMORY.md is edited, and the next turn is s
 test('# Relevant Memory goes after the history, just before the newest user message, and never into the session file', async () => {
   const bot = await startTestBot();
   try {
-    await bot.send('1', 'My cat is called Miso and she loves tuna', { receivedAt: at(0) });
+    // Ten days ago: out of Recent Context (7 days), so only the index remembers it.
+    await bot.send('1', 'My cat is called Miso and she loves tuna', { receivedAt: new Date(at(0).getTime() - 10 * 86_400_000) });
     await bot.send('1', '/new');
     await bot.send('1', 'Good morning', { receivedAt: at(2) });
     await bot.send('1', 'Should I buy my cat a new toy?', { receivedAt: at(3) });
@@ -82,6 +83,20 @@ test('# Relevant Memory goes after the history, just before the newest user mess
     const file = await readFile(path.join(bot.workspace, 'sessions', 'test:1.json'), 'utf8');
     assert.ok(!file.includes('Relevant Memory'), 'the per-message context is not stored in the session');
     assert.deepEqual(JSON.parse(file).messages.map((m: { role: string }) => m.role), ['user', 'assistant', 'user', 'assistant']);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('# Relevant Memory does not repeat what # Memory already holds as a note line', async () => {
+  const bot = await startTestBot();
+  try {
+    await bot.send('1', 'My cat is called Miso and she loves tuna', { receivedAt: at(0) });
+    await bot.send('1', '/new');
+    await bot.send('1', 'Should I buy my cat a new toy?', { receivedAt: at(3) });
+    const msgs = chatRequests(bot).at(-1)!.body.messages as Array<{ role: string; content: string }>;
+    assert.match(msgs[0]!.content, /## Today's Notes\n\[12:00\] User: My cat is called Miso and she loves tuna \| Assistant: /, 'the earlier conversation is in # Memory');
+    assert.ok(!msgs.slice(1).some((m) => m.content.includes('Miso')), 'and not a second time under # Relevant Memory');
   } finally {
     await bot.close();
   }
