@@ -2,7 +2,9 @@
  * Issue 15, what the model receives turn after turn (fake LLM recording every request): no
  * exchange twice, a system prompt that stays byte-identical while nothing in it changes, each
  * request starting with the whole previous one, and `# Relevant Memory` after the history and
- * never in the session file.
+ * never in the session file; after a compaction, the summary stands for the exchanges it
+ * replaced (their note lines are not sent again), and `# Relevant Memory` does not repeat a note
+ * line of `# Memory`.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -108,7 +110,7 @@ test('# Relevant Memory does not repeat what # Memory already holds as a note li
  * request until the next compaction); lines of other conversations and days stay. Without a
  * summary (truncation) nothing stands for the dropped exchanges, so their lines do come back.
  */
-async function compactedChat(responder: Responder) {
+async function compactedChat(responder: Responder, compactions = 1) {
   const bot = await startTestBot({
     responder,
     runtimeConfig: { compaction: { maxContextTokens: 2000, keepLastMessages: 4 }, memory: { budgetPercent: 40 } },
@@ -122,12 +124,13 @@ async function compactedChat(responder: Responder) {
   try {
     const texts: string[] = [];
     let compactedAt = -1;
-    for (let i = 0; i < 50 && compactedAt < 0; i++) {
+    let seen = 0;
+    for (let i = 0; i < 50 && seen < compactions; i++) {
       texts.push(`question ${i} about the trip to city ${i} with a budget of ${i * 10} euros and a few more words to fill the context`);
       const replies = await bot.send('1', texts[i]!, { receivedAt: at(i) });
-      if (replies.some((r) => r.includes('Compacted the conversation'))) compactedAt = i;
+      if (replies.some((r) => r.includes('Compacted the conversation'))) [compactedAt, seen] = [i, seen + 1];
     }
-    assert.ok(compactedAt > 0, 'the conversation was compacted');
+    assert.equal(seen, compactions, 'the conversation was compacted');
     texts.push('one more question after the compaction');
     await bot.send('1', texts.at(-1)!, { receivedAt: at(compactedAt + 1) });
     const req = chatRequests(bot).at(-1)!;
@@ -156,6 +159,20 @@ test('after a summary: the exchanges it replaced are not sent again as note line
     await bot.send('1', 'a fresh start', { receivedAt: at(59) });
     const fresh = systemPrompt(chatRequests(bot).at(-1)!);
     assert.ok(fresh.includes(`User: ${gone.at(-1)} |`), 'the newest summarized exchange is back after /new');
+  } finally {
+    await bot.close();
+  }
+});
+
+test('a second summary folds in the first: what either replaced stays out of # Memory', async () => {
+  const { bot, system, gone } = await compactedChat(memoryAwareResponder, 2);
+  try {
+    assert.ok(gone.length > 12, 'two compactions removed exchanges');
+    for (const t of gone) assert.ok(!system.includes(t), `"${t}" is in the summary and again in the system prompt`);
+    const session = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:1.json'), 'utf8'));
+    const summaries = session.messages.filter((m: { content: string }) => m.content.startsWith('[Conversation summary]'));
+    assert.equal(summaries.length, 1, 'one summary, the earlier folded in');
+    assert.ok(summaries[0].covers.length >= gone.length - 1, 'it covers the exchanges of both compactions');
   } finally {
     await bot.close();
   }
