@@ -1,7 +1,8 @@
 /**
  * The `# Relevant Memory` prompt section (ContextBuilding 20): the top hybrid-search results for
  * the incoming message among facts and episodes from *other* conversations of the same scope
- * that pass the relevance bar of index/relevant.ts (small talk injects nothing),
+ * (and, after a compaction, from the part of this one its summary replaced) that pass the
+ * relevance bar of index/relevant.ts (small talk injects nothing),
  * plus the latest weekly reflection — inside what is left of the memory budget after `# Memory`.
  */
 import type { PromptSection, Turn } from '../pipeline/turn.js';
@@ -13,7 +14,7 @@ import type { Embedder } from '../index/embeddings.js';
 import { ASSISTANT_NOTE_CHARS, USER_NOTE_CHARS, cutChars } from '../memory/notes.js';
 import type { SearchResult } from '../index/search.js';
 import { collapseLineBreaks } from '../util/text.js';
-import { relevantHits } from '../index/relevant.js';
+import { RELEVANT_LIMIT, relevantHits } from '../index/relevant.js';
 
 export interface RelevantMemoryDeps {
   index: MemoryIndex;
@@ -50,12 +51,18 @@ export function createRelevantMemorySection(deps: RelevantMemoryDeps): (turn: Tu
     const budget = Math.floor((deps.contextLimit() * rc.memory.budgetPercent) / 100) - (turn.memory?.tokens ?? 0);
     if (budget <= 50) return null;
     const vector = await deps.embedder?.embedQuery(turn.userMessage.content);
-    const results = relevantHits(deps.index, turn.userMessage.content, {
-      scope,
-      kinds: ['fact', 'episode'],
-      excludeSessionId: turn.session.metadata.conversationId,
-      vector,
-    });
+    const conversationId = turn.session.metadata.conversationId;
+    const results = [...relevantHits(deps.index, turn.userMessage.content, { scope, kinds: ['fact', 'episode'], excludeSessionId: conversationId, vector })];
+    // After a summary, the exchanges it replaced are in the prompt only as the summary (their
+    // note lines stay out, memory/context.ts): the ones this message is about may come back
+    // here word for word. Messages still in the conversation never do.
+    if (results.length < RELEVANT_LIMIT && turn.session.messages.some((m) => m.covers && m.covers.length > 0)) {
+      const inSession = new Set(turn.session.messages.flatMap((m) => (m.sourceId ? [m.id, m.sourceId] : [m.id])));
+      const replaced = relevantHits(deps.index, turn.userMessage.content, { scope, kinds: ['episode'], vector }).filter(
+        (r) => r.sessionId === conversationId && !r.sourceMessageIds.some((id) => inSession.has(id)),
+      );
+      results.push(...replaced.slice(0, RELEVANT_LIMIT - results.length));
+    }
     const reflection = deps.index.latestReflection(scope);
     const lines: string[] = [];
     let used = deps.tokens.countText('# Relevant Memory\n');

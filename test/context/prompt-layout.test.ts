@@ -110,6 +110,8 @@ test('# Relevant Memory does not repeat what # Memory already holds as a note li
  * request until the next compaction); lines of other conversations and days stay. Without a
  * summary (truncation) nothing stands for the dropped exchanges, so their lines do come back.
  */
+const LADDER = 'My neighbour Zebulon lends me his ladder on Sundays, and I return it on Mondays with a thank-you note';
+
 async function compactedChat(responder: Responder, compactions = 1) {
   const bot = await startTestBot({
     responder,
@@ -126,7 +128,7 @@ async function compactedChat(responder: Responder, compactions = 1) {
     let compactedAt = -1;
     let seen = 0;
     for (let i = 0; i < 50 && seen < compactions; i++) {
-      texts.push(`question ${i} about the trip to city ${i} with a budget of ${i * 10} euros and a few more words to fill the context`);
+      texts.push(i === 1 ? LADDER : `question ${i} about the trip to city ${i} with a budget of ${i * 10} euros and a few more words to fill the context`);
       const replies = await bot.send('1', texts[i]!, { receivedAt: at(i) });
       if (replies.some((r) => r.includes('Compacted the conversation'))) [compactedAt, seen] = [i, seen + 1];
     }
@@ -154,6 +156,11 @@ test('after a summary: the exchanges it replaced are not sent again as note line
     assert.match(system, /## Recent Context\n### 2026-03-09\n\[18:00\] User: yesterday about the garden/, "yesterday's notes stay");
     const notes = await readFile(path.join(bot.workspace, 'memory', 'test:1', '2026-03-10.md'), 'utf8');
     for (const t of gone) assert.ok(notes.includes(`User: ${t} |`), 'the note file keeps every line');
+    // What the summary replaced can still come back word for word when a message is about it.
+    assert.ok(gone.includes(LADDER));
+    await bot.send('1', 'Who lends me a ladder?', { receivedAt: at(58) });
+    const asked = chatRequests(bot).at(-1)!.body.messages as Array<{ role: string; content: string }>;
+    assert.match(asked.at(-2)!.content, /^# Relevant Memory\n(.*\n)*.*said: My neighbour Zebulon lends me his ladder/);
     // /new drops the summary: the conversation's lines count again (the newest, within the budget).
     await bot.send('1', '/new');
     await bot.send('1', 'a fresh start', { receivedAt: at(59) });
