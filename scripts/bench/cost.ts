@@ -53,8 +53,40 @@ export function duplicatedExchanges(body: any): number {
   return n;
 }
 
+/** Where a request's tokens go: the parts of the prompt layout (README, "The prompt, in order"). */
+export const PARTS = ['tools', 'instructions', 'long-term memory', "today's notes", 'recent context', 'summary', 'history', 'relevant memory', 'new message'] as const;
+export type Part = (typeof PARTS)[number];
+
+/** Tokens of each part of one request (text counts; the few framing tokens per message are left out). */
+export function breakdown(body: any, count: (t: string) => number, countTools: (t: any[]) => number): Record<Part, number> {
+  const out = Object.fromEntries(PARTS.map((p) => [p, 0])) as Record<Part, number>;
+  out.tools = countTools(body.tools ?? []);
+  const msgs = body.messages as Array<{ role: string; content: unknown; tool_calls?: unknown }>;
+  const lastUser = msgs.map((m) => m.role).lastIndexOf('user');
+  msgs.forEach((m, i) => {
+    const text = typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '');
+    const calls = m.tool_calls ? count(JSON.stringify(m.tool_calls)) : 0;
+    if (i === 0 && m.role === 'system') {
+      // The system prompt: instructions, then `# Memory` with its `##` sections.
+      const mem = text.indexOf('# Memory\n');
+      out.instructions += count(mem >= 0 ? text.slice(0, mem) : text);
+      if (mem < 0) return;
+      const sections = text.slice(mem).split(/\n(?=## )/);
+      for (const s of sections) {
+        const part: Part = s.startsWith("## Today's Notes") ? "today's notes" : s.startsWith('## Recent Context') ? 'recent context' : 'long-term memory';
+        out[part] += count(s);
+      }
+    } else if (m.role === 'system' && text.startsWith('[Conversation summary]')) out.summary += count(text);
+    else if (m.role === 'system' && text.startsWith('# Relevant Memory')) out['relevant memory'] += count(text);
+    else if (i === lastUser) out['new message'] += count(text);
+    else out.history += count(text) + calls;
+  });
+  return out;
+}
+
 interface TurnFigures {
   tokens: number;
+  parts: Record<Part, number>;
   /** Of which: system messages, tool definitions. */
   system: number;
   tools: number;
@@ -118,7 +150,7 @@ async function runConversation(label: string, maxContextTokens: number): Promise
         const steady = previous !== undefined && !compacted && hashBefore === (await memHash());
         const system = app.services.tokens.countMessages(body.messages.filter((m: { role: string }) => m.role === 'system'));
         const tools = app.services.tokens.countTools(body.tools ?? []);
-        turns.push({ tokens, system, tools, share, dups: duplicatedExchanges(body), steady });
+        turns.push({ tokens, parts: breakdown(body, (x) => app.services.tokens.countText(x), (x) => app.services.tokens.countTools(x)), system, tools, share, dups: duplicatedExchanges(body), steady });
         previous = rendered;
       }
       return { turns, compactions };
@@ -142,6 +174,7 @@ function summarize(run: { turns: TurnFigures[]; compactions: number }): Record<s
   return {
     'input tokens per turn': `mean ${Math.round(mean(tokens)).toLocaleString('en-US')}, median ${median(tokens).toLocaleString('en-US')}, turn 200 ${tokens[tokens.length - 1]!.toLocaleString('en-US')}; total ${tokens.reduce((a, b) => a + b, 0).toLocaleString('en-US')}`,
     'of which system messages / tool definitions': `mean ${Math.round(mean(turns.map((t) => t.system))).toLocaleString('en-US')} / ${Math.round(mean(turns.map((t) => t.tools))).toLocaleString('en-US')}`,
+    'by part, mean tokens per turn': PARTS.map((p) => `${p} ${Math.round(mean(turns.map((t) => t.parts[p]))).toLocaleString('en-US')}`).join(', '),
     'prefix share, steady turns': `mean ${pct(mean(steady.map((t) => t.share)))}, median ${pct(median(steady.map((t) => t.share)))}, min ${pct(Math.min(...steady.map((t) => t.share)))} (${steady.length} steady turns; turns 21–200 only: mean ${pct(mean(steady.slice(19).map((t) => t.share)))})`,
     'input tokens per turn outside the previous request\'s prefix (tokens × (1 − prefix share), what a prompt cache leaves at full price)': `mean ${Math.round(mean(turns.slice(1).map((t) => t.tokens * (1 - t.share)))).toLocaleString('en-US')}`,
     'prefix share, all turns after the first': `mean ${pct(mean(turns.slice(1).map((t) => t.share)))}`,

@@ -6,7 +6,7 @@ import type { PromptSection, Turn } from '../pipeline/turn.js';
 import type { MemoryService } from '../memory/service.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { TokenCounter } from '../llm/tokens.js';
-import { buildMemoryBlock, conversationNoteBodies } from '../memory/context.js';
+import { buildMemoryBlock, conversationNoteBodies, summarizedNoteKeys } from '../memory/context.js';
 import { localDate } from '../memory/notes.js';
 
 export interface MemorySectionDeps {
@@ -31,6 +31,7 @@ export function createMemorySection(deps: MemorySectionDeps): (turn: Turn) => Pr
         budgetTokens,
         count: (t) => deps.tokens.countText(t),
         inConversation: conversationNoteBodies(turn.session.messages),
+        summarized: summarizedNoteKeys(turn.session.messages),
       });
     } catch (err) {
       // Unreadable memory must not cost the user the answer: reply without the block.

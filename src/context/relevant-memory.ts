@@ -1,7 +1,8 @@
 /**
  * The `# Relevant Memory` prompt section (ContextBuilding 20): the top hybrid-search results for
  * the incoming message among facts and episodes from *other* conversations of the same scope
- * that pass the relevance bar of index/relevant.ts (small talk injects nothing),
+ * (and, after a compaction, from the part of this one its summary replaced) that pass the
+ * relevance bar of index/relevant.ts (small talk injects nothing),
  * plus the latest weekly reflection — inside what is left of the memory budget after `# Memory`.
  */
 import type { PromptSection, Turn } from '../pipeline/turn.js';
@@ -10,9 +11,10 @@ import type { MemoryService } from '../memory/service.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { TokenCounter } from '../llm/tokens.js';
 import type { Embedder } from '../index/embeddings.js';
-import { cutChars } from '../memory/notes.js';
+import { ASSISTANT_NOTE_CHARS, USER_NOTE_CHARS, cutChars } from '../memory/notes.js';
+import type { SearchResult } from '../index/search.js';
 import { collapseLineBreaks } from '../util/text.js';
-import { relevantHits } from '../index/relevant.js';
+import { RELEVANT_LIMIT, relevantHits } from '../index/relevant.js';
 
 export interface RelevantMemoryDeps {
   index: MemoryIndex;
@@ -23,6 +25,24 @@ export interface RelevantMemoryDeps {
   embedder?: Embedder | undefined;
 }
 
+/**
+ * True when the hit is already in the system prompt: a message another conversation of today or
+ * the recent days holds as a `# Memory` note line (seed 001 cuts: user 200, assistant 300
+ * characters, one line), or a fact MEMORY.md states word for word. Sending it again under
+ * `# Relevant Memory` costs tokens and tells the model nothing new.
+ */
+export function alreadyInPrompt(r: SearchResult, systemPrompt: string): boolean {
+  const oneLine = (t: string) => t.replace(/\r\n|\r|\n/g, ' ');
+  if (r.kind === 'episode') {
+    if (r.role === 'user') return systemPrompt.includes(`] User: ${oneLine(cutChars(r.content, USER_NOTE_CHARS))} | Assistant: `);
+    if (r.role === 'assistant') return `${systemPrompt}\n`.includes(` | Assistant: ${oneLine(cutChars(r.content, ASSISTANT_NOTE_CHARS))}\n`);
+    return false;
+  }
+  // A short fact ("yes") could match inside unrelated text: only whole sentences count.
+  const text = r.content.trim();
+  return text.length >= 20 && !text.includes('\n') && systemPrompt.includes(text);
+}
+
 export function createRelevantMemorySection(deps: RelevantMemoryDeps): (turn: Turn) => Promise<PromptSection | null> {
   return async (turn) => {
     const rc = deps.runtime.get();
@@ -31,16 +51,23 @@ export function createRelevantMemorySection(deps: RelevantMemoryDeps): (turn: Tu
     const budget = Math.floor((deps.contextLimit() * rc.memory.budgetPercent) / 100) - (turn.memory?.tokens ?? 0);
     if (budget <= 50) return null;
     const vector = await deps.embedder?.embedQuery(turn.userMessage.content);
-    const results = relevantHits(deps.index, turn.userMessage.content, {
-      scope,
-      kinds: ['fact', 'episode'],
-      excludeSessionId: turn.session.metadata.conversationId,
-      vector,
-    });
+    const conversationId = turn.session.metadata.conversationId;
+    const results = [...relevantHits(deps.index, turn.userMessage.content, { scope, kinds: ['fact', 'episode'], excludeSessionId: conversationId, vector })];
+    // After a summary, the exchanges it replaced are in the prompt only as the summary (their
+    // note lines stay out, memory/context.ts): the ones this message is about may come back
+    // here word for word. Messages still in the conversation never do.
+    if (results.length < RELEVANT_LIMIT && turn.session.messages.some((m) => m.covers && m.covers.length > 0)) {
+      const inSession = new Set(turn.session.messages.flatMap((m) => (m.sourceId ? [m.id, m.sourceId] : [m.id])));
+      const replaced = relevantHits(deps.index, turn.userMessage.content, { scope, kinds: ['episode'], vector }).filter(
+        (r) => r.sessionId === conversationId && !r.sourceMessageIds.some((id) => inSession.has(id)),
+      );
+      results.push(...replaced.slice(0, RELEVANT_LIMIT - results.length));
+    }
     const reflection = deps.index.latestReflection(scope);
     const lines: string[] = [];
     let used = deps.tokens.countText('# Relevant Memory\n');
     for (const r of results) {
+      if (alreadyInPrompt(r, turn.systemPrompt)) continue;
       // One line each; newlines flattened so remembered text cannot add prompt headings.
       const line = `- ${r.date.slice(0, 10)} ${r.kind === 'fact' ? 'fact' : r.role === 'user' ? `${r.speaker ?? 'user'} said` : 'you said'}: ${collapseLineBreaks(cutChars(r.content, 400))}`;
       const cost = deps.tokens.countText(line) + 1;

@@ -20,6 +20,7 @@ import type { MemoryFiles } from './files.js';
 import type { ConsolidationOutcome, ConsolidationService } from './consolidation.js';
 import { formatForPrompt } from './consolidation.js';
 import { buildUnits, chooseDrops } from './importance.js';
+import { conversationNoteBodies, noteKey } from './context.js';
 import { errorMessage } from '../errors.js';
 
 /** The first line of the system message a summary compaction leaves at the start of the session. */
@@ -77,6 +78,12 @@ export function compactionNotice(r: CompactResult): string {
 const SUMMARY_INPUT_CHARS = 300;
 const MARKER_TOKENS = 20;
 const SUMMARY_INPUT_BUDGET_CHARS = 40_000;
+/**
+ * Keys of summarized exchanges a summary keeps (newest): ~11 bytes each in the session file.
+ * Far more exchanges than the `# Memory` budget shows lines of; past it the oldest lines of a
+ * very long conversation may show again, which costs tokens, never context.
+ */
+const MAX_COVERED = 4_000;
 
 export class CompactionService {
   constructor(
@@ -112,7 +119,13 @@ export class CompactionService {
     if (summary !== null) {
       kind = 'summary';
       removed = removable.length;
-      next = [...keptSystem, makeMessage('system', `${SUMMARY_PREFIX}\n${summary}`), ...tail];
+      // The exchanges the summary now stands for: earlier summaries' and every answered one not
+      // whole in the kept tail (an exchange whose question left and whose answer stayed counts:
+      // the summary has its question).
+      const inTail = conversationNoteBodies(tail);
+      const replaced = [...conversationNoteBodies(all)].filter((b) => !inTail.has(b)).map(noteKey);
+      const covers = [...new Set([...summaries.flatMap((m) => m.covers ?? []), ...replaced])].slice(-MAX_COVERED);
+      next = [...keptSystem, makeMessage('system', `${SUMMARY_PREFIX}\n${summary}`, covers.length > 0 ? { covers } : {}), ...tail];
     } else {
       kind = 'truncation';
       const units = buildUnits(old);

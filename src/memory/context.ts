@@ -11,6 +11,7 @@
  * lines (and pushed every line through the token cache), so a part far out of the budget's
  * reach is cut before the exact trimming: the work per turn follows the budget, not the notes.
  */
+import { createHash } from 'node:crypto';
 import type { MemoryFiles } from './files.js';
 import type { SessionMessage } from '../sessions/model.js';
 import { noteBody, noteLineBody, previousDays } from './notes.js';
@@ -67,6 +68,29 @@ export interface MemoryBlockOptions {
    * compaction removes those messages their lines count again. The files are not changed.
    */
   inConversation?: ReadonlySet<string> | undefined;
+  /**
+   * Keys (see `noteKey`) of the exchanges the conversation's `[Conversation summary]` stands
+   * for: their lines are left out too, so the model does not get the same exchanges as a
+   * summary and again as note lines after every compaction. A truncation (no summary) records
+   * none, so the lines of what it dropped count again.
+   */
+  summarized?: ReadonlySet<string> | undefined;
+}
+
+/**
+ * A short, stable key of a note body (48 bits of SHA-1, base64url): what a summary message
+ * keeps (`SessionMessage.covers`) of each exchange it replaced, so the session file holds a
+ * few bytes per exchange instead of the text again.
+ */
+export function noteKey(body: string): string {
+  return createHash('sha1').update(body).digest('base64url').slice(0, 8);
+}
+
+/** The keys a session's `[Conversation summary]` messages cover (empty when there is none). */
+export function summarizedNoteKeys(messages: readonly SessionMessage[]): Set<string> {
+  const out = new Set<string>();
+  for (const m of messages) if (m.role === 'system' && m.covers) for (const k of m.covers) out.add(k);
+  return out;
 }
 
 /**
@@ -123,7 +147,15 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
   const [memoryText, todayText, ...dayTexts] = await Promise.all([files.readMemory(), files.readNote(opts.today), ...days.map((d) => files.readNote(d))]);
   const longTerm = memoryText!.trim();
   const seen = opts.inConversation;
-  const keep = (l: string) => l.trim() !== '' && !(seen && seen.size > 0 && seen.has(noteLineBody(l) ?? ''));
+  const summarized = opts.summarized;
+  const filtering = (seen !== undefined && seen.size > 0) || (summarized !== undefined && summarized.size > 0);
+  const keep = (l: string) => {
+    if (l.trim() === '') return false;
+    if (!filtering) return true;
+    const body = noteLineBody(l);
+    if (body === undefined) return true;
+    return !(seen?.has(body) || (summarized && summarized.size > 0 && summarized.has(noteKey(body))));
+  };
   const reach = opts.budgetTokens * REACH;
   const drops: MemoryDrop[] = [];
   const allToday = todayText!.split('\n').filter(keep);
@@ -134,7 +166,7 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
   const recent: Parts['recent'] = [];
   days.forEach((date, i) => {
     const text = dayTexts[i]!;
-    const content = (seen && seen.size > 0 ? text.split('\n').filter(keep).join('\n') : text).trim();
+    const content = (filtering ? text.split('\n').filter(keep).join('\n') : text).trim();
     if (content) recent.push({ date, content });
   });
   // A day that alone is out of reach goes, and every older day before it (oldest go first).

@@ -34,6 +34,11 @@ export interface SessionMessage {
   consolidated?: boolean;
   /** A delivered reminder: `<reminder id>@<due ms>` (reminders/service.ts; no second delivery). */
   reminder?: string;
+  /**
+   * On a `[Conversation summary]`: the keys of the exchanges it replaced (memory/context.ts
+   * `noteKey`), so their daily-note lines stay out of the prompt while the summary is there.
+   */
+  covers?: string[];
 }
 
 export interface CompactionRecord {
@@ -154,6 +159,7 @@ export function repairMessage(raw: unknown, repaired: { fields: number } = { fie
   for (const k of ['toolCallId', 'sourceId'] as const) if (m[k] !== undefined) set(k, optionalString(m[k]));
   for (const k of ['toolName', 'senderName'] as const) if (m[k] !== undefined) set(k, typeof m[k] === 'string' ? m[k] : undefined);
   if (m.consolidated !== undefined) set('consolidated', typeof m.consolidated === 'boolean' ? m.consolidated : undefined);
+  if (m.covers !== undefined) set('covers', Array.isArray(m.covers) && m.covers.every((k) => typeof k === 'string') ? m.covers : undefined);
   return out as unknown as SessionMessage;
 }
 

@@ -156,7 +156,9 @@ test('a fact said in one conversation is found by search_memory after /new', asy
 test('# Relevant Memory in a later conversation has the old message, not the current conversation; another chat never sees it', async () => {
   const bot = await startTestBot({ responder: scripted() });
   try {
-    await bot.send('1', 'My cat is called Miso and she loves tuna');
+    // Ten days ago: past Recent Context (7 days), so only the index has it (# Relevant Memory
+    // leaves out what a note line of # Memory already shows).
+    await bot.send('1', 'My cat is called Miso and she loves tuna', { receivedAt: new Date(Date.now() - 10 * 86_400_000) });
     await bot.send('1', '/new');
     await bot.send('1', 'Should I buy my cat a new toy?');
     let req = bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').at(-1)!;
