@@ -10,6 +10,8 @@ import path from 'node:path';
 import { TOKEN, startPageBot } from './helpers.js';
 import { UsageStore } from '../../src/llm/usage.js';
 import { USAGE_DAYS } from '../../src/web/data.js';
+import { makeMessage } from '../../src/sessions/model.js';
+import { SUMMARY_PREFIX } from '../../src/memory/compaction.js';
 
 const auth = { authorization: `Bearer ${TOKEN}` };
 const DAY = 86_400_000;
@@ -110,7 +112,9 @@ test('memory page: a chat shows its history entries, entities with their memorie
     const s = t.bot.app.services;
     // The consolidation's and the compaction's own writers.
     await s.memory.forChat('test', '1').appendHistory('Ada told the bot about her <b>honey</b> stall.');
-    await s.sessions.compactWithSummary('test:1', 'Ada sells honey at the Saturday market.', 2);
+    const session = await s.sessions.getOrCreate('test', '1');
+    const summary = makeMessage('system', `${SUMMARY_PREFIX}\nAda sells honey at the Saturday market.`);
+    await s.sessions.writer(session).replace([summary, ...session.messages.slice(-2)]);
     s.index.saveFacts([{ content: 'Ada sells honey at the Saturday market in Lisbon', scope: 'test:1', sessionId: 'conv_x', sourceIds: [] }]);
 
     const d = (await (await fetch(`${t.page.url}api/chat?chat=test:1`, { headers: auth })).json()) as any;
