@@ -13,6 +13,21 @@ import { scrubSecrets } from '../log.js';
 
 export type MemoryKind = 'episode' | 'fact' | 'reflection';
 
+/** A memory as search and ranking read it. */
+export interface MemoryRow {
+  id: string;
+  kind: MemoryKind;
+  content: string;
+  event_time: number;
+  speaker: string | null;
+  source_role: string | null;
+  session_id: string | null;
+  source_message_id: string | null;
+  source_ids: string;
+  confidence: number;
+  seq: number | null;
+}
+
 export interface EpisodeInput {
   content: string;
   role: 'user' | 'assistant';
