@@ -1,4 +1,5 @@
 /** Builds a real daemon (createApp) on a temp workspace and a fake LLM, plus a reply recorder. */
+import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createApp, type App, type AppOptions } from '../../src/app.js';
@@ -60,4 +61,11 @@ export async function startTestBot(
       await ws.cleanup();
     },
   };
+}
+
+/** The bot's loaded session of a chat (`test:<chatId>`), asserting it exists: the state a turn left behind. */
+export function loadedSession(bot: TestBot, chatId: string) {
+  const s = bot.app.services.sessions.get(`test:${chatId}`);
+  assert.ok(s, `session test:${chatId} is loaded`);
+  return s;
 }

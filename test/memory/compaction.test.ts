@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startTestBot, type TestBot } from '../helpers/app.js';
+import { startTestBot, type TestBot, loadedSession } from '../helpers/app.js';
 import { lastUserText, memoryAwareResponder, promptKind, text, toolCalls, type FakeReply, type RecordedRequest, type Responder } from '../helpers/fake-llm.js';
 import { makeMessage, type SessionMessage } from '../../src/sessions/model.js';
 
@@ -87,11 +87,7 @@ async function withBot(
   }
 }
 
-function session(bot: TestBot) {
-  const s = bot.app.services.sessions.get(SESSION_ID);
-  assert.ok(s, 'session loaded');
-  return s;
-}
+const session = (bot: TestBot) => loadedSession(bot, CHAT);
 
 /** What system 18 will measure when `text` arrives as the next user message. */
 function predict(bot: TestBot, text: string): number {
