@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import dotenv from 'dotenv';
 import { Telegram } from 'telegraf';
-import { configSecrets, loadConfig, loadTelegramConfig } from '../config/env.js';
+import { configSecrets, loadConfig } from '../config/env.js';
 import { LlmClient } from '../llm/client.js';
 import { LlmError } from '../llm/errors.js';
 import { registerSecret, scrubSecrets, silentLogger } from '../log.js';
@@ -41,9 +41,8 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
   const env = opts.env ?? process.env;
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const { config, problems } = loadConfig(env, opts.cwd);
-  const { telegram } = loadTelegramConfig(env);
+  const { telegram } = config;
   for (const s of configSecrets(config)) registerSecret(s);
-  registerSecret(telegram.botToken);
   const results: CheckResult[] = [];
 
   results.push(

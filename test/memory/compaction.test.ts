@@ -536,7 +536,7 @@ function s0pin(bot: TestBot): void {
 test('bounded time: with consolidation and summary hanging, a turn that needs compaction still gets its answer', () => {
   const other: Responder = () => ({ hang: true });
   return withBot(
-    { other, env: { CONSOLIDATION_TIMEOUT: '300', COMPACTION_TIMEOUT: '300' }, runtimeConfig: { compaction: { maxContextTokens: LIMIT, keepLastMessages: 6 } } },
+    { other, env: { CONSOLIDATION_TIMEOUT_MS: '300', COMPACTION_TIMEOUT_MS: '300' }, runtimeConfig: { compaction: { maxContextTokens: LIMIT, keepLastMessages: 6 } } },
     async ({ bot, invalid }) => {
       await bot.send(CHAT, 'hello');
       await fill(bot, Math.floor(LIMIT * 0.78), fact);
