@@ -119,7 +119,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   for (const s of configSecrets(config)) registerSecret(s);
   const runtime = new RuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
   const runtimeProblem = runtime.init();
-  if (runtimeProblem) throw new AppError('config.invalid', runtimeProblem);
+  if (runtimeProblem) throw new AppError('config.invalid', { problem: runtimeProblem });
   const dispatcher = new Dispatcher(config.maxConcurrentTurns);
   // A chat's session stays in memory while it has work queued or running (turns hold it).
   const sessions = new SessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'), {
@@ -303,7 +303,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     // The chat's own queue waits until the stopped work has wound down (bounded by the timeouts
     // of what cannot be aborted, such as a compaction), so the chat never overlaps itself.
     if (late && turn.response === undefined && !turn.delivered) {
-      deadline.abort(new AppError('turn.timeout', `the turn did not finish within ${config.turnTimeoutMs} ms`));
+      deadline.abort(new AppError('turn.timeout', { ms: config.turnTimeoutMs }));
       turn.delivered = true; // the apology below is the turn's one reply
       endTurn(turn, 'deadline', `over TURN_TIMEOUT_MS (${config.turnTimeoutMs} ms)`);
       turn.log.warn({ code: 'turn.timeout', timeoutMs: config.turnTimeoutMs, systems: turn.timings.map((t) => t.system) }, 'turn stopped at its deadline; the user gets an apology');

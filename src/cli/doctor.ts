@@ -17,6 +17,7 @@ import { registerSecret, scrubSecrets, silentLogger } from '../log.js';
 import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
 import { isTelegramError } from '../channels/telegram/errors.js';
 import { readStoredToken } from '../web/token.js';
+import { AppError } from '../errors.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -80,7 +81,7 @@ async function checkWorkspace(dir: string): Promise<CheckResult> {
   try {
     await ensureDir(dir);
     await writeFileAtomic(probe, 'ok');
-    if ((await readFile(probe, 'utf8')) !== 'ok') throw new Error('read back something else');
+    if ((await readFile(probe, 'utf8')) !== 'ok') throw new AppError('storage.write_failed', { action: 'read back', target: path.basename(probe), reason: 'got something else' });
     await unlink(probe);
     return { name: 'workspace', status: 'ok', detail: `writable: ${dir}` };
   } catch (err) {

@@ -8,6 +8,7 @@ import { Upkeep, JOB_NAMES, type JobName } from '../index/upkeep.js';
 import { Embedder } from '../index/embeddings.js';
 import { extractEntities } from '../index/entities.js';
 import { CHAT_COMMANDS, runChatCommand } from './memory-chat.js';
+import { AppError } from '../errors.js';
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -53,7 +54,7 @@ export async function runMemoryCommand(cmd: string | undefined, args: string[], 
         const { memories: rows, links } = index.rebuildDerived();
         let vectors = 'vectors unchanged';
         if (args.includes('--embeddings')) {
-          if (!config.embeddingsModel) throw new Error('--embeddings needs EMBEDDINGS_MODEL to be set');
+          if (!config.embeddingsModel) throw new AppError('config.invalid', { problem: '--embeddings needs EMBEDDINGS_MODEL to be set' });
           const embedder = new Embedder(new LlmClient(config, log), index, config.embeddingsModel, config.embeddingsDimensions, log);
           embedder.reset();
           for (const r of rows) embedder.enqueue(r.id, r.content);

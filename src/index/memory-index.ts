@@ -8,7 +8,7 @@ import { openDatabase, type Db } from './db.js';
 import { getMeta, setMeta } from './migrations.js';
 import { IndexWriter, newId, rebuildDerived, type EpisodeInput, type FactInput, type SavedFact } from './repository.js';
 import { HybridSearch, ROW_COLUMNS, toResult, type MemoryRow, type SearchOptions, type SearchResult } from './search.js';
-import { errorMessage } from '../errors.js';
+import { AppError, errorMessage } from '../errors.js';
 import { IndexBrowse } from './browse.js';
 import { IndexEraser } from './erase.js';
 import { JobTables } from './jobs.js';
@@ -115,7 +115,7 @@ export class MemoryIndex {
 
   /** Rebuilds full-text and entities from the memories' text (`memory reindex`); throws when off. */
   rebuildDerived(): { memories: Array<{ id: string; content: string }>; links: number } {
-    if (!this.db) throw new Error(`the index is off (${this.disabledReason})`);
+    if (!this.db) throw new AppError('index.unavailable', { reason: this.disabledReason ?? 'closed' });
     return rebuildDerived(this.db);
   }
 

@@ -7,6 +7,7 @@
 import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { SCOPED_FTS, rebuildScopedFts } from './fts.js';
+import { AppError } from '../errors.js';
 
 type Db = Database.Database;
 
@@ -260,7 +261,7 @@ export function migrate(db: Db): void {
   db.exec('CREATE TABLE IF NOT EXISTS memory_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
   const current = Number(getMeta(db, 'schema_version') ?? '0');
   if (current > MIGRATIONS.length) {
-    throw new Error(`memory.db has schema version ${current}, newer than this program (${MIGRATIONS.length}); upgrade the bot or restore a backup`);
+    throw new AppError('index.newer_schema', { found: current, supported: MIGRATIONS.length });
   }
   for (let v = current; v < MIGRATIONS.length; v++) {
     db.transaction(() => {

@@ -101,7 +101,7 @@ export class SessionStore {
   fileFor(channelType: string, chatId: string): string {
     const file = path.join(this.dir, `${sessionFileKey(channelType, chatId)}.json`);
     if (!isInside(this.dir, file) || path.dirname(file) !== this.dir) {
-      throw new AppError('storage.path_escape', 'session id does not map to a file inside sessions/');
+      throw new AppError('storage.path_escape', { reason: 'session id does not map to a file inside sessions/' });
     }
     return file;
   }
@@ -252,7 +252,7 @@ export class SessionStore {
       await written;
     } catch (err) {
       this.unlogged.set(session.id, [...messages, ...(this.unlogged.get(session.id) ?? [])]);
-      throw new AppError('storage.write_failed', `could not log messages of ${session.id}: ${(err as Error).message}`, { cause: err });
+      throw new AppError('storage.write_failed', { action: 'log messages of', target: session.id, reason: (err as Error).message }, { cause: err });
     }
     this.checkpoint(session);
   }
@@ -352,7 +352,7 @@ export class SessionStore {
 
   private require(id: string): Session {
     const s = this.cache.get(id);
-    if (!s) throw new Error(`session ${id} is not loaded`);
+    if (!s) throw new AppError('internal.bug', { problem: `session ${id} is not loaded` });
     return s;
   }
 }

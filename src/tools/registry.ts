@@ -6,7 +6,7 @@
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { UNNAMED_TOOL, type ToolCall } from '../sessions/model.js';
 import type { Turn } from '../pipeline/turn.js';
-import { errorMessage, type ErrorCode } from '../errors.js';
+import { AppError, errorMessage, type ErrorCode } from '../errors.js';
 import { validate } from './schema.js';
 import { scrubSecrets } from '../log.js';
 import type { Tool } from './types.js';
@@ -26,7 +26,7 @@ export class ToolRegistry {
   }
 
   register(tool: Tool<any>): void {
-    if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
+    if (this.tools.has(tool.name)) throw new AppError('internal.bug', { problem: `tool ${tool.name} is registered twice` });
     this.tools.set(tool.name, tool as Tool);
   }
 
