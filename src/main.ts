@@ -3,7 +3,7 @@
  * Bad settings print one line each and exit 2, before anything else starts.
  */
 import dotenv from 'dotenv';
-import { configSecrets, loadConfig, loadTelegramConfig } from './config/env.js';
+import { configSecrets, loadConfig } from './config/env.js';
 import { componentLogger, createLogger, registerSecret, scrubSecrets } from './log.js';
 import { createApp } from './app.js';
 import { ConsoleChannel } from './channels/console.js';
@@ -18,15 +18,14 @@ import { startConfiguredMemoryPage } from './web/start.js';
 async function main(): Promise<void> {
   // quiet: dotenv 17 otherwise prints a banner on stdout, which belongs to the replies.
   dotenv.config({ quiet: true });
-  const { config, problems } = loadConfig();
+  const { config, problems, warnings } = loadConfig();
+  for (const w of warnings) process.stderr.write(`config: ${w}\n`);
   if (problems.length > 0) {
     for (const p of problems) process.stderr.write(`config: ${p}\n`);
     process.exit(2);
   }
   for (const s of configSecrets(config)) registerSecret(s);
-  const { telegram } = loadTelegramConfig();
-  registerSecret(telegram.botToken);
-  registerSecret(telegram.webhookSecret);
+  const { telegram } = config;
   const log = createLogger({ level: config.logLevel, file: config.logFile });
   const mainLog = componentLogger(log, 'Main');
 

@@ -58,7 +58,7 @@ export interface Built {
 export async function buildServices(config: Config, log: Logger, opts: ServiceOptions): Promise<Built> {
   const runtime = new RuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
   const runtimeProblem = runtime.init();
-  if (runtimeProblem) throw new AppError('config.invalid', runtimeProblem);
+  if (runtimeProblem) throw new AppError('config.invalid', { problem: runtimeProblem });
   const dispatcher = new Dispatcher(config.maxConcurrentTurns);
   // A chat's session stays in memory while it has work queued or running (turns hold it).
   const sessions = new SessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'), {

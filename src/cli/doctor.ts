@@ -10,13 +10,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import dotenv from 'dotenv';
 import { Telegram } from 'telegraf';
-import { configSecrets, loadConfig, loadTelegramConfig } from '../config/env.js';
+import { configSecrets, loadConfig } from '../config/env.js';
 import { LlmClient } from '../llm/client.js';
 import { LlmError } from '../llm/errors.js';
 import { registerSecret, scrubSecrets, silentLogger } from '../log.js';
 import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
 import { isTelegramError } from '../channels/telegram/errors.js';
 import { readStoredToken } from '../web/token.js';
+import { AppError } from '../errors.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -41,9 +42,8 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
   const env = opts.env ?? process.env;
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const { config, problems } = loadConfig(env, opts.cwd);
-  const { telegram } = loadTelegramConfig(env);
+  const { telegram } = config;
   for (const s of configSecrets(config)) registerSecret(s);
-  registerSecret(telegram.botToken);
   const results: CheckResult[] = [];
 
   results.push(
@@ -81,7 +81,7 @@ async function checkWorkspace(dir: string): Promise<CheckResult> {
   try {
     await ensureDir(dir);
     await writeFileAtomic(probe, 'ok');
-    if ((await readFile(probe, 'utf8')) !== 'ok') throw new Error('read back something else');
+    if ((await readFile(probe, 'utf8')) !== 'ok') throw new AppError('storage.write_failed', { action: 'read back', target: path.basename(probe), reason: 'got something else' });
     await unlink(probe);
     return { name: 'workspace', status: 'ok', detail: `writable: ${dir}` };
   } catch (err) {

@@ -7,13 +7,9 @@ import type { Config } from '../config/env.js';
 import type { Logger } from '../log.js';
 import { MemoryService } from '../memory/service.js';
 import { formatVersions, restoreMemory } from '../memory/versions.js';
+import type { CliIo } from './io.js';
 
 export const CHAT_COMMANDS = ['versions', 'restore', 'purge'];
-
-export interface CliIo {
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);

@@ -7,8 +7,8 @@ import { LlmClient } from '../llm/client.js';
 import { Upkeep, JOB_NAMES, type JobName } from '../index/upkeep.js';
 import { Embedder } from '../index/embeddings.js';
 import { extractEntities } from '../index/entities.js';
-import { rebuildScopedFts } from '../index/fts.js';
 import { CHAT_COMMANDS, runChatCommand } from './memory-chat.js';
+import { AppError } from '../errors.js';
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -51,21 +51,10 @@ export async function runMemoryCommand(cmd: string | undefined, args: string[], 
         return 0;
       }
       case 'reindex': {
-        const db = index.database!;
-        db.exec("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')");
-        rebuildScopedFts(db);
-        const rows = db.prepare('SELECT id, content FROM memories WHERE valid_until IS NULL').all() as Array<{ id: string; content: string }>;
-        let links = 0;
-        const { IndexWriter } = await import('../index/repository.js');
-        const writer = new IndexWriter(db);
-        db.transaction(() => {
-          // Entities are rebuilt from the text, so their per-chat counts are not counted twice.
-          db.exec('DELETE FROM memory_entities; DELETE FROM entity_aliases; DELETE FROM entities');
-          for (const r of rows) links += writer.linkEntities(r.id, r.content).length;
-        })();
+        const { memories: rows, links } = index.rebuildDerived();
         let vectors = 'vectors unchanged';
         if (args.includes('--embeddings')) {
-          if (!config.embeddingsModel) throw new Error('--embeddings needs EMBEDDINGS_MODEL to be set');
+          if (!config.embeddingsModel) throw new AppError('config.invalid', { problem: '--embeddings needs EMBEDDINGS_MODEL to be set' });
           const embedder = new Embedder(new LlmClient(config, log), index, config.embeddingsModel, config.embeddingsDimensions, log);
           embedder.reset();
           for (const r of rows) embedder.enqueue(r.id, r.content);

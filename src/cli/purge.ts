@@ -3,7 +3,7 @@ import type { Config } from '../config/env.js';
 import type { Logger } from '../log.js';
 import { acquireDaemonLock } from '../storage/daemon-lock.js';
 import { purgeChat } from '../memory/purge.js';
-import type { CliIo } from './memory-chat.js';
+import type { CliIo } from './io.js';
 
 export async function runPurge(chat: { channel: string; chatId: string }, args: string[], config: Config, log: Logger, io: CliIo): Promise<number> {
   let lock: Awaited<ReturnType<typeof acquireDaemonLock>>;

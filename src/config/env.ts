@@ -3,6 +3,7 @@
  * checked once at start; each problem becomes one line saying what to do, and main exits 2.
  */
 import path from 'node:path';
+import { SettingsReader, isHttpUrl, type Env } from './reader.js';
 
 export interface Config {
   openaiApiKey: string;
@@ -42,21 +43,25 @@ export interface Config {
   memoryPageHost: string;
   /** Unset: a random token kept in workspace/.memory-page-token. A log secret. */
   memoryPageToken: string | undefined;
+  /** The TELEGRAM_* settings (and voice notes), used when a bot token is set. */
+  telegram: TelegramConfig;
 }
 
 export interface ConfigResult {
   config: Config;
   problems: string[];
+  /** Lines to print without stopping (a setting still read under its old name). */
+  warnings: string[];
 }
-
-type Env = Record<string, string | undefined>;
 
 /** The key given to the SDK when the server needs none; a placeholder, not a secret to scrub. */
 export const NO_API_KEY = 'not-needed';
 
 /** The secrets among the settings (what logs, files and replies must never show). */
 export function configSecrets(config: Config): string[] {
-  return config.openaiApiKey && config.openaiApiKey !== NO_API_KEY ? [config.openaiApiKey] : [];
+  const out = config.openaiApiKey && config.openaiApiKey !== NO_API_KEY ? [config.openaiApiKey] : [];
+  for (const s of [config.telegram.botToken, config.telegram.webhookSecret]) if (s) out.push(s);
+  return out;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -72,110 +77,74 @@ export function isValidTimezone(tz: string): boolean {
 
 /** Reads and validates settings. Never throws: problems are returned for main to print. */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): ConfigResult {
-  const problems: string[] = [];
-  const str = (name: string): string | undefined => {
-    const v = env[name]?.trim();
-    return v ? v : undefined;
-  };
-  const int = (name: string, def: number, min: number, max: number): number => {
-    const raw = str(name);
-    if (raw === undefined) return def;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name}=${JSON.stringify(raw)} is not a whole number from ${min} to ${max} — fix it in .env or remove it to use ${def}`);
-      return def;
-    }
-    return n;
-  };
+  const r = new SettingsReader(env);
 
-  const baseUrl = str('OPENAI_BASE_URL');
-  let apiKey = str('OPENAI_API_KEY');
+  const baseUrl = r.url('OPENAI_BASE_URL', 'use e.g. http://127.0.0.1:11434/v1');
+  let apiKey = r.str('OPENAI_API_KEY');
   if (!apiKey) {
     if (baseUrl) {
       // Local servers (Ollama, vLLM, llama.cpp) accept any key; the SDK insists on one.
       apiKey = NO_API_KEY;
     } else {
-      problems.push('OPENAI_API_KEY is not set — set it in .env, or set OPENAI_BASE_URL to a local OpenAI-compatible server');
-    }
-  }
-  if (baseUrl) {
-    try {
-      const u = new URL(baseUrl);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
-    } catch {
-      problems.push(`OPENAI_BASE_URL=${JSON.stringify(baseUrl)} is not an http(s) URL — use e.g. http://127.0.0.1:11434/v1`);
+      r.problem('OPENAI_API_KEY is not set — set it in .env, or set OPENAI_BASE_URL to a local OpenAI-compatible server');
     }
   }
 
-  const logLevel = (str('LOG_LEVEL') ?? 'info').toLowerCase();
-  if (!LOG_LEVELS.includes(logLevel)) {
-    problems.push(`LOG_LEVEL=${JSON.stringify(logLevel)} is not one of ${LOG_LEVELS.join(', ')}`);
-  }
+  const logLevel = r.oneOf('LOG_LEVEL', LOG_LEVELS, 'info', `is not one of ${LOG_LEVELS.join(', ')}`);
 
-  const timezone = str('TZ') ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const timezone = r.str('TZ') ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
   if (!isValidTimezone(timezone)) {
-    problems.push(`TZ=${JSON.stringify(timezone)} is not a known time zone — use an IANA name such as Europe/Berlin or UTC`);
+    r.problem(`TZ=${JSON.stringify(timezone)} is not a known time zone — use an IANA name such as Europe/Berlin or UTC`);
   }
 
-  const scopeRaw = (str('MEMORY_SCOPE') ?? 'chat').toLowerCase();
-  if (scopeRaw !== 'chat' && scopeRaw !== 'global') {
-    problems.push(`MEMORY_SCOPE=${JSON.stringify(scopeRaw)} must be "chat" (each chat its own memory) or "global" (one shared memory)`);
+  const memoryScope = r.oneOf('MEMORY_SCOPE', ['chat', 'global'] as const, 'chat', 'must be "chat" (each chat its own memory) or "global" (one shared memory)');
+
+  const telegram = readTelegram(r);
+  if (memoryScope === 'global') {
+    const shared = globalScopeProblem(telegram);
+    if (shared) r.problem(shared);
   }
 
-  // Telegram settings live in their own object (loadTelegramConfig); their problems are reported here too.
-  const tg = loadTelegramConfig(env);
-  problems.push(...tg.problems);
-  if (scopeRaw === 'global') {
-    const shared = globalScopeProblem(tg.telegram);
-    if (shared) problems.push(shared);
-  }
-
-  const model = str('LLM_MODEL') ?? 'gpt-4o-mini';
+  const model = r.str('LLM_MODEL') ?? 'gpt-4o-mini';
   const config: Config = {
     openaiApiKey: apiKey ?? '',
     openaiBaseUrl: baseUrl,
     model,
-    modelBalanced: str('LLM_MODEL_BALANCED') ?? model,
-    llmTimeoutMs: int('LLM_TIMEOUT_MS', 60_000, 100, 600_000),
-    llmMaxRetries: int('LLM_MAX_RETRIES', 2, 0, 10),
-    maxToolIterations: int('MAX_TOOL_ITERATIONS', 8, 1, 100),
-    toolTimeoutMs: int('TOOL_TIMEOUT_MS', 30_000, 10, 600_000),
-    maxConcurrentTurns: int('MAX_CONCURRENT_TURNS', 8, 1, 1000),
-    workspaceDir: path.resolve(cwd, str('WORKSPACE_DIR') ?? 'workspace'),
+    modelBalanced: r.str('LLM_MODEL_BALANCED') ?? model,
+    llmTimeoutMs: r.int('LLM_TIMEOUT_MS', 60_000, 100, 600_000),
+    llmMaxRetries: r.int('LLM_MAX_RETRIES', 2, 0, 10),
+    maxToolIterations: r.int('MAX_TOOL_ITERATIONS', 8, 1, 100),
+    toolTimeoutMs: r.int('TOOL_TIMEOUT_MS', 30_000, 10, 600_000),
+    maxConcurrentTurns: r.int('MAX_CONCURRENT_TURNS', 8, 1, 1000),
+    workspaceDir: path.resolve(cwd, r.str('WORKSPACE_DIR') ?? 'workspace'),
     logLevel,
-    logFile: str('LOG_FILE'),
+    logFile: r.str('LOG_FILE'),
     timezone,
-    consoleChatId: str('CONSOLE_CHAT_ID') ?? 'local',
-    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
-    memoryScope: scopeRaw === 'global' ? 'global' : 'chat',
-    consolidationTimeoutMs: int('CONSOLIDATION_TIMEOUT', 30_000, 100, 600_000),
-    maxMemorySize: int('MAX_MEMORY_SIZE', 8192, 256, 10_000_000),
-    summaryTimeoutMs: int('COMPACTION_TIMEOUT', 15_000, 100, 600_000),
-    embeddingsModel: str('EMBEDDINGS_MODEL'),
-    embeddingsDimensions: int('EMBEDDINGS_DIMENSIONS', 256, 8, 4096),
-    maxMessageChars: int('MAX_MESSAGE_CHARS', 20_000, 100, 1_000_000),
-    dailyTokenBudget: int('DAILY_TOKEN_BUDGET', 0, 0, 1_000_000_000_000) || undefined,
-    budgetExemptUsers: budgetExemptAllowed(env, problems) ? loadTelegramConfig(env).telegram.allowedUsers : [],
-    turnTimeoutMs: int('TURN_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
-    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 20, 0, 10_000),
-    maxQueuedPerChat: int('MAX_QUEUED_PER_CHAT', 10, 1, 10_000),
-    memoryPagePort: int('MEMORY_PAGE_PORT', 0, 0, 65535),
-    memoryPageHost: str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
-    memoryPageToken: str('MEMORY_PAGE_TOKEN'),
+    consoleChatId: r.str('CONSOLE_CHAT_ID') ?? 'local',
+    shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
+    memoryScope,
+    consolidationTimeoutMs: r.int('CONSOLIDATION_TIMEOUT_MS', 30_000, 100, 600_000),
+    maxMemorySize: r.int('MAX_MEMORY_SIZE', 8192, 256, 10_000_000),
+    summaryTimeoutMs: r.int('COMPACTION_TIMEOUT_MS', 15_000, 100, 600_000),
+    embeddingsModel: r.str('EMBEDDINGS_MODEL'),
+    embeddingsDimensions: r.int('EMBEDDINGS_DIMENSIONS', 256, 8, 4096),
+    maxMessageChars: r.int('MAX_MESSAGE_CHARS', 20_000, 100, 1_000_000),
+    dailyTokenBudget: r.int('DAILY_TOKEN_BUDGET', 0, 0, 1_000_000_000_000) || undefined,
+    budgetExemptUsers: r.bool('DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS', true, 'must be true (users in TELEGRAM_ALLOWED_USERS have no budget) or false')
+      ? telegram.allowedUsers
+      : [],
+    turnTimeoutMs: r.int('TURN_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
+    rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 20, 0, 10_000),
+    maxQueuedPerChat: r.int('MAX_QUEUED_PER_CHAT', 10, 1, 10_000),
+    memoryPagePort: r.int('MEMORY_PAGE_PORT', 0, 0, 65535),
+    memoryPageHost: r.str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
+    memoryPageToken: r.str('MEMORY_PAGE_TOKEN'),
+    telegram,
   };
   if (config.memoryPageToken !== undefined && config.memoryPageToken.length < 16) {
-    problems.push('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');
+    r.problem('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');
   }
-  return { config, problems };
-}
-
-/** DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: true (default) or false. */
-function budgetExemptAllowed(env: Env, problems: string[]): boolean {
-  const raw = env.DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS?.trim().toLowerCase();
-  if (!raw || raw === 'true' || raw === '1' || raw === 'yes') return true;
-  if (raw === 'false' || raw === '0' || raw === 'no') return false;
-  problems.push(`DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS=${JSON.stringify(raw)} must be true (users in TELEGRAM_ALLOWED_USERS have no budget) or false`);
-  return true;
+  return { config, problems: r.problems, warnings: r.warnings };
 }
 
 export type DmPolicy = 'allowlist' | 'pairing' | 'open';
@@ -203,94 +172,70 @@ export interface TelegramConfig {
   showTranscript: boolean;
 }
 
-const DM_POLICIES: DmPolicy[] = ['allowlist', 'pairing', 'open'];
+const DM_POLICIES: readonly DmPolicy[] = ['allowlist', 'pairing', 'open'];
 
-/**
- * Reads and validates the TELEGRAM_* settings. Never throws; `loadConfig` includes these
- * problems in its own list, so main prints them with the rest and exits 2.
- */
+/** The TELEGRAM_* settings alone (what `loadConfig` puts in `config.telegram`), with their problems. */
 export function loadTelegramConfig(env: Env = process.env): { telegram: TelegramConfig; problems: string[] } {
-  const problems: string[] = [];
-  const str = (name: string): string | undefined => {
-    const v = env[name]?.trim();
-    return v ? v : undefined;
-  };
-  const list = (name: string): string[] =>
-    (str(name) ?? '')
-      .split(/[\s,]+/)
-      .map((x) => x.trim())
-      .filter(Boolean);
+  const r = new SettingsReader(env);
+  return { telegram: readTelegram(r), problems: r.problems };
+}
 
-  const botToken = str('TELEGRAM_BOT_TOKEN');
+function readTelegram(r: SettingsReader): TelegramConfig {
+  const botToken = r.str('TELEGRAM_BOT_TOKEN');
   // The value is a secret: problems name the variable, never print it.
   if (botToken && !/^\d{1,20}:[A-Za-z0-9_-]{10,}$/.test(botToken)) {
-    problems.push('TELEGRAM_BOT_TOKEN does not look like a bot token (digits, a colon, then letters) — copy it again from @BotFather');
+    r.problem('TELEGRAM_BOT_TOKEN does not look like a bot token (digits, a colon, then letters) — copy it again from @BotFather');
   }
 
-  const apiRoot = str('TELEGRAM_API_ROOT');
-  if (apiRoot && !isHttpUrl(apiRoot)) {
-    problems.push(`TELEGRAM_API_ROOT=${JSON.stringify(apiRoot)} is not an http(s) URL — use e.g. http://127.0.0.1:8081 for a local Bot API server, or remove it`);
-  }
+  const apiRoot = r.url('TELEGRAM_API_ROOT', 'use e.g. http://127.0.0.1:8081 for a local Bot API server, or remove it');
 
   const allowedUsers: string[] = [];
-  for (const entry of list('TELEGRAM_ALLOWED_USERS')) {
+  for (const entry of r.list('TELEGRAM_ALLOWED_USERS')) {
     if (/^\d{1,20}$/.test(entry)) allowedUsers.push(entry);
     else if (/^@?[A-Za-z][A-Za-z0-9_]{3,31}$/.test(entry)) allowedUsers.push(entry.replace(/^@/, '').toLowerCase());
-    else problems.push(`TELEGRAM_ALLOWED_USERS has ${JSON.stringify(entry)}, which is neither a numeric user id nor a @username — separate entries with commas`);
+    else r.problem(`TELEGRAM_ALLOWED_USERS has ${JSON.stringify(entry)}, which is neither a numeric user id nor a @username — separate entries with commas`);
   }
 
   const allowedGroups: string[] = [];
-  for (const entry of list('TELEGRAM_ALLOWED_GROUPS')) {
+  for (const entry of r.list('TELEGRAM_ALLOWED_GROUPS')) {
     if (/^-?\d{1,20}$/.test(entry)) allowedGroups.push(entry);
-    else problems.push(`TELEGRAM_ALLOWED_GROUPS has ${JSON.stringify(entry)}, which is not a numeric chat id (groups look like -1001234567890)`);
+    else r.problem(`TELEGRAM_ALLOWED_GROUPS has ${JSON.stringify(entry)}, which is not a numeric chat id (groups look like -1001234567890)`);
   }
 
-  const policyRaw = (str('TELEGRAM_DM_POLICY') ?? 'pairing').toLowerCase();
-  const dmPolicy = DM_POLICIES.includes(policyRaw as DmPolicy) ? (policyRaw as DmPolicy) : 'pairing';
-  if (dmPolicy !== policyRaw) {
-    problems.push(`TELEGRAM_DM_POLICY=${JSON.stringify(policyRaw)} must be allowlist (only TELEGRAM_ALLOWED_USERS), pairing (strangers get a code to approve) or open (anyone)`);
-  } else if (botToken && dmPolicy === 'allowlist' && allowedUsers.length === 0) {
-    problems.push('TELEGRAM_DM_POLICY=allowlist but TELEGRAM_ALLOWED_USERS is empty, so nobody could talk to the bot — add your user id, or use TELEGRAM_DM_POLICY=pairing');
+  const before = r.problems.length;
+  const dmPolicy = r.oneOf('TELEGRAM_DM_POLICY', DM_POLICIES, 'pairing', 'must be allowlist (only TELEGRAM_ALLOWED_USERS), pairing (strangers get a code to approve) or open (anyone)');
+  if (r.problems.length === before && botToken && dmPolicy === 'allowlist' && allowedUsers.length === 0) {
+    r.problem('TELEGRAM_DM_POLICY=allowlist but TELEGRAM_ALLOWED_USERS is empty, so nobody could talk to the bot — add your user id, or use TELEGRAM_DM_POLICY=pairing');
   }
 
-  const webhookUrl = str('TELEGRAM_WEBHOOK_URL');
+  const webhookUrl = r.str('TELEGRAM_WEBHOOK_URL');
   if (webhookUrl) {
     if (!isHttpUrl(webhookUrl)) {
-      problems.push(`TELEGRAM_WEBHOOK_URL=${JSON.stringify(webhookUrl)} is not a URL — use the public https address Telegram should post to, e.g. https://bot.example.com/telegram`);
+      r.problem(`TELEGRAM_WEBHOOK_URL=${JSON.stringify(webhookUrl)} is not a URL — use the public https address Telegram should post to, e.g. https://bot.example.com/telegram`);
     } else if (new URL(webhookUrl).protocol !== 'https:' && !isLoopback(new URL(webhookUrl).hostname)) {
-      problems.push('TELEGRAM_WEBHOOK_URL must be https (Telegram posts only to HTTPS) — put a TLS reverse proxy in front, or remove it to use long polling');
+      r.problem('TELEGRAM_WEBHOOK_URL must be https (Telegram posts only to HTTPS) — put a TLS reverse proxy in front, or remove it to use long polling');
     }
   }
-  const webhookSecret = str('TELEGRAM_WEBHOOK_SECRET');
+  const webhookSecret = r.str('TELEGRAM_WEBHOOK_SECRET');
   if (webhookSecret && !/^[A-Za-z0-9_-]{1,256}$/.test(webhookSecret)) {
-    problems.push('TELEGRAM_WEBHOOK_SECRET may hold only A-Z, a-z, 0-9, _ and - (1 to 256 characters) — pick another value');
+    r.problem('TELEGRAM_WEBHOOK_SECRET may hold only A-Z, a-z, 0-9, _ and - (1 to 256 characters) — pick another value');
   }
-  const webhookHost = str('TELEGRAM_WEBHOOK_HOST') ?? '127.0.0.1';
-  let webhookPort = 8787;
-  const portRaw = str('TELEGRAM_WEBHOOK_PORT');
-  if (portRaw !== undefined) {
-    const n = Number(portRaw);
-    if (Number.isInteger(n) && n >= 1 && n <= 65535) webhookPort = n;
-    else problems.push(`TELEGRAM_WEBHOOK_PORT=${JSON.stringify(portRaw)} is not a port number from 1 to 65535 — fix it or remove it to use 8787`);
-  }
+  const transcription = r.str('TRANSCRIPTION_MODEL') ?? 'whisper-1';
 
   return {
-    telegram: {
-      botToken,
-      apiRoot,
-      allowedUsers,
-      allowedGroups,
-      dmPolicy,
-      webhookUrl,
-      webhookSecret,
-      webhookHost,
-      webhookPort,
-      // Unset: 👀; set but empty: off (so an explicit empty line in .env turns it off).
-      ackReaction: env.TELEGRAM_ACK_REACTION === undefined ? '👀' : env.TELEGRAM_ACK_REACTION.trim(),
-      transcriptionModel: (str('TRANSCRIPTION_MODEL') ?? 'whisper-1').toLowerCase() === 'off' ? undefined : (str('TRANSCRIPTION_MODEL') ?? 'whisper-1'),
-      showTranscript: /^(1|true|yes|on)$/i.test(str('SHOW_TRANSCRIPT') ?? ''),
-    },
-    problems,
+    botToken,
+    apiRoot,
+    allowedUsers,
+    allowedGroups,
+    dmPolicy,
+    webhookUrl,
+    webhookSecret,
+    webhookHost: r.str('TELEGRAM_WEBHOOK_HOST') ?? '127.0.0.1',
+    webhookPort: r.int('TELEGRAM_WEBHOOK_PORT', 8787, 1, 65535, 'fix it or remove it to use 8787'),
+    // Unset: 👀; set but empty: off (so an explicit empty line in .env turns it off).
+    ackReaction: r.present('TELEGRAM_ACK_REACTION') ? (r.str('TELEGRAM_ACK_REACTION') ?? '') : '👀',
+    transcriptionModel: transcription.toLowerCase() === 'off' ? undefined : transcription,
+    showTranscript: r.bool('SHOW_TRANSCRIPT', false),
   };
 }
 
@@ -313,15 +258,6 @@ export function globalScopeProblem(t: TelegramConfig): string | null {
   }
   if (who.length === 0) return null;
   return `MEMORY_SCOPE=global would give ${who.join(' and ')} the owner's memory — set MEMORY_SCOPE=chat (each chat its own memory), or for a single-owner bot ${fix.join(' and ')}`;
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const u = new URL(value);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 function isLoopback(host: string): boolean {

@@ -7,6 +7,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../log.js';
+import { AppError } from '../errors.js';
 
 export interface RuntimeConfig {
   memory: {
@@ -48,24 +49,24 @@ export function parseRuntimeConfig(text: string): RuntimeConfig {
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new Error(`is not valid JSON (${(err as Error).message})`);
+    throw new AppError('config.invalid', { problem: `is not valid JSON (${(err as Error).message})` });
   }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('must be a JSON object');
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new AppError('config.invalid', { problem: 'must be a JSON object' });
   const out = structuredClone(DEFAULT_RUNTIME_CONFIG) as unknown as Record<string, Record<string, unknown>>;
   // Own keys only, looked up with Object.hasOwn: JSON.parse makes "__proto__" an own key, and
   // `SPEC[key]` would find Object.prototype members ("toString", "constructor") and write
   // into the prototype of every object in the process.
   for (const [group, value] of Object.entries(raw as Record<string, unknown>)) {
-    if (!Object.hasOwn(SPEC, group)) throw new Error(`has an unknown key ${JSON.stringify(group)} (known: ${Object.keys(SPEC).join(', ')})`);
+    if (!Object.hasOwn(SPEC, group)) throw new AppError('config.invalid', { problem: `has an unknown key ${JSON.stringify(group)} (known: ${Object.keys(SPEC).join(', ')})` });
     const spec = SPEC[group]!;
-    if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(`"${group}" must be an object`);
+    if (!value || typeof value !== 'object' || Array.isArray(value)) throw new AppError('config.invalid', { problem: `"${group}" must be an object` });
     for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
       const name = `${group}.${key}`;
-      if (!Object.hasOwn(spec, key)) throw new Error(`has an unknown key ${JSON.stringify(name)} (known: ${Object.keys(spec).map((k) => `${group}.${k}`).join(', ')})`);
+      if (!Object.hasOwn(spec, key)) throw new AppError('config.invalid', { problem: `has an unknown key ${JSON.stringify(name)} (known: ${Object.keys(spec).map((k) => `${group}.${k}`).join(', ')})` });
       const s = spec[key]!;
-      if (s.kind === 'boolean' && typeof v !== 'boolean') throw new Error(`"${name}" must be true or false, not ${JSON.stringify(v)}`);
+      if (s.kind === 'boolean' && typeof v !== 'boolean') throw new AppError('config.invalid', { problem: `"${name}" must be true or false, not ${JSON.stringify(v)}` });
       if (s.kind === 'int' && (!Number.isInteger(v) || (v as number) < s.min || (v as number) > s.max)) {
-        throw new Error(`"${name}" must be a whole number from ${s.min} to ${s.max}, not ${JSON.stringify(v)}`);
+        throw new AppError('config.invalid', { problem: `"${name}" must be a whole number from ${s.min} to ${s.max}, not ${JSON.stringify(v)}` });
       }
       out[group]![key] = v;
     }

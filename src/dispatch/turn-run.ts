@@ -88,7 +88,7 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
   // The chat's own queue waits until the stopped work has wound down (bounded by the timeouts
   // of what cannot be aborted, such as a compaction), so the chat never overlaps itself.
   if (late && turn.response === undefined && !turn.delivered) {
-    deadline.abort(new AppError('turn.timeout', `the turn did not finish within ${config.turnTimeoutMs} ms`));
+    deadline.abort(new AppError('turn.timeout', { ms: config.turnTimeoutMs }));
     turn.delivered = true; // the notice below is the turn's one reply
     endTurn(turn, 'deadline', `over TURN_TIMEOUT_MS (${config.turnTimeoutMs} ms)`);
     turn.log.warn({ code: 'turn.timeout', timeoutMs: config.turnTimeoutMs, systems: turn.timings.map((t) => t.system) }, 'turn stopped at its deadline; the user gets an apology');

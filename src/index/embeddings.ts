@@ -4,19 +4,15 @@
  * dimension change is caught at start: vector search turns off with a warning saying how to
  * rebuild (seed 003). Without a model, nothing here runs and search is FTS + entities.
  */
-import { createHash } from 'node:crypto';
 import type { LlmClient } from '../llm/client.js';
 import type { Logger } from '../log.js';
 import type { MemoryIndex } from './memory-index.js';
 import { errorMessage } from '../errors.js';
+import { contentHash } from './vectors.js';
 
 const BATCH = 32;
 const FLUSH_MS = 500;
 const QUERY_TIMEOUT_MS = 3_000;
-
-export function contentHash(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
 export class Embedder {
   private queue: Array<{ id: string; content: string }> = [];
@@ -34,8 +30,8 @@ export class Embedder {
 
   /** Creates or checks the vec0 table; turns vector search on only when everything matches. */
   init(): void {
-    const db = this.index.database;
-    if (!db) return;
+    const vectors = this.index.vectors;
+    if (!vectors) return;
     if (!this.index.vecLoaded) {
       this.log.warn('EMBEDDINGS_MODEL is set but sqlite-vec could not be loaded; vector search is off (full-text and entity search still work)');
       return;
@@ -48,7 +44,7 @@ export class Embedder {
       );
       return;
     }
-    db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS vec_memories USING vec0(memory_id TEXT PRIMARY KEY, embedding float[${this.dims}])`);
+    vectors.create(this.dims);
     this.index.setMeta('embedding_dimensions', String(this.dims));
     this.index.setMeta('embedding_model', this.model);
     this.active = true;
@@ -57,9 +53,9 @@ export class Embedder {
 
   /** Drops and recreates the vector table at the configured size (reindex --embeddings). */
   reset(): void {
-    const db = this.index.database;
-    if (!db || !this.index.vecLoaded) return;
-    db.exec('DROP TABLE IF EXISTS vec_memories');
+    const vectors = this.index.vectors;
+    if (!vectors || !this.index.vecLoaded) return;
+    vectors.drop();
     this.index.setMeta('embedding_dimensions', String(this.dims));
     this.init();
   }
@@ -84,37 +80,28 @@ export class Embedder {
   }
 
   private async embedBatch(items: Array<{ id: string; content: string }>): Promise<void> {
-    const db = this.index.database;
-    if (!db) return;
-    const cached = db.prepare('SELECT vector FROM embedding_cache WHERE hash = ? AND model = ? AND dims = ?');
-    const vectors = new Map<string, Buffer>();
+    const tables = this.index.vectors;
+    if (!tables) return;
+    const hashed = items.map((it) => ({ ...it, hash: contentHash(it.content) }));
+    const vectors = tables.cached([...new Set(hashed.map((it) => it.hash))], this.model, this.dims);
     const missing: Array<{ hash: string; content: string }> = [];
-    for (const it of items) {
-      const hash = contentHash(it.content);
-      const row = cached.get(hash, this.model, this.dims) as { vector: Buffer } | undefined;
-      if (row) vectors.set(hash, row.vector);
-      else if (!missing.some((m) => m.hash === hash)) missing.push({ hash, content: it.content });
-    }
+    for (const it of hashed) if (!vectors.has(it.hash) && !missing.some((m) => m.hash === it.hash)) missing.push(it);
     if (missing.length > 0) {
       try {
         const out = await this.llm.embed(this.model, missing.map((m) => m.content), this.dims);
-        const put = db.prepare('INSERT OR REPLACE INTO embedding_cache (hash, model, dims, vector) VALUES (?, ?, ?, ?)');
-        missing.forEach((m, i) => {
-          const buf = Buffer.from(new Float32Array(out[i] ?? []).buffer);
-          vectors.set(m.hash, buf);
-          put.run(m.hash, this.model, this.dims, buf);
-        });
+        const fresh = missing.map((m, i) => ({ hash: m.hash, vector: Buffer.from(new Float32Array(out[i] ?? []).buffer) }));
+        for (const f of fresh) vectors.set(f.hash, f.vector);
+        tables.cache(fresh, this.model, this.dims);
       } catch (err) {
         this.log.warn({ err: errorMessage(err), items: missing.length }, 'embedding batch failed; those memories are searchable by text only');
       }
     }
-    const insert = db.prepare('INSERT OR REPLACE INTO vec_memories (memory_id, embedding) VALUES (?, ?)');
-    db.transaction(() => {
-      for (const it of items) {
-        const v = vectors.get(contentHash(it.content));
-        if (v && v.byteLength === this.dims * 4) insert.run(it.id, v);
-      }
-    })();
+    const ready: Array<{ id: string; vector: Buffer }> = [];
+    for (const it of hashed) {
+      const v = vectors.get(it.hash);
+      if (v && v.byteLength === this.dims * 4) ready.push({ id: it.id, vector: v });
+    }
+    tables.store(ready);
   }
 
   /** The query's vector, or undefined (off, slow, failed): callers then search without it. */

@@ -8,7 +8,7 @@
  */
 import type { Db } from './db.js';
 import { SCOPED_FTS } from './fts.js';
-import { contentHash } from './embeddings.js';
+import { contentHash } from './vectors.js';
 
 export interface IndexMatch {
   id: string;
@@ -109,4 +109,26 @@ export function scrubFreedSpace(db: Db): void {
   db.pragma('secure_delete = ON');
   db.exec('VACUUM');
   db.pragma('wal_checkpoint(TRUNCATE)');
+}
+
+/** The erasing operations bound to one open file (MemoryIndex.erase); they throw on failure. */
+export class IndexEraser {
+  constructor(private readonly db: Db) {}
+
+  matching(scope: string, matches: (text: string) => boolean): IndexMatch[] {
+    return findMatching(this.db, scope, matches);
+  }
+
+  /** These memories, then the scope's entities whose names match; how many were deleted. */
+  memoriesAndEntities(rows: Array<{ id: string; content: string }>, scope: string, matches: (text: string) => boolean): number {
+    return eraseMemories(this.db, rows) + eraseEntities(this.db, scope, matches);
+  }
+
+  scope(scope: string): { memories: number } {
+    return eraseScope(this.db, scope);
+  }
+
+  scrub(): void {
+    scrubFreedSpace(this.db);
+  }
 }

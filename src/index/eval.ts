@@ -14,6 +14,7 @@ import { IndexingService } from './ingest.js';
 import { silentLogger } from '../log.js';
 import type { SearchResult } from './search.js';
 import { RELEVANT_LIMIT, relevantHits } from './relevant.js';
+import { AppError } from '../errors.js';
 
 export interface EvalMessage {
   id: string;
@@ -77,7 +78,7 @@ export function flattenIds(results: SearchResult[]): string[] {
 
 export async function loadDataset(file: string): Promise<EvalDataset> {
   const data = JSON.parse(await readFile(file, 'utf8')) as EvalDataset;
-  if (!Array.isArray(data.conversations)) throw new Error(`${file}: "conversations" must be a list`);
+  if (!Array.isArray(data.conversations)) throw new AppError('input.invalid', { what: file, problem: '"conversations" must be a list' });
   return data;
 }
 

@@ -10,8 +10,10 @@
  * digits only, so Porter stemming of the word after it is unchanged ("z7xadopted" → "z7xadopt").
  * The table is contentless: the text lives once, in `memories`.
  */
+import type Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
+
+type Db = Database.Database;
 
 export const SCOPED_FTS = 'memories_fts_scoped';
 

@@ -4,13 +4,32 @@
  * is disabled with one clear warning and every call becomes a harmless no-op, so chat goes on.
  */
 import type { Logger } from '../log.js';
-import { getMeta, openDatabase, setMeta, type Db } from './db.js';
-import { IndexWriter, newId, type EpisodeInput, type FactInput, type SavedFact } from './repository.js';
+import { openDatabase, type Db } from './db.js';
+import { getMeta, setMeta } from './migrations.js';
+import { IndexWriter, newId, rebuildDerived, type EpisodeInput, type FactInput, type SavedFact } from './repository.js';
 import { HybridSearch, ROW_COLUMNS, toResult, type MemoryRow, type SearchOptions, type SearchResult } from './search.js';
-import { errorMessage } from '../errors.js';
+import { AppError, errorMessage } from '../errors.js';
+import { IndexBrowse } from './browse.js';
+import { IndexEraser } from './erase.js';
+import { JobTables } from './jobs.js';
+import { VectorTables } from './vectors.js';
 
 const MAX_PENDING = 5_000;
-/** Guarded calls that only read. */
+
+/**
+ * SQLite's own failures: the file is locked, damaged, full or unreadable. These are what the
+ * guard absorbs (chat goes on without the index); anything else — a TypeError, a constraint or
+ * SQL error from our own code — is a bug and is rethrown so a test or the turn's wrap sees it.
+ */
+const SQLITE_FAILURES = ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_READONLY', 'SQLITE_PROTOCOL', 'SQLITE_NOMEM', 'SQLITE_PERM', 'SQLITE_INTERRUPT'];
+
+/** The SQLite code of a failure the index rides out, or undefined for anything else. */
+export function sqliteFailure(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return undefined;
+  // Extended codes (SQLITE_BUSY_SNAPSHOT, SQLITE_IOERR_WRITE, …) share their family's prefix.
+  return SQLITE_FAILURES.some((f) => code === f || code.startsWith(`${f}_`)) ? code : undefined;
+}
 
 export interface IndexStats {
   byKind: Record<string, number>;
@@ -32,6 +51,7 @@ export class MemoryIndex {
   private db: Db | null = null;
   private writer: IndexWriter | null = null;
   private searcher: HybridSearch | null = null;
+  private tables: { jobs: JobTables; vectors: VectorTables; browse: IndexBrowse; erase: IndexEraser } | null = null;
   readonly disabledReason: string | null;
   vecLoaded = false;
   vectorsOn = false;
@@ -49,6 +69,8 @@ export class MemoryIndex {
       this.db.prepare('SELECT COUNT(*) FROM memories').get();
       this.writer = new IndexWriter(this.db);
       this.searcher = new HybridSearch(this.db, () => this.vectorsOn);
+      const db = this.db;
+      this.tables = { jobs: new JobTables(db, () => this.vectorsOn), vectors: new VectorTables(db), browse: new IndexBrowse(db), erase: new IndexEraser(db) };
     } catch (err) {
       reason = errorMessage(err);
       this.db?.close();
@@ -62,8 +84,39 @@ export class MemoryIndex {
     return this.db !== null;
   }
 
+  /** The raw handle, for tests that inspect or tamper with the file. Code outside src/index/ uses the methods. */
   get database(): Db | null {
     return this.db;
+  }
+
+  // The unguarded surfaces below are for callers that report failures themselves (the nightly
+  // jobs, the embedder, /forget, purge, the memory page, /export, the memory CLI): their
+  // methods throw where the guarded calls further down fall back. Null while the index is off.
+
+  /** The nightly upkeep's queries. */
+  get jobs(): JobTables | null {
+    return this.db ? this.tables!.jobs : null;
+  }
+
+  /** The vector table and embedding cache. */
+  get vectors(): VectorTables | null {
+    return this.db ? this.tables!.vectors : null;
+  }
+
+  /** One chat's rows as listings (memory page, /export). */
+  get browse(): IndexBrowse | null {
+    return this.db ? this.tables!.browse : null;
+  }
+
+  /** Taking memories out for good (/forget, purge). */
+  get erase(): IndexEraser | null {
+    return this.db ? this.tables!.erase : null;
+  }
+
+  /** Rebuilds full-text and entities from the memories' text (`memory reindex`); throws when off. */
+  rebuildDerived(): { memories: Array<{ id: string; content: string }>; links: number } {
+    if (!this.db) throw new AppError('index.unavailable', { reason: this.disabledReason ?? 'closed' });
+    return rebuildDerived(this.db);
   }
 
   /** How long the index rests after finding memory.db locked by another process. */
@@ -79,7 +132,8 @@ export class MemoryIndex {
    * and the next success of the same kind of call logs the recovery: while another process
    * holds a write lock, reads still work (WAL), and a search that succeeds must not end an
    * outage of writes (the warning would repeat after every pause). A locked file pauses the
-   * index for a while instead of making every message wait for the lock.
+   * index for a while instead of making every message wait for the lock. Only SQLite's own
+   * failures are absorbed (see `sqliteFailure`); a bug in `fn` surfaces.
    */
   private guard<T>(what: string, fallback: T, fn: (db: Db) => T): T {
     if (!this.db) return fallback;
@@ -93,7 +147,8 @@ export class MemoryIndex {
       }
       return out;
     } catch (err) {
-      const code = (err as { code?: string }).code ?? '';
+      const code = sqliteFailure(err);
+      if (code === undefined) throw err;
       const busy = code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
       if (busy) this.pausedUntil = Date.now() + this.pauseMs;
       if (this.failing === null) {

@@ -6,12 +6,27 @@
 import { randomBytes } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
-import { ScopedFtsWriter } from './fts.js';
+import { ScopedFtsWriter, rebuildScopedFts } from './fts.js';
 import { extractEntities, type ExtractedEntity } from './entities.js';
 import { tokenize } from './query.js';
 import { scrubSecrets } from '../log.js';
 
 export type MemoryKind = 'episode' | 'fact' | 'reflection';
+
+/** A memory as search and ranking read it. */
+export interface MemoryRow {
+  id: string;
+  kind: MemoryKind;
+  content: string;
+  event_time: number;
+  speaker: string | null;
+  source_role: string | null;
+  session_id: string | null;
+  source_message_id: string | null;
+  source_ids: string;
+  confidence: number;
+  seq: number | null;
+}
 
 export interface EpisodeInput {
   content: string;
@@ -257,4 +272,23 @@ export class IndexWriter {
     this.insert({ id, kind: 'reflection', content, eventTime: sec(Date.now()), scope, sourceIds, tags: ['weekly'], decayRate: 0 });
     return id;
   }
+}
+
+/**
+ * Rebuilds everything derived from the memories' text (`npm run memory -- reindex`): both
+ * full-text tables and every entity with its links. Returns the live memories (for
+ * re-embedding) and how many entity links were made.
+ */
+export function rebuildDerived(db: Db): { memories: Array<{ id: string; content: string }>; links: number } {
+  db.exec("INSERT INTO memories_fts(memories_fts) VALUES('rebuild')");
+  rebuildScopedFts(db);
+  const memories = db.prepare('SELECT id, content FROM memories WHERE valid_until IS NULL').all() as Array<{ id: string; content: string }>;
+  let links = 0;
+  const writer = new IndexWriter(db);
+  db.transaction(() => {
+    // Entities are rebuilt from the text, so their per-chat counts are not counted twice.
+    db.exec('DELETE FROM memory_entities; DELETE FROM entity_aliases; DELETE FROM entities');
+    for (const r of memories) links += writer.linkEntities(r.id, r.content).length;
+  })();
+  return { memories, links };
 }

@@ -9,7 +9,9 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
 import { SCOPED_FTS, ScopeCodes, scopePrefix, scopedTerm } from './fts.js';
-import type { MemoryKind } from './repository.js';
+import type { MemoryKind, MemoryRow } from './repository.js';
+
+export type { MemoryRow };
 import { FUNCTION_WORDS, analyze, ngrams, tokenize } from './query.js';
 import { datesIn, type DateRange } from './dates.js';
 import { DEFAULT_WEIGHTS, rank, type Candidate, type RankWeights } from './rank.js';
@@ -45,20 +47,6 @@ export interface SearchResult {
   similarity?: number;
   /** Which ranked lists brought this hit (text, entity, recent, neighbour, vector): why it ranked. */
   lists?: string[];
-}
-
-export interface MemoryRow {
-  id: string;
-  kind: MemoryKind;
-  content: string;
-  event_time: number;
-  speaker: string | null;
-  source_role: string | null;
-  session_id: string | null;
-  source_message_id: string | null;
-  source_ids: string;
-  confidence: number;
-  seq: number | null;
 }
 
 /** Text matches read per query: enough for the replies and neighbours of the best ones. */

@@ -9,6 +9,7 @@
 import type { LlmClient } from '../llm/client.js';
 import type { Logger } from '../log.js';
 import type { MemoryIndex } from './memory-index.js';
+import type { JobTables } from './jobs.js';
 import { balancedEnd } from '../memory/consolidation.js';
 import { errorMessage } from '../errors.js';
 
@@ -49,25 +50,25 @@ export class Upkeep {
   ) {}
 
   async run(job: JobName, now = new Date()): Promise<JobResult> {
-    const db = this.index.database;
-    if (!db) return { job, skipped: `the index is off (${this.index.disabledReason})`, changed: 0, detail: '' };
+    const tables = this.index.jobs;
+    if (!tables) return { job, skipped: `the index is off (${this.index.disabledReason})`, changed: 0, detail: '' };
     const started = Date.now();
-    const run = db.prepare('INSERT INTO job_runs (job, started_at) VALUES (?, ?)').run(job, Math.floor(started / 1000));
+    const run = tables.startRun(job, Math.floor(started / 1000));
     let result: JobResult;
     try {
       result =
         job === 'enrichment' ? this.enrichment()
-        : job === 'consolidation' ? await this.consolidation()
-        : job === 'decay' ? this.decay(now)
-        : await this.reflection(now);
+        : job === 'consolidation' ? await this.consolidation(tables)
+        : job === 'decay' ? this.decay(tables, now)
+        : await this.reflection(tables, now);
     } catch (err) {
       result = { job, changed: 0, detail: `failed: ${errorMessage(err)}` };
     }
-    db.prepare('UPDATE job_runs SET finished_at = ?, outcome = ?, detail = ? WHERE rowid = ?').run(
+    tables.finishRun(
+      run,
       Math.floor(Date.now() / 1000),
       result.skipped ? 'skipped' : result.detail.startsWith('failed') ? 'failed' : 'ok',
       result.skipped ?? result.detail,
-      run.lastInsertRowid,
     );
     this.log.info({ job, ms: Date.now() - started, changed: result.changed, skipped: result.skipped }, `[Upkeep] ${job}: ${result.skipped ? `skipped (${result.skipped})` : result.detail}`);
     return result;
@@ -78,24 +79,15 @@ export class Upkeep {
     return { job: 'enrichment', changed: 0, detail: 'nothing to enrich' };
   }
 
-  private async consolidation(): Promise<JobResult> {
-    const db = this.index.database!;
+  private async consolidation(tables: JobTables): Promise<JobResult> {
     // Pending: not consolidated and not the newest session of its scope (the user has left it).
-    const pending = db
-      .prepare(
-        `SELECT s.session_id, s.scope FROM sessions_consolidations s
-         WHERE s.consolidated_at IS NULL AND s.first_seen_at < (
-           SELECT MAX(t.first_seen_at) FROM sessions_consolidations t WHERE t.scope IS s.scope)`,
-      )
-      .all() as Array<{ session_id: string; scope: string }>;
+    const pending = tables.pendingConsolidations();
     let facts = 0;
     let done = 0;
     for (const p of pending) {
       // A chat over its daily token budget: left for a later night (it stays pending).
       if (this.opts.paused?.(p.scope)) continue;
-      const episodes = db
-        .prepare("SELECT id, content, source_role FROM memories WHERE session_id = ? AND kind = 'episode' AND valid_until IS NULL ORDER BY seq")
-        .all(p.session_id) as Array<{ id: string; content: string; source_role: string }>;
+      const episodes = tables.sessionEpisodes(p.session_id);
       let ok = true;
       for (let i = 0; i < episodes.length; i += CHUNK) {
         const chunk = episodes.slice(i, i + CHUNK);
@@ -122,66 +114,34 @@ export class Upkeep {
         }
       }
       if (ok) {
-        db.prepare('UPDATE sessions_consolidations SET consolidated_at = ? WHERE session_id = ?').run(Math.floor(Date.now() / 1000), p.session_id);
+        tables.setConsolidated(p.session_id, Math.floor(Date.now() / 1000));
         done++;
       }
     }
     return { job: 'consolidation', changed: done, detail: `${done} of ${pending.length} pending sessions consolidated, ${facts} new facts` };
   }
 
-  private decay(now: Date): JobResult {
-    const db = this.index.database!;
-    const t = Math.floor(now.getTime() / 1000);
-    const facts = db
-      .prepare("SELECT id, confidence, decay_rate, created_at, last_accessed, attributes FROM memories WHERE kind = 'fact' AND valid_until IS NULL AND decay_rate > 0")
-      .all() as Array<{ id: string; confidence: number; decay_rate: number; created_at: number; last_accessed: number | null; attributes: string }>;
-    let updated = 0;
-    let deleted = 0;
-    const upd = db.prepare('UPDATE memories SET confidence = ?, attributes = ? WHERE id = ?');
-    const del = db.prepare('UPDATE memories SET valid_until = ? WHERE id = ?');
-    const unlink = db.prepare('DELETE FROM memory_entities WHERE memory_id = ?');
-    const unvec = this.index.vectorsOn ? db.prepare('DELETE FROM vec_memories WHERE memory_id = ?') : null;
-    db.transaction(() => {
-      for (const f of facts) {
-        const attrs = JSON.parse(f.attributes || '{}') as Record<string, unknown>;
-        // Decay is computed from a stored base, not from the last result: running the job
-        // twice in a row gives the same confidence, not a double decay.
-        const base = typeof attrs.base_confidence === 'number' ? attrs.base_confidence : f.confidence;
-        const days = Math.max(0, (t - (f.last_accessed ?? f.created_at)) / DAY);
-        const conf = base * Math.exp(-f.decay_rate * days);
-        if (conf < DECAY_THRESHOLD) {
-          del.run(t, f.id);
-          unlink.run(f.id);
-          unvec?.run(f.id);
-          deleted++;
-        } else if (Math.abs(conf - f.confidence) > 1e-4 || attrs.base_confidence !== base) {
-          upd.run(conf, JSON.stringify({ ...attrs, base_confidence: base }), f.id);
-          updated++;
-        }
-      }
-    })();
-    return { job: 'decay', changed: updated + deleted, detail: `${facts.length} facts checked, ${updated} decayed, ${deleted} below ${DECAY_THRESHOLD} soft-deleted` };
+  private decay(tables: JobTables, now: Date): JobResult {
+    const { checked, updated, deleted } = tables.decay(Math.floor(now.getTime() / 1000), DECAY_THRESHOLD);
+    return { job: 'decay', changed: updated + deleted, detail: `${checked} facts checked, ${updated} decayed, ${deleted} below ${DECAY_THRESHOLD} soft-deleted` };
   }
 
-  private async reflection(now: Date): Promise<JobResult> {
-    const db = this.index.database!;
+  private async reflection(tables: JobTables, now: Date): Promise<JobResult> {
     const t = Math.floor(now.getTime() / 1000);
-    const scopes = db.prepare("SELECT DISTINCT scope FROM memories WHERE kind = 'fact' AND valid_until IS NULL AND created_at >= ?").all(t - 7 * DAY) as Array<{ scope: string }>;
+    const scopes = tables.scopesWithFactsSince(t - 7 * DAY);
     let made = 0;
     const notes: string[] = [];
-    for (const { scope } of scopes) {
+    for (const scope of scopes) {
       if (this.opts.paused?.(scope)) {
         notes.push(`${scope}: daily token budget used up`);
         continue;
       }
-      const last = db.prepare("SELECT MAX(created_at) AS t FROM memories WHERE kind = 'reflection' AND scope = ?").get(scope) as { t: number | null };
-      if (last.t !== null && t - last.t < 6 * DAY) {
+      const last = tables.lastReflectionAt(scope);
+      if (last !== null && t - last < 6 * DAY) {
         notes.push(`${scope}: last reflection less than 6 days ago`);
         continue;
       }
-      const facts = db
-        .prepare("SELECT id, content FROM memories WHERE kind = 'fact' AND scope = ? AND valid_until IS NULL AND created_at >= ? ORDER BY created_at DESC LIMIT 200")
-        .all(scope, t - 7 * DAY) as Array<{ id: string; content: string }>;
+      const facts = tables.factsSince(scope, t - 7 * DAY);
       if (facts.length < 3) {
         notes.push(`${scope}: ${facts.length} facts this week (needs 3)`);
         continue;

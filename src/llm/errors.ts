@@ -8,11 +8,14 @@ import { parseRetryAfter, type RetryDecision } from '../util/retry.js';
 
 export type LlmFailureKind = 'rejected' | 'unreachable';
 
-export class LlmError extends AppError {
+/** The codes of LLM failures; their template is the failure's own description. */
+export type LlmErrorCode = Extract<ErrorCode, `llm.${string}`>;
+
+export class LlmError extends AppError<LlmErrorCode> {
   readonly kind: LlmFailureKind;
   readonly status: number | undefined;
-  constructor(code: ErrorCode, kind: LlmFailureKind, message: string, status?: number, cause?: unknown) {
-    super(code, message, { cause });
+  constructor(code: LlmErrorCode, kind: LlmFailureKind, message: string, status?: number, cause?: unknown) {
+    super(code, { detail: message }, { cause });
     this.name = 'LlmError';
     this.kind = kind;
     this.status = status;

@@ -44,22 +44,11 @@ export async function buildExport(deps: ExportDeps, chat: ChatRef, now = new Dat
   const memory = (await files.readMemory()).trim();
   out.push(memory ? nest(memory, 2) : '_(empty)_', '');
 
-  const db = deps.index.database;
-  const rows = db
-    ? (db.prepare('SELECT kind, content, confidence, valid_until, event_time, created_at, speaker, source_role FROM memories WHERE scope = ? ORDER BY event_time, rowid').all(scope) as Array<{
-        kind: string;
-        content: string;
-        confidence: number;
-        valid_until: number | null;
-        event_time: number;
-        created_at: number;
-        speaker: string | null;
-        source_role: string | null;
-      }>)
-    : [];
+  const browse = deps.index.browse;
+  const rows = browse ? browse.everything(scope) : [];
   const facts = rows.filter((r) => r.kind === 'fact');
   out.push('## Facts', '');
-  if (!db) out.push(`_(the search index is off: ${deps.index.disabledReason ?? 'unavailable'})_`);
+  if (!browse) out.push(`_(the search index is off: ${deps.index.disabledReason ?? 'unavailable'})_`);
   else if (facts.length === 0) out.push('_(none)_');
   for (const f of facts) {
     out.push(`- ${f.content.replace(/\s*\n\s*/g, ' ')} — confidence ${f.confidence.toFixed(2)}, since ${day(f.created_at)}${f.valid_until ? `, retired ${day(f.valid_until)}` : ''}`);

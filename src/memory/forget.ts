@@ -17,7 +17,6 @@ import type { Logger } from '../log.js';
 import type { MemoryIndex } from '../index/memory-index.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { SessionMessage } from '../sessions/model.js';
-import { eraseEntities, eraseMemories, findMatching, scrubFreedSpace } from '../index/erase.js';
 import { withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { sessionFileKey } from '../storage/paths.js';
 import { HISTORY_FILE, MEMORY_FILE, type MemoryFiles } from './files.js';
@@ -197,9 +196,9 @@ export class ForgetService {
     }
     // HISTORY-YYYY-MM.md repeat HISTORY.md's entries: counted only when HISTORY.md is gone.
     counts.historyLines = Math.max(counts.historyLines, monthly);
-    const db = this.deps.index.database;
+    const erase = this.deps.index.erase;
     try {
-      for (const m of db ? findMatching(db, this.scopeOf(chat), (t) => p.test(t)) : []) {
+      for (const m of erase ? erase.matching(this.scopeOf(chat), (t) => p.test(t)) : []) {
         if (m.kind === 'fact') counts.facts++;
         else counts.indexedMessages++;
       }
@@ -258,15 +257,15 @@ export class ForgetService {
     }
 
     // memory.db: rows, their full-text, entity and vector entries, then the freed space.
-    const db = this.deps.index.database;
+    const erase = this.deps.index.erase;
     let indexOff: string | undefined;
-    if (db) {
+    if (erase) {
       try {
         const scope = this.scopeOf(chat);
-        const rows = findMatching(db, scope, (t) => p.test(t));
-        const removed = eraseMemories(db, rows) + eraseEntities(db, scope, (t) => p.test(t));
+        const rows = erase.matching(scope, (t) => p.test(t));
+        const removed = erase.memoriesAndEntities(rows, scope, (t) => p.test(t));
         if (removed > 0 || rows.length > 0) touched.push('memory.db');
-        scrubFreedSpace(db);
+        erase.scrub();
       } catch (err) {
         indexOff = (err as Error).message;
         this.deps.log.warn({ err: indexOff }, 'forget: memory.db could not be cleaned; run /forget confirm again once it works');

@@ -9,7 +9,6 @@
  * as kept when most of its words are still in one entry of the new text.
  */
 import type { Logger } from '../log.js';
-import type { MemoryFiles } from './files.js';
 
 /** Share of prior entries a rewrite may drop. */
 export const MAX_DROP = 0.25;
@@ -87,11 +86,20 @@ export interface GuardedWriteResult {
 }
 
 /**
+ * What a guarded write needs of a chat's memory files (MemoryFiles has it); stated here so this
+ * module does not import files.ts, which imports it back through versions.ts.
+ */
+export interface GuardedTarget {
+  changeMemory(source: string, change: (current: string) => string | null): Promise<boolean>;
+  versions: { noteRefusal(r: { at: string; source: string; prior: number; dropped: number }): Promise<void> };
+}
+
+/**
  * Writes `next(current)` to MEMORY.md (decided under the file's lock, against what is on disk
  * at that moment) unless the guard refuses it. `source` names the writer in versions and logs.
  */
 export async function guardedMemoryWrite(
-  files: MemoryFiles,
+  files: GuardedTarget,
   opts: { source: string; maxDrop: number; log: Logger; next: (current: string) => string | null; scope?: string },
 ): Promise<GuardedWriteResult> {
   let refused: RewriteVerdict | undefined;

@@ -10,7 +10,6 @@ import { readFile, readdir, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import { MemoryIndex } from '../index/memory-index.js';
-import { eraseScope, scrubFreedSpace } from '../index/erase.js';
 import { writeFileAtomic } from '../storage/atomic.js';
 import { sessionFileKey } from '../storage/paths.js';
 import { PairingStore, pairingFile } from '../channels/telegram/pairing.js';
@@ -112,11 +111,11 @@ export async function purgeChat(chat: ChatRef, opts: PurgeOptions): Promise<Purg
   if (opts.memoryScope === 'chat' && (await exists(dbFile))) {
     const index = new MemoryIndex(dbFile, opts.log);
     try {
-      const db = index.database;
-      if (!db) kept.push(`memory.db rows (the index could not be opened: ${index.disabledReason}); run purge again once it opens`);
+      const erase = index.erase;
+      if (!erase) kept.push(`memory.db rows (the index could not be opened: ${index.disabledReason}); run purge again once it opens`);
       else {
-        const { memories } = eraseScope(db, id);
-        scrubFreedSpace(db);
+        const { memories } = erase.scope(id);
+        erase.scrub();
         deleted.push(`${memories} memories in memory.db (with their full-text, entity and vector entries; freed space scrubbed)`);
       }
     } finally {

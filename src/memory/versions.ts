@@ -14,7 +14,6 @@ import { readFile, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { diffEntries } from './guard.js';
-import type { MemoryFiles } from './files.js';
 
 export const MAX_VERSIONS = 50;
 export const VERSIONS_DIR = 'versions';
@@ -189,11 +188,17 @@ export type RevertResult =
   | { ok: true; version: VersionInfo; restored: VersionInfo; undid?: VersionInfo }
   | { ok: false; reason: string };
 
+/** What undo and restore need of a chat's memory files (MemoryFiles has it; not imported: it imports this module). */
+export interface VersionedMemory {
+  versions: MemoryVersions;
+  changeMemory(source: string, change: (current: string) => string | null): Promise<boolean>;
+}
+
 /**
  * Takes back the newest change of MEMORY.md not yet undone, as a new version (`undo #n`).
  * Repeated undos walk further back.
  */
-export async function undoMemory(files: MemoryFiles): Promise<RevertResult> {
+export async function undoMemory(files: VersionedMemory): Promise<RevertResult> {
   const target = await files.versions.undoTarget();
   if (!target) return { ok: false, reason: 'There is no earlier version of MEMORY.md to go back to.' };
   const text = await files.versions.read(target.restore.n);
@@ -205,7 +210,7 @@ export async function undoMemory(files: MemoryFiles): Promise<RevertResult> {
 }
 
 /** Writes version `n` back as the current MEMORY.md (a new version, `restore #n`). */
-export async function restoreMemory(files: MemoryFiles, n: number): Promise<RevertResult> {
+export async function restoreMemory(files: VersionedMemory, n: number): Promise<RevertResult> {
   const info = (await files.versions.list()).find((v) => v.n === n);
   const text = info ? await files.versions.read(n) : undefined;
   if (!info || text === undefined) return { ok: false, reason: `There is no version #${n}; list them with /memory history.` };

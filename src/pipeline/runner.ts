@@ -16,11 +16,11 @@ export class Pipeline {
     const byOrder = new Map<number, string>();
     for (const s of systems) {
       if (ORDER[s.name] !== s.order) {
-        throw new AppError('pipeline.duplicate_order', `system ${s.name} has order ${s.order}, but the order table says ${ORDER[s.name]}`);
+        throw new AppError('pipeline.duplicate_order', { problem: `system ${s.name} has order ${s.order}, but the order table says ${ORDER[s.name]}` });
       }
       const other = byOrder.get(s.order);
       if (other) {
-        throw new AppError('pipeline.duplicate_order', `systems ${other} and ${s.name} both have order ${s.order}; give each system its own number in src/pipeline/order.ts`);
+        throw new AppError('pipeline.duplicate_order', { problem: `systems ${other} and ${s.name} both have order ${s.order}` });
       }
       byOrder.set(s.order, s.name);
     }

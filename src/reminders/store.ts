@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { preparePrivateFileSync } from '../storage/private.js';
 import path from 'node:path';
 import type { Logger } from '../log.js';
+import { AppError } from '../errors.js';
 
 export type Db = Database.Database;
 
@@ -151,7 +152,7 @@ export class ReminderStore {
     try {
       db = open(file);
       const check = db.pragma('quick_check', { simple: true });
-      if (check !== 'ok') throw new Error(`quick_check: ${String(check)}`);
+      if (check !== 'ok') throw new AppError('storage.corrupt', { file: path.basename(file), problem: `quick_check: ${String(check)}` });
     } catch (err) {
       // A damaged file never stops the daemon: it is set aside (kept for inspection) and a new
       // one started. Reminders in it are not delivered; the error says where they are.

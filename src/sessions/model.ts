@@ -3,6 +3,7 @@
  * The file's key stays `channel:chat` for ever; `/new` starts a new conversation id inside it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { AppError } from '../errors.js';
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 export type SessionState = 'ACTIVE' | 'PAUSED' | 'TERMINATED';
@@ -176,12 +177,12 @@ function repairCompaction(v: unknown): CompactionRecord | undefined {
  * them); anything structurally wrong throws (the store then sets the file aside).
  */
 export function parseSession(raw: unknown, channelType: string, chatId: string, repaired: { fields: number } = { fields: 0 }): Session {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('not an object');
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new AppError('session.corrupt', { problem: 'not an object' });
   const s = raw as Partial<Record<keyof Session, unknown>>;
-  if (!Array.isArray(s.messages)) throw new Error('messages is not a list');
+  if (!Array.isArray(s.messages)) throw new AppError('session.corrupt', { problem: 'messages is not a list' });
   const messages = s.messages.map((m, i) => {
     const ok = repairMessage(m, repaired);
-    if (!ok) throw new Error(`message ${i} is malformed`);
+    if (!ok) throw new AppError('session.corrupt', { problem: `message ${i} is malformed` });
     return ok;
   });
   const meta = (s.metadata && typeof s.metadata === 'object' ? s.metadata : {}) as Record<string, unknown>;

@@ -101,7 +101,7 @@ export class SessionStore {
   fileFor(channelType: string, chatId: string): string {
     const file = path.join(this.dir, `${sessionFileKey(channelType, chatId)}.json`);
     if (!isInside(this.dir, file) || path.dirname(file) !== this.dir) {
-      throw new AppError('storage.path_escape', 'session id does not map to a file inside sessions/');
+      throw new AppError('storage.path_escape', { reason: 'session id does not map to a file inside sessions/' });
     }
     return file;
   }
@@ -280,7 +280,7 @@ export class SessionStore {
       await written;
     } catch (err) {
       e.owed = [...messages, ...e.owed];
-      throw new AppError('storage.write_failed', `could not log messages of ${session.id}: ${(err as Error).message}`, { cause: err });
+      throw new AppError('storage.write_failed', { action: 'log messages of', target: session.id, reason: (err as Error).message }, { cause: err });
     }
     this.checkpoint(session, e);
   }

@@ -29,7 +29,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
     await rename(tmp, file);
   } catch (err) {
     await unlink(tmp).catch(() => undefined);
-    throw new AppError('storage.write_failed', `could not write ${path.basename(file)}: ${(err as Error).message}`, { cause: err });
+    throw new AppError('storage.write_failed', { action: 'write', target: path.basename(file), reason: (err as Error).message }, { cause: err });
   }
   await syncDir(dir);
 }
@@ -82,7 +82,7 @@ async function appendNow(file: string, line: string): Promise<void> {
     }
   } catch (err) {
     if (isAppError(err, 'storage.not_a_file')) throw err;
-    throw new AppError('storage.write_failed', `could not append to ${path.basename(file)}: ${(err as Error).message}`, { cause: err });
+    throw new AppError('storage.write_failed', { action: 'append to', target: path.basename(file), reason: (err as Error).message }, { cause: err });
   }
   if (created) await syncDir(path.dirname(file));
 }

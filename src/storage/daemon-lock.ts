@@ -8,6 +8,7 @@ import { readFile, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic, ensureDir } from './atomic.js';
+import { AppError } from '../errors.js';
 
 export function isDaemonAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
@@ -59,7 +60,7 @@ export async function acquireDaemonLock(workspaceDir: string): Promise<DaemonLoc
   const file = path.join(workspaceDir, 'daemon.pid');
   const previous = Number((await readFile(file, 'utf8').catch(() => '')).trim());
   if (isDaemonAlive(previous)) {
-    throw new Error(`another daemon (pid ${previous}) is already using ${workspaceDir}; stop it first, or set WORKSPACE_DIR to another folder`);
+    throw new AppError('daemon.already_running', { pid: previous, workspace: workspaceDir });
   }
   let removedLocks = 0;
   if (previous) {

@@ -47,19 +47,19 @@ export function isInside(base: string, candidate: string): boolean {
  * a link out of the memory folder is refused).
  */
 export async function resolveInside(base: string, relative: string, root?: string): Promise<string> {
-  if (relative.includes('\0')) throw new AppError('storage.path_escape', 'path contains a NUL byte');
-  if (path.isAbsolute(relative)) throw new AppError('storage.path_escape', `absolute paths are not allowed: ${relative}`);
+  if (relative.includes('\0')) throw new AppError('storage.path_escape', { reason: 'path contains a NUL byte' });
+  if (path.isAbsolute(relative)) throw new AppError('storage.path_escape', { reason: `absolute paths are not allowed: ${relative}` });
   const resolved = path.resolve(base, relative);
-  if (!isInside(base, resolved)) throw new AppError('storage.path_escape', `path leaves the memory directory: ${relative}`);
+  if (!isInside(base, resolved)) throw new AppError('storage.path_escape', { reason: `path leaves the memory directory: ${relative}` });
   // A folder that does not exist yet is judged by its nearest existing ancestor, like the file.
   const [real, realBase, realRoot] = await Promise.all([
     realpathOfNearest(resolved),
     realpathOfNearest(base),
     root === undefined || root === base ? undefined : realpathOfNearest(root),
   ]);
-  if (!isInside(realBase, real)) throw new AppError('storage.path_escape', `path is a link to outside the memory directory: ${relative}`);
+  if (!isInside(realBase, real)) throw new AppError('storage.path_escape', { reason: `path is a link to outside the memory directory: ${relative}` });
   if (realRoot !== undefined && !isInside(realRoot, realBase)) {
-    throw new AppError('storage.path_escape', `the memory directory is a link to outside the memory folder: ${relative}`);
+    throw new AppError('storage.path_escape', { reason: `the memory directory is a link to outside the memory folder: ${relative}` });
   }
   return resolved;
 }
@@ -69,7 +69,7 @@ export async function resolveInside(base: string, relative: string, root?: strin
  * its nearest existing ancestor plus the remaining parts; a dangling link is followed to its target.
  */
 async function realpathOfNearest(p: string, depth = 0): Promise<string> {
-  if (depth > 40) throw new AppError('storage.path_escape', 'too many symbolic links');
+  if (depth > 40) throw new AppError('storage.path_escape', { reason: 'too many symbolic links' });
   const rest: string[] = [];
   let cur = p;
   for (;;) {

@@ -21,7 +21,7 @@ const FLAGS: Record<RegularOpenMode, number> = {
 };
 
 export function notAFile(file: string, kind = 'a FIFO, device or socket'): AppError {
-  return new AppError('storage.not_a_file', `${path.basename(file)} is not a regular file (it is ${kind}); it was not opened`);
+  return new AppError('storage.not_a_file', { file: path.basename(file), kind });
 }
 
 /** Opens `file` and returns the handle only if it is a regular file; otherwise closes it and throws `storage.not_a_file`. */

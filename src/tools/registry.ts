@@ -5,7 +5,7 @@
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { UNNAMED_TOOL, type ToolCall } from '../sessions/model.js';
-import { errorMessage, type ErrorCode } from '../errors.js';
+import { AppError, errorMessage, type ErrorCode } from '../errors.js';
 import { validate } from './schema.js';
 import { scrubSecrets } from '../log.js';
 import type { Tool, ToolContext } from './types.js';
@@ -31,7 +31,7 @@ export class ToolRegistry {
   }
 
   register(tool: Tool<any>): void {
-    if (this.tools.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
+    if (this.tools.has(tool.name)) throw new AppError('internal.bug', { problem: `tool ${tool.name} is registered twice` });
     this.tools.set(tool.name, tool as Tool);
   }
 

@@ -178,15 +178,9 @@ export class MemoryPageData {
 
   /** Facts of the chat with confidence, decay rate, and whether they are retired or confirmed. */
   facts(chat: ChatSummary, max = 200): Array<Record<string, unknown>> {
-    const db = this.s.index.database;
-    if (!db) return [];
-    const rows = db
-      .prepare(
-        `SELECT id, content, confidence, decay_rate AS decayRate, event_time AS t, valid_until AS retired, last_accessed AS accessed
-         FROM memories WHERE scope = ? AND kind = 'fact' ORDER BY valid_until IS NOT NULL, event_time DESC LIMIT ?`,
-      )
-      .all(this.scope(chat), max) as Array<{ id: string; content: string; confidence: number; decayRate: number; t: number; retired: number | null; accessed: number | null }>;
-    return rows.map((r) => ({
+    const browse = this.s.index.browse;
+    if (!browse) return [];
+    return browse.facts(this.scope(chat), max).map((r) => ({
       id: r.id,
       content: r.content,
       confidence: r.confidence,
@@ -201,21 +195,7 @@ export class MemoryPageData {
 
   /** Entities mentioned in the chat, most linked first, each with its newest memories. */
   entities(chat: ChatSummary, max = 30): Array<{ name: string; type: string; links: number; memories: string[] }> {
-    const db = this.s.index.database;
-    if (!db) return [];
-    const scope = this.scope(chat);
-    const rows = db
-      .prepare(
-        `SELECT e.id, e.canonical_name AS name, e.type, COUNT(*) AS links FROM memory_entities me
-         JOIN memories m ON m.id = me.memory_id JOIN entities e ON e.id = me.entity_id
-         WHERE m.scope = ? AND m.valid_until IS NULL GROUP BY e.id ORDER BY links DESC, name LIMIT ?`,
-      )
-      .all(scope, max) as Array<{ id: string; name: string; type: string; links: number }>;
-    const mems = db.prepare(
-      `SELECT m.content FROM memory_entities me JOIN memories m ON m.id = me.memory_id
-       WHERE me.entity_id = ? AND m.scope = ? AND m.valid_until IS NULL ORDER BY m.event_time DESC LIMIT 3`,
-    );
-    return rows.map((r) => ({ name: r.name, type: r.type, links: r.links, memories: (mems.all(r.id, scope) as Array<{ content: string }>).map((x) => x.content) }));
+    return this.s.index.browse?.entities(this.scope(chat), max) ?? [];
   }
 
   async session(chat: ChatSummary): Promise<Array<{ role: string; content: string; timestamp: string; summary: boolean; sender?: string | undefined }>> {
@@ -249,15 +229,9 @@ export class MemoryPageData {
       if (!d) days.set(day, (d = { messages: 0, facts: 0, notes: 0, consolidations: 0, versions: 0 }));
       return d;
     };
-    const db = this.s.index.database;
-    if (db) {
-      const rows = db
-        .prepare(`SELECT date(event_time, 'unixepoch') AS day, kind, COUNT(*) AS n FROM memories WHERE scope = ? GROUP BY day, kind`)
-        .all(this.scope(chat)) as Array<{ day: string; kind: string; n: number }>;
-      for (const r of rows) {
-        if (r.kind === 'episode') at(r.day).messages += r.n;
-        else if (r.kind === 'fact') at(r.day).facts += r.n;
-      }
+    for (const r of this.s.index.browse?.dailyCounts(this.scope(chat)) ?? []) {
+      if (r.kind === 'episode') at(r.day).messages += r.n;
+      else if (r.kind === 'fact') at(r.day).facts += r.n;
     }
     const files = this.s.memory.forChat(chat.channel, chat.chatId);
     for (const n of (await files.listNotes()).slice(-TIMELINE_DAYS)) {

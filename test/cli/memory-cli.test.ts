@@ -5,32 +5,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { silentLogger } from '../../src/log.js';
 import { tempDir } from '../helpers/workspace.js';
+import { memoryCli } from '../helpers/child.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-function memoryCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/memory.ts', ...args], {
-      cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TZ: 'UTC', LOG_LEVEL: 'warn', OPENAI_API_KEY: 'sk-test-key-123456', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 const msg = (id: string, speaker: string, text: string, timestamp: string) => ({ id, speaker, role: speaker === 'Bot' ? 'assistant' : 'user', text, timestamp });
 

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
-import { startTestBot, type TestBot } from '../helpers/app.js';
+import { startTestBot, type TestBot, loadedSession } from '../helpers/app.js';
 import { lastUserText, memoryAwareResponder, promptKind, text, type Responder } from '../helpers/fake-llm.js';
 
 const CHAT = 'k';
@@ -25,11 +25,7 @@ async function withBot(opts: Parameters<typeof startTestBot>[0], fn: (bot: TestB
   }
 }
 
-function session(bot: TestBot) {
-  const s = bot.app.services.sessions.get(SESSION_ID);
-  assert.ok(s, 'session loaded');
-  return s;
-}
+const session = (bot: TestBot) => loadedSession(bot, CHAT);
 
 /** `n` exchanges (2n messages) with distinct words. */
 async function talk(bot: TestBot, n: number, from = 0): Promise<void> {

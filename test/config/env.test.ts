@@ -47,6 +47,20 @@ test('defaults: only a key set gives the documented values and no problems', () 
     memoryPagePort: 0,
     memoryPageHost: '127.0.0.1',
     memoryPageToken: undefined,
+    telegram: {
+      botToken: undefined,
+      apiRoot: undefined,
+      allowedUsers: [],
+      allowedGroups: [],
+      dmPolicy: 'pairing',
+      webhookUrl: undefined,
+      webhookSecret: undefined,
+      webhookHost: '127.0.0.1',
+      webhookPort: 8787,
+      ackReaction: '👀',
+      transcriptionModel: 'whisper-1',
+      showTranscript: false,
+    },
   });
 });
 

@@ -177,7 +177,7 @@ test(`give-up: a message started ${MAX_RECOVERY_ATTEMPTS} times is not run again
 test('a failure outside the pipeline\'s wrap point gets one apology and leaves the entry open for the next start', async () => {
   const ws = await tempDir();
   const r = await rig(ws.dir, async () => {
-    throw new AppError('storage.write_failed', 'disk full');
+    throw new AppError('storage.write_failed', { action: 'write', target: 'the session', reason: 'disk full' });
   });
   try {
     await r.handle('hello', '11');

@@ -15,6 +15,7 @@ import Database from 'better-sqlite3';
 import { startTelegramEmulator, waitFor, type TelegramEmulator } from '../helpers/telegram.js';
 import { lastUserText, startFakeLlm, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
+import { childEnv } from '../helpers/child.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CHATS = 20;
@@ -23,9 +24,7 @@ const FIRST_USER = 5001;
 
 function startDaemon(env: Record<string, string>, cwd: string): { child: ChildProcess; log: () => string; started: Promise<number> } {
   const t0 = Date.now();
-  const base: Record<string, string> = { TZ: 'UTC' };
-  for (const k of ['PATH', 'HOME', 'TMPDIR']) if (process.env[k]) base[k] = process.env[k]!;
-  const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'main.js')], { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'main.js')], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   let resolveStarted!: (ms: number) => void;
   const started = new Promise<number>((r) => (resolveStarted = r));

@@ -1,6 +1,12 @@
 /** Builds a real daemon (createApp) on a temp workspace and a fake LLM, plus a reply recorder. */
+import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { tmpdir } from 'node:os';
+import { SessionStore } from '../../src/sessions/store.js';
+import type { Session } from '../../src/sessions/model.js';
+import type { SessionWriter } from '../../src/sessions/writer.js';
+import { silentLogger } from '../../src/log.js';
 import { createApp, type App, type AppOptions } from '../../src/app.js';
 import type { InboundMessage } from '../../src/pipeline/turn.js';
 import { startFakeLlm, type FakeLlm, type Responder } from './fake-llm.js';
@@ -60,4 +66,19 @@ export async function startTestBot(
       await ws.cleanup();
     },
   };
+}
+
+/** The bot's loaded session of a chat (`test:<chatId>`), asserting it exists: the state a turn left behind. */
+export function loadedSession(bot: TestBot, chatId: string) {
+  const s = bot.app.services.sessions.get(`test:${chatId}`);
+  assert.ok(s, `session test:${chatId} is loaded`);
+  return s;
+}
+
+/**
+ * A writer for a session that no test ever commits: for building a `Turn` by hand. The store's
+ * folder is never created, so nothing reaches the disk.
+ */
+export function unsavedWriter(session: Session): SessionWriter {
+  return new SessionStore(path.join(tmpdir(), 'membot-never-written'), silentLogger()).writer(session);
 }

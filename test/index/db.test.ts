@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { MemoryIndex } from '../../src/index/memory-index.js';
-import { SCHEMA_VERSION } from '../../src/index/db.js';
+import { MemoryIndex, sqliteFailure } from '../../src/index/memory-index.js';
+import { SCHEMA_VERSION } from '../../src/index/migrations.js';
 import { startTestBot } from '../helpers/app.js';
 import { echoResponder, type Responder } from '../helpers/fake-llm.js';
 import { captureLog, tempDir, type CapturedLog } from '../helpers/workspace.js';
@@ -165,19 +165,16 @@ test('a file from a newer program (higher schema_version) disables the index wit
     a.close();
 
     const logs = captureLog();
-    let index: MemoryIndex | undefined;
-    assert.doesNotThrow(() => {
-      index = new MemoryIndex(file, logs.log);
-    });
-    assert.equal(index!.enabled, false);
-    assert.match(index!.disabledReason ?? '', new RegExp(`schema version ${SCHEMA_VERSION + 5}`));
-    assert.match(index!.disabledReason ?? '', /newer/);
+    const index = new MemoryIndex(file, logs.log);
+    assert.equal(index.enabled, false);
+    assert.match(index.disabledReason ?? '', new RegExp(`schema version ${SCHEMA_VERSION + 5}`));
+    assert.match(index.disabledReason ?? '', /newer/);
     assert.equal(warnings(logs).length, 1);
     // Every call is a harmless no-op.
-    assert.deepEqual(index!.search('garden', { scope: 'test:1' }), []);
-    assert.equal(index!.saveEpisode(episode(2)), null);
-    assert.deepEqual(index!.saveFacts([{ content: 'The user likes tea', scope: 'test:1' }]), []);
-    index!.close();
+    assert.deepEqual(index.search('garden', { scope: 'test:1' }), []);
+    assert.equal(index.saveEpisode(episode(2)), null);
+    assert.deepEqual(index.saveFacts([{ content: 'The user likes tea', scope: 'test:1' }]), []);
+    index.close();
     // The newer file was not touched: its row and version are still there.
     const raw = new Database(file, { readonly: true });
     assert.equal((raw.prepare('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n, 1);
@@ -239,5 +236,31 @@ test('a locked memory.db: writes fail softly with one warning, replies still go 
   } finally {
     holder.close();
     await bot.close();
+  }
+});
+
+test('risk: the guard hides bugs — a TypeError inside a guarded call surfaces, and is not logged as an outage', () => {
+  const logs = captureLog();
+  const index = new MemoryIndex(':memory:', logs.log);
+  try {
+    assert.ok(index.saveEpisode(episode(1)));
+    // A caller bug (no text): before, this became an empty result and a warning about the index.
+    assert.throws(() => index.search(undefined as unknown as string, { scope: 'test:1' }), TypeError);
+    assert.throws(() => index.saveFacts([{ content: undefined as unknown as string, scope: 'test:1' }]), TypeError);
+    assert.equal(warnings(logs).length, 0, 'no "search failed; continuing without it" for a bug');
+    // The index is not left in an outage: the next calls work and find what is there.
+    assert.equal(index.search('garden', { scope: 'test:1' }).length, 1);
+  } finally {
+    index.close();
+  }
+});
+
+test("the guard absorbs SQLite's own failures (locked, corrupt, full, I/O) and nothing else", () => {
+  const sqlite = (code: string) => Object.assign(new Error(code), { code });
+  for (const code of ['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED', 'SQLITE_CORRUPT', 'SQLITE_CORRUPT_VTAB', 'SQLITE_NOTADB', 'SQLITE_FULL', 'SQLITE_IOERR_WRITE', 'SQLITE_READONLY']) {
+    assert.equal(sqliteFailure(sqlite(code)), code);
+  }
+  for (const err of [new TypeError('x is undefined'), sqlite('SQLITE_CONSTRAINT_PRIMARYKEY'), sqlite('SQLITE_ERROR'), sqlite('SQLITE_BUSYNESS'), new Error('plain'), null, 'text']) {
+    assert.equal(sqliteFailure(err), undefined, String(err));
   }
 });

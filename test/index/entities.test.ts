@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { extractEntities, type ExtractedEntity } from '../../src/index/entities.js';
-import { migrate } from '../../src/index/db.js';
+import { migrate } from '../../src/index/migrations.js';
 import { IndexWriter } from '../../src/index/repository.js';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { silentLogger } from '../../src/log.js';

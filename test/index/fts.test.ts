@@ -47,8 +47,8 @@ test('text in any script, with accents, apostrophes and stems, is found by the w
   assert.equal(first("don't mushrooms"), ids.dont);
   assert.equal(first('adopt kitten'), ids.adopted, 'stemming still applies under the prefix');
   assert.equal(first('שלום'), ids.rtl);
-  // FTS5 syntax in a query is text, never an error.
-  assert.doesNotThrow(() => index.search('"kitten* OR NEAR(x y) -spring: ^', { scope }));
+  // FTS5 syntax in a query is text, never an error: its words still find the memory.
+  assert.equal(first('"kitten* OR NEAR(x y) -spring: ^'), ids.adopted);
   index.close();
 });
 

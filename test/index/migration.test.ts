@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../src/index/db.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/index/migrations.js';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { silentLogger } from '../../src/log.js';
 import { tempDir } from '../helpers/workspace.js';

@@ -6,9 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { Upkeep, JOB_NAMES } from '../../src/index/upkeep.js';
 import { LlmClient } from '../../src/llm/client.js';
@@ -16,8 +14,8 @@ import { silentLogger } from '../../src/log.js';
 import { startFakeLlm, text, lastUserText, type FakeLlm, type Responder } from '../helpers/fake-llm.js';
 import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
 import { Scheduler } from '../../src/scheduler/jobs.js';
+import { memoryCli } from '../helpers/child.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DAY = 86_400;
 const NOW = new Date('2026-03-10T04:00:00Z');
 const nowSec = Math.floor(NOW.getTime() / 1000);
@@ -299,21 +297,6 @@ test('a job on a disabled index is skipped with the reason, and nothing throws',
   }
 });
 
-function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/memory.ts', ...args], {
-      cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TZ: 'UTC', LOG_LEVEL: 'warn', OPENAI_API_KEY: 'sk-test-key-123456', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 test('CLI: run-job decay twice in a row → exit 0 both times, the second decays nothing', async () => {
   const ws = await tempDir();
@@ -331,18 +314,18 @@ test('CLI: run-job decay twice in a row → exit 0 both times, the second decays
     index.close();
     const env = { WORKSPACE_DIR: ws.dir, OPENAI_BASE_URL: llm.url };
 
-    const a = await runCli(['run-job', 'decay'], env);
+    const a = await memoryCli(['run-job', 'decay'], env);
     assert.equal(a.code, 0, a.stderr);
     assert.match(a.stdout, /^decay: 3 facts checked, 2 decayed, 1 below 0\.05 soft-deleted/m);
-    const b = await runCli(['run-job', 'decay'], env);
+    const b = await memoryCli(['run-job', 'decay'], env);
     assert.equal(b.code, 0, b.stderr);
     assert.match(b.stdout, /\b0 decayed\b/);
     assert.match(b.stdout, /\b0 below 0\.05 soft-deleted/);
 
-    const c = await runCli(['run-job', 'consolidation'], env);
+    const c = await memoryCli(['run-job', 'consolidation'], env);
     assert.equal(c.code, 0, c.stderr);
     assert.match(c.stdout, /1 of 1 pending sessions consolidated, 1 new facts/);
-    const d = await runCli(['run-job', 'consolidation'], env);
+    const d = await memoryCli(['run-job', 'consolidation'], env);
     assert.equal(d.code, 0, d.stderr);
     assert.match(d.stdout, /0 of 0 pending sessions consolidated, 0 new facts/);
     assert.equal(llm.chatRequests().length, 1, 'the second run did not ask the model again');

@@ -13,6 +13,7 @@ import o200k from 'js-tiktoken/ranks/o200k_base';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { createTokenCounter, EstimateCounter } from '../../src/llm/tokens.js';
+import { seededRandom as rng } from '../helpers/random.js';
 
 const reference = {
   o200k_base: new Tiktoken(o200k),
@@ -22,18 +23,6 @@ const reference = {
 /** The reference count, with special-token strings treated as plain text (as the API does). */
 function refCount(enc: keyof typeof reference, text: string): number {
   return reference[enc].encode(text, [], []).length;
-}
-
-/** A deterministic pseudo-random generator, so a failure can be reproduced. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const CORPUS: Record<string, string> = {

@@ -5,13 +5,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startTestBot } from '../helpers/app.js';
+import { startTestBot, loadedSession } from '../helpers/app.js';
 import { completion, memoryAwareResponder, promptKind, type Responder } from '../helpers/fake-llm.js';
 import { UsageStore } from '../../src/llm/usage.js';
 import { tempDir } from '../helpers/workspace.js';
+import { memoryCli } from '../helpers/child.js';
 
 /** Chat answers report 1,000 prompt tokens of which 600 cached, 50 completion; background 200 + 20. */
 const billing: Responder = (req, i) => {
@@ -60,7 +59,7 @@ test('`npm run memory -- usage --days 7` prints one table per chat; bad --days e
     store.record({ chat: 'telegram:42', kind: 'answer' }, { promptTokens: 500, cachedTokens: 0, completionTokens: 10 }, new Date(Date.now() - 3 * 86_400_000));
     store.record({ chat: 'telegram:7', kind: 'answer' }, { promptTokens: 10, cachedTokens: 0, completionTokens: 1 }, new Date(Date.now() - 30 * 86_400_000));
     store.close();
-    const run = (args: string[]) => cli(['usage', ...args], { WORKSPACE_DIR: ws.dir });
+    const run = (args: string[]) => memoryCli(['usage', ...args], { WORKSPACE_DIR: ws.dir });
     const out = await run(['--days', '7']);
     assert.equal(out.code, 0, out.stderr);
     assert.match(out.stdout, /^telegram:42$/m);
@@ -79,23 +78,7 @@ test('`npm run memory -- usage --days 7` prints one table per chat; bad --days e
   }
 });
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/memory.ts', ...args], {
-      cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TZ: 'UTC', LOG_LEVEL: 'warn', OPENAI_API_KEY: 'sk-test-key-123456', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 test('DAILY_TOKEN_BUDGET: once the chat has used it, the next message gets one line saying so and when it resets, and never reaches the model; background calls pause too', async () => {
   const bot = await startTestBot({ responder: billing, env: { DAILY_TOKEN_BUDGET: '2000' } });
@@ -107,7 +90,7 @@ test('DAILY_TOKEN_BUDGET: once the chat has used it, the next message gets one l
     assert.deepEqual(more, []);
     assert.match(refusal!, /^This chat has used its daily budget of 2,000 tokens \(2,100 today\), so your message was saved but not sent to the model\. The budget resets at midnight \(UTC\), in (\d+ h )?\d+ min\.$/);
     assert.equal(bot.llm.requests.length, before, 'nothing reached the model');
-    const session = bot.app.services.sessions.get('test:1')!;
+    const session = loadedSession(bot, '1');
     assert.equal(session.messages.at(-1)!.content, 'third, over the budget', 'the words are kept');
 
     // Background work of this chat pauses: /compact makes no LLM call (truncation instead of a summary).

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startTestBot, type TestBot } from '../helpers/app.js';
+import { startTestBot, type TestBot, loadedSession } from '../helpers/app.js';
 import { lastUserText, memoryAwareResponder, promptKind, text, toolCalls, type FakeReply, type RecordedRequest, type Responder } from '../helpers/fake-llm.js';
 import { makeMessage, type SessionMessage } from '../../src/sessions/model.js';
 
@@ -87,11 +87,7 @@ async function withBot(
   }
 }
 
-function session(bot: TestBot) {
-  const s = bot.app.services.sessions.get(SESSION_ID);
-  assert.ok(s, 'session loaded');
-  return s;
-}
+const session = (bot: TestBot) => loadedSession(bot, CHAT);
 
 /** What system 18 will measure when `text` arrives as the next user message. */
 function predict(bot: TestBot, text: string): number {
@@ -540,7 +536,7 @@ function s0pin(bot: TestBot): void {
 test('bounded time: with consolidation and summary hanging, a turn that needs compaction still gets its answer', () => {
   const other: Responder = () => ({ hang: true });
   return withBot(
-    { other, env: { CONSOLIDATION_TIMEOUT: '300', COMPACTION_TIMEOUT: '300' }, runtimeConfig: { compaction: { maxContextTokens: LIMIT, keepLastMessages: 6 } } },
+    { other, env: { CONSOLIDATION_TIMEOUT_MS: '300', COMPACTION_TIMEOUT_MS: '300' }, runtimeConfig: { compaction: { maxContextTokens: LIMIT, keepLastMessages: 6 } } },
     async ({ bot, invalid }) => {
       await bot.send(CHAT, 'hello');
       await fill(bot, Math.floor(LIMIT * 0.78), fact);

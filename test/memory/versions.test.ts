@@ -5,10 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startTestBot } from '../helpers/app.js';
 import { echoResponder, promptKind, text, type Responder } from '../helpers/fake-llm.js';
 import { tempDir, testConfig } from '../helpers/workspace.js';
@@ -16,8 +14,8 @@ import { runChatCommand } from '../../src/cli/memory-chat.js';
 import { silentLogger } from '../../src/log.js';
 import { MemoryFiles } from '../../src/memory/files.js';
 import { MAX_VERSIONS, undoMemory } from '../../src/memory/versions.js';
+import { memoryCli } from '../helpers/child.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FACTS = '- The user is called Ada.\n- Ada keeps bees.\n';
 const UPDATED = '- The user is called Ada.\n- Ada keeps bees.\n- Ada moved to Porto.\n';
 
@@ -87,21 +85,6 @@ test('only the last 50 versions are kept; a hand edit between two changes is kep
   }
 });
 
-function memoryCli(args: string[], workspace: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/memory.ts', ...args], {
-      cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TZ: 'UTC', LOG_LEVEL: 'warn', OPENAI_API_KEY: 'sk-test-key-123456', WORKSPACE_DIR: workspace },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 test('npm run memory -- versions / restore --chat: lists the versions and restores one as a new version', async () => {
   const ws = await tempDir();
@@ -109,10 +92,10 @@ test('npm run memory -- versions / restore --chat: lists the versions and restor
     const files = new MemoryFiles(path.join(ws.dir, 'memory', 'telegram:123'));
     await files.writeMemory(FACTS, 'consolidation');
     await files.writeMemory('- wrong\n', 'tool memory_rewrite');
-    const listed = await memoryCli(['versions', '--chat', 'telegram:123'], ws.dir);
+    const listed = await memoryCli(['versions', '--chat', 'telegram:123'], { WORKSPACE_DIR: ws.dir });
     assert.equal(listed.code, 0, listed.stderr);
     assert.match(listed.stdout, /^#3 .* tool memory_rewrite {2}\+1 −2 entries {2}\(current\)\n#2 .* consolidation {2}\+2 −0 entries\n#1 .* empty /);
-    const restored = await memoryCli(['restore', '--chat', 'telegram:123', '--version', '2'], ws.dir);
+    const restored = await memoryCli(['restore', '--chat', 'telegram:123', '--version', '2'], { WORKSPACE_DIR: ws.dir });
     assert.equal(restored.code, 0, restored.stderr);
     assert.match(restored.stdout, /is now version #2 .*saved as version #4\./);
     assert.equal(await readFile(path.join(files.dir, 'MEMORY.md'), 'utf8'), FACTS);

@@ -1,13 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { ORDER, type SystemName } from '../../src/pipeline/order.js';
 import { Pipeline } from '../../src/pipeline/runner.js';
 import type { System } from '../../src/pipeline/system.js';
 import { isAppError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
-import { startTestBot } from '../helpers/app.js';
+import path from 'node:path';
+import { startTestBot, unsavedWriter } from '../helpers/app.js';
+import { seededRandom } from '../helpers/random.js';
+import { createTurn, type Turn } from '../../src/pipeline/turn.js';
+import { makeMessage, newSession } from '../../src/sessions/model.js';
 
 const PIPELINE_DOC = fileURLToPath(new URL('../../docs/pipeline.md', import.meta.url));
 
@@ -37,6 +41,12 @@ function sys(name: SystemName, order: number, onFailure: System['onFailure'] = '
   return { name, order, onFailure, run: async () => undefined };
 }
 
+function turn(): Turn {
+  const session = newSession('test', 'order');
+  const userMessage = makeMessage('user', 'hi');
+  return createTurn({ inbound: { channel: 'test', chatId: 'order', userId: 'u1', text: 'hi', receivedAt: new Date() }, writes: unsavedWriter(session), log: silentLogger(), userMessage, reply: async () => undefined });
+}
+
 function withTableEntry<T>(name: SystemName, value: number, fn: () => T): T {
   const table = ORDER as unknown as Record<string, number>;
   const before = table[name]!;
@@ -47,22 +57,6 @@ function withTableEntry<T>(name: SystemName, value: number, fn: () => T): T {
     table[name] = before;
   }
 }
-
-test('the ORDER table has the documented numbers 18/20/30/40/50/55', () => {
-  assert.deepEqual(
-    { ...ORDER },
-    {
-      AutoCompaction: 18,
-      ContextBuilding: 20,
-      ToolLoop: 30,
-      ResponseDelivery: 40,
-      MemoryPersist: 50,
-      Indexing: 55,
-    },
-  );
-  const numbers = Object.values(ORDER);
-  assert.equal(new Set(numbers).size, numbers.length, 'no two systems share a number in the table');
-});
 
 test('docs/pipeline.md lists exactly the systems and numbers of the ORDER table, in ascending order', async () => {
   const rows = await docTable();
@@ -140,9 +134,39 @@ test('Pipeline refuses a system whose order differs from the table', () => {
   );
 });
 
-test('Pipeline accepts every table system once and holds them in ascending order', () => {
+test('systems run in the order of the table whatever order they are registered in', async () => {
   const names = Object.keys(ORDER) as SystemName[];
-  const systems: System[] = [...names].reverse().map((name) => sys(name, ORDER[name], ORDER[name] >= 50 ? 'skip' : 'fail-turn'));
-  const p = new Pipeline(systems, silentLogger());
-  assert.deepEqual(p.systems.map((s) => s.name), ['AutoCompaction', 'ContextBuilding', 'ToolLoop', 'ResponseDelivery', 'MemoryPersist', 'Indexing']);
+  const byTable = [...names].sort((a, b) => ORDER[a] - ORDER[b]);
+  const next = seededRandom(13);
+  for (let round = 0; round < 5; round++) {
+    const shuffled = [...names].sort(() => next() - 0.5);
+    const ran: string[] = [];
+    const systems: System[] = shuffled.map((name) => ({ ...sys(name, ORDER[name], ORDER[name] >= ORDER.MemoryPersist ? 'skip' : 'fail-turn'), run: async () => void ran.push(name) }));
+    await new Pipeline(systems, silentLogger()).run(turn());
+    assert.deepEqual(ran, byTable, `registered as ${shuffled.join(', ')}`);
+  }
+});
+
+test('in the daemon each step sees what the steps before it wrote: the model gets the built prompt, the note and the index hold the delivered answer', async () => {
+  const at = new Date('2026-03-10T12:00:00Z');
+  const bot = await startTestBot({
+    prepare: async (ws) => {
+      await mkdir(path.join(ws, 'memory', 'test:7'), { recursive: true });
+      await writeFile(path.join(ws, 'memory', 'test:7', 'MEMORY.md'), '- The user watches birds at the pond\n');
+    },
+  });
+  try {
+    assert.deepEqual(await bot.send('7', 'the heron is back', { receivedAt: at }), ['echo: the heron is back']);
+    // ContextBuilding before ToolLoop: the model's request opens with the prompt it built from MEMORY.md.
+    const request = bot.llm.chatRequests()[0]!.body as { messages: Array<{ role: string; content: string }> };
+    assert.equal(request.messages[0]!.role, 'system');
+    assert.match(request.messages[0]!.content, /The user watches birds at the pond/);
+    // ToolLoop before MemoryPersist and Indexing: the answer is in the day's note and the index.
+    const note = await readFile(path.join(bot.workspace, 'memory', 'test:7', '2026-03-10.md'), 'utf8');
+    assert.match(note, /User: the heron is back \| Assistant: echo: the heron is back/);
+    const found = bot.app.services.index.search('heron', { scope: 'test:7' }).map((r) => r.content);
+    assert.ok(found.includes('echo: the heron is back'), JSON.stringify(found));
+  } finally {
+    await bot.close();
+  }
 });

@@ -177,7 +177,7 @@ test('a fail-turn AppError keeps its code in the log and in turn.failure', async
     [
       sys(h, 'AutoCompaction', {
         run: async () => {
-          throw new AppError('storage.write_failed', 'disk full');
+          throw new AppError('storage.write_failed', { action: 'write', target: 'x.json', reason: 'disk full' });
         },
       }),
       sys(h, 'ContextBuilding'),

@@ -22,6 +22,7 @@ import { MemoryService } from '../../src/memory/service.js';
 import { ReminderStore } from '../../src/reminders/store.js';
 import { ReminderService } from '../../src/reminders/service.js';
 import { localDate } from '../../src/memory/notes.js';
+import { childEnv } from '../helpers/child.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const mainTs = path.join(repoRoot, 'src', 'main.ts');
@@ -35,9 +36,7 @@ interface Daemon {
 }
 
 function startDaemon(env: Record<string, string>, cwd: string): Daemon {
-  const base: Record<string, string> = { TZ: 'UTC' };
-  for (const k of ['PATH', 'HOME', 'TMPDIR']) if (process.env[k]) base[k] = process.env[k]!;
-  const child = spawn(process.execPath, ['--import', tsxLoader, mainTs], { cwd, env: { ...base, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', tsxLoader, mainTs], { cwd, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

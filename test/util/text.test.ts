@@ -1,15 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { collapseLineBreaks } from '../../src/util/text.js';
-
-/** A deterministic pseudo-random generator, so a failure can be reproduced. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1103515245 + 12345) >>> 0;
-    return s / 2 ** 32;
-  };
-}
+import { seededRandom as rng } from '../helpers/random.js';
 
 test('collapseLineBreaks does what /\\s*\\n\\s*/g → " " did, on 20,000 random texts', () => {
   const next = rng(3);

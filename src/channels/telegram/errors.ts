@@ -77,7 +77,7 @@ export function toTelegramAppError(err: unknown, what: string): AppError {
   else if (f.status === 429) code = 'telegram.rate_limited';
   else if (f.status !== undefined) code = 'telegram.rejected';
   const detail = f.status !== undefined ? `${f.status} ${f.description ?? ''}`.trim() : ((err as Error)?.message ?? String(err));
-  return new AppError(code, `${what}: ${detail}`, { cause: err });
+  return new AppError(code, { what, detail }, { cause: err });
 }
 
 /** A short, token-free description of a failure for log lines. */

@@ -16,14 +16,11 @@
  */
 import type { Update, Message } from 'telegraf/types';
 import type { Sender } from './access.js';
-import { quotedMessage, withQuote } from './reply-context.js';
+import { quotedMessage, withQuote, type BotIdentity } from './reply-context.js';
 import { topicOf } from './topics.js';
 import { audioOf, type AudioRef } from './media.js';
 
-export interface BotIdentity {
-  id: number;
-  username: string;
-}
+export type { BotIdentity };
 
 export type Inbound =
   | { kind: 'ignore'; reason: string }

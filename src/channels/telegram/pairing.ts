@@ -14,6 +14,7 @@ import { randomInt } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDir, withFileLock, writeFileAtomic } from '../../storage/atomic.js';
+import { AppError } from '../../errors.js';
 
 /** No 0/O, 1/I/L: codes are read aloud and typed by hand. */
 const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
@@ -214,7 +215,7 @@ export class PairingStore {
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, approved: [], pending: [], waiting: [] };
-      throw new Error(`${this.file} could not be read (${(err as Error).message}); fix or delete it`, { cause: err });
+      throw new AppError('pairing.unreadable', { file: this.file, reason: (err as Error).message }, { cause: err });
     }
   }
 

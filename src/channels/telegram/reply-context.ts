@@ -7,7 +7,12 @@
  * and so in the session: the exchange still makes sense when read back later.
  */
 import type { Message } from 'telegraf/types';
-import type { BotIdentity } from './inbound.js';
+
+/** Who the bot is (from getMe): needed to tell replies and mentions addressed to it. */
+export interface BotIdentity {
+  id: number;
+  username: string;
+}
 
 /** Characters of the quoted message kept (the question is about it, not a copy of it). */
 export const QUOTE_LIMIT = 500;

@@ -10,11 +10,12 @@
  * <pre> block on its own.
  */
 import { parseBlocks, type CodeBlock } from './markdown.js';
+import { AppError } from '../../errors.js';
 
 export const TELEGRAM_MESSAGE_LIMIT = 4096;
 
 export function splitMessage(text: string, limit: number = TELEGRAM_MESSAGE_LIMIT): string[] {
-  if (limit < 32) throw new Error('limit too small to hold a code fence');
+  if (limit < 32) throw new AppError('internal.bug', { problem: `a message limit of ${limit} is too small to hold a code fence` });
   const pieces: string[] = [];
   for (const block of parseBlocks(text)) {
     if (block.kind === 'code') pieces.push(...splitCode(block, limit));

@@ -13,6 +13,7 @@ import { readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../log.js';
 import { ensureDir, withFileLock, writeFileAtomic } from '../../storage/atomic.js';
+import { AppError } from '../../errors.js';
 
 interface UpdateLogFile {
   version: 1;
@@ -54,7 +55,7 @@ export class UpdateLog {
     }
     try {
       const parsed = JSON.parse(raw) as UpdateLogFile;
-      if (!Array.isArray(parsed.seen)) throw new Error('seen is not a list');
+      if (!Array.isArray(parsed.seen)) throw new AppError('storage.corrupt', { file: 'update log', problem: 'seen is not a list' });
       for (const entry of parsed.seen) {
         if (Array.isArray(entry) && Number.isInteger(entry[0]) && typeof entry[1] === 'number') this.seen.set(entry[0], entry[1]);
       }

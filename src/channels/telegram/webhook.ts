@@ -17,6 +17,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Update } from 'telegraf/types';
 import type { Logger } from '../../log.js';
+import { AppError } from '../../errors.js';
 
 const REFUSAL_LOG_INTERVAL_MS = 60_000;
 
@@ -76,7 +77,7 @@ export class WebhookServer {
     let update: Update;
     try {
       update = JSON.parse(await readBody(req, this.opts.maxBodyBytes ?? 1_000_000)) as Update;
-      if (!update || typeof update.update_id !== 'number') throw new Error('no update_id');
+      if (!update || typeof update.update_id !== 'number') throw new AppError('input.invalid', { what: 'webhook body', problem: 'no update_id' });
     } catch (err) {
       this.opts.log.warn({ err }, 'webhook body is not an update; refused');
       return end(res, 400);
@@ -125,7 +126,7 @@ function readBody(req: http.IncomingMessage, max: number): Promise<string> {
     req.on('data', (c: Buffer) => {
       size += c.length;
       if (size > max) {
-        reject(new Error('body too large'));
+        reject(new AppError('input.invalid', { what: 'webhook body', problem: `larger than ${max} bytes` }));
         req.destroy();
         return;
       }

@@ -11,6 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startTelegramEmulator, waitFor, type TelegramEmulator } from '../../helpers/telegram.js';
 import { lastUserText, startFakeLlm, text } from '../../helpers/fake-llm.js';
 import { tempDir } from '../../helpers/workspace.js';
+import { childEnv } from '../../helpers/child.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -23,9 +24,7 @@ interface Run {
 }
 
 function run(script: string, args: string[], env: Record<string, string>, cwd: string, timeoutMs = 30_000): Run {
-  const base: Record<string, string> = { TZ: 'UTC' };
-  for (const k of ['PATH', 'HOME', 'TMPDIR']) if (process.env[k]) base[k] = process.env[k]!;
-  const child = spawn(process.execPath, ['--import', tsxLoader, path.join(repoRoot, script), ...args], { cwd, env: { ...base, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', tsxLoader, path.join(repoRoot, script), ...args], { cwd, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   child.stdout.on('data', (c: Buffer) => (stderr += c.toString()));

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { PairingStore, pairingFile, CODE_LENGTH } from '../../../src/channels/telegram/pairing.js';
 import { AccessControl } from '../../../src/channels/telegram/access.js';
 import { silentLogger } from '../../../src/log.js';
-import { tempDir } from '../../helpers/workspace.js';
+import { captureLog, tempDir } from '../../helpers/workspace.js';
 
 const stranger = (id: number) => ({ userId: String(id), username: `user${id}`, chatId: String(id) });
 
@@ -95,9 +95,15 @@ test('access fails closed when the pairing file is unreadable', async () => {
   try {
     await mkdir(path.dirname(pairingFile(ws.dir)), { recursive: true });
     await writeFile(pairingFile(ws.dir), '{ not json');
-    const access = new AccessControl({ dmPolicy: 'pairing', allowedUsers: [], allowedGroups: [], pairing: new PairingStore(pairingFile(ws.dir)), log: silentLogger() });
+    const logs = captureLog();
+    const access = new AccessControl({ dmPolicy: 'pairing', allowedUsers: [], allowedGroups: [], pairing: new PairingStore(pairingFile(ws.dir)), log: logs.log });
     const r = await access.check({ userId: '5', chatId: '5', chatType: 'private' });
-    assert.equal(r.allow, false);
+    // Refused because the file is unreadable — not taken for a stranger and sent a pairing code.
+    assert.deepEqual(r, { allow: false, reason: 'pairing store unavailable' }, 'no reply: nothing is sent to the sender');
+    assert.equal(await readFile(pairingFile(ws.dir), 'utf8'), '{ not json', 'the file is left as it was (no code written over it)');
+    const errors = logs.lines().filter((l) => l.level === 50);
+    assert.equal(errors.length, 1);
+    assert.match(errors[0]!.msg, /pairing check failed; message refused/);
   } finally {
     await ws.cleanup();
   }

@@ -1,0 +1,51 @@
+/**
+ * The vector side of `memory.db` (seed 003): the sqlite-vec `vec0` table sized to
+ * EMBEDDINGS_DIMENSIONS and the embedding cache keyed by content hash. Only the Embedder and
+ * erasing (/forget, purge) write here; the SQL lives with the index so nothing outside
+ * src/index/ needs the database handle.
+ */
+import type Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+
+type Db = Database.Database;
+
+export function contentHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+export class VectorTables {
+  constructor(private readonly db: Db) {}
+
+  /** Creates the vector table at this size if it is not there. */
+  create(dims: number): void {
+    this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS vec_memories USING vec0(memory_id TEXT PRIMARY KEY, embedding float[${dims}])`);
+  }
+
+  drop(): void {
+    this.db.exec('DROP TABLE IF EXISTS vec_memories');
+  }
+
+  /** Cached vectors of these content hashes for this model and size. */
+  cached(hashes: string[], model: string, dims: number): Map<string, Buffer> {
+    const get = this.db.prepare('SELECT vector FROM embedding_cache WHERE hash = ? AND model = ? AND dims = ?');
+    const out = new Map<string, Buffer>();
+    for (const hash of hashes) {
+      const row = get.get(hash, model, dims) as { vector: Buffer } | undefined;
+      if (row) out.set(hash, row.vector);
+    }
+    return out;
+  }
+
+  cache(entries: Array<{ hash: string; vector: Buffer }>, model: string, dims: number): void {
+    const put = this.db.prepare('INSERT OR REPLACE INTO embedding_cache (hash, model, dims, vector) VALUES (?, ?, ?, ?)');
+    for (const e of entries) put.run(e.hash, model, dims, e.vector);
+  }
+
+  /** Stores (or replaces) the vectors of these memories in one transaction. */
+  store(items: Array<{ id: string; vector: Buffer }>): void {
+    const insert = this.db.prepare('INSERT OR REPLACE INTO vec_memories (memory_id, embedding) VALUES (?, ?)');
+    this.db.transaction(() => {
+      for (const it of items) insert.run(it.id, it.vector);
+    })();
+  }
+}

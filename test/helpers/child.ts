@@ -1,0 +1,52 @@
+/**
+ * Running the daemon or a CLI of this repo in a child process, as a user would: `node --import
+ * tsx <script>`, with an environment built from nothing but what the test gives (the shell's
+ * settings or a developer's .env must not leak in) plus what Node needs to run.
+ */
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const mainTs = path.join(repoRoot, 'src', 'main.ts');
+/** tsx as an absolute URL, for children whose cwd is a temp dir (no node_modules there). */
+export const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/** A child's environment: UTC, PATH/HOME/TMPDIR from this process, then `env`. */
+export function childEnv(env: Record<string, string> = {}): Record<string, string> {
+  const base: Record<string, string> = { TZ: 'UTC' };
+  for (const k of ['PATH', 'HOME', 'TMPDIR']) if (process.env[k]) base[k] = process.env[k]!;
+  return { ...base, ...env };
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a CLI script of the repo (e.g. `src/cli/memory.ts`) to completion from the repo root,
+ * with a test API key and warnings-only logs unless `env` says otherwise.
+ */
+export function runCli(script: string, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+      cwd: repoRoot,
+      env: childEnv({ LOG_LEVEL: 'warn', OPENAI_API_KEY: 'sk-test-key-123456', ...env }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** `npm run memory -- <args>`; the LLM URL defaults to a closed port so nothing leaves the machine. */
+export function memoryCli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runCli('src/cli/memory.ts', args, { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', ...env });
+}
