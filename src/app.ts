@@ -61,6 +61,8 @@ import { createReminderTools } from './tools/reminders.js';
 import { createRemindersCommand } from './commands/reminders.js';
 import { UsageStore } from './llm/usage.js';
 import { TokenBudget } from './llm/budget.js';
+import { MediaFetchers, storedAttachment } from './media/attachments.js';
+import { createImagesSystem } from './systems/images.js';
 
 export type { ReplyFn } from './channels/types.js';
 
@@ -111,6 +113,7 @@ function userMessageOf(msg: InboundMessage): SessionMessage {
   return makeMessage('user', msg.text, {
     ...(msg.messageId ? { sourceId: msg.messageId } : {}),
     ...(msg.userName ? { senderName: msg.userName } : {}),
+    ...(msg.image ? { attachment: storedAttachment(msg.image) } : {}),
   });
 }
 
@@ -167,7 +170,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     ],
     config.toolTimeoutMs,
   );
-  const model = lookupModel(config.model);
+  const model = lookupModel(config.model, config.vision);
   const tokens = await createTokenCounter(model.encoding);
   const stats = new TurnStats();
   const consolidation = new ConsolidationService(
@@ -200,6 +203,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     systemPromptBound: () => tokens.countText(instructions.cachedText()) + Math.floor((limit() * runtime.get().memory.budgetPercent) / 100),
   });
   const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
+  const media = new MediaFetchers();
   const forget = new ForgetService({ workspaceDir: config.workspaceDir, memory, index, sessions, journal: inbox, reminders, log: componentLogger(log, 'Forget') });
   const services: Services = {
     config,
@@ -221,10 +225,12 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     reminders,
     usage,
     budget,
+    media,
   };
 
   const pipeline = new Pipeline(
     [
+      createImagesSystem({ fetchers: media, vision: model.vision }),
       createAutoCompactionSystem({ compactor, runtime }),
       createContextBuildingSystem({
         instructions,

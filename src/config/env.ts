@@ -9,6 +9,8 @@ export interface Config {
   openaiBaseUrl: string | undefined;
   model: string;
   modelBalanced: string;
+  /** LLM_VISION: true/false overrides whether the model reads images; undefined = its catalogue entry. */
+  vision: boolean | undefined;
   llmTimeoutMs: number;
   llmMaxRetries: number;
   maxToolIterations: number;
@@ -136,6 +138,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     openaiBaseUrl: baseUrl,
     model,
     modelBalanced: str('LLM_MODEL_BALANCED') ?? model,
+    vision: visionSetting(str('LLM_VISION'), problems),
     llmTimeoutMs: int('LLM_TIMEOUT_MS', 60_000, 100, 600_000),
     llmMaxRetries: int('LLM_MAX_RETRIES', 2, 0, 10),
     maxToolIterations: int('MAX_TOOL_ITERATIONS', 8, 1, 100),
@@ -167,6 +170,15 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     problems.push('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');
   }
   return { config, problems };
+}
+
+/** LLM_VISION: unset (the catalogue decides), true or false. */
+function visionSetting(raw: string | undefined, problems: string[]): boolean | undefined {
+  if (raw === undefined) return undefined;
+  if (/^(true|1|yes|on)$/i.test(raw)) return true;
+  if (/^(false|0|no|off)$/i.test(raw)) return false;
+  problems.push(`LLM_VISION=${JSON.stringify(raw)} must be true (the model reads images) or false (text only) — or remove it to go by src/llm/models.json`);
+  return undefined;
 }
 
 /** DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: true (default) or false. */

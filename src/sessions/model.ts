@@ -3,6 +3,7 @@
  * The file's key stays `channel:chat` for ever; `/new` starts a new conversation id inside it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { StoredAttachment } from '../media/attachments.js';
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 export type SessionState = 'ACTIVE' | 'PAUSED' | 'TERMINATED';
@@ -34,6 +35,8 @@ export interface SessionMessage {
   consolidated?: boolean;
   /** A delivered reminder: `<reminder id>@<due ms>` (reminders/service.ts; no second delivery). */
   reminder?: string;
+  /** An image that came with a user message: its file id only (`content` holds the placeholder). */
+  attachment?: StoredAttachment;
 }
 
 export interface CompactionRecord {
@@ -154,7 +157,13 @@ export function repairMessage(raw: unknown, repaired: { fields: number } = { fie
   for (const k of ['toolCallId', 'sourceId'] as const) if (m[k] !== undefined) set(k, optionalString(m[k]));
   for (const k of ['toolName', 'senderName'] as const) if (m[k] !== undefined) set(k, typeof m[k] === 'string' ? m[k] : undefined);
   if (m.consolidated !== undefined) set('consolidated', typeof m.consolidated === 'boolean' ? m.consolidated : undefined);
+  if (m.attachment !== undefined) set('attachment', validAttachment(m.attachment) ? m.attachment : undefined);
   return out as unknown as SessionMessage;
+}
+
+function validAttachment(v: unknown): boolean {
+  const a = v as Record<string, unknown> | null;
+  return !!a && typeof a === 'object' && (a.kind === 'photo' || a.kind === 'document') && typeof a.fileId === 'string';
 }
 
 function repairCompaction(v: unknown): CompactionRecord | undefined {

@@ -48,10 +48,11 @@ function withTableEntry<T>(name: SystemName, value: number, fn: () => T): T {
   }
 }
 
-test('the ORDER table has the documented numbers 18/20/30/40/50/55', () => {
+test('the ORDER table has the documented numbers 15/18/20/30/40/50/55', () => {
   assert.deepEqual(
     { ...ORDER },
     {
+      Images: 15,
       AutoCompaction: 18,
       ContextBuilding: 20,
       ToolLoop: 30,
@@ -144,5 +145,5 @@ test('Pipeline accepts every table system once and holds them in ascending order
   const names = Object.keys(ORDER) as SystemName[];
   const systems: System[] = [...names].reverse().map((name) => sys(name, ORDER[name], ORDER[name] >= 50 ? 'skip' : 'fail-turn'));
   const p = new Pipeline(systems, silentLogger());
-  assert.deepEqual(p.systems.map((s) => s.name), ['AutoCompaction', 'ContextBuilding', 'ToolLoop', 'ResponseDelivery', 'MemoryPersist', 'Indexing']);
+  assert.deepEqual(p.systems.map((s) => s.name), ['Images', 'AutoCompaction', 'ContextBuilding', 'ToolLoop', 'ResponseDelivery', 'MemoryPersist', 'Indexing']);
 });
