@@ -230,7 +230,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
 
   const pipeline = new Pipeline(
     [
-      createImagesSystem({ fetchers: media, vision: model.vision }),
+      createImagesSystem({ fetchers: media, vision: model.vision, contextLimit: limit }),
       createAutoCompactionSystem({ compactor, runtime }),
       createContextBuildingSystem({
         instructions,

@@ -87,7 +87,12 @@ export class AutoCompactor {
   /** System 18: compact when the coming request would be over 80 % (90 %: harder). */
   async beforeTurn(turn: Turn): Promise<CompactResult | null> {
     const rc = this.deps.runtime.get().compaction;
-    const { tokens, limit, ratio } = this.usage(turn.session);
+    const usage = this.usage(turn.session);
+    // This turn's image (Images 15) goes with the request too.
+    const image = turn.image?.tokens ?? 0;
+    const { limit } = usage;
+    const tokens = usage.tokens + image;
+    const ratio = tokens / limit;
     if (ratio <= THRESHOLD) return null;
     const hard = ratio > HARD_THRESHOLD;
     const keepLast = hard ? Math.max(2, Math.floor(rc.keepLastMessages / 2)) : rc.keepLastMessages;
@@ -95,7 +100,7 @@ export class AutoCompactor {
     const result = await this.deps.compaction.compact(
       turn.session,
       this.files(turn.session),
-      this.request(turn.session, keepLast, hard ? 'hard' : 'auto', this.systemTokens(turn.session), Math.floor(limit * TRUNCATION_TARGET)),
+      this.request(turn.session, keepLast, hard ? 'hard' : 'auto', this.systemTokens(turn.session) + image, Math.floor(limit * TRUNCATION_TARGET)),
     );
     return result.kind === 'none' ? null : result;
   }
@@ -120,9 +125,11 @@ export class AutoCompactor {
     const idx = session.messages.lastIndexOf(turn.userMessage);
     const keepLast = Math.max(1, idx >= 0 ? session.messages.length - idx : 2);
     const systemTokens = this.deps.tokens.countText(turn.systemPrompt) + (turn.turnPrompt ? this.deps.tokens.countText(turn.turnPrompt) + 4 : 0) || this.systemTokens(session);
-    const result = await this.deps.compaction.compact(session, this.files(session), this.request(session, keepLast, reason, systemTokens, Math.floor(limit * TRUNCATION_TARGET)));
+    // Fixed like the prompt: the turn's image (never stored, so compaction cannot shrink it).
+    const fixed = systemTokens + (turn.image?.tokens ?? 0);
+    const result = await this.deps.compaction.compact(session, this.files(session), this.request(session, keepLast, reason, fixed, Math.floor(limit * TRUNCATION_TARGET)));
     if (result.kind !== 'none') turn.notices.push(compactionNotice(result));
-    const after = this.countSession(session, systemTokens);
+    const after = this.countSession(session, fixed);
     if (after > limit) {
       throw new LlmError('llm.context_length_exceeded', 'rejected', `the current exchange alone needs ~${after} tokens, over the limit of ${limit}`);
     }

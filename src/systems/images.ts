@@ -19,6 +19,8 @@ export interface ImagesDeps {
   /** The model's image cost; null when it reads text only. */
   vision: ImageCost | null;
   detail?: ImageDetail;
+  /** The context limit (services.ts): an image may take at most half of it, the rest is the conversation's. */
+  contextLimit?: () => number;
 }
 
 function hasImage(turn: Turn): boolean {
@@ -35,7 +37,15 @@ export function createImagesSystem(deps: ImagesDeps): System {
       const log = componentLogger(turn.log, 'Images');
       const ref = readImageRef(turn.inbound.image);
       if (!ref) return;
-      const load = await loadTurnImage({ fetch: deps.fetchers.get(turn.inbound.channel), cost: deps.vision, ...(deps.detail ? { detail: deps.detail } : {}) }, ref);
+      const load = await loadTurnImage(
+        {
+          fetch: deps.fetchers.get(turn.inbound.channel),
+          cost: deps.vision,
+          ...(deps.detail ? { detail: deps.detail } : {}),
+          ...(deps.contextLimit ? { maxTokens: Math.floor(deps.contextLimit() / 2) } : {}),
+        },
+        ref,
+      );
       if (load.ok) {
         turn.image = load.image;
         const { info, tokens, bytes } = load.image;
