@@ -5,7 +5,8 @@
  * Every round's assistant and tool messages are made durable (session log) as it ends.
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { isContextLengthError } from './errors.js';
+import { isContextLengthError, refusedImage } from './errors.js';
+import { IMAGE_REFUSED_NOTICE } from './vision.js';
 import type { LlmClient } from './client.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { SessionStore } from '../sessions/store.js';
@@ -52,6 +53,14 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void>
       res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.session.id, kind: 'answer' }, signal: turn.signal });
     } catch (err) {
       checkDeadline(turn);
+      if (turn.image && refusedImage(err)) {
+        log.warn({ code: err.code, status: err.status }, 'the LLM server refused the request with the image; asking again without it');
+        turn.image = undefined;
+        turn.notices.push(IMAGE_REFUSED_NOTICE);
+        messages = build();
+        round--;
+        continue;
+      }
       // Our count said it fits but the provider disagrees: compact harder and retry once.
       if (!deps.guard || shrunk || !isContextLengthError(err)) throw err;
       shrunk = true;

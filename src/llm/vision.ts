@@ -83,3 +83,6 @@ export function imagePart(bytes: Buffer, info: ImageInfo, cost: ImageCost, detai
 export function imagePartTokens(part: object): number {
   return measured.get(part) ?? UNMEASURED_IMAGE_TOKENS;
 }
+
+/** The reply's note when the server refused the image and the turn was answered without it (llm/errors.ts refusedImage). */
+export const IMAGE_REFUSED_NOTICE = 'The model refused the image, so I answered from your words only. It is saved in our conversation.';

@@ -12,6 +12,7 @@ import { imagePart } from '../../src/llm/vision.js';
 import { readImageInfo } from '../../src/media/image-info.js';
 import type { Download } from '../../src/media/attachments.js';
 import { startTestBot, type TestBot } from '../helpers/app.js';
+import { lastUserText, text } from '../helpers/fake-llm.js';
 import { png } from '../helpers/images.js';
 
 function photoMessage(chatId: string, text: string, fileId: string, messageId: string): InboundMessage {
@@ -100,6 +101,25 @@ test("AutoCompaction (18) counts the turn's image: the same session is left alon
     const result = await compactor.beforeTurn(turn);
     assert.ok(result && result.removed > 0, 'compacted because of the image');
     assert.ok(session.messages.length < before);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('a server that refuses the image (LLM_VISION=true on a text-only server): asked once more without it, the reply says so', async () => {
+  const bot = await startTestBot({
+    env: { LLM_MODEL: 'local-text-model', LLM_VISION: 'true' },
+    responder: (req) =>
+      JSON.stringify(req.body.messages).includes('image_url')
+        ? { status: 400, json: { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error' } } }
+        : text(`echo: ${lastUserText(req)}`),
+  });
+  try {
+    serveFiles(bot, { p: png(300, 200) });
+    const replies = await bot.send('5', '[Photo] what is it?', { image: { kind: 'photo', fileId: 'p' } });
+    assert.deepEqual(replies, ['echo: [Photo] what is it?\n\nℹ️ The model refused the image, so I answered from your words only. It is saved in our conversation.']);
+    assert.equal(bot.llm.chatRequests().length, 2);
+    assert.equal(imageParts(bot)[1]!.length, 0, 'the second request has no image');
   } finally {
     await bot.close();
   }
