@@ -61,7 +61,7 @@ export interface TelegramChannelOptions {
   tuning?: Partial<TelegramTuning>;
   /** Speech to text for voice notes and audio; without it they are kept untranscribed. */
   transcriber?: Transcriber | undefined;
-  /** Stores a message in its session without a turn (a voice note that could not be transcribed). */
+  /** Stores a message in its session without a turn (a voice note that could not be transcribed, an image the model cannot see). */
   keep?: KeepFn | undefined;
   /** Photos and image files: the app's downloaders (this channel registers there) and whether the model reads images. */
   images?: { media: MediaFetchers; vision: boolean } | undefined;

@@ -9,6 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTelegramBot } from '../../helpers/telegram.js';
 import { png } from '../../helpers/images.js';
+import { imageMessage } from '../../../src/channels/telegram/photos.js';
 
 const OWNER = 111;
 const sizes = (prefix: string) => ({
@@ -137,4 +138,17 @@ test('image documents: a PNG goes as image/png; HEIC is refused up front; bytes 
   } finally {
     await bot.close();
   }
+});
+
+test('what is refused before any download: text-only model, over 20 MB, formats the model cannot read (image/jpg is a JPEG)', () => {
+  const doc = (mimeType: string, fileSize = 1000) => ({ image: { kind: 'document' as const, fileId: 'f1', fileName: 'x', mimeType, fileSize }, caption: 'see', quote: undefined });
+  assert.equal(imageMessage(doc('image/jpg'), true).refusal, undefined);
+  assert.equal(imageMessage(doc('image/webp'), true).refusal, undefined);
+  assert.match(imageMessage(doc('image/tiff'), true).refusal!, /this file is image\/tiff/);
+  assert.match(imageMessage(doc('image/png', 21 * 1024 * 1024), true).refusal!, /^Your image is larger than 20 MB/);
+  const textOnly = imageMessage(doc('image/png'), false);
+  assert.match(textOnly.refusal!, /^The model I use reads text only/);
+  assert.equal(textOnly.text, '[Image: x; not shown to the model; Telegram file_id: f1] see');
+  const quoted = imageMessage({ image: { kind: 'photo', fileId: 'p' }, caption: 'this one?', quote: { author: 'you', text: 'pick a colour' } }, true);
+  assert.deepEqual(quoted, { text: '[Quoting a message by you]\n> pick a colour\n\n[Photo] this one?', refusal: undefined });
 });
