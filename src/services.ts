@@ -18,6 +18,7 @@ import type { ForgetService } from './memory/forget.js';
 import type { ReminderService } from './reminders/service.js';
 import type { UsageStore } from './llm/usage.js';
 import type { TokenBudget } from './llm/budget.js';
+import type { MediaFetchers } from './media/attachments.js';
 
 export interface Services {
   config: Config;
@@ -42,6 +43,8 @@ export interface Services {
   usage: UsageStore;
   /** DAILY_TOKEN_BUDGET per chat. */
   budget: TokenBudget;
+  /** Channels' file downloaders (images are fetched per turn by file id). */
+  media: MediaFetchers;
 }
 
 /** The context limit budgets are measured against: min(model input limit, compaction.maxContextTokens). */

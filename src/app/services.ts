@@ -35,6 +35,7 @@ import { IndexingService } from '../index/ingest.js';
 import { Upkeep } from '../index/upkeep.js';
 import { Scheduler } from '../scheduler/jobs.js';
 import { ReminderStore } from '../reminders/store.js';
+import { MediaFetchers } from '../media/attachments.js';
 import { ReminderService } from '../reminders/service.js';
 
 export interface ServiceOptions {
@@ -106,7 +107,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     ],
     config.toolTimeoutMs,
   );
-  const model = lookupModel(config.model);
+  const model = lookupModel(config.model, config.vision);
   const tokens = await createTokenCounter(model.encoding);
   const stats = new TurnStats();
   const consolidation = new ConsolidationService(
@@ -138,6 +139,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   });
   const compactor = new AutoCompactor({ fit, runtime });
   const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
+  const media = new MediaFetchers();
   const forget = new ForgetService({ workspaceDir: config.workspaceDir, memory, index, sessions, journal: inbox, reminders, log: componentLogger(log, 'Forget') });
   const services: Services = {
     config,
@@ -159,6 +161,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     reminders,
     usage,
     budget,
+    media,
   };
   return { services, dispatcher, inbox, instructions, embedder, fit, contextLimit: limit };
 }

@@ -4,6 +4,7 @@
  */
 import type { Logger } from '../log.js';
 import { Pipeline } from '../pipeline/runner.js';
+import { createImagesSystem } from '../systems/images.js';
 import { createAutoCompactionSystem } from '../systems/auto-compaction.js';
 import { createContextBuildingSystem } from '../systems/context-building.js';
 import { createToolLoopSystem } from '../systems/tool-loop.js';
@@ -29,6 +30,7 @@ export function buildPipeline(built: Built, log: Logger): Pipeline {
   const { config, memory, runtime, tokens, index, llm, tools, compactor, indexing } = services;
   return new Pipeline(
     [
+      createImagesSystem({ fetchers: services.media, vision: services.model.vision, contextLimit }),
       createAutoCompactionSystem({ compactor, runtime }),
       createContextBuildingSystem({
         instructions,

@@ -1,6 +1,6 @@
 /**
  * Keeps a message in its chat's session without a turn: the user sent something the bot could
- * not read (a voice note with no transcription), the user is told so by the channel, and the
+ * not read (a voice note with no transcription, a photo for a text-only model), the user is told so by the channel, and the
  * session holds what came (e.g. the file id) so nothing sent is lost. Runs in the chat's queue,
  * so it never interleaves with a turn of the same chat; a message already kept (the same
  * update seen again after a restart) is not kept twice.
@@ -9,6 +9,7 @@ import type { Dispatcher } from '../dispatch/dispatcher.js';
 import type { InboundMessage } from '../pipeline/turn.js';
 import { makeMessage, sessionKey } from '../sessions/model.js';
 import type { SessionStore } from '../sessions/store.js';
+import { storedAttachment } from '../media/attachments.js';
 
 export type KeepFn = (msg: InboundMessage) => Promise<void>;
 
@@ -22,6 +23,7 @@ export function keepInSession(deps: { dispatcher: Dispatcher; sessions: SessionS
         makeMessage('user', msg.text, {
           ...(msg.messageId ? { sourceId: msg.messageId } : {}),
           ...(msg.userName ? { senderName: msg.userName } : {}),
+          ...(msg.image ? { attachment: storedAttachment(msg.image) } : {}),
         }),
       );
     });

@@ -45,7 +45,7 @@ export function createStatusCommand(): Command {
         meta.lastCompaction
           ? `Last compaction: ${meta.lastCompaction.at.replace('T', ' ').slice(0, 16)} UTC, ${meta.lastCompaction.kind} (removed ${meta.lastCompaction.removed}, kept ${meta.lastCompaction.kept})`
           : 'Last compaction: never',
-        `Model: ${llm.modelFor('default')} (summaries: ${llm.modelFor('balanced')})`,
+        `Model: ${llm.modelFor('default')} (summaries: ${llm.modelFor('balanced')})${model.vision ? ' · reads images' : ' · text only'}`,
         tokensTodayLine(services, session.id),
         `Uptime: ${formatDuration(Date.now() - stats.startedAt)}`,
       ];

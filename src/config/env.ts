@@ -10,6 +10,8 @@ export interface Config {
   openaiBaseUrl: string | undefined;
   model: string;
   modelBalanced: string;
+  /** LLM_VISION: true/false overrides whether the model reads images; undefined = its catalogue entry. */
+  vision: boolean | undefined;
   llmTimeoutMs: number;
   llmMaxRetries: number;
   maxToolIterations: number;
@@ -111,6 +113,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     openaiBaseUrl: baseUrl,
     model,
     modelBalanced: r.str('LLM_MODEL_BALANCED') ?? model,
+    // Unset: the catalogue (src/llm/models.json) decides.
+    vision: r.str('LLM_VISION') === undefined ? undefined : r.bool('LLM_VISION', false, 'must be true (the model reads images) or false (text only) — or remove it to go by src/llm/models.json'),
     llmTimeoutMs: r.int('LLM_TIMEOUT_MS', 60_000, 100, 600_000),
     llmMaxRetries: r.int('LLM_MAX_RETRIES', 2, 0, 10),
     maxToolIterations: r.int('MAX_TOOL_ITERATIONS', 8, 1, 100),

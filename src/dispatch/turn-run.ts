@@ -12,6 +12,7 @@ import type { SessionStore } from '../sessions/store.js';
 import { createTurn, endTurn, type InboundMessage, type Turn } from '../pipeline/turn.js';
 import type { ReplyFn } from '../channels/types.js';
 import { deadlineText } from './apology.js';
+import { storedAttachment } from '../media/attachments.js';
 import type { Ending } from './ending.js';
 
 export interface TurnRunDeps {
@@ -42,6 +43,7 @@ export function userMessageOf(msg: InboundMessage): SessionMessage {
   return makeMessage('user', msg.text, {
     ...(msg.messageId ? { sourceId: msg.messageId } : {}),
     ...(msg.userName ? { senderName: msg.userName } : {}),
+    ...(msg.image ? { attachment: storedAttachment(msg.image) } : {}),
   });
 }
 

@@ -70,3 +70,13 @@ export function toLlmError(err: unknown, timedOut: boolean): LlmError {
   }
   return new LlmError('llm.unreachable', 'unreachable', `LLM call failed: ${(err as Error)?.message ?? String(err)}`, undefined, err);
 }
+
+/**
+ * The server refused a request that carried an image (a 4xx other than the key, the model's
+ * name, the rate or the length): most likely it takes no images, or not this one, whatever the
+ * catalogue or LLM_VISION says. The tool loop then asks once more without it.
+ */
+export function refusedImage(err: unknown): err is LlmError {
+  if (!(err instanceof LlmError) || err.code !== 'llm.rejected' || err.status === undefined) return false;
+  return err.status >= 400 && err.status < 500 && ![401, 403, 404].includes(err.status);
+}

@@ -2,7 +2,7 @@
  * Session messages → the OpenAI chat request shape. The list is repaired first (see
  * sessions/integrity.ts) so a session interrupted mid-tool-loop still makes a valid request.
  */
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ChatCompletionContentPartImage, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { SessionMessage } from '../sessions/model.js';
 import { repairToolPairs } from '../sessions/integrity.js';
 
@@ -47,23 +47,26 @@ function convert(m: SessionMessage): ChatCompletionMessageParam {
  * a system message just before `perTurn.before` (the user's message of the turn; the last user
  * message if it is no longer there). That message is built per request, never stored: the next
  * turn's request starts with this one's history unchanged, a prefix the provider can cache.
+ * `perTurn.image` goes with that user message as content parts (its text, then the image);
+ * every other message, older photos included, is sent as its stored text.
  */
 export function buildRequestMessages(
   systemPrompt: string,
   history: SessionMessage[],
-  perTurn?: { content: string; before: SessionMessage } | undefined,
+  perTurn?: { content: string; before: SessionMessage; image?: ChatCompletionContentPartImage | undefined } | undefined,
 ): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (systemPrompt) out.push({ role: 'system', content: systemPrompt });
   const repaired = repairToolPairs(history);
   let at = -1;
-  if (perTurn?.content) {
+  if (perTurn?.content || perTurn?.image) {
     at = repaired.lastIndexOf(perTurn.before);
     if (at < 0) at = repaired.findLastIndex((m) => m.role === 'user');
   }
   repaired.forEach((m, i) => {
-    if (i === at) out.push({ role: 'system', content: perTurn!.content });
-    out.push(toApiMessage(m));
+    if (i === at && perTurn!.content) out.push({ role: 'system', content: perTurn!.content });
+    const image = i === at && m.role === 'user' ? perTurn!.image : undefined;
+    out.push(image ? { role: 'user', content: [{ type: 'text', text: m.content }, image] } : toApiMessage(m));
   });
   return out;
 }

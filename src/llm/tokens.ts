@@ -5,6 +5,7 @@
  *   cl100k_base for older), with OpenAI's chat framing (3 tokens per message, 3 to prime the
  *   reply) and the cookbook's accounting for function definitions.
  * - estimate: models with no known tokenizer; characters / 3.5 as in seed 001.
+ * - images: what the model's catalogue entry says one costs (llm/vision.ts), in both modes.
  *
  * Counts are cached by message object (a WeakMap, so they go with the session) and by content
  * for other text (a Map keyed by a private copy of the string, bounded by entries and by
@@ -12,6 +13,7 @@
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Encoding } from './catalogue.js';
+import { imagePartTokens } from './vision.js';
 
 export type TokenizerMode = 'exact' | 'estimate';
 
@@ -58,6 +60,14 @@ function messageParts(m: ChatCompletionMessageParam): string[] {
   return parts;
 }
 
+/** What the images of a message cost (recorded when each part was made: llm/vision.ts). */
+function imagesIn(m: ChatCompletionMessageParam): number {
+  if (!Array.isArray(m.content)) return 0;
+  let n = 0;
+  for (const p of m.content) if (p.type === 'image_url') n += imagePartTokens(p);
+  return n;
+}
+
 abstract class BaseCounter implements TokenCounter {
   abstract readonly mode: TokenizerMode;
   abstract readonly encoding: Encoding | null;
@@ -100,7 +110,7 @@ abstract class BaseCounter implements TokenCounter {
     for (const m of messages) {
       let c = this.perMessage.get(m);
       if (c === undefined) {
-        c = PER_MESSAGE;
+        c = PER_MESSAGE + imagesIn(m);
         for (const p of messageParts(m)) c += this.countText(p);
         this.perMessage.set(m, c);
       }

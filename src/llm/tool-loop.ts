@@ -5,7 +5,8 @@
  * Every round's assistant and tool messages are made durable (session log) as it ends.
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { isContextLengthError } from './errors.js';
+import { isContextLengthError, refusedImage } from './errors.js';
+import { IMAGE_REFUSED_NOTICE } from './vision.js';
 import type { LlmClient } from './client.js';
 import type { ToolCallContext, ToolRegistry } from '../tools/registry.js';
 import { makeMessage } from '../sessions/model.js';
@@ -13,6 +14,7 @@ import { buildRequestMessages, toApiMessage } from './messages.js';
 import { componentLogger, type Logger } from '../log.js';
 import { compactionNotice, type CompactResult } from '../memory/compaction.js';
 import type { FitContext } from '../memory/context-fit.js';
+import type { TurnImage } from '../media/turn-image.js';
 
 /** Keeps requests within the context limit (the ContextFit service, memory/context-fit.ts). */
 export interface ContextGuard {
@@ -32,6 +34,8 @@ export interface ToolLoopContext extends FitContext {
   readonly usage: { llmCalls: number; toolCalls: number; promptTokens: number; completionTokens: number };
   /** The final answer; set before it is saved, so a deadline passing meanwhile leaves it be. */
   response: string | undefined;
+  /** This turn's image (Images 15); dropped when the server refuses requests carrying it. */
+  image?: TurnImage | undefined;
 }
 
 export interface ToolLoopDeps {
@@ -60,7 +64,7 @@ function noteCompaction(turn: ToolLoopContext, result: CompactResult): void {
 
 export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Promise<void> {
   const log = componentLogger(turn.log, 'ToolLoop');
-  const build = () => buildRequestMessages(turn.systemPrompt, turn.writes.session.messages, { content: turn.turnPrompt, before: turn.userMessage });
+  const build = () => buildRequestMessages(turn.systemPrompt, turn.writes.session.messages, { content: turn.turnPrompt, before: turn.userMessage, image: turn.image?.part });
   let messages: ChatCompletionMessageParam[] = build();
   const tools = deps.tools.definitions();
   let shrunk = false;
@@ -77,6 +81,14 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
       res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.writes.session.id, kind: 'answer' }, signal: turn.signal });
     } catch (err) {
       checkDeadline(turn);
+      if (turn.image && refusedImage(err)) {
+        log.warn({ code: err.code, status: err.status }, 'the LLM server refused the request with the image; asking again without it');
+        turn.image = undefined;
+        turn.notices.push(IMAGE_REFUSED_NOTICE);
+        messages = build();
+        round--;
+        continue;
+      }
       // Our count said it fits but the provider disagrees: compact harder and retry once.
       if (!deps.guard || shrunk || !isContextLengthError(err)) throw err;
       shrunk = true;

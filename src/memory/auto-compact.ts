@@ -26,16 +26,22 @@ export class AutoCompactor {
     return this.deps.fit.usage(session);
   }
 
-  /** System 18: compact when the coming request would be over 80 % (90 %: harder). */
-  async beforeTurn(writes: SessionWriter, log: Logger): Promise<CompactResult | null> {
+  /**
+   * System 18: compact when the coming request would be over 80 % (90 %: harder). `imageTokens`:
+   * this turn's image (Images 15), which goes with the request and cannot be compacted.
+   */
+  async beforeTurn(writes: SessionWriter, log: Logger, imageTokens = 0): Promise<CompactResult | null> {
     const session = writes.session;
     const rc = this.deps.runtime.get().compaction;
-    const { tokens, limit, ratio } = this.usage(session);
+    const usage = this.usage(session);
+    const { limit } = usage;
+    const tokens = usage.tokens + imageTokens;
+    const ratio = tokens / limit;
     if (ratio <= THRESHOLD) return null;
     const hard = ratio > HARD_THRESHOLD;
     const keepLast = hard ? Math.max(2, Math.floor(rc.keepLastMessages / 2)) : rc.keepLastMessages;
     log.info({ tokens, limit, threshold: Math.floor(limit * THRESHOLD), messages: session.messages.length }, `[AutoCompact] Context too large: ~${tokens} tokens (threshold ${Math.floor(limit * THRESHOLD)}), ${session.messages.length} messages. Compacting...`);
-    const result = await this.deps.fit.compact(writes, keepLast, hard ? 'hard' : 'auto', { bounded: true });
+    const result = await this.deps.fit.compact(writes, keepLast, hard ? 'hard' : 'auto', { bounded: true, imageTokens });
     return result.kind === 'none' ? null : result;
   }
 

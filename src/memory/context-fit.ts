@@ -39,6 +39,8 @@ export interface FitContext {
   readonly userMessage: SessionMessage;
   readonly systemPrompt: string;
   readonly turnPrompt: string;
+  /** This turn's image (Images 15): sent with the request, never stored, so a fixed cost. */
+  readonly image?: { readonly tokens: number } | undefined;
 }
 
 export class ContextFit {
@@ -74,8 +76,9 @@ export class ContextFit {
   /**
    * Compacts the writer's session keeping its last `keepLast` messages. `bounded`: a truncation (no summary)
    * drops only as much as needed to reach 60 % of the limit; unbounded, every unprotected exchange.
+   * `imageTokens`: the turn's image, fixed like the prompt.
    */
-  compact(writes: SessionWriter, keepLast: number, reason: CompactRequest['reason'], opts: { systemTokens?: number; bounded: boolean }): Promise<CompactResult> {
+  compact(writes: SessionWriter, keepLast: number, reason: CompactRequest['reason'], opts: { systemTokens?: number; imageTokens?: number; bounded: boolean }): Promise<CompactResult> {
     const session = writes.session;
     const systemTokens = opts.systemTokens ?? this.systemTokens(session);
     const req: CompactRequest = {
@@ -83,7 +86,7 @@ export class ContextFit {
       reason,
       scope: this.deps.memory.scopeKey(session.channelType, session.chatId),
       targetTokens: opts.bounded ? Math.floor(this.deps.contextLimit() * TRUNCATION_TARGET) : Infinity,
-      fixedTokens: 3 + systemTokens + this.deps.tokens.countTools(this.deps.toolDefinitions()),
+      fixedTokens: 3 + systemTokens + (opts.imageTokens ?? 0) + this.deps.tokens.countTools(this.deps.toolDefinitions()),
       countMessage: (m) => this.messageTokens(m),
     };
     return this.deps.compaction.compact(writes, this.deps.memory.forChat(session.channelType, session.chatId), req);
@@ -108,8 +111,9 @@ export class ContextFit {
     const keepLast = Math.max(1, idx >= 0 ? session.messages.length - idx : 2);
     const { tokens } = this.deps;
     const systemTokens = tokens.countText(ctx.systemPrompt) + (ctx.turnPrompt ? tokens.countText(ctx.turnPrompt) + 4 : 0) || this.systemTokens(session);
-    const result = await this.compact(ctx.writes, keepLast, reason, { systemTokens, bounded: true });
-    const after = this.countSession(session, systemTokens);
+    const imageTokens = ctx.image?.tokens ?? 0;
+    const result = await this.compact(ctx.writes, keepLast, reason, { systemTokens, imageTokens, bounded: true });
+    const after = this.countSession(session, systemTokens + imageTokens);
     if (after > limit) {
       throw new LlmError('llm.context_length_exceeded', 'rejected', `the current exchange alone needs ~${after} tokens, over the limit of ${limit}`);
     }

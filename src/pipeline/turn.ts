@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { Session, SessionMessage } from '../sessions/model.js';
 import type { SessionWriter } from '../sessions/writer.js';
+import type { ImageRef } from '../media/attachments.js';
+import type { TurnImage } from '../media/turn-image.js';
 
 export interface InboundMessage {
   channel: string;
@@ -18,6 +20,8 @@ export interface InboundMessage {
   /** The channel's own id for this message (Telegram message_id). */
   messageId?: string | undefined;
   receivedAt: Date;
+  /** A photo or image file that came with the message (`text` is its placeholder and caption). */
+  image?: ImageRef | undefined;
 }
 
 export interface PromptSection {
@@ -62,6 +66,8 @@ export interface Turn {
   turnPrompt: string;
   /** ContextBuilding 20: size of the `# Memory` block and what its budget made it drop. */
   memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number; approximate?: boolean }> } | undefined;
+  /** Images 25: the message's image as request content; sent with the user's message only, never stored. */
+  image: TurnImage | undefined;
   /** ToolLoop 30: the final answer. */
   response: string | undefined;
   /** Short lines appended to the reply (e.g. "Compacted the conversation: …"). */
@@ -105,6 +111,7 @@ export function createTurn(init: {
     turnSections: [],
     turnPrompt: '',
     memory: undefined,
+    image: undefined,
     response: undefined,
     notices: [],
     delivered: false,

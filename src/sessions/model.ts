@@ -4,6 +4,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../errors.js';
+import type { StoredAttachment } from '../media/attachments.js';
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 export type SessionState = 'ACTIVE' | 'PAUSED' | 'TERMINATED';
@@ -40,6 +41,8 @@ export interface SessionMessage {
    * `noteKey`), so their daily-note lines stay out of the prompt while the summary is there.
    */
   covers?: string[];
+  /** An image that came with a user message: its file id only (`content` holds the placeholder). */
+  attachment?: StoredAttachment;
 }
 
 export interface CompactionRecord {
@@ -161,7 +164,13 @@ export function repairMessage(raw: unknown, repaired: { fields: number } = { fie
   for (const k of ['toolName', 'senderName'] as const) if (m[k] !== undefined) set(k, typeof m[k] === 'string' ? m[k] : undefined);
   if (m.consolidated !== undefined) set('consolidated', typeof m.consolidated === 'boolean' ? m.consolidated : undefined);
   if (m.covers !== undefined) set('covers', Array.isArray(m.covers) && m.covers.every((k) => typeof k === 'string') ? m.covers : undefined);
+  if (m.attachment !== undefined) set('attachment', validAttachment(m.attachment) ? m.attachment : undefined);
   return out as unknown as SessionMessage;
+}
+
+function validAttachment(v: unknown): boolean {
+  const a = v as Record<string, unknown> | null;
+  return !!a && typeof a === 'object' && (a.kind === 'photo' || a.kind === 'document') && typeof a.fileId === 'string';
 }
 
 function repairCompaction(v: unknown): CompactionRecord | undefined {

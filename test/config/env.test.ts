@@ -21,6 +21,7 @@ test('defaults: only a key set gives the documented values and no problems', () 
     openaiBaseUrl: undefined,
     model: 'gpt-4o-mini',
     modelBalanced: 'gpt-4o-mini',
+    vision: undefined,
     llmTimeoutMs: 60_000,
     llmMaxRetries: 2,
     maxToolIterations: 8,
@@ -62,6 +63,14 @@ test('defaults: only a key set gives the documented values and no problems', () 
       showTranscript: false,
     },
   });
+});
+
+test('LLM_VISION: unset goes by the catalogue, true/false override it, anything else is one problem line', () => {
+  assert.equal(loadConfig({ ...KEY, TZ: 'UTC', LLM_VISION: 'true' }).config.vision, true);
+  assert.equal(loadConfig({ ...KEY, TZ: 'UTC', LLM_VISION: 'off' }).config.vision, false);
+  const bad = loadConfig({ ...KEY, TZ: 'UTC', LLM_VISION: 'sometimes' });
+  assert.equal(bad.config.vision, undefined);
+  assert.deepEqual(bad.problems, ['LLM_VISION="sometimes" must be true (the model reads images) or false (text only) — or remove it to go by src/llm/models.json']);
 });
 
 test('DAILY_TOKEN_BUDGET: a whole number of tokens (0 = off); the allowed users are exempt unless DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS=false', () => {

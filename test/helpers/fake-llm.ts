@@ -80,9 +80,15 @@ export function toolCalls(calls: Array<{ name: string; args: unknown; id?: strin
   return { json: completion(content, calls) };
 }
 
+/** The newest user message's text (of its text parts, when it carries an image). */
 export function lastUserText(req: RecordedRequest): string {
   const msgs = (req.body?.messages ?? []) as Array<{ role: string; content: unknown }>;
-  for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i]!.role === 'user') return String(msgs[i]!.content);
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    const c = msgs[i]!.content;
+    if (msgs[i]!.role !== 'user') continue;
+    if (!Array.isArray(c)) return String(c);
+    return c.filter((p: { type?: string }) => p.type === 'text').map((p: { text?: string }) => p.text).join('\n');
+  }
   return '';
 }
 

@@ -30,8 +30,10 @@ import { PairingStore, pairingFile } from './pairing.js';
 import { parseSessionChatId, sessionChatId } from './topics.js';
 import type { Transcriber } from '../../llm/transcribe.js';
 import type { KeepFn } from '../keep.js';
-import { untranscribedText, voiceText } from './media.js';
+import { downloadFile, untranscribedText, voiceText } from './media.js';
 import { transcribeNote } from './voice.js';
+import { imageMessage } from './photos.js';
+import type { MediaFetchers } from '../../media/attachments.js';
 import { Poller } from './polling.js';
 import { UpdateLog } from './update-log.js';
 import { WebhookServer } from './webhook.js';
@@ -59,8 +61,10 @@ export interface TelegramChannelOptions {
   tuning?: Partial<TelegramTuning>;
   /** Speech to text for voice notes and audio; without it they are kept untranscribed. */
   transcriber?: Transcriber | undefined;
-  /** Stores a message in its session without a turn (a voice note that could not be transcribed). */
+  /** Stores a message in its session without a turn (a voice note that could not be transcribed, an image the model cannot see). */
   keep?: KeepFn | undefined;
+  /** Photos and image files: the app's downloaders (this channel registers there) and whether the model reads images. */
+  images?: { media: MediaFetchers; vision: boolean } | undefined;
   /** Polling gave up for good (Telegram refused the token while running). */
   onFatal?: (err: unknown) => void;
 }
@@ -98,6 +102,7 @@ export class TelegramChannel implements Channel {
     });
     this.updateLog = new UpdateLog(path.join(opts.workspaceDir, 'telegram', 'updates.json'), this.log);
     this.pairing = new PairingStore(pairingFile(opts.workspaceDir));
+    opts.images?.media.register(this.name, (fileId, maxBytes) => downloadFile(this.bot.telegram, fileId, maxBytes));
     this.access = new AccessControl({
       dmPolicy: opts.telegram.dmPolicy,
       allowedUsers: opts.telegram.allowedUsers,
@@ -239,6 +244,17 @@ export class TelegramChannel implements Channel {
     // In a group several people talk at once: the reaction shows whose message is being answered.
     if (r.group && ack) void this.delivery.react(chatId, r.messageId, ack);
     const sendOptions = { replyTo: r.group ? r.messageId : undefined, threadId };
+    if (r.kind === 'image') {
+      // Downloaded in the turn (systems/images.ts); only what is clear without the bytes is refused here.
+      const image = imageMessage(r, this.opts.images?.vision ?? false);
+      msg.text = image.text;
+      msg.image = r.image;
+      if (image.refusal) {
+        await this.opts.keep?.(msg).catch((err: unknown) => this.log.error({ err, chatId }, 'an image could not be kept'));
+        this.sideReply(chatId, image.refusal, sendOptions.replyTo, threadId);
+        return;
+      }
+    }
     if (r.kind === 'audio') {
       // Transcribed before the update counts as taken: a kill meanwhile means Telegram sends it again.
       void this.delivery.chatAction(chatId, 'typing', threadId);

@@ -3,7 +3,8 @@
  * "text only", or ignore it (and why). Pure, so every rule here has a unit test.
  *
  * - Voice notes and audio files are 'audio' (transcribed by the channel: media.ts).
- * - Text and captions are text. Stickers, photos without caption and other media get
+ * - Photos and image documents are 'image' (shown to the model when it reads images: photos.ts).
+ * - Text and captions are text. Stickers and other media without a caption get
  *   the "I can read text only" answer. Service messages (joins, pins, …) are ignored.
  * - Edited messages are ignored: the answer to the original already exists, and answering the
  *   edit would give the user a second reply to one question.
@@ -16,9 +17,11 @@
  */
 import type { Update, Message } from 'telegraf/types';
 import type { Sender } from './access.js';
-import { quotedMessage, withQuote, type BotIdentity } from './reply-context.js';
+import { quotedMessage, withQuote, type BotIdentity, type QuotedMessage } from './reply-context.js';
 import { topicOf } from './topics.js';
 import { audioOf, type AudioRef } from './media.js';
+import { imageOf } from './photos.js';
+import type { ImageRef } from '../../media/attachments.js';
 
 export type { BotIdentity };
 
@@ -26,7 +29,8 @@ export type Inbound =
   | { kind: 'ignore'; reason: string }
   | { kind: 'text'; sender: Sender; text: string; messageId: number; group: boolean; threadId?: number | undefined }
   | { kind: 'unsupported'; sender: Sender; messageId: number; group: boolean; threadId?: number | undefined }
-  | { kind: 'audio'; sender: Sender; audio: AudioRef; caption: string | undefined; messageId: number; group: boolean; threadId?: number | undefined };
+  | { kind: 'audio'; sender: Sender; audio: AudioRef; caption: string | undefined; messageId: number; group: boolean; threadId?: number | undefined }
+  | { kind: 'image'; sender: Sender; image: ImageRef; caption: string | undefined; quote: QuotedMessage | undefined; messageId: number; group: boolean; threadId?: number | undefined };
 
 export const TEXT_ONLY_REPLY = 'I can read text only (for now).';
 
@@ -54,10 +58,15 @@ export function readUpdate(update: Update, bot: BotIdentity): Inbound {
 
   if (group && !isAddressed(m, raw ?? '', bot)) return { kind: 'ignore', reason: 'group message not addressed to the bot' };
 
+  // Media with a caption: the caption is the user's words about it.
+  const caption = raw === undefined ? undefined : (group ? stripMention(raw, bot.username) : raw.trim()) || undefined;
   const audio = audioOf(m);
   if (audio) {
-    const caption = raw === undefined ? undefined : (group ? stripMention(raw, bot.username) : raw.trim()) || undefined;
     return { kind: 'audio', sender, audio, caption, messageId: m.message_id, group, threadId: topicOf(m) };
+  }
+  const image = imageOf(m);
+  if (image) {
+    return { kind: 'image', sender, image, caption, quote: quotedMessage(m, bot), messageId: m.message_id, group, threadId: topicOf(m) };
   }
   if (raw === undefined || raw.trim() === '') {
     if (MEDIA_KEYS.some((k) => k in m)) return { kind: 'unsupported', sender, messageId: m.message_id, group, threadId: topicOf(m) };

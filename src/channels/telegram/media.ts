@@ -6,6 +6,9 @@
  */
 import type { Telegram } from 'telegraf';
 import type { Message } from 'telegraf/types';
+import type { Download } from '../../media/attachments.js';
+
+export type { Download } from '../../media/attachments.js';
 
 /** The Bot API's download limit for bots. */
 export const MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024;
@@ -44,8 +47,6 @@ export function untranscribedText(a: AudioRef, caption?: string): string {
   const len = a.duration !== undefined ? `, ${a.duration} s` : '';
   return `[${a.kind === 'voice' ? 'Voice message' : 'Audio file'}${len}, not transcribed; Telegram file_id: ${a.fileId}]${caption ? `\n\n${caption}` : ''}`;
 }
-
-export type Download = { ok: true; bytes: Buffer; filePath: string } | { ok: false; reason: 'too_big' | 'failed'; detail: string };
 
 /**
  * getFile, then the file itself, refusing anything over the limit (before and while reading:

@@ -121,7 +121,7 @@ test('a 10,000-character answer arrives as ordered chunks of at most 4096 charac
   }
 });
 
-test('stickers, video notes and photos without caption get "text only"; a caption is read; edited messages are ignored', async () => {
+test('stickers, video notes and other documents without caption get "text only" (photos: photos.test.ts); a caption is read; edited messages are ignored', async () => {
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER) } });
   try {
     const owner = bot.tg.user({ userId: OWNER });
@@ -134,8 +134,8 @@ test('stickers, video notes and photos without caption get "text only"; a captio
     await waitFor(() => bot.tg.callsOf('getUpdates').length > 3, 5000, 'the edit to be polled');
     await owner.send({ sticker: { file_id: 'stk', width: 1, height: 1 } });
     await owner.send({ video_note: { file_id: 'v', duration: 1, length: 1 } });
-    await owner.send({ photo: [{ file_id: 'p', width: 1, height: 1 }] });
-    await owner.send({ photo: [{ file_id: 'p', width: 1, height: 1 }], caption: 'what is this?' });
+    await owner.send({ document: { file_id: 'd', file_name: 'report.pdf', mime_type: 'application/pdf' } });
+    await owner.send({ video: { file_id: 'v2', width: 1, height: 1, duration: 1 }, caption: 'what is this?' });
     const msgs = await bot.tg.waitForBotMessages(OWNER, 4);
     assert.deepEqual(msgs.slice(0, 3).map((m) => m.text), Array(3).fill('I can read text only (for now).'));
     assert.equal(msgs[3]!.text, 'echo: what is this?');

@@ -23,17 +23,42 @@ test('a private text message is text, with the sender and session chat id', () =
   assert.deepEqual(r.sender, { userId: '42', username: 'ann', name: 'Ann Lee', chatId: '42', chatType: 'private' });
 });
 
-test('a caption is text; a sticker or photo without caption is "unsupported"; voice and audio are "audio"', () => {
-  const photo = readUpdate(msg({ photo: [{ file_id: 'x' }], caption: 'what is this?' }), BOT);
-  assert.equal(photo.kind === 'text' && photo.text, 'what is this?');
+test('a caption is text; a sticker or video note without caption is "unsupported"; voice and audio are "audio"', () => {
+  const video = readUpdate(msg({ video: { file_id: 'x' }, caption: 'what is this?' }), BOT);
+  assert.equal(video.kind === 'text' && video.text, 'what is this?');
   const voice = readUpdate(msg({ voice: { file_id: 'v', duration: 3, mime_type: 'audio/ogg' } }), BOT);
   assert.deepEqual(voice.kind === 'audio' && voice.audio, { kind: 'voice', fileId: 'v', fileSize: undefined, duration: 3, mimeType: 'audio/ogg', fileName: undefined });
   const song = readUpdate(msg({ audio: { file_id: 'a', file_name: 'song.mp3' }, caption: 'lyrics?' }), BOT);
   assert.equal(song.kind === 'audio' && `${song.audio.kind} ${song.audio.fileName} ${song.caption}`, 'audio song.mp3 lyrics?');
-  for (const media of [{ sticker: { file_id: 's' } }, { video_note: { file_id: 'v' } }, { photo: [{ file_id: 'p' }] }]) {
+  for (const media of [{ sticker: { file_id: 's' } }, { video_note: { file_id: 'v' } }]) {
     assert.equal(readUpdate(msg(media), BOT).kind, 'unsupported', JSON.stringify(media));
   }
   assert.equal(readUpdate(msg({ new_chat_members: [] }), BOT).kind, 'ignore', 'service messages get no answer');
+});
+
+test('a photo is "image": the largest size within 2048 px and 10 MB, its caption and quote; image documents too, other documents are not', () => {
+  const sizes = [
+    { file_id: 's', width: 90, height: 67, file_size: 1_000 },
+    { file_id: 'l', width: 1280, height: 960, file_size: 150_000 },
+    { file_id: 'xl', width: 2560, height: 1920, file_size: 600_000 },
+    { file_id: 'm', width: 320, height: 240, file_size: 20_000 },
+  ];
+  const photo = readUpdate(msg({ photo: sizes, caption: ' what is this? ', reply_to_message: { message_id: 1, date: 0, chat: { id: 42, type: 'private' }, from: { id: 42, is_bot: false, first_name: 'Ann' }, text: 'my garden' } }), BOT);
+  assert.equal(photo.kind, 'image');
+  if (photo.kind !== 'image') return;
+  assert.deepEqual(photo.image, { kind: 'photo', fileId: 'l', fileSize: 150_000, width: 1280, height: 960, mimeType: 'image/jpeg' });
+  assert.equal(photo.caption, 'what is this?');
+  assert.equal(photo.quote?.text, 'my garden');
+  const bare = readUpdate(msg({ photo: sizes.slice(0, 1) }), BOT);
+  assert.equal(bare.kind === 'image' && bare.caption, undefined, 'a photo without a caption is still an image');
+  const heavy = readUpdate(msg({ photo: [{ file_id: 'a', width: 100, height: 100, file_size: 11 * 1024 * 1024 }, { file_id: 'b', width: 50, height: 50 }] }), BOT);
+  assert.equal(heavy.kind === 'image' && heavy.image.fileId, 'b', 'over 10 MB is passed over');
+  const doc = readUpdate(msg({ document: { file_id: 'd', file_name: 'plan.PNG', mime_type: 'Image/PNG', file_size: 5000 } }), BOT);
+  assert.deepEqual(doc.kind === 'image' && doc.image, { kind: 'document', fileId: 'd', fileSize: 5000, mimeType: 'image/png', fileName: 'plan.PNG' });
+  assert.equal(readUpdate(msg({ document: { file_id: 'p', mime_type: 'application/pdf' } }), BOT).kind, 'unsupported');
+  const inGroup = readUpdate(msg({ photo: sizes, caption: '@MemBot what is it?', caption_entities: [{ type: 'mention', offset: 0, length: 7 }] }, group), BOT);
+  assert.equal(inGroup.kind === 'image' && inGroup.caption, 'what is it?');
+  assert.equal(readUpdate(msg({ photo: sizes, caption: 'not for the bot' }, group), BOT).kind, 'ignore');
 });
 
 test('edited messages and other update types are ignored', () => {
