@@ -3,7 +3,7 @@
  * checked once at start; each problem becomes one line saying what to do, and main exits 2.
  */
 import path from 'node:path';
-import { SettingsReader, isHttpUrl, type Env } from './reader.js';
+import { SettingsReader, isHttpUrl, type Env, type SettingName } from './reader.js';
 
 export interface Config {
   openaiApiKey: string;
@@ -114,7 +114,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     model,
     modelBalanced: r.str('LLM_MODEL_BALANCED') ?? model,
     // Unset: the catalogue (src/llm/models.json) decides.
-    vision: r.str('LLM_VISION') === undefined ? undefined : r.bool('LLM_VISION', false, 'must be true (the model reads images) or false (text only) — or remove it to go by src/llm/models.json'),
+    vision: optionalBool(r, 'LLM_VISION', 'must be true (the model reads images) or false (text only) — or remove it to go by src/llm/models.json'),
     llmTimeoutMs: r.int('LLM_TIMEOUT_MS', 60_000, 100, 600_000),
     llmMaxRetries: r.int('LLM_MAX_RETRIES', 2, 0, 10),
     maxToolIterations: r.int('MAX_TOOL_ITERATIONS', 8, 1, 100),
@@ -149,6 +149,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     r.problem('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');
   }
   return { config, problems: r.problems, warnings: r.warnings };
+}
+
+/** A yes/no setting whose absence means "decide elsewhere": undefined when unset or invalid (a problem line). */
+function optionalBool(r: SettingsReader, name: SettingName, explain: string): boolean | undefined {
+  if (r.str(name) === undefined) return undefined;
+  const problems = r.problems.length;
+  const value = r.bool(name, false, explain);
+  return r.problems.length > problems ? undefined : value;
 }
 
 export type DmPolicy = 'allowlist' | 'pairing' | 'open';
