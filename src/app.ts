@@ -285,7 +285,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       sessions.record(session, userMessage);
     }
     const deadline = new AbortController();
-    const turn = createTurn({ inbound: msg, session, log: turnLog, userMessage, reply, signal: deadline.signal });
+    const turn = createTurn({ inbound: msg, session, log: turnLog, userMessage, reply, signal: deadline.signal, progress: reply.progress });
     if (truncated > 0) {
       turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
     }
@@ -414,6 +414,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       await accepted;
       return reply(text);
     };
+    // The channel's preview starts only once the message is journaled (see TelegramChannel.route).
+    if (reply.progress) replyWhenTaken.progress = reply.progress;
     const sendDocument = reply.document;
     if (sendDocument) {
       replyWhenTaken.document = async (doc) => {

@@ -13,6 +13,7 @@ import { makeMessage } from '../sessions/model.js';
 import type { Turn } from '../pipeline/turn.js';
 import { buildRequestMessages, toApiMessage } from './messages.js';
 import { componentLogger } from '../log.js';
+import { toolStatus } from './stream.js';
 
 /** Keeps requests within the context limit (see memory/auto-compact.ts). */
 export interface ContextGuard {
@@ -37,6 +38,12 @@ function checkDeadline(turn: Turn): void {
   if (turn.signal.aborted) throw turn.signal.reason;
 }
 
+/** With a channel that shows answers as they grow, each call is streamed to it (llm/stream.ts). */
+function streamTo(turn: Turn): ((soFar: string) => void) | undefined {
+  const progress = turn.progress;
+  return progress ? (soFar) => progress.text(soFar) : undefined;
+}
+
 export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void> {
   const log = componentLogger(turn.log, 'ToolLoop');
   const build = () => buildRequestMessages(turn.systemPrompt, turn.session.messages, { content: turn.turnPrompt, before: turn.userMessage });
@@ -49,7 +56,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void>
     checkDeadline(turn);
     let res;
     try {
-      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.session.id, kind: 'answer' }, signal: turn.signal });
+      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.session.id, kind: 'answer' }, signal: turn.signal, onText: streamTo(turn) });
     } catch (err) {
       checkDeadline(turn);
       // Our count said it fits but the provider disagrees: compact harder and retry once.
@@ -72,6 +79,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void>
       deps.sessions.record(turn.session, assistant);
       messages.push(toApiMessage(assistant));
       for (const call of res.toolCalls) {
+        turn.progress?.status(toolStatus(call.name));
         const outcome = await deps.tools.execute(call, turn);
         checkDeadline(turn);
         turn.usage.toolCalls++;

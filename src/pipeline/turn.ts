@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { Session, SessionMessage } from '../sessions/model.js';
+import type { AnswerProgress } from '../channels/types.js';
 
 export interface InboundMessage {
   channel: string;
@@ -44,6 +45,8 @@ export interface Turn {
   readonly reply: (text: string) => Promise<void>;
   /** Aborted when the turn runs past TURN_TIMEOUT_MS: LLM calls and tools stop, nothing more is saved. */
   readonly signal: AbortSignal;
+  /** Where the channel shows the answer as it is written (absent: it appears when done). */
+  readonly progress: AnswerProgress | undefined;
 
   /**
    * ContextBuilding 20: the sections of the system prompt, in order, and their join. Only what
@@ -85,6 +88,7 @@ export function createTurn(init: {
   reply: (text: string) => Promise<void>;
   id?: string;
   signal?: AbortSignal;
+  progress?: AnswerProgress | undefined;
 }): Turn {
   const id = init.id ?? newTurnId();
   return {
@@ -95,6 +99,7 @@ export function createTurn(init: {
     userMessage: init.userMessage,
     reply: init.reply,
     signal: init.signal ?? new AbortController().signal,
+    progress: init.progress,
     promptSections: [],
     systemPrompt: '',
     turnSections: [],
