@@ -37,4 +37,8 @@ export interface Channel {
   send(chatId: string, text: string): Promise<void>;
   /** Stop taking new messages. Replies of running turns may still be sent. */
   stop(): Promise<void>;
+  /** The way back for a message recovered from the journal after a restart (default: `send`). */
+  replyFor?(msg: InboundMessage): ReplyFn;
+  /** After recovery: tidies what the last run left half shown (Telegram: streaming placeholders). */
+  settleInterrupted?(): Promise<number>;
 }

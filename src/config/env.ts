@@ -201,6 +201,8 @@ export interface TelegramConfig {
   transcriptionModel: string | undefined;
   /** Echo a voice note's transcript before answering it. */
   showTranscript: boolean;
+  /** How answers show while written: drafts (falling back to edits), edits of a placeholder, or not at all. */
+  streaming: 'off' | 'draft' | 'edit';
 }
 
 const DM_POLICIES: DmPolicy[] = ['allowlist', 'pairing', 'open'];
@@ -274,6 +276,12 @@ export function loadTelegramConfig(env: Env = process.env): { telegram: Telegram
     else problems.push(`TELEGRAM_WEBHOOK_PORT=${JSON.stringify(portRaw)} is not a port number from 1 to 65535 — fix it or remove it to use 8787`);
   }
 
+  const streamingRaw = (str('STREAMING') ?? 'draft').toLowerCase();
+  const streaming = (['off', 'draft', 'edit'] as const).find((m) => m === streamingRaw) ?? 'draft';
+  if (streaming !== streamingRaw) {
+    problems.push(`STREAMING=${JSON.stringify(streamingRaw)} must be draft (live drafts in private chats, else an edited message), edit (always an edited message) or off (the answer appears when done)`);
+  }
+
   return {
     telegram: {
       botToken,
@@ -289,6 +297,7 @@ export function loadTelegramConfig(env: Env = process.env): { telegram: Telegram
       ackReaction: env.TELEGRAM_ACK_REACTION === undefined ? '👀' : env.TELEGRAM_ACK_REACTION.trim(),
       transcriptionModel: (str('TRANSCRIPTION_MODEL') ?? 'whisper-1').toLowerCase() === 'off' ? undefined : (str('TRANSCRIPTION_MODEL') ?? 'whisper-1'),
       showTranscript: /^(1|true|yes|on)$/i.test(str('SHOW_TRANSCRIPT') ?? ''),
+      streaming,
     },
     problems,
   };
