@@ -24,6 +24,7 @@ import type { Delivery, SendOptions } from './delivery.js';
 import { classifyTelegramFailure, describeError, isNotModified } from './errors.js';
 import type { Placeholder, PlaceholderStore } from './placeholders.js';
 import { sleep } from '../../util/retry.js';
+import { renderTelegramHtml } from './render.js';
 
 export type StreamingMode = 'off' | 'draft' | 'edit';
 
@@ -245,9 +246,14 @@ export class StreamPreview implements AnswerProgress {
   }
 }
 
-/** Plain text, secrets scrubbed like any reply, cut to what one message holds. */
+/**
+ * Plain text, secrets scrubbed like any reply, cut to what one message holds. Markdown that is
+ * complete so far loses its markers (rendered, then the tags dropped); half-written markup
+ * would make Telegram refuse HTML, so the preview never asks it to parse any.
+ */
 function previewText(text: string): string {
-  const t = scrubSecrets(text);
+  const html = renderTelegramHtml(scrubSecrets(text));
+  const t = html.replace(/<[^>]*>/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
   return t.length > PREVIEW_LIMIT ? `${t.slice(0, PREVIEW_LIMIT - 1)}…` : t;
 }
 
