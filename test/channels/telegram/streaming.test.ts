@@ -8,6 +8,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTelegramBot, waitFor, type TelegramTestBot } from '../../helpers/telegram.js';
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { RESTARTED_TEXT } from '../../../src/channels/telegram/stream-preview.js';
+import { tempDir } from '../../helpers/workspace.js';
 import { splitMessage } from '../../../src/channels/telegram/split.js';
 import { lastUserText, text, toolCalls, type FakeReply } from '../../helpers/fake-llm.js';
 
@@ -157,5 +162,25 @@ test('STREAMING=off: the model is not asked to stream and the answer arrives who
     assert.equal(bot.tg.callsOf('sendMessageDraft').length + bot.tg.callsOf('editMessageText').length, 0);
   } finally {
     await bot.close();
+  }
+});
+
+test('after a restart, a placeholder no recovered turn takes over says so; one being finished is left alone', async () => {
+  const ws = await tempDir();
+  await mkdir(path.join(ws.dir, 'telegram'), { recursive: true });
+  const file = path.join(ws.dir, 'telegram', 'placeholders.json');
+  await writeFile(file, JSON.stringify([
+    { chat: String(GROUP), source: '7', chatId: String(GROUP), messageId: 41 },
+    { chat: '111', source: '8', chatId: '111', messageId: 42, finishing: true },
+  ]));
+  const bot = await startTelegramBot({ env: ENV, workspace: ws.dir });
+  try {
+    assert.equal(await bot.channel.settleInterrupted(), 1);
+    const edits = bot.tg.callsOf('editMessageText');
+    assert.deepEqual(edits.map((e) => [e.body.message_id, e.body.text]), [[41, RESTARTED_TEXT]]);
+    await waitFor(() => readFileSync(file, 'utf8').trim() === '[]', 5000, 'the list emptied');
+  } finally {
+    await bot.close();
+    await ws.cleanup();
   }
 });
