@@ -184,3 +184,18 @@ test('after a restart, a placeholder no recovered turn takes over says so; one b
     await ws.cleanup();
   }
 });
+
+test('the turn deadline mid-stream: the placeholder becomes the apology, nothing else is sent', async () => {
+  const bot = await startTelegramBot({ env: { ...ENV, TURN_TIMEOUT_MS: '2500' }, responder: () => streamed(answer(400), 10, 40) });
+  try {
+    await bot.tg.user({ userId: 301, chatId: GROUP, type: 'supergroup', chatTitle: 'Team' }).say('@TestNameBot write forever');
+    await waitFor(() => /could not answer within/.test(bot.tg.botMessages(GROUP)[0]?.text ?? ''), 20_000, 'the apology');
+    await new Promise((r) => setTimeout(r, 2000)); // the aborted stream would show more now
+    const msgs = bot.tg.botMessages(GROUP);
+    assert.equal(msgs.length, 1, 'one message: the placeholder, now the apology');
+    assert.match(msgs[0]!.text, /^Sorry, I could not answer within/);
+    assert.ok(bot.tg.callsOf('editMessageText').length >= 1);
+  } finally {
+    await bot.close();
+  }
+});
