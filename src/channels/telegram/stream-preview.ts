@@ -18,7 +18,7 @@
  * sendMessage / final edit follows the delivery rules (delivery.ts).
  */
 import { randomInt } from 'node:crypto';
-import { scrubSecrets, type Logger } from '../../log.js';
+import { scrubSecrets, trimSecretTail, type Logger } from '../../log.js';
 import type { AnswerProgress } from '../types.js';
 import type { Delivery, SendOptions } from './delivery.js';
 import { classifyTelegramFailure, describeError, isNotModified } from './errors.js';
@@ -247,12 +247,15 @@ export class StreamPreview implements AnswerProgress {
 }
 
 /**
- * Plain text, secrets scrubbed like any reply, cut to what one message holds. Markdown that is
+ * Plain text, secrets scrubbed like any reply (and the start of one still arriving cut off),
+ * cut to what one message holds. Markdown that is
  * complete so far loses its markers (rendered, then the tags dropped); half-written markup
  * would make Telegram refuse HTML, so the preview never asks it to parse any.
  */
-function previewText(text: string): string {
-  const html = renderTelegramHtml(scrubSecrets(text));
+export function previewText(text: string): string {
+  // Only the beginning is ever shown: the rest is not scrubbed and rendered again at every step.
+  // The window is twice the limit, so a secret crossing the cut is scrubbed whole first.
+  const html = renderTelegramHtml(trimSecretTail(scrubSecrets(text.slice(0, 2 * PREVIEW_LIMIT))).slice(0, PREVIEW_LIMIT + 1));
   const t = html.replace(/<[^>]*>/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
   return t.length > PREVIEW_LIMIT ? `${t.slice(0, PREVIEW_LIMIT - 1)}…` : t;
 }

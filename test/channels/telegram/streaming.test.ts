@@ -11,7 +11,7 @@ import { startTelegramBot, waitFor, type TelegramTestBot } from '../../helpers/t
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { RESTARTED_TEXT } from '../../../src/channels/telegram/stream-preview.js';
+import { previewText, RESTARTED_TEXT } from '../../../src/channels/telegram/stream-preview.js';
 import { tempDir } from '../../helpers/workspace.js';
 import { splitMessage } from '../../../src/channels/telegram/split.js';
 import { lastUserText, text, toolCalls, type FakeReply } from '../../helpers/fake-llm.js';
@@ -195,6 +195,24 @@ test('the turn deadline mid-stream: the placeholder becomes the apology, nothing
     assert.equal(msgs.length, 1, 'one message: the placeholder, now the apology');
     assert.match(msgs[0]!.text, /^Sorry, I could not answer within/);
     assert.ok(bot.tg.callsOf('editMessageText').length >= 1);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('a key the model echoes never reaches a draft, as it never reaches a reply', async () => {
+  const leaky = `Your config says OPENAI_API_KEY=sk-test-key-123456 and ${'more words '.repeat(30)}`;
+  const bot = await startTelegramBot({ env: ENV, responder: () => streamed(leaky, 8, 30) });
+  try {
+    await bot.tg.user({ userId: 111 }).say('what is my key?');
+    await finalMessages(bot, 111);
+    const drafts = bot.tg.callsOf('sendMessageDraft').map((c) => c.body.text as string);
+    assert.ok(drafts.length >= 1);
+    assert.ok(drafts.every((t) => !t.includes('sk-test-key')), JSON.stringify(drafts));
+    assert.ok(!bot.tg.botMessages(111)[0]!.text.includes('sk-test-key'));
+    // A draft taken while the key is half streamed shows none of it.
+    assert.equal(previewText('Your key is sk-test-ke'), 'Your key is ');
+    assert.equal(previewText('Your key is sk-test-key-123456.'), 'Your key is [redacted].');
   } finally {
     await bot.close();
   }
