@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- section ...]` — prints each figure with the machine it was measured on.
- * Sections: tokens, compaction, index (add --full for the 1M-episode run), pipeline, memory, forget, cost, longtext.
+ * Sections: tokens, compaction, index (add --full for the 1M-episode run), pipeline (streamed answers
+ * included; `stream` runs only those), memory, forget, cost, longtext.
  */
 import os from 'node:os';
 import { benchTokens } from './bench/tokens.js';
@@ -11,6 +12,7 @@ const sections: Record<string, () => Promise<Record<string, string>>> = {
   compaction: benchCompaction,
   index: async () => (await import('./bench/index.js')).benchIndex(process.argv.includes('--full')),
   pipeline: async () => (await import('./bench/pipeline.js')).benchPipeline(process.argv.includes('--full')),
+  stream: async () => (await import('./bench/stream.js')).benchStream(),
   memory: async () => (await import('./bench/memory.js')).benchMemory(),
   forget: async () => (await import('./bench/forget.js')).benchForget(),
   cost: async () => (await import('./bench/cost.js')).benchCost(),

@@ -28,6 +28,19 @@ export function scrubSecrets(text: string): string {
   return out;
 }
 
+/**
+ * Text that is still growing (a streamed answer) may end in the first characters of a secret
+ * whose rest has not arrived: that tail is cut (4 characters or more), so no preview shows it.
+ */
+export function trimSecretTail(text: string): string {
+  for (const s of secrets) {
+    for (let n = Math.min(s.length - 1, text.length); n >= 4; n--) {
+      if (text.endsWith(s.slice(0, n))) return text.slice(0, text.length - n);
+    }
+  }
+  return text;
+}
+
 export interface LogOptions {
   level: string;
   /** Write to this file instead of stderr. */

@@ -74,7 +74,10 @@ async function main(): Promise<void> {
   // The memory page (MEMORY_PAGE_PORT): a failure to start it never stops the bot.
   const memoryPage = await startConfiguredMemoryPage(app.services, log).catch((err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'));
   // Messages accepted before a kill and never finished are handled now, in their chats' order.
-  void app.recover((msg) => (text) => channel.send(msg.chatId, text)).catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
+  void app
+    .recover((msg) => channel.replyFor?.(msg) ?? ((text) => channel.send(msg.chatId, text)))
+    .then(() => channel.settleInterrupted?.())
+    .catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
   // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.
   void app.services.reminders
     .start({ [channel.name]: (chatId, text) => channel.send(chatId, text) })

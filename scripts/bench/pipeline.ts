@@ -145,5 +145,7 @@ export async function benchPipeline(full = false): Promise<Record<string, string
     out[`ContextBuilding: 8 KB MEMORY.md, 8 days of notes, index of ${size.toLocaleString('en-US')} memories over 100 chats (100 turns)`] = `p50 ${f(pct(ctx, 50))} ms, p95 ${f(pct(ctx, 95))} ms`;
     await b.close();
   }
+  // Streamed answers through the Telegram channel: time to the first visible text (bench/stream.ts).
+  Object.assign(out, await (await import('./stream.js')).benchStream());
   return out;
 }

@@ -10,8 +10,23 @@ export interface OutboundDocument {
   caption?: string;
 }
 
-/** The way back to the chat a message came from; `document` where the channel can send files. */
-export type ReplyFn = ((text: string) => Promise<void>) & { document?: (doc: OutboundDocument) => Promise<void> };
+/**
+ * What a channel shows while an answer is being written (Telegram: a draft or an edited
+ * placeholder). Cosmetic: calls return at once and never fail; the answer itself still goes
+ * through the ReplyFn, which also ends the preview.
+ */
+export interface AnswerProgress {
+  /** The answer's text so far (the whole of it, not the delta); may start again shorter after a retry. */
+  text(soFar: string): void;
+  /** A short line while tools run ("searching memory…"). */
+  status(line: string): void;
+}
+
+/**
+ * The way back to the chat a message came from; `document` where the channel can send files,
+ * `progress` where it can show an answer as it grows.
+ */
+export type ReplyFn = ((text: string) => Promise<void>) & { document?: (doc: OutboundDocument) => Promise<void>; progress?: AnswerProgress };
 
 export type InboundHandler = (msg: InboundMessage, reply: ReplyFn) => HandleResult;
 
@@ -22,4 +37,8 @@ export interface Channel {
   send(chatId: string, text: string): Promise<void>;
   /** Stop taking new messages. Replies of running turns may still be sent. */
   stop(): Promise<void>;
+  /** The way back for a message recovered from the journal after a restart (default: `send`). */
+  replyFor?(msg: InboundMessage): ReplyFn;
+  /** After recovery: tidies what the last run left half shown (Telegram: streaming placeholders). */
+  settleInterrupted?(): Promise<number>;
 }

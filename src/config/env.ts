@@ -182,9 +182,12 @@ export interface TelegramConfig {
   transcriptionModel: string | undefined;
   /** Echo a voice note's transcript before answering it. */
   showTranscript: boolean;
+  /** How answers show while written: drafts (falling back to edits), edits of a placeholder, or not at all. */
+  streaming: 'off' | 'draft' | 'edit';
 }
 
 const DM_POLICIES: readonly DmPolicy[] = ['allowlist', 'pairing', 'open'];
+const STREAMING_MODES = ['off', 'draft', 'edit'] as const;
 
 /** The TELEGRAM_* settings alone (what `loadConfig` puts in `config.telegram`), with their problems. */
 export function loadTelegramConfig(env: Env = process.env): { telegram: TelegramConfig; problems: string[] } {
@@ -248,6 +251,7 @@ function readTelegram(r: SettingsReader): TelegramConfig {
     ackReaction: r.present('TELEGRAM_ACK_REACTION') ? (r.str('TELEGRAM_ACK_REACTION') ?? '') : '👀',
     transcriptionModel: transcription.toLowerCase() === 'off' ? undefined : transcription,
     showTranscript: r.bool('SHOW_TRANSCRIPT', false),
+    streaming: r.oneOf('STREAMING', STREAMING_MODES, 'draft', 'must be draft (live drafts in private chats, else an edited message), edit (always an edited message) or off (the answer appears when done)'),
   };
 }
 

@@ -248,6 +248,8 @@ function whenTaken(reply: ReplyFn, accepted: Promise<unknown>): ReplyFn {
     await accepted;
     return reply(text);
   };
+  // The channel's preview starts only once the message is journaled (see TelegramChannel.route).
+  if (reply.progress) out.progress = reply.progress;
   const sendDocument = reply.document;
   if (sendDocument) {
     out.document = async (doc) => {

@@ -66,7 +66,7 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
     writes.record(userMessage);
   }
   const deadline = new AbortController();
-  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, signal: deadline.signal });
+  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, signal: deadline.signal, progress: reply.progress });
   if (truncated > 0) {
     turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
   }

@@ -12,6 +12,7 @@ import { withRetry } from '../util/retry.js';
 import { normalizeToolCall, type ToolCall } from '../sessions/model.js';
 import { LlmError, classifyLlmError, toLlmError } from './errors.js';
 import type { TokenUsage, UsageAccount } from './usage.js';
+import { readStream, refusesStreamOptions, streamingBody, type StreamSupport } from './stream.js';
 
 export type ModelTier = 'default' | 'balanced';
 
@@ -31,6 +32,8 @@ export interface ChatCallOptions {
   account?: UsageAccount | undefined;
   /** Aborts the call (and any retry) at once: the turn's deadline. */
   signal?: AbortSignal | undefined;
+  /** Set: the answer is streamed and this gets its text so far as it grows (llm/stream.ts). */
+  onText?: ((soFar: string) => void) | undefined;
 }
 
 /** Receives the `usage` of every accounted response. */
@@ -77,6 +80,8 @@ export class LlmClient {
   usageSink: UsageSink | undefined;
   /** Set by the app: true when a call billed to this account must not be made (daily token budget). */
   gate: ((account: UsageAccount) => boolean) | undefined;
+  /** What the server turned out to accept when streaming (learned once, kept for the process). */
+  private readonly streamSupport: StreamSupport = { usageOption: true };
 
   constructor(
     private readonly config: Pick<Config, 'openaiApiKey' | 'openaiBaseUrl' | 'model' | 'modelBalanced' | 'llmTimeoutMs' | 'llmMaxRetries'>,
@@ -111,9 +116,11 @@ export class LlmClient {
       else body.max_tokens = opts.maxTokens;
     }
     const log = opts.log ?? this.log;
+    const timeoutMs = opts.timeoutMs ?? this.config.llmTimeoutMs;
+    if (opts.onText) return this.chatStreamed(body, opts.onText, model, timeoutMs, opts, log);
     const res = await this.call(
-      async (signal) => this.sdk.chat.completions.create(body, { signal, timeout: opts.timeoutMs ?? this.config.llmTimeoutMs }),
-      opts.timeoutMs ?? this.config.llmTimeoutMs,
+      async (signal) => this.sdk.chat.completions.create(body, { signal, timeout: timeoutMs }),
+      timeoutMs,
       opts.retries ?? this.config.llmMaxRetries,
       log,
       opts.signal,
@@ -133,6 +140,42 @@ export class LlmClient {
       toolCalls,
       finishReason: choice.finish_reason ?? null,
       usage,
+      model: res.model ?? model,
+    };
+  }
+
+  /**
+   * The same call, streamed. The whole stream is read inside one attempt, so the hard timeout
+   * covers it to its last event, and a retry starts the text again from nothing.
+   */
+  private async chatStreamed(
+    body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+    onText: (soFar: string) => void,
+    model: string,
+    timeoutMs: number,
+    opts: ChatCallOptions,
+    log: Logger,
+  ): Promise<ChatResult> {
+    const attempt = async (signal: AbortSignal) => {
+      const stream = await this.sdk.chat.completions.create(streamingBody(body, this.streamSupport), { signal, timeout: timeoutMs });
+      return readStream(stream, onText);
+    };
+    const run = () => this.call(attempt, timeoutMs, opts.retries ?? this.config.llmMaxRetries, log, opts.signal);
+    let res;
+    try {
+      res = await run();
+    } catch (err) {
+      if (!this.streamSupport.usageOption || !refusesStreamOptions((err as { cause?: unknown }).cause ?? err)) throw err;
+      this.streamSupport.usageOption = false;
+      log.warn('the LLM server refuses stream_options; streaming without usage figures from now on');
+      res = await run();
+    }
+    if (res.usage && opts.account) this.report(opts.account, res.usage, log);
+    return {
+      content: res.content,
+      toolCalls: readToolCalls(res.toolCalls),
+      finishReason: res.finishReason,
+      usage: res.usage,
       model: res.model ?? model,
     };
   }

@@ -15,6 +15,8 @@ import { componentLogger, type Logger } from '../log.js';
 import { compactionNotice, type CompactResult } from '../memory/compaction.js';
 import type { FitContext } from '../memory/context-fit.js';
 import type { TurnImage } from '../media/turn-image.js';
+import type { AnswerProgress } from '../channels/types.js';
+import { toolStatus } from './stream.js';
 
 /** Keeps requests within the context limit (the ContextFit service, memory/context-fit.ts). */
 export interface ContextGuard {
@@ -36,6 +38,8 @@ export interface ToolLoopContext extends FitContext {
   response: string | undefined;
   /** This turn's image (Images 15); dropped when the server refuses requests carrying it. */
   image?: TurnImage | undefined;
+  /** Where a channel shows the answer while it is written (drafts, an edited message); none: not streamed. */
+  readonly progress?: AnswerProgress | undefined;
 }
 
 export interface ToolLoopDeps {
@@ -62,6 +66,12 @@ function noteCompaction(turn: ToolLoopContext, result: CompactResult): void {
   if (result.kind !== 'none') turn.notices.push(compactionNotice(result));
 }
 
+/** With a channel that shows answers as they grow, each call is streamed to it (llm/stream.ts). */
+function streamTo(turn: ToolLoopContext): ((soFar: string) => void) | undefined {
+  const progress = turn.progress;
+  return progress ? (soFar) => progress.text(soFar) : undefined;
+}
+
 export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Promise<void> {
   const log = componentLogger(turn.log, 'ToolLoop');
   const build = () => buildRequestMessages(turn.systemPrompt, turn.writes.session.messages, { content: turn.turnPrompt, before: turn.userMessage, image: turn.image?.part });
@@ -78,7 +88,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     checkDeadline(turn);
     let res;
     try {
-      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.writes.session.id, kind: 'answer' }, signal: turn.signal });
+      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.writes.session.id, kind: 'answer' }, signal: turn.signal, onText: streamTo(turn) });
     } catch (err) {
       checkDeadline(turn);
       if (turn.image && refusedImage(err)) {
@@ -109,6 +119,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
       turn.writes.record(assistant);
       messages.push(toApiMessage(assistant));
       for (const call of res.toolCalls) {
+        turn.progress?.status(toolStatus(call.name));
         const outcome = await deps.tools.execute(call, toolCallContext(turn));
         checkDeadline(turn);
         turn.usage.toolCalls++;

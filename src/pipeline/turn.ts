@@ -8,6 +8,7 @@ import type { Session, SessionMessage } from '../sessions/model.js';
 import type { SessionWriter } from '../sessions/writer.js';
 import type { ImageRef } from '../media/attachments.js';
 import type { TurnImage } from '../media/turn-image.js';
+import type { AnswerProgress } from '../channels/types.js';
 
 export interface InboundMessage {
   channel: string;
@@ -51,6 +52,8 @@ export interface Turn {
   readonly reply: (text: string) => Promise<void>;
   /** Aborted when the turn runs past TURN_TIMEOUT_MS: LLM calls and tools stop, nothing more is saved. */
   readonly signal: AbortSignal;
+  /** Where the channel shows the answer as it is written (absent: it appears when done). */
+  readonly progress: AnswerProgress | undefined;
 
   /**
    * ContextBuilding 20: the sections of the system prompt, in order, and their join. Only what
@@ -94,6 +97,7 @@ export function createTurn(init: {
   reply: (text: string) => Promise<void>;
   id?: string;
   signal?: AbortSignal;
+  progress?: AnswerProgress | undefined;
 }): Turn {
   const id = init.id ?? newTurnId();
   const session = init.writes.session;
@@ -106,6 +110,7 @@ export function createTurn(init: {
     userMessage: init.userMessage,
     reply: init.reply,
     signal: init.signal ?? new AbortController().signal,
+    progress: init.progress,
     promptSections: [],
     systemPrompt: '',
     turnSections: [],

@@ -24,6 +24,21 @@ export interface FakeReply {
   hang?: boolean;
   /** Close the socket without an answer. */
   destroy?: boolean;
+  /**
+   * How a 200 completion is streamed when the request asks for `stream: true` (it always is
+   * then: as server-sent events, `chunkChars` characters per event, `paceMs` apart; default 16
+   * characters with no pause). `usage: false` plays a server that never reports usage.
+   */
+  stream?: { chunkChars?: number; paceMs?: number; usage?: boolean };
+}
+
+/** One streamed answer, as the server sent it (ms timestamps, Date.now()). */
+export interface StreamRecord {
+  startedAt: number;
+  /** When the first event with answer text went out. */
+  firstTextAt: number | undefined;
+  endedAt: number | undefined;
+  events: number;
 }
 
 export type Responder = (req: RecordedRequest, index: number) => FakeReply | Promise<FakeReply>;
@@ -33,6 +48,8 @@ export interface FakeLlm {
   requests: RecordedRequest[];
   /** Requests to /chat/completions only. */
   chatRequests(): RecordedRequest[];
+  /** Streamed answers, in the order they started. */
+  streams: StreamRecord[];
   /** Requests to /audio/transcriptions (multipart: `body` is the raw text). */
   transcriptionRequests(): RecordedRequest[];
   setResponder(r: Responder): void;
@@ -109,6 +126,7 @@ export async function startFakeLlm(responder: Responder = echoResponder, opts: {
   let current = responder;
   let transcriber: Responder = transcribeMarker;
   const requests: RecordedRequest[] = [];
+  const streams: StreamRecord[] = [];
   const sockets = new Set<import('node:net').Socket>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -136,6 +154,12 @@ export async function startFakeLlm(responder: Responder = echoResponder, opts: {
         return;
       }
       const status = reply.status ?? 200;
+      if (status === 200 && reply.raw === undefined && (rec.body as any)?.stream === true && isCompletion(reply.json)) {
+        const record: StreamRecord = { startedAt: Date.now(), firstTextAt: undefined, endedAt: undefined, events: 0 };
+        streams.push(record);
+        await streamCompletion(res, reply.json, reply.stream ?? {}, (rec.body as any)?.stream_options?.include_usage === true, record);
+        return;
+      }
       const payload = reply.raw ?? JSON.stringify(reply.json ?? (status >= 400 ? { error: { message: `fake error ${status}`, type: 'server_error' } } : {}));
       res.writeHead(status, { 'content-type': 'application/json', ...(reply.headers ?? {}) });
       res.end(payload);
@@ -150,6 +174,7 @@ export async function startFakeLlm(responder: Responder = echoResponder, opts: {
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    streams,
     chatRequests: () => requests.filter((r) => r.path.endsWith('/chat/completions')),
     transcriptionRequests: () => requests.filter((r) => r.path.endsWith('/audio/transcriptions')),
     setResponder(r) {
@@ -163,6 +188,45 @@ export async function startFakeLlm(responder: Responder = echoResponder, opts: {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function isCompletion(json: unknown): json is { id: string; model: string; created: number; choices: any[]; usage?: unknown } {
+  return !!json && typeof json === 'object' && (json as any).object === 'chat.completion' && Array.isArray((json as any).choices);
+}
+
+/** Sends a completion as server-sent events, the way OpenAI streams one (text and tool calls in pieces). */
+async function streamCompletion(
+  res: http.ServerResponse,
+  json: { id: string; model: string; created: number; choices: any[]; usage?: unknown },
+  opts: NonNullable<FakeReply['stream']>,
+  includeUsage: boolean,
+  record: StreamRecord,
+): Promise<void> {
+  const size = Math.max(1, opts.chunkChars ?? 16);
+  const pieces = (t: string): string[] => (t.length === 0 ? [] : Array.from({ length: Math.ceil(t.length / size) }, (_, i) => t.slice(i * size, (i + 1) * size)));
+  const base = { id: json.id, object: 'chat.completion.chunk', created: json.created, model: json.model };
+  const msg = json.choices[0]?.message ?? {};
+  const deltas: Array<{ delta: any; text?: boolean }> = [{ delta: { role: 'assistant', content: '' } }];
+  for (const p of pieces(typeof msg.content === 'string' ? msg.content : '')) deltas.push({ delta: { content: p }, text: true });
+  for (const [index, c] of ((msg.tool_calls ?? []) as any[]).entries()) {
+    deltas.push({ delta: { tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] } });
+    for (const p of pieces(c.function.arguments)) deltas.push({ delta: { tool_calls: [{ index, function: { arguments: p } }] } });
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const send = (data: unknown) => {
+    record.events++;
+    res.write(`data: ${JSON.stringify(data)}\n\n`);
+  };
+  for (const d of deltas) {
+    if (res.destroyed) return;
+    if (d.text && opts.paceMs) await new Promise((r) => setTimeout(r, opts.paceMs));
+    if (d.text) record.firstTextAt ??= Date.now();
+    send({ ...base, choices: [{ index: 0, delta: d.delta, finish_reason: null }] });
+  }
+  send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: json.choices[0]?.finish_reason ?? 'stop' }] });
+  if (includeUsage && opts.usage !== false && json.usage) send({ ...base, choices: [], usage: json.usage });
+  res.end('data: [DONE]\n\n');
+  record.endedAt = Date.now();
 }
 
 /** The prompt kind of a request, recognised by the first words our services use. */

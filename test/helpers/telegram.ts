@@ -92,6 +92,15 @@ export interface TelegramEmulator {
   close(): Promise<void>;
 }
 
+/** sendMessageDraft as the Bot API documents it: a private chat, a non-zero draft id, 1–4096 characters. */
+function draftStandIn(body: any): ProxyPlan {
+  const bad = (description: string): ProxyPlan => ({ status: 400, json: { ok: false, error_code: 400, description: `Bad Request: ${description}` } });
+  if (!Number.isInteger(body?.chat_id) || body.chat_id <= 0) return bad('chat_id must be a private chat');
+  if (!Number.isInteger(body?.draft_id) || body.draft_id === 0) return bad('draft_id must be non-zero');
+  if (typeof body?.text !== 'string' || body.text.length === 0 || body.text.length > 4096) return bad('text must be 1-4096 characters');
+  return { json: { ok: true, result: true } };
+}
+
 export async function freePort(): Promise<number> {
   const srv = net.createServer();
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
@@ -156,6 +165,8 @@ export async function startTelegramEmulator(token = TEST_TOKEN): Promise<Telegra
         plan = fn(call);
         if (plan) break;
       }
+      // The emulator has no sendMessageDraft: stand in for it, checking what Telegram checks.
+      if (!plan && method === 'sendMessageDraft') plan = draftStandIn(body);
       const forward = plan === undefined || plan.forward === true || (plan.status === undefined && plan.json === undefined && !plan.hang && !plan.destroy);
       let status = 200;
       let text = '';

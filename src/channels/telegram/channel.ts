@@ -37,6 +37,8 @@ import type { MediaFetchers } from '../../media/attachments.js';
 import { Poller } from './polling.js';
 import { UpdateLog } from './update-log.js';
 import { WebhookServer } from './webhook.js';
+import { PlaceholderStore, type Placeholder } from './placeholders.js';
+import { settleLeftOver, STREAM_TUNING, StreamPreview, StreamState, type StreamTuning } from './stream-preview.js';
 
 /** Knobs with production defaults; tests make them short. */
 export interface TelegramTuning {
@@ -50,6 +52,8 @@ export interface TelegramTuning {
   baseDelayMs: number;
   maxDelayMs: number;
   maxRetryAfterMs: number;
+  /** Streaming preview pace (stream-preview.ts). */
+  stream: StreamTuning;
 }
 
 export interface TelegramChannelOptions {
@@ -77,6 +81,7 @@ export class TelegramChannel implements Channel {
   readonly pairing: PairingStore;
   private readonly access: AccessControl;
   private readonly log: Logger;
+  private readonly stream: StreamState;
   private poller: Poller | undefined;
   private webhook: WebhookServer | undefined;
   private onMessage: InboundHandler | undefined;
@@ -103,6 +108,8 @@ export class TelegramChannel implements Channel {
     this.updateLog = new UpdateLog(path.join(opts.workspaceDir, 'telegram', 'updates.json'), this.log);
     this.pairing = new PairingStore(pairingFile(opts.workspaceDir));
     opts.images?.media.register(this.name, (fileId, maxBytes) => downloadFile(this.bot.telegram, fileId, maxBytes));
+    const placeholders = new PlaceholderStore(path.join(opts.workspaceDir, 'telegram', 'placeholders.json'), this.log);
+    this.stream = new StreamState(opts.telegram.streaming ?? 'draft', t.stream ?? STREAM_TUNING, placeholders, this.delivery, this.log);
     this.access = new AccessControl({
       dmPolicy: opts.telegram.dmPolicy,
       allowedUsers: opts.telegram.allowedUsers,
@@ -120,6 +127,7 @@ export class TelegramChannel implements Channel {
   async start(onMessage: InboundHandler): Promise<void> {
     this.onMessage = onMessage;
     await this.updateLog.load();
+    await this.stream.placeholders.load();
     const me = await this.getMe();
     this.identity = { id: me.id, username: me.username };
     await this.registerCommands();
@@ -172,6 +180,33 @@ export class TelegramChannel implements Channel {
   async send(chatId: string, text: string): Promise<void> {
     const to = parseSessionChatId(chatId);
     await this.delivery.sendMarkdown(to.chatId, text, { threadId: to.threadId });
+  }
+
+  /**
+   * The way back for a message the last run accepted and did not finish (journal recovery):
+   * streamed like a live one, and finishing in place the placeholder that run left for it.
+   */
+  replyFor(msg: InboundMessage): ReplyFn {
+    const to = parseSessionChatId(msg.chatId);
+    const adopted = this.stream.placeholders.take(msg.chatId, msg.messageId);
+    const preview = this.preview(to.chatId, to.threadId, undefined, !to.chatId.startsWith('-'), msg, adopted);
+    preview?.start();
+    const reply: ReplyFn = async (text) => {
+      if (preview) await preview.finish(text, { threadId: to.threadId });
+      else await this.delivery.sendMarkdown(to.chatId, text, { threadId: to.threadId });
+    };
+    if (preview) reply.progress = preview;
+    return reply;
+  }
+
+  /** After recovery: placeholders of the last run that no recovered turn took say the bot restarted. */
+  async settleInterrupted(): Promise<number> {
+    return settleLeftOver(this.stream);
+  }
+
+  private preview(chatId: string, threadId: number | undefined, replyTo: number | undefined, privateChat: boolean, msg: InboundMessage, adopted?: Placeholder): StreamPreview | undefined {
+    if (this.stream.mode === 'off') return undefined;
+    return new StreamPreview(this.stream, { chatId, threadId, replyTo, privateChat, sessionChat: msg.chatId, source: msg.messageId }, adopted);
   }
 
   /**
@@ -276,21 +311,30 @@ export class TelegramChannel implements Channel {
       this.stopTyping(chatId, threadId);
     };
     this.startTyping(chatId, threadId);
+    const preview = this.preview(chatId, threadId, sendOptions.replyTo, !r.group, msg);
     const reply: ReplyFn = async (text: string) => {
       stopTyping();
-      await this.delivery.sendMarkdown(chatId, text, sendOptions);
+      if (preview) await preview.finish(text, sendOptions);
+      else await this.delivery.sendMarkdown(chatId, text, sendOptions);
     };
     reply.document = async (doc) => {
       stopTyping();
+      preview?.close();
       await this.delivery.sendDocument(chatId, doc, sendOptions);
     };
+    if (preview) reply.progress = preview;
     // The turn is not awaited (it runs in the chat's queue while the next update is routed);
     // its acceptance is: the message is durably journaled before the update counts as taken.
     const handled = this.onMessage!(msg, reply);
     void handled
       .catch((err: unknown) => this.log.error({ err, chatId, updateId: update.update_id }, 'message could not be handed to the app'))
-      .finally(stopTyping);
+      .finally(() => {
+        stopTyping();
+        preview?.close();
+      });
     await handled.accepted?.catch(() => undefined);
+    // Nothing is shown of an answer before its message is durably journaled.
+    preview?.start();
   }
 
   private sideReply(chatId: string, text: string, replyTo?: number, threadId?: number): void {

@@ -16,7 +16,7 @@
 import type { Telegram } from 'telegraf';
 import { scrubSecrets, type Logger } from '../../log.js';
 import { withRetry } from '../../util/retry.js';
-import { classifyTelegramFailure, describeError, isFormattingRejected, toTelegramAppError } from './errors.js';
+import { classifyTelegramFailure, describeError, isFormattingRejected, isNotModified, isTelegramError, toTelegramAppError } from './errors.js';
 import { renderTelegramHtml, visibleLength } from './render.js';
 import type { OutboundDocument } from '../types.js';
 import { splitMessage, TELEGRAM_MESSAGE_LIMIT } from './split.js';
@@ -71,25 +71,77 @@ export class Delivery {
     const report: DeliveryReport = { chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
     let replyTo = options.replyTo;
     for (const chunk of chunks) {
-      const html = renderTelegramHtml(chunk);
-      let outcome: 'sent' | 'uncertain';
-      if (visibleLength(html.replace(/\s+/g, '')) === 0) {
-        outcome = await this.sendChunk(chatId, { text: chunk }, replyTo, options.threadId);
-      } else {
-        try {
-          outcome = await this.sendChunk(chatId, { text: html, parse_mode: 'HTML' }, replyTo, options.threadId);
-        } catch (err) {
-          if (!isFormattingRejected(err)) throw toTelegramAppError(err, 'sendMessage');
-          this.log.warn({ chatId, description: (err as { description?: string }).description }, 'Telegram rejected the formatting; sending this part as plain text');
-          report.plainFallbacks++;
-          outcome = await this.sendChunkOrThrow(chatId, { text: chunk }, replyTo, options.threadId);
-        }
-      }
-      if (outcome === 'sent') report.sent++;
-      else report.uncertain++;
+      await this.sendRendered(chatId, chunk, replyTo, options.threadId, report);
       replyTo = undefined;
     }
     return report;
+  }
+
+  /** One chunk of Markdown as HTML (plain text when Telegram refuses the formatting). */
+  private async sendRendered(chatId: string, chunk: string, replyTo: number | undefined, threadId: number | undefined, report: DeliveryReport): Promise<void> {
+    const html = renderTelegramHtml(chunk);
+    let outcome: 'sent' | 'uncertain';
+    if (visibleLength(html.replace(/\s+/g, '')) === 0) {
+      outcome = await this.sendChunk(chatId, { text: chunk }, replyTo, threadId);
+    } else {
+      try {
+        outcome = await this.sendChunk(chatId, { text: html, parse_mode: 'HTML' }, replyTo, threadId);
+      } catch (err) {
+        if (!isFormattingRejected(err)) throw toTelegramAppError(err, 'sendMessage');
+        this.log.warn({ chatId, description: (err as { description?: string }).description }, 'Telegram rejected the formatting; sending this part as plain text');
+        report.plainFallbacks++;
+        outcome = await this.sendChunkOrThrow(chatId, { text: chunk }, replyTo, threadId);
+      }
+    }
+    if (outcome === 'sent') report.sent++;
+    else report.uncertain++;
+  }
+
+  /**
+   * The finished answer into a message already in the chat (a streaming placeholder): its first
+   * part replaces the placeholder's text, further parts follow as new messages. An edit may be
+   * repeated safely (the same text twice is still one message), so it is retried after any
+   * failure, 429s after their retry_after. False when the placeholder cannot be edited (deleted
+   * by the user, too old): nothing of the answer is shown yet, and the caller sends it anew.
+   */
+  async finishInPlace(chatId: string, messageId: number, markdown: string, options: SendOptions = {}): Promise<boolean> {
+    const [first = '', ...rest] = splitMessage(scrubSecrets(markdown), this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
+    const html = renderTelegramHtml(first);
+    const edit = (payload: SendPayload) =>
+      withRetry(() => this.call('editMessageText', { chat_id: chatId, message_id: messageId, ...payload }, this.opts.sendTimeoutMs ?? 60_000), {
+        retries: this.opts.retries ?? 5,
+        baseDelayMs: this.opts.baseDelayMs ?? 500,
+        maxDelayMs: this.opts.maxDelayMs ?? 15_000,
+        maxRetryAfterMs: this.opts.maxRetryAfterMs ?? 120_000,
+        classify: (err) => (isNotModified(err) ? { retry: false } : classifyTelegramFailure(err, true)),
+        onRetry: ({ attempt, delayMs, err }) => this.log.warn({ chatId, attempt, delayMs, err: describeError(err) }, 'editMessageText failed; retrying'),
+      }).catch((err: unknown) => {
+        if (!isNotModified(err)) throw err;
+      });
+    try {
+      try {
+        await edit(visibleLength(html.replace(/\s+/g, '')) === 0 ? { text: first } : { text: html, parse_mode: 'HTML' });
+      } catch (err) {
+        if (!isFormattingRejected(err)) throw err;
+        this.log.warn({ chatId }, 'Telegram rejected the formatting; the answer goes in as plain text');
+        await edit({ text: first });
+      }
+    } catch (err) {
+      if (isTelegramError(err) && err.code !== 429 && err.code < 500) {
+        this.log.warn({ chatId, err: describeError(err) }, 'the placeholder could not be edited; sending the answer as a new message');
+        return false;
+      }
+      // Retries of an idempotent call ran out without a clear answer: it may well be shown.
+      this.log.warn({ code: 'telegram.delivery_uncertain', chatId, err: describeError(err) }, 'the final edit may or may not have reached Telegram; not sent again as a new message');
+    }
+    const report: DeliveryReport = { chunks: rest.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
+    for (const chunk of rest) await this.sendRendered(chatId, chunk, undefined, options.threadId, report);
+    return true;
+  }
+
+  /** One call of a streaming preview (draft, placeholder, interim edit): one attempt, cosmetic timeout. */
+  async previewCall(method: 'sendMessageDraft' | 'sendMessage' | 'editMessageText', body: object): Promise<unknown> {
+    return this.call(method, body, this.opts.cosmeticTimeoutMs ?? 10_000);
   }
 
   /** Sends text exactly as given, without formatting (notices, pairing codes). */
@@ -180,12 +232,13 @@ export class Delivery {
     });
   }
 
-  private async call(method: 'sendMessage' | 'sendChatAction' | 'setMessageReaction', payload: object, timeoutMs: number): Promise<unknown> {
+  private async call(method: 'sendMessage' | 'sendChatAction' | 'setMessageReaction' | 'sendMessageDraft' | 'editMessageText', payload: object, timeoutMs: number): Promise<unknown> {
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), timeoutMs);
     try {
-      // telegraf types its signal with the abort-controller polyfill; the native one works.
-      return await this.tg.callApi(method, payload as never, { signal: ac.signal as never });
+      // telegraf types its signal with the abort-controller polyfill; the native one works. Its
+      // method list predates sendMessageDraft; callApi posts any method name as it is.
+      return await this.tg.callApi(method as 'sendMessage', payload as never, { signal: ac.signal as never });
     } finally {
       clearTimeout(timer);
     }

@@ -68,6 +68,11 @@ export function isFormattingRejected(err: unknown): boolean {
   return /can't parse entities|can't find end tag|unsupported start tag|unexpected end tag/i.test(err.description ?? '');
 }
 
+/** An edit that would change nothing (Telegram answers 400 "message is not modified"): it is already shown. */
+export function isNotModified(err: unknown): boolean {
+  return isTelegramError(err) && err.code === 400 && /message is not modified/i.test(err.description ?? '');
+}
+
 /** The stable error an unrecoverable Bot API failure is raised as. */
 export function toTelegramAppError(err: unknown, what: string): AppError {
   const f = classifyTelegramFailure(err, true);

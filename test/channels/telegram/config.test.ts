@@ -20,7 +20,11 @@ test('without TELEGRAM_* settings: console mode, pairing policy, no problems', (
     ackReaction: '👀',
     transcriptionModel: 'whisper-1',
     showTranscript: false,
+    streaming: 'draft',
   });
+  assert.equal(loadTelegramConfig({ STREAMING: 'Edit' }).telegram.streaming, 'edit');
+  assert.equal(loadTelegramConfig({ STREAMING: 'off' }).telegram.streaming, 'off');
+  assert.match(loadTelegramConfig({ STREAMING: 'fast' }).problems.join('\n'), /STREAMING="fast" must be draft .*, edit .* or off/);
   assert.equal(loadTelegramConfig({ TRANSCRIPTION_MODEL: 'off' }).telegram.transcriptionModel, undefined);
   assert.equal(loadTelegramConfig({ TELEGRAM_ACK_REACTION: '' }).telegram.ackReaction, '', 'set but empty turns the reaction off');
   assert.equal(loadTelegramConfig({ TELEGRAM_ACK_REACTION: ' 👍 ' }).telegram.ackReaction, '👍');

@@ -1,0 +1,104 @@
+/**
+ * Placeholder messages of streamed answers (edit mode), in `workspace/telegram/placeholders.json`:
+ * which chat message stands for the answer to which inbound message, while it is being written.
+ *
+ * Why on disk: after a kill -9 mid-stream the message stays in the chat with half an answer.
+ * The next start reads the list; the turn that answers the same inbound message again (journal
+ * recovery) takes the placeholder over and finishes it in place, so the user sees one answer,
+ * not a fragment and then a second copy. A placeholder no recovered turn takes is told that
+ * the bot restarted (settle), unless it was already being finished (`finishing`: its final
+ * edit may have gone out, and the answer is in the session), which is left as it is.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../../log.js';
+import { ensureDir, writeFileAtomic } from '../../storage/atomic.js';
+
+export interface Placeholder {
+  /** Session chat id (`{chatId}` or `{chatId}:{threadId}`). */
+  chat: string;
+  /** The inbound message it answers (Telegram message_id, as the session stores it). */
+  source: string;
+  /** The Telegram chat and message of the placeholder. */
+  chatId: string;
+  messageId: number;
+  threadId?: number | undefined;
+  finishing?: boolean | undefined;
+}
+
+export class PlaceholderStore {
+  private readonly live = new Map<string, Placeholder>();
+  /** Left by the last run, not yet taken over. */
+  private readonly stale = new Map<string, Placeholder>();
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly file: string,
+    private readonly log: Logger,
+  ) {}
+
+  async load(): Promise<void> {
+    await ensureDir(path.dirname(this.file));
+    let list: unknown;
+    try {
+      list = JSON.parse(await readFile(this.file, 'utf8'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn({ err }, 'placeholders.json unreadable; earlier placeholders are left as they are');
+      return;
+    }
+    for (const p of Array.isArray(list) ? (list as Placeholder[]) : []) {
+      if (p && typeof p.chat === 'string' && typeof p.source === 'string' && typeof p.chatId === 'string' && Number.isInteger(p.messageId)) {
+        this.stale.set(key(p.chat, p.source), p);
+      }
+    }
+  }
+
+  /** Takes over a placeholder the last run left for this inbound message (not one being finished). */
+  take(chat: string, source: string | undefined): Placeholder | undefined {
+    if (source === undefined) return undefined;
+    const p = this.stale.get(key(chat, source));
+    if (!p || p.finishing) return undefined;
+    this.stale.delete(key(chat, source));
+    this.live.set(key(chat, source), { ...p, finishing: false });
+    return p;
+  }
+
+  /** The last run's placeholders no turn took over (those being finished are dropped). */
+  leftOver(): Placeholder[] {
+    const out = [...this.stale.values()].filter((p) => !p.finishing);
+    this.stale.clear();
+    void this.persist();
+    return out;
+  }
+
+  add(p: Placeholder): Promise<void> {
+    this.live.set(key(p.chat, p.source), p);
+    return this.persist();
+  }
+
+  /** Its final edit is about to go out. */
+  finishing(chat: string, source: string): Promise<void> {
+    const p = this.live.get(key(chat, source));
+    if (!p) return Promise.resolve();
+    p.finishing = true;
+    return this.persist();
+  }
+
+  remove(chat: string, source: string): Promise<void> {
+    if (!this.live.delete(key(chat, source))) return Promise.resolve();
+    return this.persist();
+  }
+
+  /** One write at a time, each of the whole current list (stale ones kept until settled). */
+  private persist(): Promise<void> {
+    const next = this.chain
+      .catch(() => undefined)
+      .then(() => writeFileAtomic(this.file, `${JSON.stringify([...this.stale.values(), ...this.live.values()])}\n`));
+    this.chain = next;
+    return next.catch((err: unknown) => this.log.warn({ err }, 'placeholders.json could not be written (a crash now could leave a half answer)'));
+  }
+}
+
+function key(chat: string, source: string): string {
+  return `${chat}\u0000${source}`;
+}
