@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section ...]` — prints each figure with the machine it was measured on.
- * Sections: tokens, compaction, index (add --full for the 1M-episode run), pipeline, memory.
+ * Sections: tokens, compaction, index (add --full for the 1M-episode run), pipeline, memory, forget, cost, longtext.
  */
 import os from 'node:os';
 import { benchTokens } from './bench/tokens.js';
@@ -12,6 +12,9 @@ const sections: Record<string, () => Promise<Record<string, string>>> = {
   index: async () => (await import('./bench/index.js')).benchIndex(process.argv.includes('--full')),
   pipeline: async () => (await import('./bench/pipeline.js')).benchPipeline(process.argv.includes('--full')),
   memory: async () => (await import('./bench/memory.js')).benchMemory(),
+  forget: async () => (await import('./bench/forget.js')).benchForget(),
+  cost: async () => (await import('./bench/cost.js')).benchCost(),
+  longtext: async () => (await import('./bench/longtext.js')).benchLongText(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('--'));

@@ -8,6 +8,7 @@
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
 import pretty from 'pino-pretty';
+import { PRIVATE_FILE_MODE, preparePrivateFileSync } from './storage/private.js';
 
 export type { Logger };
 
@@ -42,7 +43,9 @@ export function createLogger(opts: LogOptions): Logger {
   if (opts.destination) {
     dest = opts.destination;
   } else if (opts.file) {
-    dest = pino.destination({ dest: opts.file, mkdir: true, sync: true });
+    // The log holds pairing codes and user ids: for the daemon's user only.
+    preparePrivateFileSync(opts.file);
+    dest = pino.destination({ dest: opts.file, sync: true, mode: PRIVATE_FILE_MODE });
   } else if (opts.pretty ?? process.stderr.isTTY) {
     dest = pretty({ destination: 2, sync: true, ignore: 'pid,hostname,component', translateTime: 'SYS:HH:MM:ss' });
   } else {

@@ -3,14 +3,17 @@
  * Bad settings print one line each and exit 2, before anything else starts.
  */
 import dotenv from 'dotenv';
-import { loadConfig, loadTelegramConfig } from './config/env.js';
+import { configSecrets, loadConfig, loadTelegramConfig } from './config/env.js';
 import { componentLogger, createLogger, registerSecret, scrubSecrets } from './log.js';
 import { createApp } from './app.js';
 import { ConsoleChannel } from './channels/console.js';
 import { TelegramChannel } from './channels/telegram/channel.js';
+import { keepInSession } from './channels/keep.js';
+import { Transcriber } from './llm/transcribe.js';
 import type { Channel } from './channels/types.js';
 import { isAppError } from './errors.js';
 import { acquireDaemonLock } from './storage/daemon-lock.js';
+import { startConfiguredMemoryPage } from './web/start.js';
 
 async function main(): Promise<void> {
   // quiet: dotenv 17 otherwise prints a banner on stdout, which belongs to the replies.
@@ -20,7 +23,7 @@ async function main(): Promise<void> {
     for (const p of problems) process.stderr.write(`config: ${p}\n`);
     process.exit(2);
   }
-  registerSecret(config.openaiApiKey);
+  for (const s of configSecrets(config)) registerSecret(s);
   const { telegram } = loadTelegramConfig();
   registerSecret(telegram.botToken);
   registerSecret(telegram.webhookSecret);
@@ -54,6 +57,8 @@ async function main(): Promise<void> {
         workspaceDir: config.workspaceDir,
         log: componentLogger(log, 'Telegram'),
         commands: app.commands.list(),
+        transcriber: telegram.transcriptionModel ? new Transcriber(app.services.llm.sdk, telegram.transcriptionModel) : undefined,
+        keep: keepInSession({ dispatcher: app.dispatcher, sessions: app.services.sessions }),
         onFatal: () => onFatal('Telegram refused the bot token'),
       })
     : new ConsoleChannel({ chatId: config.consoleChatId });
@@ -66,8 +71,14 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   mainLog.info({ channel: channel.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
+  // The memory page (MEMORY_PAGE_PORT): a failure to start it never stops the bot.
+  const memoryPage = await startConfiguredMemoryPage(app.services, log).catch((err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'));
   // Messages accepted before a kill and never finished are handled now, in their chats' order.
   void app.recover((msg) => (text) => channel.send(msg.chatId, text)).catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
+  // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.
+  void app.services.reminders
+    .start({ [channel.name]: (chatId, text) => channel.send(chatId, text) })
+    .catch((err: unknown) => mainLog.error({ err }, 'reminders could not start'));
 
   let stopping = false;
   const shutdown = async (reason: string, exitCode = 0): Promise<void> => {
@@ -75,6 +86,7 @@ async function main(): Promise<void> {
     stopping = true;
     mainLog.info({ reason }, 'stopping: no new messages, finishing running turns');
     await channel.stop();
+    await memoryPage?.close();
     const { drained } = await app.stop();
     if (!drained) mainLog.warn({ timeoutMs: config.shutdownTimeoutMs }, 'some turns did not finish before the shutdown timeout');
     await daemonLock.release();

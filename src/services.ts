@@ -14,6 +14,10 @@ import type { AutoCompactor } from './memory/auto-compact.js';
 import type { MemoryIndex } from './index/memory-index.js';
 import type { IndexingService } from './index/ingest.js';
 import type { Scheduler } from './scheduler/jobs.js';
+import type { ForgetService } from './memory/forget.js';
+import type { ReminderService } from './reminders/service.js';
+import type { UsageStore } from './llm/usage.js';
+import type { TokenBudget } from './llm/budget.js';
 
 export interface Services {
   config: Config;
@@ -31,6 +35,13 @@ export interface Services {
   index: MemoryIndex;
   indexing: IndexingService;
   scheduler: Scheduler;
+  /** /forget (and the web page later): find and remove words from one chat's memory. */
+  forget: ForgetService;
+  reminders: ReminderService;
+  /** Tokens per chat per day (workspace/usage.db). */
+  usage: UsageStore;
+  /** DAILY_TOKEN_BUDGET per chat. */
+  budget: TokenBudget;
 }
 
 /** The context limit budgets are measured against: min(model input limit, compaction.maxContextTokens). */

@@ -6,7 +6,7 @@ export interface TurnRecord {
   timings: SystemTiming[];
   systemPromptTokens: number;
   promptSections: Array<{ name: string; chars: number }>;
-  memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number }> } | undefined;
+  memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number; approximate?: boolean }> } | undefined;
 }
 
 const MAX_CHATS = 10_000;

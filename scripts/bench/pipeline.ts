@@ -24,11 +24,12 @@ export function msg(chatId: string, t: string, at = new Date()): InboundMessage 
   return { channel: 'bench', chatId, userId: chatId, userName: `user${chatId}`, text: t, messageId: String(++seq), receivedAt: at };
 }
 
-export async function setup(indexSize: number) {
+/** `runtimeConfig`: the workspace's runtime-config.json (default: no compaction, to keep sizes fixed). */
+export async function setup(indexSize: number, runtimeConfig: unknown = { compaction: { maxContextTokens: 10_000_000 } }) {
   const llm = await startLlmProcess('Sure, noted. Here is a short answer to that.');
   const ws = await tempDir('membot-bench-pipe-');
   await mkdir(path.join(ws.dir, 'preferences'), { recursive: true });
-  await writeFile(path.join(ws.dir, 'preferences', 'runtime-config.json'), JSON.stringify({ compaction: { maxContextTokens: 10_000_000 } }));
+  await writeFile(path.join(ws.dir, 'preferences', 'runtime-config.json'), JSON.stringify(runtimeConfig));
   const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, LLM_MODEL: 'gpt-4.1', MAX_CONCURRENT_TURNS: '100' });
   const app = await createApp(config, silentLogger());
   let llmMs = 0;

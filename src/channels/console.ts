@@ -7,6 +7,10 @@
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Channel, InboundHandler } from './types.js';
+import { scrubSecrets } from '../log.js';
+
+/** C0 controls but tab and line feed, DEL, C1 controls, and the bidi overrides that reorder a line. */
+const CONTROL_CHARS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 export interface ConsoleChannelOptions {
   chatId: string;
@@ -79,7 +83,10 @@ export class ConsoleChannel implements Channel {
     if (this.interactive && this.pending.size === 0) void this.write('> ');
   }
 
-  private write(s: string): Promise<void> {
+  private write(text: string): Promise<void> {
+    // The operator's terminal obeys escape sequences: what the model (or an error) says is
+    // printed without control characters (line breaks and tabs kept) and without secrets.
+    const s = scrubSecrets(text).replace(CONTROL_CHARS, '');
     return new Promise((resolve) => {
       if (this.output.write(s)) resolve();
       else this.output.once('drain', () => resolve());

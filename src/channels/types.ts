@@ -3,7 +3,17 @@ import type { InboundMessage } from '../pipeline/turn.js';
 /** Resolves when the message is fully handled; `accepted` resolves once it is durably journaled. */
 export type HandleResult = Promise<void> & { accepted?: Promise<unknown> };
 
-export type InboundHandler = (msg: InboundMessage, reply: (text: string) => Promise<void>) => HandleResult;
+/** A file sent to the chat (`/export`). */
+export interface OutboundDocument {
+  filename: string;
+  content: Buffer;
+  caption?: string;
+}
+
+/** The way back to the chat a message came from; `document` where the channel can send files. */
+export type ReplyFn = ((text: string) => Promise<void>) & { document?: (doc: OutboundDocument) => Promise<void> };
+
+export type InboundHandler = (msg: InboundMessage, reply: ReplyFn) => HandleResult;
 
 /** A transport users talk through. It knows its own limits (length, formatting, rate). */
 export interface Channel {

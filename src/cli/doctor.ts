@@ -5,17 +5,18 @@
  * for each problem on one line; 0 otherwise (warnings included).
  */
 import { createRequire } from 'node:module';
-import { mkdir, readFile, statfs, unlink } from 'node:fs/promises';
+import { readFile, statfs, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import dotenv from 'dotenv';
 import { Telegram } from 'telegraf';
-import { loadConfig, loadTelegramConfig } from '../config/env.js';
+import { configSecrets, loadConfig, loadTelegramConfig } from '../config/env.js';
 import { LlmClient } from '../llm/client.js';
 import { LlmError } from '../llm/errors.js';
 import { registerSecret, scrubSecrets, silentLogger } from '../log.js';
-import { writeFileAtomic } from '../storage/atomic.js';
+import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
 import { isTelegramError } from '../channels/telegram/errors.js';
+import { readStoredToken } from '../web/token.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -41,7 +42,7 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const { config, problems } = loadConfig(env, opts.cwd);
   const { telegram } = loadTelegramConfig(env);
-  registerSecret(config.openaiApiKey);
+  for (const s of configSecrets(config)) registerSecret(s);
   registerSecret(telegram.botToken);
   const results: CheckResult[] = [];
 
@@ -62,13 +63,23 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
 
   results.push(...checkSqlite());
   results.push(await checkDisk(config.workspaceDir));
+  if (config.memoryPagePort) results.push(await memoryPageRow(config.memoryPageHost, config.memoryPagePort, config.memoryPageToken, config.workspaceDir));
   return results;
+}
+
+/** The memory page's link with its token (the owner's way back to a random token). */
+async function memoryPageRow(host: string, port: number, configured: string | undefined, workspaceDir: string): Promise<CheckResult> {
+  const token = configured ?? (await readStoredToken(workspaceDir));
+  const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  return token
+    ? { name: 'memory page', status: 'ok', detail: `${base}?token=${token}` }
+    : { name: 'memory page', status: 'ok', detail: `${base} (the daemon makes its token at first start; run doctor again then)` };
 }
 
 async function checkWorkspace(dir: string): Promise<CheckResult> {
   const probe = path.join(dir, `.doctor-${process.pid}`);
   try {
-    await mkdir(dir, { recursive: true });
+    await ensureDir(dir);
     await writeFileAtomic(probe, 'ok');
     if ((await readFile(probe, 'utf8')) !== 'ok') throw new Error('read back something else');
     await unlink(probe);

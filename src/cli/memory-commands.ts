@@ -8,6 +8,7 @@ import { Upkeep, JOB_NAMES, type JobName } from '../index/upkeep.js';
 import { Embedder } from '../index/embeddings.js';
 import { extractEntities } from '../index/entities.js';
 import { rebuildScopedFts } from '../index/fts.js';
+import { CHAT_COMMANDS, runChatCommand } from './memory-chat.js';
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -20,6 +21,9 @@ export async function runMemoryCommand(cmd: string | undefined, args: string[], 
     process.stderr.write(`${why}\n${usage}\n`);
     return 2;
   };
+  if (CHAT_COMMANDS.includes(cmd ?? '')) {
+    return runChatCommand(cmd!, args, config, log, { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) });
+  }
   if (!['search', 'stats', 'reindex', 'run-job', 'entities'].includes(cmd ?? '')) return usageError(cmd ? `unknown command "${cmd}"` : 'no command given');
   if (cmd === 'search' && !args.some((a, i) => !a.startsWith('--') && args[i - 1] !== '--chat' && args[i - 1] !== '--limit')) {
     return usageError('search needs a query: npm run memory -- search "cat name"');
@@ -55,7 +59,8 @@ export async function runMemoryCommand(cmd: string | undefined, args: string[], 
         const { IndexWriter } = await import('../index/repository.js');
         const writer = new IndexWriter(db);
         db.transaction(() => {
-          db.exec('DELETE FROM memory_entities');
+          // Entities are rebuilt from the text, so their per-chat counts are not counted twice.
+          db.exec('DELETE FROM memory_entities; DELETE FROM entity_aliases; DELETE FROM entities');
           for (const r of rows) links += writer.linkEntities(r.id, r.content).length;
         })();
         let vectors = 'vectors unchanged';

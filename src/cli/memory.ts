@@ -1,5 +1,5 @@
 /**
- * `npm run memory -- <command>`: search, stats, reindex, run-job <name>, eval <dataset.json>.
+ * `npm run memory -- <command>`: search, stats, reindex, run-job <name>, eval <dataset.json>, usage.
  * Uses the same services as the daemon (same index file, same search, same jobs).
  */
 import dotenv from 'dotenv';
@@ -13,7 +13,11 @@ const USAGE = `usage: npm run memory -- <command>
   reindex [--embeddings]                            rebuild full-text indexes and entity links (and vectors)
   run-job <enrichment|consolidation|decay|reflection>   run a nightly job now
   eval <dataset.json>... [--k 5,10,20] [--mode hybrid|bm25 | --compare] [--split all|tune|report] [--json]
-                                                    retrieval recall@k and latency (--compare: baseline beside default)`;
+                                                    retrieval recall@k and latency (--compare: baseline beside default)
+  versions --chat CHANNEL:ID                        versions of the chat's MEMORY.md (time, what changed it, +/- entries)
+  restore --chat CHANNEL:ID --version N             make version N the current MEMORY.md (kept as a new version)
+  purge --chat CHANNEL:ID [--pairing]               delete every trace of one chat (stop the daemon first)
+  usage [--days 7] [--chat CHANNEL:ID]              tokens per day, one table per chat`;
 
 async function main(): Promise<number> {
   dotenv.config({ quiet: true });
@@ -24,6 +28,7 @@ async function main(): Promise<number> {
     for (const p of problems) process.stderr.write(`config: ${p}\n`);
     return 2;
   }
+  if (cmd === 'usage') return (await import('./usage-report.js')).runUsageCommand(args, config);
   const log = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const { runMemoryCommand } = await import('./memory-commands.js');
   return runMemoryCommand(cmd, args, config, log, USAGE);

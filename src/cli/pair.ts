@@ -18,9 +18,13 @@ export interface PairCliIo {
 
 const USAGE = [
   'usage: npm run pair -- approve <CODE>        let the user who got this code talk to the bot',
-  '       npm run pair -- list                  approved users and pending codes',
+  '       npm run pair -- list                  approved users, pending codes and strangers waiting',
   '       npm run pair -- revoke <id|@username> take an approval back',
 ].join('\n');
+
+function utc(iso: string): string {
+  return `${iso.replace('T', ' ').slice(0, 16)} UTC`;
+}
 
 function who(u: TelegramUserRef): string {
   const extras = [u.username ? `@${u.username}` : '', u.name ?? ''].filter(Boolean).join(', ');
@@ -51,11 +55,20 @@ export async function runPair(args: string[], workspaceDir: string, io: PairCliI
       return 1;
     }
     case 'list': {
-      const { approved, pending } = await store.list();
+      const { approved, pending, waiting } = await store.list();
       io.out(`Approved users (${approved.length}):`);
-      for (const a of approved) io.out(`  ${who(a)}  approved ${a.approvedAt.replace('T', ' ').slice(0, 16)} UTC`);
+      for (const a of approved) io.out(`  ${who(a)}  approved ${utc(a.approvedAt)}`);
       io.out(`Pending codes (${pending.length}, at most 3):`);
-      for (const p of pending) io.out(`  ${p.code}  ${who(p)}  expires ${p.expiresAt.replace('T', ' ').slice(0, 16)} UTC`);
+      for (const p of pending) io.out(`  ${p.code}  ${who(p)}  expires ${utc(p.expiresAt)}`);
+      // The backlog: who wrote and got no code. A user id here can be let in with TELEGRAM_ALLOWED_USERS.
+      io.out(`Waiting (${waiting.length}, last 24 hours):`);
+      for (const w of [...waiting].sort((a, b) => b.lastAt.localeCompare(a.lastAt))) {
+        const why =
+          w.reason === 'full'
+            ? 'turned away: all 3 codes were taken'
+            : `code expired unapproved; a new code from ${utc(w.retryAfter ?? w.since)}`;
+        io.out(`  ${who(w)}  ${why}; last message ${utc(w.lastAt)}`);
+      }
       return 0;
     }
     default:

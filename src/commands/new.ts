@@ -12,6 +12,7 @@ export function createNewCommand(): Command {
         await services.consolidation.consolidate(said, services.memory.forChat(inbound.channel, inbound.chatId), {
           scope: services.memory.scopeKey(inbound.channel, inbound.chatId),
           sessionId: session.metadata.conversationId,
+          chat: session.id,
         });
       }
       // The whole conversation is now in memory: the nightly job need not consolidate it again.

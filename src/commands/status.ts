@@ -13,11 +13,19 @@ export function formatDuration(ms: number): string {
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
+/** Today's tokens of the chat (usage.db): answers and background apart, and the cached share. */
+function tokensTodayLine(services: Parameters<Command['run']>[0]['services'], chat: string): string {
+  const { all, answers, background } = services.usage.day(chat);
+  const cached = all.promptTokens > 0 ? ` · ${((all.cachedTokens / all.promptTokens) * 100).toFixed(1)}% of prompt tokens cached` : '';
+  const limit = services.budget.enabled ? ` · daily budget ${fmt(services.budget.limit!)} (${Math.min(100, (all.total / services.budget.limit!) * 100).toFixed(1)}% used)` : '';
+  return `Tokens today: ${fmt(all.total)} (answers ${fmt(answers.total)}, background ${fmt(background.total)}; prompt ${fmt(all.promptTokens)}, completion ${fmt(all.completionTokens)})${cached}${limit}`;
+}
+
 export function createStatusCommand(): Command {
   return {
     name: 'status',
     description: 'Show session size, context use, compactions, model and timings',
-    async run({ session, services }) {
+    async run({ session, services, inbound }) {
       const { tokens, llm, stats, model, runtime } = services;
       const last = stats.lastTurn(session.id);
       const { tokens: used, limit } = services.compactor.usage(session);
@@ -38,15 +46,20 @@ export function createStatusCommand(): Command {
           ? `Last compaction: ${meta.lastCompaction.at.replace('T', ' ').slice(0, 16)} UTC, ${meta.lastCompaction.kind} (removed ${meta.lastCompaction.removed}, kept ${meta.lastCompaction.kept})`
           : 'Last compaction: never',
         `Model: ${llm.modelFor('default')} (summaries: ${llm.modelFor('balanced')})`,
+        tokensTodayLine(services, session.id),
         `Uptime: ${formatDuration(Date.now() - stats.startedAt)}`,
       ];
       if (last?.memory && last.memory.tokens > 0) {
         const m = last.memory;
         lines.push(`Memory block: ${fmt(m.tokens)} tokens (budget ${fmt(m.budget)})`);
-        if (m.drops.length > 0) lines.push(`Memory trimmed to fit: ${m.drops.map((d) => `${d.what} (${d.tokens} tokens)`).join('; ')}`);
+        if (m.drops.length > 0) lines.push(`Memory trimmed to fit: ${m.drops.map((d) => `${d.what} (${d.approximate ? 'about ' : ''}${d.tokens} tokens)`).join('; ')}`);
       } else if (last) {
         lines.push(`Memory block: empty${last.memory ? ` (budget ${fmt(last.memory.budget)})` : ''}`);
       }
+      const refused = await services.memory.forChat(inbound.channel, inbound.chatId).versions.refusals();
+      lines.push(
+        `Memory rewrites refused: ${refused.count}${refused.last ? ` (last ${refused.last.at.replace('T', ' ').slice(0, 16)} UTC, ${refused.last.source}: would have dropped ${refused.last.dropped} of ${refused.last.prior} entries)` : ''}`,
+      );
       if (last) {
         const parts = last.timings.map((t) => `${t.system} ${t.outcome === 'skipped' ? 'skipped' : `${t.ms.toFixed(1)}ms`}${t.outcome === 'failed' ? ' (failed)' : ''}`);
         lines.push(`Last turn: ${parts.join(' · ')}`);

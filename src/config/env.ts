@@ -27,6 +27,21 @@ export interface Config {
   embeddingsModel: string | undefined;
   embeddingsDimensions: number;
   maxMessageChars: number;
+  /** DAILY_TOKEN_BUDGET: tokens per chat per day; undefined = no budget. */
+  dailyTokenBudget: number | undefined;
+  /** Users (numeric ids, lower-case usernames) the budget does not apply to. */
+  budgetExemptUsers: string[];
+  /** A whole turn (compaction, prompt, every LLM round and tool) must end within this. */
+  turnTimeoutMs: number;
+  /** Messages one chat may send per minute; 0: no limit. */
+  rateLimitPerMinute: number;
+  /** Messages of one chat that may wait behind the one being answered. */
+  maxQueuedPerChat: number;
+  /** The memory page (src/web): 0 = off. */
+  memoryPagePort: number;
+  memoryPageHost: string;
+  /** Unset: a random token kept in workspace/.memory-page-token. A log secret. */
+  memoryPageToken: string | undefined;
 }
 
 export interface ConfigResult {
@@ -35,6 +50,14 @@ export interface ConfigResult {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** The key given to the SDK when the server needs none; a placeholder, not a secret to scrub. */
+export const NO_API_KEY = 'not-needed';
+
+/** The secrets among the settings (what logs, files and replies must never show). */
+export function configSecrets(config: Config): string[] {
+  return config.openaiApiKey && config.openaiApiKey !== NO_API_KEY ? [config.openaiApiKey] : [];
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -70,7 +93,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (!apiKey) {
     if (baseUrl) {
       // Local servers (Ollama, vLLM, llama.cpp) accept any key; the SDK insists on one.
-      apiKey = 'not-needed';
+      apiKey = NO_API_KEY;
     } else {
       problems.push('OPENAI_API_KEY is not set — set it in .env, or set OPENAI_BASE_URL to a local OpenAI-compatible server');
     }
@@ -100,7 +123,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
 
   // Telegram settings live in their own object (loadTelegramConfig); their problems are reported here too.
-  problems.push(...loadTelegramConfig(env).problems);
+  const tg = loadTelegramConfig(env);
+  problems.push(...tg.problems);
+  if (scopeRaw === 'global') {
+    const shared = globalScopeProblem(tg.telegram);
+    if (shared) problems.push(shared);
+  }
 
   const model = str('LLM_MODEL') ?? 'gpt-4o-mini';
   const config: Config = {
@@ -126,8 +154,28 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     embeddingsModel: str('EMBEDDINGS_MODEL'),
     embeddingsDimensions: int('EMBEDDINGS_DIMENSIONS', 256, 8, 4096),
     maxMessageChars: int('MAX_MESSAGE_CHARS', 20_000, 100, 1_000_000),
+    dailyTokenBudget: int('DAILY_TOKEN_BUDGET', 0, 0, 1_000_000_000_000) || undefined,
+    budgetExemptUsers: budgetExemptAllowed(env, problems) ? loadTelegramConfig(env).telegram.allowedUsers : [],
+    turnTimeoutMs: int('TURN_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
+    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 20, 0, 10_000),
+    maxQueuedPerChat: int('MAX_QUEUED_PER_CHAT', 10, 1, 10_000),
+    memoryPagePort: int('MEMORY_PAGE_PORT', 0, 0, 65535),
+    memoryPageHost: str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
+    memoryPageToken: str('MEMORY_PAGE_TOKEN'),
   };
+  if (config.memoryPageToken !== undefined && config.memoryPageToken.length < 16) {
+    problems.push('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');
+  }
   return { config, problems };
+}
+
+/** DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: true (default) or false. */
+function budgetExemptAllowed(env: Env, problems: string[]): boolean {
+  const raw = env.DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS?.trim().toLowerCase();
+  if (!raw || raw === 'true' || raw === '1' || raw === 'yes') return true;
+  if (raw === 'false' || raw === '0' || raw === 'no') return false;
+  problems.push(`DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS=${JSON.stringify(raw)} must be true (users in TELEGRAM_ALLOWED_USERS have no budget) or false`);
+  return true;
 }
 
 export type DmPolicy = 'allowlist' | 'pairing' | 'open';
@@ -147,6 +195,12 @@ export interface TelegramConfig {
   webhookSecret: string | undefined;
   webhookHost: string;
   webhookPort: number;
+  /** Reaction put on a group message the bot is answering; '' = none. */
+  ackReaction: string;
+  /** Speech-to-text model for voice notes (audio transcriptions endpoint); undefined = off. */
+  transcriptionModel: string | undefined;
+  /** Echo a voice note's transcript before answering it. */
+  showTranscript: boolean;
 }
 
 const DM_POLICIES: DmPolicy[] = ['allowlist', 'pairing', 'open'];
@@ -221,9 +275,44 @@ export function loadTelegramConfig(env: Env = process.env): { telegram: Telegram
   }
 
   return {
-    telegram: { botToken, apiRoot, allowedUsers, allowedGroups, dmPolicy, webhookUrl, webhookSecret, webhookHost, webhookPort },
+    telegram: {
+      botToken,
+      apiRoot,
+      allowedUsers,
+      allowedGroups,
+      dmPolicy,
+      webhookUrl,
+      webhookSecret,
+      webhookHost,
+      webhookPort,
+      // Unset: 👀; set but empty: off (so an explicit empty line in .env turns it off).
+      ackReaction: env.TELEGRAM_ACK_REACTION === undefined ? '👀' : env.TELEGRAM_ACK_REACTION.trim(),
+      transcriptionModel: (str('TRANSCRIPTION_MODEL') ?? 'whisper-1').toLowerCase() === 'off' ? undefined : (str('TRANSCRIPTION_MODEL') ?? 'whisper-1'),
+      showTranscript: /^(1|true|yes|on)$/i.test(str('SHOW_TRANSCRIPT') ?? ''),
+    },
     problems,
   };
+}
+
+/**
+ * MEMORY_SCOPE=global is one memory for a single-owner bot: every chat the bot serves reads
+ * the owner's MEMORY.md (in the prompt and with /memory). Served groups, or private chats open
+ * to people the owner did not list, would hand it to them, so that combination is refused.
+ */
+export function globalScopeProblem(t: TelegramConfig): string | null {
+  if (!t.botToken) return null;
+  const who: string[] = [];
+  const fix: string[] = [];
+  if (t.allowedGroups.length > 0) {
+    who.push('every member of the groups in TELEGRAM_ALLOWED_GROUPS');
+    fix.push('remove TELEGRAM_ALLOWED_GROUPS');
+  }
+  if (t.dmPolicy !== 'allowlist') {
+    who.push(`anyone TELEGRAM_DM_POLICY=${t.dmPolicy} lets into a private chat`);
+    fix.push('set TELEGRAM_DM_POLICY=allowlist');
+  }
+  if (who.length === 0) return null;
+  return `MEMORY_SCOPE=global would give ${who.join(' and ')} the owner's memory — set MEMORY_SCOPE=chat (each chat its own memory), or for a single-owner bot ${fix.join(' and ')}`;
 }
 
 function isHttpUrl(value: string): boolean {

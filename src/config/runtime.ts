@@ -52,14 +52,17 @@ export function parseRuntimeConfig(text: string): RuntimeConfig {
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('must be a JSON object');
   const out = structuredClone(DEFAULT_RUNTIME_CONFIG) as unknown as Record<string, Record<string, unknown>>;
+  // Own keys only, looked up with Object.hasOwn: JSON.parse makes "__proto__" an own key, and
+  // `SPEC[key]` would find Object.prototype members ("toString", "constructor") and write
+  // into the prototype of every object in the process.
   for (const [group, value] of Object.entries(raw as Record<string, unknown>)) {
-    const spec = SPEC[group];
-    if (!spec) throw new Error(`has an unknown key "${group}" (known: ${Object.keys(SPEC).join(', ')})`);
+    if (!Object.hasOwn(SPEC, group)) throw new Error(`has an unknown key ${JSON.stringify(group)} (known: ${Object.keys(SPEC).join(', ')})`);
+    const spec = SPEC[group]!;
     if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(`"${group}" must be an object`);
     for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-      const s = spec[key];
       const name = `${group}.${key}`;
-      if (!s) throw new Error(`has an unknown key "${name}" (known: ${Object.keys(spec).map((k) => `${group}.${k}`).join(', ')})`);
+      if (!Object.hasOwn(spec, key)) throw new Error(`has an unknown key ${JSON.stringify(name)} (known: ${Object.keys(spec).map((k) => `${group}.${k}`).join(', ')})`);
+      const s = spec[key]!;
       if (s.kind === 'boolean' && typeof v !== 'boolean') throw new Error(`"${name}" must be true or false, not ${JSON.stringify(v)}`);
       if (s.kind === 'int' && (!Number.isInteger(v) || (v as number) < s.min || (v as number) > s.max)) {
         throw new Error(`"${name}" must be a whole number from ${s.min} to ${s.max}, not ${JSON.stringify(v)}`);

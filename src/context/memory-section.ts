@@ -6,7 +6,7 @@ import type { PromptSection, Turn } from '../pipeline/turn.js';
 import type { MemoryService } from '../memory/service.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { TokenCounter } from '../llm/tokens.js';
-import { buildMemoryBlock } from '../memory/context.js';
+import { buildMemoryBlock, conversationNoteBodies } from '../memory/context.js';
 import { localDate } from '../memory/notes.js';
 
 export interface MemorySectionDeps {
@@ -30,6 +30,7 @@ export function createMemorySection(deps: MemorySectionDeps): (turn: Turn) => Pr
         recentDays: rc.memory.recentDays,
         budgetTokens,
         count: (t) => deps.tokens.countText(t),
+        inConversation: conversationNoteBodies(turn.session.messages),
       });
     } catch (err) {
       // Unreadable memory must not cost the user the answer: reply without the block.
@@ -38,7 +39,7 @@ export function createMemorySection(deps: MemorySectionDeps): (turn: Turn) => Pr
     }
     turn.memory = { tokens: block.tokens, budget: block.budget, drops: block.drops };
     for (const d of block.drops) {
-      turn.log.info({ dropped: d.what, tokens: d.tokens, budget: budgetTokens }, `[Context] memory over budget: dropped ${d.what} (${d.tokens} tokens)`);
+      turn.log.info({ dropped: d.what, tokens: d.tokens, budget: budgetTokens }, `[Context] memory over budget: dropped ${d.what} (${d.approximate ? 'about ' : ''}${d.tokens} tokens)`);
     }
     turn.log.debug(`[Context] Memory context: ${block.text.length} chars, ${block.tokens} tokens`);
     return block.text ? { name: 'memory', content: block.text } : null;

@@ -11,6 +11,7 @@ import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { TokenCounter } from '../llm/tokens.js';
 import type { Embedder } from '../index/embeddings.js';
 import { cutChars } from '../memory/notes.js';
+import { collapseLineBreaks } from '../util/text.js';
 import { relevantHits } from '../index/relevant.js';
 
 export interface RelevantMemoryDeps {
@@ -41,14 +42,14 @@ export function createRelevantMemorySection(deps: RelevantMemoryDeps): (turn: Tu
     let used = deps.tokens.countText('# Relevant Memory\n');
     for (const r of results) {
       // One line each; newlines flattened so remembered text cannot add prompt headings.
-      const line = `- ${r.date.slice(0, 10)} ${r.kind === 'fact' ? 'fact' : r.role === 'user' ? `${r.speaker ?? 'user'} said` : 'you said'}: ${cutChars(r.content, 400).replace(/\s*\n\s*/g, ' ')}`;
+      const line = `- ${r.date.slice(0, 10)} ${r.kind === 'fact' ? 'fact' : r.role === 'user' ? `${r.speaker ?? 'user'} said` : 'you said'}: ${collapseLineBreaks(cutChars(r.content, 400))}`;
       const cost = deps.tokens.countText(line) + 1;
       if (used + cost > budget) break;
       lines.push(line);
       used += cost;
     }
     if (reflection) {
-      const line = `Weekly insight: ${cutChars(reflection.content, 800).replace(/\s*\n\s*/g, ' ')}`;
+      const line = `Weekly insight: ${collapseLineBreaks(cutChars(reflection.content, 800))}`;
       if (used + deps.tokens.countText(line) <= budget) lines.push(line);
     }
     if (lines.length === 0) return null;

@@ -2,8 +2,12 @@
  * One FIFO queue per session key (`channel:chatId`): work for one chat runs strictly in arrival
  * order and never overlaps; different chats run side by side, at most `maxConcurrent` at once.
  * A chat waiting for a free slot keeps its place in line (first come, first served).
+ *
+ * A task may give its slot back before it ends (`release`): a turn stopped at its deadline
+ * lets other chats run at once, while its own chat stays closed until the stopped work has
+ * wound down — so one chat still never overlaps itself.
  */
-type Task = () => Promise<void>;
+type Task = (release: () => void) => Promise<void>;
 
 interface Lane {
   queue: Array<{ task: Task; resolve: () => void; reject: (err: unknown) => void }>;
@@ -45,6 +49,11 @@ export class Dispatcher {
     return this.lanes.has(key);
   }
 
+  /** How many tasks of `key` wait behind the running one. */
+  queued(key: string): number {
+    return this.lanes.get(key)?.queue.length ?? 0;
+  }
+
   get stats(): { active: number; queued: number; chats: number } {
     let queued = 0;
     for (const l of this.lanes.values()) queued += l.queue.length;
@@ -80,14 +89,24 @@ export class Dispatcher {
       if (!lane || !item) continue;
       lane.running = true;
       this.active++;
+      let holding = true;
+      const release = () => {
+        if (!holding) return;
+        holding = false;
+        this.active--;
+        this.pump();
+      };
       void (async () => {
         try {
-          await item.task();
+          await item.task(release);
           item.resolve();
         } catch (err) {
           item.reject(err);
         } finally {
-          this.active--;
+          if (holding) {
+            holding = false;
+            this.active--;
+          }
           lane.running = false;
           if (lane.queue.length > 0) this.waiting.push(key);
           else this.lanes.delete(key);

@@ -124,6 +124,11 @@ export class Inbox {
     });
   }
 
+  /** Rewrites the journal's text in place (atomic, in order with appends): /forget takes words out of it. */
+  rewrite(transform: (text: string) => string | null): Promise<boolean> {
+    return this.log.rewrite(transform);
+  }
+
   /** Closes the open journal file (shutdown); the next line reopens it. */
   shutdown(): Promise<void> {
     return this.log.shutdown();

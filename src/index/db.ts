@@ -6,13 +6,11 @@
  */
 import Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { preparePrivateFileSync } from '../storage/private.js';
 import { SCOPED_FTS, rebuildScopedFts } from './fts.js';
 
 export type Db = Database.Database;
-
-export const SCHEMA_VERSION = 4;
 
 /** Migrations in order; migration i brings the schema from version i to i + 1. */
 export const MIGRATIONS: Array<string | ((db: Db) => void)> = [
@@ -180,7 +178,62 @@ export const MIGRATIONS: Array<string | ((db: Db) => void)> = [
     `);
     rebuildScopedFts(db);
   },
-  // v4: who speaks in each chat, so search can tell which of them a question names without
+  // v4: entities per scope. They were global, so get_entity_info in one chat showed another
+  // chat's spelling of a name or link, its aliases and a mention count over every chat. Each
+  // (entity, scope) pair of the links becomes an entity of that scope; its names are the old
+  // spellings that occur in that scope's own memories (else the lower-case key that scope's
+  // text matched), its count that scope's links. Self-contained: no code outside this entry.
+  (db) => {
+    db.exec(`
+      CREATE TABLE entities_v4 (
+        id TEXT PRIMARY KEY, scope TEXT NOT NULL, canonical_name TEXT NOT NULL, type TEXT NOT NULL,
+        aliases TEXT DEFAULT '[]', summary TEXT, embedding BLOB, mention_count INTEGER DEFAULT 1, protected INTEGER DEFAULT 0
+      );
+      CREATE TABLE entity_aliases_v4 (
+        scope TEXT NOT NULL, alias TEXT NOT NULL, entity_id TEXT NOT NULL,
+        PRIMARY KEY (scope, alias, entity_id)
+      );
+    `);
+    const pairs = db
+      .prepare('SELECT entity_id, scope, COUNT(*) AS n FROM memory_entities WHERE scope IS NOT NULL GROUP BY entity_id, scope')
+      .all() as Array<{ entity_id: string; scope: string; n: number }>;
+    const entity = db.prepare('SELECT type, aliases, protected FROM entities WHERE id = ?');
+    const key = db.prepare('SELECT alias FROM entity_aliases WHERE entity_id = ? LIMIT 1');
+    const occurs = db.prepare(
+      'SELECT 1 FROM memory_entities me JOIN memories m ON m.id = me.memory_id WHERE me.entity_id = ? AND me.scope = ? AND instr(m.content, ?) > 0 LIMIT 1',
+    );
+    const insert = db.prepare('INSERT INTO entities_v4 (id, scope, canonical_name, type, aliases, mention_count, protected) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const insertAlias = db.prepare('INSERT OR IGNORE INTO entity_aliases_v4 (scope, alias, entity_id) VALUES (?, ?, ?)');
+    const relink = db.prepare('UPDATE memory_entities SET entity_id = ? WHERE entity_id = ? AND scope = ?');
+    for (const p of pairs) {
+      const e = entity.get(p.entity_id) as { type: string; aliases: string | null; protected: number | null } | undefined;
+      const k = (key.get(p.entity_id) as { alias: string } | undefined)?.alias;
+      if (!e || k === undefined) continue;
+      let old: unknown = [];
+      try {
+        old = JSON.parse(e.aliases ?? '[]');
+      } catch {
+        /* unreadable list: the key stands in */
+      }
+      const forms = (Array.isArray(old) ? old : []).filter((f): f is string => typeof f === 'string' && f !== '' && occurs.get(p.entity_id, p.scope, f) !== undefined);
+      const names = forms.length > 0 ? forms : [k];
+      const id = `ent_${randomBytes(8).toString('hex')}`;
+      insert.run(id, p.scope, names[0], e.type, JSON.stringify(names), p.n, e.protected ?? 0);
+      insertAlias.run(p.scope, k, id);
+      relink.run(id, p.entity_id, p.scope);
+    }
+    db.exec(`
+      DELETE FROM memory_entities WHERE scope IS NULL;
+      DROP TABLE entity_aliases;
+      DROP TABLE entities;
+      ALTER TABLE entities_v4 RENAME TO entities;
+      ALTER TABLE entity_aliases_v4 RENAME TO entity_aliases;
+      CREATE UNIQUE INDEX idx_entities_name ON entities(scope, canonical_name, type);
+      UPDATE memories SET entity_ids = COALESCE((SELECT json_group_array(me.entity_id) FROM memory_entities me WHERE me.memory_id = memories.id), '[]')
+        WHERE entity_ids IS NOT NULL AND entity_ids != '[]';
+    `);
+  },
+  // v5: who speaks in each chat, so search can tell which of them a question names without
   // reading the chat's messages (src/index/speakers.ts). Filled for the messages already there.
   `
   CREATE TABLE IF NOT EXISTS scope_speakers (
@@ -192,6 +245,9 @@ export const MIGRATIONS: Array<string | ((db: Db) => void)> = [
     SELECT DISTINCT scope, speaker FROM memories WHERE kind = 'episode' AND speaker IS NOT NULL;
   `,
 ];
+
+/** The schema version this program writes: one per migration. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
 
 export interface OpenedDb {
   db: Db;
@@ -213,7 +269,13 @@ export function loadVec(db: Db): { ok: boolean; error?: string } {
 }
 
 export function openDatabase(file: string): OpenedDb {
-  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    // Private before SQLite opens it: SQLite creates files 0644 by default and gives -wal and
+    // -shm the mode of the database file, so a 0600 memory.db keeps all three private.
+    preparePrivateFileSync(file);
+    preparePrivateFileSync(`${file}-wal`, false);
+    preparePrivateFileSync(`${file}-shm`, false);
+  }
   // A short busy timeout: a lock held by another process pauses the index (see MemoryIndex),
   // it must not stall every chat for seconds on each message.
   const db = new Database(file, { timeout: 250 });

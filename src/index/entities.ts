@@ -17,7 +17,9 @@ export interface ExtractedEntity {
 const MONTHS = 'january|february|march|april|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec';
 
 const PATTERNS: Array<{ type: EntityType; re: RegExp; key?: (m: string) => string }> = [
-  { type: 'email', re: /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/g },
+  // Starts only at the first word character of a run (the lookbehind): tried from every
+  // position of a long run without an "@", the local part made the search quadratic.
+  { type: 'email', re: /\b(?<!\w[.+-]*)[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/g },
   { type: 'url', re: /\bhttps?:\/\/[^\s<>()"']+/g },
   { type: 'person', re: /(?<![\w@])@[A-Za-z0-9_]{2,32}\b/g, key: (m) => m.slice(1).toLowerCase() },
   { type: 'tag', re: /(?<![\w#])#[\p{L}\p{N}_]{2,64}/gu, key: (m) => m.slice(1).toLowerCase() },
@@ -116,20 +118,45 @@ function capitalizedNames(text: string): ExtractedEntity[] {
   return out;
 }
 
-export function extractEntities(text: string): ExtractedEntity[] {
+/** Without trailing . , ; : ! ? — what /[.,;:!?]+$/ removed, without its quadratic retries. */
+function trimTrailingPunctuation(t: string): string {
+  let end = t.length;
+  while (end > 0 && '.,;:!?'.includes(t[end - 1]!)) end--;
+  return t.slice(0, end);
+}
+
+/**
+ * Entities are looked for in this many first characters: all of any message a user can send
+ * (MAX_MESSAGE_CHARS), while a model's 200,000-character answer cost the event loop ~0.5 s.
+ */
+const SCAN_CHARS = 20_000;
+
+/** The part of `full` scanned: cut at a space near SCAN_CHARS, so no word is cut into a new name. */
+function scanned(full: string): string {
+  if (full.length <= SCAN_CHARS) return full;
+  let end = SCAN_CHARS;
+  while (end > SCAN_CHARS - 200 && !/\s/.test(full[end]!)) end--;
+  return full.slice(0, end > SCAN_CHARS - 200 ? end : SCAN_CHARS);
+}
+
+export function extractEntities(full: string): ExtractedEntity[] {
+  const text = scanned(full);
   const found: ExtractedEntity[] = [];
   for (const p of PATTERNS) {
     for (const m of text.matchAll(p.re)) {
-      const t = m[0].replace(/[.,;:!?]+$/, '');
+      const t = trimTrailingPunctuation(m[0]);
       found.push({ text: t, key: p.key ? p.key(t) : normalizeKey(t), type: p.type, start: m.index!, end: m.index! + t.length });
     }
   }
   found.push(...capitalizedNames(text));
-  // Overlapping spans: keep the longest (an email beats the name inside it).
+  // Overlapping spans: keep the longest (an email beats the name inside it). Characters
+  // already taken are marked: comparing each span with every kept one was quadratic.
   found.sort((a, b) => b.end - b.start - (a.end - a.start) || a.start - b.start);
   const kept: ExtractedEntity[] = [];
+  const taken = new Uint8Array(text.length);
   for (const e of found) {
-    if (kept.some((k) => e.start < k.end && k.start < e.end)) continue;
+    if (taken.subarray(e.start, e.end).includes(1)) continue;
+    taken.fill(1, e.start, e.end);
     kept.push(e);
   }
   const seen = new Set<string>();

@@ -11,7 +11,6 @@ import { errorMessage } from '../errors.js';
 
 const MAX_PENDING = 5_000;
 /** Guarded calls that only read. */
-const READS = new Set(['search', 'reading a fact', 'stats', 'entity info', 'reading the reflection', 'metadata']);
 
 export interface IndexStats {
   byKind: Record<string, number>;
@@ -72,25 +71,23 @@ export class MemoryIndex {
   /** Until when it rests (ms since epoch). */
   private pausedUntil = 0;
   private readonly pending: EpisodeInput[] = [];
-  private failing = false;
-  /** The last failure was another process holding the lock. */
-  private locked = false;
+  /** What failed first in the current outage (null: no outage). */
+  private failing: string | null = null;
 
   /**
    * Runs `fn` on an enabled index. A failure is logged once per outage (not once per message),
-   * and the next success logs the recovery. A locked file (another process holds it) pauses
-   * the index for a while instead of making every message wait for the lock.
+   * and the next success of the same kind of call logs the recovery: while another process
+   * holds a write lock, reads still work (WAL), and a search that succeeds must not end an
+   * outage of writes (the warning would repeat after every pause). A locked file pauses the
+   * index for a while instead of making every message wait for the lock.
    */
   private guard<T>(what: string, fallback: T, fn: (db: Db) => T): T {
     if (!this.db) return fallback;
     if (Date.now() < this.pausedUntil) return fallback;
     try {
       const out = fn(this.db);
-      // A read works while another process holds the write lock (WAL): only a write that
-      // works says the lock is gone, else each read would announce a recovery that is not.
-      if (this.failing && !(this.locked && READS.has(what))) {
-        this.locked = false;
-        this.failing = false;
+      if (this.failing === what) {
+        this.failing = null;
         this.log.info('memory.db works again');
         this.replayPending();
       }
@@ -98,12 +95,9 @@ export class MemoryIndex {
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';
       const busy = code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
-      if (busy) {
-        this.pausedUntil = Date.now() + this.pauseMs;
-        this.locked = true;
-      }
-      if (!this.failing) {
-        this.failing = true;
+      if (busy) this.pausedUntil = Date.now() + this.pauseMs;
+      if (this.failing === null) {
+        this.failing = what;
         this.log.warn(
           { what, code, err: errorMessage(err) },
           busy
@@ -237,10 +231,10 @@ export class MemoryIndex {
       const e = db
         .prepare(
           `SELECT e.id, e.canonical_name, e.type, e.aliases, e.mention_count FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
-           WHERE a.alias = ? AND EXISTS (SELECT 1 FROM memory_entities me JOIN memories m ON m.id = me.memory_id WHERE me.entity_id = e.id AND m.scope = ?)
+           WHERE a.scope = ? AND a.alias = ? AND EXISTS (SELECT 1 FROM memory_entities me JOIN memories m ON m.id = me.memory_id WHERE me.entity_id = e.id AND m.scope = ?)
            ORDER BY e.mention_count DESC LIMIT 1`,
         )
-        .get(key, scope) as { id: string; canonical_name: string; type: string; aliases: string; mention_count: number } | undefined;
+        .get(scope, key, scope) as { id: string; canonical_name: string; type: string; aliases: string; mention_count: number } | undefined;
       if (!e) return null;
       const rows = db
         .prepare(

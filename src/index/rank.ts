@@ -86,6 +86,8 @@ export interface Ranked {
   score: number;
   bm25: number;
   vector: number;
+  /** The signals that raised this hit (text, date, reply, context, entity, vector, feedback, recent, speaker): why it ranked. */
+  lists: string[];
 }
 
 function isQuestion(text: string): boolean {
@@ -144,7 +146,22 @@ export function rank(cands: Candidate[], speakers: ReadonlySet<string>, w: RankW
     if (c.row.source_role === 'assistant') s *= w.assistant;
     // A fact's confidence scales its score: a superseded fact (0.3) ranks below its replacement.
     s *= 0.5 + 0.5 * Math.max(0, Math.min(1, c.row.confidence ?? 1));
-    return { row: c.row, score: s, bm25: c.bm25, vector: c.vector };
+    const lists = (
+      [
+        ['text', c.text],
+        ['date', w.date * c.date],
+        ['reply', w.reply * c.reply],
+        ['context', w.context * (context.get(c) ?? 0)],
+        ['entity', w.entity * c.entity],
+        ['vector', w.vector * c.vector],
+        ['feedback', w.prf * c.prf],
+        ['recent', w.recency * (recency.get(c) ?? 0)],
+        ['speaker', speakers.size > 0 && c.row.speaker && speakers.has(c.row.speaker) ? w.speaker : 0],
+      ] as Array<[string, number]>
+    )
+      .filter(([, v]) => v > 0)
+      .map(([name]) => name);
+    return { row: c.row, score: s, bm25: c.bm25, vector: c.vector, lists };
   });
   return out.sort((a, b) => b.score - a.score || b.row.event_time - a.row.event_time);
 }

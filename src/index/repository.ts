@@ -9,6 +9,7 @@ import type { Db } from './db.js';
 import { ScopedFtsWriter } from './fts.js';
 import { extractEntities, type ExtractedEntity } from './entities.js';
 import { tokenize } from './query.js';
+import { scrubSecrets } from '../log.js';
 
 export type MemoryKind = 'episode' | 'fact' | 'reflection';
 
@@ -87,12 +88,12 @@ export class IndexWriter {
         VALUES (@id, @kind, @content, @session_id, @event_time, @created_at, @source_ids, @source_role, @tags, @attributes,
         @scope, @speaker, @source_message_id, @seq, @confidence, @decay_rate)`),
       maxSeq: db.prepare('SELECT MAX(seq) AS s FROM memories WHERE session_id = ?'),
-      aliasLookup: db.prepare('SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id WHERE a.alias = ? AND e.type = ?'),
-      entityInsert: db.prepare('INSERT INTO entities (id, canonical_name, type, aliases, mention_count) VALUES (?, ?, ?, ?, 1)'),
+      aliasLookup: db.prepare('SELECT e.id FROM entity_aliases a JOIN entities e ON e.id = a.entity_id WHERE a.scope = ? AND a.alias = ? AND e.type = ?'),
+      entityInsert: db.prepare('INSERT INTO entities (id, scope, canonical_name, type, aliases, mention_count) VALUES (?, ?, ?, ?, ?, 1)'),
       entityBump: db.prepare('UPDATE entities SET mention_count = mention_count + 1 WHERE id = ?'),
       entityAliases: db.prepare('SELECT aliases FROM entities WHERE id = ?'),
       entitySetAliases: db.prepare('UPDATE entities SET aliases = ? WHERE id = ?'),
-      aliasInsert: db.prepare('INSERT OR IGNORE INTO entity_aliases (alias, entity_id) VALUES (?, ?)'),
+      aliasInsert: db.prepare('INSERT OR IGNORE INTO entity_aliases (scope, alias, entity_id) VALUES (?, ?, ?)'),
       link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, scope) VALUES (?, ?, ?)'),
       scopeOf: db.prepare('SELECT scope FROM memories WHERE id = ?'),
       setEntityIds: db.prepare('UPDATE memories SET entity_ids = ? WHERE id = ?'),
@@ -109,9 +110,12 @@ export class IndexWriter {
     return s;
   }
 
-  /** create_or_get by canonical name and alias; bumps mention_count on every sighting. */
-  createOrGetEntity(e: Pick<ExtractedEntity, 'text' | 'key' | 'type'>): string {
-    const found = this.st.aliasLookup!.get(e.key, e.type) as { id: string } | undefined;
+  /**
+   * create_or_get by alias within one scope; bumps mention_count on every sighting. Entities
+   * are per scope: a chat never sees another chat's spelling, aliases or count of a name.
+   */
+  createOrGetEntity(e: Pick<ExtractedEntity, 'text' | 'key' | 'type'>, scope: string): string {
+    const found = this.st.aliasLookup!.get(scope, e.key, e.type) as { id: string } | undefined;
     if (found) {
       this.st.entityBump!.run(found.id);
       const aliases = JSON.parse((this.st.entityAliases!.get(found.id) as { aliases: string }).aliases) as string[];
@@ -122,14 +126,15 @@ export class IndexWriter {
       return found.id;
     }
     const id = newId('ent');
-    this.st.entityInsert!.run(id, e.text, e.type, JSON.stringify([e.text]));
-    this.st.aliasInsert!.run(e.key, id);
+    this.st.entityInsert!.run(id, scope, e.text, e.type, JSON.stringify([e.text]));
+    this.st.aliasInsert!.run(scope, e.key, id);
     return id;
   }
 
   linkEntities(memoryId: string, content: string, scope?: string): string[] {
-    const ids = extractEntities(content).map((e) => this.createOrGetEntity(e));
-    const sc = scope ?? (this.st.scopeOf!.get(memoryId) as { scope: string } | undefined)?.scope ?? null;
+    const sc = scope ?? (this.st.scopeOf!.get(memoryId) as { scope: string } | undefined)?.scope;
+    if (sc === undefined) return [];
+    const ids = extractEntities(content).map((e) => this.createOrGetEntity(e, sc));
     for (const id of ids) this.st.link!.run(memoryId, id, sc);
     if (ids.length > 0) this.st.setEntityIds!.run(JSON.stringify(ids), memoryId);
     return ids;
@@ -151,10 +156,12 @@ export class IndexWriter {
     confidence?: number | undefined;
     decayRate?: number | undefined;
   }): void {
+    // Index rows reach the chat (search_memory, # Relevant Memory): no secret goes in.
+    const content = scrubSecrets(row.content);
     const { lastInsertRowid } = this.st.insert!.run({
       id: row.id,
       kind: row.kind,
-      content: row.content,
+      content,
       session_id: row.sessionId ?? null,
       event_time: row.eventTime,
       created_at: sec(Date.now()),
@@ -169,8 +176,8 @@ export class IndexWriter {
       confidence: row.confidence ?? 1,
       decay_rate: row.decayRate ?? (row.kind === 'fact' ? 0.1 : 0),
     });
-    this.fts.add(lastInsertRowid, row.scope, row.content);
-    this.linkEntities(row.id, row.content, row.scope);
+    this.fts.add(lastInsertRowid, row.scope, content);
+    this.linkEntities(row.id, content, row.scope);
   }
 
   /** `alongside` runs inside the same transaction (the search's record of speakers). */

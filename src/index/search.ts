@@ -43,6 +43,8 @@ export interface SearchResult {
   match?: number;
   /** Cosine similarity of the embeddings, when vectors are on. */
   similarity?: number;
+  /** Which ranked lists brought this hit (text, entity, recent, neighbour, vector): why it ranked. */
+  lists?: string[];
 }
 
 export interface MemoryRow {
@@ -198,8 +200,8 @@ export class HybridSearch {
     const count = this.stmt('SELECT COUNT(*) AS n FROM (SELECT 1 FROM memory_entities WHERE scope = ? AND entity_id = ? LIMIT ?)');
     // An entity named in most of a chat's messages tells nothing about which one is wanted
     // (like a stop word); only the rarer ones are looked up, which also keeps this fast.
-    const ids = this.stmt(`SELECT DISTINCT entity_id FROM entity_aliases WHERE alias IN (${grams.map(() => '?').join(',')})`)
-      .all(...grams)
+    const ids = this.stmt(`SELECT DISTINCT entity_id FROM entity_aliases WHERE scope = ? AND alias IN (${grams.map(() => '?').join(',')})`)
+      .all(opts.scope, ...grams)
       .map((r) => (r as { entity_id: string }).entity_id)
       .filter((id) => (count.get(opts.scope, id, MAX_ENTITY_LINKS + 1) as { n: number }).n <= MAX_ENTITY_LINKS);
     if (ids.length === 0) return [];
@@ -337,7 +339,7 @@ export class HybridSearch {
     if (cands.size === 0) return [];
     return rank([...cands.values()], named.speakers, w)
       .slice(0, limit)
-      .map(({ row, score, bm25, vector }) => ({ ...toResult(row, score), match: bm25, similarity: vector }));
+      .map(({ row, score, bm25, vector, lists }) => ({ ...toResult(row, score), match: bm25, similarity: vector, lists }));
   }
 }
 

@@ -45,7 +45,7 @@ export class Upkeep {
     private readonly index: MemoryIndex,
     private readonly llm: LlmClient,
     private readonly log: Logger,
-    private readonly opts: { accurateNer: boolean; timeoutMs: number } = { accurateNer: false, timeoutMs: 30_000 },
+    private readonly opts: { accurateNer: boolean; timeoutMs: number; paused?: (scope: string) => boolean } = { accurateNer: false, timeoutMs: 30_000 },
   ) {}
 
   async run(job: JobName, now = new Date()): Promise<JobResult> {
@@ -91,6 +91,8 @@ export class Upkeep {
     let facts = 0;
     let done = 0;
     for (const p of pending) {
+      // A chat over its daily token budget: left for a later night (it stays pending).
+      if (this.opts.paused?.(p.scope)) continue;
       const episodes = db
         .prepare("SELECT id, content, source_role FROM memories WHERE session_id = ? AND kind = 'episode' AND valid_until IS NULL ORDER BY seq")
         .all(p.session_id) as Array<{ id: string; content: string; source_role: string }>;
@@ -109,6 +111,7 @@ export class Upkeep {
             temperature: 0.2,
             timeoutMs: this.opts.timeoutMs,
             retries: 1,
+            account: { chat: p.scope, kind: 'facts' },
           });
           const saved = this.index.saveFacts(parseFacts(res.content).map((content) => ({ content, scope: p.scope, sessionId: p.session_id, sourceIds: chunk.map((c) => c.id) })));
           facts += saved.filter((s) => !s.duplicateOf).length;
@@ -167,6 +170,10 @@ export class Upkeep {
     let made = 0;
     const notes: string[] = [];
     for (const { scope } of scopes) {
+      if (this.opts.paused?.(scope)) {
+        notes.push(`${scope}: daily token budget used up`);
+        continue;
+      }
       const last = db.prepare("SELECT MAX(created_at) AS t FROM memories WHERE kind = 'reflection' AND scope = ?").get(scope) as { t: number | null };
       if (last.t !== null && t - last.t < 6 * DAY) {
         notes.push(`${scope}: last reflection less than 6 days ago`);
@@ -186,6 +193,7 @@ export class Upkeep {
         maxTokens: 300,
         timeoutMs: this.opts.timeoutMs,
         retries: 1,
+        account: { chat: scope, kind: 'reflection' },
       });
       if (res.content.trim()) {
         this.index.saveReflection(res.content.trim(), scope, facts.map((f) => f.id));

@@ -9,8 +9,9 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import type { Config } from '../config/env.js';
 import type { Logger } from '../log.js';
 import { withRetry } from '../util/retry.js';
-import type { ToolCall } from '../sessions/model.js';
+import { normalizeToolCall, type ToolCall } from '../sessions/model.js';
 import { LlmError, classifyLlmError, toLlmError } from './errors.js';
+import type { TokenUsage, UsageAccount } from './usage.js';
 
 export type ModelTier = 'default' | 'balanced';
 
@@ -26,13 +27,20 @@ export interface ChatCallOptions {
   /** Overrides LLM_MAX_RETRIES for this call. */
   retries?: number | undefined;
   log?: Logger | undefined;
+  /** Whom the tokens are billed to (usage accounting); unaccounted calls (doctor) are not recorded. */
+  account?: UsageAccount | undefined;
+  /** Aborts the call (and any retry) at once: the turn's deadline. */
+  signal?: AbortSignal | undefined;
 }
+
+/** Receives the `usage` of every accounted response. */
+export type UsageSink = (account: UsageAccount, usage: TokenUsage) => void;
 
 export interface ChatResult {
   content: string;
   toolCalls: ToolCall[];
   finishReason: string | null;
-  usage: { promptTokens: number; completionTokens: number } | null;
+  usage: TokenUsage | null;
   model: string;
 }
 
@@ -42,8 +50,33 @@ export function isReasoningModel(model: string): boolean {
   return /^(o\d|gpt-5)/.test(m);
 }
 
+/**
+ * The model's tool calls, each well-typed (sessions/model.ts, normalizeToolCall) and with an id
+ * of its own: the answer is untrusted, and whatever it holds is stored and sent back on every
+ * later turn. Calls of another type than "function" are skipped; a missing type is accepted.
+ */
+function readToolCalls(raw: unknown): ToolCall[] {
+  if (!Array.isArray(raw)) return [];
+  const out: ToolCall[] = [];
+  const ids = new Set<string>();
+  for (const tc of raw as unknown[]) {
+    const type = tc && typeof tc === 'object' ? (tc as { type?: unknown }).type : undefined;
+    if (type !== undefined && type !== 'function') continue;
+    const call = normalizeToolCall(tc);
+    // Results are matched to calls by id: two calls sharing one would leave one unanswered.
+    if (ids.has(call.id)) call.id = `${call.id}_${out.length}`;
+    ids.add(call.id);
+    out.push(call);
+  }
+  return out;
+}
+
 export class LlmClient {
   readonly sdk: OpenAI;
+  /** Set by the app: where the usage of accounted calls goes. A failing sink never fails a call. */
+  usageSink: UsageSink | undefined;
+  /** Set by the app: true when a call billed to this account must not be made (daily token budget). */
+  gate: ((account: UsageAccount) => boolean) | undefined;
 
   constructor(
     private readonly config: Pick<Config, 'openaiApiKey' | 'openaiBaseUrl' | 'model' | 'modelBalanced' | 'llmTimeoutMs' | 'llmMaxRetries'>,
@@ -62,6 +95,9 @@ export class LlmClient {
   }
 
   async chat(opts: ChatCallOptions): Promise<ChatResult> {
+    if (opts.account && this.gate?.(opts.account)) {
+      throw new LlmError('llm.budget_exhausted', 'rejected', `${opts.account.kind} for ${opts.account.chat} not made: the chat has used its daily token budget`);
+    }
     const model = this.modelFor(opts.tier);
     const reasoning = isReasoningModel(model);
     const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = { model, messages: opts.messages };
@@ -80,27 +116,29 @@ export class LlmClient {
       opts.timeoutMs ?? this.config.llmTimeoutMs,
       opts.retries ?? this.config.llmMaxRetries,
       log,
+      opts.signal,
     );
     const choice = res.choices?.[0];
     if (!choice || !choice.message) {
       throw new LlmError('llm.bad_response', 'rejected', 'the LLM server answered without any choice');
     }
+    const usage: TokenUsage | null = res.usage
+      ? { promptTokens: res.usage.prompt_tokens ?? 0, cachedTokens: res.usage.prompt_tokens_details?.cached_tokens ?? 0, completionTokens: res.usage.completion_tokens ?? 0 }
+      : null;
+    if (usage && opts.account) this.report(opts.account, usage, log);
     const msg = choice.message;
-    const toolCalls: ToolCall[] = [];
-    for (const tc of msg.tool_calls ?? []) {
-      if (tc.type !== 'function') continue;
-      toolCalls.push({ id: tc.id, name: tc.function.name, arguments: tc.function.arguments ?? '' });
-    }
+    const toolCalls = readToolCalls(msg.tool_calls);
     return {
       content: typeof msg.content === 'string' ? msg.content : '',
       toolCalls,
       finishReason: choice.finish_reason ?? null,
-      usage: res.usage ? { promptTokens: res.usage.prompt_tokens, completionTokens: res.usage.completion_tokens } : null,
+      usage,
       model: res.model ?? model,
     };
   }
 
-  async embed(model: string, inputs: string[], dimensions?: number): Promise<number[][]> {
+  /** Embeddings are batched across chats: billed to the chat `*` unless `account` says otherwise. */
+  async embed(model: string, inputs: string[], dimensions?: number, account: UsageAccount = { chat: '*', kind: 'embeddings' }): Promise<number[][]> {
     const res = await this.call(
       async (signal) =>
         this.sdk.embeddings.create(
@@ -111,11 +149,20 @@ export class LlmClient {
       this.config.llmMaxRetries,
       this.log,
     );
+    if (res.usage) this.report(account, { promptTokens: res.usage.prompt_tokens ?? 0, cachedTokens: 0, completionTokens: 0 }, this.log);
     return res.data.map((d) => d.embedding as number[]);
   }
 
+  private report(account: UsageAccount, usage: TokenUsage, log: Logger): void {
+    try {
+      this.usageSink?.(account, usage);
+    } catch (err) {
+      log.warn({ err }, 'could not record token usage');
+    }
+  }
+
   /** One attempt per try, each under a hard timeout; failures mapped to LlmError. */
-  private async call<T>(fn: (signal: AbortSignal) => Promise<T>, timeoutMs: number, retries: number, log: Logger): Promise<T> {
+  private async call<T>(fn: (signal: AbortSignal) => Promise<T>, timeoutMs: number, retries: number, log: Logger, outer?: AbortSignal): Promise<T> {
     return withRetry(
       async () => {
         const ac = new AbortController();
@@ -124,6 +171,9 @@ export class LlmClient {
           timedOut = true;
           ac.abort();
         }, timeoutMs);
+        const stop = () => ac.abort();
+        outer?.addEventListener('abort', stop, { once: true });
+        if (outer?.aborted) ac.abort();
         try {
           return await fn(ac.signal);
         } catch (err) {
@@ -132,9 +182,11 @@ export class LlmClient {
           throw err;
         } finally {
           clearTimeout(timer);
+          outer?.removeEventListener('abort', stop);
         }
       },
       {
+        signal: outer,
         retries,
         classify: (err) => (err instanceof LlmError ? { retry: err.code === 'llm.timeout' } : classifyLlmError(err)),
         onRetry: ({ attempt, delayMs, err }) =>

@@ -42,9 +42,28 @@ function convert(m: SessionMessage): ChatCompletionMessageParam {
   }
 }
 
-export function buildRequestMessages(systemPrompt: string, history: SessionMessage[]): ChatCompletionMessageParam[] {
+/**
+ * The request: the system prompt, the history, and — when given — this message's own context as
+ * a system message just before `perTurn.before` (the user's message of the turn; the last user
+ * message if it is no longer there). That message is built per request, never stored: the next
+ * turn's request starts with this one's history unchanged, a prefix the provider can cache.
+ */
+export function buildRequestMessages(
+  systemPrompt: string,
+  history: SessionMessage[],
+  perTurn?: { content: string; before: SessionMessage } | undefined,
+): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (systemPrompt) out.push({ role: 'system', content: systemPrompt });
-  for (const m of repairToolPairs(history)) out.push(toApiMessage(m));
+  const repaired = repairToolPairs(history);
+  let at = -1;
+  if (perTurn?.content) {
+    at = repaired.lastIndexOf(perTurn.before);
+    if (at < 0) at = repaired.findLastIndex((m) => m.role === 'user');
+  }
+  repaired.forEach((m, i) => {
+    if (i === at) out.push({ role: 'system', content: perTurn!.content });
+    out.push(toApiMessage(m));
+  });
   return out;
 }

@@ -7,7 +7,8 @@
  * - estimate: models with no known tokenizer; characters / 3.5 as in seed 001.
  *
  * Counts are cached by message object (a WeakMap, so they go with the session) and by content
- * for other text (a bounded Map keyed by the string: V8 keeps a string's hash on the string).
+ * for other text (a Map keyed by a private copy of the string, bounded by entries and by
+ * characters; see `remember`).
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Encoding } from './catalogue.js';
@@ -26,6 +27,21 @@ const PER_MESSAGE = 3;
 const REPLY_PRIMING = 3;
 /** Strings counted recently (prompt lines, tool texts); messages are cached by object instead. */
 const CACHE_LIMIT = 20_000;
+/** Characters all cached keys may hold together (at most 8 MB even for two-byte text). */
+const CACHE_CHARS = 4_000_000;
+/** A text longer than this is counted every time: one such text would push out thousands of lines. */
+const CACHE_MAX_KEY = CACHE_CHARS / 8;
+
+/**
+ * A copy of `text` that does not share memory with a longer string. V8 represents a substring
+ * (slice, split, a regex match) as a view into its parent and keeps the whole parent alive:
+ * a 60-character line cut out of a 70 KB prompt held on to the prompt, once per turn, and one
+ * long chat grew to gigabytes. Concatenating builds a fresh string; slicing that one keeps
+ * only it (one character longer than the text) alive.
+ */
+function detached(text: string): string {
+  return ` ${text}`.slice(1);
+}
 
 /** The text a message contributes, the way the chat format serializes it. */
 function messageParts(m: ChatCompletionMessageParam): string[] {
@@ -46,6 +62,7 @@ abstract class BaseCounter implements TokenCounter {
   abstract readonly mode: TokenizerMode;
   abstract readonly encoding: Encoding | null;
   private readonly cache = new Map<string, number>();
+  private cachedChars = 0;
   /**
    * Counts by message object (stored messages map to one request object each, see
    * llm/messages.ts): freed with their session, so the string cache can stay small.
@@ -58,16 +75,24 @@ abstract class BaseCounter implements TokenCounter {
     const hit = this.cache.get(text);
     if (hit !== undefined) return hit;
     const n = this.raw(text);
-    if (this.cache.size >= CACHE_LIMIT) {
-      // Drop the oldest tenth: a Map iterates in insertion order.
+    if (text.length <= CACHE_MAX_KEY) this.remember(text, n);
+    return n;
+  }
+
+  /** Caches a count under a detached copy of its text, oldest entries leaving first. */
+  private remember(text: string, n: number): void {
+    if (this.cache.size >= CACHE_LIMIT || this.cachedChars + text.length > CACHE_CHARS) {
+      // Drop the oldest tenth (a Map iterates in insertion order), and more if the characters
+      // are still over budget.
       let i = 0;
       for (const k of this.cache.keys()) {
         this.cache.delete(k);
-        if (++i >= CACHE_LIMIT / 10) break;
+        this.cachedChars -= k.length;
+        if (++i >= CACHE_LIMIT / 10 && this.cachedChars + text.length <= CACHE_CHARS) break;
       }
     }
-    this.cache.set(text, n);
-    return n;
+    this.cache.set(detached(text), n);
+    this.cachedChars += text.length;
   }
 
   countMessages(messages: ChatCompletionMessageParam[]): number {
@@ -133,9 +158,32 @@ export class ExactCounter extends BaseCounter {
     super();
   }
   protected raw(text: string): number {
+    if (text.length <= MAX_RUN) return this.bpe(text);
+    // BPE work grows with the square of a piece's length, and the pre-tokenizer leaves a run of
+    // letters, spaces or CJK as one piece: 200,000 of them took minutes. A run is cut into
+    // pieces of MAX_RUN (each may then count a token more than the whole run would); text
+    // without such runs is counted in one call, exactly.
+    let n = 0;
+    let start = 0;
+    let runStart = 0;
+    let space = isSpace(text.charCodeAt(0));
+    for (let i = 1; i < text.length; i++) {
+      const s = isSpace(text.charCodeAt(i));
+      if (s !== space) {
+        space = s;
+        runStart = i;
+      } else if (i - runStart >= MAX_RUN) {
+        n += this.bpe(text.slice(start, i));
+        start = runStart = i;
+      }
+    }
+    return n + this.bpe(text.slice(start));
+  }
+
+  private bpe(text: string): number {
     // Special-token strings typed by a user ("<|endoftext|>") are counted as plain text, as
     // the API treats them, instead of throwing.
-    return this.count(text, { disallowedSpecial: new Set() });
+    return this.count(text, { disallowedSpecial: NO_SPECIAL });
   }
 
   /**
@@ -151,12 +199,21 @@ export class ExactCounter extends BaseCounter {
     let start = 0;
     for (let i = text.indexOf('\n'); i !== -1 && i + 1 < text.length; i = text.indexOf('\n', i + 1)) {
       const next = text.charCodeAt(i + 1);
-      if (next === 0x2f || /\s/.test(text[i + 1]!)) continue;
+      if (next === 0x2f || isSpace(next)) continue;
       n += super.countText(text.slice(start, i + 1));
       start = i + 1;
     }
     return n + super.countText(text.slice(start));
   }
+}
+
+/** Longest run of spaces, or of anything else, handed to the BPE as one piece. */
+const MAX_RUN = 256;
+const NO_SPECIAL = new Set<string>();
+
+/** The characters /\s/ matches, by UTF-16 code. */
+function isSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 }
 
 /** Texts at least this long are counted line by line (ExactCounter.countText). */

@@ -32,19 +32,26 @@ export interface ToolLoopDeps {
 
 export const EMPTY_ANSWER = 'The model returned an empty answer. Please rephrase or try again.';
 
+/** Past the turn's deadline nothing more is asked, run or saved: the user already has an apology. */
+function checkDeadline(turn: Turn): void {
+  if (turn.signal.aborted) throw turn.signal.reason;
+}
+
 export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void> {
   const log = componentLogger(turn.log, 'ToolLoop');
-  const build = () => buildRequestMessages(turn.systemPrompt, turn.session.messages);
+  const build = () => buildRequestMessages(turn.systemPrompt, turn.session.messages, { content: turn.turnPrompt, before: turn.userMessage });
   let messages: ChatCompletionMessageParam[] = build();
   const tools = deps.tools.definitions();
   let shrunk = false;
   for (let round = 1; ; round++) {
     const toolsAllowed = round <= deps.maxIterations;
     if (deps.guard && (await deps.guard.fit(turn, messages, tools))) messages = build();
+    checkDeadline(turn);
     let res;
     try {
-      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log });
+      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.session.id, kind: 'answer' }, signal: turn.signal });
     } catch (err) {
+      checkDeadline(turn);
       // Our count said it fits but the provider disagrees: compact harder and retry once.
       if (!deps.guard || shrunk || !isContextLengthError(err)) throw err;
       shrunk = true;
@@ -54,6 +61,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void>
       round--;
       continue;
     }
+    checkDeadline(turn);
     turn.usage.llmCalls++;
     if (res.usage) {
       turn.usage.promptTokens += res.usage.promptTokens;
@@ -65,6 +73,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void>
       messages.push(toApiMessage(assistant));
       for (const call of res.toolCalls) {
         const outcome = await deps.tools.execute(call, turn);
+        checkDeadline(turn);
         turn.usage.toolCalls++;
         log.info({ tool: call.name, ok: outcome.ok, code: outcome.code, ms: Math.round(outcome.durationMs) }, `tool ${call.name} ${outcome.ok ? 'ok' : 'error'}`);
         const result = makeMessage('tool', outcome.content, { toolCallId: call.id, toolName: call.name });
@@ -78,8 +87,9 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: Turn): Promise<void>
       log.warn({ rounds: round - 1 }, `model still asked for tools after ${deps.maxIterations} rounds; answering without them`);
     }
     const text = res.content.trim() ? res.content : EMPTY_ANSWER;
-    await deps.sessions.append(turn.session, makeMessage('assistant', text));
+    // Set before the write: from here on the answer is on its way and the deadline leaves it be.
     turn.response = text;
+    await deps.sessions.append(turn.session, makeMessage('assistant', text));
     return;
   }
 }

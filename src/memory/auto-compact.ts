@@ -119,7 +119,7 @@ export class AutoCompactor {
     const session = turn.session;
     const idx = session.messages.lastIndexOf(turn.userMessage);
     const keepLast = Math.max(1, idx >= 0 ? session.messages.length - idx : 2);
-    const systemTokens = this.deps.tokens.countText(turn.systemPrompt) || this.systemTokens(session);
+    const systemTokens = this.deps.tokens.countText(turn.systemPrompt) + (turn.turnPrompt ? this.deps.tokens.countText(turn.turnPrompt) + 4 : 0) || this.systemTokens(session);
     const result = await this.deps.compaction.compact(session, this.files(session), this.request(session, keepLast, reason, systemTokens, Math.floor(limit * TRUNCATION_TARGET)));
     if (result.kind !== 'none') turn.notices.push(compactionNotice(result));
     const after = this.countSession(session, systemTokens);

@@ -91,8 +91,8 @@ export class CompactionService {
     // Consolidate first, as the design orders. Messages an earlier truncation already
     // consolidated (and kept) are not sent again, so history gets each message once.
     const fresh = removable.filter((m) => !m.consolidated);
-    const consolidation = fresh.length > 0 ? await this.consolidation.consolidate(fresh, files, { scope: req.scope, sessionId: session.metadata.conversationId }) : null;
-    const summary = await this.summarize(summaries, removable);
+    const consolidation = fresh.length > 0 ? await this.consolidation.consolidate(fresh, files, { scope: req.scope, sessionId: session.metadata.conversationId, chat: session.id }) : null;
+    const summary = await this.summarize(summaries, removable, session.id);
 
     let next: SessionMessage[];
     let kind: 'summary' | 'truncation';
@@ -130,7 +130,7 @@ export class CompactionService {
   }
 
   /** The summary text, or null when the LLM could not give one (the caller truncates). */
-  private async summarize(previous: SessionMessage[], messages: SessionMessage[]): Promise<string | null> {
+  private async summarize(previous: SessionMessage[], messages: SessionMessage[], chat: string): Promise<string | null> {
     // Tool results are noise for a summary; each message is cut to 300 characters, newest kept
     // first when the whole would be too long for one request.
     const chosen: SessionMessage[] = [];
@@ -158,6 +158,7 @@ export class CompactionService {
         maxTokens: this.opts.summaryMaxTokens,
         timeoutMs: this.opts.summaryTimeoutMs,
         retries: 0,
+        account: { chat, kind: 'summary' },
       });
       const text = res.content.trim();
       return text ? text : null;

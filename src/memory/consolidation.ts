@@ -12,7 +12,10 @@ import type { Logger } from '../log.js';
 import type { SessionMessage } from '../sessions/model.js';
 import type { MemoryFiles } from './files.js';
 import { cutChars } from './notes.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, isAppError } from '../errors.js';
+import { withNewline } from './files.js';
+import { guardedMemoryWrite, MAX_DROP, MAX_DROP_COMPRESSION } from './guard.js';
+import { collapseLineBreaks } from '../util/text.js';
 
 export interface ConsolidationResult {
   historyEntry?: string;
@@ -22,11 +25,19 @@ export interface ConsolidationResult {
 
 /** Where facts extracted by a consolidation go (the SQLite index), with the chat they came from. */
 export type FactsSink = (facts: string[], ctx: { scope: string; sessionId: string }) => void;
+/** Where a consolidation comes from: memory scope and conversation; `chat` (session key) is billed for it (else the scope). */
+export interface ConsolidationContext {
+  scope: string;
+  sessionId: string;
+  chat?: string | undefined;
+}
 
 export interface ConsolidationOutcome {
   kind: 'llm' | 'raw-fallback';
   historyWritten: boolean;
   memoryUpdated: boolean;
+  /** The memory_update was refused by the rewrite guard (guard.ts): it dropped too many entries. */
+  memoryRefused?: boolean;
   reason?: string;
 }
 
@@ -112,15 +123,29 @@ function tryJson(text: string): unknown {
   }
 }
 
+const MAX_BLOCK_TRIES = 16;
+
+/**
+ * The answer without a Markdown code fence around it. Not /\s*```\s*$/: that regex retries from
+ * every position of a long run of spaces (quadratic on a hostile or broken answer).
+ */
+function unfence(text: string): string {
+  let t = text.trim().replace(/^```(?:json)?\s*/i, '');
+  if (t.endsWith('```')) t = t.slice(0, -3).trimEnd();
+  return t;
+}
+
 /**
  * Three tiers, as models do not always return clean JSON: (1) the text, fences stripped, as
  * JSON; (2) the first balanced `{…}` block; (3) each field pulled out by a regex.
  */
 export function parseConsolidation(text: string): ConsolidationResult | null {
-  const unfenced = text.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```\s*$/, '');
-  const t1 = fromObject(tryJson(unfenced));
+  const t1 = fromObject(tryJson(unfence(text)));
   if (t1) return t1;
-  for (let start = text.indexOf('{'); start >= 0; start = text.indexOf('{', start + 1)) {
+  // Each try parses up to the rest of the answer: a bounded number keeps a hostile answer
+  // ("{{{{…" nested 100,000 deep) from costing a parse per brace.
+  let tries = 0;
+  for (let start = text.indexOf('{'); start >= 0 && tries < MAX_BLOCK_TRIES; start = text.indexOf('{', start + 1), tries++) {
     const end = balancedEnd(text, start);
     if (end < 0) break;
     const t2 = fromObject(tryJson(text.slice(start, end)));
@@ -139,7 +164,7 @@ export function parseConsolidation(text: string): ConsolidationResult | null {
 
 export function rawFallbackEntry(messages: SessionMessage[], reason: string, tz: string): string {
   const last = messages.slice(-RAW_FALLBACK_MESSAGES);
-  const lines = last.map((m) => `- [${stamp(m.timestamp, tz)}] ${m.role}: ${cutChars(m.content, RAW_FALLBACK_CHARS).replace(/\s*\n\s*/g, ' ')}`);
+  const lines = last.map((m) => `- [${stamp(m.timestamp, tz)}] ${m.role}: ${collapseLineBreaks(cutChars(m.content, RAW_FALLBACK_CHARS))}`);
   return [`[raw-fallback] Consolidation failed (${reason}). Last ${last.length} of ${messages.length} messages:`, ...lines].join('\n');
 }
 
@@ -154,14 +179,15 @@ export class ConsolidationService {
   ) {}
 
   /** Queued behind any running consolidation; never rejects unless even the fallback write fails. */
-  consolidate(messages: SessionMessage[], files: MemoryFiles, ctx?: { scope: string; sessionId: string }): Promise<ConsolidationOutcome> {
+  consolidate(messages: SessionMessage[], files: MemoryFiles, ctx?: ConsolidationContext): Promise<ConsolidationOutcome> {
     const job = this.tail.then(() => this.run(messages, files, ctx));
     this.tail = job.catch(() => undefined);
     return job;
   }
 
-  private async run(messages: SessionMessage[], files: MemoryFiles, ctx?: { scope: string; sessionId: string }): Promise<ConsolidationOutcome> {
+  private async run(messages: SessionMessage[], files: MemoryFiles, ctx?: ConsolidationContext): Promise<ConsolidationOutcome> {
     let reason: string;
+    let detail: string | undefined;
     try {
       const current = await files.readMemory();
       const res = await this.llm.chat({
@@ -170,6 +196,7 @@ export class ConsolidationService {
         temperature: 0.2,
         timeoutMs: this.opts.timeoutMs,
         retries: 0,
+        account: { chat: ctx?.chat ?? ctx?.scope ?? '*', kind: 'consolidation' },
       });
       const parsed = parseConsolidation(res.content);
       if (parsed) {
@@ -180,8 +207,21 @@ export class ConsolidationService {
           historyWritten = true;
         }
         const update = parsed.memoryUpdate?.trim();
-        // An empty update means "nothing to add", never "erase the memory".
-        if (update && update !== current.trim()) memoryUpdated = await files.writeMemory(update);
+        let memoryRefused = false;
+        // An empty update means "nothing to add", never "erase the memory". A rewrite that
+        // drops too many entries is refused (the file stays; the history entry is still kept).
+        if (update && update !== current.trim()) {
+          const compress = Buffer.byteLength(current, 'utf8') > this.opts.maxMemorySize;
+          const res = await guardedMemoryWrite(files, {
+            source: compress ? 'compression' : 'consolidation',
+            maxDrop: compress ? MAX_DROP_COMPRESSION : MAX_DROP,
+            log: this.log,
+            next: () => withNewline(update),
+            ...(ctx ? { scope: ctx.scope } : {}),
+          });
+          memoryUpdated = res.written;
+          memoryRefused = res.refused !== undefined;
+        }
         if (!historyWritten) {
           // The model gave memory but no history: keep the raw words in history anyway.
           await files.appendHistory(rawFallbackEntry(messages, 'no history_entry in the answer', this.opts.timezone));
@@ -195,13 +235,16 @@ export class ConsolidationService {
           }
         }
         this.log.info({ messages: messages.length, memoryUpdated, facts: parsed.facts?.length ?? 0 }, `consolidated ${messages.length} messages`);
-        return { kind: 'llm', historyWritten, memoryUpdated };
+        return { kind: 'llm', historyWritten, memoryUpdated, ...(memoryRefused ? { memoryRefused } : {}) };
       }
       reason = 'the answer was not JSON with history_entry/memory_update';
     } catch (err) {
-      reason = errorMessage(err);
+      // HISTORY.md is read back to the chat (notes_read, notes_search): it gets the stable code,
+      // the provider's text (which may echo a key) stays in the log, where it is scrubbed.
+      reason = isAppError(err) ? err.code : 'unexpected error';
+      detail = errorMessage(err);
     }
-    this.log.warn({ messages: messages.length, reason }, 'failed; writing a [raw-fallback] history entry');
+    this.log.warn({ messages: messages.length, reason, ...(detail ? { err: detail } : {}) }, 'failed; writing a [raw-fallback] history entry');
     await files.appendHistory(rawFallbackEntry(messages, reason, this.opts.timezone));
     return { kind: 'raw-fallback', historyWritten: true, memoryUpdated: false, reason };
   }

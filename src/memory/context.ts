@@ -5,13 +5,48 @@
  *
  * Budget: over its token budget the block first loses its oldest recent days, then the oldest
  * lines of today's notes. MEMORY.md is always kept whole: it is the curated part.
+ *
+ * A busy day's note grows to thousands of lines (megabytes) while the budget holds a few
+ * hundred. Counting all of it on every turn cost the one event loop ~0.6 s per turn at 10,000
+ * lines (and pushed every line through the token cache), so a part far out of the budget's
+ * reach is cut before the exact trimming: the work per turn follows the budget, not the notes.
  */
 import type { MemoryFiles } from './files.js';
-import { previousDays } from './notes.js';
+import type { SessionMessage } from '../sessions/model.js';
+import { noteBody, noteLineBody, previousDays } from './notes.js';
 
 export interface MemoryDrop {
   what: string;
   tokens: number;
+  /** The figure is estimated (text far over the budget is not counted, see REACH). */
+  approximate?: boolean;
+}
+
+/**
+ * Newest lines of a note costing more than REACH × the budget can never be in the block (the
+ * newer ones alone fill it): they are cut without being counted. Between one and REACH ×
+ * budget the exact trimming decides, so an ordinary day is trimmed exactly as before.
+ */
+const REACH = 2;
+
+/** How many of `lines`, newest first, fit in `limit` tokens, with their tokens and characters. */
+function newestWithin(lines: string[], limit: number, count: (t: string) => number): { kept: number; tokens: number; chars: number } {
+  let tokens = 0;
+  let chars = 0;
+  let kept = 0;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const c = count(lines[i]!);
+    if (tokens + c > limit) break;
+    tokens += c;
+    chars += lines[i]!.length + 1;
+    kept++;
+  }
+  return { kept, tokens, chars };
+}
+
+/** Tokens of `chars` characters of note text, at the rate measured on the part that was counted. */
+function estimate(chars: number, measured: { tokens: number; chars: number }): number {
+  return Math.round((chars * Math.max(1, measured.tokens)) / Math.max(1, measured.chars));
 }
 
 export interface MemoryBlock {
@@ -26,6 +61,35 @@ export interface MemoryBlockOptions {
   recentDays: number;
   budgetTokens: number;
   count: (text: string) => number;
+  /**
+   * Note bodies (see `conversationNoteBodies`) of the exchanges still present as messages in
+   * the conversation: their lines are left out, so no exchange reaches the model twice. Once
+   * compaction removes those messages their lines count again. The files are not changed.
+   */
+  inConversation?: ReadonlySet<string> | undefined;
+}
+
+/**
+ * The note body of each answered exchange in `messages`: a user message and the final answer
+ * (the last assistant message without tool calls) before the next user message — exactly what
+ * MemoryPersist (50) wrote for it, minus the time.
+ */
+export function conversationNoteBodies(messages: readonly SessionMessage[]): Set<string> {
+  const out = new Set<string>();
+  let user: string | undefined;
+  let answer: string | undefined;
+  const flush = () => {
+    if (user !== undefined && answer !== undefined) out.add(noteBody(user, answer));
+  };
+  for (const m of messages) {
+    if (m.role === 'user') {
+      flush();
+      user = m.content;
+      answer = undefined;
+    } else if (m.role === 'assistant' && !(m.toolCalls && m.toolCalls.length > 0)) answer = m.content;
+  }
+  flush();
+  return out;
 }
 
 interface Parts {
@@ -58,14 +122,30 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
   const days = previousDays(opts.today, opts.recentDays);
   const [memoryText, todayText, ...dayTexts] = await Promise.all([files.readMemory(), files.readNote(opts.today), ...days.map((d) => files.readNote(d))]);
   const longTerm = memoryText!.trim();
-  const today = todayText!.split('\n').filter((l) => l.trim() !== '');
+  const seen = opts.inConversation;
+  const keep = (l: string) => l.trim() !== '' && !(seen && seen.size > 0 && seen.has(noteLineBody(l) ?? ''));
+  const reach = opts.budgetTokens * REACH;
+  const drops: MemoryDrop[] = [];
+  const allToday = todayText!.split('\n').filter(keep);
+  const near = newestWithin(allToday, reach, opts.count);
+  const farLines = allToday.length - near.kept;
+  const today = farLines > 0 ? allToday.slice(farLines) : allToday;
+  const farTokens = farLines > 0 ? estimate(allToday.slice(0, farLines).reduce((n, l) => n + l.length + 1, 0), near) : 0;
   const recent: Parts['recent'] = [];
   days.forEach((date, i) => {
-    const content = dayTexts[i]!.trim();
+    const text = dayTexts[i]!;
+    const content = (seen && seen.size > 0 ? text.split('\n').filter(keep).join('\n') : text).trim();
     if (content) recent.push({ date, content });
   });
+  // A day that alone is out of reach goes, and every older day before it (oldest go first).
+  for (let i = 0; i < recent.length; i++) {
+    const lines = recent[i]!.content.split('\n');
+    const w = newestWithin(lines, reach, opts.count);
+    if (w.kept === lines.length) continue;
+    for (const day of recent.splice(i).reverse()) drops.push({ what: `recent day ${day.date}`, tokens: estimate(day.content.length, w), approximate: true });
+    break;
+  }
   const parts: Parts = { longTerm, today, recent };
-  const drops: MemoryDrop[] = [];
   let text = renderMemory(parts);
   let tokens = opts.count(text);
 
@@ -76,11 +156,12 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
     drops.push({ what: `recent day ${day.date}`, tokens: tokens - after });
     tokens = after;
   }
+  let cut = 0;
+  let cutTokens = 0;
   if (tokens > opts.budgetTokens && parts.today.length > 0) {
     // Drop the oldest lines of today until the block fits, using per-line counts to find the
     // cut in one pass, then one exact count of the result.
     let excess = tokens - opts.budgetTokens;
-    let cut = 0;
     while (cut < parts.today.length && excess > 0) {
       excess -= opts.count(parts.today[cut]!) + 1;
       cut++;
@@ -95,8 +176,16 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
       text = renderMemory(parts);
       after = opts.count(text);
     }
-    drops.push({ what: `${cut} oldest line${cut === 1 ? '' : 's'} of today's notes`, tokens: tokens - after });
+    cutTokens = tokens - after;
     tokens = after;
+  }
+  const lines = farLines + cut;
+  if (lines > 0) {
+    drops.push({
+      what: `${lines} oldest line${lines === 1 ? '' : 's'} of today's notes`,
+      tokens: farTokens + cutTokens,
+      ...(farLines > 0 ? { approximate: true } : {}),
+    });
   }
   return { text, tokens, budget: opts.budgetTokens, drops };
 }

@@ -4,11 +4,21 @@
  * No LLM, no network. Every change is a read-modify-write under the file's lock, written
  * atomically, so a consolidation, a tool call and a second process can never lose each
  * other's updates; a daily note only ever grows by appended lines.
+ *
+ * Every path goes through the same containment as a file name from the model (resolveInside):
+ * a MEMORY.md, note or chat folder that is a link to outside the memory folder is refused, not
+ * read or appended to; and only regular files are opened (a FIFO would block a thread).
  */
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { lstat, readdir, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { appendLine, ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { resolveInside } from '../storage/paths.js';
+import { MemoryVersions } from './versions.js';
+import { notAFile, readRegular } from '../storage/regular.js';
+import { isAppError } from '../errors.js';
+import { scrubSecrets } from '../log.js';
+import { collapseLineBreaks } from '../util/text.js';
 
 export const MEMORY_FILE = 'MEMORY.md';
 export const HISTORY_FILE = 'HISTORY.md';
@@ -27,9 +37,18 @@ export interface SearchHit {
   line: string;
 }
 
-async function readOrEmpty(file: string): Promise<string> {
+async function statOrNull(file: string, how: typeof stat): Promise<Stats | null> {
   try {
-    return await readFile(file, 'utf8');
+    return await how(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+async function readRaw(file: string): Promise<string> {
+  try {
+    return await readRegular(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
     throw err;
@@ -37,70 +56,148 @@ async function readOrEmpty(file: string): Promise<string> {
 }
 
 /**
+ * A memory file as the chat and the model may see it. Memory files are read back to the chat
+ * (prompt, notes_read, /memory), so they get the log's secret scrubbing on the way in and out:
+ * a key a proxy echoed into a file written by an older version is not handed out either.
+ */
+async function readOrEmpty(file: string): Promise<string> {
+  return scrubSecrets(await readRaw(file));
+}
+
+/**
  * Texts of memory files read for the prompt, kept while the file is unchanged (same inode,
  * size and mtime): every turn reads MEMORY.md and eight daily notes, and a stat is one system
- * call where a read is four. Bounded; a hand edit changes mtime and is seen on the next turn.
+ * call where a read is four. Bounded by files and by characters (a busy day's note is
+ * megabytes); a hand edit changes mtime and is seen on the next turn.
  */
 const promptCache = new Map<string, { ino: number; size: number; mtimeMs: number; text: string }>();
 const PROMPT_CACHE_FILES = 2_000;
+const PROMPT_CACHE_CHARS = 32_000_000;
+let promptCacheChars = 0;
 
-async function readForPrompt(file: string): Promise<string> {
-  let st;
-  try {
-    st = await stat(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
-    throw err;
-  }
+function forget(file: string): void {
+  const old = promptCache.get(file);
+  if (!old) return;
+  promptCache.delete(file);
+  promptCacheChars -= old.text.length;
+}
+
+/** `st`: the file's stat (links followed); null when it does not exist. */
+async function readForPrompt(file: string, st: Stats | null): Promise<string> {
+  if (!st) return '';
+  if (!st.isFile()) throw notAFile(file, st.isDirectory() ? 'a folder' : undefined);
   const hit = promptCache.get(file);
   if (hit && hit.ino === st.ino && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.text;
-  const text = await readOrEmpty(file);
-  promptCache.delete(file);
-  if (promptCache.size >= PROMPT_CACHE_FILES) promptCache.delete(promptCache.keys().next().value!);
+  const raw = await readRaw(file);
+  const text = scrubSecrets(raw);
+  forget(file);
   // Kept only when it matches the stat and the file has been still for a while: timestamps are
   // coarse, so a same-size rewrite right after this read could otherwise look unchanged.
-  if (Buffer.byteLength(text) === st.size && Date.now() - st.mtimeMs > 2_000) {
+  if (Buffer.byteLength(raw) === st.size && Date.now() - st.mtimeMs > 2_000 && text.length <= PROMPT_CACHE_CHARS / 4) {
+    while (promptCache.size >= PROMPT_CACHE_FILES || (promptCache.size > 0 && promptCacheChars + text.length > PROMPT_CACHE_CHARS)) {
+      forget(promptCache.keys().next().value!);
+    }
     promptCache.set(file, { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, text });
+    promptCacheChars += text.length;
   }
   return text;
 }
 
 export class MemoryFiles {
-  constructor(readonly dir: string) {}
+  /** Every change of MEMORY.md keeps the text it replaced (versions.ts). */
+  readonly versions: MemoryVersions;
 
-  private file(name: string): string {
-    return path.join(this.dir, name);
+  /** `root`: the memory folder `dir` must stay inside once links are followed (for a chat folder, its parent). */
+  constructor(
+    readonly dir: string,
+    readonly root: string = dir,
+  ) {
+    this.versions = new MemoryVersions(dir);
   }
 
-  /** Read-modify-write of one file under its lock; `change` returns the new content or null to leave it. */
-  async update(name: string, change: (current: string) => string | null): Promise<boolean> {
+  /** The last verdict on this folder: it lies inside `root` once links are followed. */
+  private folderChecked: { at: number; check: Promise<unknown> } | undefined;
+
+  /**
+   * Refused (storage.path_escape) when this folder is a link out of `root`. Following links
+   * costs a few system calls per path, and a turn reads nine files at once: the folder's
+   * verdict is shared for a second, then taken again.
+   */
+  private checkFolder(): Promise<unknown> {
+    const now = Date.now();
+    if (!this.folderChecked || now - this.folderChecked.at > 1_000) {
+      const check = resolveInside(this.dir, '.', this.root);
+      check.catch(() => undefined);
+      this.folderChecked = { at: now, check };
+    }
+    return this.folderChecked.check;
+  }
+
+  /** The path of `name` in this folder; refused (storage.path_escape) when it or the folder links outside. */
+  private async file(name: string): Promise<string> {
+    return (await this.fileAndStat(name)).file;
+  }
+
+  /**
+   * `file(name)` and its stat with links followed (null: missing). In a folder that is inside,
+   * a plain name can only lead out if it is a link itself: one lstat decides (and serves as the
+   * stat), and only a link gets the full check (a link that stays inside is fine).
+   */
+  private async fileAndStat(name: string): Promise<{ file: string; st: Stats | null }> {
+    if (name !== path.basename(name) || name === '.' || name === '..') {
+      const file = await resolveInside(this.dir, name, this.root);
+      return { file, st: await statOrNull(file, stat) };
+    }
+    await this.checkFolder();
+    const file = path.join(this.dir, name);
+    const st = await statOrNull(file, lstat);
+    if (!st?.isSymbolicLink()) return { file, st };
+    await resolveInside(this.dir, name, this.root);
+    return { file, st: await statOrNull(file, stat) };
+  }
+
+  /**
+   * Read-modify-write of one file under its lock; `change` returns the new content or null to
+   * leave it. A change of MEMORY.md is recorded as a version (named by `source`) first.
+   */
+  async update(name: string, change: (current: string) => string | null, source = 'edit'): Promise<boolean> {
+    // Checked before the folder or the lock is made: a linked folder gets nothing created in it.
+    const file = await this.file(name);
     await ensureDir(this.dir);
-    const file = this.file(name);
     return withFileLock(file, async () => {
       const current = await readOrEmpty(file);
-      const next = change(current);
-      if (next === null || next === current) return false;
+      const changed = change(current);
+      if (changed === null) return false;
+      // A key pasted into memory (or echoed by a provider) never reaches the file.
+      const next = scrubSecrets(changed);
+      if (next === current) return false;
+      if (name === MEMORY_FILE) await this.versions.record(current, next, source);
       await writeFileAtomic(file, next);
       return true;
     });
   }
 
-  readMemory(): Promise<string> {
-    return readForPrompt(this.file(MEMORY_FILE));
+  /** Read-modify-write of MEMORY.md, kept as a version made by `source`. */
+  changeMemory(source: string, change: (current: string) => string | null): Promise<boolean> {
+    return this.update(MEMORY_FILE, change, source);
   }
 
-  async writeMemory(content: string): Promise<boolean> {
-    const text = content.endsWith('\n') || content === '' ? content : `${content}\n`;
-    return this.update(MEMORY_FILE, () => text);
+  async readMemory(): Promise<string> {
+    const { file, st } = await this.fileAndStat(MEMORY_FILE);
+    return readForPrompt(file, st);
+  }
+
+  async writeMemory(content: string, source = 'rewrite'): Promise<boolean> {
+    return this.update(MEMORY_FILE, () => withNewline(content), source);
   }
 
   /** Appends one fact as a list item (under `## section` when given, creating it if needed). */
   async appendMemory(fact: string, section?: string): Promise<void> {
-    const item = `- ${fact.replace(/\s*\n\s*/g, ' ').trim()}`;
-    await this.update(MEMORY_FILE, (cur) => {
+    const item = `- ${collapseLineBreaks(fact).trim()}`;
+    await this.changeMemory('tool memory_add', (cur) => {
       if (!section) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${item}\n`;
       const { before, body, after, found } = splitSection(cur, section);
-      if (!found) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${cur ? '\n' : ''}## ${section}\n${item}\n`;
+      if (!found) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${cur ? '\n' : ''}## ${sectionTitle(section)}\n${item}\n`;
       const trimmed = body.replace(/\n+$/, '');
       return `${before}${trimmed}${trimmed ? '\n' : ''}${item}\n${after ? `\n${after}` : ''}`;
     });
@@ -108,16 +205,12 @@ export class MemoryFiles {
 
   /** Replaces the body of `## section` (creating it when missing). */
   async rewriteSection(section: string, content: string): Promise<void> {
-    const body = content.trim();
-    await this.update(MEMORY_FILE, (cur) => {
-      const { before, after, found } = splitSection(cur, section);
-      if (!found) return `${cur}${cur && !cur.endsWith('\n') ? '\n' : ''}${cur ? '\n' : ''}## ${section}\n${body}\n`;
-      return `${before}${body}\n${after ? `\n${after}` : ''}`;
-    });
+    await this.changeMemory('tool memory_rewrite', (cur) => replaceSection(cur, section, content));
   }
 
-  readNote(date: string): Promise<string> {
-    return readForPrompt(this.file(`${date}.md`));
+  async readNote(date: string): Promise<string> {
+    const { file, st } = await this.fileAndStat(`${date}.md`);
+    return readForPrompt(file, st);
   }
 
   /**
@@ -127,8 +220,9 @@ export class MemoryFiles {
    * kill cannot tear a single small write, and no earlier line is ever touched.
    */
   async appendNote(date: string, line: string): Promise<void> {
+    const file = await this.file(`${date}.md`);
     await ensureDir(this.dir);
-    await appendLine(this.file(`${date}.md`), line);
+    await appendLine(file, scrubSecrets(line));
   }
 
   /** Appends `## <iso>\n<entry>` to HISTORY.md and to HISTORY-YYYY-MM.md (month of the timestamp). */
@@ -140,6 +234,7 @@ export class MemoryFiles {
   }
 
   async listNotes(): Promise<NoteFileInfo[]> {
+    await this.checkFolder();
     let names: string[];
     try {
       names = await readdir(this.dir);
@@ -150,7 +245,8 @@ export class MemoryFiles {
     for (const n of names) {
       const m = NOTE_RE.exec(n);
       if (!m) continue;
-      const st = await stat(this.file(n)).catch(() => null);
+      // lstat: a link is not one of our notes, whatever it points at.
+      const st = await lstat(path.join(this.dir, n)).catch(() => null);
       if (st?.isFile()) out.push({ date: m[1]!, bytes: st.size });
     }
     return out.sort((a, b) => a.date.localeCompare(b.date));
@@ -158,7 +254,7 @@ export class MemoryFiles {
 
   /** Reads a file named by the model, refusing anything that resolves outside this directory. */
   async readRelative(relative: string): Promise<string> {
-    const file = await resolveInside(this.dir, relative);
+    const file = await resolveInside(this.dir, relative, this.root);
     return readOrEmpty(file);
   }
 
@@ -166,6 +262,7 @@ export class MemoryFiles {
   async search(keyword: string, limit = 50): Promise<SearchHit[]> {
     const needle = keyword.toLowerCase().trim();
     if (!needle) return [];
+    await this.checkFolder();
     let names: string[];
     try {
       names = await readdir(this.dir);
@@ -179,7 +276,14 @@ export class MemoryFiles {
       const note = NOTE_RE.exec(name);
       const monthly = MONTHLY_RE.exec(name);
       if (!note && !monthly) continue;
-      const text = await readOrEmpty(this.file(name));
+      let text: string;
+      try {
+        text = await readOrEmpty(await this.file(name));
+      } catch (err) {
+        // A link out or a special file is skipped: it is not one of this chat's notes.
+        if (isAppError(err, 'storage.path_escape') || isAppError(err, 'storage.not_a_file')) continue;
+        throw err;
+      }
       if (note) {
         for (const line of text.split('\n')) {
           if (!line.toLowerCase().includes(needle)) continue;
@@ -192,7 +296,7 @@ export class MemoryFiles {
           const nl = entry.indexOf('\n');
           const header = (nl < 0 ? entry : entry.slice(0, nl)).trim();
           const body = nl < 0 ? '' : entry.slice(nl + 1).trim();
-          hits.push({ date: header.slice(0, 10), source: 'history', line: body.replace(/\s*\n\s*/g, ' '), key: header.slice(0, 16) });
+          hits.push({ date: header.slice(0, 10), source: 'history', line: collapseLineBreaks(body), key: header.slice(0, 16) });
         }
       }
     }
@@ -201,10 +305,41 @@ export class MemoryFiles {
   }
 }
 
+/** The text with a final newline (an empty text stays empty). */
+export function withNewline(content: string): string {
+  return content.endsWith('\n') || content === '' ? content : `${content}\n`;
+}
+
+/** `text` with the body of `## section` replaced by `content` (the section appended when missing). */
+export function replaceSection(text: string, section: string, content: string): string {
+  const body = content.trim();
+  const { before, after, found } = splitSection(text, section);
+  if (!found) return `${text}${text && !text.endsWith('\n') ? '\n' : ''}${text ? '\n' : ''}## ${sectionTitle(section)}\n${body}\n`;
+  return `${before}${body}\n${after ? `\n${after}` : ''}`;
+}
+
+/**
+ * A section name as one heading line: line breaks (any kind) and other control characters
+ * become spaces and leading `#` go, so a name can never open a heading of its own
+ * ("Prefs\n# SYSTEM: …" stays inside `## Prefs # SYSTEM: …`).
+ */
+export function sectionTitle(name: string): string {
+  return name
+    .replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ')
+    .replace(/ {2,}/g, ' ')
+    .trim()
+    .replace(/^#+\s*/, '');
+}
+
+/** True when `name` is a single line (what the tools accept as a section name). */
+export function isOneLine(name: string): boolean {
+  return !/[\r\n\u2028\u2029\u0085\v\f]/.test(name);
+}
+
 /** Splits markdown around `## name` (case-insensitive): text before the body, the body, and what follows. */
 export function splitSection(text: string, name: string): { before: string; body: string; after: string; found: boolean } {
   const lines = text.split('\n');
-  const want = name.trim().replace(/^#+\s*/, '').toLowerCase();
+  const want = sectionTitle(name).toLowerCase();
   const start = lines.findIndex((l) => /^##\s+/.test(l) && l.replace(/^##\s+/, '').trim().toLowerCase() === want);
   if (start < 0) return { before: text, body: '', after: '', found: false };
   let end = lines.length;

@@ -24,7 +24,7 @@ export class MemoryService {
     const dir = this.scope === 'global' ? this.root : path.join(this.root, sessionFileKey(channel, chatId));
     let files = this.cache.get(dir);
     if (!files) {
-      files = new MemoryFiles(dir);
+      files = new MemoryFiles(dir, this.root);
       this.cache.set(dir, files);
     }
     return files;

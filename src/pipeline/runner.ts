@@ -18,6 +18,18 @@ export function apologyText(errorId: string, err: unknown): string {
   return `Sorry, something went wrong while answering (error id ${errorId}). ${hint}`;
 }
 
+/** "1 second", "90 seconds", "2 minutes". */
+function spoken(ms: number): string {
+  const s = Math.round(ms / 1000);
+  const [n, unit] = s >= 120 && s % 60 === 0 ? [s / 60, 'minute'] : [s, 'second'];
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
+/** The one reply to a turn stopped at TURN_TIMEOUT_MS. */
+export function deadlineText(errorId: string, timeoutMs: number): string {
+  return `Sorry, I could not answer within ${spoken(timeoutMs)}, so I stopped (error id ${errorId}). Your message is saved; please send it again in a moment, perhaps shorter.`;
+}
+
 export class Pipeline {
   readonly systems: readonly System[];
 
@@ -60,6 +72,12 @@ export class Pipeline {
   }
 
   private async handleFailure(turn: Turn, sys: System, err: unknown): Promise<void> {
+    if (turn.signal.aborted) {
+      // Stopped at the turn's deadline, which already logged it and told the user.
+      turn.log.debug({ system: sys.name }, `[Pipeline] ${sys.name} stopped by the turn deadline`);
+      turn.ended ??= { by: sys.name, reason: 'turn deadline' };
+      return;
+    }
     const code = isAppError(err) ? err.code : 'pipeline.system_failed';
     if (sys.onFailure === 'skip') {
       turn.log.warn({ system: sys.name, order: sys.order, code, err }, `[Pipeline] ${sys.name} failed after the reply; continuing: ${errorMessage(err)}`);

@@ -11,6 +11,8 @@ export interface InboundMessage {
   chatId: string;
   userId: string;
   userName?: string | undefined;
+  /** The sender's handle without "@" (Telegram username), when the channel has one. */
+  username?: string | undefined;
   text: string;
   /** The channel's own id for this message (Telegram message_id). */
   messageId?: string | undefined;
@@ -40,12 +42,23 @@ export interface Turn {
   readonly userMessage: SessionMessage;
   /** Sends text to this chat through the channel the message came from. */
   readonly reply: (text: string) => Promise<void>;
+  /** Aborted when the turn runs past TURN_TIMEOUT_MS: LLM calls and tools stop, nothing more is saved. */
+  readonly signal: AbortSignal;
 
-  /** ContextBuilding 20: the sections of the system prompt, in order, and their join. */
+  /**
+   * ContextBuilding 20: the sections of the system prompt, in order, and their join. Only what
+   * stays the same from message to message goes here, so the prompt is a cacheable prefix.
+   */
   promptSections: PromptSection[];
   systemPrompt: string;
+  /**
+   * ContextBuilding 20: what belongs to this message only (`# Relevant Memory`). Sent as a system
+   * message just before the user's message, after the history; never stored in the session.
+   */
+  turnSections: PromptSection[];
+  turnPrompt: string;
   /** ContextBuilding 20: size of the `# Memory` block and what its budget made it drop. */
-  memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number }> } | undefined;
+  memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number; approximate?: boolean }> } | undefined;
   /** ToolLoop 30: the final answer. */
   response: string | undefined;
   /** Short lines appended to the reply (e.g. "Compacted the conversation: …"). */
@@ -71,6 +84,7 @@ export function createTurn(init: {
   userMessage: SessionMessage;
   reply: (text: string) => Promise<void>;
   id?: string;
+  signal?: AbortSignal;
 }): Turn {
   const id = init.id ?? newTurnId();
   return {
@@ -80,8 +94,11 @@ export function createTurn(init: {
     log: init.log.child({ turn: id, session: init.session.id }),
     userMessage: init.userMessage,
     reply: init.reply,
+    signal: init.signal ?? new AbortController().signal,
     promptSections: [],
     systemPrompt: '',
+    turnSections: [],
+    turnPrompt: '',
     memory: undefined,
     response: undefined,
     notices: [],

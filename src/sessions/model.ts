@@ -2,7 +2,7 @@
  * The session as stored in `workspace/sessions/{channel}:{chatId}.json` (seed 001 "AgentSession").
  * The file's key stays `channel:chat` for ever; `/new` starts a new conversation id inside it.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 export type SessionState = 'ACTIVE' | 'PAUSED' | 'TERMINATED';
@@ -32,6 +32,8 @@ export interface SessionMessage {
   senderName?: string;
   /** Already consolidated into memory by a truncation that kept it. */
   consolidated?: boolean;
+  /** A delivered reminder: `<reminder id>@<due ms>` (reminders/service.ts; no second delivery). */
+  reminder?: string;
 }
 
 export interface CompactionRecord {
@@ -98,35 +100,103 @@ export function makeMessage(role: Role, content: string, extra: Partial<SessionM
 const ROLES = new Set<Role>(['system', 'user', 'assistant', 'tool']);
 const STATES = new Set<SessionState>(['ACTIVE', 'PAUSED', 'TERMINATED']);
 
+/** The name a tool call gets when the model sent none; no tool has it, so it is answered as an error. */
+export const UNNAMED_TOOL = 'unnamed_tool';
+
+/**
+ * A tool call as the model (or an old session file) gave it, made well-typed: `arguments` is
+ * JSON text (an object is serialized, nothing becomes ""), the name fits the chat API's
+ * pattern for function names (a missing one becomes UNNAMED_TOOL), the id is a string (made up
+ * when missing). Stored and sent back as is, so a bad call can never make a later request,
+ * a token count or /status fail; what was wrong reaches the model as the tool's error result.
+ */
+export function normalizeToolCall(raw: unknown): ToolCall {
+  const c = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+  // The API's shape nests name and arguments under `function`; our stored shape does not.
+  const fn = (c.function && typeof c.function === 'object' ? c.function : c) as Record<string, unknown>;
+  const id = typeof c.id === 'string' && c.id !== '' ? c.id : typeof c.id === 'number' ? String(c.id) : `call_${randomBytes(8).toString('hex')}`;
+  const rawName = typeof fn.name === 'string' ? fn.name.trim() : '';
+  const name = rawName === '' ? UNNAMED_TOOL : rawName.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+  const args = fn.arguments;
+  const text = typeof args === 'string' ? args : args === undefined || args === null ? '' : JSON.stringify(args);
+  return { id, name, arguments: text };
+}
+
+const optionalString = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
+
+/**
+ * A stored message with every field of the type we write, or null when it cannot be read as a
+ * message at all (not an object, an unknown role, content that is not text). Fields of the
+ * wrong type are repaired where the meaning is clear (a null content is "", a number id its
+ * text, tool calls normalized) and dropped otherwise; fields we do not know are kept as they
+ * are. `repaired` counts the fields that changed.
+ */
+export function repairMessage(raw: unknown, repaired: { fields: number } = { fields: 0 }): SessionMessage | null {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return null;
+  const m = raw as Record<string, unknown>;
+  if (!ROLES.has(m.role as Role)) return null;
+  if (typeof m.content !== 'string' && m.content !== null && m.content !== undefined) return null;
+  const out: Record<string, unknown> = { ...m };
+  const set = (k: string, v: unknown) => {
+    if (v === m[k]) return;
+    repaired.fields++;
+    if (v === undefined) delete out[k];
+    else out[k] = v;
+  };
+  set('id', typeof m.id === 'string' ? m.id : newMessageId());
+  set('content', typeof m.content === 'string' ? m.content : '');
+  set('timestamp', typeof m.timestamp === 'string' ? m.timestamp : new Date(0).toISOString());
+  if (m.toolCalls !== undefined) {
+    const calls = m.role === 'assistant' && Array.isArray(m.toolCalls) && m.toolCalls.length > 0 ? m.toolCalls.map(normalizeToolCall) : undefined;
+    if (JSON.stringify(calls) === JSON.stringify(m.toolCalls)) out.toolCalls = calls;
+    else set('toolCalls', calls);
+  }
+  for (const k of ['toolCallId', 'sourceId'] as const) if (m[k] !== undefined) set(k, optionalString(m[k]));
+  for (const k of ['toolName', 'senderName'] as const) if (m[k] !== undefined) set(k, typeof m[k] === 'string' ? m[k] : undefined);
+  if (m.consolidated !== undefined) set('consolidated', typeof m.consolidated === 'boolean' ? m.consolidated : undefined);
+  return out as unknown as SessionMessage;
+}
+
+function repairCompaction(v: unknown): CompactionRecord | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const c = v as Record<string, unknown>;
+  if (typeof c.at !== 'string' || (c.kind !== 'summary' && c.kind !== 'truncation') || typeof c.removed !== 'number' || typeof c.kept !== 'number') return undefined;
+  return { at: c.at, kind: c.kind, removed: c.removed, kept: c.kept };
+}
+
 /**
  * Checks a parsed file has the shape we write. Older files missing newer metadata fields are
- * upgraded in place; anything structurally wrong throws (the store then sets the file aside).
+ * upgraded, and fields of the wrong type are repaired (see repairMessage; `repaired` counts
+ * them); anything structurally wrong throws (the store then sets the file aside).
  */
-export function parseSession(raw: unknown, channelType: string, chatId: string): Session {
-  if (!raw || typeof raw !== 'object') throw new Error('not an object');
-  const s = raw as Partial<Session>;
+export function parseSession(raw: unknown, channelType: string, chatId: string, repaired: { fields: number } = { fields: 0 }): Session {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('not an object');
+  const s = raw as Partial<Record<keyof Session, unknown>>;
   if (!Array.isArray(s.messages)) throw new Error('messages is not a list');
-  for (const [i, m] of s.messages.entries()) {
-    if (!m || typeof m !== 'object' || !ROLES.has(m.role) || typeof m.content !== 'string') {
-      throw new Error(`message ${i} is malformed`);
-    }
-    if (typeof m.id !== 'string') m.id = newMessageId();
-    if (typeof m.timestamp !== 'string') m.timestamp = new Date(0).toISOString();
-  }
-  const meta = (s.metadata && typeof s.metadata === 'object' ? s.metadata : {}) as Partial<SessionMetadata>;
+  const messages = s.messages.map((m, i) => {
+    const ok = repairMessage(m, repaired);
+    if (!ok) throw new Error(`message ${i} is malformed`);
+    return ok;
+  });
+  const meta = (s.metadata && typeof s.metadata === 'object' ? s.metadata : {}) as Record<string, unknown>;
   const fresh = newSession(channelType, chatId);
+  const { lastCompaction: _stored, ...metaRest } = meta;
+  const lastCompaction = repairCompaction(meta.lastCompaction);
+  if (meta.lastCompaction !== undefined && !lastCompaction) repaired.fields++;
+  for (const k of ['messagesReceived', 'messagesCompacted'] as const) if (meta[k] !== undefined && typeof meta[k] !== 'number') repaired.fields++;
   return {
     id: sessionKey(channelType, chatId),
     channelType,
     chatId,
-    messages: s.messages,
+    messages,
     metadata: {
-      ...meta,
+      ...metaRest,
       conversationId: typeof meta.conversationId === 'string' ? meta.conversationId : fresh.metadata.conversationId,
       messagesReceived: typeof meta.messagesReceived === 'number' ? meta.messagesReceived : 0,
       messagesCompacted: typeof meta.messagesCompacted === 'number' ? meta.messagesCompacted : 0,
+      ...(lastCompaction ? { lastCompaction } : {}),
     },
-    state: s.state && STATES.has(s.state) ? s.state : 'ACTIVE',
+    state: typeof s.state === 'string' && STATES.has(s.state as SessionState) ? (s.state as SessionState) : 'ACTIVE',
     createdAt: typeof s.createdAt === 'string' ? s.createdAt : fresh.createdAt,
     updatedAt: typeof s.updatedAt === 'string' ? s.updatedAt : fresh.updatedAt,
     ...(typeof s.walSeq === 'number' ? { walSeq: s.walSeq } : {}),

@@ -2,7 +2,8 @@
  * SessionStore: one JSON file per `channel:chat`, cached in memory after the first load.
  * Writes are atomic and locked (see storage/atomic.ts) and serialized per session, so a save
  * never overlaps another save of the same file. A file that fails to parse is set aside as
- * `*.corrupt-<timestamp>` and a fresh session starts: a bad file never stops the daemon.
+ * `*.corrupt-<timestamp>` and a fresh session starts: a bad file never stops the daemon. A file
+ * that parses but has fields of the wrong type is repaired (sessions/model.ts, repairMessage).
  *
  * A turn's messages become durable through the write-ahead log (wal.ts, one fsynced append);
  * the file is then rewritten in the background (a checkpoint), and `init` replays whatever a
@@ -138,8 +139,13 @@ export class SessionStore {
     if (text === undefined) {
       session = newSession(channelType, chatId);
     } else {
+      const repaired = { fields: 0 };
       try {
-        session = parseSession(JSON.parse(text), channelType, chatId);
+        session = parseSession(JSON.parse(text), channelType, chatId, repaired);
+        if (repaired.fields > 0) {
+          // Written by an older version (or by hand): what the next save writes is the repaired form.
+          this.log.warn({ code: 'session.repaired', file: path.basename(file), fields: repaired.fields }, 'session file had fields of the wrong type; repaired them');
+        }
       } catch (err) {
         const aside = `${file}.corrupt-${Date.now()}`;
         await rename(file, aside).catch(() => undefined);
@@ -286,6 +292,23 @@ export class SessionStore {
     // What was cleared must not come back with the next log line.
     this.forgetUnlogged(id, () => true);
     await this.save(session);
+  }
+
+  /**
+   * Replaces a session's messages (forget) and saves the file now; what was dropped must not
+   * come back with the next log line. The log itself is rewritten with `rewriteLog`.
+   */
+  async replaceMessages(id: string, messages: SessionMessage[]): Promise<void> {
+    const session = this.require(id);
+    session.messages = messages;
+    const kept = new Set(messages);
+    this.forgetUnlogged(id, (m) => !kept.has(m));
+    await this.save(session);
+  }
+
+  /** Rewrites the session log's text (atomic, in order with appends). */
+  rewriteLog(transform: (text: string) => string | null): Promise<boolean> {
+    return this.wal.rewrite(transform);
   }
 
   getMessageCount(id: string): number {

@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { AppendLog } from '../storage/append-log.js';
-import type { SessionMessage } from './model.js';
+import { repairMessage, type SessionMessage } from './model.js';
 
 export interface WalLine {
   seq: number;
@@ -56,10 +56,15 @@ export class SessionWal {
       } catch {
         continue;
       }
-      if ('base' in line) this.seq = Math.max(this.seq, line.base);
-      else if (Array.isArray(line.messages)) {
+      if (!line || typeof line !== 'object') continue;
+      if ('base' in line) {
+        if (typeof line.base === 'number') this.seq = Math.max(this.seq, line.base);
+      } else if (Array.isArray(line.messages) && typeof line.seq === 'number' && typeof line.channelType === 'string' && typeof line.chatId === 'string') {
         this.seq = Math.max(this.seq, line.seq);
-        out.push(line);
+        // Lines written before tool calls were normalized can hold badly typed fields: repaired
+        // here like a session file's, so a replay cannot bring them back.
+        const messages = line.messages.map((m) => repairMessage(m)).filter((m): m is SessionMessage => m !== null);
+        out.push({ ...line, messages });
       }
     }
     return out;
@@ -93,6 +98,11 @@ export class SessionWal {
     await this.log.replaceIf(() =>
       !force && (this.pending.size > 0 || this.log.bytes <= TRUNCATE_BYTES) ? null : `${JSON.stringify({ base: this.seq } satisfies Base)}\n`,
     );
+  }
+
+  /** Rewrites the log's text in place (atomic, in order with appends): /forget and purge. */
+  rewrite(transform: (text: string) => string | null): Promise<boolean> {
+    return this.log.rewrite(transform);
   }
 
   /** Closes the open log file (shutdown); the next append reopens it. */

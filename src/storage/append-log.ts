@@ -6,8 +6,9 @@
  * (temp file, fsync, rename) at a point in that order, so nothing appended before the decision
  * is cut away and nothing appended after it is lost.
  */
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { writeFileAtomic } from './atomic.js';
+import { PRIVATE_FILE_MODE } from './private.js';
 
 export class AppendLog {
   private chain: Promise<unknown> = Promise.resolve();
@@ -24,7 +25,7 @@ export class AppendLog {
   /** Appends `text`; with `sync`, resolves only once it is fsynced. */
   append(text: string, sync: boolean): Promise<void> {
     return this.serial(async () => {
-      this.fh ??= await open(this.file, 'a', 0o600);
+      this.fh ??= await open(this.file, 'a', PRIVATE_FILE_MODE);
       try {
         await this.fh.write(text);
         if (sync) await this.fh.sync();
@@ -51,6 +52,23 @@ export class AppendLog {
       this.written = 0;
       replaced = true;
     }).then(() => replaced);
+  }
+
+  /**
+   * Rewrites the whole file through `transform` (its current text → the new text, or null to
+   * leave it), in order with appends: used to take forgotten words out of a log.
+   */
+  rewrite(transform: (text: string) => string | null): Promise<boolean> {
+    return this.replaceIf(async () => {
+      let text: string;
+      try {
+        text = await readFile(this.file, 'utf8');
+      } catch {
+        return null;
+      }
+      const next = transform(text);
+      return next === null || next === text ? null : next;
+    });
   }
 
   /** Closes the file (shutdown); the next append reopens it. */

@@ -9,7 +9,9 @@ import { open, rename, unlink, readdir, stat, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import lockfile from 'proper-lockfile';
-import { AppError } from '../errors.js';
+import { AppError, isAppError } from '../errors.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private.js';
+import { openRegular } from './regular.js';
 
 const TMP_SUFFIX = '.tmp';
 
@@ -17,7 +19,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
   const dir = path.dirname(file);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}${TMP_SUFFIX}`);
   try {
-    const fh = await open(tmp, 'w', 0o600);
+    const fh = await open(tmp, 'w', PRIVATE_FILE_MODE);
     try {
       await fh.writeFile(data);
       await fh.sync();
@@ -57,7 +59,8 @@ async function appendNow(file: string, line: string): Promise<void> {
   let created = false;
   try {
     const known = appended.has(file);
-    const fh = await open(file, known ? 'a' : 'a+', 0o600);
+    // Only a regular file: a FIFO or device named like a note is refused without blocking.
+    const fh = await openRegular(file, known ? 'append' : 'append+read', PRIVATE_FILE_MODE);
     try {
       let lead = '';
       if (!known) {
@@ -78,6 +81,7 @@ async function appendNow(file: string, line: string): Promise<void> {
       await fh.close();
     }
   } catch (err) {
+    if (isAppError(err, 'storage.not_a_file')) throw err;
     throw new AppError('storage.write_failed', `could not append to ${path.basename(file)}: ${(err as Error).message}`, { cause: err });
   }
   if (created) await syncDir(path.dirname(file));
@@ -150,6 +154,7 @@ export async function removeStaleTempFiles(dir: string, minAgeMs = 60_000): Prom
   return removed;
 }
 
+/** Creates `dir` and missing parents, 0700 (see private.ts). */
 export async function ensureDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
 }

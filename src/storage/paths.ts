@@ -42,16 +42,25 @@ export function isInside(base: string, candidate: string): boolean {
 
 /**
  * Resolves a relative path given by the model inside `base`. Refuses absolute paths, `..`
- * escapes, NUL bytes, and symlinks whose target lies outside `base`.
+ * escapes, NUL bytes, and symlinks whose target lies outside `base`. With `root`, `base`
+ * itself must also lie inside `root` once links are followed (a chat's memory folder that is
+ * a link out of the memory folder is refused).
  */
-export async function resolveInside(base: string, relative: string): Promise<string> {
+export async function resolveInside(base: string, relative: string, root?: string): Promise<string> {
   if (relative.includes('\0')) throw new AppError('storage.path_escape', 'path contains a NUL byte');
   if (path.isAbsolute(relative)) throw new AppError('storage.path_escape', `absolute paths are not allowed: ${relative}`);
   const resolved = path.resolve(base, relative);
   if (!isInside(base, resolved)) throw new AppError('storage.path_escape', `path leaves the memory directory: ${relative}`);
-  const real = await realpathOfNearest(resolved);
-  const realBase = await realpath(base).catch(() => base);
+  // A folder that does not exist yet is judged by its nearest existing ancestor, like the file.
+  const [real, realBase, realRoot] = await Promise.all([
+    realpathOfNearest(resolved),
+    realpathOfNearest(base),
+    root === undefined || root === base ? undefined : realpathOfNearest(root),
+  ]);
   if (!isInside(realBase, real)) throw new AppError('storage.path_escape', `path is a link to outside the memory directory: ${relative}`);
+  if (realRoot !== undefined && !isInside(realRoot, realBase)) {
+    throw new AppError('storage.path_escape', `the memory directory is a link to outside the memory folder: ${relative}`);
+  }
   return resolved;
 }
 

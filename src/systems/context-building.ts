@@ -1,7 +1,10 @@
 /**
  * ContextBuilding (20) — reads: SYSTEM.md (instructions). Writes: `turn.promptSections` and
- * `turn.systemPrompt`. Sits after AutoCompaction (18) so it sees the compacted session, and
- * before ToolLoop (30), which sends the prompt it builds.
+ * `turn.systemPrompt` (stable: instructions, # Memory), `turn.turnSections` and
+ * `turn.turnPrompt` (this message only: # Relevant Memory). Sits after AutoCompaction (18) so it
+ * sees the compacted session, and before ToolLoop (30), which sends what it builds: the system
+ * prompt first, the per-message part after the history, so the prompt cache of the provider
+ * keeps matching everything up to the newest exchange.
  */
 import { ORDER } from '../pipeline/order.js';
 import type { System } from '../pipeline/system.js';
@@ -10,8 +13,10 @@ import type { InstructionsSource } from '../context/instructions.js';
 
 export interface ContextBuildingDeps {
   instructions: InstructionsSource;
-  /** Further sections (memory, relevant memory) appended after the instructions, in order. */
+  /** Further sections of the system prompt (memory) after the instructions, in order. */
   sections?: Array<(turn: Parameters<System['run']>[0]) => Promise<PromptSection | null>>;
+  /** Sections that depend on this message (relevant memory): sent after the history. */
+  turnSections?: Array<(turn: Parameters<System['run']>[0]) => Promise<PromptSection | null>>;
 }
 
 export function joinSections(sections: PromptSection[]): string {
@@ -31,7 +36,14 @@ export function createContextBuildingSystem(deps: ContextBuildingDeps): System {
       }
       turn.promptSections = sections;
       turn.systemPrompt = joinSections(sections);
-      turn.log.debug(`[Context] system prompt: ${turn.systemPrompt.length} chars in ${sections.length} sections`);
+      const perTurn: PromptSection[] = [];
+      for (const build of deps.turnSections ?? []) {
+        const s = await build(turn);
+        if (s && s.content.trim()) perTurn.push(s);
+      }
+      turn.turnSections = perTurn;
+      turn.turnPrompt = joinSections(perTurn);
+      turn.log.debug(`[Context] system prompt: ${turn.systemPrompt.length} chars in ${sections.length} sections; this message: ${turn.turnPrompt.length} chars`);
     },
   };
 }

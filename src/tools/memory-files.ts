@@ -5,11 +5,16 @@
  * path, no symlink out).
  */
 import type { MemoryService } from '../memory/service.js';
-import type { MemoryFiles } from '../memory/files.js';
+import { isOneLine, type MemoryFiles } from '../memory/files.js';
 import type { Tool, ToolContext } from './types.js';
 import { isAppError } from '../errors.js';
+import { replaceSection, withNewline } from '../memory/files.js';
+import { guardedMemoryWrite, MAX_DROP } from '../memory/guard.js';
 
 const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
+
+/** A section name over several lines could open a heading of its own in MEMORY.md. */
+const SECTION_NOT_ONE_LINE = 'Error: the section name must be one line (no line breaks), e.g. "Preferences". Nothing was saved.';
 
 export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
   const filesFor = (ctx: ToolContext): MemoryFiles => memory.forChat(ctx.turn.inbound.channel, ctx.turn.inbound.chatId);
@@ -37,6 +42,7 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
       additionalProperties: false,
     },
     async execute({ fact, section }, ctx) {
+      if (section !== undefined && !isOneLine(section)) return SECTION_NOT_ONE_LINE;
       await filesFor(ctx).appendMemory(fact, section);
       return `Saved to MEMORY.md${section ? ` under "${section}"` : ''}.`;
     },
@@ -55,9 +61,20 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
       additionalProperties: false,
     },
     async execute({ content, section }, ctx) {
+      if (section !== undefined && !isOneLine(section)) return SECTION_NOT_ONE_LINE;
       const files = filesFor(ctx);
-      if (section) await files.rewriteSection(section, content);
-      else await files.writeMemory(content);
+      // Guarded (guard.ts): a rewrite that loses more than a quarter of the entries is refused.
+      const res = await guardedMemoryWrite(files, {
+        source: 'tool memory_rewrite',
+        maxDrop: MAX_DROP,
+        log: ctx.turn.log,
+        scope: memory.scopeKey(ctx.turn.inbound.channel, ctx.turn.inbound.chatId),
+        next: (cur) => (section ? replaceSection(cur, section, content) : withNewline(content)),
+      });
+      if (res.refused) {
+        const r = res.refused;
+        return `Refused: this rewrite would drop ${r.dropped} of ${r.prior} entries of MEMORY.md (at most ${Math.round(r.maxDrop * 100)} % may go); MEMORY.md is unchanged. Keep the existing entries and change only what needs changing.`;
+      }
       return section ? `Section "${section}" of MEMORY.md replaced.` : 'MEMORY.md replaced.';
     },
   };
@@ -81,7 +98,7 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
         return text.trim() ? text : `No notes${date ? ` for ${date}` : ` in ${file}`}.`;
       } catch (err) {
         if (isAppError(err, 'storage.path_escape')) return `Error: refused — ${err.message}. Only files inside the memory folder can be read.`;
-        if ((err as NodeJS.ErrnoException).code === 'EISDIR') return `Error: ${file} is a folder, not a file.`;
+        if (isAppError(err, 'storage.not_a_file')) return `Error: refused — ${err.message}.`;
         throw err;
       }
     },

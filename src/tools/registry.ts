@@ -4,10 +4,11 @@
  * comes back as a result text the model can read and react to; it never fails the turn.
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { ToolCall } from '../sessions/model.js';
+import { UNNAMED_TOOL, type ToolCall } from '../sessions/model.js';
 import type { Turn } from '../pipeline/turn.js';
 import { errorMessage, type ErrorCode } from '../errors.js';
 import { validate } from './schema.js';
+import { scrubSecrets } from '../log.js';
 import type { Tool } from './types.js';
 
 export interface ToolOutcome {
@@ -44,12 +45,16 @@ export class ToolRegistry {
   async execute(call: ToolCall, turn: Turn): Promise<ToolOutcome> {
     const started = performance.now();
     const done = (content: string, code?: ErrorCode): ToolOutcome => ({
-      content,
+      // A tool result goes to the model and may be repeated to the chat: scrubbed like the log.
+      content: scrubSecrets(content),
       ok: code === undefined,
       ...(code ? { code } : {}),
       durationMs: performance.now() - started,
     });
     const tool = this.tools.get(call.name);
+    if (call.name === UNNAMED_TOOL && !tool) {
+      return done(`Error: the tool call had no function name. Call one of: ${this.names().join(', ') || 'none'}.`, 'tool.unknown');
+    }
     if (!tool) {
       return done(`Error: there is no tool named "${call.name}". Available tools: ${this.names().join(', ') || 'none'}.`, 'tool.unknown');
     }
@@ -64,21 +69,31 @@ export class ToolRegistry {
 
     const ac = new AbortController();
     let timer: NodeJS.Timeout | undefined;
+    let onDeadline: (() => void) | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         ac.abort();
         reject(new ToolTimeout());
       }, this.timeoutMs);
+      // The turn's deadline: the tool is told to stop and its result is not waited for.
+      onDeadline = () => {
+        ac.abort();
+        reject(turn.signal.reason);
+      };
+      if (turn.signal.aborted) onDeadline();
+      else turn.signal.addEventListener('abort', onDeadline, { once: true });
     });
     try {
       const result = await Promise.race([Promise.resolve().then(() => tool.execute(args as Record<string, unknown>, { turn, signal: ac.signal })), timeout]);
       return done(typeof result === 'string' ? result : JSON.stringify(result));
     } catch (err) {
+      if (turn.signal.aborted) throw turn.signal.reason;
       if (err instanceof ToolTimeout) return done(`Error: the tool "${call.name}" did not finish within ${this.timeoutMs} ms.`, 'tool.timeout');
       turn.log.warn({ tool: call.name, err }, 'tool threw');
       return done(`Error: the tool "${call.name}" failed: ${errorMessage(err)}`, 'tool.failed');
     } finally {
       clearTimeout(timer);
+      if (onDeadline) turn.signal.removeEventListener('abort', onDeadline);
     }
   }
 }

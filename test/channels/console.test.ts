@@ -10,7 +10,10 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { PassThrough, Writable } from 'node:stream';
 import { lastUserText, startFakeLlm, text } from '../helpers/fake-llm.js';
+import { ConsoleChannel } from '../../src/channels/console.js';
+import { registerSecret } from '../../src/log.js';
 import { tempDir } from '../helpers/workspace.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -177,4 +180,24 @@ test('SIGTERM while a turn is running: the reply is still printed and the exit c
     await llm.close();
     await ws.cleanup();
   }
+});
+
+test("risk: the model's escape sequences reach the operator's terminal — the console strips control characters from what it prints", async () => {
+  const input = new PassThrough();
+  let printed = '';
+  const output = new Writable({
+    write(chunk, _enc, cb) {
+      printed += chunk.toString();
+      cb();
+    },
+  });
+  registerSecret('sk-console-secret-98765');
+  const hostile = 'clear\u001b[2J\u001b[H title\u001b]0;pwned\u0007 bell\u0007 csi\u009b31m back\b\b del\u007f cr\rnul\u0000 key sk-console-secret-98765\nsecond line\twith a tab';
+  const channel = new ConsoleChannel({ chatId: 'local', input, output, interactive: false });
+  await channel.start((_msg, reply) => reply(hostile));
+  input.end('hi\n');
+  await channel.finished;
+  assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(printed), JSON.stringify(printed));
+  assert.ok(!printed.includes('sk-console-secret-98765'), 'the key is scrubbed as in the log');
+  assert.match(printed, /clear\[2J\[H title\]0;pwned bell csi31m back del crnul key \[redacted\]\nsecond line\twith a tab\n/);
 });

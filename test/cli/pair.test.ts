@@ -50,3 +50,24 @@ test('pair: list, approve a pending code, revoke; mistakes exit non-zero with wh
     await ws.cleanup();
   }
 });
+
+test('risk: pairing slots hogged — the owner sees the backlog (turned away, codes expired) in `pair -- list`', async () => {
+  const ws = await tempDir();
+  try {
+    let now = Date.now();
+    const daemonSide = new PairingStore(pairingFile(ws.dir), { now: () => now });
+    for (const id of ['11', '12', '13']) await daemonSide.request({ userId: id, chatId: id });
+    assert.deepEqual(await daemonSide.request({ userId: '14', username: 'dora', chatId: '14' }), { status: 'full' });
+    now += 3600_000 + 1;
+    await daemonSide.request({ userId: '11', chatId: '11' }); // writes again after the expiry: no new code
+    // The CLI runs on the real clock, an hour before the daemon's: nothing it lists has expired yet.
+    const c = io();
+    assert.equal(await runPair(['list'], ws.dir, c.io), 0);
+    const out = c.out.join('\n');
+    assert.match(out, /Waiting \(4, last 24 hours\):/, out);
+    assert.match(out, /^ {2}14 \(@dora\) {2}turned away: all 3 codes were taken/m, out);
+    assert.match(out, /^ {2}11 {2}code expired unapproved; a new code from /m, out);
+  } finally {
+    await ws.cleanup();
+  }
+});

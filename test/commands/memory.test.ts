@@ -108,7 +108,10 @@ test('/new clears the session and keeps every memory file (byte-identical; histo
     // The next message starts a fresh conversation but still carries the memory.
     await bot.send('1', 'do you remember me?', { receivedAt: AT });
     const req = bot.llm.chatRequests().at(-1)!;
-    assert.deepEqual(req.body.messages.slice(1).map((m: any) => m.content), ['do you remember me?']);
+    // Besides the system prompt: this message's # Relevant Memory, then the message itself.
+    const rest = req.body.messages.slice(1);
+    assert.deepEqual(rest.filter((m: any) => m.role !== 'system').map((m: any) => m.content), ['do you remember me?']);
+    assert.ok(rest.filter((m: any) => m.role === 'system').every((m: any) => m.content.startsWith('# Relevant Memory\n')));
     assert.match(String(req.body.messages[0].content), /the user is called Ada/);
     assert.match(String(req.body.messages[0].content), /User: how are you/);
   } finally {
@@ -142,6 +145,39 @@ test('/status shows the memory block size in tokens and its budget', async () =>
     // Budget: 25% of min(gpt-4o-mini 128,000, compaction.maxContextTokens 50,000).
     assert.equal(m[2], '12,500');
     assert.doesNotMatch(status!, /Memory trimmed/);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('risk: /memory of a 1 MB MEMORY.md floods the chat — it shows the first ~3,500 characters, and /memory N shows the rest part by part', async () => {
+  const bot = await startTestBot();
+  try {
+    await mkdir(memDir(bot, '1'), { recursive: true });
+    const lines = Array.from({ length: 21_000 }, (_, i) => `- fact number ${String(i).padStart(5, '0')} about the garden and the bees`);
+    const memory = `${lines.join('\n')}\n`;
+    assert.ok(memory.length > 1_000_000);
+    await writeFile(path.join(memDir(bot, '1'), 'MEMORY.md'), memory);
+
+    const first = await bot.send('1', '/memory');
+    assert.equal(first.length, 1, 'one reply');
+    assert.ok(first[0]!.length <= 4_000, `${first[0]!.length} characters`);
+    assert.ok(first[0]!.includes(lines[0]!));
+    assert.match(first[0]!, /\/memory 2/, 'says how to see the rest');
+    const parts = Number(/part 1 of (\d+)/.exec(first[0]!)?.[1]);
+    assert.ok(parts > 250, first[0]!.slice(0, 200));
+
+    const second = (await bot.send('1', '/memory 2'))[0]!;
+    assert.ok(second.length <= 4_000);
+    assert.match(second, /part 2 of \d+/);
+    // The parts join up: the line after the last one of part 1 opens part 2.
+    const lastShown = first[0]!.split('\n').filter((l) => l.startsWith('- fact')).at(-1)!;
+    const next = lines[lines.indexOf(lastShown) + 1]!;
+    assert.ok(second.includes(next), `part 2 starts with ${next}`);
+    const last = (await bot.send('1', `/memory ${parts}`))[0]!;
+    assert.ok(last.includes(lines.at(-1)!));
+    assert.doesNotMatch(last, /for the next part/);
+    assert.match((await bot.send('1', `/memory ${parts + 5}`))[0]!, new RegExp(`has ${parts} parts`));
   } finally {
     await bot.close();
   }

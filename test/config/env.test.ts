@@ -1,7 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/env.js';
+import { exitCodeFor, runDoctor } from '../../src/cli/doctor.js';
+import { tempDir } from '../helpers/workspace.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 const KEY = { OPENAI_API_KEY: 'sk-test-key-123456' };
 
@@ -32,7 +39,29 @@ test('defaults: only a key set gives the documented values and no problems', () 
     embeddingsModel: undefined,
     embeddingsDimensions: 256,
     maxMessageChars: 20_000,
+    dailyTokenBudget: undefined,
+    budgetExemptUsers: [],
+    turnTimeoutMs: 120_000,
+    rateLimitPerMinute: 20,
+    maxQueuedPerChat: 10,
+    memoryPagePort: 0,
+    memoryPageHost: '127.0.0.1',
+    memoryPageToken: undefined,
   });
+});
+
+test('DAILY_TOKEN_BUDGET: a whole number of tokens (0 = off); the allowed users are exempt unless DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS=false', () => {
+  const on = loadConfig({ ...KEY, TZ: 'UTC', DAILY_TOKEN_BUDGET: '50000', TELEGRAM_ALLOWED_USERS: '42,@Owner' });
+  assert.deepEqual(on.problems, []);
+  assert.equal(on.config.dailyTokenBudget, 50_000);
+  assert.deepEqual(on.config.budgetExemptUsers, ['42', 'owner']);
+  const strict = loadConfig({ ...KEY, TZ: 'UTC', DAILY_TOKEN_BUDGET: '50000', TELEGRAM_ALLOWED_USERS: '42', DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: 'false' });
+  assert.deepEqual(strict.config.budgetExemptUsers, []);
+  assert.equal(loadConfig({ ...KEY, TZ: 'UTC', DAILY_TOKEN_BUDGET: '0' }).config.dailyTokenBudget, undefined);
+  const bad = loadConfig({ ...KEY, TZ: 'UTC', DAILY_TOKEN_BUDGET: '10k', DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: 'maybe' });
+  assert.equal(bad.problems.length, 2, bad.problems.join('\n'));
+  assert.match(bad.problems[0]!, /^DAILY_TOKEN_BUDGET="10k" is not a whole number/);
+  assert.match(bad.problems[1]!, /^DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS="maybe" must be true/);
 });
 
 test('without TZ the system time zone is used; set values are read, trimmed and normalised', () => {
@@ -88,6 +117,11 @@ test('a bad whole number gives one problem line naming the variable, and the def
     ['TOOL_TIMEOUT_MS', 'ten'],
     ['MAX_CONCURRENT_TURNS', '1e9'],
     ['SHUTDOWN_TIMEOUT_MS', '20s'],
+    ['TURN_TIMEOUT_MS', '500'],
+    ['TURN_TIMEOUT_MS', '2 minutes'],
+    ['RATE_LIMIT_PER_MINUTE', '-1'],
+    ['RATE_LIMIT_PER_MINUTE', 'many'],
+    ['MAX_QUEUED_PER_CHAT', '0'],
   ];
   for (const [name, value] of cases) {
     const line = assertOneProblem({ [name]: value }, name);
@@ -132,4 +166,70 @@ test('a base URL without a key is fine: a placeholder key is used', () => {
   const both = loadConfig({ TZ: 'UTC', ...KEY, OPENAI_BASE_URL: 'https://openrouter.ai/api/v1' });
   assert.deepEqual(both.problems, []);
   assert.equal(both.config.openaiApiKey, KEY.OPENAI_API_KEY);
+});
+
+const BOT_TOKEN = '123456789:AAtest-token-for-the-emulator_0001';
+
+test("risk: global scope with groups or strangers shares the owner's memory — the combination is refused in one line saying what to set", () => {
+  const refused: Array<Record<string, string>> = [
+    { TELEGRAM_DM_POLICY: 'allowlist', TELEGRAM_ALLOWED_USERS: '42', TELEGRAM_ALLOWED_GROUPS: '-1001234567890' },
+    { TELEGRAM_ALLOWED_USERS: '42' }, // pairing, the default: strangers can be approved in
+    { TELEGRAM_DM_POLICY: 'open' },
+  ];
+  for (const env of refused) {
+    const line = assertOneProblem({ MEMORY_SCOPE: 'global', TELEGRAM_BOT_TOKEN: BOT_TOKEN, ...env }, 'MEMORY_SCOPE=global');
+    assert.match(line, /MEMORY_SCOPE=chat/, `says what to set: ${line}`);
+    if (env.TELEGRAM_ALLOWED_GROUPS) assert.match(line, /TELEGRAM_ALLOWED_GROUPS/, line);
+    else assert.match(line, /TELEGRAM_DM_POLICY=allowlist/, line);
+  }
+  // A single-owner bot: global with only listed users in private chats is accepted; so is the terminal.
+  const owner = loadConfig({ ...KEY, TZ: 'UTC', MEMORY_SCOPE: 'global', TELEGRAM_BOT_TOKEN: BOT_TOKEN, TELEGRAM_DM_POLICY: 'allowlist', TELEGRAM_ALLOWED_USERS: '42' });
+  assert.deepEqual(owner.problems, []);
+  assert.deepEqual(loadConfig({ ...KEY, TZ: 'UTC', MEMORY_SCOPE: 'global' }).problems, []);
+  // Per-chat memory takes groups and strangers as before.
+  assert.deepEqual(loadConfig({ ...KEY, TZ: 'UTC', TELEGRAM_BOT_TOKEN: BOT_TOKEN, TELEGRAM_ALLOWED_GROUPS: '-1001234567890', TELEGRAM_DM_POLICY: 'open' }).problems, []);
+});
+
+test("risk: global scope with groups shares the owner's memory — the daemon exits 2 before starting, and doctor says the same", { timeout: 30_000 }, async () => {
+  const ws = await tempDir();
+  try {
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      WORKSPACE_DIR: ws.dir,
+      TZ: 'UTC',
+      LOG_LEVEL: 'silent',
+      MEMORY_SCOPE: 'global',
+      TELEGRAM_BOT_TOKEN: BOT_TOKEN,
+      TELEGRAM_API_ROOT: 'http://127.0.0.1:9',
+      TELEGRAM_ALLOWED_USERS: '42',
+      TELEGRAM_DM_POLICY: 'allowlist',
+      TELEGRAM_ALLOWED_GROUPS: '-1001234567890',
+    };
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: REPO, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdin.end();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    clearTimeout(timer);
+    assert.equal(code, 2, stderr);
+    assert.equal(stdout, '');
+    const lines = stderr.split('\n').filter(Boolean);
+    assert.equal(lines.length, 1, stderr);
+    assert.match(lines[0]!, /MEMORY_SCOPE=global/);
+    assert.match(lines[0]!, /TELEGRAM_ALLOWED_GROUPS/);
+    assert.deepEqual(await readdir(ws.dir), [], 'nothing started before the check');
+
+    const results = await runDoctor({ env, cwd: ws.dir, timeoutMs: 2000 });
+    const config = results.find((r) => r.name === 'config')!;
+    assert.equal(config.status, 'fail');
+    assert.equal(config.fix, lines[0]!.replace(/^config: /, ''));
+    assert.equal(exitCodeFor(results), 1);
+  } finally {
+    await ws.cleanup();
+  }
 });

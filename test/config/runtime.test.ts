@@ -229,3 +229,37 @@ test('contrast: the same start with a valid runtime-config.json runs and exits 0
     await ws.cleanup();
   }
 });
+
+test('risk: prototype pollution through runtime-config.json — only own, known keys are read, unknown ones named', async () => {
+  const saved = { toString: Object.prototype.toString, hasOwnProperty: Object.prototype.hasOwnProperty };
+  const cases: Array<{ text: string; names: string }> = [
+    { text: '{"__proto__":{"toString":1}}', names: '"__proto__"' },
+    { text: '{"__proto__":{"hasOwnProperty":"x"}}', names: '"__proto__"' },
+    { text: '{"constructor":{"prototype":{"x":1}}}', names: '"constructor"' },
+    { text: '{"memory":{"__proto__":{"enabled":false}}}', names: '"memory.__proto__"' },
+    { text: '{"memory":{"toString":1}}', names: '"memory.toString"' },
+    { text: '{"compaction":{"hasOwnProperty":2}}', names: '"compaction.hasOwnProperty"' },
+  ];
+  try {
+    for (const c of cases) {
+      assert.throws(() => parseRuntimeConfig(c.text), (err: Error) => err.message.includes(`unknown key ${c.names}`), c.text);
+      assert.equal(Object.prototype.toString, saved.toString, `${c.text} changed Object.prototype.toString`);
+      assert.equal(Object.prototype.hasOwnProperty, saved.hasOwnProperty, `${c.text} changed Object.prototype.hasOwnProperty`);
+      assert.equal(({} as Record<string, unknown>).x, undefined, `${c.text} polluted Object.prototype`);
+    }
+    // At start the daemon refuses the file with one line naming the key (and stays healthy).
+    const ws = await tempDir();
+    try {
+      await writeConfig(ws.dir, '{"__proto__":{"toString":1}}');
+      const problem = new RuntimeConfigStore(ws.dir, undefined, 0).init();
+      assert.match(problem ?? '', /unknown key "__proto__" \(known: memory, compaction\)/);
+      assert.equal(`${{ a: 1 }}`, '[object Object]');
+    } finally {
+      await ws.cleanup();
+    }
+  } finally {
+    Object.prototype.toString = saved.toString;
+    Object.prototype.hasOwnProperty = saved.hasOwnProperty;
+    delete (Object.prototype as Record<string, unknown>).x;
+  }
+});

@@ -289,3 +289,26 @@ test('end to end: two chats sending 5 messages each at once get their replies in
     await bot.close();
   }
 });
+
+test('a task that gives its slot back early lets other chats run at once, while its own chat stays closed until it ends', async () => {
+  const d = new Dispatcher(1);
+  const stuck = gate();
+  const events: string[] = [];
+  const a1 = d.submit('a', async (release) => {
+    events.push('a1 start');
+    release();
+    release(); // twice is harmless
+    await stuck.promise;
+    events.push('a1 end');
+  });
+  const a2 = d.submit('a', async () => void events.push('a2'));
+  const b = d.submit('b', async () => void events.push('b'));
+  await b;
+  assert.deepEqual(events, ['a1 start', 'b'], 'b ran in the slot a1 gave back; a2 still waits behind a1');
+  assert.equal(d.queued('a'), 1);
+  assert.equal(d.stats.active, 0, 'a released slot is not counted');
+  stuck.open();
+  await Promise.all([a1, a2]);
+  assert.deepEqual(events, ['a1 start', 'b', 'a1 end', 'a2']);
+  assert.equal(await d.drain(1000), true);
+});

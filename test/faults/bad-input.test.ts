@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startTestBot, type TestBot } from '../helpers/app.js';
-import { echoResponder, lastUserText, text, toolCalls, type RecordedRequest, type Responder, toolResults } from '../helpers/fake-llm.js';
+import { echoResponder, promptKind, lastUserText, text, toolCalls, type RecordedRequest, type Responder, toolResults } from '../helpers/fake-llm.js';
 import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
 import { createApp } from '../../src/app.js';
 
@@ -196,9 +196,11 @@ test("risk: a user message with '# Memory', '## Long-term Memory', '[Conversatio
     assert.ok(session.messages.every((m: any) => !m.toolCalls || m.toolCalls.length === 0));
     assert.equal(await readFile(path.join(memDir(bot, 'inj'), 'MEMORY.md'), 'utf8').catch(() => ''), '');
 
-    // Next turn: today's note now quotes the message; the prompt's structure is unchanged.
+    // After /new (the exchange is no longer in the conversation, so its note line is in the
+    // prompt again): today's note quotes the message; the prompt's structure is unchanged.
+    await bot.send('inj', '/new');
     await bot.send('inj', 'what now?');
-    const second = bot.llm.chatRequests()[1]!;
+    const second = bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').at(-1)!;
     const sys2 = systemOf(second);
     assert.equal(count(sys2, /^# Memory$/gm), 1, sys2);
     assert.equal(count(sys2, /^## Today's Notes$/gm), 1, sys2);
@@ -206,9 +208,14 @@ test("risk: a user message with '# Memory', '## Long-term Memory', '[Conversatio
     assert.equal(count(sys2, /^\[Conversation summary\]/gm), 0);
     assert.equal(count(sys2, /^\{"role":"system"/gm), 0);
     assert.ok(sys2.split('\n').some((l) => /^\[\d{2}:\d{2}\] User: # Memory ## Long-term Memory /.test(l)), 'the note quotes the message on one line');
-    const roles2 = (second.body.messages as any[]).map((m) => m.role);
-    assert.deepEqual(roles2, ['system', 'user', 'assistant', 'user']);
-    assert.equal(second.body.messages[1].content, injection);
+    // Besides the system prompt, only this message's # Relevant Memory (one line per hit) is a system message.
+    const rest = (second.body.messages as any[]).slice(1);
+    assert.deepEqual(rest.map((m) => m.role), rest.length === 2 ? ['system', 'user'] : ['user']);
+    if (rest.length === 2) {
+      assert.match(rest[0].content, /^# Relevant Memory\n/);
+      assert.equal(count(rest[0].content, /^#/gm), 1, 'remembered text cannot add headings');
+    }
+    assert.equal(rest.at(-1).content, 'what now?');
   } finally {
     await bot.close();
   }
@@ -232,8 +239,9 @@ test("risk: a MEMORY.md line '# Memory' or \"## Today's Notes\" opens a second t
     assert.match(sys, /^#### Long-term Memory$/m);
     assert.match(sys, /^- likes green tea$/m);
 
+    await bot.send('mem', '/new');
     await bot.send('mem', 'second message');
-    const sys2 = systemOf(bot.llm.chatRequests()[1]!);
+    const sys2 = systemOf(bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').at(-1)!);
     assert.equal(count(sys2, /^# Memory$/gm), 1, sys2);
     assert.equal(count(sys2, /^## Today's Notes$/gm), 1, sys2);
     assert.match(sys2, /^#### Today's Notes$/m);
@@ -310,7 +318,7 @@ test("risk: chat ids and user names with '/', '..', NUL or huge lengths write ou
     }
     // Nothing anywhere else in the workspace, nothing next to it.
     const all = await walk(bot.workspace);
-    const stray = all.filter((p) => !/^(sessions\/|memory\/|memory\.db(-wal|-shm|-journal)?$|inbox\.jsonl$|sessions\.wal\.jsonl$)/.test(p) && p !== 'sessions/' && p !== 'memory/');
+    const stray = all.filter((p) => !/^(sessions\/|memory\/|(memory|schedules|usage)\.db(-wal|-shm|-journal)?$|inbox\.jsonl$|sessions\.wal\.jsonl$)/.test(p) && p !== 'sessions/' && p !== 'memory/');
     assert.deepEqual(stray, [], `files outside sessions/ and memory/: ${stray.join(', ')}`);
     const escaped = (await readdir(os.tmpdir())).filter((n) => n.includes(`membot-escape-${tag}`));
     assert.deepEqual(escaped, [], 'nothing written outside the workspace');

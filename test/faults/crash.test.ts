@@ -105,6 +105,10 @@ test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is
     TELEGRAM_ALLOWED_USERS: Array.from({ length: CHATS }, (_, i) => FIRST_USER + i).join(','),
     TELEGRAM_DM_POLICY: 'allowlist',
     LOG_LEVEL: 'info',
+    // Each chat sends ~100 messages a minute here, on purpose (crash recovery under load): the
+    // flood limits would answer most of them with a refusal instead of a turn.
+    RATE_LIMIT_PER_MINUTE: '0',
+    MAX_QUEUED_PER_CHAT: '10000',
   };
   const users = Array.from({ length: CHATS }, (_, i) => tg.user({ userId: FIRST_USER + i }));
   const sent: string[] = [];

@@ -1,7 +1,7 @@
 /** Builds a real daemon (createApp) on a temp workspace and a fake LLM, plus a reply recorder. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createApp, type App } from '../../src/app.js';
+import { createApp, type App, type AppOptions } from '../../src/app.js';
 import type { InboundMessage } from '../../src/pipeline/turn.js';
 import { startFakeLlm, type FakeLlm, type Responder } from './fake-llm.js';
 import { captureLog, tempDir, testConfig, type CapturedLog } from './workspace.js';
@@ -19,7 +19,7 @@ export interface TestBot {
 }
 
 export async function startTestBot(
-  opts: { responder?: Responder; env?: Record<string, string>; runtimeConfig?: unknown; prepare?: (workspace: string) => Promise<void> } = {},
+  opts: { responder?: Responder; env?: Record<string, string>; runtimeConfig?: unknown; prepare?: (workspace: string) => Promise<void>; appOptions?: AppOptions } = {},
 ): Promise<TestBot> {
   const llm = await startFakeLlm(opts.responder);
   const ws = await tempDir();
@@ -30,7 +30,7 @@ export async function startTestBot(
     await writeFile(path.join(ws.dir, 'preferences', 'runtime-config.json'), JSON.stringify(opts.runtimeConfig));
   }
   await opts.prepare?.(ws.dir);
-  const app = await createApp(config, logs.log);
+  const app = await createApp(config, logs.log, opts.appOptions);
   const replies = new Map<string, string[]>();
   let msgSeq = 0;
   return {

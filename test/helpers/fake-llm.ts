@@ -33,7 +33,11 @@ export interface FakeLlm {
   requests: RecordedRequest[];
   /** Requests to /chat/completions only. */
   chatRequests(): RecordedRequest[];
+  /** Requests to /audio/transcriptions (multipart: `body` is the raw text). */
+  transcriptionRequests(): RecordedRequest[];
   setResponder(r: Responder): void;
+  /** Answers /audio/transcriptions (default: transcribeMarker). */
+  setTranscriber(r: Responder): void;
   close(): Promise<void>;
 }
 
@@ -85,8 +89,19 @@ export function lastUserText(req: RecordedRequest): string {
 /** Default: answers "echo: <last user message>". */
 export const echoResponder: Responder = (req) => text(`echo: ${lastUserText(req)}`);
 
+/**
+ * The default speech-to-text: the "audio" tests upload is text, `AUDIO:<words>`, and the
+ * transcript is those words — so a transcript proves the file's bytes made it through. Any
+ * other upload is refused with 400, as a real server refuses what it cannot decode.
+ */
+export const transcribeMarker: Responder = (req) => {
+  const m = /AUDIO:([^\r\n]*)/.exec(typeof req.body === 'string' ? req.body : '');
+  return m ? { json: { text: m[1] } } : { status: 400, json: { error: { message: 'Invalid file format.', type: 'invalid_request_error' } } };
+};
+
 export async function startFakeLlm(responder: Responder = echoResponder, opts: { record?: boolean } = {}): Promise<FakeLlm> {
   let current = responder;
+  let transcriber: Responder = transcribeMarker;
   const requests: RecordedRequest[] = [];
   const sockets = new Set<import('node:net').Socket>();
   const server = http.createServer((req, res) => {
@@ -104,7 +119,7 @@ export async function startFakeLlm(responder: Responder = echoResponder, opts: {
       if (opts.record !== false) requests.push(rec);
       let reply: FakeReply;
       try {
-        reply = await current(rec, requests.length - 1);
+        reply = rec.path.endsWith('/audio/transcriptions') ? await transcriber(rec, requests.length - 1) : await current(rec, requests.length - 1);
       } catch (err) {
         reply = { status: 500, json: { error: { message: String(err) } } };
       }
@@ -130,8 +145,12 @@ export async function startFakeLlm(responder: Responder = echoResponder, opts: {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     chatRequests: () => requests.filter((r) => r.path.endsWith('/chat/completions')),
+    transcriptionRequests: () => requests.filter((r) => r.path.endsWith('/audio/transcriptions')),
     setResponder(r) {
       current = r;
+    },
+    setTranscriber(r) {
+      transcriber = r;
     },
     async close() {
       for (const s of sockets) s.destroy();

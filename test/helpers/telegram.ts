@@ -19,6 +19,8 @@ import { TelegramServer } from 'telegram-test-api/lib/telegramServer.js';
 import { createApp, type App } from '../../src/app.js';
 import { TelegramChannel, type TelegramTuning } from '../../src/channels/telegram/channel.js';
 import { loadTelegramConfig, type TelegramConfig } from '../../src/config/env.js';
+import { keepInSession } from '../../src/channels/keep.js';
+import { Transcriber } from '../../src/llm/transcribe.js';
 import { startFakeLlm, type FakeLlm, type Responder } from './fake-llm.js';
 import { captureLog, tempDir, testConfig, type CapturedLog } from './workspace.js';
 
@@ -78,6 +80,11 @@ export interface TelegramEmulator {
   callsOf(method: string): ProxyCall[];
   intercept(method: string, fn: Interceptor): void;
   clearIntercepts(): void;
+  /**
+   * A file the bot can fetch: the emulator has no getFile, so the proxy answers getFile for
+   * this id and serves the bytes at `/file/bot<token>/<filePath>`, as Telegram does.
+   */
+  addFile(fileId: string, content: Buffer, filePath?: string, opts?: { announcedSize?: number }): void;
   user(opts: { userId: number; chatId?: number; firstName?: string; userName?: string; type?: string; chatTitle?: string }): EmuUser;
   /** What the bot sent, in order (all chats, or one). */
   botMessages(chatId?: number | string): BotMessage[];
@@ -120,8 +127,17 @@ export async function startTelegramEmulator(token = TEST_TOKEN): Promise<Telegra
   const calls: ProxyCall[] = [];
   const interceptors = new Map<string, Interceptor[]>();
   const sockets = new Set<net.Socket>();
+  const files = new Map<string, { fileId: string; content: Buffer; announcedSize: number }>();
 
   const proxy = http.createServer((req, res) => {
+    const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(req.url ?? '');
+    if (download) {
+      const f = download[1] === token ? files.get(decodeURIComponent(download[2]!)) : undefined;
+      calls.push({ method: 'file', body: { path: download[2] }, at: Date.now(), index: calls.filter((c) => c.method === 'file').length });
+      res.writeHead(f ? 200 : 404, { 'content-type': 'application/octet-stream' });
+      res.end(f ? f.content : 'Not Found');
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
@@ -203,6 +219,16 @@ export async function startTelegramEmulator(token = TEST_TOKEN): Promise<Telegra
       interceptors.set(method, list);
     },
     clearIntercepts: () => interceptors.clear(),
+    addFile(fileId, content, filePath = `voice/${fileId}.oga`, opts = {}) {
+      files.set(filePath, { fileId, content, announcedSize: opts.announcedSize ?? content.length });
+      const list = interceptors.get('getFile') ?? [];
+      list.push((call) =>
+        call.body?.file_id === fileId
+          ? { json: { ok: true, result: { file_id: fileId, file_unique_id: `u_${fileId}`, file_size: opts.announcedSize ?? content.length, file_path: filePath } } }
+          : undefined,
+      );
+      interceptors.set('getFile', list);
+    },
     user(opts) {
       const chatId = opts.chatId ?? opts.userId;
       const client = server.getClient(token, {
@@ -291,6 +317,8 @@ export async function startTelegramBot(
       workspaceDir: ws.dir,
       log: logs.log,
       commands: app.commands.list(),
+      transcriber: telegramConfig.transcriptionModel ? new Transcriber(app.services.llm.sdk, telegramConfig.transcriptionModel) : undefined,
+      keep: keepInSession({ dispatcher: app.dispatcher, sessions: app.services.sessions }),
       tuning: { ...FAST_TUNING, ...opts.tuning },
     });
   let channel = makeChannel();

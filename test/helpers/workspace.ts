@@ -11,9 +11,20 @@ export async function tempDir(prefix = 'membot-'): Promise<{ dir: string; cleanu
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** A config as main would build it from these env values (plus a workspace and a fake URL). */
+/**
+ * A config as main would build it from these env values (plus a workspace and a fake URL).
+ * The flood limits are off unless a test sets them: most tests send a chat dozens of messages
+ * in a second, which the default limits (20 a minute, 10 waiting) would refuse.
+ */
 export function testConfig(env: Record<string, string | undefined>): Config {
-  const { config, problems } = loadConfig({ OPENAI_API_KEY: 'sk-test-key-123456', TZ: 'UTC', LLM_MAX_RETRIES: '0', ...env });
+  const { config, problems } = loadConfig({
+    OPENAI_API_KEY: 'sk-test-key-123456',
+    TZ: 'UTC',
+    LLM_MAX_RETRIES: '0',
+    RATE_LIMIT_PER_MINUTE: '0',
+    MAX_QUEUED_PER_CHAT: '10000',
+    ...env,
+  });
   if (problems.length) throw new Error(`bad test config: ${problems.join('; ')}`);
   return config;
 }

@@ -83,8 +83,8 @@ test('all-caps words and lowercase words are not names; one entity per name per 
 test('create_or_get: the same name twice is one entity with mention_count 2', () => {
   const db = freshDb();
   const w = new IndexWriter(db);
-  const a = w.createOrGetEntity({ text: 'Dana', key: 'dana', type: 'other' });
-  const b = w.createOrGetEntity({ text: 'Dana', key: 'dana', type: 'other' });
+  const a = w.createOrGetEntity({ text: 'Dana', key: 'dana', type: 'other' }, 'test:1');
+  const b = w.createOrGetEntity({ text: 'Dana', key: 'dana', type: 'other' }, 'test:1');
   assert.equal(a, b);
   const rows = db.prepare('SELECT canonical_name, mention_count FROM entities').all();
   assert.deepEqual(rows, [{ canonical_name: 'Dana', mention_count: 2 }]);
@@ -95,8 +95,8 @@ test('create_or_get: alias lookup ignores case and merges the new surface form a
   const w = new IndexWriter(db);
   const first = extractEntities('Please say hi to @DanaK').find((e) => e.type === 'person');
   const second = extractEntities('@danak replied').find((e) => e.type === 'person');
-  const a = w.createOrGetEntity(first!);
-  const b = w.createOrGetEntity(second!);
+  const a = w.createOrGetEntity(first!, 'test:1');
+  const b = w.createOrGetEntity(second!, 'test:1');
   assert.equal(a, b);
   const row = db.prepare('SELECT canonical_name, type, mention_count, aliases FROM entities WHERE id = ?').get(a) as {
     canonical_name: string;
@@ -110,7 +110,7 @@ test('create_or_get: alias lookup ignores case and merges the new surface form a
   assert.deepEqual(JSON.parse(row.aliases), ['@DanaK', '@danak']);
   assert.equal((db.prepare('SELECT COUNT(*) AS n FROM entities').get() as { n: number }).n, 1);
   // A different type with the same key is a different entity (#danak the tag is not @DanaK).
-  const c = w.createOrGetEntity({ text: '#danak', key: 'danak', type: 'tag' });
+  const c = w.createOrGetEntity({ text: '#danak', key: 'danak', type: 'tag' }, 'test:1');
   assert.notEqual(c, a);
 });
 
@@ -133,5 +133,42 @@ test('messages link their entities; mentions across messages count on one entity
   assert.equal(info?.name, 'Dana');
   assert.equal(info?.memories.length, 2);
   assert.equal(index.entityInfo('Dana', 'test:2'), null, 'another chat knows nothing about Dana');
+  index.close();
+});
+
+test("risk: entities leak across chats — get_entity_info shows only this chat's spelling, aliases and mention count", () => {
+  const index = new MemoryIndex(':memory:', silentLogger());
+  const at = (scope: string, content: string) => index.saveEpisode({ role: 'user', sessionId: `s-${scope}`, scope, eventTime: new Date(), content });
+  // Chat A: a link whose path is a case-sensitive token, and a name, mentioned often.
+  const SECRET_LINK = 'https://files.example/share/XyZ-Secret-Q7';
+  for (let i = 0; i < 5; i++) at('test:A', `Grab the draft at ${SECRET_LINK} and ask Dana Whitaker ${i}`);
+  at('test:A', 'Also @DanaW_Private knows');
+  // Chat B: the same link and name, in other spellings, once.
+  at('test:B', 'is https://files.example/share/xyz-secret-q7 still up? Dana Whitaker asked');
+  at('test:B', 'ping @danaw_private');
+
+  const link = index.entityInfo('https://files.example/share/xyz-secret-q7', 'test:B');
+  assert.ok(link, 'B knows its own link');
+  assert.equal(link.name, 'https://files.example/share/xyz-secret-q7');
+  assert.deepEqual(link.aliases, ['https://files.example/share/xyz-secret-q7']);
+  assert.equal(link.mentions, 1);
+  const dana = index.entityInfo('dana whitaker', 'test:B')!;
+  assert.equal(dana.mentions, 1, 'B\'s count, not both chats\'');
+  const handle = index.entityInfo('@danaw_private', 'test:B')!;
+  assert.equal(handle.name, '@danaw_private');
+  assert.deepEqual(handle.aliases, ['@danaw_private']);
+  const shown = JSON.stringify([link, dana, handle]);
+  assert.ok(!shown.includes('XyZ-Secret-Q7'), shown);
+  assert.ok(!shown.includes('@DanaW_Private'), shown);
+
+  // A sees its own, with its own counts.
+  const a = index.entityInfo('https://files.example/share/xyz-secret-q7', 'test:A')!;
+  assert.equal(a.name, SECRET_LINK);
+  assert.equal(a.mentions, 5);
+  assert.equal(index.entityInfo('dana whitaker', 'test:A')!.mentions, 5);
+  // Entity search still finds each chat's own memories, and only those.
+  const found = index.search('Dana Whitaker', { scope: 'test:B' }).map((r) => r.content);
+  assert.ok(found.includes('is https://files.example/share/xyz-secret-q7 still up? Dana Whitaker asked'), JSON.stringify(found));
+  assert.ok(found.every((c) => !c.includes('XyZ') && !c.includes('Grab the draft')), JSON.stringify(found));
   index.close();
 });

@@ -48,13 +48,15 @@ async function conversationId(bot: TestBot, chat: string): Promise<string> {
 
 const systemPrompt = (req: RecordedRequest): string => String(req.body.messages[0].content);
 const lastMessage = (req: RecordedRequest) => req.body.messages.at(-1) as { role: string; content: string };
+/** `# Relevant Memory` travels as a system message just before the newest user message. */
 const relevantMemory = (req: RecordedRequest): string => {
-  const p = systemPrompt(req);
-  const i = p.indexOf('# Relevant Memory');
-  if (i < 0) return '';
-  const next = p.indexOf('\n# ', i + 1);
-  return p.slice(i, next < 0 ? undefined : next);
+  const msgs = req.body.messages as Array<{ role: string; content: string }>;
+  const at = msgs.findLastIndex((m) => m.role === 'user');
+  const before = msgs[at - 1];
+  assert.ok(!systemPrompt(req).includes('# Relevant Memory'), 'not in the system prompt');
+  return before?.role === 'system' && at > 1 && before.content.startsWith('# Relevant Memory') ? before.content : '';
 };
+const wholeRequest = (req: RecordedRequest): string => JSON.stringify(req.body.messages);
 
 /**
  * Chat: "CALL <tool> <json args>" makes the model call that tool; after a tool result it answers
@@ -171,7 +173,7 @@ test('# Relevant Memory in a later conversation has the old message, not the cur
     // Another chat: neither the prompt section nor the tool.
     await bot.send('2', 'What is my cat called? Is it Miso?');
     req = bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').at(-1)!;
-    assert.doesNotMatch(systemPrompt(req), /tuna/);
+    assert.doesNotMatch(wholeRequest(req), /tuna/);
     const reply = await call(bot, '2', 'search_memory', { query: 'cat Miso tuna' });
     assert.doesNotMatch(reply, /tuna/);
     const toolMsg = bot.llm.chatRequests().at(-1)!.body.messages.find((m: any) => m.role === 'tool');
@@ -183,7 +185,7 @@ test('# Relevant Memory in a later conversation has the old message, not the cur
     await bot.send('1', 'Good morning');
     assert.match(relevantMemory(bot.llm.chatRequests().at(-1)!), /Weekly insight: This week the user cared most about the cat\./);
     await bot.send('2', 'Good morning');
-    assert.doesNotMatch(systemPrompt(bot.llm.chatRequests().at(-1)!), /Weekly insight/);
+    assert.doesNotMatch(wholeRequest(bot.llm.chatRequests().at(-1)!), /Weekly insight/);
   } finally {
     await bot.close();
   }

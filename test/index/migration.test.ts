@@ -55,3 +55,52 @@ for (const version of [1, 2, 3]) {
     }
   });
 }
+
+test('risk: entities leak across chats — a version-3 file with global entities migrates to per-chat entities, spellings and counts', async () => {
+  const ws = await tempDir();
+  try {
+    const file = path.join(ws.dir, 'memory.db');
+    // As the version-3 writer left it: one global entity for a link both chats named, spelled
+    // A's way, with both spellings as aliases and one count over both chats.
+    const old = new Database(file);
+    old.exec('CREATE TABLE IF NOT EXISTS memory_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+    for (const step of MIGRATIONS.slice(0, 3)) {
+      if (typeof step === 'string') old.exec(step);
+      else step(old);
+    }
+    old.prepare("INSERT INTO memory_metadata (key, value) VALUES ('schema_version', '3')").run();
+    const A = 'https://files.example/share/XyZ-Secret-Q7';
+    const B = 'https://files.example/share/xyz-secret-q7';
+    const mem = old.prepare(`INSERT INTO memories (id, kind, content, session_id, event_time, created_at, scope, source_role, seq, entity_ids)
+      VALUES (?, 'episode', ?, ?, 1700000000, 1700000000, ?, 'user', ?, '["ent_old"]')`);
+    mem.run('ep_a1', `the draft is at ${A}`, 'cA', 'telegram:1', 1);
+    mem.run('ep_a2', `again ${A} please`, 'cA', 'telegram:1', 2);
+    mem.run('ep_b1', `is ${B} up?`, 'cB', 'telegram:2', 1);
+    old.prepare("INSERT INTO entities (id, canonical_name, type, aliases, mention_count) VALUES ('ent_old', ?, 'url', ?, 3)").run(A, JSON.stringify([A, B]));
+    old.prepare("INSERT INTO entity_aliases (alias, entity_id) VALUES (?, 'ent_old')").run(B);
+    const link = old.prepare("INSERT INTO memory_entities (memory_id, entity_id, scope) VALUES (?, 'ent_old', ?)");
+    link.run('ep_a1', 'telegram:1');
+    link.run('ep_a2', 'telegram:1');
+    link.run('ep_b1', 'telegram:2');
+    old.close();
+
+    const index = new MemoryIndex(file, silentLogger());
+    assert.ok(index.enabled, index.disabledReason ?? '');
+    assert.equal(index.meta('schema_version'), String(SCHEMA_VERSION));
+    const b = index.entityInfo(B, 'telegram:2')!;
+    assert.deepEqual({ name: b.name, aliases: b.aliases, mentions: b.mentions }, { name: B, aliases: [B], mentions: 1 });
+    assert.deepEqual(b.memories.map((m) => m.id), ['ep_b1']);
+    const a = index.entityInfo(B, 'telegram:1')!;
+    assert.deepEqual({ name: a.name, aliases: a.aliases, mentions: a.mentions }, { name: A, aliases: [A], mentions: 2 });
+    assert.notEqual(a.id, b.id, 'one entity per chat');
+    // Linked memories name their chat's entity; new mentions count in their own chat only.
+    const ids = index.database!.prepare("SELECT entity_ids FROM memories WHERE id = 'ep_b1'").get() as { entity_ids: string };
+    assert.deepEqual(JSON.parse(ids.entity_ids), [b.id]);
+    index.saveEpisode({ content: `still ${B}?`, role: 'user', sessionId: 'cB', scope: 'telegram:2', eventTime: new Date() });
+    assert.equal(index.entityInfo(B, 'telegram:2')!.mentions, 2);
+    assert.equal(index.entityInfo(B, 'telegram:1')!.mentions, 2);
+    index.close();
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -195,7 +195,7 @@ test('a successful answer: content, tool calls, usage and model are returned', a
       assert.equal(res.content, '');
       assert.deepEqual(res.toolCalls, [{ id: 'c1', name: 'get_current_time', arguments: '{}' }]);
       assert.equal(res.finishReason, 'tool_calls');
-      assert.deepEqual(res.usage, { promptTokens: 12, completionTokens: 3 });
+      assert.deepEqual(res.usage, { promptTokens: 12, cachedTokens: 0, completionTokens: 3 });
       assert.equal(res.model, 'served-model');
     },
   );

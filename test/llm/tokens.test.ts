@@ -6,6 +6,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
@@ -204,4 +206,55 @@ test('counting the same 1,000-message list twice gives the same total (cache is 
   // A fresh counter (empty cache) agrees with the warmed one.
   const fresh = await createTokenCounter('o200k_base');
   assert.equal(fresh.countMessages(messages), first);
+});
+
+/** Heap in use after a full collection (the flag is switched on here: the runner does not pass it). */
+function heapAfterGc(): number {
+  v8.setFlagsFromString('--expose-gc');
+  (vm.runInNewContext('gc') as () => void)();
+  return process.memoryUsage().heapUsed;
+}
+
+test('risk: one long chat grows memory without bound — lines cut out of growing prompts must not keep each prompt alive', async () => {
+  // A long chat's memory block grows by one note line per turn and is counted line by line.
+  // Each new line counted is remembered; if the cache keeps a line cut out of the block, V8
+  // keeps the whole block alive behind it (about 60 KB a turn here, 1.8 GB in a real chat).
+  const counter = await createTokenCounter('o200k_base');
+  const base = Array.from({ length: 600 }, (_, i) => `[10:${String(i % 60).padStart(2, '0')}] User: line ${i} of the notes | Assistant: noted, thank you`).join('\n');
+  counter.countText(base);
+  const before = heapAfterGc();
+  for (let turn = 0; turn < 1500; turn++) counter.countText(`${base}\n[11:00] User: message number ${turn} | Assistant: answer ${turn}`);
+  const grown = heapAfterGc() - before;
+  assert.ok(grown < 10 * 2 ** 20, `1,500 counted prompts kept ${(grown / 2 ** 20).toFixed(0)} MiB alive (bound: 10 MiB)`);
+});
+
+test('risk: the count cache holds whatever size of text it is given — it is bounded by characters, not only entries', async () => {
+  // 500 different 100,000-character texts (long pasted messages, MEMORY.md lines): 50 M characters.
+  const counter = new EstimateCounter();
+  const before = heapAfterGc();
+  for (let i = 0; i < 500; i++) counter.countText(`${i} ${'abcdefghij'.repeat(10_000)}`);
+  const grown = heapAfterGc() - before;
+  assert.ok(grown < 15 * 2 ** 20, `the cache kept ${(grown / 2 ** 20).toFixed(0)} MiB (bound: 15 MiB)`);
+  // Still a cache: the last text is counted again from it, with the same result.
+  assert.equal(counter.countText(`499 ${'abcdefghij'.repeat(10_000)}`), Math.ceil(100_004 / 3.5));
+});
+
+test('risk: a 200,000-character run (letters, spaces, CJK) freezes every chat while its tokens are counted', async () => {
+  const counter = await createTokenCounter('o200k_base');
+  for (const [name, text] of [
+    ['letters', 'a'.repeat(200_000)],
+    ['spaces inside a line', `a${' '.repeat(200_000)}b`],
+    ['CJK', '字'.repeat(200_000)],
+  ] as const) {
+    const t0 = performance.now();
+    const n = counter.countText(text);
+    const ms = performance.now() - t0;
+    // A generous bound: BPE on one unsplit 200,000-character piece took minutes.
+    assert.ok(ms < 10_000, `${name}: ${ms.toFixed(0)} ms`);
+    // Cut into 256-character pieces, the count stays what the pieces cost, near the whole run's.
+    assert.ok(n > 0 && n <= text.length, `${name}: ${n} tokens`);
+  }
+  // Text without long runs is still counted in one piece: exact, as the corpus tests check.
+  const prose = CORPUS['English prose']!.repeat(20);
+  assert.equal(counter.countText(prose), refCount('o200k_base', prose));
 });

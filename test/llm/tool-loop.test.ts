@@ -1,8 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
+import { testConfig } from '../helpers/workspace.js';
+import { createApp } from '../../src/app.js';
 import { text, toolCalls, type RecordedRequest } from '../helpers/fake-llm.js';
 import { EMPTY_ANSWER } from '../../src/llm/tool-loop.js';
 
@@ -213,5 +215,66 @@ test('a tool that throws and a tool that times out give error results; the turn 
     assert.equal(slowSignal?.aborted, true, 'the timed-out tool was told to stop');
   } finally {
     await bot.close();
+  }
+});
+
+test('risk: one malformed tool call (arguments as an object, function.name null, no id) bricks the chat — normalized or answered as tool errors before it is stored', async () => {
+  const malformed = {
+    json: {
+      id: 'chatcmpl-bad',
+      object: 'chat.completion',
+      created: 0,
+      model: 'fake-model',
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'tool_calls',
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'c_obj', type: 'function', function: { name: 'get_current_time', arguments: { timezone: 'UTC' } } },
+              { id: 'c_null', type: 'function', function: { name: null, arguments: '{}' } },
+              { id: null, function: { name: 'get_current_time' } },
+              { id: 'c_obj', type: 'function', function: { name: 'functions.get time', arguments: 7 } },
+            ],
+          },
+        },
+      ],
+    },
+  };
+  const bot = await startTestBot({ responder: (req, i) => (i === 0 ? malformed : text(`ok: ${req.body.messages.at(-1).role}`)) });
+  try {
+    assert.deepEqual(await bot.send('7', 'what time is it?'), ['ok: tool']);
+    const req = bot.llm.chatRequests()[1]!;
+    const call = (req.body.messages as any[]).find((m) => m.role === 'assistant' && m.tool_calls);
+    // Everything sent back is well-typed: string ids (unique), valid names, JSON-text arguments.
+    for (const c of call.tool_calls) {
+      assert.equal(typeof c.id, 'string');
+      assert.match(c.function.name, /^[A-Za-z0-9_-]{1,64}$/);
+      assert.equal(typeof c.function.arguments, 'string');
+    }
+    assert.equal(new Set(call.tool_calls.map((c: any) => c.id)).size, 4, 'ids are unique');
+    const results = [...toolResults(req).values()];
+    assert.equal(results.length, 4, 'each call has a result');
+    assert.equal(JSON.parse(results[0]!).timezone, 'UTC', 'arguments sent as an object are used');
+    assert.match(results[1]!, /^Error: .*no (function )?name/);
+    assert.equal(JSON.parse(results[2]!).timezone, 'UTC', 'missing arguments mean no arguments');
+    assert.match(results[3]!, /^Error: /);
+
+    // The chat goes on: the next turn, /status, and the same after a restart.
+    assert.deepEqual(await bot.send('7', 'and now?'), ['ok: user']);
+    assert.match((await bot.send('7', '/status'))[0]!, /^📊 Status/);
+    await bot.app.stop();
+    const again = await createApp(testConfig({ OPENAI_BASE_URL: bot.llm.url, WORKSPACE_DIR: bot.workspace }), bot.logs.log);
+    const got: string[] = [];
+    await again.handle({ channel: 'test', chatId: '7', userId: 'u', text: 'after restart', messageId: '900', receivedAt: new Date() }, async (r) => void got.push(r));
+    await again.handle({ channel: 'test', chatId: '7', userId: 'u', text: '/status', messageId: '901', receivedAt: new Date() }, async (r) => void got.push(r));
+    await again.stop();
+    assert.equal(got[0], 'ok: user');
+    assert.match(got[1]!, /^📊 Status/);
+  } finally {
+    await bot.llm.close();
+    await rm(bot.workspace, { recursive: true, force: true });
   }
 });

@@ -14,7 +14,8 @@ import { startTestBot, type TestBot } from '../helpers/app.js';
 import { lastUserText, memoryAwareResponder, promptKind, text, toolCalls, type FakeReply, type RecordedRequest, type Responder } from '../helpers/fake-llm.js';
 import { makeMessage, type SessionMessage } from '../../src/sessions/model.js';
 
-const LIMIT = 2000;
+// Room for the tool definitions sent with every request (about 760 tokens, reminder tools included).
+const LIMIT = 2200;
 const CHAT = 'c';
 const SESSION_ID = `test:${CHAT}`;
 
@@ -353,8 +354,9 @@ test('tool-call pairs straddling the cut survive compaction and the next request
     assert.deepEqual(chatReq.body.messages[2].tool_calls.map((c: any) => c.id), ['call_berlin', 'call_tokyo']);
     assert.deepEqual(chatReq.body.messages.slice(3, 5).map((m: any) => m.tool_call_id), ['call_berlin', 'call_tokyo']);
 
-    // One more turn on the compacted session is accepted too.
-    assert.deepEqual(await bot.send(CHAT, 'and now?'), ['ok']);
+    // One more turn on the compacted session is accepted too. (At this tiny limit it may compact
+    // again: the note lines of the exchanges just summarized are back in # Memory.)
+    assert.match((await bot.send(CHAT, 'and now?'))[0]!, /^ok(\n\nℹ️ Compacted the conversation.*)?$/);
     assert.deepEqual(invalid, []);
   });
 });

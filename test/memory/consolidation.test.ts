@@ -6,13 +6,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, stat, writeFile, mkdir } from 'node:fs/promises';
+import { readFile, readdir, stat, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseConsolidation, ConsolidationService, type ConsolidationOptions } from '../../src/memory/consolidation.js';
 import { MemoryFiles } from '../../src/memory/files.js';
 import { LlmClient } from '../../src/llm/client.js';
 import { makeMessage, type SessionMessage } from '../../src/sessions/model.js';
-import { memoryAwareResponder, startFakeLlm, text, type FakeLlm, type RecordedRequest, type Responder } from '../helpers/fake-llm.js';
+import { lastUserText, memoryAwareResponder, promptKind, startFakeLlm, text, toolCalls, type FakeLlm, type RecordedRequest, type Responder } from '../helpers/fake-llm.js';
+import { startTestBot } from '../helpers/app.js';
 import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -139,7 +140,7 @@ async function seedMemory(dir: string, content: string): Promise<void> {
 
 test('fenced JSON answer: history entry under "## <ISO>" in HISTORY.md and HISTORY-YYYY-MM.md, MEMORY.md rewritten', () =>
   withRig(
-    () => text('```json\n{"history_entry": "[2026-01-01 10:00] The user planned a trip to Lisbon.", "memory_update": "# Memory\\n- plans a trip to Lisbon"}\n```'),
+    () => text('```json\n{"history_entry": "[2026-01-01 10:00] The user planned a trip to Lisbon.", "memory_update": "# Memory\\n- likes tea\\n- plans a trip to Lisbon"}\n```'),
     async ({ llm, service, files, dir, read }) => {
       await seedMemory(dir, '# Memory\n- likes tea\n');
       const before = Date.now();
@@ -151,7 +152,7 @@ test('fenced JSON answer: history entry under "## <ISO>" in HISTORY.md and HISTO
       const at = Date.parse(m[1]!);
       assert.ok(at >= before - 1000 && at <= Date.now() + 1000, 'the header is the time of the consolidation');
       assert.equal(await read(`HISTORY-${m[1]!.slice(0, 7)}.md`), history, 'the monthly file gets the same entry');
-      assert.equal(await read('MEMORY.md'), '# Memory\n- plans a trip to Lisbon\n');
+      assert.equal(await read('MEMORY.md'), '# Memory\n- likes tea\n- plans a trip to Lisbon\n');
       // One request, on the consolidation prompt, carrying the current memory and the messages.
       const reqs = llm.chatRequests();
       assert.equal(reqs.length, 1);
@@ -338,3 +339,65 @@ test('three consolidations of one chat at once: each sees the memory the previou
     const memory = await read('MEMORY.md');
     assert.equal(memory, '- consolidated 1 messages\n- consolidated 2 messages\n- consolidated 3 messages\n');
   }));
+
+test('risk: the API key written into chat-readable memory — a failed consolidation writes the error code, and no file, tool result or reply carries the key', async () => {
+  const KEY = 'sk-test-key-123456'; // the key testConfig gives the daemon
+  const echoKey = { status: 401, json: { error: { message: `Incorrect API key provided: ${KEY}. Find your key at https://example.invalid/keys.`, type: 'invalid_request_error', code: 'invalid_api_key' } } };
+  const responder: Responder = (req) => {
+    if (promptKind(req) === 'consolidation') return echoKey;
+    const msgs = req.body.messages as Array<{ role: string; content: string }>;
+    if (msgs.at(-1)!.role === 'tool') return text(`RESULT: ${msgs.at(-1)!.content}`);
+    const call = /^CALL (\w+) (.*)$/s.exec(lastUserText(req));
+    if (call) return toolCalls([{ name: call[1]!, args: call[2]! }]);
+    return text(`echo: ${lastUserText(req)}`);
+  };
+  const bot = await startTestBot({ responder });
+  try {
+    const dir = path.join(bot.workspace, 'memory', 'test:1');
+    await bot.send('1', 'my cat is called Miso');
+    const [cleared] = await bot.send('1', '/new');
+    assert.match(cleared!, /Session cleared/);
+    const history = await readFile(path.join(dir, 'HISTORY.md'), 'utf8');
+    assert.match(history, /\[raw-fallback\] Consolidation failed \(llm\.rejected\)/, history);
+    assert.match(history, /my cat is called Miso/, 'the user\'s words are still kept');
+    assert.ok(!history.includes(KEY), history);
+    assert.ok(!history.includes('Incorrect API key'), 'the provider\'s text stays in the log');
+    assert.ok(bot.logs.text().includes('Incorrect API key provided: [redacted]'), 'the detail is in the log, scrubbed');
+
+    // Files an older version wrote with the key in them: tools and replies hand out no key.
+    await writeFile(path.join(dir, 'HISTORY-2025-12.md'), `## 2025-12-01T10:00:00.000Z\n[raw-fallback] Consolidation failed (the LLM server answered 401: Incorrect API key provided: ${KEY}).\n`);
+    await writeFile(path.join(dir, 'MEMORY.md'), `- the proxy said ${KEY}\n`);
+    const results: string[] = [];
+    for (const [tool, args] of [
+      ['notes_read', { file: 'HISTORY-2025-12.md' }],
+      ['notes_search', { keyword: 'Incorrect API key' }],
+      ['memory_read', {}],
+    ] as const) {
+      const [reply] = await bot.send('1', `CALL ${tool} ${JSON.stringify(args)}`);
+      results.push(reply!);
+      const toolMsg = (bot.llm.chatRequests().at(-1)!.body.messages as Array<{ role: string; content: string }>).at(-1)!;
+      assert.equal(toolMsg.role, 'tool');
+      assert.match(toolMsg.content, /\[redacted\]/, `${tool}: ${toolMsg.content}`);
+      assert.ok(!toolMsg.content.includes(KEY), `${tool} result carries the key`);
+    }
+    const [memory] = await bot.send('1', '/memory');
+    results.push(memory!);
+    for (const r of results) assert.ok(!r.includes(KEY), `a reply carries the key: ${r}`);
+    // The prompt built from MEMORY.md does not carry it either.
+    await bot.send('1', 'hello');
+    assert.ok(!JSON.stringify(bot.llm.chatRequests().at(-1)!.body).includes(KEY), 'the prompt carries the key');
+  } finally {
+    await bot.close();
+  }
+});
+
+test('the scrubbing does not eat ordinary words: the placeholder key of a keyless local server is no secret', async () => {
+  const bot = await startTestBot({ env: { OPENAI_API_KEY: '' } });
+  try {
+    assert.deepEqual(await bot.send('1', 'that step is not-needed anymore'), ['echo: that step is not-needed anymore']);
+    const [note] = await readdir(path.join(bot.workspace, 'memory', 'test:1'));
+    assert.match(await readFile(path.join(bot.workspace, 'memory', 'test:1', note!), 'utf8'), /that step is not-needed anymore/);
+  } finally {
+    await bot.close();
+  }
+});

@@ -7,9 +7,12 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
-import { buildMemoryBlock } from '../../src/memory/context.js';
+import { buildMemoryBlock, conversationNoteBodies } from '../../src/memory/context.js';
+import { formatNoteLine, noteLineBody } from '../../src/memory/notes.js';
+import { makeMessage } from '../../src/sessions/model.js';
 import { MemoryFiles } from '../../src/memory/files.js';
 import { tempDir } from '../helpers/workspace.js';
+import { promptKind } from '../helpers/fake-llm.js';
 
 // "Today" is fixed by the message's receivedAt (TZ is UTC in the test config).
 const NOW = new Date('2026-03-10T12:00:00Z');
@@ -120,20 +123,29 @@ test('no memory files at all (or only empty ones): no # Memory header in the pro
   }
 });
 
-test("a message's own note line is not in its own prompt, but is in the next one", async () => {
+test("a note line never repeats an exchange the conversation still holds; once the messages are gone it counts again", async () => {
   const bot = await startTestBot();
   try {
+    await writeMem(bot, '1', { '2026-03-10.md': '[08:00] User: from an earlier conversation | Assistant: noted.\n' });
     await bot.send('1', 'my first words', { receivedAt: NOW });
     assert.ok(!systemPrompt(bot, 0).includes('my first words'), 'turn 1 prompt was built before its note was written');
     await bot.send('1', 'my second words', { receivedAt: new Date('2026-03-10T12:01:00Z') });
+    const note = await readFile(path.join(memDir(bot, '1'), '2026-03-10.md'), 'utf8');
+    assert.match(note, /\[12:00\] User: my first words \| Assistant: echo: my first words\n/, 'the note file keeps every line');
+    // The first exchange is in the request as messages: its note line is left out of the prompt.
     const block = memoryBlock(systemPrompt(bot, 1));
-    assert.equal(block, "# Memory\n\n## Today's Notes\n[12:00] User: my first words | Assistant: echo: my first words");
-    assert.ok(!block.includes('my second words'));
-    // A message on the next day sees yesterday's notes under Recent Context.
+    assert.equal(block, "# Memory\n\n## Today's Notes\n[08:00] User: from an earlier conversation | Assistant: noted.");
+    assert.ok(bot.llm.chatRequests()[1]!.body.messages.some((m: any) => m.role === 'user' && m.content === 'my first words'));
+    // Next day: yesterday's lines of this conversation stay out of Recent Context too.
     await bot.send('1', 'next day', { receivedAt: new Date('2026-03-11T08:00:00Z') });
     const block3 = memoryBlock(systemPrompt(bot, 2));
     assert.ok(!block3.includes("## Today's Notes"));
-    assert.match(block3, /## Recent Context\n### 2026-03-10\n\[12:00\] User: my first words .*\n\[12:01\] User: my second words/);
+    assert.equal(block3, '# Memory\n\n## Recent Context\n### 2026-03-10\n[08:00] User: from an earlier conversation | Assistant: noted.');
+    // After /new the messages are gone from the conversation: their lines come back.
+    await bot.send('1', '/new');
+    await bot.send('1', 'fresh start', { receivedAt: new Date('2026-03-11T09:00:00Z') });
+    const last = bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').at(-1)!;
+    assert.match(memoryBlock(String(last.body.messages[0].content)), /## Today's Notes\n\[08:00\] User: next day .*\n\n## Recent Context\n### 2026-03-10\n\[08:00\] User: from an earlier conversation .*\n\[12:00\] User: my first words .*\n\[12:01\] User: my second words/);
   } finally {
     await bot.close();
   }
@@ -257,6 +269,64 @@ test('after trimming today\'s notes the block fits its budget whenever MEMORY.md
       if (b.tokens > budget) over.push(`budget ${budget} → ${b.tokens}`);
     }
     assert.deepEqual(over.slice(0, 5), [], `${over.length} budgets end over budget, e.g. ${over.slice(0, 3).join(', ')}`);
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+test('conversationNoteBodies pairs each user message with its final answer (tool rounds skipped), as MemoryPersist writes it', () => {
+  const msgs = [
+    makeMessage('user', 'what time is it\nnow?'),
+    makeMessage('assistant', '', { toolCalls: [{ id: 'c1', name: 'get_current_time', arguments: '{}' }] }),
+    makeMessage('tool', '12:00', { toolCallId: 'c1', toolName: 'get_current_time' }),
+    makeMessage('assistant', 'It is noon.'),
+    makeMessage('user', 'unanswered (the turn failed)'),
+    makeMessage('user', 'x'.repeat(250)),
+    makeMessage('assistant', 'ok'),
+  ];
+  const bodies = conversationNoteBodies(msgs);
+  assert.deepEqual([...bodies], [
+    noteLineBody(formatNoteLine(NOW, 'UTC', 'what time is it\nnow?', 'It is noon.')),
+    noteLineBody(formatNoteLine(NOW, 'UTC', 'x'.repeat(250), 'ok')),
+  ]);
+});
+
+test('risk: one long chat makes every turn slower — a busy day of 20,000 note lines costs about what the budget holds, not the whole day', async () => {
+  const ws = await tempDir();
+  try {
+    const files = new MemoryFiles(ws.dir);
+    const today = noteLines('today', 20_000);
+    const yesterday = noteLines('yesterday', 20_000);
+    await mkdir(ws.dir, { recursive: true });
+    await writeFile(path.join(ws.dir, `${TODAY}.md`), today.join('\n') + '\n');
+    await writeFile(path.join(ws.dir, '2026-03-09.md'), yesterday.join('\n') + '\n');
+    await writeFile(path.join(ws.dir, '2026-03-08.md'), noteLines('small', 3).join('\n') + '\n');
+    const { createTokenCounter } = await import('../../src/llm/tokens.js');
+    const counter = await createTokenCounter('o200k_base');
+    let counted = 0;
+    const block = await buildMemoryBlock(files, {
+      today: TODAY,
+      recentDays: 7,
+      budgetTokens: 2_000,
+      count: (t) => {
+        counted += t.length;
+        return counter.countText(t);
+      },
+    });
+    // The newest lines of today, in order, inside the budget; every recent day dropped.
+    assert.ok(block.tokens <= 2_000, `${block.tokens} tokens`);
+    const kept = /## Today's Notes\n([\s\S]*)$/.exec(block.text)?.[1]?.split('\n') ?? [];
+    assert.ok(kept.length > 10, `kept ${kept.length} lines`);
+    assert.deepEqual(kept, today.slice(today.length - kept.length));
+    assert.ok(!block.text.includes('## Recent Context'));
+    assert.deepEqual(block.drops.map((d) => d.what), ['recent day 2026-03-08', 'recent day 2026-03-09', `${today.length - kept.length} oldest lines of today's notes`]);
+    const todayDrop = block.drops.at(-1)!;
+    assert.equal(todayDrop.approximate, true, 'lines far out of reach are not counted: the figure says so');
+    // Proportionate to the ~20,000 lines dropped (~20 tokens each), not made up.
+    assert.ok(todayDrop.tokens > 300_000 && todayDrop.tokens < 600_000, `${todayDrop.tokens}`);
+    // The work: text handed to the counter stays within a few times the block, not the 3 MB of notes.
+    const notes = (today.join('\n').length + yesterday.join('\n').length);
+    assert.ok(counted < 20 * block.text.length, `counted ${counted} characters for a block of ${block.text.length} (notes: ${notes})`);
   } finally {
     await ws.cleanup();
   }

@@ -80,8 +80,9 @@ test('50 parallel appendMemory calls in one process: 50 lines, none lost', () =>
     const lines = (await read(dir, 'MEMORY.md')).split('\n').filter(Boolean);
     assert.equal(lines.length, 50);
     assert.deepEqual(new Set(lines), new Set(Array.from({ length: 50 }, (_, i) => `- fact ${i}`)));
-    // No temp or lock files left behind.
-    assert.deepEqual(await readdir(dir), ['MEMORY.md']);
+    // No temp or lock files left behind; the versions kept beside it (versions.ts).
+    assert.deepEqual(await readdir(dir), ['MEMORY.md', 'versions']);
+    assert.ok((await readdir(path.join(dir, 'versions'))).every((n) => /^(\d+\.md|index\.json)$/.test(n)));
   }));
 
 test('two processes appending 30 facts each to one MEMORY.md at once: 60 distinct lines', { timeout: 60_000 }, () =>

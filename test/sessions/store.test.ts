@@ -339,3 +339,58 @@ test('risk: memory grows with every chat ever seen — idle sessions past the ca
     await ws.cleanup();
   }
 });
+
+test('risk: a session file whose fields have the wrong types bricks its chat — repaired on load, logged, set aside only when unreadable', async () => {
+  const s = await openStore();
+  try {
+    const file = s.store.fileFor('test', '11');
+    const stored = {
+      messages: [
+        { id: 'm1', role: 'user', content: 'what time is it?', timestamp: '2026-01-01T10:00:00.000Z', sourceId: 17, senderName: { x: 1 } },
+        {
+          id: 'm2', role: 'assistant', content: null, timestamp: 5,
+          toolCalls: [
+            { id: 'c1', name: 'get_current_time', arguments: { timezone: 'UTC' } },
+            { id: 2, name: null, arguments: null },
+          ],
+        },
+        { id: 'm3', role: 'tool', content: '{"iso":"x"}', timestamp: '2026-01-01T10:00:01.000Z', toolCallId: 'c1', toolName: 'get_current_time' },
+        { id: 'm4', role: 'tool', content: 'Error: no name', timestamp: '2026-01-01T10:00:01.000Z', toolCallId: 2, toolName: ['x'], consolidated: 'yes' },
+        { id: 'm5', role: 'assistant', content: 'It is ten.', timestamp: '2026-01-01T10:00:02.000Z', toolCalls: 'none' },
+      ],
+      metadata: { conversationId: 'conv_1', messagesReceived: '3', messagesCompacted: 0, lastCompaction: 'yesterday' },
+    };
+    await writeFile(file, JSON.stringify(stored));
+    const session = await s.store.getOrCreate('test', '11');
+    assert.equal(session.messages.length, 5, 'nothing dropped');
+    const [user, call, , tool2, answer] = session.messages as any[];
+    assert.equal(user.sourceId, '17');
+    assert.equal(user.senderName, undefined);
+    assert.equal(call.content, '');
+    assert.equal(typeof call.timestamp, 'string');
+    assert.deepEqual(call.toolCalls[0], { id: 'c1', name: 'get_current_time', arguments: '{"timezone":"UTC"}' });
+    assert.equal(call.toolCalls[1].id, '2');
+    assert.equal(typeof call.toolCalls[1].name, 'string');
+    assert.equal(call.toolCalls[1].arguments, '');
+    assert.equal(tool2.toolCallId, '2', 'still answers its call');
+    assert.equal(tool2.toolName, undefined);
+    assert.equal(tool2.consolidated, undefined);
+    assert.equal(answer.toolCalls, undefined);
+    assert.equal(session.metadata.lastCompaction, undefined);
+    // Every string field is a string: the request builder and the token counter accept it.
+    for (const m of repairToolPairs(session.messages)) {
+      assert.equal(typeof m.content, 'string');
+      for (const c of m.toolCalls ?? []) for (const v of [c.id, c.name, c.arguments]) assert.equal(typeof v, 'string');
+    }
+    const warned = s.logs.lines().filter((l) => l.code === 'session.repaired');
+    assert.equal(warned.length, 1, 'one warning says the file was repaired');
+    assert.ok(!(await readdir(s.dir)).some((n) => n.includes('.corrupt-')), 'not set aside');
+
+    // A message that cannot be read as one (content an object) sets the file aside as before.
+    await writeFile(s.store.fileFor('test', '12'), JSON.stringify({ messages: [{ role: 'user', content: { text: 'hi' } }] }));
+    assert.deepEqual((await s.store.getOrCreate('test', '12')).messages, []);
+    assert.ok((await readdir(s.dir)).some((n) => n.startsWith('test:12.json.corrupt-')));
+  } finally {
+    await s.cleanup();
+  }
+});

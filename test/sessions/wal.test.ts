@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SessionStore } from '../../src/sessions/store.js';
@@ -114,6 +114,34 @@ test('the session file catches up on its own shortly after a logged message, wit
     }
     assert.match(content, /hello/);
     await store.close();
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+test('risk: a session-log line written with a malformed tool call (an older version) brings it back at replay — repaired as it is read', async () => {
+  const ws = await tempDir();
+  try {
+    const dir = path.join(ws.dir, 'sessions');
+    const bad = {
+      seq: 1,
+      channelType: 'test',
+      chatId: 'k',
+      messages: [
+        { id: 'm1', role: 'user', content: 'time?', timestamp: '2026-01-01T10:00:00.000Z' },
+        { id: 'm2', role: 'assistant', content: null, timestamp: '2026-01-01T10:00:01.000Z', toolCalls: [{ id: 'c1', name: null, arguments: { tz: 'UTC' } }] },
+        { role: 'wizard', content: 7 },
+      ],
+    };
+    await mkdir(ws.dir, { recursive: true });
+    await writeFile(`${dir}.wal.jsonl`, `${JSON.stringify(bad)}\n`);
+    const { store } = await reopen(dir);
+    const s = await store.getOrCreate('test', 'k');
+    assert.deepEqual(s.messages.map((m) => m.role), ['user', 'assistant'], 'the unreadable message is skipped');
+    const call = s.messages[1]!;
+    assert.equal(call.content, '');
+    assert.equal(typeof call.toolCalls![0]!.name, 'string');
+    assert.equal(call.toolCalls![0]!.arguments, '{"tz":"UTC"}');
   } finally {
     await ws.cleanup();
   }

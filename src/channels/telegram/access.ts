@@ -6,8 +6,10 @@
  * - `open`: anyone.
  * - `allowlist`: only TELEGRAM_ALLOWED_USERS (ids or usernames); others get one short refusal.
  * - `pairing` (default): TELEGRAM_ALLOWED_USERS plus users approved with `npm run pair`; a
- *   stranger gets a code once (silence after that while it is pending), and the daemon logs the
- *   user id and the code for the owner.
+ *   stranger gets a code once (silence after that while it is pending, and for a day after it
+ *   expired unapproved), and the daemon logs the user id and the code for the owner.
+ * Refusal messages ("private bot", "no free code") go out at most once per user per hour and
+ * at most MAX_REFUSALS_PER_HOUR in all, so a crowd of new accounts cannot make the bot talk.
  * Groups: only chats listed in TELEGRAM_ALLOWED_GROUPS; everything else is ignored silently.
  */
 import type { Logger } from '../../log.js';
@@ -33,13 +35,21 @@ export interface AccessOptions {
   log: Logger;
   /** One refusal per user per this long (ms), so a stranger cannot make the bot spam. */
   refusalIntervalMs?: number;
+  /** Refusal messages to all strangers together, per hour. */
+  maxRefusalsPerHour?: number;
   now?: () => number;
 }
+
+export const MAX_REFUSALS_PER_HOUR = 10;
+const HOUR = 3600_000;
 
 export class AccessControl {
   private readonly users: Set<string>;
   private readonly groups: Set<string>;
   private readonly refusedAt = new Map<string, number>();
+  /** When the refusal messages of the last hour went out, oldest first. */
+  private readonly refusalTimes: number[] = [];
+  private capLoggedAt = -Infinity;
   private readonly now: () => number;
 
   constructor(private readonly opts: AccessOptions) {
@@ -73,13 +83,15 @@ export class AccessControl {
           return { allow: false, reason: 'pairing code sent', reply: pairingText(r.code) };
         case 'pending':
           return { allow: false, reason: 'pairing pending' };
-        case 'full':
-          this.opts.log.warn({ userId: s.userId, username: s.username }, 'pairing refused: 3 codes already pending');
-          return {
-            allow: false,
-            reason: 'too many pending pairings',
-            reply: this.refusalOnce(s.userId, 'This bot is private and cannot take new pairing requests right now. Please try again in an hour.'),
-          };
+        case 'cooldown':
+          return { allow: false, reason: `pairing code expired unapproved; no new code before ${r.retryAfter}` };
+        case 'full': {
+          const reply = this.refusalOnce(s.userId, 'This bot is private and cannot take new pairing requests right now. Please try again in an hour.');
+          // A warning when the stranger is told, not for every message they send (the backlog
+          // in `pair -- list` has them all).
+          if (reply) this.opts.log.warn({ userId: s.userId, username: s.username }, 'pairing refused: 3 codes already pending');
+          return { allow: false, reason: 'too many pending pairings', reply };
+        }
       }
     } catch (err) {
       // Fail closed: a pairing file we cannot read lets nobody new in.
@@ -94,8 +106,21 @@ export class AccessControl {
 
   private refusalOnce(userId: string, text: string): string | undefined {
     const now = this.now();
+    const interval = this.opts.refusalIntervalMs ?? HOUR;
     const last = this.refusedAt.get(userId);
-    if (last !== undefined && now - last < (this.opts.refusalIntervalMs ?? 3600_000)) return undefined;
+    if (last !== undefined && now - last < interval) return undefined;
+    while (this.refusalTimes.length > 0 && now - this.refusalTimes[0]! >= HOUR) this.refusalTimes.shift();
+    const cap = this.opts.maxRefusalsPerHour ?? MAX_REFUSALS_PER_HOUR;
+    if (this.refusalTimes.length >= cap) {
+      if (now - this.capLoggedAt >= HOUR) {
+        this.capLoggedAt = now;
+        this.opts.log.warn({ cap }, `${cap} refusal messages sent to strangers this hour; others get silence until it has passed (see npm run pair -- list)`);
+      }
+      return undefined;
+    }
+    this.refusalTimes.push(now);
+    // Bounded: forget users whose hour is over (a crowd of strangers must not grow this map).
+    if (this.refusedAt.size >= 10_000) for (const [id, t] of this.refusedAt) if (now - t >= interval) this.refusedAt.delete(id);
     this.refusedAt.set(userId, now);
     return text;
   }

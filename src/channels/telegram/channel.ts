@@ -1,5 +1,6 @@
 /**
- * The Telegram channel (session `telegram:{chatId}`), built on telegraf's Bot API client.
+ * The Telegram channel (session `telegram:{chatId}`, or `telegram:{chatId}:{threadId}` in a
+ * forum topic: topics.ts), built on telegraf's Bot API client.
  *
  * Inbound, per update, in update order:
  *   update log (taken at most once, on disk first) → readUpdate (text / media / ignore)
@@ -20,12 +21,17 @@ import type { TelegramConfig } from '../../config/env.js';
 import type { Logger } from '../../log.js';
 import type { InboundMessage } from '../../pipeline/turn.js';
 import { withRetry } from '../../util/retry.js';
-import type { Channel, InboundHandler } from '../types.js';
+import type { Channel, InboundHandler, ReplyFn } from '../types.js';
 import { AccessControl } from './access.js';
 import { Delivery } from './delivery.js';
 import { classifyTelegramFailure, describeError, toTelegramAppError } from './errors.js';
 import { readUpdate, TEXT_ONLY_REPLY, type BotIdentity } from './inbound.js';
 import { PairingStore, pairingFile } from './pairing.js';
+import { parseSessionChatId, sessionChatId } from './topics.js';
+import type { Transcriber } from '../../llm/transcribe.js';
+import type { KeepFn } from '../keep.js';
+import { untranscribedText, voiceText } from './media.js';
+import { transcribeNote } from './voice.js';
 import { Poller } from './polling.js';
 import { UpdateLog } from './update-log.js';
 import { WebhookServer } from './webhook.js';
@@ -51,6 +57,10 @@ export interface TelegramChannelOptions {
   /** Registered with setMyCommands at start (with /start added). */
   commands?: Array<{ name: string; description: string }>;
   tuning?: Partial<TelegramTuning>;
+  /** Speech to text for voice notes and audio; without it they are kept untranscribed. */
+  transcriber?: Transcriber | undefined;
+  /** Stores a message in its session without a turn (a voice note that could not be transcribed). */
+  keep?: KeepFn | undefined;
   /** Polling gave up for good (Telegram refused the token while running). */
   onFatal?: (err: unknown) => void;
 }
@@ -153,8 +163,10 @@ export class TelegramChannel implements Channel {
     return this.poller?.restarts ?? 0;
   }
 
+  /** `chatId` is the session's chat id (a forum topic's includes its thread id). */
   async send(chatId: string, text: string): Promise<void> {
-    await this.delivery.sendMarkdown(chatId, text);
+    const to = parseSessionChatId(chatId);
+    await this.delivery.sendMarkdown(to.chatId, text, { threadId: to.threadId });
   }
 
   /**
@@ -207,31 +219,54 @@ export class TelegramChannel implements Channel {
       if (decision.reply) this.sideReply(sender.chatId, decision.reply);
       return;
     }
+    const threadId = r.threadId;
     if (r.kind === 'unsupported') {
-      this.sideReply(sender.chatId, TEXT_ONLY_REPLY, r.group ? r.messageId : undefined);
+      this.sideReply(sender.chatId, TEXT_ONLY_REPLY, r.group ? r.messageId : undefined, threadId);
       return;
     }
     const msg: InboundMessage = {
       channel: this.name,
-      chatId: sender.chatId,
+      chatId: sessionChatId({ chatId: sender.chatId, threadId }),
       userId: sender.userId,
       userName: sender.name ?? sender.username,
-      text: r.text,
+      username: sender.username,
+      text: r.kind === 'text' ? r.text : '',
       messageId: String(r.messageId),
       receivedAt: new Date(),
     };
     const chatId = sender.chatId;
-    const replyTo = r.group ? r.messageId : undefined;
+    const ack = this.opts.telegram.ackReaction;
+    // In a group several people talk at once: the reaction shows whose message is being answered.
+    if (r.group && ack) void this.delivery.react(chatId, r.messageId, ack);
+    const sendOptions = { replyTo: r.group ? r.messageId : undefined, threadId };
+    if (r.kind === 'audio') {
+      // Transcribed before the update counts as taken: a kill meanwhile means Telegram sends it again.
+      void this.delivery.chatAction(chatId, 'typing', threadId);
+      const voice = await transcribeNote({ telegram: this.bot.telegram, transcriber: this.opts.transcriber, log: this.log }, r.audio);
+      if (!voice.ok) {
+        await this.opts.keep?.({ ...msg, text: untranscribedText(r.audio, r.caption) }).catch((err: unknown) => this.log.error({ err, chatId }, 'an untranscribed voice message could not be kept'));
+        this.sideReply(chatId, voice.userLine, sendOptions.replyTo, threadId);
+        return;
+      }
+      msg.text = voiceText(voice.transcript, r.caption);
+      if (this.opts.telegram.showTranscript) {
+        await this.delivery.sendPlain(chatId, `🎤 ${voice.transcript}`, sendOptions).catch((err: unknown) => this.log.warn({ err, chatId }, 'transcript could not be shown'));
+      }
+    }
     let typing = true;
     const stopTyping = () => {
       if (!typing) return;
       typing = false;
-      this.stopTyping(chatId);
+      this.stopTyping(chatId, threadId);
     };
-    this.startTyping(chatId);
-    const reply = async (text: string) => {
+    this.startTyping(chatId, threadId);
+    const reply: ReplyFn = async (text: string) => {
       stopTyping();
-      await this.delivery.sendMarkdown(chatId, text, { replyTo });
+      await this.delivery.sendMarkdown(chatId, text, sendOptions);
+    };
+    reply.document = async (doc) => {
+      stopTyping();
+      await this.delivery.sendDocument(chatId, doc, sendOptions);
     };
     // The turn is not awaited (it runs in the chat's queue while the next update is routed);
     // its acceptance is: the message is durably journaled before the update counts as taken.
@@ -242,33 +277,35 @@ export class TelegramChannel implements Channel {
     await handled.accepted?.catch(() => undefined);
   }
 
-  private sideReply(chatId: string, text: string, replyTo?: number): void {
+  private sideReply(chatId: string, text: string, replyTo?: number, threadId?: number): void {
     const p = this.delivery
-      .sendPlain(chatId, text, { replyTo })
+      .sendPlain(chatId, text, { replyTo, threadId })
       .catch((err: unknown) => this.log.warn({ err, chatId }, 'reply could not be sent'))
       .finally(() => this.sideReplies.delete(p));
     this.sideReplies.add(p);
   }
 
   /** "typing…" while any message of the chat is being handled; refreshed (Telegram shows it ~5 s). */
-  private startTyping(chatId: string): void {
-    const entry = this.typing.get(chatId);
+  private startTyping(chatId: string, threadId?: number): void {
+    const key = sessionChatId({ chatId, threadId });
+    const entry = this.typing.get(key);
     if (entry) {
       entry.count++;
       return;
     }
-    void this.delivery.chatAction(chatId);
-    const timer = setInterval(() => void this.delivery.chatAction(chatId), this.opts.tuning?.typingIntervalMs ?? 4000);
+    void this.delivery.chatAction(chatId, 'typing', threadId);
+    const timer = setInterval(() => void this.delivery.chatAction(chatId, 'typing', threadId), this.opts.tuning?.typingIntervalMs ?? 4000);
     timer.unref();
-    this.typing.set(chatId, { count: 1, timer });
+    this.typing.set(key, { count: 1, timer });
   }
 
-  private stopTyping(chatId: string): void {
-    const entry = this.typing.get(chatId);
+  private stopTyping(chatId: string, threadId?: number): void {
+    const key = sessionChatId({ chatId, threadId });
+    const entry = this.typing.get(key);
     if (!entry) return;
     if (--entry.count > 0) return;
     clearInterval(entry.timer);
-    this.typing.delete(chatId);
+    this.typing.delete(key);
   }
 
   private async getMe(): Promise<{ id: number; username: string }> {

@@ -14,10 +14,11 @@
  * plain Markdown text: the 400 proves the first attempt was not delivered.
  */
 import type { Telegram } from 'telegraf';
-import type { Logger } from '../../log.js';
+import { scrubSecrets, type Logger } from '../../log.js';
 import { withRetry } from '../../util/retry.js';
 import { classifyTelegramFailure, describeError, isFormattingRejected, toTelegramAppError } from './errors.js';
 import { renderTelegramHtml, visibleLength } from './render.js';
+import type { OutboundDocument } from '../types.js';
 import { splitMessage, TELEGRAM_MESSAGE_LIMIT } from './split.js';
 
 export interface DeliveryOptions {
@@ -39,6 +40,8 @@ export interface DeliveryOptions {
 export interface SendOptions {
   /** Answer this message (groups: makes clear whom the bot answers). Only the first chunk. */
   replyTo?: number | undefined;
+  /** Forum topic to post in (every chunk). */
+  threadId?: number | undefined;
 }
 
 export interface DeliveryReport {
@@ -54,6 +57,7 @@ export class Delivery {
   private readonly tg: Telegram;
   private readonly log: Logger;
   private cosmeticFailures = 0;
+  private reactionFailures = 0;
 
   constructor(private readonly opts: DeliveryOptions) {
     this.tg = opts.telegram;
@@ -62,22 +66,23 @@ export class Delivery {
 
   /** Sends the model's Markdown as one or more HTML messages, in order. */
   async sendMarkdown(chatId: string, markdown: string, options: SendOptions = {}): Promise<DeliveryReport> {
-    const chunks = splitMessage(markdown, this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
+    // Every reply gets the log's secret scrubbing: a key echoed by a proxy never reaches a chat.
+    const chunks = splitMessage(scrubSecrets(markdown), this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
     const report: DeliveryReport = { chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
     let replyTo = options.replyTo;
     for (const chunk of chunks) {
       const html = renderTelegramHtml(chunk);
       let outcome: 'sent' | 'uncertain';
       if (visibleLength(html.replace(/\s+/g, '')) === 0) {
-        outcome = await this.sendChunk(chatId, { text: chunk }, replyTo);
+        outcome = await this.sendChunk(chatId, { text: chunk }, replyTo, options.threadId);
       } else {
         try {
-          outcome = await this.sendChunk(chatId, { text: html, parse_mode: 'HTML' }, replyTo);
+          outcome = await this.sendChunk(chatId, { text: html, parse_mode: 'HTML' }, replyTo, options.threadId);
         } catch (err) {
           if (!isFormattingRejected(err)) throw toTelegramAppError(err, 'sendMessage');
           this.log.warn({ chatId, description: (err as { description?: string }).description }, 'Telegram rejected the formatting; sending this part as plain text');
           report.plainFallbacks++;
-          outcome = await this.sendChunkOrThrow(chatId, { text: chunk }, replyTo);
+          outcome = await this.sendChunkOrThrow(chatId, { text: chunk }, replyTo, options.threadId);
         }
       }
       if (outcome === 'sent') report.sent++;
@@ -89,11 +94,11 @@ export class Delivery {
 
   /** Sends text exactly as given, without formatting (notices, pairing codes). */
   async sendPlain(chatId: string, text: string, options: SendOptions = {}): Promise<DeliveryReport> {
-    const chunks = splitMessage(text, this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
+    const chunks = splitMessage(scrubSecrets(text), this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
     const report: DeliveryReport = { chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
     let replyTo = options.replyTo;
     for (const chunk of chunks) {
-      if ((await this.sendChunkOrThrow(chatId, { text: chunk }, replyTo)) === 'sent') report.sent++;
+      if ((await this.sendChunkOrThrow(chatId, { text: chunk }, replyTo, options.threadId)) === 'sent') report.sent++;
       else report.uncertain++;
       replyTo = undefined;
     }
@@ -101,9 +106,10 @@ export class Delivery {
   }
 
   /** A chat action ("typing…"). Cosmetic: a failure is logged and ignored, never retried. */
-  async chatAction(chatId: string, action: 'typing' = 'typing'): Promise<void> {
+  async chatAction(chatId: string, action: 'typing' = 'typing', threadId?: number): Promise<void> {
     try {
-      await this.call('sendChatAction', { chat_id: chatId, action }, this.opts.cosmeticTimeoutMs ?? 10_000);
+      const body = { chat_id: chatId, ...(threadId !== undefined ? { message_thread_id: threadId } : {}), action };
+      await this.call('sendChatAction', body, this.opts.cosmeticTimeoutMs ?? 10_000);
     } catch (err) {
       // Logged loudly once, then quietly: an API server without chat actions would flood the log.
       const level = this.cosmeticFailures++ === 0 ? 'warn' : 'debug';
@@ -111,18 +117,33 @@ export class Delivery {
     }
   }
 
-  private async sendChunkOrThrow(chatId: string, payload: SendPayload, replyTo: number | undefined): Promise<'sent' | 'uncertain'> {
+  /**
+   * A reaction on a message (the group "seen" mark). Cosmetic like chat actions: one attempt,
+   * a failure (an emoji Telegram does not allow, reactions off in the chat) logged and ignored.
+   */
+  async react(chatId: string, messageId: number, emoji: string): Promise<void> {
     try {
-      return await this.sendChunk(chatId, payload, replyTo);
+      const body = { chat_id: chatId, message_id: messageId, reaction: [{ type: 'emoji', emoji }] };
+      await this.call('setMessageReaction', body, this.opts.cosmeticTimeoutMs ?? 10_000);
+    } catch (err) {
+      const level = this.reactionFailures++ === 0 ? 'warn' : 'debug';
+      this.log[level]({ chatId, err: describeError(err) }, 'setMessageReaction failed (cosmetic, ignored)');
+    }
+  }
+
+  private async sendChunkOrThrow(chatId: string, payload: SendPayload, replyTo: number | undefined, threadId?: number): Promise<'sent' | 'uncertain'> {
+    try {
+      return await this.sendChunk(chatId, payload, replyTo, threadId);
     } catch (err) {
       throw toTelegramAppError(err, 'sendMessage');
     }
   }
 
   /** One message: retried only while each failure proves it was not delivered. */
-  private async sendChunk(chatId: string, payload: SendPayload, replyTo: number | undefined): Promise<'sent' | 'uncertain'> {
+  private async sendChunk(chatId: string, payload: SendPayload, replyTo: number | undefined, threadId?: number): Promise<'sent' | 'uncertain'> {
     const body = {
       chat_id: chatId,
+      ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
       ...payload,
       ...(replyTo !== undefined ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
     };
@@ -147,7 +168,19 @@ export class Delivery {
     }
   }
 
-  private async call(method: 'sendMessage' | 'sendChatAction', payload: object, timeoutMs: number): Promise<unknown> {
+  /**
+   * Sends a file (`/export`). One attempt: an upload cut off midway may still arrive, and a
+   * second copy of a file is worse than an apology asking to run the command again.
+   */
+  async sendDocument(chatId: string, doc: OutboundDocument, options: SendOptions = {}): Promise<void> {
+    await this.tg.sendDocument(chatId, { source: doc.content, filename: doc.filename }, {
+      ...(doc.caption ? { caption: doc.caption } : {}),
+      ...(options.threadId !== undefined ? { message_thread_id: options.threadId } : {}),
+      ...(options.replyTo !== undefined ? { reply_parameters: { message_id: options.replyTo, allow_sending_without_reply: true } } : {}),
+    });
+  }
+
+  private async call(method: 'sendMessage' | 'sendChatAction' | 'setMessageReaction', payload: object, timeoutMs: number): Promise<unknown> {
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), timeoutMs);
     try {

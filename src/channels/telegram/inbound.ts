@@ -2,7 +2,8 @@
  * Reads one Telegram update into what the channel should do with it: pass text on, answer
  * "text only", or ignore it (and why). Pure, so every rule here has a unit test.
  *
- * - Text and captions are text. Stickers, voice, photos without caption and other media get
+ * - Voice notes and audio files are 'audio' (transcribed by the channel: media.ts).
+ * - Text and captions are text. Stickers, photos without caption and other media get
  *   the "I can read text only" answer. Service messages (joins, pins, …) are ignored.
  * - Edited messages are ignored: the answer to the original already exists, and answering the
  *   edit would give the user a second reply to one question.
@@ -10,9 +11,14 @@
  *   its messages, or a command (`/status`, `/status@bot`; not `/status@otherbot`). The mention
  *   is taken out of the text.
  * - `/start` (Telegram's first message to any bot) is answered like `/help`.
+ * - A reply carries the message it answers, as a marked quote (reply-context.ts).
+ * - A message in a forum topic carries the topic's thread id (its own session: topics.ts).
  */
 import type { Update, Message } from 'telegraf/types';
 import type { Sender } from './access.js';
+import { quotedMessage, withQuote } from './reply-context.js';
+import { topicOf } from './topics.js';
+import { audioOf, type AudioRef } from './media.js';
 
 export interface BotIdentity {
   id: number;
@@ -21,8 +27,9 @@ export interface BotIdentity {
 
 export type Inbound =
   | { kind: 'ignore'; reason: string }
-  | { kind: 'text'; sender: Sender; text: string; messageId: number; group: boolean }
-  | { kind: 'unsupported'; sender: Sender; messageId: number; group: boolean };
+  | { kind: 'text'; sender: Sender; text: string; messageId: number; group: boolean; threadId?: number | undefined }
+  | { kind: 'unsupported'; sender: Sender; messageId: number; group: boolean; threadId?: number | undefined }
+  | { kind: 'audio'; sender: Sender; audio: AudioRef; caption: string | undefined; messageId: number; group: boolean; threadId?: number | undefined };
 
 export const TEXT_ONLY_REPLY = 'I can read text only (for now).';
 
@@ -50,15 +57,21 @@ export function readUpdate(update: Update, bot: BotIdentity): Inbound {
 
   if (group && !isAddressed(m, raw ?? '', bot)) return { kind: 'ignore', reason: 'group message not addressed to the bot' };
 
+  const audio = audioOf(m);
+  if (audio) {
+    const caption = raw === undefined ? undefined : (group ? stripMention(raw, bot.username) : raw.trim()) || undefined;
+    return { kind: 'audio', sender, audio, caption, messageId: m.message_id, group, threadId: topicOf(m) };
+  }
   if (raw === undefined || raw.trim() === '') {
-    if (MEDIA_KEYS.some((k) => k in m)) return { kind: 'unsupported', sender, messageId: m.message_id, group };
+    if (MEDIA_KEYS.some((k) => k in m)) return { kind: 'unsupported', sender, messageId: m.message_id, group, threadId: topicOf(m) };
     return { kind: 'ignore', reason: 'service message' };
   }
 
   let text = group ? stripMention(raw, bot.username) : raw.trim();
   if (text === '') text = '/help';
   if (/^\/start(@\w+)?(\s|$)/i.test(text)) text = '/help';
-  return { kind: 'text', sender, text, messageId: m.message_id, group };
+  text = withQuote(text, quotedMessage(m, bot));
+  return { kind: 'text', sender, text, messageId: m.message_id, group, threadId: topicOf(m) };
 }
 
 function isAddressed(m: Message & Record<string, any>, text: string, bot: BotIdentity): boolean {

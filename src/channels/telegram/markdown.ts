@@ -25,7 +25,22 @@ export interface CodeBlock {
 
 export type Block = TextBlock | CodeBlock;
 
-const OPEN_FENCE = /^ {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$/;
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+
+/**
+ * An opening fence line: its fence and language (the info string's first word), or null. The
+ * info string may not hold a backtick. Parsed in steps, not by one regex: /…([^\s`]*)[^`]*$/
+ * backtracks over every split of a long line that ends in a backtick (quadratic).
+ */
+function openFence(line: string): { fence: string; lang: string } | null {
+  const m = FENCE.exec(line);
+  if (!m) return null;
+  const info = line.slice(m[0].length);
+  if (info.includes('`')) return null;
+  const lang = info.replace(/^[ \t]+/, '');
+  const end = lang.search(/\s/);
+  return { fence: m[1]!, lang: end < 0 ? lang : lang.slice(0, end) };
+}
 
 function isClosingFence(line: string, fence: string): boolean {
   const m = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line);
@@ -39,14 +54,14 @@ export function parseBlocks(markdown: string): Block[] {
   let text: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
-    const m = OPEN_FENCE.exec(line);
+    const m = openFence(line);
     if (!m) {
       text.push(line);
       continue;
     }
     if (text.length > 0) blocks.push({ kind: 'text', lines: text });
     text = [];
-    const fence = m[1]!;
+    const fence = m.fence;
     const code: string[] = [];
     let closed = false;
     for (i++; i < lines.length; i++) {
@@ -56,7 +71,7 @@ export function parseBlocks(markdown: string): Block[] {
       }
       code.push(lines[i]!);
     }
-    blocks.push({ kind: 'code', open: line.trim(), fence, lang: m[2] ?? '', lines: code, closed });
+    blocks.push({ kind: 'code', open: line.trim(), fence, lang: m.lang, lines: code, closed });
   }
   if (text.length > 0) blocks.push({ kind: 'text', lines: text });
   return blocks;

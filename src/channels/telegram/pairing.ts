@@ -4,6 +4,11 @@
  * once); the owner approves it with `npm run pair -- approve <CODE>`. Approvals and pending
  * codes live in `workspace/telegram/pairing.json`, written atomically under a file lock
  * because two processes use it: the daemon (codes) and the `pair` command (approvals).
+ *
+ * Slots cannot be hogged: a code that expires unapproved is not renewed for its user for a
+ * day, however often they write, so a freed slot goes to someone new. Strangers turned away
+ * (no free slot) or waiting out an expired code are the backlog `pair -- list` shows; it is
+ * written at most every few minutes per stranger, so a flood of messages is not a flood of writes.
  */
 import { randomInt } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
@@ -32,23 +37,45 @@ export interface ApprovedUser extends TelegramUserRef {
   code?: string | undefined;
 }
 
+/** A stranger who wrote and got no code: no free slot, or their code expired unapproved. */
+export interface WaitingStranger extends TelegramUserRef {
+  chatId: string;
+  reason: 'full' | 'expired';
+  /** First refusal, or when the code expired. */
+  since: string;
+  /** Last message seen (updated at most every few minutes). */
+  lastAt: string;
+  /** 'expired': no new code before this time. */
+  retryAfter?: string | undefined;
+}
+
 interface PairingFile {
   version: 1;
   approved: ApprovedUser[];
   pending: PendingPairing[];
+  waiting: WaitingStranger[];
 }
 
 export type PairingRequestResult =
   | { status: 'created'; code: string; expiresAt: string }
   | { status: 'pending'; code: string; expiresAt: string }
   | { status: 'full' }
+  | { status: 'cooldown'; retryAfter: string }
   | { status: 'approved' };
 
 export interface PairingOptions {
   ttlMs?: number;
   maxPending?: number;
+  /** How long a user whose code expired unapproved waits for a new one (ms). */
+  cooldownMs?: number;
   now?: () => number;
 }
+
+/** Backlog entries older than this are forgotten; the list keeps at most MAX_WAITING. */
+const WAITING_KEEP_MS = 24 * 3600_000;
+const MAX_WAITING = 100;
+/** A stranger's "last seen" is rewritten at most this often. */
+const WAITING_TOUCH_MS = 10 * 60_000;
 
 export function pairingFile(workspaceDir: string): string {
   return path.join(workspaceDir, 'telegram', 'pairing.json');
@@ -63,6 +90,7 @@ export function newPairingCode(): string {
 export class PairingStore {
   private readonly ttlMs: number;
   private readonly maxPending: number;
+  private readonly cooldownMs: number;
   private readonly now: () => number;
   private cache: { key: string; approved: Set<string> } | undefined;
 
@@ -72,24 +100,52 @@ export class PairingStore {
   ) {
     this.ttlMs = opts.ttlMs ?? 3600_000;
     this.maxPending = opts.maxPending ?? 3;
+    this.cooldownMs = opts.cooldownMs ?? 24 * 3600_000;
     this.now = opts.now ?? Date.now;
   }
 
-  /** A stranger wrote: a new code, the code they already have, or "full". */
+  /** A stranger wrote: a new code, the code they already have, "full", or "cooldown" (their code expired). */
   async request(user: TelegramUserRef & { chatId: string }): Promise<PairingRequestResult> {
     return this.update((data) => {
       if (data.approved.some((a) => a.userId === user.userId)) return { status: 'approved' };
       const mine = data.pending.find((p) => p.userId === user.userId);
       if (mine) return { status: 'pending', code: mine.code, expiresAt: mine.expiresAt };
-      if (data.pending.length >= this.maxPending) return { status: 'full' };
+      const now = this.now();
+      const waiting = data.waiting.find((w) => w.userId === user.userId);
+      if (waiting?.retryAfter && Date.parse(waiting.retryAfter) > now) {
+        this.touch(waiting, user, now);
+        return { status: 'cooldown', retryAfter: waiting.retryAfter };
+      }
+      if (data.pending.length >= this.maxPending) {
+        if (waiting) this.touch(waiting, user, now);
+        else this.addWaiting(data, { ...clean(user), chatId: user.chatId, reason: 'full', since: new Date(now).toISOString(), lastAt: new Date(now).toISOString() });
+        return { status: 'full' };
+      }
+      data.waiting = data.waiting.filter((w) => w.userId !== user.userId);
       const taken = new Set(data.pending.map((p) => p.code));
       let code = newPairingCode();
       while (taken.has(code)) code = newPairingCode();
-      const now = this.now();
       const expiresAt = new Date(now + this.ttlMs).toISOString();
       data.pending.push({ ...clean(user), chatId: user.chatId, code, createdAt: new Date(now).toISOString(), expiresAt });
       return { status: 'created', code, expiresAt };
     });
+  }
+
+  /** "Last seen" of a waiting stranger, rewritten only every few minutes (each change is a file write). */
+  private touch(w: WaitingStranger, user: TelegramUserRef, now: number): void {
+    if (now - Date.parse(w.lastAt) < WAITING_TOUCH_MS) return;
+    w.lastAt = new Date(now).toISOString();
+    if (user.username) w.username = user.username;
+  }
+
+  private addWaiting(data: PairingFile, w: WaitingStranger): void {
+    data.waiting = data.waiting.filter((x) => x.userId !== w.userId);
+    data.waiting.push(w);
+    // Bounded: the oldest-seen go first.
+    if (data.waiting.length > MAX_WAITING) {
+      data.waiting.sort((a, b) => Date.parse(a.lastAt) - Date.parse(b.lastAt));
+      data.waiting.splice(0, data.waiting.length - MAX_WAITING);
+    }
   }
 
   /** Approves a pending code (any case, spaces ignored). Null when it is unknown or expired. */
@@ -103,6 +159,7 @@ export class PairingStore {
       const approved: ApprovedUser = { ...clean(p), approvedAt: new Date(this.now()).toISOString(), code };
       data.approved = data.approved.filter((a) => a.userId !== p.userId);
       data.approved.push(approved);
+      data.waiting = data.waiting.filter((w) => w.userId !== p.userId);
       return approved;
     });
   }
@@ -115,13 +172,14 @@ export class PairingStore {
       const before = data.approved.length + data.pending.length;
       data.approved = data.approved.filter((a) => !matches(a));
       data.pending = data.pending.filter((p) => !matches(p));
+      data.waiting = data.waiting.filter((w) => !matches(w));
       return data.approved.length + data.pending.length < before;
     });
   }
 
-  async list(): Promise<{ approved: ApprovedUser[]; pending: PendingPairing[] }> {
+  async list(): Promise<{ approved: ApprovedUser[]; pending: PendingPairing[]; waiting: WaitingStranger[] }> {
     const data = this.prune(await this.read());
-    return { approved: data.approved, pending: data.pending };
+    return { approved: data.approved, pending: data.pending, waiting: data.waiting };
   }
 
   /**
@@ -150,16 +208,35 @@ export class PairingStore {
         version: 1,
         approved: Array.isArray(parsed.approved) ? parsed.approved.filter((a) => a && typeof a.userId === 'string') : [],
         pending: Array.isArray(parsed.pending) ? parsed.pending.filter((p) => p && typeof p.code === 'string') : [],
+        waiting: Array.isArray(parsed.waiting)
+          ? parsed.waiting.filter((w) => w && typeof w.userId === 'string' && typeof w.lastAt === 'string' && Number.isFinite(Date.parse(w.lastAt)))
+          : [],
       };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, approved: [], pending: [] };
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, approved: [], pending: [], waiting: [] };
       throw new Error(`${this.file} could not be read (${(err as Error).message}); fix or delete it`, { cause: err });
     }
   }
 
+  /** Expired codes leave their slot and put their user in the backlog until the cooldown is over. */
   private prune(data: PairingFile): PairingFile {
     const now = this.now();
+    for (const p of data.pending) {
+      const expiry = Date.parse(p.expiresAt);
+      if (expiry > now) continue;
+      this.addWaiting(data, {
+        ...clean(p),
+        chatId: p.chatId,
+        reason: 'expired',
+        since: p.expiresAt,
+        lastAt: new Date(Math.min(now, expiry)).toISOString(),
+        retryAfter: new Date(expiry + this.cooldownMs).toISOString(),
+      });
+    }
     data.pending = data.pending.filter((p) => Date.parse(p.expiresAt) > now);
+    data.waiting = data.waiting.filter((w) =>
+      w.retryAfter ? Date.parse(w.retryAfter) > now : now - Date.parse(w.lastAt) < WAITING_KEEP_MS,
+    );
     return data;
   }
 
@@ -167,8 +244,10 @@ export class PairingStore {
   private async update<T>(fn: (data: PairingFile) => T): Promise<T> {
     await ensureDir(path.dirname(this.file));
     return withFileLock(this.file, async () => {
-      const data = this.prune(await this.read());
-      const before = JSON.stringify(data);
+      const raw = await this.read();
+      // Taken before the prune, so an expired code moving to the backlog is written too.
+      const before = JSON.stringify(raw);
+      const data = this.prune(raw);
       const result = fn(data);
       const after = JSON.stringify(data, null, 2);
       if (JSON.stringify(data) !== before) await writeFileAtomic(this.file, `${after}\n`);

@@ -43,7 +43,7 @@ function paragraphs(lines: string[]): string[] {
     if (line.trim() === '') {
       if (cur.length > 0) out.push(cur.join('\n'));
       cur = [];
-    } else cur.push(line.replace(/\s+$/, ''));
+    } else cur.push(line.trimEnd()); // not /\s+$/: quadratic on a long run of spaces
   }
   if (cur.length > 0) out.push(cur.join('\n'));
   return out;

@@ -9,12 +9,16 @@
  *   Telegram re-posts updates it got no timely answer for; answering fast avoids most of that,
  *   and the update log drops the re-posts that still happen.
  * - A failure to record the update answers 500, so Telegram tries again later.
+ * - Refused calls are logged at most once a minute, with how many there were: anyone can post
+ *   to the port, and one warning per call would let them fill the disk.
  */
 import http from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Update } from 'telegraf/types';
 import type { Logger } from '../../log.js';
+
+const REFUSAL_LOG_INTERVAL_MS = 60_000;
 
 export interface WebhookServerOptions {
   host: string;
@@ -29,6 +33,8 @@ export interface WebhookServerOptions {
 export class WebhookServer {
   private server: http.Server | undefined;
   private closing = false;
+  private refusedSinceLog = 0;
+  private refusalLoggedAt = -Infinity;
 
   constructor(private readonly opts: WebhookServerOptions) {}
 
@@ -49,6 +55,7 @@ export class WebhookServer {
   /** Stops taking updates; resolves when open requests are answered. */
   async close(): Promise<void> {
     this.closing = true;
+    this.noteRefused(undefined, true);
     const server = this.server;
     if (!server) return;
     await new Promise<void>((resolve) => {
@@ -61,7 +68,7 @@ export class WebhookServer {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'POST' || path !== this.opts.path) return end(res, 404);
     if (!this.secretMatches(req.headers['x-telegram-bot-api-secret-token'])) {
-      this.opts.log.warn({ remote: req.socket.remoteAddress }, 'webhook call without the right secret token; refused');
+      this.noteRefused(req.socket.remoteAddress);
       req.resume();
       return end(res, 401);
     }
@@ -81,6 +88,21 @@ export class WebhookServer {
       this.opts.log.error({ err, updateId: update.update_id }, 'webhook update could not be recorded; Telegram will retry');
       end(res, 500);
     }
+  }
+
+  private noteRefused(remote: string | undefined, force = false): void {
+    if (!force) this.refusedSinceLog++;
+    const now = Date.now();
+    if (this.refusedSinceLog === 0 || (!force && now - this.refusalLoggedAt < REFUSAL_LOG_INTERVAL_MS)) return;
+    const n = this.refusedSinceLog;
+    this.opts.log.warn(
+      { remote, refused: n },
+      n === 1 && !force
+        ? 'webhook call without the right secret token; refused (further ones are counted and logged at most once a minute)'
+        : `${n} webhook call${n === 1 ? '' : 's'} without the right secret token refused since the last warning`,
+    );
+    this.refusalLoggedAt = now;
+    this.refusedSinceLog = 0;
   }
 
   private secretMatches(header: string | string[] | undefined): boolean {

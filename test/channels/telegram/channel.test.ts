@@ -26,7 +26,7 @@ test('a message gets the model\'s reply, with a typing indicator, in session tel
     // The emulator answers 500 to sendChatAction and setMyCommands: shrugged off, logged.
     assert.ok(bot.logs.lines().some((l) => /sendChatAction failed \(cosmetic, ignored\)/.test(l.msg)));
     const commands = bot.tg.callsOf('setMyCommands')[0]!.body.commands.map((c: { command: string }) => c.command);
-    assert.deepEqual(commands.sort(), ['compact', 'help', 'memory', 'new', 'start', 'status']);
+    assert.deepEqual(commands.sort(), ['compact', 'export', 'forget', 'help', 'memory', 'new', 'reminders', 'start', 'status']);
 
     const session = await bot.sessionFile(OWNER);
     assert.deepEqual(session.messages.map((m: { content: string }) => m.content), ['hello there', 'echo: hello there']);
@@ -121,7 +121,7 @@ test('a 10,000-character answer arrives as ordered chunks of at most 4096 charac
   }
 });
 
-test('stickers, voice and photos without caption get "text only"; a caption is read; edited messages are ignored', async () => {
+test('stickers, video notes and photos without caption get "text only"; a caption is read; edited messages are ignored', async () => {
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER) } });
   try {
     const owner = bot.tg.user({ userId: OWNER });
@@ -133,7 +133,7 @@ test('stickers, voice and photos without caption get "text only"; a caption is r
     );
     await waitFor(() => bot.tg.callsOf('getUpdates').length > 3, 5000, 'the edit to be polled');
     await owner.send({ sticker: { file_id: 'stk', width: 1, height: 1 } });
-    await owner.send({ voice: { file_id: 'v', duration: 1 } });
+    await owner.send({ video_note: { file_id: 'v', duration: 1, length: 1 } });
     await owner.send({ photo: [{ file_id: 'p', width: 1, height: 1 }] });
     await owner.send({ photo: [{ file_id: 'p', width: 1, height: 1 }], caption: 'what is this?' });
     const msgs = await bot.tg.waitForBotMessages(OWNER, 4);

@@ -17,7 +17,13 @@ test('without TELEGRAM_* settings: console mode, pairing policy, no problems', (
     webhookSecret: undefined,
     webhookHost: '127.0.0.1',
     webhookPort: 8787,
+    ackReaction: '👀',
+    transcriptionModel: 'whisper-1',
+    showTranscript: false,
   });
+  assert.equal(loadTelegramConfig({ TRANSCRIPTION_MODEL: 'off' }).telegram.transcriptionModel, undefined);
+  assert.equal(loadTelegramConfig({ TELEGRAM_ACK_REACTION: '' }).telegram.ackReaction, '', 'set but empty turns the reaction off');
+  assert.equal(loadTelegramConfig({ TELEGRAM_ACK_REACTION: ' 👍 ' }).telegram.ackReaction, '👍');
 });
 
 test('lists are read from commas or spaces; usernames lose "@" and case', () => {

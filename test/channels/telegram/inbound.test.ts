@@ -23,10 +23,14 @@ test('a private text message is text, with the sender and session chat id', () =
   assert.deepEqual(r.sender, { userId: '42', username: 'ann', name: 'Ann Lee', chatId: '42', chatType: 'private' });
 });
 
-test('a caption is text; a sticker, voice or photo without caption is "unsupported"', () => {
+test('a caption is text; a sticker or photo without caption is "unsupported"; voice and audio are "audio"', () => {
   const photo = readUpdate(msg({ photo: [{ file_id: 'x' }], caption: 'what is this?' }), BOT);
   assert.equal(photo.kind === 'text' && photo.text, 'what is this?');
-  for (const media of [{ sticker: { file_id: 's' } }, { voice: { file_id: 'v' } }, { photo: [{ file_id: 'p' }] }]) {
+  const voice = readUpdate(msg({ voice: { file_id: 'v', duration: 3, mime_type: 'audio/ogg' } }), BOT);
+  assert.deepEqual(voice.kind === 'audio' && voice.audio, { kind: 'voice', fileId: 'v', fileSize: undefined, duration: 3, mimeType: 'audio/ogg', fileName: undefined });
+  const song = readUpdate(msg({ audio: { file_id: 'a', file_name: 'song.mp3' }, caption: 'lyrics?' }), BOT);
+  assert.equal(song.kind === 'audio' && `${song.audio.kind} ${song.audio.fileName} ${song.caption}`, 'audio song.mp3 lyrics?');
+  for (const media of [{ sticker: { file_id: 's' } }, { video_note: { file_id: 'v' } }, { photo: [{ file_id: 'p' }] }]) {
     assert.equal(readUpdate(msg(media), BOT).kind, 'unsupported', JSON.stringify(media));
   }
   assert.equal(readUpdate(msg({ new_chat_members: [] }), BOT).kind, 'ignore', 'service messages get no answer');

@@ -102,3 +102,53 @@ test('access fails closed when the pairing file is unreadable', async () => {
     await ws.cleanup();
   }
 });
+
+test('risk: pairing slots hogged — strangers who keep writing do not renew their codes, so a newcomer gets a slot', async () => {
+  const ws = await tempDir();
+  try {
+    let now = Date.parse('2026-03-01T10:00:00Z');
+    const store = new PairingStore(pairingFile(ws.dir), { now: () => now });
+    for (const id of [1, 2, 3]) assert.equal((await store.request(stranger(id))).status, 'created');
+    // The three hoggers write every few minutes, right through the expiry of their codes.
+    for (let minutes = 0; minutes <= 180; minutes += 7) {
+      now = Date.parse('2026-03-01T10:00:00Z') + minutes * 60_000;
+      for (const id of [1, 2, 3]) {
+        const r = await store.request(stranger(id));
+        assert.ok(r.status !== 'created' || minutes === 0, `stranger ${id} got a new code at +${minutes} min`);
+      }
+    }
+    const newcomer = await store.request(stranger(4));
+    assert.equal(newcomer.status, 'created', 'the slots freed by expired codes go to someone new');
+    // A day later the hoggers may ask again (a lost code is not a ban for ever).
+    now += 24 * 3600_000 + 1;
+    assert.equal((await store.request(stranger(1))).status, 'created');
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+test('risk: pairing slots hogged — each new stranger no longer makes the bot send a message: refusals are capped per hour', async () => {
+  const ws = await tempDir();
+  try {
+    let now = Date.parse('2026-03-01T10:00:00Z');
+    const pairing = new PairingStore(pairingFile(ws.dir), { now: () => now });
+    const access = new AccessControl({ dmPolicy: 'pairing', allowedUsers: [], allowedGroups: [], pairing, log: silentLogger(), now: () => now });
+    const dm = (id: number) => ({ userId: String(id), chatId: String(id), chatType: 'private' as const });
+    let replies = 0;
+    for (let id = 1; id <= 60; id++) {
+      now += 30_000;
+      if ((await access.check(dm(id)) as { reply?: string }).reply) replies++;
+    }
+    // 3 codes, then at most MAX_REFUSALS_PER_HOUR "no room" messages within the hour.
+    assert.ok(replies <= 3 + 10, `${replies} messages sent to 60 strangers in 30 minutes`);
+    assert.ok(replies >= 4, 'the first refused strangers are still told');
+    const allowlist = new AccessControl({ dmPolicy: 'allowlist', allowedUsers: ['1'], allowedGroups: [], pairing, log: silentLogger(), now: () => now });
+    let refusals = 0;
+    for (let id = 100; id < 160; id++) if ((await allowlist.check(dm(id)) as { reply?: string }).reply) refusals++;
+    assert.equal(refusals, 10);
+    now += 3600_000 + 1;
+    assert.ok((await allowlist.check(dm(200)) as { reply?: string }).reply, 'the cap is per hour');
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { escapeHtml, renderTelegramHtml, visibleLength } from '../../../src/channels/telegram/render.js';
+import { splitMessage } from '../../../src/channels/telegram/split.js';
 
 /** Telegram accepts only these tags; every other "<" must arrive escaped. */
 const ALLOWED_TAG = /^<\/?(b|i|s|u|code|pre|blockquote|tg-spoiler|a)(\s[^>]*)?>$/;
@@ -74,5 +75,25 @@ test('rendered text is never longer (as Telegram counts it) than the Markdown it
     const html = renderTelegramHtml(md);
     assertBalanced(html);
     assert.ok(visibleLength(html) <= md.length, `visible ${visibleLength(html)} <= source ${md.length} for ${JSON.stringify(md)}`);
+  }
+});
+
+test('risk: a 200,000-character answer of markup-like runs freezes every chat while it is rendered (quadratic lookahead)', () => {
+  const n = 200_000;
+  const answers = {
+    'unclosed italics': '*a '.repeat(n / 3),
+    'unclosed underscores': '_a '.repeat(n / 3),
+    'brackets': '['.repeat(n),
+    'half links': '[a]('.repeat(n / 4),
+    'a fence line ending in a backtick': `\`\`\`${'a'.repeat(n)}\``,
+    'headings padded with tabs': `# ${'\t'.repeat(4000)}x\n`.repeat(n / 4004),
+  };
+  for (const [name, md] of Object.entries(answers)) {
+    const t0 = performance.now();
+    const html = splitMessage(md).map((chunk) => renderTelegramHtml(chunk));
+    const ms = performance.now() - t0;
+    // A generous bound: the quadratic code took tens of seconds to minutes; linear code, milliseconds.
+    assert.ok(ms < 10_000, `${name}: ${ms.toFixed(0)} ms`);
+    for (const h of html) assertBalanced(h);
   }
 });

@@ -84,3 +84,15 @@ test('10,000 characters of prose become ordered chunks of at most 4096', () => {
   assertFaithful(text, chunks, TELEGRAM_MESSAGE_LIMIT);
   assert.equal(chunks.join('\n\n'), text, 'boundaries fall between paragraphs');
 });
+
+test('risk: a 200,000-character answer of spaces or tabs freezes every chat while it is split (quadratic trailing-space trim)', () => {
+  for (const text of [`${' '.repeat(200_000)}x`, `${' \t'.repeat(100_000)}x`, `a${'\t'.repeat(200_000)}b`]) {
+    const t0 = performance.now();
+    const chunks = splitMessage(text);
+    const ms = performance.now() - t0;
+    // A generous bound: the quadratic code took minutes here; linear code takes milliseconds.
+    assert.ok(ms < 10_000, `${ms.toFixed(0)} ms to split ${JSON.stringify(text.slice(0, 6))}…`);
+    for (const c of chunks) assert.ok(c.length <= TELEGRAM_MESSAGE_LIMIT);
+    assert.ok(chunks.join('').includes(text.trim().slice(-1)), 'the words are kept');
+  }
+});

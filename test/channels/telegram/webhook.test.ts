@@ -57,3 +57,28 @@ test('webhook mode: the secret is checked, an update is answered, a re-post is p
     await bot.close();
   }
 });
+
+test('risk: unauthenticated webhook POSTs flood the log — the refusal warning is rate-limited', async () => {
+  const port = await freePort();
+  const bot = await startTelegramBot({
+    env: {
+      TELEGRAM_ALLOWED_USERS: String(OWNER),
+      TELEGRAM_WEBHOOK_URL: `http://127.0.0.1:${port}/tg/hook`,
+      TELEGRAM_WEBHOOK_SECRET: SECRET,
+      TELEGRAM_WEBHOOK_PORT: String(port),
+    },
+  });
+  const url = `http://127.0.0.1:${port}/tg/hook`;
+  try {
+    const before = bot.logs.text().length;
+    for (let i = 0; i < 300; i++) {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(update(900 + i, 'forged')) });
+      assert.equal(res.status, 401);
+    }
+    const lines = bot.logs.text().slice(before).split('\n').filter((l) => l.includes('secret token'));
+    assert.ok(lines.length >= 1, 'the first refusal is logged');
+    assert.ok(lines.length <= 2, `${lines.length} log lines for 300 refused calls`);
+  } finally {
+    await bot.close();
+  }
+});

@@ -1,0 +1,89 @@
+/**
+ * Media the bot reads beyond text. Voice notes and audio files: found in the message,
+ * downloaded with getFile (the Bot API serves bots files up to 20 MB), turned into text by the
+ * Transcriber. The transcript becomes the user's message, marked as coming from voice; when
+ * there is none the note's file id is kept in the session instead, so nothing sent is lost.
+ */
+import type { Telegram } from 'telegraf';
+import type { Message } from 'telegraf/types';
+
+/** The Bot API's download limit for bots. */
+export const MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024;
+
+export interface AudioRef {
+  kind: 'voice' | 'audio';
+  fileId: string;
+  fileSize?: number | undefined;
+  duration?: number | undefined;
+  mimeType?: string | undefined;
+  fileName?: string | undefined;
+}
+
+/** The voice note or audio file of a message (an audio *document* is left to the caption). */
+export function audioOf(m: Message & Record<string, any>): AudioRef | undefined {
+  const kind = m.voice ? 'voice' : m.audio ? 'audio' : undefined;
+  const f = kind ? m[kind] : undefined;
+  if (!kind || !f || typeof f.file_id !== 'string') return undefined;
+  return {
+    kind,
+    fileId: f.file_id,
+    fileSize: typeof f.file_size === 'number' ? f.file_size : undefined,
+    duration: typeof f.duration === 'number' ? f.duration : undefined,
+    mimeType: typeof f.mime_type === 'string' ? f.mime_type : undefined,
+    fileName: typeof f.file_name === 'string' ? f.file_name : undefined,
+  };
+}
+
+/** How a voice message is stored: the model and anyone reading the session see where it came from. */
+export function voiceText(transcript: string, caption?: string): string {
+  return `[Voice message, transcribed] ${transcript}${caption ? `\n\n${caption}` : ''}`;
+}
+
+/** What the session keeps of a note that could not be transcribed (the file id gets it back later). */
+export function untranscribedText(a: AudioRef, caption?: string): string {
+  const len = a.duration !== undefined ? `, ${a.duration} s` : '';
+  return `[${a.kind === 'voice' ? 'Voice message' : 'Audio file'}${len}, not transcribed; Telegram file_id: ${a.fileId}]${caption ? `\n\n${caption}` : ''}`;
+}
+
+export type Download = { ok: true; bytes: Buffer; filePath: string } | { ok: false; reason: 'too_big' | 'failed'; detail: string };
+
+/**
+ * getFile, then the file itself, refusing anything over the limit (before and while reading:
+ * the size Telegram announces is not trusted). Only http(s) links: a local Bot API server's
+ * absolute paths would be a file read outside the workspace.
+ */
+export async function downloadFile(telegram: Telegram, fileId: string, maxBytes = MAX_DOWNLOAD_BYTES, timeoutMs = 60_000): Promise<Download> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), timeoutMs);
+  try {
+    const file = await telegram.getFile(fileId);
+    if (typeof file.file_size === 'number' && file.file_size > maxBytes) return { ok: false, reason: 'too_big', detail: `${file.file_size} bytes` };
+    if (!file.file_path) return { ok: false, reason: 'failed', detail: 'getFile gave no file_path' };
+    const link = await telegram.getFileLink(file);
+    if (link.protocol !== 'https:' && link.protocol !== 'http:') return { ok: false, reason: 'failed', detail: `unsupported link ${link.protocol}` };
+    const res = await fetch(link, { signal: ac.signal });
+    if (!res.ok || !res.body) return { ok: false, reason: 'failed', detail: `download answered ${res.status}` };
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.length;
+      if (size > maxBytes) {
+        ac.abort();
+        return { ok: false, reason: 'too_big', detail: `over ${maxBytes} bytes` };
+      }
+      chunks.push(Buffer.from(chunk));
+    }
+    return { ok: true, bytes: Buffer.concat(chunks), filePath: file.file_path };
+  } catch (err) {
+    // The token is part of the download URL: only the error's kind goes to the log.
+    return { ok: false, reason: 'failed', detail: (err as Error).name === 'AbortError' ? 'timed out' : describe(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function describe(err: unknown): string {
+  const e = err as { response?: { error_code?: number; description?: string }; code?: string; name?: string };
+  if (e.response?.error_code) return `getFile ${e.response.error_code} ${e.response.description ?? ''}`.trim();
+  return e.code ?? e.name ?? 'error';
+}

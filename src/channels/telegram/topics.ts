@@ -1,0 +1,34 @@
+/**
+ * Forum topics: in a supergroup with topics, each topic is its own conversation, so its session
+ * is `telegram:{chatId}:{threadId}` and everything sent back (replies, typing, files) carries
+ * the topic's `message_thread_id`. The "General" topic (no thread id) is the group's own
+ * session `telegram:{chatId}`. The session chat id is the one place the topic is written down;
+ * whatever only has that id (recovery after a restart, an outbound send) reads it back here.
+ */
+import type { Message } from 'telegraf/types';
+
+export interface ChatAddress {
+  /** Telegram's chat id. */
+  chatId: string;
+  /** The forum topic, when the message came from one. */
+  threadId?: number | undefined;
+}
+
+/** The topic a message belongs to; undefined outside forum topics (and for "General"). */
+export function topicOf(m: Message & Record<string, any>): number | undefined {
+  // A reply chain in an ordinary group also has a message_thread_id: only real topics count.
+  if (m.is_topic_message !== true) return undefined;
+  const id: unknown = m.message_thread_id;
+  return typeof id === 'number' && Number.isInteger(id) && id > 0 ? id : undefined;
+}
+
+/** The session's chat id for a chat and (optional) topic. */
+export function sessionChatId(address: ChatAddress): string {
+  return address.threadId === undefined ? address.chatId : `${address.chatId}:${address.threadId}`;
+}
+
+/** Reads a session chat id back into where Telegram should send (inverse of sessionChatId). */
+export function parseSessionChatId(id: string): ChatAddress {
+  const m = /^(-?\d+):(\d+)$/.exec(id);
+  return m ? { chatId: m[1]!, threadId: Number(m[2]) } : { chatId: id };
+}

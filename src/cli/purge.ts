@@ -1,0 +1,29 @@
+/** `npm run memory -- purge --chat CHANNEL:ID [--pairing]`: memory/purge.ts, with the daemon lock held. */
+import type { Config } from '../config/env.js';
+import type { Logger } from '../log.js';
+import { acquireDaemonLock } from '../storage/daemon-lock.js';
+import { purgeChat } from '../memory/purge.js';
+import type { CliIo } from './memory-chat.js';
+
+export async function runPurge(chat: { channel: string; chatId: string }, args: string[], config: Config, log: Logger, io: CliIo): Promise<number> {
+  let lock: Awaited<ReturnType<typeof acquireDaemonLock>>;
+  try {
+    lock = await acquireDaemonLock(config.workspaceDir);
+  } catch (err) {
+    io.err(`purge: ${(err as Error).message} (the daemon caches sessions, so purge runs only while it is stopped)`);
+    return 1;
+  }
+  try {
+    const r = await purgeChat(chat, { workspaceDir: config.workspaceDir, memoryScope: config.memoryScope, pairing: args.includes('--pairing'), log });
+    const id = `${chat.channel}:${chat.chatId}`;
+    if (r.deleted.length === 0) io.out(`Nothing of ${id} was found in ${config.workspaceDir}.`);
+    else {
+      io.out(`Purged ${id}. Deleted:`);
+      for (const d of r.deleted) io.out(`  - ${d}`);
+    }
+    for (const k of r.kept) io.out(`Not deleted: ${k}`);
+    return 0;
+  } finally {
+    await lock.release();
+  }
+}

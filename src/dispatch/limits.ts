@@ -1,0 +1,54 @@
+/**
+ * The flood limits, per chat: at most RATE_LIMIT_PER_MINUTE messages taken in any minute, and
+ * at most MAX_QUEUED_PER_CHAT waiting behind the one being answered. The excess never reaches
+ * the model; app.ts answers it with one of the lines below. The terminal is the operator's
+ * own and is not limited (piped input is how it is scripted).
+ */
+const WINDOW_MS = 60_000;
+
+export type LimitVerdict = 'ok' | 'rate' | 'queue';
+
+export class ChatLimits {
+  /** Per chat: when its messages taken in the last minute arrived, oldest first. */
+  private readonly taken = new Map<string, number[]>();
+  private sweeps = 0;
+
+  constructor(
+    private readonly perMinute: number,
+    private readonly maxQueued: number,
+  ) {}
+
+  /** Decides on a new message of `key` with `queued` messages already waiting; counts it when taken. */
+  admit(key: string, queued: number, now = Date.now()): LimitVerdict {
+    if (queued >= this.maxQueued) return 'queue';
+    if (this.perMinute === 0) return 'ok';
+    const times = this.recent(key, now);
+    if (times.length >= this.perMinute) return 'rate';
+    times.push(now);
+    this.taken.set(key, times);
+    // Now and then forget chats that went quiet, so the map holds only the last minute's.
+    if (++this.sweeps % 1_000 === 0) for (const k of [...this.taken.keys()]) this.recent(k, now);
+    return 'ok';
+  }
+
+  private recent(key: string, now: number): number[] {
+    const times = this.taken.get(key) ?? [];
+    let drop = 0;
+    while (drop < times.length && times[drop]! <= now - WINDOW_MS) drop++;
+    const kept = drop > 0 ? times.slice(drop) : times;
+    if (kept.length === 0) this.taken.delete(key);
+    else if (drop > 0) this.taken.set(key, kept);
+    return kept;
+  }
+
+  /** The line for a message over the rate, saved in the session without an answer (or a command not run). */
+  rateText(command?: string): string {
+    const what = command ? `so I did not run /${command}. Please run it again` : 'so I saved this one without answering it. Please send it again';
+    return `That is more than ${this.perMinute} messages in a minute, ${what} in a minute if you still need ${command ? 'it' : 'an answer'}.`;
+  }
+
+  /** The line for a message refused because too many wait already (it was not kept). */
+  queueText(): string {
+    return `I am still answering your earlier messages (${this.maxQueued} waiting), so I did not take this one. Please send it again once I have replied.`;
+  }
+}

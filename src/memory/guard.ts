@@ -1,0 +1,116 @@
+/**
+ * The rewrite guard. MEMORY.md is rewritten whole by the model (consolidation's
+ * `memory_update`, the `memory_rewrite` tool, compression when the file is over
+ * MAX_MEMORY_SIZE), and models sometimes answer with a "rewrite" that leaves most facts out.
+ * Before such a write, the new text is compared with the current one entry by entry (a line or
+ * a bullet, normalized); a rewrite that loses more than a set share of the prior entries is
+ * refused — the file stays as it was, the refusal is logged once (code
+ * `memory.rewrite_refused`) and counted for /status. Adding and editing pass: an entry counts
+ * as kept when most of its words are still in one entry of the new text.
+ */
+import type { Logger } from '../log.js';
+import type { MemoryFiles } from './files.js';
+
+/** Share of prior entries a rewrite may drop. */
+export const MAX_DROP = 0.25;
+/** … when the model was asked to compress a file over MAX_MEMORY_SIZE. */
+export const MAX_DROP_COMPRESSION = 0.5;
+/** An old entry is kept when this share of its content words is in one new entry. */
+const KEPT_OVERLAP = 0.5;
+/** Words that say nothing about what a fact is ("The user is …" is in most entries). */
+const FILLER = new Set('a an the is are was were be been am of to in on at for and or but with by from as it its this that user users user\'s s has have had does do'.split(' '));
+
+/** One normalized entry per non-empty, non-heading line: list markers, case, spacing and end punctuation dropped. */
+export function memoryEntries(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || /^#{1,6}\s/.test(line) || /^(-{3,}|\*{3,}|_{3,})$/.test(line)) continue;
+    const norm = line
+      .replace(/^(?:[-*+]|\d+[.)])\s+/, '')
+      .replace(/^\[[ xX]\]\s+/, '')
+      .toLowerCase()
+      .replace(/\s+/g, ' ')
+      .replace(/[.;,!\s]+$/, '')
+      .trim();
+    if (norm) out.push(norm);
+  }
+  return out;
+}
+
+/** Entries added and removed between two texts (exact, normalized), for version listings. */
+export function diffEntries(before: string, after: string): { added: number; removed: number } {
+  const a = new Set(memoryEntries(before));
+  const b = new Set(memoryEntries(after));
+  let added = 0;
+  let removed = 0;
+  for (const e of b) if (!a.has(e)) added++;
+  for (const e of a) if (!b.has(e)) removed++;
+  return { added, removed };
+}
+
+const words = (entry: string): Set<string> => new Set((entry.match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !FILLER.has(w)));
+
+export interface RewriteVerdict {
+  ok: boolean;
+  /** Entries in the current file. */
+  prior: number;
+  /** Of those, entries with no counterpart in the rewrite. */
+  dropped: number;
+  /** The share allowed to go (0.25 or 0.5). */
+  maxDrop: number;
+}
+
+export function checkRewrite(before: string, after: string, maxDrop: number): RewriteVerdict {
+  const prior = [...new Set(memoryEntries(before))];
+  const next = [...new Set(memoryEntries(after))];
+  const nextSet = new Set(next);
+  const nextWords = next.map(words);
+  let dropped = 0;
+  for (const entry of prior) {
+    if (nextSet.has(entry)) continue;
+    const w = words(entry);
+    if (w.size === 0) continue;
+    const kept = nextWords.some((n) => {
+      let inter = 0;
+      for (const x of w) if (n.has(x)) inter++;
+      return inter / w.size >= KEPT_OVERLAP;
+    });
+    if (!kept) dropped++;
+  }
+  return { ok: prior.length === 0 || dropped / prior.length <= maxDrop, prior: prior.length, dropped, maxDrop };
+}
+
+export interface GuardedWriteResult {
+  written: boolean;
+  refused?: RewriteVerdict;
+}
+
+/**
+ * Writes `next(current)` to MEMORY.md (decided under the file's lock, against what is on disk
+ * at that moment) unless the guard refuses it. `source` names the writer in versions and logs.
+ */
+export async function guardedMemoryWrite(
+  files: MemoryFiles,
+  opts: { source: string; maxDrop: number; log: Logger; next: (current: string) => string | null; scope?: string },
+): Promise<GuardedWriteResult> {
+  let refused: RewriteVerdict | undefined;
+  const written = await files.changeMemory(opts.source, (current) => {
+    const next = opts.next(current);
+    if (next === null) return null;
+    const verdict = checkRewrite(current, next, opts.maxDrop);
+    if (verdict.ok) return next;
+    refused = verdict;
+    return null;
+  });
+  if (refused) {
+    const v = refused;
+    opts.log.warn(
+      { code: 'memory.rewrite_refused', source: opts.source, prior: v.prior, dropped: v.dropped, maxDropPercent: Math.round(v.maxDrop * 100), ...(opts.scope ? { scope: opts.scope } : {}) },
+      `refused a MEMORY.md rewrite by ${opts.source}: it dropped ${v.dropped} of ${v.prior} entries (more than ${Math.round(v.maxDrop * 100)} %); the file is unchanged`,
+    );
+    await files.versions.noteRefusal({ at: new Date().toISOString(), source: opts.source, prior: v.prior, dropped: v.dropped }).catch(() => undefined);
+    return { written: false, refused: v };
+  }
+  return { written };
+}

@@ -1,0 +1,221 @@
+/**
+ * Versions of one scope's MEMORY.md, kept in `versions/` inside its memory folder: each
+ * version is the file's full text (`versions/{n}.md`) plus a line in `versions/index.json`
+ * saying when it was made, what made it and how many entries it added and removed. Every
+ * change of MEMORY.md goes through MemoryFiles, which calls `record` under the file's lock
+ * before the new text is written — so the previous text is always kept (also a hand edit made
+ * between two changes: it is stored as its own version first). The last MAX_VERSIONS are kept.
+ *
+ * `undo` and `restore` write an older text back as a new version, so they can be undone too.
+ * `redact` removes lines from every stored version (used by /forget). The refusal counter of
+ * the rewrite guard lives in the same index, so /status shows it across restarts.
+ */
+import { readFile, readdir, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
+import { diffEntries } from './guard.js';
+import type { MemoryFiles } from './files.js';
+
+export const MAX_VERSIONS = 50;
+export const VERSIONS_DIR = 'versions';
+
+export interface VersionInfo {
+  n: number;
+  /** ISO time the version was made. */
+  at: string;
+  /** What made it: consolidation, compression, tool memory_rewrite, tool memory_add, undo, restore, forget, hand edit, … */
+  source: string;
+  /** Entries added / removed compared with the version before it. */
+  added: number;
+  removed: number;
+  bytes: number;
+  /** For undo: the version whose change it took back. */
+  undoes?: number;
+}
+
+export interface RefusalInfo {
+  at: string;
+  source: string;
+  prior: number;
+  dropped: number;
+}
+
+interface IndexFile {
+  version: 1;
+  next: number;
+  entries: VersionInfo[];
+  refused: { count: number; last?: RefusalInfo };
+}
+
+const empty = (): IndexFile => ({ version: 1, next: 1, entries: [], refused: { count: 0 } });
+
+export class MemoryVersions {
+  readonly dir: string;
+  private readonly indexFile: string;
+
+  constructor(memoryDir: string) {
+    this.dir = path.join(memoryDir, VERSIONS_DIR);
+    this.indexFile = path.join(this.dir, 'index.json');
+  }
+
+  private textFile(n: number): string {
+    return path.join(this.dir, `${n}.md`);
+  }
+
+  private async load(): Promise<IndexFile> {
+    try {
+      const raw = JSON.parse(await readFile(this.indexFile, 'utf8')) as Partial<IndexFile>;
+      if (!Array.isArray(raw.entries)) return empty();
+      return { version: 1, next: raw.next ?? 1, entries: raw.entries, refused: raw.refused ?? { count: 0 } };
+    } catch {
+      return empty();
+    }
+  }
+
+  private async withIndex<T>(fn: (idx: IndexFile) => Promise<T>): Promise<T> {
+    await ensureDir(this.dir);
+    return withFileLock(this.indexFile, async () => {
+      const idx = await this.load();
+      const out = await fn(idx);
+      await writeFileAtomic(this.indexFile, `${JSON.stringify(idx, null, 1)}\n`);
+      return out;
+    });
+  }
+
+  /** Newest first. */
+  async list(): Promise<VersionInfo[]> {
+    return [...(await this.load()).entries].reverse();
+  }
+
+  async read(n: number): Promise<string | undefined> {
+    const idx = await this.load();
+    if (!idx.entries.some((e) => e.n === n)) return undefined;
+    return readFile(this.textFile(n), 'utf8').catch(() => undefined);
+  }
+
+  async refusals(): Promise<IndexFile['refused']> {
+    return (await this.load()).refused;
+  }
+
+  async noteRefusal(r: RefusalInfo): Promise<void> {
+    await this.withIndex(async (idx) => {
+      idx.refused = { count: idx.refused.count + 1, last: r };
+    });
+  }
+
+  /**
+   * Called by MemoryFiles under MEMORY.md's lock, before `after` replaces `before` on disk.
+   * Returns the new version's number.
+   */
+  async record(before: string, after: string, source: string): Promise<number> {
+    return this.withIndex(async (idx) => {
+      const last = idx.entries.at(-1);
+      const lastText = last ? await readFile(this.textFile(last.n), 'utf8').catch(() => undefined) : undefined;
+      if (lastText !== before) {
+        // The text being replaced is not a version yet (first change, or edited by hand).
+        this.add(idx, before, last ? 'hand edit' : before.trim() ? 'before versioning' : 'empty', lastText ?? '');
+        await writeFileAtomic(this.textFile(idx.entries.at(-1)!.n), before);
+      }
+      const undoes = /^undo #(\d+)$/.exec(source)?.[1];
+      const n = this.add(idx, after, source, before, undoes ? Number(undoes) : undefined);
+      await writeFileAtomic(this.textFile(n), after);
+      while (idx.entries.length > MAX_VERSIONS) {
+        const gone = idx.entries.shift()!;
+        await unlink(this.textFile(gone.n)).catch(() => undefined);
+      }
+      return n;
+    });
+  }
+
+  private add(idx: IndexFile, text: string, source: string, prev: string, undoes?: number): number {
+    const n = idx.next++;
+    const d = diffEntries(prev, text);
+    idx.entries.push({ n, at: new Date().toISOString(), source, added: d.added, removed: d.removed, bytes: Buffer.byteLength(text), ...(undoes ? { undoes } : {}) });
+    return n;
+  }
+
+  /**
+   * What `/memory undo` restores: the text before the newest change not yet undone (undos
+   * themselves are skipped, so repeated undos walk further back).
+   */
+  async undoTarget(): Promise<{ change: VersionInfo; restore: VersionInfo } | undefined> {
+    const entries = (await this.load()).entries;
+    const undone = new Set<number>();
+    for (let i = entries.length - 1; i > 0; i--) {
+      const e = entries[i]!;
+      if (e.undoes !== undefined) {
+        undone.add(e.undoes);
+        continue;
+      }
+      if (undone.has(e.n)) continue;
+      return { change: e, restore: entries[i - 1]! };
+    }
+    return undefined;
+  }
+
+  /**
+   * Removes every line for which `drop` is true from every stored version (atomic rewrite of
+   * each file). Returns how many lines were removed.
+   */
+  async redact(drop: (line: string) => boolean): Promise<number> {
+    let removed = 0;
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return 0;
+    }
+    await this.withIndex(async (idx) => {
+      for (const name of names) {
+        if (!/^\d+\.md$/.test(name)) continue;
+        const file = path.join(this.dir, name);
+        const text = await readFile(file, 'utf8').catch(() => '');
+        const lines = text.split('\n');
+        const kept = lines.filter((l) => !drop(l));
+        if (kept.length === lines.length) continue;
+        removed += lines.length - kept.length;
+        const next = kept.join('\n');
+        await writeFileAtomic(file, next);
+        const e = idx.entries.find((x) => `${x.n}.md` === name);
+        if (e) e.bytes = Buffer.byteLength(next);
+      }
+    });
+    return removed;
+  }
+}
+
+/** What undo/restore did, for the command's reply. */
+export type RevertResult =
+  | { ok: true; version: VersionInfo; restored: VersionInfo; undid?: VersionInfo }
+  | { ok: false; reason: string };
+
+/**
+ * Takes back the newest change of MEMORY.md not yet undone, as a new version (`undo #n`).
+ * Repeated undos walk further back.
+ */
+export async function undoMemory(files: MemoryFiles): Promise<RevertResult> {
+  const target = await files.versions.undoTarget();
+  if (!target) return { ok: false, reason: 'There is no earlier version of MEMORY.md to go back to.' };
+  const text = await files.versions.read(target.restore.n);
+  if (text === undefined) return { ok: false, reason: `Version #${target.restore.n} could not be read.` };
+  const changed = await files.changeMemory(`undo #${target.change.n}`, () => text);
+  if (!changed) return { ok: false, reason: 'MEMORY.md already has the text of the version before the last change.' };
+  const version = (await files.versions.list())[0]!;
+  return { ok: true, version, restored: target.restore, undid: target.change };
+}
+
+/** Writes version `n` back as the current MEMORY.md (a new version, `restore #n`). */
+export async function restoreMemory(files: MemoryFiles, n: number): Promise<RevertResult> {
+  const info = (await files.versions.list()).find((v) => v.n === n);
+  const text = info ? await files.versions.read(n) : undefined;
+  if (!info || text === undefined) return { ok: false, reason: `There is no version #${n}; list them with /memory history.` };
+  const changed = await files.changeMemory(`restore #${n}`, () => text);
+  if (!changed) return { ok: false, reason: `MEMORY.md already has the text of version #${n}.` };
+  const version = (await files.versions.list())[0]!;
+  return { ok: true, version, restored: info };
+}
+
+/** One line per version, newest first: `#12  2026-03-10 12:00 UTC  consolidation  +2 −1 entries`. */
+export function formatVersions(list: VersionInfo[], max = 20): string[] {
+  return list.slice(0, max).map((v, i) => `#${v.n}  ${v.at.replace('T', ' ').slice(0, 16)} UTC  ${v.source}  +${v.added} −${v.removed} entries${i === 0 ? '  (current)' : ''}`);
+}

@@ -1,0 +1,291 @@
+/**
+ * Reminders: scheduling (validated), and delivery at the due time through the chat's channel.
+ *
+ * Delivery of one occurrence, in the chat's dispatcher queue (never in the middle of a turn):
+ *   1. claim it in schedules.db (one transaction: a one-time reminder is done, a repeating one
+ *      moves to its next time) — from here on it is never claimed again;
+ *   2. append it to the session as an assistant message marked with the occurrence (fsynced
+ *      session log), and a line to today's note;
+ *   3. send it through the channel;
+ *   4. mark the occurrence sent.
+ * Mark-then-send, so a reminder goes out at most once, like every reply (README, "Replies go out
+ * at most once"). A kill between 1 and 2 leaves a claim with no session message: it was never
+ * sent, and the next start delivers it (late). A kill between 2 and 4 leaves a claim whose
+ * message is in the session: it may have gone out, so it is not sent again (logged as
+ * uncertain). Due while the daemon was down: delivered once at start, saying when it was due.
+ */
+import type { Logger } from '../log.js';
+import type { ErrorCode } from '../errors.js';
+import type { SessionStore } from '../sessions/store.js';
+import type { MemoryService } from '../memory/service.js';
+import { makeMessage, sessionKey } from '../sessions/model.js';
+import { format } from 'date-fns';
+import { TZDate } from '@date-fns/tz';
+import { cutChars, localDate } from '../memory/notes.js';
+import type { Delivery, Reminder, ReminderStore } from './store.js';
+import {
+  MAX_AHEAD_MS,
+  describeTime,
+  nextAfter,
+  parseAt,
+  parseRepeat,
+  repeatFromString,
+  repeatToString,
+  shortTime,
+  tooFrequent,
+} from './time.js';
+
+export const MAX_PENDING_PER_CHAT = 50;
+/** Delivered later than this after its due time (and not just at start) counts as late. */
+const LATE_AFTER_MS = 60_000;
+/** The timer never sleeps longer than this (clock changes, suspended machines). */
+const MAX_SLEEP_MS = 60_000;
+
+export type SendFn = (chatId: string, text: string) => Promise<void>;
+
+export interface ReminderDeps {
+  store: ReminderStore;
+  sessions: SessionStore;
+  memory: MemoryService;
+  timezone: string;
+  log: Logger;
+  /** Runs a task in the chat's queue (the dispatcher): a delivery never interleaves with a turn. */
+  queue: (key: string, task: () => Promise<void>) => Promise<void>;
+  now?: () => number;
+}
+
+export type ScheduleResult = { ok: true; reminder: Reminder } | { ok: false; reason: string };
+
+/** The marker a delivered occurrence carries in the session: `<reminder id>@<due ms>`. */
+export function occurrenceKey(d: Pick<Delivery, 'reminderId' | 'dueAt'>): string {
+  return `${d.reminderId}@${d.dueAt}`;
+}
+
+export class ReminderService {
+  readonly now: () => number;
+  private senders = new Map<string, SendFn>();
+  private timer: NodeJS.Timeout | undefined;
+  private startedAt = Number.POSITIVE_INFINITY;
+  private stopped = false;
+  private running: Promise<number> | undefined;
+  private again = false;
+  /** Deliveries queued and not finished (stop waits for them through the dispatcher's drain). */
+  private readonly inFlight = new Set<string>();
+
+  constructor(private readonly deps: ReminderDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  get timezone(): string {
+    return this.deps.timezone;
+  }
+
+  /**
+   * At creation, before any channel starts: a claimed occurrence whose message is already in
+   * its session may have been sent before the kill, so it is closed without sending (at most
+   * once). Claims without a session message stay open; `start` delivers them.
+   */
+  async settleClaims(): Promise<void> {
+    for (const d of this.deps.store.claimed()) {
+      const session = await this.deps.sessions.getOrCreate(d.channel, d.chatId);
+      if (session.messages.some((m) => m.reminder === occurrenceKey(d))) {
+        this.deps.store.finish(d, 'sent', this.now());
+        this.deps.log.warn(
+          { code: 'reminder.delivery_uncertain' satisfies ErrorCode, session: d.chat, reminder: d.reminderId },
+          'a reminder was recorded but the daemon stopped before it was confirmed sent; not sent again (at most once)',
+        );
+      }
+    }
+  }
+
+  schedule(channel: string, chatId: string, input: { at: string; text: string; repeat?: string | undefined }): ScheduleResult {
+    const now = this.now();
+    const tz = this.deps.timezone;
+    const text = input.text.trim();
+    if (!text) return { ok: false, reason: 'the reminder text is empty' };
+    const at = parseAt(input.at);
+    if (!at.ok) return at;
+    const nowSaid = describeTime(now, tz);
+    if (at.ms <= now) return { ok: false, reason: `${describeTime(at.ms, tz)} is in the past (now is ${nowSaid}); ask the user for a future time` };
+    if (at.ms - now > MAX_AHEAD_MS) return { ok: false, reason: `${describeTime(at.ms, tz)} is more than 5 years ahead; reminders can be set up to 5 years ahead` };
+    let repeat: string | null = null;
+    if (input.repeat !== undefined && input.repeat.trim() !== '') {
+      const r = parseRepeat(input.repeat);
+      if (!r.ok) return r;
+      const frequent = tooFrequent(r.repeat, tz, at.ms);
+      if (frequent) return { ok: false, reason: frequent };
+      repeat = repeatToString(r.repeat);
+    }
+    const chat = sessionKey(channel, chatId);
+    if (this.deps.store.countPending(chat) >= MAX_PENDING_PER_CHAT) {
+      return { ok: false, reason: `this chat already has ${MAX_PENDING_PER_CHAT} pending reminders (the limit); cancel some first (/reminders lists them)` };
+    }
+    const reminder = this.deps.store.add({ chat, channel, chatId, text, dueAt: at.ms, repeat, timezone: tz, createdAt: now });
+    this.deps.log.info({ session: chat, reminder: reminder.id, dueAt: new Date(at.ms).toISOString(), repeat }, 'reminder scheduled');
+    this.arm();
+    return { ok: true, reminder };
+  }
+
+  list(channel: string, chatId: string): Reminder[] {
+    return this.deps.store.pending(sessionKey(channel, chatId));
+  }
+
+  cancel(channel: string, chatId: string, id: number): Reminder | undefined {
+    const r = this.deps.store.cancel(sessionKey(channel, chatId), id);
+    if (r) this.deps.log.info({ session: r.chat, reminder: id }, 'reminder cancelled');
+    this.arm();
+    return r;
+  }
+
+  /** For a purge or "forget": every reminder of the chat and the record of its deliveries go. */
+  deleteChat(channel: string, chatId: string): number {
+    const n = this.deps.store.deleteChat(sessionKey(channel, chatId));
+    this.arm();
+    return n;
+  }
+
+  /** For /forget: this chat's reminders whose text holds the forgotten words. */
+  countMatching(channel: string, chatId: string, test: (text: string) => boolean): number {
+    return this.deps.store.countMatching(sessionKey(channel, chatId), test);
+  }
+
+  deleteMatching(channel: string, chatId: string, test: (text: string) => boolean): number {
+    const n = this.deps.store.deleteMatching(sessionKey(channel, chatId), test);
+    if (n > 0) this.arm();
+    return n;
+  }
+
+  /** One line for lists: "Mon 23 Nov 2026, 09:00 — call the dentist (daily)". */
+  describe(r: Reminder): string {
+    return `${shortTime(r.dueAt, r.timezone)} — ${r.text}${r.repeat ? ` (repeats: ${r.repeat})` : ''}`;
+  }
+
+  /** Starts delivering on these channels: what is due (or was left claimed) now, then on time. */
+  async start(senders: Record<string, SendFn>): Promise<number> {
+    this.senders = new Map(Object.entries(senders));
+    this.startedAt = this.now();
+    this.stopped = false;
+    const n = await this.runDue();
+    return n;
+  }
+
+  /** Stops the timer; deliveries already queued finish with the dispatcher's drain. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /**
+   * Claims and queues every occurrence due by now (and any claim a kill left open). Resolves
+   * when those deliveries have finished. Concurrent calls share one run, plus one more after it.
+   */
+  runDue(): Promise<number> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    const run = (async () => {
+      let total = 0;
+      do {
+        this.again = false;
+        total += await this.deliverDue();
+      } while (this.again && !this.stopped);
+      return total;
+    })().finally(() => {
+      this.running = undefined;
+      this.arm();
+    });
+    this.running = run;
+    return run;
+  }
+
+  private async deliverDue(): Promise<number> {
+    if (this.stopped) return 0;
+    const channels = [...this.senders.keys()];
+    const now = this.now();
+    const work: Array<Promise<void>> = [];
+    for (const d of this.deps.store.claimed(channels)) {
+      if (!this.inFlight.has(occurrenceKey(d))) work.push(this.enqueue(d));
+    }
+    for (const r of this.deps.store.due(now, channels)) {
+      const repeat = repeatFromString(r.repeat);
+      // A repeating reminder missed several times while the daemon was down is delivered once,
+      // and moves on to its first time after now.
+      const next = repeat ? nextAfter(repeat, r.timezone, r.dueAt, now) : null;
+      const d = this.deps.store.claim(r, next, now);
+      if (d) work.push(this.enqueue(d));
+    }
+    await Promise.all(work);
+    return work.length;
+  }
+
+  private enqueue(d: Delivery): Promise<void> {
+    const key = occurrenceKey(d);
+    this.inFlight.add(key);
+    return this.deps
+      .queue(d.chat, () => this.deliver(d))
+      .catch((err: unknown) => this.deps.log.error({ err, session: d.chat, reminder: d.reminderId }, 'a reminder could not be delivered; it stays claimed and is tried at the next start'))
+      .finally(() => this.inFlight.delete(key));
+  }
+
+  /** Text as the user sees it; a late one says when it was due. */
+  private message(d: Delivery, now: number): string {
+    const late = d.dueAt < this.startedAt || now - d.dueAt > LATE_AFTER_MS;
+    if (!late) return `⏰ Reminder: ${d.text}`;
+    const down = d.dueAt < this.startedAt ? ', while I was not running' : '';
+    return `⏰ Reminder (late — it was due ${shortTime(d.dueAt, this.deps.timezone)}${down}): ${d.text}`;
+  }
+
+  private async deliver(d: Delivery): Promise<void> {
+    const send = this.senders.get(d.channel);
+    if (!send) return;
+    const now = this.now();
+    const session = await this.deps.sessions.getOrCreate(d.channel, d.chatId);
+    const key = occurrenceKey(d);
+    if (session.messages.some((m) => m.reminder === key)) {
+      // Recorded in an earlier run that was killed before confirming: may have been sent.
+      this.deps.store.finish(d, 'sent', now);
+      return;
+    }
+    const text = this.message(d, now);
+    await this.deps.sessions.append(session, makeMessage('assistant', text, { reminder: key }));
+    try {
+      const time = format(new TZDate(now, this.deps.timezone), 'HH:mm');
+      const line = `[${time}] Assistant (reminder): ${cutChars(text, 300).replace(/\r\n|\r|\n/g, ' ')}`;
+      await this.deps.memory.forChat(d.channel, d.chatId).appendNote(localDate(new Date(now), this.deps.timezone), line);
+    } catch (err) {
+      this.deps.log.warn({ err, session: d.chat }, 'could not write the reminder to the daily note; it is in the session');
+    }
+    try {
+      await send(d.chatId, text);
+      this.deps.store.finish(d, 'sent', this.now());
+      this.deps.log.info({ session: d.chat, reminder: d.reminderId, lateMs: Math.max(0, now - d.dueAt) }, 'reminder delivered');
+    } catch (err) {
+      // Not retried: the channel already re-sends what provably did not arrive.
+      this.deps.store.finish(d, 'failed', this.now());
+      this.deps.log.error({ err, session: d.chat, reminder: d.reminderId }, 'the channel refused a reminder; it is in the session and the note');
+    }
+  }
+
+  close(): void {
+    this.stop();
+    this.deps.store.close();
+  }
+
+  /** Sets the timer for the soonest pending reminder (at most MAX_SLEEP_MS ahead). */
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.stopped || this.senders.size === 0 || this.running) return;
+    const next = this.deps.store.nextDue([...this.senders.keys()]);
+    if (next === undefined) return;
+    const wait = Math.min(Math.max(0, next - this.now()), MAX_SLEEP_MS);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.runDue();
+    }, wait);
+    this.timer.unref();
+  }
+}
+

@@ -1,0 +1,218 @@
+/**
+ * What the memory page shows, read from the same places the bot uses: the chat list (sessions/
+ * and memory/), one chat's MEMORY.md with its versions, notes, history, facts, entities, the
+ * session, a per-day timeline, and search through MemoryIndex.search (the search_memory tool's
+ * function). Reads only; edits go through MemoryFiles.update and ForgetService (server.ts).
+ */
+import { createHash } from 'node:crypto';
+import { readFile, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Services } from '../services.js';
+import { HISTORY_FILE, MEMORY_FILE } from '../memory/files.js';
+import { isSummary } from '../memory/compaction.js';
+
+export interface ChatSummary {
+  /** `{channel}:{chatId}` as the channel gave it: the page's handle for the chat. */
+  key: string;
+  channel: string;
+  chatId: string;
+  /** ISO time of the newest file change in its session or memory folder. */
+  lastActivity: string | null;
+  /** Bytes on disk: session file + memory folder. */
+  bytes: number;
+}
+
+const RECENT_NOTES = 7;
+/** Days the timeline draws (the newest with any activity). */
+const TIMELINE_DAYS = 60;
+
+export const hashText = (t: string): string => createHash('sha256').update(t).digest('hex');
+
+async function readOr(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Size and newest mtime of a file or a folder (one level of sub-folders, e.g. versions/). */
+async function footprint(p: string, depth = 1): Promise<{ bytes: number; mtime: number }> {
+  const st = await stat(p).catch(() => null);
+  if (!st) return { bytes: 0, mtime: 0 };
+  if (st.isFile()) return { bytes: st.size, mtime: st.mtimeMs };
+  if (!st.isDirectory() || depth < 0) return { bytes: 0, mtime: 0 };
+  let bytes = 0;
+  let mtime = 0;
+  for (const name of await readdir(p).catch(() => [] as string[])) {
+    const f = await footprint(path.join(p, name), depth - 1);
+    bytes += f.bytes;
+    mtime = Math.max(mtime, f.mtime);
+  }
+  return { bytes, mtime };
+}
+
+/** The chat's original key from an encoded file name (storage/paths.ts safeComponent is %XX of UTF-8). */
+function decodeKey(name: string): string | undefined {
+  try {
+    return name.split(':').map((part) => decodeURIComponent(part)).join(':');
+  } catch {
+    return undefined;
+  }
+}
+
+export class MemoryPageData {
+  constructor(private readonly s: Services) {}
+
+  private get sessionsDir(): string {
+    return path.join(this.s.config.workspaceDir, 'sessions');
+  }
+
+  /** Chats with a session file or a memory folder, most recently active first. */
+  async chats(): Promise<ChatSummary[]> {
+    const keys = new Map<string, { channel: string; chatId: string }>();
+    for (const name of await readdir(this.sessionsDir).catch(() => [] as string[])) {
+      if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      const raw = await readOr(path.join(this.sessionsDir, name));
+      try {
+        const j = JSON.parse(raw) as { channelType?: unknown; chatId?: unknown };
+        if (typeof j.channelType === 'string' && typeof j.chatId === 'string') keys.set(`${j.channelType}:${j.chatId}`, { channel: j.channelType, chatId: j.chatId });
+      } catch {
+        // A torn or corrupt file: the session store reports it; the list goes on.
+      }
+    }
+    if (this.s.config.memoryScope === 'chat') {
+      for (const ent of await readdir(this.s.memory.root, { withFileTypes: true }).catch(() => [])) {
+        if (!ent.isDirectory()) continue;
+        const key = decodeKey(ent.name);
+        const i = key?.indexOf(':') ?? -1;
+        if (key && i > 0 && !keys.has(key)) keys.set(key, { channel: key.slice(0, i), chatId: key.slice(i + 1) });
+      }
+    }
+    const out: ChatSummary[] = [];
+    for (const [key, { channel, chatId }] of keys) {
+      const session = await footprint(this.s.sessions.fileFor(channel, chatId));
+      const mem = this.s.config.memoryScope === 'chat' ? await footprint(this.s.memory.forChat(channel, chatId).dir) : { bytes: 0, mtime: 0 };
+      const mtime = Math.max(session.mtime, mem.mtime);
+      out.push({ key, channel, chatId, lastActivity: mtime ? new Date(mtime).toISOString() : null, bytes: session.bytes + mem.bytes });
+    }
+    return out.sort((a, b) => (b.lastActivity ?? '').localeCompare(a.lastActivity ?? '') || a.key.localeCompare(b.key));
+  }
+
+  /** The chat named by a key from the list; undefined for anything else (so no made-up key reaches the disk). */
+  async find(key: string): Promise<ChatSummary | undefined> {
+    return (await this.chats()).find((c) => c.key === key);
+  }
+
+  async memory(chat: ChatSummary): Promise<{ text: string; hash: string; versions: unknown[] }> {
+    const files = this.s.memory.forChat(chat.channel, chat.chatId);
+    const text = await readOr(path.join(files.dir, MEMORY_FILE));
+    return { text, hash: hashText(text), versions: await files.versions.list() };
+  }
+
+  async version(chat: ChatSummary, n: number): Promise<string | undefined> {
+    return this.s.memory.forChat(chat.channel, chat.chatId).versions.read(n);
+  }
+
+  async notes(chat: ChatSummary): Promise<Array<{ date: string; text: string }>> {
+    const files = this.s.memory.forChat(chat.channel, chat.chatId);
+    const list = (await files.listNotes()).slice(-RECENT_NOTES).reverse();
+    return Promise.all(list.map(async (n) => ({ date: n.date, text: await readOr(path.join(files.dir, `${n.date}.md`)) })));
+  }
+
+  async history(chat: ChatSummary, max = 50): Promise<Array<{ at: string; text: string }>> {
+    const text = await readOr(path.join(this.s.memory.forChat(chat.channel, chat.chatId).dir, HISTORY_FILE));
+    const entries = text
+      .split(/^## /m)
+      .filter((e) => e.trim())
+      .map((e) => {
+        const nl = e.indexOf('\n');
+        return { at: (nl < 0 ? e : e.slice(0, nl)).trim(), text: nl < 0 ? '' : e.slice(nl + 1).trim() };
+      });
+    return entries.slice(-max).reverse();
+  }
+
+  private scope(chat: ChatSummary): string {
+    return this.s.memory.scopeKey(chat.channel, chat.chatId);
+  }
+
+  /** Facts of the chat with confidence, decay rate, and whether they are retired or confirmed. */
+  facts(chat: ChatSummary, max = 200): Array<Record<string, unknown>> {
+    const db = this.s.index.database;
+    if (!db) return [];
+    const rows = db
+      .prepare(
+        `SELECT id, content, confidence, decay_rate AS decayRate, event_time AS t, valid_until AS retired, last_accessed AS accessed
+         FROM memories WHERE scope = ? AND kind = 'fact' ORDER BY valid_until IS NOT NULL, event_time DESC LIMIT ?`,
+      )
+      .all(this.scope(chat), max) as Array<{ id: string; content: string; confidence: number; decayRate: number; t: number; retired: number | null; accessed: number | null }>;
+    return rows.map((r) => ({
+      id: r.id,
+      content: r.content,
+      confidence: r.confidence,
+      decayRate: r.decayRate,
+      date: new Date(r.t * 1000).toISOString(),
+      retired: r.retired ? new Date(r.retired * 1000).toISOString() : null,
+      lastAccessed: r.accessed ? new Date(r.accessed * 1000).toISOString() : null,
+      // confirm_fact sets the decay rate to 0: such a fact never fades.
+      confirmed: r.decayRate === 0 && !r.retired,
+    }));
+  }
+
+  /** Entities mentioned in the chat, most linked first, each with its newest memories. */
+  entities(chat: ChatSummary, max = 30): Array<{ name: string; type: string; links: number; memories: string[] }> {
+    const db = this.s.index.database;
+    if (!db) return [];
+    const scope = this.scope(chat);
+    const rows = db
+      .prepare(
+        `SELECT e.id, e.canonical_name AS name, e.type, COUNT(*) AS links FROM memory_entities me
+         JOIN memories m ON m.id = me.memory_id JOIN entities e ON e.id = me.entity_id
+         WHERE m.scope = ? AND m.valid_until IS NULL GROUP BY e.id ORDER BY links DESC, name LIMIT ?`,
+      )
+      .all(scope, max) as Array<{ id: string; name: string; type: string; links: number }>;
+    const mems = db.prepare(
+      `SELECT m.content FROM memory_entities me JOIN memories m ON m.id = me.memory_id
+       WHERE me.entity_id = ? AND m.scope = ? AND m.valid_until IS NULL ORDER BY m.event_time DESC LIMIT 3`,
+    );
+    return rows.map((r) => ({ name: r.name, type: r.type, links: r.links, memories: (mems.all(r.id, scope) as Array<{ content: string }>).map((x) => x.content) }));
+  }
+
+  async session(chat: ChatSummary): Promise<Array<{ role: string; content: string; timestamp: string; summary: boolean; sender?: string | undefined }>> {
+    const session = await this.s.sessions.getOrCreate(chat.channel, chat.chatId);
+    return session.messages.map((m) => ({ role: m.role, content: m.content, timestamp: m.timestamp, summary: isSummary(m), sender: m.senderName }));
+  }
+
+  /** The search_memory tool's search (MemoryIndex.search, hybrid, this chat's scope), with the lists each hit came from. */
+  async search(chat: ChatSummary, query: string, limit = 10) {
+    if (!this.s.index.enabled) return { off: true, results: [] };
+    return { off: false, results: this.s.index.search(query, { scope: this.scope(chat), limit }) };
+  }
+
+  /** Per day: messages indexed, facts learnt, note lines, consolidations (history entries), MEMORY.md versions. */
+  async timeline(chat: ChatSummary): Promise<Array<{ day: string; messages: number; facts: number; notes: number; consolidations: number; versions: number }>> {
+    const days = new Map<string, { messages: number; facts: number; notes: number; consolidations: number; versions: number }>();
+    const at = (day: string) => {
+      let d = days.get(day);
+      if (!d) days.set(day, (d = { messages: 0, facts: 0, notes: 0, consolidations: 0, versions: 0 }));
+      return d;
+    };
+    const db = this.s.index.database;
+    if (db) {
+      const rows = db
+        .prepare(`SELECT date(event_time, 'unixepoch') AS day, kind, COUNT(*) AS n FROM memories WHERE scope = ? GROUP BY day, kind`)
+        .all(this.scope(chat)) as Array<{ day: string; kind: string; n: number }>;
+      for (const r of rows) {
+        if (r.kind === 'episode') at(r.day).messages += r.n;
+        else if (r.kind === 'fact') at(r.day).facts += r.n;
+      }
+    }
+    const files = this.s.memory.forChat(chat.channel, chat.chatId);
+    for (const n of (await files.listNotes()).slice(-TIMELINE_DAYS)) {
+      at(n.date).notes += (await readOr(path.join(files.dir, `${n.date}.md`))).split('\n').filter((l) => l.trim()).length;
+    }
+    for (const h of await this.history(chat, 10_000)) if (/^\d{4}-\d\d-\d\d/.test(h.at)) at(h.at.slice(0, 10)).consolidations++;
+    for (const v of (await this.memory(chat)).versions as Array<{ at: string }>) at(v.at.slice(0, 10)).versions++;
+    return [...days.entries()].map(([day, d]) => ({ day, ...d })).sort((a, b) => a.day.localeCompare(b.day)).slice(-TIMELINE_DAYS);
+  }
+}

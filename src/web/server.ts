@@ -1,0 +1,213 @@
+/**
+ * The memory page's HTTP server (fastify): one static page + script, and JSON APIs over
+ * MemoryPageData. Security model (README "Memory page"):
+ * - every request needs the token: `/?token=` once (it becomes an HttpOnly SameSite=Strict
+ *   cookie, and the browser is sent to `/` so the token leaves the address bar), then the cookie,
+ *   or `Authorization: Bearer <token>` for scripts; anything else is 401;
+ * - the Host header must name this server (a DNS-rebinding page cannot borrow the cookie);
+ * - state-changing requests also need an Origin of this server and a JSON body (no form can
+ *   post cross-site without a preflight we never grant);
+ * - a chat is only ever one of the listed chats, mapped to its folder by MemoryService (ids are
+ *   encoded, so no parameter can name a path); every text is escaped by the page (textContent),
+ *   and a strict Content-Security-Policy forbids inline script as a second line of defence.
+ * Edits go through MemoryFiles.update (locked, atomic, versioned) and ForgetService: the same
+ * code paths as the chat commands.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import cookie from '@fastify/cookie';
+import type { Services } from '../services.js';
+import type { Logger } from '../log.js';
+import { MEMORY_FILE, withNewline } from '../memory/files.js';
+import { MemoryPageData, hashText, type ChatSummary } from './data.js';
+import { sameToken } from './token.js';
+import { MIN_FORGET_CHARS } from '../memory/forget.js';
+import { PAGE_HTML, PAGE_JS } from './page.js';
+
+export const COOKIE = 'membot_page';
+const BODY_LIMIT = 2 * 1024 * 1024;
+
+export interface MemoryPageOptions {
+  token: string;
+  host: string;
+  /** 0: the OS picks (tests). */
+  port: number;
+}
+
+export interface MemoryPage {
+  url: string;
+  close(): Promise<void>;
+}
+
+class Conflict extends Error {}
+
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
+const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+
+function hostAllowed(header: string | undefined, host: string, port: number): boolean {
+  if (WILDCARD_HOSTS.has(host)) return true;
+  if (!header) return false;
+  const names = LOOPBACK_NAMES.includes(host) || host === '::1' ? LOOPBACK_NAMES : [host.includes(':') ? `[${host}]` : host];
+  return names.some((n) => header.toLowerCase() === `${n}:${port}`.toLowerCase());
+}
+
+function originMatches(req: FastifyRequest): boolean {
+  const origin = req.headers.origin;
+  if (!origin || origin === 'null') return false;
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+function bearer(req: FastifyRequest): string | undefined {
+  const h = req.headers.authorization;
+  return h?.startsWith('Bearer ') ? h.slice(7).trim() : undefined;
+}
+
+export async function startMemoryPage(services: Services, log: Logger, opts: MemoryPageOptions): Promise<MemoryPage> {
+  const app = buildServer(services, log, opts);
+  await app.listen({ host: opts.host, port: opts.port });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : opts.port;
+  (app as unknown as { actualPort: number }).actualPort = port;
+  const shownHost = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  return { url: `http://${shownHost}:${port}/`, close: () => app.close() };
+}
+
+function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT });
+  const data = new MemoryPageData(services);
+  void app.register(cookie);
+
+  const portOf = () => (app as unknown as { actualPort?: number }).actualPort ?? opts.port;
+
+  app.addHook('onRequest', async (req, reply) => {
+    void reply.headers({
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'x-frame-options': 'DENY',
+      'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'",
+    });
+    if (!hostAllowed(req.headers.host, opts.host, portOf())) {
+      return reply.code(421).type('text/plain').send('Wrong host: open the page at the address the daemon printed.');
+    }
+    const url = new URL(req.url, 'http://x');
+    const fromQuery = url.pathname === '/' && req.method === 'GET' ? url.searchParams.get('token') ?? undefined : undefined;
+    if (fromQuery !== undefined && sameToken(fromQuery, opts.token)) {
+      void reply.setCookie(COOKIE, opts.token, { httpOnly: true, sameSite: 'strict', path: '/' });
+      return reply.redirect('/', 303);
+    }
+    const given = bearer(req) ?? req.cookies[COOKIE];
+    if (!sameToken(given, opts.token)) {
+      return reply
+        .code(401)
+        .type(url.pathname.startsWith('/api/') ? 'application/json' : 'text/plain')
+        .send(url.pathname.startsWith('/api/') ? { error: 'Token required.' } : 'Token required: open the link the daemon printed at start (npm run doctor prints it again).');
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !originMatches(req)) {
+      return reply.code(403).send({ error: 'Refused: this change did not come from the memory page itself (Origin missing or foreign).' });
+    }
+    return undefined;
+  });
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
+    const code = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (code === 500) log.error({ err: err.message }, 'memory page: request failed');
+    void reply.code(code).send({ error: code === 500 ? 'Something went wrong on the server; the log has the details.' : err.message });
+  });
+
+  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(PAGE_HTML));
+  app.get('/app.js', async (_req, reply) => reply.type('text/javascript; charset=utf-8').send(PAGE_JS));
+
+  /** The listed chat named by `chat`, or a 404 already sent. */
+  const chatOf = async (key: unknown, reply: FastifyReply): Promise<ChatSummary | undefined> => {
+    const chat = typeof key === 'string' ? await data.find(key) : undefined;
+    if (!chat) void reply.code(404).send({ error: 'No such chat.' });
+    return chat;
+  };
+  type Q = { Querystring: Record<string, string | undefined> };
+  type B = { Body: Record<string, unknown> };
+
+  app.get('/api/chats', async () => ({ chats: await data.chats() }));
+
+  app.get<Q>('/api/chat', async (req, reply) => {
+    const chat = await chatOf(req.query.chat, reply);
+    if (!chat) return reply;
+    return {
+      chat,
+      memory: await data.memory(chat),
+      notes: await data.notes(chat),
+      history: await data.history(chat),
+      facts: data.facts(chat),
+      entities: data.entities(chat),
+      session: await data.session(chat),
+      timeline: await data.timeline(chat),
+      index: services.index.enabled ? 'on' : `off: ${services.index.disabledReason ?? 'unavailable'}`,
+    };
+  });
+
+  app.get<Q>('/api/version', async (req, reply) => {
+    const chat = await chatOf(req.query.chat, reply);
+    if (!chat) return reply;
+    const text = await data.version(chat, Number(req.query.n));
+    return text === undefined ? reply.code(404).send({ error: 'No such version.' }) : { text };
+  });
+
+  app.get<Q>('/api/search', async (req, reply) => {
+    const chat = await chatOf(req.query.chat, reply);
+    if (!chat) return reply;
+    const q = (req.query.q ?? '').trim().slice(0, 500);
+    if (!q) return reply.code(400).send({ error: 'Type something to search for.' });
+    return data.search(chat, q);
+  });
+
+  app.put<B>('/api/memory', async (req, reply) => {
+    const chat = await chatOf(req.body?.chat, reply);
+    if (!chat) return reply;
+    const { text, base } = req.body;
+    if (typeof text !== 'string' || typeof base !== 'string') return reply.code(400).send({ error: 'Send {chat, text, base}: base is the hash of the text you loaded.' });
+    const files = services.memory.forChat(chat.channel, chat.chatId);
+    try {
+      // Under MEMORY.md's lock: refused when the file is no longer the text the page loaded.
+      await files.update(
+        MEMORY_FILE,
+        (current) => {
+          if (hashText(current) !== base) throw new Conflict();
+          return withNewline(text);
+        },
+        'memory page',
+      );
+    } catch (err) {
+      if (err instanceof Conflict) {
+        return reply.code(409).send({ error: 'Not saved: MEMORY.md changed since you opened it (the bot or another edit wrote it). Reload to see the new text, then make your edit again.' });
+      }
+      throw err;
+    }
+    return data.memory(chat);
+  });
+
+  app.post<B>('/api/forget', async (req, reply) => {
+    const chat = await chatOf(req.body?.chat, reply);
+    if (!chat) return reply;
+    const { words, confirm } = req.body;
+    if (typeof words !== 'string' || words.trim().length < MIN_FORGET_CHARS) return reply.code(400).send({ error: `Give at least ${MIN_FORGET_CHARS} characters to forget.` });
+    const ref = { channel: chat.channel, chatId: chat.chatId };
+    if (confirm !== true) return { preview: await services.forget.preview(ref, words) };
+    const applied = await services.forget.apply(ref, words);
+    log.info({ chat: chat.key, total: applied.total }, 'memory page: forgot words');
+    return { applied: { total: applied.total, counts: applied.counts, files: applied.files.length, indexOff: applied.indexOff } };
+  });
+
+  app.post<B>('/api/fact/confirm', async (req, reply) => {
+    const chat = await chatOf(req.body?.chat, reply);
+    if (!chat) return reply;
+    const id = req.body.id;
+    if (typeof id !== 'string') return reply.code(400).send({ error: 'Send {chat, id}.' });
+    const ok = services.index.confirmFact(id, services.memory.scopeKey(chat.channel, chat.chatId));
+    return ok ? { confirmed: id } : reply.code(404).send({ error: `No active fact ${id} in this chat.` });
+  });
+
+  return app;
+}

@@ -1,0 +1,125 @@
+/**
+ * `npm run memory -- purge --chat …` (in-process, the function the CLI runs): after two chats
+ * talked, consolidated and exported, purging one leaves no byte of it in the workspace — session,
+ * log and journal lines, memory folder, memory.db rows, exports, pairing on request — and the
+ * other chat's files are byte-identical and its memories still found.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startTestBot } from '../helpers/app.js';
+import { echoResponder, promptKind, text, type Responder } from '../helpers/fake-llm.js';
+import { runChatCommand } from '../../src/cli/memory-chat.js';
+import { silentLogger } from '../../src/log.js';
+import { testConfig } from '../helpers/workspace.js';
+import { MemoryIndex } from '../../src/index/memory-index.js';
+import { PairingStore, pairingFile } from '../../src/channels/telegram/pairing.js';
+
+const responder: Responder = (req, i) => {
+  if (promptKind(req) !== 'consolidation') return echoResponder(req, i);
+  const prompt = String(req.body.messages[0].content);
+  const word = /PLUM11|KIWI22/.exec(prompt)?.[0] ?? 'nothing';
+  return text(JSON.stringify({ history_entry: `[2026-03-10 12:00] Talked about ${word}.`, memory_update: `- The code word is ${word}.`, facts: [`The code word is ${word}.`] }));
+};
+
+async function filesContaining(dir: string, needle: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!e.isFile()) continue;
+    const file = path.join(e.parentPath ?? (e as any).path, e.name);
+    if ((await readFile(file)).toString('latin1').toLowerCase().includes(needle.toLowerCase())) out.push(path.relative(dir, file));
+  }
+  return out;
+}
+
+async function snapshot(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) out.set(path.relative(dir, path.join(e.parentPath ?? (e as any).path, e.name)), (await readFile(path.join(e.parentPath ?? (e as any).path, e.name))).toString('base64'));
+  }
+  return out;
+}
+
+test('purge --chat deletes every trace of one chat and touches no other chat', async () => {
+  const bot = await startTestBot({ responder });
+  const ws = bot.workspace;
+  try {
+    for (const [chat, word] of [['1', 'PLUM11'], ['2', 'KIWI22']] as const) {
+      await bot.send(chat, `my code word is ${word}`);
+      await bot.send(chat, '/new');
+      await bot.send(chat, `again: ${word}`);
+      await bot.send(chat, '/export');
+    }
+    const inADay = new Date(Date.now() + 86_400_000).toISOString();
+    for (const chat of ['1', '2']) assert.ok(bot.app.services.reminders.schedule('test', chat, { at: inADay, text: `say ${chat === '1' ? 'PLUM11' : 'KIWI22'}` }).ok);
+    await new PairingStore(pairingFile(ws)).approve((await new PairingStore(pairingFile(ws)).request({ userId: '1', chatId: '1' }) as { code: string }).code);
+    await bot.app.stop();
+    assert.ok((await filesContaining(ws, 'PLUM11')).length >= 6);
+    const otherMemory = await snapshot(path.join(ws, 'memory', 'test:2'));
+    const otherSession = await readFile(path.join(ws, 'sessions', 'test:2.json'));
+    const otherExports = await snapshot(path.join(ws, 'exports', 'test:2'));
+
+    const out: string[] = [];
+    const code = await runChatCommand('purge', ['--chat', 'test:1', '--pairing'], testConfig({ WORKSPACE_DIR: ws }), silentLogger(), { out: (l) => out.push(l), err: (l) => out.push(l) });
+    assert.equal(code, 0, out.join('\n'));
+    const printed = out.join('\n');
+    assert.match(printed, /^Purged test:1\. Deleted:/);
+    assert.match(printed, /session file sessions\/test:1\.json/);
+    assert.match(printed, /memory folder memory\/test:1\//);
+    assert.match(printed, /\d+ memories in memory\.db/);
+    assert.match(printed, /exports exports\/test:1\//);
+    assert.match(printed, /1 reminder\(s\) in schedules\.db/);
+    assert.match(printed, /Not deleted: pairing \(only Telegram chats are paired\)/);
+
+    assert.deepEqual(await filesContaining(ws, 'PLUM11'), [], 'no byte of chat 1 left');
+    assert.deepEqual(await filesContaining(ws, 'test:1'), [], 'not even its id');
+    assert.deepEqual(await snapshot(path.join(ws, 'memory', 'test:2')), otherMemory, 'the other chat\'s memory folder is byte-identical');
+    assert.deepEqual(await readFile(path.join(ws, 'sessions', 'test:2.json')), otherSession);
+    assert.deepEqual(await snapshot(path.join(ws, 'exports', 'test:2')), otherExports);
+    const index = new MemoryIndex(path.join(ws, 'memory.db'), silentLogger());
+    try {
+      assert.ok(index.search('code word', { scope: 'test:2', limit: 5 }).some((h) => /KIWI22/.test(h.content)), 'the other chat\'s memories are still found');
+      assert.equal(index.search('code word', { scope: 'test:1', limit: 5 }).length, 0);
+    } finally {
+      index.close();
+    }
+  } finally {
+    await bot.llm.close();
+    await rm(ws, { recursive: true, force: true });
+  }
+});
+
+test('purge of a Telegram chat takes back its pairing on request; a running daemon blocks purge', async () => {
+  const bot = await startTestBot();
+  const ws = bot.workspace;
+  try {
+    await bot.app.stop();
+    const store = new PairingStore(pairingFile(ws));
+    const req = (await store.request({ userId: '555', chatId: '555' })) as { code: string };
+    await store.approve(req.code);
+    const out: string[] = [];
+    const io = { out: (l: string) => out.push(l), err: (l: string) => out.push(l) };
+    const config = testConfig({ WORKSPACE_DIR: ws });
+    assert.equal(await runChatCommand('purge', ['--chat', 'telegram:555', '--pairing'], config, silentLogger(), io), 0);
+    assert.match(out.join('\n'), /Telegram pairing of user 555/);
+    assert.equal(await store.isApproved('555'), false);
+
+    // A daemon holding the workspace (a live process whose command line names main.ts): refused, nothing deleted.
+    await writeFile(path.join(ws, 'sessions', 'telegram:555.json'), '{}');
+    const daemon = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)', 'main.ts'], { stdio: 'ignore' });
+    try {
+      await writeFile(path.join(ws, 'daemon.pid'), `${daemon.pid}\n`);
+      out.length = 0;
+      assert.equal(await runChatCommand('purge', ['--chat', 'telegram:555'], config, silentLogger(), io), 1);
+      assert.match(out.join('\n'), /^purge: another daemon \(pid \d+\) is already using .*stop it first/);
+      assert.equal(await readFile(path.join(ws, 'sessions', 'telegram:555.json'), 'utf8'), '{}');
+    } finally {
+      daemon.kill();
+    }
+  } finally {
+    await bot.llm.close();
+    await rm(ws, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,30 @@
+/** A fake model that schedules: the test says which tool calls a user message gets; tool results are echoed back. */
+import { text, toolCalls, type RecordedRequest, type Responder } from './fake-llm.js';
+
+export type PlannedCall = { name: string; args: unknown };
+
+/**
+ * Answers a user message with the tool calls `plan` returns for it (none: an echo), and the
+ * round after the tools with "done: <each tool result>", so the test sees what the model saw.
+ */
+export function toolUser(plan: (userText: string, req: RecordedRequest) => PlannedCall[]): Responder {
+  return (req) => {
+    const msgs = req.body.messages as Array<{ role: string; content: unknown }>;
+    const last = msgs.at(-1)!;
+    if (last.role === 'tool') {
+      const start = msgs.map((m) => m.role).lastIndexOf('assistant');
+      return text(`done: ${msgs.slice(start + 1).map((m) => String(m.content)).join(' || ')}`);
+    }
+    const calls = plan(String(last.content), req);
+    return calls.length > 0 ? toolCalls(calls) : text(`echo: ${String(last.content)}`);
+  };
+}
+
+/** Waits until `cond` holds (polling), or fails naming `what`. */
+export async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
