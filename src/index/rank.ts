@@ -76,7 +76,8 @@ export interface RankWeights {
 
 /**
  * Learned on the tune halves of realtalk.json, beam-100k.json and the own set by
- * `npx tsx scripts/tune-search.ts … --split tune --ascent` (docs/BENCHMARKS.md).
+ * `npx tsx scripts/tune-search.ts … --split tune --ascent`, then on realtalk and beam-100k
+ * again with `--floor-weight 10` for the signals of the second pass (docs/BENCHMARKS.md).
  */
 export const DEFAULT_WEIGHTS: RankWeights = {
   text: 1,

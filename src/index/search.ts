@@ -1,7 +1,8 @@
 /**
  * Hybrid search over the index (seed 003 "Search"), always inside one scope. Candidates come
  * from stemmed BM25 over this scope's words (fts.ts), messages written on a date the question
- * names, the replies to the best text hits, entity links and vectors (when embeddings are on);
+ * names, the replies to the best text hits and the turns around them, entity links and vectors
+ * (when embeddings are on);
  * each candidate is then scored by rank.ts from what is known about it — how well its words
  * match, whether its speaker is the person the question names, whether it was said on that
  * date, whether it answers a message that matches, whether the turns around it match too.
