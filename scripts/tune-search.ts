@@ -7,7 +7,8 @@
  *
  * --ascent: coordinate ascent from the defaults (plus any --set), one weight at a time over a
  * small grid, keeping a change only when the objective rises: mean over files of
- * (recall@5 + recall@10 + recall@20) / 3, with every file weighing the same.
+ * (recall@5 + recall@10 + recall@20) / 3, with every file weighing the same, less what any
+ * category loses beyond 3 points below the baseline (times --floor-weight, default 1).
  * Prints the figures per file beside the baseline of the same half, then the weights as JSON.
  */
 import path from 'node:path';
@@ -18,7 +19,9 @@ const KS = [5, 10, 20];
 const args = process.argv.slice(2);
 const flagValues = (name: string) => args.flatMap((a, i) => (args[i - 1] === name ? [a] : []));
 const split = (flagValues('--split')[0] ?? 'tune') as EvalSplit;
-const files = args.filter((a, i) => !a.startsWith('--') && !['--split', '--set', '--only'].includes(args[i - 1] ?? ''));
+const files = args.filter((a, i) => !a.startsWith('--') && !['--split', '--set', '--only', '--floor-weight'].includes(args[i - 1] ?? ''));
+/** How much a category's loss beyond 3 points below the baseline costs in the objective (1: its share of the mean). */
+const floorWeight = Number(flagValues('--floor-weight')[0] ?? 1);
 
 const GRID: Partial<Record<keyof RankWeights, Array<number | boolean>>> = {
   speaker: [0.3, 0.5, 0.8, 1.2],
@@ -37,6 +40,12 @@ const GRID: Partial<Record<keyof RankWeights, Array<number | boolean>>> = {
   prf: [0, 0.05, 0.1, 0.2, 0.4],
   prfDocs: [3, 5, 10],
   assistant: [0.3, 0.5, 0.7, 0.85, 1],
+  aroundSeeds: [0, 5, 10, 20, 40],
+  aroundWindow: [1, 2, 3, 5],
+  pair: [0, 0.1, 0.2, 0.4, 0.6, 0.8],
+  framing: [false, true],
+  diversity: [0, 0.05, 0.1, 0.2, 0.3],
+  diversityWindow: [3, 5, 10, 20],
 };
 
 function parseSet(w: RankWeights, kv: string): RankWeights {
@@ -68,7 +77,7 @@ function objective(reports: EvalReport[], sets: Loaded[]): number {
     const cats = Object.keys(b.byCategory);
     for (const cat of cats) for (const k of KS) loss += Math.max(0, b.byCategory[cat]!.recall[k]! - 0.03 - r.byCategory[cat]!.recall[k]!) / (cats.length * KS.length);
   });
-  return (reports.reduce((s, r) => s + mean3(r), 0) - loss) / reports.length;
+  return (reports.reduce((s, r) => s + mean3(r), 0) - floorWeight * loss) / reports.length;
 }
 
 function show(sets: Loaded[], reports: EvalReport[]): void {

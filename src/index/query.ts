@@ -25,6 +25,17 @@ const STOP = new Set([
   ...`tell know remember recall mention mentioned said say says ever anything something please also just really`.split(/\s+/),
 ]);
 
+/**
+ * Words that frame a question about a conversation rather than name its subject ("based on
+ * what Ann described, can we assume…", "what kinds of…", "give a summary of…"). Said rarely
+ * in chat, they would weigh as much as the subject's own words; left out when the ranking asks.
+ */
+export const FRAMING_WORDS: ReadonlySet<string> = new Set(
+  `based assume assuming given according regarding described describe describes describing discuss discussed discussing
+  talk talked talking conversation conversations chat chats words word kind kinds type types sort sorts specific
+  provide give list summary summarize comprehensive overview brought bring mentions share shared details detail`.split(/\s+/),
+);
+
 export interface AnalyzedQuery {
   /** Lowercased content words, in order, without duplicates. */
   terms: string[];
@@ -41,11 +52,11 @@ export function contentWords(text: string): string[] {
   return tokenize(text).filter((w) => w.length >= 2 && !STOP.has(w));
 }
 
-export function analyze(query: string): AnalyzedQuery {
+export function analyze(query: string, framing = false): AnalyzedQuery {
   const words = tokenize(query);
   const terms: string[] = [];
   for (const w of words) {
-    if (STOP.has(w) || w.length < 2) continue;
+    if (STOP.has(w) || w.length < 2 || (framing && FRAMING_WORDS.has(w))) continue;
     if (!terms.includes(w)) terms.push(w);
   }
   // A query made only of stop words still means something ("who am I?"): fall back to them.

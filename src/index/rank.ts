@@ -54,11 +54,30 @@ export interface RankWeights {
   length: number;
   /** Factor for the assistant's own words (memory questions are mostly about the user's). */
   assistant: number;
+  /** How many of the best text hits bring the turns around them in as candidates (0: none). */
+  aroundSeeds: number;
+  /** Turns on each side of such a hit that are brought in. */
+  aroundWindow: number;
+  /**
+   * An assistant turn answering a user turn that matches: this much of the user turn's text
+   * score, not scaled down like the assistant's own words (the answer to what was asked).
+   */
+  pair: number;
+  /** Leave out the words that frame a question rather than name its subject (query.ts FRAMING_WORDS). */
+  framing: boolean;
+  /**
+   * Result diversification: subtracted, per hit already ranked above within `diversityWindow`
+   * turns of the same session, so one passage cannot fill the whole list when the answer is
+   * spread over several days.
+   */
+  diversity: number;
+  diversityWindow: number;
 }
 
 /**
  * Learned on the tune halves of realtalk.json, beam-100k.json and the own set by
- * `npx tsx scripts/tune-search.ts … --split tune --ascent` (docs/BENCHMARKS.md).
+ * `npx tsx scripts/tune-search.ts … --split tune --ascent`, then on realtalk and beam-100k
+ * again with `--floor-weight 10` for the signals of the second pass (docs/BENCHMARKS.md).
  */
 export const DEFAULT_WEIGHTS: RankWeights = {
   text: 1,
@@ -68,17 +87,23 @@ export const DEFAULT_WEIGHTS: RankWeights = {
   reply: 0.1,
   replySeeds: 10,
   replyOtherSpeaker: false,
-  context: 0.4,
+  context: 0.1,
   contextWindow: 5,
-  question: 0.05,
+  question: 0,
   entity: 0.2,
   vector: 1,
-  recency: 0.05,
+  recency: 0,
   recencyPool: 20,
   prf: 0,
   prfDocs: 5,
   length: 0,
   assistant: 0.3,
+  aroundSeeds: 20,
+  aroundWindow: 5,
+  pair: 0.2,
+  framing: true,
+  diversity: 0,
+  diversityWindow: 10,
 };
 
 export interface Ranked {
@@ -130,6 +155,17 @@ export function rank(cands: Candidate[], speakers: ReadonlySet<string>, w: RankW
       .sort((a, b) => b.row.event_time - a.row.event_time);
     pool.forEach((c, i) => recency.set(c, 1 - i / pool.length));
   }
+  // The user turn each assistant turn answers: the turn right before it in the same session.
+  const asked = new Map<Candidate, number>();
+  if (w.pair !== 0) {
+    const at = new Map<string, Candidate>();
+    for (const c of cands) if (c.row.seq !== null && c.row.session_id) at.set(`${c.row.session_id}\u0000${c.row.seq}`, c);
+    for (const c of cands) {
+      if (c.row.source_role !== 'assistant' || c.row.seq === null || !c.row.session_id) continue;
+      const prev = at.get(`${c.row.session_id}\u0000${c.row.seq - 1}`);
+      if (prev && prev.row.source_role !== 'assistant' && prev.text > 0) asked.set(c, prev.text);
+    }
+  }
   const out: Ranked[] = cands.map((c) => {
     let s =
       w.text * c.text +
@@ -143,7 +179,7 @@ export function rank(cands: Candidate[], speakers: ReadonlySet<string>, w: RankW
       (w.length !== 0 ? w.length * lengthPrior(c.row.content) : 0);
     if (speakers.size > 0 && c.row.speaker && speakers.has(c.row.speaker)) s += w.speaker;
     if (isQuestion(c.row.content)) s -= w.question;
-    if (c.row.source_role === 'assistant') s *= w.assistant;
+    if (c.row.source_role === 'assistant') s = s * w.assistant + w.pair * (asked.get(c) ?? 0);
     // A fact's confidence scales its score: a superseded fact (0.3) ranks below its replacement.
     s *= 0.5 + 0.5 * Math.max(0, Math.min(1, c.row.confidence ?? 1));
     const lists = (
@@ -156,6 +192,7 @@ export function rank(cands: Candidate[], speakers: ReadonlySet<string>, w: RankW
         ['vector', w.vector * c.vector],
         ['feedback', w.prf * c.prf],
         ['recent', w.recency * (recency.get(c) ?? 0)],
+        ['answer', w.pair * (asked.get(c) ?? 0)],
         ['speaker', speakers.size > 0 && c.row.speaker && speakers.has(c.row.speaker) ? w.speaker : 0],
       ] as Array<[string, number]>
     )
@@ -163,5 +200,31 @@ export function rank(cands: Candidate[], speakers: ReadonlySet<string>, w: RankW
       .map(([name]) => name);
     return { row: c.row, score: s, bm25: c.bm25, vector: c.vector, lists };
   });
-  return out.sort((a, b) => b.score - a.score || b.row.event_time - a.row.event_time);
+  out.sort((a, b) => b.score - a.score || b.row.event_time - a.row.event_time);
+  return w.diversity > 0 ? diversify(out, w.diversity, w.diversityWindow) : out;
+}
+
+/** How many of the best hits are re-ordered for diversity (the rest keep their order below them). */
+const DIVERSE_POOL = 60;
+
+/**
+ * Greedy re-ranking (in the manner of maximal marginal relevance): each next hit is the one
+ * with the best score less `weight` for every hit already picked near it in its session.
+ */
+export function diversify(ranked: Ranked[], weight: number, window: number): Ranked[] {
+  const pool = ranked.slice(0, DIVERSE_POOL);
+  const picked: Ranked[] = [];
+  const near = (a: Ranked, b: Ranked) =>
+    a.row.session_id !== null && a.row.session_id === b.row.session_id && a.row.seq !== null && b.row.seq !== null && Math.abs(a.row.seq - b.row.seq) <= window;
+  while (pool.length > 0) {
+    let best = 0;
+    let bestScore = -Infinity;
+    pool.forEach((c, i) => {
+      let s = c.score;
+      for (const p of picked) if (near(c, p)) s -= weight;
+      if (s > bestScore) [best, bestScore] = [i, s];
+    });
+    picked.push(pool.splice(best, 1)[0]!);
+  }
+  return [...picked, ...ranked.slice(DIVERSE_POOL)];
 }

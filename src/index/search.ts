@@ -1,7 +1,8 @@
 /**
  * Hybrid search over the index (seed 003 "Search"), always inside one scope. Candidates come
  * from stemmed BM25 over this scope's words (fts.ts), messages written on a date the question
- * names, the replies to the best text hits, entity links and vectors (when embeddings are on);
+ * names, the replies to the best text hits and the turns around them, entity links and vectors
+ * (when embeddings are on);
  * each candidate is then scored by rank.ts from what is known about it — how well its words
  * match, whether its speaker is the person the question names, whether it was said on that
  * date, whether it answers a message that matches, whether the turns around it match too.
@@ -171,12 +172,17 @@ export class HybridSearch {
 
   /** The next two turns after each seed in its conversation: the answers to what matched. */
   private following(seeds: Row[], opts: SearchOptions): Array<{ row: Row; after: Row }> {
-    const out: Array<{ row: Row; after: Row }> = [];
+    return this.around(seeds, 0, 2, opts).map(({ row, seed }) => ({ row, after: seed }));
+  }
+
+  /** The turns from `before` turns before each seed to `after` turns after it, in its conversation (not the seed). */
+  private around(seeds: Row[], before: number, after: number, opts: SearchOptions): Array<{ row: Row; seed: Row }> {
+    const out: Array<{ row: Row; seed: Row }> = [];
     const f = this.filter(opts);
-    const st = this.stmt(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.session_id = ? AND m.seq > ? AND m.seq <= ?${f.sql} ORDER BY m.seq`);
+    const st = this.stmt(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.session_id = ? AND m.seq >= ? AND m.seq <= ?${f.sql} ORDER BY m.seq`);
     for (const s of seeds) {
       if (s.kind !== 'episode' || s.seq === null || !s.session_id) continue;
-      for (const r of st.all(s.session_id, s.seq, s.seq + 2, ...f.params) as Row[]) out.push({ row: r, after: s });
+      for (const r of st.all(s.session_id, s.seq - before, s.seq + after, ...f.params) as Row[]) if (r.seq !== s.seq) out.push({ row: r, seed: s });
     }
     return out;
   }
@@ -275,7 +281,7 @@ export class HybridSearch {
   search(query: string, opts: SearchOptions): SearchResult[] {
     const limit = opts.limit ?? 10;
     const w = opts.weights ?? DEFAULT_WEIGHTS;
-    const q = analyze(query);
+    const q = analyze(query, w.framing);
     // A name in the question that is one of this chat's speakers says whose messages are
     // wanted; as a word it mostly matches the other person greeting them ("thanks, Ann!").
     const named = this.speakers.named(opts.scope, query);
@@ -312,6 +318,9 @@ export class HybridSearch {
           c.reply = Math.max(c.reply, cands.get(after.id)!.text);
         }
       }
+      // Document expansion at read time: the turns around the best hits join as candidates;
+      // the context signal (text matches among the turns around) then decides where they rank.
+      if (w.aroundSeeds > 0) for (const { row } of this.around(text.slice(0, w.aroundSeeds).map((t) => t.row), w.aroundWindow, w.aroundWindow, opts)) get(row);
     }
     if (match && w.prf !== 0 && best > 0) {
       const expansion = this.feedbackTerms([...cands.values()].filter((c) => c.text > 0).sort((a, b) => b.text - a.text).slice(0, w.prfDocs), new Set(terms), opts.scope);

@@ -157,6 +157,16 @@ export class SpeakerNames {
     return found;
   }
 
+  /** True when no message of the scope contains the word (cached with the aliases). */
+  private unused(scope: string, word: string, aliases: Map<string, string | null>): boolean {
+    const key = `\u0000unused:${word}`;
+    const cached = aliases.get(key);
+    if (cached !== undefined) return cached !== null;
+    const none = this.uses(scope, word).length === 0;
+    aliases.set(key, none ? word : null);
+    return none;
+  }
+
   named(scope: string, query: string): NamedSpeakers {
     const out: NamedSpeakers = { speakers: new Set(), terms: new Set() };
     const words = query.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? [];
@@ -177,6 +187,12 @@ export class SpeakerNames {
       if (!found && !lower && i > 0 && key.length >= 3) {
         const a = this.alias(scope, w, aliases);
         if (a) found = new Set([a]);
+      }
+      // A typo the sound test misses ("Akim" for "Akib"): one letter off a speaker's name, and
+      // a word nobody in the chat ever wrote (so not another person's name).
+      if (!found && !lower && i > 0 && key.length >= 4) {
+        const near = [...keys].filter(([k]) => k.length >= 4 && editDistance(key, k) <= 1).flatMap(([, s]) => [...s]);
+        if (near.length > 0 && this.unused(scope, w, aliases)) found = new Set(near);
       }
       if (!found) return;
       out.terms.add(key);

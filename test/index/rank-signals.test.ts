@@ -79,3 +79,19 @@ test('the tune/report split: halves by a hash of the conversation id, disjoint, 
   assert.deepEqual(splitConversations([...convs].reverse(), 'tune').map((c) => c.id).sort(), [...tune].sort());
   assert.deepEqual(splitConversations(convs, 'all'), convs);
 });
+
+test('a name one letter off a speaker\'s, never written in the chat, still names that speaker; a real other name does not', () => {
+  const index = new MemoryIndex(':memory:', silentLogger());
+  const scope = 'test:typo';
+  let seq = 0;
+  const say = (speaker: string, content: string) =>
+    index.saveEpisode({ content, role: 'user', speaker, sessionId: 's', scope, eventTime: new Date(Date.UTC(2024, 0, 1, 10, seq)), sourceMessageId: `m${++seq}` });
+  say('akib', 'We got snow again today');
+  say('muhhamed', 'Snow here too, so much snow, more snow all week');
+  // "Akim" is nobody's word in this chat: a typo of Akib (Soundex differs: A250 vs A210).
+  assert.equal(index.search('When did Akim see snow?', { scope }).flatMap((r) => r.sourceMessageIds)[0], 'm1');
+  say('muhhamed', 'My cousin Akin loves snow, snow and more snow');
+  // "Akin" is written in the chat: another person, not a typo of Akib.
+  assert.equal(index.search('Does Akin like snow?', { scope }).flatMap((r) => r.sourceMessageIds)[0], 'm3');
+  index.close();
+});

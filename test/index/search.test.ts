@@ -251,3 +251,28 @@ test('soft-deleted memories (valid_until set) are never returned', () => {
   }
   index.close();
 });
+
+test('the turns just before a strong match come along, though they share no word with the question', () => {
+  const { index, say } = setup();
+  say('Suits, Friends and The Office, on repeat', { sourceMessageId: 'answer' });
+  say('Those are the shows I watch every evening', { sourceMessageId: 'match' });
+  for (let i = 0; i < 12; i++) say(`Bought bread and milk at the corner shop, trip ${i}`, { speaker: 'Bo' });
+  say('Bo watches the news, no shows', { speaker: 'Bo', sourceMessageId: 'bo' });
+  const ids = index.search('What shows does Ann watch?', { scope: 'test:A' }).flatMap((r) => r.sourceMessageIds);
+  assert.equal(ids[0], 'match', JSON.stringify(ids));
+  assert.ok(ids.includes('answer'), JSON.stringify(ids));
+  index.close();
+});
+
+test("the assistant's answer to a question that matches ranks above its other words that match a little", () => {
+  const { index, say } = setup();
+  const bot = { role: 'assistant' as const, speaker: 'assistant' };
+  say('Flask is a small web framework; routes are plain functions', { ...bot, sourceMessageId: 'aside' });
+  for (let i = 0; i < 8; i++) say(`Unrelated chatter number ${i} about the weather`);
+  say('How should I store user passwords in my Flask app?', { sourceMessageId: 'asked' });
+  say('Hash them with werkzeug and keep only the hash, never the plain text', { ...bot, sourceMessageId: 'answer' });
+  const ids = index.search('how did I store passwords in Flask', { scope: 'test:A' }).flatMap((r) => r.sourceMessageIds);
+  assert.equal(ids[0], 'asked', JSON.stringify(ids));
+  assert.ok(ids.indexOf('answer') >= 0 && ids.indexOf('answer') < ids.indexOf('aside'), JSON.stringify(ids));
+  index.close();
+});
