@@ -1,4 +1,5 @@
 import type { InboundMessage } from '../pipeline/turn.js';
+import type { AnswerProgress } from './progress.js';
 
 /** Resolves when the message is fully handled; `accepted` resolves once it is durably journaled. */
 export type HandleResult = Promise<void> & { accepted?: Promise<unknown> };
@@ -10,17 +11,7 @@ export interface OutboundDocument {
   caption?: string;
 }
 
-/**
- * What a channel shows while an answer is being written (Telegram: a draft or an edited
- * placeholder). Cosmetic: calls return at once and never fail; the answer itself still goes
- * through the ReplyFn, which also ends the preview.
- */
-export interface AnswerProgress {
-  /** The answer's text so far (the whole of it, not the delta); may start again shorter after a retry. */
-  text(soFar: string): void;
-  /** A short line while tools run ("searching memory…"). */
-  status(line: string): void;
-}
+export type { AnswerProgress } from './progress.js';
 
 /**
  * The way back to the chat a message came from; `document` where the channel can send files,

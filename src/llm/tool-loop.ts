@@ -15,7 +15,7 @@ import { componentLogger, type Logger } from '../log.js';
 import { compactionNotice, type CompactResult } from '../memory/compaction.js';
 import type { FitContext } from '../memory/context-fit.js';
 import type { TurnImage } from '../media/turn-image.js';
-import type { AnswerProgress } from '../channels/types.js';
+import type { AnswerProgress } from '../channels/progress.js';
 import { toolStatus } from './stream.js';
 
 /** Keeps requests within the context limit (the ContextFit service, memory/context-fit.ts). */

@@ -8,7 +8,7 @@ import type { Session, SessionMessage } from '../sessions/model.js';
 import type { SessionWriter } from '../sessions/writer.js';
 import type { ImageRef } from '../media/attachments.js';
 import type { TurnImage } from '../media/turn-image.js';
-import type { AnswerProgress } from '../channels/types.js';
+import type { AnswerProgress } from '../channels/progress.js';
 
 export interface InboundMessage {
   channel: string;

@@ -61,6 +61,7 @@ test('defaults: only a key set gives the documented values and no problems', () 
       ackReaction: '👀',
       transcriptionModel: 'whisper-1',
       showTranscript: false,
+      streaming: 'draft',
     },
   });
 });

@@ -136,7 +136,7 @@ test('STREAMING=edit, an answer over 4,096 characters: the final edit holds the 
 });
 
 test('a server without sendMessageDraft (404): remembered, this and later answers stream by editing', async () => {
-  const bot = await startTelegramBot({ env: ENV, responder: () => streamed(answer(80), 10, 40) });
+  const bot = await startTelegramBot({ env: ENV, responder: () => streamed(answer(200), 10, 40) });
   try {
     bot.tg.intercept('sendMessageDraft', () => ({ status: 404, json: { ok: false, error_code: 404, description: 'Not Found' } }));
     const user = bot.tg.user({ userId: 111 });
