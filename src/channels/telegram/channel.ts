@@ -23,21 +23,21 @@ import type { InboundMessage } from '../../pipeline/turn.js';
 import type { Channel, InboundHandler, ReplyFn } from '../types.js';
 import { AccessControl } from './access.js';
 import { Delivery } from './delivery.js';
-import { describeError } from './errors.js';
 import { readUpdate, TEXT_ONLY_REPLY, type BotIdentity } from './inbound.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { parseSessionChatId, sessionChatId } from './topics.js';
 import type { Transcriber } from '../../llm/transcribe.js';
 import type { KeepFn } from '../keep.js';
-import { downloadFile, untranscribedText, voiceText } from './media.js';
-import { transcribeNote } from './voice.js';
-import { imageMessage } from './photos.js';
+import { downloadFile } from './media.js';
+import { prepareMedia, type MediaIntakeDeps } from './media-intake.js';
 import type { MediaFetchers } from '../../media/attachments.js';
 import { UpdateLog } from './update-log.js';
 import { PlaceholderStore, type Placeholder } from './placeholders.js';
 import { settleLeftOver, StreamPreview, StreamState, type StreamTuning } from './stream-preview.js';
-import { createTransport, startupCall, type Transport } from './transport.js';
+import { identify, registerCommands } from './startup.js';
+import { createTransport, type Transport } from './transport.js';
 import { TypingIndicator } from './typing.js';
+import { replyThrough } from './reply.js';
 
 /** Knobs with production defaults; tests make them short. */
 export interface TelegramTuning {
@@ -82,6 +82,7 @@ export class TelegramChannel implements Channel {
   private readonly log: Logger;
   private readonly stream: StreamState;
   private readonly typing: TypingIndicator;
+  private readonly media: MediaIntakeDeps;
   private transport: Transport | undefined;
   private onMessage: InboundHandler | undefined;
   private identity: BotIdentity | undefined;
@@ -96,6 +97,8 @@ export class TelegramChannel implements Channel {
     const t = opts.tuning ?? {};
     this.delivery = new Delivery({ telegram: this.bot.telegram, log: this.log, tuning: { ...t, retries: t.sendRetries } });
     this.typing = new TypingIndicator(this.delivery, t.typingIntervalMs);
+    const vision = opts.images?.vision ?? false;
+    this.media = { telegram: this.bot.telegram, delivery: this.delivery, log: this.log, keep: opts.keep, transcriber: opts.transcriber, vision, showTranscript: opts.telegram.showTranscript };
     this.updateLog = new UpdateLog(path.join(opts.workspaceDir, 'telegram', 'updates.json'), this.log);
     this.pairing = new PairingStore(pairingFile(opts.workspaceDir));
     opts.images?.media.register(this.name, (fileId, maxBytes) => downloadFile(this.bot.telegram, fileId, maxBytes));
@@ -119,9 +122,9 @@ export class TelegramChannel implements Channel {
     this.onMessage = onMessage;
     await this.updateLog.load();
     await this.stream.placeholders.load();
-    const me = await this.getMe();
-    this.identity = { id: me.id, username: me.username };
-    await this.registerCommands();
+    const me = await identify(this.bot, this.opts.tuning?.baseDelayMs);
+    this.identity = me;
+    await registerCommands(this.bot, this.opts.commands ?? [], this.log);
     this.accepting = true;
     this.transport = createTransport({
       telegram: this.bot.telegram,
@@ -154,12 +157,7 @@ export class TelegramChannel implements Channel {
     const adopted = this.stream.placeholders.take(msg.chatId, msg.messageId);
     const preview = this.preview(to.chatId, to.threadId, undefined, !to.chatId.startsWith('-'), msg, adopted);
     preview?.start();
-    const reply: ReplyFn = async (text) => {
-      if (preview) await preview.finish(text, { threadId: to.threadId });
-      else await this.delivery.sendMarkdown(to.chatId, text, { threadId: to.threadId });
-    };
-    if (preview) reply.progress = preview;
-    return reply;
+    return replyThrough(this.delivery, to.chatId, { threadId: to.threadId }, preview);
   }
 
   /** After recovery: placeholders of the last run that no recovered turn took say the bot restarted. */
@@ -241,44 +239,19 @@ export class TelegramChannel implements Channel {
     // In a group several people talk at once: the reaction shows whose message is being answered.
     if (r.group && ack) void this.delivery.react(chatId, r.messageId, ack);
     const sendOptions = { replyTo: r.group ? r.messageId : undefined, threadId };
-    if (r.kind === 'image') {
-      // Downloaded in the turn (systems/images.ts); only what is clear without the bytes is refused here.
-      const image = imageMessage(r, this.opts.images?.vision ?? false);
-      msg.text = image.text;
-      msg.image = r.image;
-      if (image.refusal) {
-        await this.opts.keep?.(msg).catch((err: unknown) => this.log.error({ err, chatId }, 'an image could not be kept'));
-        this.sideReply(chatId, image.refusal, sendOptions.replyTo, threadId);
-        return;
-      }
-    }
-    if (r.kind === 'audio') {
-      // Transcribed before the update counts as taken: a kill meanwhile means Telegram sends it again.
-      void this.delivery.chatAction(chatId, 'typing', threadId);
-      const voice = await transcribeNote({ telegram: this.bot.telegram, transcriber: this.opts.transcriber, log: this.log }, r.audio);
-      if (!voice.ok) {
-        await this.opts.keep?.({ ...msg, text: untranscribedText(r.audio, r.caption) }).catch((err: unknown) => this.log.error({ err, chatId }, 'an untranscribed voice message could not be kept'));
-        this.sideReply(chatId, voice.userLine, sendOptions.replyTo, threadId);
-        return;
-      }
-      msg.text = voiceText(voice.transcript, r.caption);
-      if (this.opts.telegram.showTranscript) {
-        await this.delivery.sendPlain(chatId, `🎤 ${voice.transcript}`, sendOptions).catch((err: unknown) => this.log.warn({ err, chatId }, 'transcript could not be shown'));
-      }
+    const refusal = await prepareMedia(r, msg, chatId, sendOptions, this.media);
+    if (refusal !== undefined) {
+      this.sideReply(chatId, refusal, sendOptions.replyTo, threadId);
+      return;
     }
     const stopTyping = this.typing.start(chatId, threadId);
     const preview = this.preview(chatId, threadId, sendOptions.replyTo, !r.group, msg);
-    const reply: ReplyFn = async (text: string) => {
-      stopTyping();
-      if (preview) await preview.finish(text, sendOptions);
-      else await this.delivery.sendMarkdown(chatId, text, sendOptions);
-    };
+    const reply = replyThrough(this.delivery, chatId, sendOptions, preview, stopTyping);
     reply.document = async (doc) => {
       stopTyping();
       preview?.close();
       await this.delivery.sendDocument(chatId, doc, sendOptions);
     };
-    if (preview) reply.progress = preview;
     // The turn is not awaited (it runs in the chat's queue while the next update is routed);
     // its acceptance is: the message is durably journaled before the update counts as taken.
     const handled = this.onMessage!(msg, reply);
@@ -299,25 +272,5 @@ export class TelegramChannel implements Channel {
       .catch((err: unknown) => this.log.warn({ err, chatId }, 'reply could not be sent'))
       .finally(() => this.sideReplies.delete(p));
     this.sideReplies.add(p);
-  }
-
-  private async getMe(): Promise<{ id: number; username: string }> {
-    const me = await startupCall('getMe', () => this.bot.telegram.getMe(), this.opts.tuning?.baseDelayMs);
-    this.bot.botInfo = me;
-    return { id: me.id, username: me.username };
-  }
-
-  /** setMyCommands is cosmetic: a failure is logged and ignored. */
-  private async registerCommands(): Promise<void> {
-    const list = [{ name: 'start', description: 'Start: what this bot does' }, ...(this.opts.commands ?? [])];
-    const seen = new Set<string>();
-    const commands = list
-      .filter((c) => /^[a-z0-9_]{1,32}$/.test(c.name) && !seen.has(c.name) && seen.add(c.name))
-      .map((c) => ({ command: c.name, description: c.description.slice(0, 256) || c.name }));
-    try {
-      await this.bot.telegram.setMyCommands(commands);
-    } catch (err) {
-      this.log.warn({ err: describeError(err) }, 'setMyCommands failed (cosmetic, ignored)');
-    }
   }
 }

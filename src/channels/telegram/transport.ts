@@ -8,9 +8,9 @@ import type { Telegram } from 'telegraf';
 import type { Update } from 'telegraf/types';
 import type { TelegramConfig } from '../../config/env.js';
 import type { Logger } from '../../log.js';
-import { withRetry } from '../../util/retry.js';
-import { classifyTelegramFailure, describeError, toTelegramAppError } from './errors.js';
+import { describeError } from './errors.js';
 import { Poller, type PollTuning } from './polling.js';
+import { startupCall } from './startup.js';
 import { WebhookServer } from './webhook.js';
 
 export interface Transport {
@@ -35,15 +35,6 @@ export interface TransportOptions {
 
 export function createTransport(opts: TransportOptions): Transport {
   return opts.config.webhookUrl ? webhookTransport(opts, opts.config.webhookUrl) : pollingTransport(opts);
-}
-
-/** A start-up call: transient failures retried a few times, then a stable error. */
-export async function startupCall<T>(what: string, fn: () => Promise<T>, baseDelayMs = 1000): Promise<T> {
-  try {
-    return await withRetry(fn, { retries: 3, baseDelayMs, maxDelayMs: 5000, classify: (err) => classifyTelegramFailure(err, true) });
-  } catch (err) {
-    throw toTelegramAppError(err, what);
-  }
 }
 
 function webhookTransport(opts: TransportOptions, url: string): Transport {
