@@ -33,6 +33,7 @@ export const ERRORS = {
   'telegram.rate_limited': { meaning: 'Telegram answered 429 and the wait it asked for was too long or retries ran out.', message: '{what}: {detail}' },
   'telegram.unreachable': { meaning: 'The Telegram Bot API could not be reached (connection refused, DNS) and retries ran out.', message: '{what}: {detail}' },
   'telegram.delivery_uncertain': { meaning: 'A message may or may not have reached Telegram (timeout or cut connection after sending); it is not re-sent, so it cannot arrive twice.', message: '{what}: {detail}' },
+  'telegram.bad_response': { meaning: 'Telegram answered a request as done but without what the answer must hold (a sent message without its id).', message: '{what}: {detail}' },
   'memory.rewrite_refused': { meaning: 'A rewrite of MEMORY.md (consolidation, compression or the memory_rewrite tool) dropped too many entries and was refused; the file was left as it was.', message: 'refused a MEMORY.md rewrite by {source}: it dropped {dropped} of {prior} entries' },
   'reminder.delivery_uncertain': { meaning: 'A reminder was recorded in the session but the daemon stopped before confirming it was sent; it is not sent again (at most once).', message: 'reminder {reminder} may not have been sent' },
   'pairing.unknown_code': { meaning: 'A pairing code given to `npm run pair -- approve` is not pending (mistyped, already used, or expired).', message: 'no pending pairing has the code {code}' },

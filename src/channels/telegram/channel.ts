@@ -10,35 +10,34 @@
  * side while each chat keeps its order (the dispatcher's per-chat queue).
  *
  * Outbound: Delivery (split ≤ 4096, Markdown → HTML, plain-text fallback, retries that can
- * never duplicate a message). Transport: long polling with a watchdog (default) or a webhook
- * when TELEGRAM_WEBHOOK_URL is set.
+ * never duplicate a message), streaming previews (stream-preview.ts), "typing…" (typing.ts).
+ * Transport (transport.ts): long polling with a watchdog (default) or a webhook when
+ * TELEGRAM_WEBHOOK_URL is set.
  */
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Telegraf } from 'telegraf';
 import type { Update } from 'telegraf/types';
 import type { TelegramConfig } from '../../config/env.js';
 import type { Logger } from '../../log.js';
 import type { InboundMessage } from '../../pipeline/turn.js';
-import { withRetry } from '../../util/retry.js';
 import type { Channel, InboundHandler, ReplyFn } from '../types.js';
 import { AccessControl } from './access.js';
 import { Delivery } from './delivery.js';
-import { classifyTelegramFailure, describeError, toTelegramAppError } from './errors.js';
 import { readUpdate, TEXT_ONLY_REPLY, type BotIdentity } from './inbound.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { parseSessionChatId, sessionChatId } from './topics.js';
 import type { Transcriber } from '../../llm/transcribe.js';
 import type { KeepFn } from '../keep.js';
-import { downloadFile, untranscribedText, voiceText } from './media.js';
-import { transcribeNote } from './voice.js';
-import { imageMessage } from './photos.js';
+import { downloadFile } from './media.js';
+import { prepareMedia, type MediaIntakeDeps } from './media-intake.js';
 import type { MediaFetchers } from '../../media/attachments.js';
-import { Poller } from './polling.js';
 import { UpdateLog } from './update-log.js';
-import { WebhookServer } from './webhook.js';
 import { PlaceholderStore, type Placeholder } from './placeholders.js';
-import { settleLeftOver, STREAM_TUNING, StreamPreview, StreamState, type StreamTuning } from './stream-preview.js';
+import { settleLeftOver, StreamPreview, StreamState, type StreamTuning } from './stream-preview.js';
+import { identify, registerCommands } from './startup.js';
+import { createTransport, type Transport } from './transport.js';
+import { TypingIndicator } from './typing.js';
+import { replyThrough } from './reply.js';
 
 /** Knobs with production defaults; tests make them short. */
 export interface TelegramTuning {
@@ -52,8 +51,8 @@ export interface TelegramTuning {
   baseDelayMs: number;
   maxDelayMs: number;
   maxRetryAfterMs: number;
-  /** Streaming preview pace (stream-preview.ts). */
-  stream: StreamTuning;
+  /** Streaming preview pace (stream-preview.ts); fields left out keep its defaults. */
+  stream: Partial<StreamTuning>;
 }
 
 export interface TelegramChannelOptions {
@@ -82,12 +81,12 @@ export class TelegramChannel implements Channel {
   private readonly access: AccessControl;
   private readonly log: Logger;
   private readonly stream: StreamState;
-  private poller: Poller | undefined;
-  private webhook: WebhookServer | undefined;
+  private readonly typing: TypingIndicator;
+  private readonly media: MediaIntakeDeps;
+  private transport: Transport | undefined;
   private onMessage: InboundHandler | undefined;
   private identity: BotIdentity | undefined;
   private accepting = false;
-  private readonly typing = new Map<string, { count: number; timer: NodeJS.Timeout }>();
   /** Replies sent directly by the channel (pairing, "text only"), for a clean stop. */
   private readonly sideReplies = new Set<Promise<unknown>>();
 
@@ -96,20 +95,15 @@ export class TelegramChannel implements Channel {
     const apiRoot = opts.telegram.apiRoot ? opts.telegram.apiRoot.replace(/\/*$/, '/') : undefined;
     this.bot = new Telegraf(opts.telegram.botToken, { telegram: { webhookReply: false, ...(apiRoot ? { apiRoot } : {}) } });
     const t = opts.tuning ?? {};
-    this.delivery = new Delivery({
-      telegram: this.bot.telegram,
-      log: this.log,
-      ...(t.sendTimeoutMs !== undefined ? { sendTimeoutMs: t.sendTimeoutMs } : {}),
-      ...(t.sendRetries !== undefined ? { retries: t.sendRetries } : {}),
-      ...(t.baseDelayMs !== undefined ? { baseDelayMs: t.baseDelayMs } : {}),
-      ...(t.maxDelayMs !== undefined ? { maxDelayMs: t.maxDelayMs } : {}),
-      ...(t.maxRetryAfterMs !== undefined ? { maxRetryAfterMs: t.maxRetryAfterMs } : {}),
-    });
+    this.delivery = new Delivery({ telegram: this.bot.telegram, log: this.log, tuning: { ...t, retries: t.sendRetries } });
+    this.typing = new TypingIndicator(this.delivery, t.typingIntervalMs);
+    const vision = opts.images?.vision ?? false;
+    this.media = { telegram: this.bot.telegram, delivery: this.delivery, log: this.log, keep: opts.keep, transcriber: opts.transcriber, vision, showTranscript: opts.telegram.showTranscript };
     this.updateLog = new UpdateLog(path.join(opts.workspaceDir, 'telegram', 'updates.json'), this.log);
     this.pairing = new PairingStore(pairingFile(opts.workspaceDir));
     opts.images?.media.register(this.name, (fileId, maxBytes) => downloadFile(this.bot.telegram, fileId, maxBytes));
     const placeholders = new PlaceholderStore(path.join(opts.workspaceDir, 'telegram', 'placeholders.json'), this.log);
-    this.stream = new StreamState(opts.telegram.streaming ?? 'draft', t.stream ?? STREAM_TUNING, placeholders, this.delivery, this.log);
+    this.stream = new StreamState(opts.telegram.streaming ?? 'draft', t.stream, placeholders, this.delivery, this.log);
     this.access = new AccessControl({
       dmPolicy: opts.telegram.dmPolicy,
       allowedUsers: opts.telegram.allowedUsers,
@@ -128,52 +122,24 @@ export class TelegramChannel implements Channel {
     this.onMessage = onMessage;
     await this.updateLog.load();
     await this.stream.placeholders.load();
-    const me = await this.getMe();
-    this.identity = { id: me.id, username: me.username };
-    await this.registerCommands();
+    const me = await identify(this.bot, this.opts.tuning?.baseDelayMs);
+    this.identity = me;
+    await registerCommands(this.bot, this.opts.commands ?? [], this.log);
     this.accepting = true;
-    const t = this.opts.tuning ?? {};
-    const cfg = this.opts.telegram;
-    if (cfg.webhookUrl) {
-      const secret = cfg.webhookSecret ?? randomBytes(24).toString('hex');
-      this.webhook = new WebhookServer({
-        host: cfg.webhookHost,
-        port: cfg.webhookPort,
-        path: new URL(cfg.webhookUrl).pathname || '/',
-        secret,
-        log: this.log,
-        onUpdates: (u) => this.ingest(u),
-      });
-      const bound = await this.webhook.listen();
-      await this.call('setWebhook', () =>
-        this.bot.telegram.setWebhook(cfg.webhookUrl!, { secret_token: secret, allowed_updates: ['message'], max_connections: 1 }),
-      );
-      this.log.info({ bot: `@${me.username}`, url: cfg.webhookUrl, listen: `${bound.host}:${bound.port}` }, 'Telegram channel started (webhook)');
-      return;
-    }
-    // A webhook left from an earlier run would make every getUpdates fail with 409.
-    await this.bot.telegram.deleteWebhook({ drop_pending_updates: false }).catch((err: unknown) => {
-      this.log.warn({ err: describeError(err) }, 'deleteWebhook failed; polling may see 409 until the webhook is removed');
-    });
-    this.poller = new Poller({
+    this.transport = createTransport({
       telegram: this.bot.telegram,
+      config: this.opts.telegram,
       log: this.log,
       onUpdates: (u) => this.ingest(u),
-      ...(this.opts.onFatal ? { onFatal: this.opts.onFatal } : {}),
-      ...(t.pollTimeoutSec !== undefined ? { pollTimeoutSec: t.pollTimeoutSec } : {}),
-      ...(t.emptyPollDelayMs !== undefined ? { emptyPollDelayMs: t.emptyPollDelayMs } : {}),
-      ...(t.watchdogIntervalMs !== undefined ? { watchdogIntervalMs: t.watchdogIntervalMs } : {}),
-      ...(t.stallAfterMs !== undefined ? { stallAfterMs: t.stallAfterMs } : {}),
-      ...(t.baseDelayMs !== undefined ? { baseDelayMs: t.baseDelayMs } : {}),
-      ...(t.maxDelayMs !== undefined ? { maxDelayMs: t.maxDelayMs } : {}),
+      onFatal: this.opts.onFatal,
+      tuning: this.opts.tuning,
     });
-    this.poller.start();
-    this.log.info({ bot: `@${me.username}` }, 'Telegram channel started (long polling)');
+    await this.transport.start(`@${me.username}`);
   }
 
   /** How often the watchdog restarted polling. */
   get pollingRestarts(): number {
-    return this.poller?.restarts ?? 0;
+    return this.transport?.restarts ?? 0;
   }
 
   /** `chatId` is the session's chat id (a forum topic's includes its thread id). */
@@ -191,12 +157,7 @@ export class TelegramChannel implements Channel {
     const adopted = this.stream.placeholders.take(msg.chatId, msg.messageId);
     const preview = this.preview(to.chatId, to.threadId, undefined, !to.chatId.startsWith('-'), msg, adopted);
     preview?.start();
-    const reply: ReplyFn = async (text) => {
-      if (preview) await preview.finish(text, { threadId: to.threadId });
-      else await this.delivery.sendMarkdown(to.chatId, text, { threadId: to.threadId });
-    };
-    if (preview) reply.progress = preview;
-    return reply;
+    return replyThrough(this.delivery, to.chatId, { threadId: to.threadId }, preview);
   }
 
   /** After recovery: placeholders of the last run that no recovered turn took say the bot restarted. */
@@ -216,8 +177,7 @@ export class TelegramChannel implements Channel {
    */
   async stop(): Promise<void> {
     this.accepting = false;
-    await this.poller?.stop();
-    await this.webhook?.close();
+    await this.transport?.stop();
     await Promise.allSettled([...this.sideReplies]);
   }
 
@@ -279,50 +239,19 @@ export class TelegramChannel implements Channel {
     // In a group several people talk at once: the reaction shows whose message is being answered.
     if (r.group && ack) void this.delivery.react(chatId, r.messageId, ack);
     const sendOptions = { replyTo: r.group ? r.messageId : undefined, threadId };
-    if (r.kind === 'image') {
-      // Downloaded in the turn (systems/images.ts); only what is clear without the bytes is refused here.
-      const image = imageMessage(r, this.opts.images?.vision ?? false);
-      msg.text = image.text;
-      msg.image = r.image;
-      if (image.refusal) {
-        await this.opts.keep?.(msg).catch((err: unknown) => this.log.error({ err, chatId }, 'an image could not be kept'));
-        this.sideReply(chatId, image.refusal, sendOptions.replyTo, threadId);
-        return;
-      }
+    const refusal = await prepareMedia(r, msg, chatId, sendOptions, this.media);
+    if (refusal !== undefined) {
+      this.sideReply(chatId, refusal, sendOptions.replyTo, threadId);
+      return;
     }
-    if (r.kind === 'audio') {
-      // Transcribed before the update counts as taken: a kill meanwhile means Telegram sends it again.
-      void this.delivery.chatAction(chatId, 'typing', threadId);
-      const voice = await transcribeNote({ telegram: this.bot.telegram, transcriber: this.opts.transcriber, log: this.log }, r.audio);
-      if (!voice.ok) {
-        await this.opts.keep?.({ ...msg, text: untranscribedText(r.audio, r.caption) }).catch((err: unknown) => this.log.error({ err, chatId }, 'an untranscribed voice message could not be kept'));
-        this.sideReply(chatId, voice.userLine, sendOptions.replyTo, threadId);
-        return;
-      }
-      msg.text = voiceText(voice.transcript, r.caption);
-      if (this.opts.telegram.showTranscript) {
-        await this.delivery.sendPlain(chatId, `🎤 ${voice.transcript}`, sendOptions).catch((err: unknown) => this.log.warn({ err, chatId }, 'transcript could not be shown'));
-      }
-    }
-    let typing = true;
-    const stopTyping = () => {
-      if (!typing) return;
-      typing = false;
-      this.stopTyping(chatId, threadId);
-    };
-    this.startTyping(chatId, threadId);
+    const stopTyping = this.typing.start(chatId, threadId);
     const preview = this.preview(chatId, threadId, sendOptions.replyTo, !r.group, msg);
-    const reply: ReplyFn = async (text: string) => {
-      stopTyping();
-      if (preview) await preview.finish(text, sendOptions);
-      else await this.delivery.sendMarkdown(chatId, text, sendOptions);
-    };
+    const reply = replyThrough(this.delivery, chatId, sendOptions, preview, stopTyping);
     reply.document = async (doc) => {
       stopTyping();
       preview?.close();
       await this.delivery.sendDocument(chatId, doc, sendOptions);
     };
-    if (preview) reply.progress = preview;
     // The turn is not awaited (it runs in the chat's queue while the next update is routed);
     // its acceptance is: the message is durably journaled before the update counts as taken.
     const handled = this.onMessage!(msg, reply);
@@ -343,62 +272,5 @@ export class TelegramChannel implements Channel {
       .catch((err: unknown) => this.log.warn({ err, chatId }, 'reply could not be sent'))
       .finally(() => this.sideReplies.delete(p));
     this.sideReplies.add(p);
-  }
-
-  /** "typing…" while any message of the chat is being handled; refreshed (Telegram shows it ~5 s). */
-  private startTyping(chatId: string, threadId?: number): void {
-    const key = sessionChatId({ chatId, threadId });
-    const entry = this.typing.get(key);
-    if (entry) {
-      entry.count++;
-      return;
-    }
-    void this.delivery.chatAction(chatId, 'typing', threadId);
-    const timer = setInterval(() => void this.delivery.chatAction(chatId, 'typing', threadId), this.opts.tuning?.typingIntervalMs ?? 4000);
-    timer.unref();
-    this.typing.set(key, { count: 1, timer });
-  }
-
-  private stopTyping(chatId: string, threadId?: number): void {
-    const key = sessionChatId({ chatId, threadId });
-    const entry = this.typing.get(key);
-    if (!entry) return;
-    if (--entry.count > 0) return;
-    clearInterval(entry.timer);
-    this.typing.delete(key);
-  }
-
-  private async getMe(): Promise<{ id: number; username: string }> {
-    const me = await this.call('getMe', () => this.bot.telegram.getMe());
-    this.bot.botInfo = me;
-    return { id: me.id, username: me.username };
-  }
-
-  /** setMyCommands is cosmetic: a failure is logged and ignored. */
-  private async registerCommands(): Promise<void> {
-    const list = [{ name: 'start', description: 'Start: what this bot does' }, ...(this.opts.commands ?? [])];
-    const seen = new Set<string>();
-    const commands = list
-      .filter((c) => /^[a-z0-9_]{1,32}$/.test(c.name) && !seen.has(c.name) && seen.add(c.name))
-      .map((c) => ({ command: c.name, description: c.description.slice(0, 256) || c.name }));
-    try {
-      await this.bot.telegram.setMyCommands(commands);
-    } catch (err) {
-      this.log.warn({ err: describeError(err) }, 'setMyCommands failed (cosmetic, ignored)');
-    }
-  }
-
-  /** A start-up call: transient failures retried a few times, then a stable error. */
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await withRetry(fn, {
-        retries: 3,
-        baseDelayMs: this.opts.tuning?.baseDelayMs ?? 1000,
-        maxDelayMs: 5000,
-        classify: (err) => classifyTelegramFailure(err, true),
-      });
-    } catch (err) {
-      throw toTelegramAppError(err, what);
-    }
   }
 }

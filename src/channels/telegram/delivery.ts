@@ -15,26 +15,43 @@
  */
 import type { Telegram } from 'telegraf';
 import { scrubSecrets, type Logger } from '../../log.js';
+import { withDefaults } from '../../util/defaults.js';
 import { withRetry } from '../../util/retry.js';
 import { classifyTelegramFailure, describeError, isFormattingRejected, isNotModified, isTelegramError, toTelegramAppError } from './errors.js';
 import { renderTelegramHtml, visibleLength } from './render.js';
 import type { OutboundDocument } from '../types.js';
 import { splitMessage, TELEGRAM_MESSAGE_LIMIT } from './split.js';
 
+/** Patience and pace; production defaults in DELIVERY_DEFAULTS, tests make them short. */
+export interface DeliveryTuning {
+  /** How long one sendMessage may take before it is given up as uncertain (ms). */
+  sendTimeoutMs: number;
+  /** Retries of one chunk after failures that prove it was not delivered. */
+  retries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A 429 asking for a longer wait than this fails the chunk instead (ms). */
+  maxRetryAfterMs: number;
+  /** Timeout of a cosmetic call (chat action) (ms). */
+  cosmeticTimeoutMs: number;
+  chunkLimit: number;
+}
+
+export const DELIVERY_DEFAULTS: DeliveryTuning = {
+  sendTimeoutMs: 60_000,
+  retries: 5,
+  baseDelayMs: 500,
+  maxDelayMs: 15_000,
+  maxRetryAfterMs: 120_000,
+  cosmeticTimeoutMs: 10_000,
+  chunkLimit: TELEGRAM_MESSAGE_LIMIT,
+};
+
 export interface DeliveryOptions {
   telegram: Telegram;
   log: Logger;
-  /** How long one sendMessage may take before it is given up as uncertain (ms). */
-  sendTimeoutMs?: number;
-  /** Retries of one chunk after failures that prove it was not delivered. */
-  retries?: number;
-  baseDelayMs?: number;
-  maxDelayMs?: number;
-  /** A 429 asking for a longer wait than this fails the chunk instead (ms). */
-  maxRetryAfterMs?: number;
-  /** Timeout of a cosmetic call (chat action) (ms). */
-  cosmeticTimeoutMs?: number;
-  chunkLimit?: number;
+  /** Fields left out (or undefined) keep DELIVERY_DEFAULTS. */
+  tuning?: Partial<DeliveryTuning> | undefined;
 }
 
 export interface SendOptions {
@@ -59,15 +76,24 @@ export class Delivery {
   private cosmeticFailures = 0;
   private reactionFailures = 0;
 
-  constructor(private readonly opts: DeliveryOptions) {
+  private readonly tuning: DeliveryTuning;
+
+  constructor(opts: DeliveryOptions) {
     this.tg = opts.telegram;
     this.log = opts.log;
+    this.tuning = withDefaults(DELIVERY_DEFAULTS, opts.tuning);
+  }
+
+  /** The retry policy of a send or an edit (one for both, so they cannot drift apart). */
+  private backoff(): { retries: number; baseDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number } {
+    const { retries, baseDelayMs, maxDelayMs, maxRetryAfterMs } = this.tuning;
+    return { retries, baseDelayMs, maxDelayMs, maxRetryAfterMs };
   }
 
   /** Sends the model's Markdown as one or more HTML messages, in order. */
   async sendMarkdown(chatId: string, markdown: string, options: SendOptions = {}): Promise<DeliveryReport> {
     // Every reply gets the log's secret scrubbing: a key echoed by a proxy never reaches a chat.
-    const chunks = splitMessage(scrubSecrets(markdown), this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
+    const chunks = splitMessage(scrubSecrets(markdown), this.tuning.chunkLimit);
     const report: DeliveryReport = { chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
     let replyTo = options.replyTo;
     for (const chunk of chunks) {
@@ -105,14 +131,11 @@ export class Delivery {
    * by the user, too old): nothing of the answer is shown yet, and the caller sends it anew.
    */
   async finishInPlace(chatId: string, messageId: number, markdown: string, options: SendOptions = {}): Promise<boolean> {
-    const [first = '', ...rest] = splitMessage(scrubSecrets(markdown), this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
+    const [first = '', ...rest] = splitMessage(scrubSecrets(markdown), this.tuning.chunkLimit);
     const html = renderTelegramHtml(first);
     const edit = (payload: SendPayload) =>
-      withRetry(() => this.call('editMessageText', { chat_id: chatId, message_id: messageId, ...payload }, this.opts.sendTimeoutMs ?? 60_000), {
-        retries: this.opts.retries ?? 5,
-        baseDelayMs: this.opts.baseDelayMs ?? 500,
-        maxDelayMs: this.opts.maxDelayMs ?? 15_000,
-        maxRetryAfterMs: this.opts.maxRetryAfterMs ?? 120_000,
+      withRetry(() => this.call('editMessageText', { chat_id: chatId, message_id: messageId, ...payload }, this.tuning.sendTimeoutMs), {
+        ...this.backoff(),
         classify: (err) => (isNotModified(err) ? { retry: false } : classifyTelegramFailure(err, true)),
         onRetry: ({ attempt, delayMs, err }) => this.log.warn({ chatId, attempt, delayMs, err: describeError(err) }, 'editMessageText failed; retrying'),
       }).catch((err: unknown) => {
@@ -141,12 +164,12 @@ export class Delivery {
 
   /** One call of a streaming preview (draft, placeholder, interim edit): one attempt, cosmetic timeout. */
   async previewCall(method: 'sendMessageDraft' | 'sendMessage' | 'editMessageText', body: object): Promise<unknown> {
-    return this.call(method, body, this.opts.cosmeticTimeoutMs ?? 10_000);
+    return this.call(method, body, this.tuning.cosmeticTimeoutMs);
   }
 
   /** Sends text exactly as given, without formatting (notices, pairing codes). */
   async sendPlain(chatId: string, text: string, options: SendOptions = {}): Promise<DeliveryReport> {
-    const chunks = splitMessage(scrubSecrets(text), this.opts.chunkLimit ?? TELEGRAM_MESSAGE_LIMIT);
+    const chunks = splitMessage(scrubSecrets(text), this.tuning.chunkLimit);
     const report: DeliveryReport = { chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
     let replyTo = options.replyTo;
     for (const chunk of chunks) {
@@ -161,7 +184,7 @@ export class Delivery {
   async chatAction(chatId: string, action: 'typing' = 'typing', threadId?: number): Promise<void> {
     try {
       const body = { chat_id: chatId, ...(threadId !== undefined ? { message_thread_id: threadId } : {}), action };
-      await this.call('sendChatAction', body, this.opts.cosmeticTimeoutMs ?? 10_000);
+      await this.call('sendChatAction', body, this.tuning.cosmeticTimeoutMs);
     } catch (err) {
       // Logged loudly once, then quietly: an API server without chat actions would flood the log.
       const level = this.cosmeticFailures++ === 0 ? 'warn' : 'debug';
@@ -176,7 +199,7 @@ export class Delivery {
   async react(chatId: string, messageId: number, emoji: string): Promise<void> {
     try {
       const body = { chat_id: chatId, message_id: messageId, reaction: [{ type: 'emoji', emoji }] };
-      await this.call('setMessageReaction', body, this.opts.cosmeticTimeoutMs ?? 10_000);
+      await this.call('setMessageReaction', body, this.tuning.cosmeticTimeoutMs);
     } catch (err) {
       const level = this.reactionFailures++ === 0 ? 'warn' : 'debug';
       this.log[level]({ chatId, err: describeError(err) }, 'setMessageReaction failed (cosmetic, ignored)');
@@ -200,11 +223,8 @@ export class Delivery {
       ...(replyTo !== undefined ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
     };
     try {
-      await withRetry(() => this.call('sendMessage', body, this.opts.sendTimeoutMs ?? 60_000), {
-        retries: this.opts.retries ?? 5,
-        baseDelayMs: this.opts.baseDelayMs ?? 500,
-        maxDelayMs: this.opts.maxDelayMs ?? 15_000,
-        maxRetryAfterMs: this.opts.maxRetryAfterMs ?? 120_000,
+      await withRetry(() => this.call('sendMessage', body, this.tuning.sendTimeoutMs), {
+        ...this.backoff(),
         classify: (err) => classifyTelegramFailure(err, false),
         onRetry: ({ attempt, delayMs, err }) =>
           this.log.warn({ chatId, attempt, delayMs, err: describeError(err) }, 'sendMessage failed before delivery; retrying'),

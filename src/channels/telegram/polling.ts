@@ -16,25 +16,42 @@
 import type { Telegram } from 'telegraf';
 import type { Update } from 'telegraf/types';
 import type { Logger } from '../../log.js';
+import { withDefaults } from '../../util/defaults.js';
 import { sleep, withRetry } from '../../util/retry.js';
 import { classifyTelegramFailure, describeError, isAbort, isTelegramError } from './errors.js';
+
+/** Pace and patience; production defaults in POLL_DEFAULTS, tests make them short. */
+export interface PollTuning {
+  pollTimeoutSec: number;
+  /** Pause after an empty answer that came back early (servers that do not hold the poll). */
+  emptyPollDelayMs: number;
+  watchdogIntervalMs: number;
+  /** A poll in flight longer than this has stalled (undefined: poll timeout + 30 s). */
+  stallAfterMs: number | undefined;
+  allowedUpdates: string[];
+  /** Backoff for failing polls. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const POLL_DEFAULTS: PollTuning = {
+  pollTimeoutSec: 30,
+  emptyPollDelayMs: 250,
+  watchdogIntervalMs: 10_000,
+  stallAfterMs: undefined,
+  allowedUpdates: ['message'],
+  baseDelayMs: 1000,
+  maxDelayMs: 30_000,
+};
 
 export interface PollerOptions {
   telegram: Telegram;
   log: Logger;
   onUpdates: (updates: Update[]) => Promise<void>;
   /** Called once when polling gives up for good (a refused token). */
-  onFatal?: (err: unknown) => void;
-  pollTimeoutSec?: number;
-  /** Pause after an empty answer that came back early (servers that do not hold the poll). */
-  emptyPollDelayMs?: number;
-  watchdogIntervalMs?: number;
-  /** A poll in flight longer than this has stalled (default: poll timeout + 30 s). */
-  stallAfterMs?: number;
-  allowedUpdates?: string[];
-  /** Backoff for failing polls. */
-  baseDelayMs?: number;
-  maxDelayMs?: number;
+  onFatal?: ((err: unknown) => void) | undefined;
+  /** Fields left out (or undefined) keep POLL_DEFAULTS. */
+  tuning?: Partial<PollTuning> | undefined;
 }
 
 export class Poller {
@@ -52,15 +69,18 @@ export class Poller {
   /** How many times the watchdog restarted polling (for logs and tests). */
   restarts = 0;
 
+  private readonly tuning: PollTuning;
+
   constructor(private readonly opts: PollerOptions) {
     this.tg = opts.telegram;
     this.log = opts.log;
+    this.tuning = withDefaults(POLL_DEFAULTS, opts.tuning);
   }
 
   start(): void {
     this.stopped = false;
     this.startLoop();
-    const every = this.opts.watchdogIntervalMs ?? 10_000;
+    const every = this.tuning.watchdogIntervalMs;
     this.watchdog = setInterval(() => void this.check(), every);
     this.watchdog.unref();
   }
@@ -84,7 +104,7 @@ export class Poller {
   }
 
   private async loop(gen: number): Promise<void> {
-    const timeout = this.opts.pollTimeoutSec ?? 30;
+    const timeout = this.tuning.pollTimeoutSec;
     while (!this.stopped && gen === this.generation) {
       const ac = new AbortController();
       this.current = ac;
@@ -96,14 +116,14 @@ export class Poller {
             this.inFlightSince = Date.now();
             return this.tg.callApi(
               'getUpdates',
-              { timeout, limit: 100, allowed_updates: (this.opts.allowedUpdates ?? ['message']) as never, ...(this.offset !== undefined ? { offset: this.offset } : {}) },
+              { timeout, limit: 100, allowed_updates: this.tuning.allowedUpdates as never, ...(this.offset !== undefined ? { offset: this.offset } : {}) },
               { signal: ac.signal as never },
             );
           },
           {
             retries: Number.POSITIVE_INFINITY,
-            baseDelayMs: this.opts.baseDelayMs ?? 1000,
-            maxDelayMs: this.opts.maxDelayMs ?? 30_000,
+            baseDelayMs: this.tuning.baseDelayMs,
+            maxDelayMs: this.tuning.maxDelayMs,
             // Polling has nothing better to do than wait as long as Telegram asks.
             maxRetryAfterMs: Number.POSITIVE_INFINITY,
             // A 401 is final; everything else (network, 5xx, 409 while another poller fades) is waited out.
@@ -134,7 +154,7 @@ export class Poller {
       }
       if (this.stopped) return;
       const elapsed = Date.now() - started;
-      const minGap = this.opts.emptyPollDelayMs ?? 250;
+      const minGap = this.tuning.emptyPollDelayMs;
       if (elapsed < minGap) await sleep(minGap - elapsed, ac.signal).catch(() => undefined);
     }
   }
@@ -142,7 +162,7 @@ export class Poller {
   /** The watchdog: restart polling that has stalled or ended while it should be running. */
   private async check(): Promise<void> {
     if (this.stopped || this.checking) return;
-    const stallAfter = this.opts.stallAfterMs ?? ((this.opts.pollTimeoutSec ?? 30) + 30) * 1000;
+    const stallAfter = this.tuning.stallAfterMs ?? (this.tuning.pollTimeoutSec + 30) * 1000;
     const stalledFor = this.inFlightSince === undefined ? 0 : Date.now() - this.inFlightSince;
     const stalled = stalledFor > stallAfter;
     if (!stalled && this.loopRunning) return;

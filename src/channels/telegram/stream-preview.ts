@@ -18,11 +18,13 @@
  * sendMessage / final edit follows the delivery rules (delivery.ts).
  */
 import { randomInt } from 'node:crypto';
+import { AppError } from '../../errors.js';
 import { scrubSecrets, trimSecretTail, type Logger } from '../../log.js';
 import type { AnswerProgress } from '../types.js';
 import type { Delivery, SendOptions } from './delivery.js';
 import { classifyTelegramFailure, describeError, isNotModified } from './errors.js';
 import type { Placeholder, PlaceholderStore } from './placeholders.js';
+import { withDefaults } from '../../util/defaults.js';
 import { sleep } from '../../util/retry.js';
 import { renderTelegramHtml } from './render.js';
 
@@ -47,13 +49,18 @@ export class StreamState {
   draftsUnavailable = false;
   private readonly nextEdit = new Map<string, number>();
 
+  readonly tuning: StreamTuning;
+
+  /** `tuning`: fields left out (or undefined) keep STREAM_TUNING. */
   constructor(
     readonly mode: StreamingMode,
-    readonly tuning: StreamTuning,
+    tuning: Partial<StreamTuning> | undefined,
     readonly placeholders: PlaceholderStore,
     readonly delivery: Delivery,
     readonly log: Logger,
-  ) {}
+  ) {
+    this.tuning = withDefaults(STREAM_TUNING, tuning);
+  }
 
   nextEditAt(chatId: string): number {
     return this.nextEdit.get(chatId) ?? 0;
@@ -193,7 +200,7 @@ export class StreamPreview implements AnswerProgress {
         const reply = replyTo !== undefined ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {};
         const sent = (await delivery.previewCall('sendMessage', { chat_id: chatId, ...thread, text, ...reply })) as { message_id?: number };
         this.state.edited(chatId);
-        if (typeof sent?.message_id !== 'number') throw new Error('sendMessage returned no message id');
+        if (typeof sent?.message_id !== 'number') throw new AppError('telegram.bad_response', { what: 'sendMessage', detail: 'the answer has no message id' });
         this.placeholder = sent.message_id;
         const { sessionChat, source } = this.target;
         if (source !== undefined) await this.state.placeholders.add({ chat: sessionChat, source, chatId, messageId: sent.message_id, threadId });
