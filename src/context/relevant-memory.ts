@@ -11,7 +11,7 @@ import type { MemoryService } from '../memory/service.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { TokenCounter } from '../llm/tokens.js';
 import type { Embedder } from '../index/embeddings.js';
-import { ASSISTANT_NOTE_CHARS, USER_NOTE_CHARS, cutChars } from '../memory/notes.js';
+import { ASSISTANT_NOTE_CHARS, USER_NOTE_CHARS, cutChars, oneLine } from '../memory/notes.js';
 import type { SearchResult } from '../index/search.js';
 import { collapseLineBreaks } from '../util/text.js';
 import { RELEVANT_LIMIT, relevantHits } from '../index/relevant.js';
@@ -32,7 +32,6 @@ export interface RelevantMemoryDeps {
  * `# Relevant Memory` costs tokens and tells the model nothing new.
  */
 export function alreadyInPrompt(r: SearchResult, systemPrompt: string): boolean {
-  const oneLine = (t: string) => t.replace(/\r\n|\r|\n/g, ' ');
   if (r.kind === 'episode') {
     if (r.role === 'user') return systemPrompt.includes(`] User: ${oneLine(cutChars(r.content, USER_NOTE_CHARS))} | Assistant: `);
     if (r.role === 'assistant') return `${systemPrompt}\n`.includes(` | Assistant: ${oneLine(cutChars(r.content, ASSISTANT_NOTE_CHARS))}\n`);

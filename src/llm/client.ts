@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import { withRetry } from '../util/retry.js';
 import { normalizeToolCall, type ToolCall } from '../sessions/model.js';
 import { LlmError, classifyLlmError, toLlmError } from './errors.js';
-import type { TokenUsage, UsageAccount } from './usage.js';
+import { toTokenUsage, type TokenUsage, type UsageAccount } from './usage.js';
 import { readStream, refusesStreamOptions, streamingBody, type StreamSupport } from './stream.js';
 
 export type ModelTier = 'default' | 'balanced';
@@ -130,7 +130,7 @@ export class LlmClient {
       throw new LlmError('llm.bad_response', 'rejected', 'the LLM server answered without any choice');
     }
     const usage: TokenUsage | null = res.usage
-      ? { promptTokens: res.usage.prompt_tokens ?? 0, cachedTokens: res.usage.prompt_tokens_details?.cached_tokens ?? 0, completionTokens: res.usage.completion_tokens ?? 0 }
+      ? toTokenUsage(res.usage)
       : null;
     if (usage && opts.account) this.report(opts.account, usage, log);
     const msg = choice.message;

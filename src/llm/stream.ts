@@ -14,7 +14,7 @@
 import type OpenAI from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { LlmError } from './errors.js';
-import type { TokenUsage } from './usage.js';
+import { toTokenUsage, type TokenUsage } from './usage.js';
 
 export interface StreamedMessage {
   content: string;
@@ -49,7 +49,7 @@ export async function readStream(stream: AsyncIterable<ChatCompletionChunk>, onT
     model ??= chunk.model;
     if (chunk.usage) {
       const u = chunk.usage;
-      usage = { promptTokens: u.prompt_tokens ?? 0, cachedTokens: u.prompt_tokens_details?.cached_tokens ?? 0, completionTokens: u.completion_tokens ?? 0 };
+      usage = toTokenUsage(u);
     }
     const choice = chunk.choices?.[0];
     if (!choice) continue;

@@ -29,6 +29,11 @@ export interface TokenUsage {
   completionTokens: number;
 }
 
+/** A completion's `usage` as the API reports it (streamed or not), in our terms. */
+export function toTokenUsage(u: { prompt_tokens?: number | null; completion_tokens?: number | null; prompt_tokens_details?: { cached_tokens?: number | null } | null }): TokenUsage {
+  return { promptTokens: u.prompt_tokens ?? 0, cachedTokens: u.prompt_tokens_details?.cached_tokens ?? 0, completionTokens: u.completion_tokens ?? 0 };
+}
+
 /** One row of the table: one chat, one day, one kind. */
 export interface UsageRow extends TokenUsage {
   day: string;

@@ -29,7 +29,7 @@ export function cutChars(text: string, max: number): string {
   }
 }
 
-function oneLine(text: string): string {
+export function oneLine(text: string): string {
   return text.replace(/\r\n|\r|\n/g, ' ');
 }
 

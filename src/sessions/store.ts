@@ -182,6 +182,8 @@ export class SessionStore {
    * file again on its next message (the file is complete: nothing was owed).
    */
   private trim(): void {
+    // At most one cached session per entry: the cheap bound first (this runs after every load and save).
+    if (this.entries.size <= this.maxCached) return;
     let cached = this.cachedCount;
     if (cached <= this.maxCached) return;
     for (const [id, e] of this.entries) {

@@ -11,22 +11,18 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startTelegramEmulator, waitFor } from '../helpers/telegram.js';
 import { startFakeLlm, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
+import { childEnv, mainTs, tsxLoader } from '../helpers/child.js';
 import { RESTARTED_TEXT } from '../../src/channels/telegram/stream-preview.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const GROUP = -1009;
 const ANSWER = `**Done**: ${Array.from({ length: 300 }, (_, i) => `part${i}`).join(' ')}.`;
 const FINAL_HTML = `<b>Done</b>: ${ANSWER.slice('**Done**: '.length)}`;
 
 function startDaemon(env: Record<string, string>, cwd: string): { child: ChildProcess; started: Promise<void>; log: () => string } {
-  const base: Record<string, string> = { TZ: 'UTC' };
-  for (const k of ['PATH', 'HOME', 'TMPDIR']) if (process.env[k]) base[k] = process.env[k]!;
-  const tsx = import.meta.resolve('tsx');
-  const child = spawn(process.execPath, ['--import', tsx, path.join(repoRoot, 'src', 'main.ts')], { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', tsxLoader, mainTs], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   let resolve!: () => void;
   const started = new Promise<void>((r) => (resolve = r));

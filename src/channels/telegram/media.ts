@@ -6,12 +6,12 @@
  */
 import type { Telegram } from 'telegraf';
 import type { Message } from 'telegraf/types';
-import type { Download } from '../../media/attachments.js';
+import { MAX_IMAGE_BYTES, type Download } from '../../media/attachments.js';
 
 export type { Download } from '../../media/attachments.js';
 
 /** The Bot API's download limit for bots. */
-export const MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024;
+export const MAX_DOWNLOAD_BYTES = MAX_IMAGE_BYTES;
 
 export interface AudioRef {
   kind: 'voice' | 'audio';
