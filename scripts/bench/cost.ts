@@ -95,7 +95,7 @@ interface TurnFigures {
   steady: boolean;
 }
 
-async function runConversation(label: string, maxContextTokens: number): Promise<{ turns: TurnFigures[]; compactions: number }> {
+async function runConversation(label: string, maxContextTokens: number): Promise<{ turns: TurnFigures[]; compactions: number[] }> {
   const r = rng(15);
   const chatRequests: RecordedRequest[] = [];
   const llm = await startFakeLlm((req) => {
@@ -130,7 +130,7 @@ async function runConversation(label: string, maxContextTokens: number): Promise
       }
       const turns: TurnFigures[] = [];
       let previous: string | undefined;
-      let compactions = 0;
+      const compactions: number[] = [];
       const memHash = async () => createHash('sha1').update(await readFile(path.join(memDir, 'MEMORY.md'), 'utf8').catch(() => '')).digest('hex');
       for (let t = 0; t < TURNS; t++) {
         const session = await app.services.sessions.getOrCreate('bench', chatId);
@@ -139,7 +139,7 @@ async function runConversation(label: string, maxContextTokens: number): Promise
         const seen = chatRequests.length;
         await app.handle({ channel: 'bench', chatId, userId: '1', userName: 'user1', text: `${userText(r)} (#${t + 1})`, messageId: String(t + 1), receivedAt: new Date(DAY + t * 60_000) }, async () => {});
         const compacted = session.metadata.messagesCompacted !== compactedBefore;
-        if (compacted) compactions++;
+        if (compacted) compactions.push(t + 1);
         const req = chatRequests[seen];
         if (!req) throw new Error(`turn ${t + 1}: no request reached the model`);
         const body = req.body;
@@ -167,7 +167,7 @@ const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
-function summarize(run: { turns: TurnFigures[]; compactions: number }): Record<string, string> {
+function summarize(run: { turns: TurnFigures[]; compactions: number[] }): Record<string, string> {
   const { turns } = run;
   const steady = turns.filter((t) => t.steady);
   const tokens = turns.map((t) => t.tokens);
@@ -179,7 +179,7 @@ function summarize(run: { turns: TurnFigures[]; compactions: number }): Record<s
     'input tokens per turn outside the previous request\'s prefix (tokens × (1 − prefix share), what a prompt cache leaves at full price)': `mean ${Math.round(mean(turns.slice(1).map((t) => t.tokens * (1 - t.share)))).toLocaleString('en-US')}`,
     'prefix share, all turns after the first': `mean ${pct(mean(turns.slice(1).map((t) => t.share)))}`,
     'duplicated exchanges': `${turns.reduce((a, t) => a + t.dups, 0).toLocaleString('en-US')} in all (max ${Math.max(...turns.map((t) => t.dups))} in one request)`,
-    compactions: String(run.compactions),
+    compactions: run.compactions.length === 0 ? '0' : `${run.compactions.length} (turn ${run.compactions.join(', ')})`,
   };
 }
 

@@ -135,7 +135,10 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     contextLimit: limit,
     toolDefinitions: () => tools.definitions(),
     lastSystemPromptTokens: (id) => stats.lastTurn(id)?.systemPromptTokens,
-    systemPromptBound: () => tokens.countText(instructions.cachedText()) + Math.floor((limit() * runtime.get().memory.budgetPercent) / 100),
+    systemPromptBound: () => {
+      const rc = runtime.get().memory;
+      return tokens.countText(instructions.cachedText()) + (rc.enabled ? Math.floor((limit() * rc.budgetPercent) / 100) : 0);
+    },
   });
   const compactor = new AutoCompactor({ fit, runtime });
   const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));

@@ -28,8 +28,9 @@ export function createStatusCommand(): Command {
     async run({ session, services, inbound }) {
       const { tokens, llm, stats, model, runtime } = services;
       const last = stats.lastTurn(session.id);
-      const { tokens: used, limit } = services.compactor.usage(session);
+      const { tokens: used, reserved, limit } = services.compactor.usage(session);
       const pct = ((used / limit) * 100).toFixed(1);
+      const reservedPct = ((reserved / limit) * 100).toFixed(1);
       const byRole: Record<string, number> = { system: last?.systemPromptTokens ?? 0, user: 0, assistant: 0, tool: 0 };
       for (const m of session.messages) byRole[m.role] = (byRole[m.role] ?? 0) + tokens.countMessages([toApiMessage(m)]) - 3;
       const toolDefs = tokens.countTools(services.tools.definitions());
@@ -38,7 +39,7 @@ export function createStatusCommand(): Command {
         '📊 Status',
         `Session: ${session.id} (${session.state})`,
         `Messages: ${session.messages.length} in session, ${fmt(meta.messagesReceived)} received in this chat, ${fmt(meta.messagesCompacted)} compacted so far`,
-        `Context: ${fmt(used)} / ${fmt(limit)} tokens (${pct}%) — compaction at ${Math.round(THRESHOLD * 100)}%`,
+        `Context: ${fmt(used)} / ${fmt(limit)} tokens (${pct}%) — compaction at ${Math.round(THRESHOLD * 100)}%, counted with the whole memory budget (${reservedPct}% now)`,
         `Tokens by role: system ${fmt(byRole.system!)} · user ${fmt(byRole.user!)} · assistant ${fmt(byRole.assistant!)} · tool ${fmt(byRole.tool!)} · tool definitions ${fmt(toolDefs)}`,
         `Limit: min(model input ${fmt(model.maxInputTokens)}${model.matched ? '' : ' — model not in the catalogue, default'}, compaction.maxContextTokens ${fmt(runtime.get().compaction.maxContextTokens)})`,
         `Tokenizer: ${tokens.mode === 'exact' ? `exact (${tokens.encoding})` : 'estimate (chars / 3.5; no tokenizer known for this model)'}`,

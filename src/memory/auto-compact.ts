@@ -1,7 +1,9 @@
 /**
  * When AutoCompaction (18) compacts, and how hard: over 80 % of the limit → compact keeping
- * `keepLastMessages`; over 90 % → keep half as many. Also `/compact N`. Counting and compacting
- * are the ContextFit service's (context-fit.ts), which ToolLoop (30) uses on its own.
+ * `keepLastMessages`; over 90 % → keep half as many. The request is weighed with `# Memory` and
+ * `# Relevant Memory` at their whole budget (ContextFit.reservedSystemTokens), so the history
+ * grows only into what the prompt leaves it. Also `/compact N`. Counting and compacting are the
+ * ContextFit service's (context-fit.ts), which ToolLoop (30) uses on its own.
  */
 import type { Logger } from '../log.js';
 import type { Session } from '../sessions/model.js';
@@ -21,8 +23,8 @@ export interface AutoCompactorDeps {
 export class AutoCompactor {
   constructor(private readonly deps: AutoCompactorDeps) {}
 
-  /** Usage of the context for /status and system 18. */
-  usage(session: Session): { tokens: number; limit: number; ratio: number } {
+  /** Usage of the context: as last built (/status) and with the memory budget whole (system 18). */
+  usage(session: Session): { tokens: number; reserved: number; limit: number; ratio: number } {
     return this.deps.fit.usage(session);
   }
 
@@ -35,13 +37,15 @@ export class AutoCompactor {
     const rc = this.deps.runtime.get().compaction;
     const usage = this.usage(session);
     const { limit } = usage;
-    const tokens = usage.tokens + imageTokens;
+    const tokens = usage.reserved + imageTokens;
     const ratio = tokens / limit;
     if (ratio <= THRESHOLD) return null;
     const hard = ratio > HARD_THRESHOLD;
     const keepLast = hard ? Math.max(2, Math.floor(rc.keepLastMessages / 2)) : rc.keepLastMessages;
     log.info({ tokens, limit, threshold: Math.floor(limit * THRESHOLD), messages: session.messages.length }, `[AutoCompact] Context too large: ~${tokens} tokens (threshold ${Math.floor(limit * THRESHOLD)}), ${session.messages.length} messages. Compacting...`);
-    const result = await this.deps.fit.compact(writes, keepLast, hard ? 'hard' : 'auto', { bounded: true, imageTokens });
+    // A truncation aims under 60 % on the same count, so the next turns do not truncate again.
+    const systemTokens = this.deps.fit.reservedSystemTokens(session);
+    const result = await this.deps.fit.compact(writes, keepLast, hard ? 'hard' : 'auto', { bounded: true, imageTokens, systemTokens });
     return result.kind === 'none' ? null : result;
   }
 

@@ -19,6 +19,14 @@ import { LlmError } from '../llm/errors.js';
 /** Truncation (no summary) aims this far under the limit so the next turns have room. */
 const TRUNCATION_TARGET = 0.6;
 
+/**
+ * The memory budget is reserved only while tool definitions + instructions + the budget stay
+ * within this share of the limit, so the conversation keeps at least 30 % (up to the 80 %
+ * threshold). A small context with a big memory share (2,000 tokens, 745 of them tool
+ * definitions) would otherwise compact on every turn; there the memory counts as last built.
+ */
+const RESERVE_SHARE = 0.5;
+
 export interface ContextFitDeps {
   compaction: CompactionService;
   memory: MemoryService;
@@ -27,7 +35,11 @@ export interface ContextFitDeps {
   toolDefinitions: () => ChatCompletionTool[];
   /** Tokens of the system prompt last built for this session (measured after its last turn), if any. */
   lastSystemPromptTokens: (sessionId: string) => number | undefined;
-  /** Upper bound when no prompt was built yet: instructions + the memory budget. */
+  /**
+   * Instructions + the memory budget (0 with memory off): the most the system prompt and
+   * `# Relevant Memory` hold together, since the two memory sections share that budget (a
+   * MEMORY.md bigger than the budget aside). Used before the first prompt, and by system 18.
+   */
   systemPromptBound: () => number;
 }
 
@@ -66,11 +78,31 @@ export class ContextFit {
     return this.deps.lastSystemPromptTokens(session.id) ?? this.deps.systemPromptBound();
   }
 
-  /** How much of the limit the session's next request would use (for /status and system 18). */
-  usage(session: Session): { tokens: number; limit: number; ratio: number } {
+  /**
+   * The system prompt and `# Relevant Memory` as system 18 counts them: instructions + the whole
+   * memory budget (within RESERVE_SHARE), or what the last turn built when that was more. The
+   * memory sections do not keep the size they had on the last turn: `# Relevant Memory` fills
+   * what `# Memory` leaves of the budget with hits for each new message, and `# Memory` grows
+   * when MEMORY.md does (consolidation writes to it) or when a truncation or `/new` brings note
+   * lines back. Weighed against what the last turn happened to leave, the history grows into
+   * the memory's share, and every turn until the compaction costs more.
+   */
+  reservedSystemTokens(session: Session): number {
+    const room = Math.floor(this.deps.contextLimit() * RESERVE_SHARE) - this.deps.tokens.countTools(this.deps.toolDefinitions());
+    return Math.max(this.systemTokens(session), Math.min(this.deps.systemPromptBound(), room));
+  }
+
+  /**
+   * How much of the limit the session's next request would use: `tokens` with the system prompt
+   * as last built (for /status), `reserved` with the memory sections at their whole budget
+   * (what system 18 weighs against its thresholds).
+   */
+  usage(session: Session): { tokens: number; reserved: number; limit: number; ratio: number } {
     const limit = this.deps.contextLimit();
-    const tokens = this.countSession(session, this.systemTokens(session));
-    return { tokens, limit, ratio: tokens / limit };
+    const system = this.systemTokens(session);
+    const tokens = this.countSession(session, system);
+    const reserved = tokens - system + this.reservedSystemTokens(session);
+    return { tokens, reserved, limit, ratio: tokens / limit };
   }
 
   /**

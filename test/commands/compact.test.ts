@@ -318,6 +318,7 @@ test('/status shows context use, tokens by role, messages, compactions and the e
     assert.equal(num(ctx[1]!), usage.tokens);
     assert.equal(num(ctx[2]!), 3000);
     assert.equal(ctx[3], ((usage.tokens / 3000) * 100).toFixed(1));
+    assert.ok(line(s1!, 'Context: ').endsWith(`— compaction at 80%, counted with the whole memory budget (${((usage.reserved / 3000) * 100).toFixed(1)}% now)`), line(s1!, 'Context: '));
     assert.match(line(s1!, 'Messages: '), /^Messages: 12 in session, 6 received in this chat, 0 compacted so far$/);
     assert.equal(line(s1!, 'Last compaction:'), 'Last compaction: never');
     assert.equal(line(s1!, 'Tokenizer:'), 'Tokenizer: exact (o200k_base)');

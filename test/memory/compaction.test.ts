@@ -94,7 +94,7 @@ function predict(bot: TestBot, text: string): number {
   const s = session(bot);
   s.messages.push(makeMessage('user', text));
   try {
-    return bot.app.services.compactor.usage(s).tokens;
+    return bot.app.services.compactor.usage(s).reserved;
   } finally {
     s.messages.pop();
   }
@@ -286,6 +286,48 @@ test('above 90 % it compacts harder: keeps half of keepLastMessages', () =>
     );
     assert.equal(s.messages.length, 1 + 10 + 1);
     assert.deepEqual(invalid, []);
+  }));
+
+// The memory sections (# Memory, # Relevant Memory) share memory.budgetPercent of the limit and
+// change size from turn to turn; the decision counts that whole budget, not what the last turn built.
+const WIDE = 6000;
+
+test('the decision counts the whole memory budget: compacts once the history passes what the budget leaves it, though the last prompt was far under 80 %', () =>
+  withBot({ runtimeConfig: { compaction: { maxContextTokens: WIDE, keepLastMessages: 20 }, memory: { budgetPercent: 25 } } }, async ({ bot, invalid }) => {
+    await bot.send(CHAT, 'hello');
+    const first = bot.app.services.compactor.usage(session(bot));
+    // Nothing to remember yet: the prompt as built is instructions only; a quarter of the limit is the memory's.
+    assert.ok(first.reserved - first.tokens > WIDE * 0.2, `reserved ${first.reserved}, as built ${first.tokens}`);
+    await fill(bot, Math.floor(WIDE * 0.78), fact);
+    assert.deepEqual(kinds(bot).filter((k) => k !== 'chat'), [], 'no compaction while the history fits beside the budget');
+
+    const over = tune(bot, 'Over.', WIDE * 0.8, 'over');
+    const asBuilt = (() => {
+      const s = session(bot);
+      s.messages.push(makeMessage('user', over.text));
+      try {
+        return bot.app.services.compactor.usage(s).tokens;
+      } finally {
+        s.messages.pop();
+      }
+    })();
+    assert.ok(asBuilt < WIDE * 0.7, `the request as the last prompt was built is ${asBuilt}, far under 80 %`);
+    const [reply] = await bot.send(CHAT, over.text);
+    assert.match(reply!, /Compacted the conversation: \d+ messages summarized/);
+    assert.equal(session(bot).metadata.lastCompaction?.kept, 20);
+    // The next request, memory sections included, is well under the threshold.
+    const after = bot.app.services.compactor.usage(session(bot));
+    assert.ok(after.reserved < WIDE * 0.8, `after: ${after.reserved}`);
+    assert.deepEqual(invalid, []);
+  }));
+
+test('a small context with a big memory share is not compacted on every turn: the budget is reserved only within half the limit', () =>
+  withBot({ runtimeConfig: { compaction: { maxContextTokens: LIMIT, keepLastMessages: 20 }, memory: { budgetPercent: 50 } } }, async ({ bot }) => {
+    // Tool definitions (~760) + instructions + half of 2,200 would be over 80 % with no conversation at all.
+    for (let i = 0; i < 6; i++) assert.deepEqual(await bot.send(CHAT, fact(i)), ['ok']);
+    assert.deepEqual(kinds(bot).filter((k) => k !== 'chat'), []);
+    const u = bot.app.services.compactor.usage(session(bot));
+    assert.ok(u.reserved >= u.tokens && u.reserved < LIMIT * 0.8, `reserved ${u.reserved}, as built ${u.tokens}`);
   }));
 
 // ---------------------------------------------------------------------------------------------

@@ -88,7 +88,7 @@ test("AutoCompaction (18) counts the turn's image: the same session is left alon
     const { compactor, sessions } = bot.app.services;
     const session = await sessions.getOrCreate('test', '9');
     const before = session.messages.length;
-    const { tokens, limit } = compactor.usage(session);
+    const { reserved: tokens, limit } = compactor.usage(session);
     assert.ok(tokens < limit * 0.8, `the history alone (${tokens}) is under the threshold`);
     const turn = createTurn({ inbound: photoMessage('9', '[Photo]', 'f', '99'), writes: sessions.writer(session), log: silentLogger(), userMessage: session.messages.at(-2)!, reply: async () => undefined });
     assert.equal(await compactor.beforeTurn(turn.writes, turn.log, turn.image?.tokens ?? 0), null);
