@@ -7,11 +7,11 @@ import type { Tool } from './types.js';
 export function createDateTimeTool(defaultTimezone: string, now: () => Date = () => new Date()): Tool<{ timezone?: string }> {
   return {
     name: 'get_current_time',
-    description: 'Returns the current date, time and weekday. Use it for any question about today, now, or relative dates.',
+    description: 'Current date, time and weekday. Use it for today, now and relative dates.',
     parameters: {
       type: 'object',
       properties: {
-        timezone: { type: 'string', description: `IANA time zone, e.g. Europe/Berlin. Default: ${defaultTimezone}.` },
+        timezone: { type: 'string', description: `IANA zone, e.g. Europe/Berlin (default ${defaultTimezone})` },
       },
       additionalProperties: false,
     },

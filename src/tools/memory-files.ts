@@ -21,7 +21,7 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
 
   const read: Tool<Record<string, never>> = {
     name: 'memory_read',
-    description: 'Read MEMORY.md, the long-term memory about this user (preferences, facts, projects).',
+    description: 'Read MEMORY.md, the long-term memory about the user.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
     async execute(_args, ctx) {
       const text = await filesFor(ctx).readMemory();
@@ -31,11 +31,11 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
 
   const add: Tool<{ fact: string; section?: string }> = {
     name: 'memory_add',
-    description: 'Add one durable fact to MEMORY.md (e.g. a preference, a name, a decision). Optionally under a "## section".',
+    description: 'Add one durable fact (a preference, name, decision) to MEMORY.md, optionally under a "## section".',
     parameters: {
       type: 'object',
       properties: {
-        fact: { type: 'string', minLength: 1, maxLength: 2000, description: 'The fact, one sentence.' },
+        fact: { type: 'string', minLength: 1, maxLength: 2000, description: 'One sentence.' },
         section: { type: 'string', maxLength: 100, description: 'Section title without ##, e.g. "Preferences".' },
       },
       required: ['fact'],
@@ -50,12 +50,12 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
 
   const rewrite: Tool<{ content: string; section?: string }> = {
     name: 'memory_rewrite',
-    description: 'Replace MEMORY.md entirely, or only the body of one "## section" of it. Use to correct or reorganise memory.',
+    description: 'Replace all of MEMORY.md, or the body of one "## section", to correct or reorganise it.',
     parameters: {
       type: 'object',
       properties: {
-        content: { type: 'string', maxLength: 100_000, description: 'New content (markdown).' },
-        section: { type: 'string', maxLength: 100, description: 'Only replace this section (title without ##).' },
+        content: { type: 'string', maxLength: 100_000, description: 'New markdown.' },
+        section: { type: 'string', maxLength: 100, description: 'Only this section (title without ##).' },
       },
       required: ['content'],
       additionalProperties: false,
@@ -81,12 +81,12 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
 
   const notes: Tool<{ date?: string; file?: string }> = {
     name: 'notes_read',
-    description: 'Read the conversation notes of one day (date YYYY-MM-DD), or a file of the memory folder by name (e.g. "HISTORY-2026-02.md").',
+    description: 'Read one day\'s conversation notes, or a memory-folder file by name (e.g. "HISTORY-2026-02.md").',
     parameters: {
       type: 'object',
       properties: {
         date: { type: 'string', pattern: DATE, description: 'Day, YYYY-MM-DD.' },
-        file: { type: 'string', maxLength: 200, description: 'File name inside the memory folder.' },
+        file: { type: 'string', maxLength: 200, description: 'Memory-folder file name.' },
       },
       additionalProperties: false,
     },
@@ -106,7 +106,7 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
 
   const search: Tool<{ keyword: string }> = {
     name: 'notes_search',
-    description: 'Search daily notes and the history log for a keyword (case-insensitive). Returns matching lines with their date, newest first.',
+    description: 'Find a keyword (any case) in daily notes and the history log: matching lines with dates, newest first.',
     parameters: {
       type: 'object',
       properties: { keyword: { type: 'string', minLength: 1, maxLength: 200 } },

@@ -24,12 +24,12 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
 
   const search: Tool<{ query: string; kind?: (typeof KINDS)[number]; limit?: number }> = {
     name: 'search_memory',
-    description: 'Search everything remembered from past conversations (messages, facts, reflections). Use for "what did I say about…", names, dates, earlier plans.',
+    description: 'Search past conversations, facts and reflections: "what did I say about…", names, dates, plans.',
     parameters: {
       type: 'object',
       properties: {
         query: { type: 'string', minLength: 1, maxLength: 500 },
-        kind: { type: 'string', enum: KINDS, description: 'Only this kind of memory.' },
+        kind: { type: 'string', enum: KINDS, description: 'Only this kind.' },
         limit: { type: 'integer', minimum: 1, maximum: 30 },
       },
       required: ['query'],
@@ -44,7 +44,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
 
   const remember: Tool<{ fact: string }> = {
     name: 'remember_fact',
-    description: 'Save one durable fact about the user as a standalone sentence (e.g. "Ann\'s cat is called Miso").',
+    description: 'Save a durable fact about the user as a standalone sentence ("Ann\'s cat is called Miso").',
     parameters: { type: 'object', properties: { fact: { type: 'string', minLength: 3, maxLength: 1000 } }, required: ['fact'], additionalProperties: false },
     async execute({ fact }, ctx) {
       if (!index.enabled) return off;
@@ -58,7 +58,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
 
   const correct: Tool<{ id: string; new_content: string }> = {
     name: 'correct_fact',
-    description: 'Replace a wrong fact: the old one is retired (kept for history), the new one is saved.',
+    description: 'Replace a wrong fact (id from search_memory); the old one is kept as history.',
     parameters: {
       type: 'object',
       properties: { id: { type: 'string', pattern: '^fact_[0-9a-f]+$' }, new_content: { type: 'string', minLength: 3, maxLength: 1000 } },
@@ -84,7 +84,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
 
   const stats: Tool<Record<string, never>> = {
     name: 'memory_stats',
-    description: 'How much is remembered: counts by kind and the latest record time.',
+    description: 'How much is remembered, by kind, and the latest time.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
     async execute(_args, ctx) {
       if (!index.enabled) return off;
@@ -94,7 +94,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
 
   const entity: Tool<{ name: string }> = {
     name: 'get_entity_info',
-    description: 'Everything remembered about a person, place, project or tag ("tell me everything about Dana").',
+    description: 'Everything remembered about a person, place, project or tag.',
     parameters: { type: 'object', properties: { name: { type: 'string', minLength: 1, maxLength: 200 } }, required: ['name'], additionalProperties: false },
     async execute({ name }, ctx) {
       if (!index.enabled) return off;
