@@ -14,7 +14,7 @@ import { startTestBot, type TestBot, loadedSession } from '../helpers/app.js';
 import { lastUserText, memoryAwareResponder, promptKind, text, toolCalls, type FakeReply, type RecordedRequest, type Responder } from '../helpers/fake-llm.js';
 import { makeMessage, type SessionMessage } from '../../src/sessions/model.js';
 
-// Room for the tool definitions sent with every request (about 760 tokens, reminder tools included).
+// Room for the tool definitions sent with every request (about 680 tokens, reminder tools included).
 const LIMIT = 2200;
 const CHAT = 'c';
 const SESSION_ID = `test:${CHAT}`;
@@ -323,7 +323,7 @@ test('the decision counts the whole memory budget: compacts once the history pas
 
 test('a small context with a big memory share is not compacted on every turn: the budget is reserved only within half the limit', () =>
   withBot({ runtimeConfig: { compaction: { maxContextTokens: LIMIT, keepLastMessages: 20 }, memory: { budgetPercent: 50 } } }, async ({ bot }) => {
-    // Tool definitions (~760) + instructions + half of 2,200 would be over 80 % with no conversation at all.
+    // Tool definitions (~680) + instructions + half of 2,200 would be over 80 % with no conversation at all.
     for (let i = 0; i < 6; i++) assert.deepEqual(await bot.send(CHAT, fact(i)), ['ok']);
     assert.deepEqual(kinds(bot).filter((k) => k !== 'chat'), []);
     const u = bot.app.services.compactor.usage(session(bot));
