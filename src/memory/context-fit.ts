@@ -22,7 +22,7 @@ const TRUNCATION_TARGET = 0.6;
 /**
  * The memory budget is reserved only while tool definitions + instructions + the budget stay
  * within this share of the limit, so the conversation keeps at least 30 % (up to the 80 %
- * threshold). A small context with a big memory share (2,000 tokens, 745 of them tool
+ * threshold). A small context with a big memory share (2,000 tokens, ~680 of them tool
  * definitions) would otherwise compact on every turn; there the memory counts as last built.
  */
 const RESERVE_SHARE = 0.5;

@@ -181,7 +181,9 @@ const NO_NOTES = { memory: { enabled: false }, compaction: { maxContextTokens: L
 test('compaction triggers above 80 % of the limit and not at or below it; consolidation gets exactly the removed messages; the user is told', () =>
   withBot({ runtimeConfig: NO_NOTES }, async ({ bot, invalid }) => {
     await bot.send(CHAT, 'hello');
-    assert.ok(bot.app.services.compactor.usage(session(bot)).limit === LIMIT);
+    const usage = bot.app.services.compactor.usage(session(bot));
+    assert.ok(usage.limit === LIMIT);
+    assert.equal(usage.reserved, usage.tokens, 'memory off: no budget is reserved for it');
     await fill(bot, Math.floor(LIMIT * 0.78), fact);
     assert.deepEqual(kinds(bot).filter((k) => k !== 'chat'), [], 'no compaction while filling');
 
