@@ -19,7 +19,13 @@ const KS = [5, 10, 20];
 const args = process.argv.slice(2);
 const flagValues = (name: string) => args.flatMap((a, i) => (args[i - 1] === name ? [a] : []));
 const split = (flagValues('--split')[0] ?? 'tune') as EvalSplit;
-const files = args.filter((a, i) => !a.startsWith('--') && !['--split', '--set', '--only', '--floor-weight'].includes(args[i - 1] ?? ''));
+/** `--only a b c` (as the docs write it) and `--only a --only b` both name weights: every word after `--only` up to the next flag. */
+const onlyAt = new Set<number>();
+args.forEach((a, i) => {
+  if (a !== '--only') return;
+  for (let j = i + 1; j < args.length && !args[j]!.startsWith('--') && !args[j]!.endsWith('.json'); j++) onlyAt.add(j);
+});
+const files = args.filter((a, i) => !a.startsWith('--') && !onlyAt.has(i) && !['--split', '--set', '--floor-weight'].includes(args[i - 1] ?? ''));
 /** How much a category's loss beyond 3 points below the baseline costs in the objective (1: its share of the mean). */
 const floorWeight = Number(flagValues('--floor-weight')[0] ?? 1);
 
@@ -105,7 +111,7 @@ async function main(): Promise<void> {
   let best = objective(reports, sets);
   process.stdout.write(`split ${split}: objective ${best.toFixed(4)}\n`);
   if (args.includes('--ascent')) {
-    const only = flagValues('--only');
+    const only = [...onlyAt].map((i) => args[i]!);
     for (let round = 0; round < 3; round++) {
       let moved = false;
       for (const [key, values] of Object.entries(GRID) as Array<[keyof RankWeights, Array<number | boolean>]>) {
