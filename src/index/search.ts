@@ -170,21 +170,49 @@ export class HybridSearch {
     return scored.map((s) => ({ row: rows.get(s.rowid)!, score: -s.rank }));
   }
 
-  /** The next two turns after each seed in its conversation: the answers to what matched. */
-  private following(seeds: Row[], opts: SearchOptions): Array<{ row: Row; after: Row }> {
-    return this.around(seeds, 0, 2, opts).map(({ row, seed }) => ({ row, after: seed }));
-  }
-
-  /** The turns from `before` turns before each seed to `after` turns after it, in its conversation (not the seed). */
-  private around(seeds: Row[], before: number, after: number, opts: SearchOptions): Array<{ row: Row; seed: Row }> {
-    const out: Array<{ row: Row; seed: Row }> = [];
-    const f = this.filter(opts);
-    const st = this.stmt(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.session_id = ? AND m.seq >= ? AND m.seq <= ?${f.sql} ORDER BY m.seq`);
+  /**
+   * The turns from `before` turns before to `after` turns after each seed, in its conversation,
+   * read in one query (overlapping windows merged, so each row is read once); `near(seed, b, a)`
+   * then gives a narrower window of one seed (not the seed itself), in turn order.
+   */
+  private turnsAround(seeds: Row[], before: number, after: number, opts: SearchOptions): (seed: Row, b: number, a: number) => Row[] {
+    const bySession = new Map<string, Array<[number, number]>>();
     for (const s of seeds) {
       if (s.kind !== 'episode' || s.seq === null || !s.session_id) continue;
-      for (const r of st.all(s.session_id, s.seq - before, s.seq + after, ...f.params) as Row[]) if (r.seq !== s.seq) out.push({ row: r, seed: s });
+      const list = bySession.get(s.session_id) ?? [];
+      list.push([s.seq - before, s.seq + after]);
+      bySession.set(s.session_id, list);
     }
-    return out;
+    const params: unknown[] = [];
+    for (const [sid, list] of bySession) {
+      list.sort((x, y) => x[0] - y[0]);
+      let [lo, hi] = list[0]!;
+      for (const [a, b] of list.slice(1)) {
+        if (a > hi + 1) {
+          params.push(sid, lo, hi);
+          [lo, hi] = [a, b];
+        } else hi = Math.max(hi, b);
+      }
+      params.push(sid, lo, hi);
+    }
+    const rows = new Map<string, Row[]>();
+    if (params.length > 0) {
+      const f = this.filter(opts);
+      // CROSS JOIN keeps the windows as the outer loop: each is a range read on (session_id, seq).
+      const read = this.stmt(
+        `WITH w(sid, lo, hi) AS (VALUES ${Array.from({ length: params.length / 3 }, () => '(?, ?, ?)').join(', ')})
+         SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM w CROSS JOIN memories m ON m.session_id = w.sid AND m.seq >= w.lo AND m.seq <= w.hi
+         WHERE 1${f.sql}`,
+      ).all(...params, ...f.params) as Row[];
+      for (const r of read) {
+        const list = rows.get(r.session_id!) ?? [];
+        list.push(r);
+        rows.set(r.session_id!, list);
+      }
+      for (const list of rows.values()) list.sort((x, y) => x.seq! - y.seq!);
+    }
+    return (s, b, a) =>
+      s.kind !== 'episode' || s.seq === null || !s.session_id ? [] : (rows.get(s.session_id) ?? []).filter((r) => r.seq !== s.seq && r.seq! >= s.seq! - b && r.seq! <= s.seq! + a);
   }
 
   private entityHits(words: string[], opts: SearchOptions): Array<{ row: Row; links: number }> {
@@ -272,7 +300,11 @@ export class HybridSearch {
 
   /** The years this scope's memories span (for dates named without a year). */
   private years(scope: string): number[] {
-    const r = this.stmt('SELECT MIN(event_time) AS a, MAX(event_time) AS b FROM memories WHERE scope = ?').get(scope) as { a: number | null; b: number | null };
+    // Two subqueries: each is one seek on (scope, event_time); MIN and MAX in one SELECT scan the scope's rows.
+    const r = this.stmt('SELECT (SELECT MIN(event_time) FROM memories WHERE scope = ?) AS a, (SELECT MAX(event_time) FROM memories WHERE scope = ?) AS b').get(scope, scope) as {
+      a: number | null;
+      b: number | null;
+    };
     if (r.a === null || r.b === null) return [];
     const [a, b] = [new Date(r.a * 1000).getFullYear(), new Date(r.b * 1000).getFullYear()];
     return Array.from({ length: Math.min(b - a + 1, 5) }, (_, i) => b - Math.min(b - a, 4) + i);
@@ -301,7 +333,7 @@ export class HybridSearch {
       const text = this.text(match, opts, TEXT_CANDIDATES);
       best = text[0]?.score ?? 0;
       for (const t of text) Object.assign(get(t.row), { text: t.score / best, bm25: t.score });
-      const dates = datesIn(query, this.years(opts.scope));
+      const dates = datesIn(query, () => this.years(opts.scope));
       if (dates.length > 0 && w.date !== 0) {
         for (const d of this.onDates(match, dates, opts)) {
           const c = get(d.row);
@@ -310,9 +342,13 @@ export class HybridSearch {
           c.date = 1;
         }
       }
-      if (w.reply !== 0) {
-        const seeds = text.slice(0, w.replySeeds).map((t) => t.row);
-        for (const { row, after } of this.following(seeds, opts)) {
+      // The next two turns of the best hits (their answers) and the turns around them, read once.
+      const replySeeds = w.reply !== 0 ? w.replySeeds : 0;
+      const aroundSeeds = Math.max(0, w.aroundSeeds);
+      const seeds = text.slice(0, Math.max(replySeeds, aroundSeeds)).map((t) => t.row);
+      const near = this.turnsAround(seeds, aroundSeeds > 0 ? w.aroundWindow : 0, Math.max(replySeeds > 0 ? 2 : 0, aroundSeeds > 0 ? w.aroundWindow : 0), opts);
+      for (const after of seeds.slice(0, replySeeds)) {
+        for (const row of near(after, 0, 2)) {
           if (row.speaker === after.speaker && w.replyOtherSpeaker) continue;
           const c = get(row);
           c.reply = Math.max(c.reply, cands.get(after.id)!.text);
@@ -320,7 +356,7 @@ export class HybridSearch {
       }
       // Document expansion at read time: the turns around the best hits join as candidates;
       // the context signal (text matches among the turns around) then decides where they rank.
-      if (w.aroundSeeds > 0) for (const { row } of this.around(text.slice(0, w.aroundSeeds).map((t) => t.row), w.aroundWindow, w.aroundWindow, opts)) get(row);
+      for (const s of seeds.slice(0, aroundSeeds)) for (const row of near(s, w.aroundWindow, w.aroundWindow)) get(row);
     }
     if (match && w.prf !== 0 && best > 0) {
       const expansion = this.feedbackTerms([...cands.values()].filter((c) => c.text > 0).sort((a, b) => b.text - a.text).slice(0, w.prfDocs), new Set(terms), opts.scope);
