@@ -84,6 +84,27 @@ export class HybridSearch {
     return s;
   }
 
+  private readonly rawCache = new Map<string, { st: Statement; names: string[] }>();
+
+  /**
+   * The rows of a query as objects built here from better-sqlite3's raw arrays: its own row
+   * objects cost about 1.7 times as much CPU per row, and a search reads some 500 rows.
+   */
+  private rows<T>(sql: string, ...params: unknown[]): T[] {
+    let r = this.rawCache.get(sql);
+    if (!r) {
+      const st = this.db.prepare(sql).raw(true);
+      r = { st, names: st.columns().map((c) => c.name) };
+      this.rawCache.set(sql, r);
+    }
+    const { st, names } = r;
+    return (st.all(...params) as unknown[][]).map((a) => {
+      const o: Record<string, unknown> = {};
+      for (let i = 0; i < names.length; i++) o[names[i]!] = a[i];
+      return o as T;
+    });
+  }
+
   private filter(opts: SearchOptions, alias = 'm'): { sql: string; params: unknown[] } {
     const kinds = opts.kinds?.length ? opts.kinds : ['episode', 'fact', 'reflection'];
     let sql = ` AND ${alias}.scope = ? AND ${alias}.valid_until IS NULL AND ${alias}.kind IN (${kinds.map(() => '?').join(',')})`;
@@ -135,22 +156,28 @@ export class HybridSearch {
     }>;
     if (top.length === 0) return [];
     const f = this.filter(opts);
-    const rows = this.stmt(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.rowid IN (${top.map(() => '?').join(',')})${f.sql}`).all(
-      ...top.map((t) => t.rowid),
-      ...f.params,
-    ) as Row[];
-    if (rows.length >= limit || top.length < limit * 2) {
+    // Which of them pass the filters (rowids only), then the rows of the best `limit` of those.
+    const pass = new Set(
+      this.stmt(`SELECT m.rowid FROM memories m WHERE m.rowid IN (${top.map(() => '?').join(',')})${f.sql}`)
+        .pluck()
+        .all(...top.map((t) => t.rowid), ...f.params) as number[],
+    );
+    if (pass.size >= limit || top.length < limit * 2) {
+      const best = top.filter((t) => pass.has(t.rowid)).slice(0, limit);
+      if (best.length === 0) return [];
+      const rows = this.rows<Row>(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.rowid IN (${best.map(() => '?').join(',')})`, ...best.map((t) => t.rowid));
       const byRid = new Map(rows.map((r) => [r.rid, r]));
-      return top.flatMap((t) => (byRid.has(t.rowid) ? [{ row: byRid.get(t.rowid)!, score: -t.rank }] : [])).slice(0, limit);
+      return best.map((t) => ({ row: byRid.get(t.rowid)!, score: -t.rank }));
     }
     // The filters (kind, superseded, this conversation) dropped most of the best matches:
     // rank again with the filters applied to every match — slower, always complete.
-    return (
-      this.stmt(
-        `SELECT m.rowid AS rid, ${ROW_COLUMNS}, bm25(${SCOPED_FTS}) AS rank
-         FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
-         WHERE ${SCOPED_FTS} MATCH ?${f.sql} ORDER BY bm25(${SCOPED_FTS}) LIMIT ?`,
-      ).all(match, ...f.params, limit) as Array<Row & { rank: number }>
+    return this.rows<Row & { rank: number }>(
+      `SELECT m.rowid AS rid, ${ROW_COLUMNS}, bm25(${SCOPED_FTS}) AS rank
+       FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
+       WHERE ${SCOPED_FTS} MATCH ?${f.sql} ORDER BY bm25(${SCOPED_FTS}) LIMIT ?`,
+      match,
+      ...f.params,
+      limit,
     ).map(({ rank: r, ...row }) => ({ row, score: -r }));
   }
 
@@ -199,11 +226,13 @@ export class HybridSearch {
     if (params.length > 0) {
       const f = this.filter(opts);
       // CROSS JOIN keeps the windows as the outer loop: each is a range read on (session_id, seq).
-      const read = this.stmt(
+      const read = this.rows<Row>(
         `WITH w(sid, lo, hi) AS (VALUES ${Array.from({ length: params.length / 3 }, () => '(?, ?, ?)').join(', ')})
          SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM w CROSS JOIN memories m ON m.session_id = w.sid AND m.seq >= w.lo AND m.seq <= w.hi
          WHERE 1${f.sql}`,
-      ).all(...params, ...f.params) as Row[];
+        ...params,
+        ...f.params,
+      );
       for (const r of read) {
         const list = rows.get(r.session_id!) ?? [];
         list.push(r);
@@ -231,13 +260,15 @@ export class HybridSearch {
     // Memories naming more of the query's entities first, then the newest. CROSS JOIN keeps
     // the links (at most MAX_ENTITY_LINKS per entity) as the outer loop: left to itself, the
     // planner walked every memory in id order to serve the GROUP BY (47 ms at 1M memories).
-    return (
-      this.stmt(
-        `SELECT m.rowid AS rid, ${ROW_COLUMNS}, COUNT(*) AS links
-         FROM memory_entities me CROSS JOIN memories m ON m.id = me.memory_id
-         WHERE me.scope = ? AND me.entity_id IN (${ids.map(() => '?').join(',')})${f.sql}
-         GROUP BY me.memory_id ORDER BY COUNT(*) DESC, m.event_time DESC LIMIT ?`,
-      ).all(opts.scope, ...ids, ...f.params, SIDE_CANDIDATES) as Array<Row & { links: number }>
+    return this.rows<Row & { links: number }>(
+      `SELECT m.rowid AS rid, ${ROW_COLUMNS}, COUNT(*) AS links
+       FROM memory_entities me CROSS JOIN memories m ON m.id = me.memory_id
+       WHERE me.scope = ? AND me.entity_id IN (${ids.map(() => '?').join(',')})${f.sql}
+       GROUP BY me.memory_id ORDER BY COUNT(*) DESC, m.event_time DESC LIMIT ?`,
+      opts.scope,
+      ...ids,
+      ...f.params,
+      SIDE_CANDIDATES,
     ).map(({ links, ...row }) => ({ row, links: links / ids.length }));
   }
 
@@ -283,10 +314,12 @@ export class HybridSearch {
   private wordUses(scope: string, word: string): WordUse[] {
     const match = this.matchQuery(scope, [word]);
     if (!match) return [];
-    const rows = this.stmt(
+    const rows = this.rows<{ content: string; speaker: string | null; session_id: string | null; seq: number | null }>(
       `SELECT m.content, m.speaker, m.session_id, m.seq FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
        WHERE ${SCOPED_FTS} MATCH ? AND m.scope = ? AND m.kind = 'episode' LIMIT 100`,
-    ).all(match, scope) as Array<{ content: string; speaker: string | null; session_id: string | null; seq: number | null }>;
+      match,
+      scope,
+    );
     const before = this.stmt(
       `SELECT speaker FROM memories m WHERE m.session_id = ? AND m.seq < ? AND m.seq >= ? AND m.speaker IS NOT ? ORDER BY m.seq DESC LIMIT 1`,
     );
