@@ -42,9 +42,10 @@ function range(y: number, m: number, d: number | null): DateRange | null {
 
 /**
  * The dates a query names. A day without a year stands for that day in each year the chat's
- * memories cover (`years`, oldest first; at most the last five).
+ * memories cover (`years`, oldest first; at most the last five). `years` may be a function: it
+ * is then called only when the query names a day without a year (it costs a read of the index).
  */
-export function datesIn(query: string, years: number[]): DateRange[] {
+export function datesIn(query: string, years: number[] | (() => number[])): DateRange[] {
   const out: DateRange[] = [];
   const taken: Array<[number, number]> = [];
   const free = (i: number, n: number) => !taken.some(([a, b]) => i < b && a < i + n);
@@ -53,7 +54,8 @@ export function datesIn(query: string, years: number[]): DateRange[] {
     taken.push([i, i + n]);
     if (!out.some((o) => o.from === r.from && o.to === r.to)) out.push(r);
   };
-  const yearsFor = (y: string | undefined) => (y ? [Number(y)] : years.slice(-5));
+  let known: number[] | undefined;
+  const yearsFor = (y: string | undefined) => (y ? [Number(y)] : (known ??= typeof years === 'function' ? years() : years).slice(-5));
   for (const m of query.matchAll(ISO)) add(range(Number(m[1]), Number(m[2]) - 1, Number(m[3])), m.index!, m[0].length);
   for (const m of query.matchAll(DOTTED)) add(range(Number(m[3]), Number(m[2]) - 1, Number(m[1])), m.index!, m[0].length);
   for (const m of query.matchAll(DAY_MONTH)) {

@@ -84,6 +84,27 @@ export class HybridSearch {
     return s;
   }
 
+  private readonly rawCache = new Map<string, { st: Statement; names: string[] }>();
+
+  /**
+   * The rows of a query as objects built here from better-sqlite3's raw arrays: its own row
+   * objects cost about 1.7 times as much CPU per row, and a search reads some 500 rows.
+   */
+  private rows<T>(sql: string, ...params: unknown[]): T[] {
+    let r = this.rawCache.get(sql);
+    if (!r) {
+      const st = this.db.prepare(sql).raw(true);
+      r = { st, names: st.columns().map((c) => c.name) };
+      this.rawCache.set(sql, r);
+    }
+    const { st, names } = r;
+    return (st.all(...params) as unknown[][]).map((a) => {
+      const o: Record<string, unknown> = {};
+      for (let i = 0; i < names.length; i++) o[names[i]!] = a[i];
+      return o as T;
+    });
+  }
+
   private filter(opts: SearchOptions, alias = 'm'): { sql: string; params: unknown[] } {
     const kinds = opts.kinds?.length ? opts.kinds : ['episode', 'fact', 'reflection'];
     let sql = ` AND ${alias}.scope = ? AND ${alias}.valid_until IS NULL AND ${alias}.kind IN (${kinds.map(() => '?').join(',')})`;
@@ -135,22 +156,28 @@ export class HybridSearch {
     }>;
     if (top.length === 0) return [];
     const f = this.filter(opts);
-    const rows = this.stmt(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.rowid IN (${top.map(() => '?').join(',')})${f.sql}`).all(
-      ...top.map((t) => t.rowid),
-      ...f.params,
-    ) as Row[];
-    if (rows.length >= limit || top.length < limit * 2) {
+    // Which of them pass the filters (rowids only), then the rows of the best `limit` of those.
+    const pass = new Set(
+      this.stmt(`SELECT m.rowid FROM memories m WHERE m.rowid IN (${top.map(() => '?').join(',')})${f.sql}`)
+        .pluck()
+        .all(...top.map((t) => t.rowid), ...f.params) as number[],
+    );
+    if (pass.size >= limit || top.length < limit * 2) {
+      const best = top.filter((t) => pass.has(t.rowid)).slice(0, limit);
+      if (best.length === 0) return [];
+      const rows = this.rows<Row>(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.rowid IN (${best.map(() => '?').join(',')})`, ...best.map((t) => t.rowid));
       const byRid = new Map(rows.map((r) => [r.rid, r]));
-      return top.flatMap((t) => (byRid.has(t.rowid) ? [{ row: byRid.get(t.rowid)!, score: -t.rank }] : [])).slice(0, limit);
+      return best.map((t) => ({ row: byRid.get(t.rowid)!, score: -t.rank }));
     }
     // The filters (kind, superseded, this conversation) dropped most of the best matches:
     // rank again with the filters applied to every match — slower, always complete.
-    return (
-      this.stmt(
-        `SELECT m.rowid AS rid, ${ROW_COLUMNS}, bm25(${SCOPED_FTS}) AS rank
-         FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
-         WHERE ${SCOPED_FTS} MATCH ?${f.sql} ORDER BY bm25(${SCOPED_FTS}) LIMIT ?`,
-      ).all(match, ...f.params, limit) as Array<Row & { rank: number }>
+    return this.rows<Row & { rank: number }>(
+      `SELECT m.rowid AS rid, ${ROW_COLUMNS}, bm25(${SCOPED_FTS}) AS rank
+       FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
+       WHERE ${SCOPED_FTS} MATCH ?${f.sql} ORDER BY bm25(${SCOPED_FTS}) LIMIT ?`,
+      match,
+      ...f.params,
+      limit,
     ).map(({ rank: r, ...row }) => ({ row, score: -r }));
   }
 
@@ -170,21 +197,51 @@ export class HybridSearch {
     return scored.map((s) => ({ row: rows.get(s.rowid)!, score: -s.rank }));
   }
 
-  /** The next two turns after each seed in its conversation: the answers to what matched. */
-  private following(seeds: Row[], opts: SearchOptions): Array<{ row: Row; after: Row }> {
-    return this.around(seeds, 0, 2, opts).map(({ row, seed }) => ({ row, after: seed }));
-  }
-
-  /** The turns from `before` turns before each seed to `after` turns after it, in its conversation (not the seed). */
-  private around(seeds: Row[], before: number, after: number, opts: SearchOptions): Array<{ row: Row; seed: Row }> {
-    const out: Array<{ row: Row; seed: Row }> = [];
-    const f = this.filter(opts);
-    const st = this.stmt(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.session_id = ? AND m.seq >= ? AND m.seq <= ?${f.sql} ORDER BY m.seq`);
+  /**
+   * The turns from `before` turns before to `after` turns after each seed, in its conversation,
+   * read in one query (overlapping windows merged, so each row is read once); `near(seed, b, a)`
+   * then gives a narrower window of one seed (not the seed itself), in turn order.
+   */
+  private turnsAround(seeds: Row[], before: number, after: number, opts: SearchOptions): (seed: Row, b: number, a: number) => Row[] {
+    const bySession = new Map<string, Array<[number, number]>>();
     for (const s of seeds) {
       if (s.kind !== 'episode' || s.seq === null || !s.session_id) continue;
-      for (const r of st.all(s.session_id, s.seq - before, s.seq + after, ...f.params) as Row[]) if (r.seq !== s.seq) out.push({ row: r, seed: s });
+      const list = bySession.get(s.session_id) ?? [];
+      list.push([s.seq - before, s.seq + after]);
+      bySession.set(s.session_id, list);
     }
-    return out;
+    const params: unknown[] = [];
+    for (const [sid, list] of bySession) {
+      list.sort((x, y) => x[0] - y[0]);
+      let [lo, hi] = list[0]!;
+      for (const [a, b] of list.slice(1)) {
+        if (a > hi + 1) {
+          params.push(sid, lo, hi);
+          [lo, hi] = [a, b];
+        } else hi = Math.max(hi, b);
+      }
+      params.push(sid, lo, hi);
+    }
+    const rows = new Map<string, Row[]>();
+    if (params.length > 0) {
+      const f = this.filter(opts);
+      // CROSS JOIN keeps the windows as the outer loop: each is a range read on (session_id, seq).
+      const read = this.rows<Row>(
+        `WITH w(sid, lo, hi) AS (VALUES ${Array.from({ length: params.length / 3 }, () => '(?, ?, ?)').join(', ')})
+         SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM w CROSS JOIN memories m ON m.session_id = w.sid AND m.seq >= w.lo AND m.seq <= w.hi
+         WHERE 1${f.sql}`,
+        ...params,
+        ...f.params,
+      );
+      for (const r of read) {
+        const list = rows.get(r.session_id!) ?? [];
+        list.push(r);
+        rows.set(r.session_id!, list);
+      }
+      for (const list of rows.values()) list.sort((x, y) => x.seq! - y.seq!);
+    }
+    return (s, b, a) =>
+      s.kind !== 'episode' || s.seq === null || !s.session_id ? [] : (rows.get(s.session_id) ?? []).filter((r) => r.seq !== s.seq && r.seq! >= s.seq! - b && r.seq! <= s.seq! + a);
   }
 
   private entityHits(words: string[], opts: SearchOptions): Array<{ row: Row; links: number }> {
@@ -203,13 +260,15 @@ export class HybridSearch {
     // Memories naming more of the query's entities first, then the newest. CROSS JOIN keeps
     // the links (at most MAX_ENTITY_LINKS per entity) as the outer loop: left to itself, the
     // planner walked every memory in id order to serve the GROUP BY (47 ms at 1M memories).
-    return (
-      this.stmt(
-        `SELECT m.rowid AS rid, ${ROW_COLUMNS}, COUNT(*) AS links
-         FROM memory_entities me CROSS JOIN memories m ON m.id = me.memory_id
-         WHERE me.scope = ? AND me.entity_id IN (${ids.map(() => '?').join(',')})${f.sql}
-         GROUP BY me.memory_id ORDER BY COUNT(*) DESC, m.event_time DESC LIMIT ?`,
-      ).all(opts.scope, ...ids, ...f.params, SIDE_CANDIDATES) as Array<Row & { links: number }>
+    return this.rows<Row & { links: number }>(
+      `SELECT m.rowid AS rid, ${ROW_COLUMNS}, COUNT(*) AS links
+       FROM memory_entities me CROSS JOIN memories m ON m.id = me.memory_id
+       WHERE me.scope = ? AND me.entity_id IN (${ids.map(() => '?').join(',')})${f.sql}
+       GROUP BY me.memory_id ORDER BY COUNT(*) DESC, m.event_time DESC LIMIT ?`,
+      opts.scope,
+      ...ids,
+      ...f.params,
+      SIDE_CANDIDATES,
     ).map(({ links, ...row }) => ({ row, links: links / ids.length }));
   }
 
@@ -255,10 +314,12 @@ export class HybridSearch {
   private wordUses(scope: string, word: string): WordUse[] {
     const match = this.matchQuery(scope, [word]);
     if (!match) return [];
-    const rows = this.stmt(
+    const rows = this.rows<{ content: string; speaker: string | null; session_id: string | null; seq: number | null }>(
       `SELECT m.content, m.speaker, m.session_id, m.seq FROM ${SCOPED_FTS} JOIN memories m ON m.rowid = ${SCOPED_FTS}.rowid
        WHERE ${SCOPED_FTS} MATCH ? AND m.scope = ? AND m.kind = 'episode' LIMIT 100`,
-    ).all(match, scope) as Array<{ content: string; speaker: string | null; session_id: string | null; seq: number | null }>;
+      match,
+      scope,
+    );
     const before = this.stmt(
       `SELECT speaker FROM memories m WHERE m.session_id = ? AND m.seq < ? AND m.seq >= ? AND m.speaker IS NOT ? ORDER BY m.seq DESC LIMIT 1`,
     );
@@ -272,7 +333,11 @@ export class HybridSearch {
 
   /** The years this scope's memories span (for dates named without a year). */
   private years(scope: string): number[] {
-    const r = this.stmt('SELECT MIN(event_time) AS a, MAX(event_time) AS b FROM memories WHERE scope = ?').get(scope) as { a: number | null; b: number | null };
+    // Two subqueries: each is one seek on (scope, event_time); MIN and MAX in one SELECT scan the scope's rows.
+    const r = this.stmt('SELECT (SELECT MIN(event_time) FROM memories WHERE scope = ?) AS a, (SELECT MAX(event_time) FROM memories WHERE scope = ?) AS b').get(scope, scope) as {
+      a: number | null;
+      b: number | null;
+    };
     if (r.a === null || r.b === null) return [];
     const [a, b] = [new Date(r.a * 1000).getFullYear(), new Date(r.b * 1000).getFullYear()];
     return Array.from({ length: Math.min(b - a + 1, 5) }, (_, i) => b - Math.min(b - a, 4) + i);
@@ -301,7 +366,7 @@ export class HybridSearch {
       const text = this.text(match, opts, TEXT_CANDIDATES);
       best = text[0]?.score ?? 0;
       for (const t of text) Object.assign(get(t.row), { text: t.score / best, bm25: t.score });
-      const dates = datesIn(query, this.years(opts.scope));
+      const dates = datesIn(query, () => this.years(opts.scope));
       if (dates.length > 0 && w.date !== 0) {
         for (const d of this.onDates(match, dates, opts)) {
           const c = get(d.row);
@@ -310,9 +375,13 @@ export class HybridSearch {
           c.date = 1;
         }
       }
-      if (w.reply !== 0) {
-        const seeds = text.slice(0, w.replySeeds).map((t) => t.row);
-        for (const { row, after } of this.following(seeds, opts)) {
+      // The next two turns of the best hits (their answers) and the turns around them, read once.
+      const replySeeds = w.reply !== 0 ? w.replySeeds : 0;
+      const aroundSeeds = Math.max(0, w.aroundSeeds);
+      const seeds = text.slice(0, Math.max(replySeeds, aroundSeeds)).map((t) => t.row);
+      const near = this.turnsAround(seeds, aroundSeeds > 0 ? w.aroundWindow : 0, Math.max(replySeeds > 0 ? 2 : 0, aroundSeeds > 0 ? w.aroundWindow : 0), opts);
+      for (const after of seeds.slice(0, replySeeds)) {
+        for (const row of near(after, 0, 2)) {
           if (row.speaker === after.speaker && w.replyOtherSpeaker) continue;
           const c = get(row);
           c.reply = Math.max(c.reply, cands.get(after.id)!.text);
@@ -320,7 +389,7 @@ export class HybridSearch {
       }
       // Document expansion at read time: the turns around the best hits join as candidates;
       // the context signal (text matches among the turns around) then decides where they rank.
-      if (w.aroundSeeds > 0) for (const { row } of this.around(text.slice(0, w.aroundSeeds).map((t) => t.row), w.aroundWindow, w.aroundWindow, opts)) get(row);
+      for (const s of seeds.slice(0, aroundSeeds)) for (const row of near(s, w.aroundWindow, w.aroundWindow)) get(row);
     }
     if (match && w.prf !== 0 && best > 0) {
       const expansion = this.feedbackTerms([...cands.values()].filter((c) => c.text > 0).sort((a, b) => b.text - a.text).slice(0, w.prfDocs), new Set(terms), opts.scope);

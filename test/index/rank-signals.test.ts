@@ -95,3 +95,13 @@ test('a name one letter off a speaker\'s, never written in the chat, still names
   assert.equal(index.search('Does Akin like snow?', { scope }).flatMap((r) => r.sourceMessageIds)[0], 'm3');
   index.close();
 });
+
+test('the years of a chat are read only when the question names a day without a year', () => {
+  let reads = 0;
+  const years = () => (reads++, [2023, 2024]);
+  assert.deepEqual(datesIn('What did I say about the quarterly report?', years), []);
+  assert.equal(datesIn('what happened on 2024-05-12 and in March 2023', years).length, 2);
+  assert.equal(reads, 0);
+  assert.equal(datesIn('Dinner on 3 June, or on June 4th?', years).length, 4);
+  assert.equal(reads, 1, 'read once per question');
+});

@@ -276,3 +276,19 @@ test("the assistant's answer to a question that matches ranks above its other wo
   assert.ok(ids.indexOf('answer') >= 0 && ids.indexOf('answer') < ids.indexOf('aside'), JSON.stringify(ids));
   index.close();
 });
+
+test('the turns around hits close together in one conversation, and around a hit in another, each come once; the next turns are marked as answers; a deleted turn stays out', () => {
+  const { index, say } = setup();
+  const s1 = Array.from({ length: 20 }, (_, i) => say(i === 5 || i === 8 ? `The kayak trip is booked, note ${i}` : `Line ${i} of the first talk`, { sourceMessageId: `a${i}` }));
+  Array.from({ length: 12 }, (_, i) => say(i === 6 ? 'Kayak paddles go in the car' : `Line ${i} of the second talk`, { sessionId: 's2', sourceMessageId: `b${i}` }));
+  index.database!.prepare('UPDATE memories SET valid_until = 1 WHERE id = ?').run(s1[10]);
+  const rs = index.search('kayak', { scope: 'test:A', limit: 100 });
+  const ids = rs.flatMap((r) => r.sourceMessageIds);
+  assert.equal(new Set(ids).size, ids.length, 'one result per turn');
+  // Turns 0..13 around the hits at 5 and 8 (but not the deleted 10), 1..11 around the hit at 6 of s2.
+  const expected = [...[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13].map((i) => `a${i}`), ...[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((i) => `b${i}`)];
+  assert.deepEqual([...ids].sort(), [...expected].sort());
+  for (const next of ['a6', 'a7', 'a9', 'b7', 'b8']) assert.ok(rs.find((r) => r.sourceMessageIds[0] === next)?.lists?.includes('reply'), next);
+  assert.ok(!rs.find((r) => r.sourceMessageIds[0] === 'a4')?.lists?.includes('reply'), 'a turn before a hit is not its answer');
+  index.close();
+});
