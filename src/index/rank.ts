@@ -8,6 +8,11 @@ import type { MemoryRow } from './repository.js';
 
 export interface Candidate {
   row: MemoryRow;
+  /**
+   * The row's rowid, the last tie-break: memory ids are random, so without it equal scores
+   * (messages of one batch share a time) came out in a different order on every run.
+   */
+  rid: number;
   /** BM25 of the message over the best BM25 of the query (0..1). */
   text: number;
   /** BM25 of the message as FTS5 gives it (not normalized). */
@@ -108,6 +113,7 @@ export const DEFAULT_WEIGHTS: RankWeights = {
 
 export interface Ranked {
   row: MemoryRow;
+  rid: number;
   score: number;
   bm25: number;
   vector: number;
@@ -150,7 +156,7 @@ export function rank(cands: Candidate[], speakers: ReadonlySet<string>, w: RankW
   if (w.recency !== 0) {
     const pool = cands
       .filter((c) => c.text > 0 && c.row.source_role !== 'assistant')
-      .sort((a, b) => b.text - a.text)
+      .sort((a, b) => b.text - a.text || b.rid - a.rid)
       .slice(0, w.recencyPool)
       .sort((a, b) => b.row.event_time - a.row.event_time);
     pool.forEach((c, i) => recency.set(c, 1 - i / pool.length));
@@ -198,9 +204,9 @@ export function rank(cands: Candidate[], speakers: ReadonlySet<string>, w: RankW
     )
       .filter(([, v]) => v > 0)
       .map(([name]) => name);
-    return { row: c.row, score: s, bm25: c.bm25, vector: c.vector, lists };
+    return { row: c.row, rid: c.rid, score: s, bm25: c.bm25, vector: c.vector, lists };
   });
-  out.sort((a, b) => b.score - a.score || b.row.event_time - a.row.event_time);
+  out.sort((a, b) => b.score - a.score || b.row.event_time - a.row.event_time || b.rid - a.rid);
   return w.diversity > 0 ? diversify(out, w.diversity, w.diversityWindow) : out;
 }
 

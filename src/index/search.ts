@@ -264,7 +264,7 @@ export class HybridSearch {
       `SELECT m.rowid AS rid, ${ROW_COLUMNS}, COUNT(*) AS links
        FROM memory_entities me CROSS JOIN memories m ON m.id = me.memory_id
        WHERE me.scope = ? AND me.entity_id IN (${ids.map(() => '?').join(',')})${f.sql}
-       GROUP BY me.memory_id ORDER BY COUNT(*) DESC, m.event_time DESC LIMIT ?`,
+       GROUP BY me.memory_id ORDER BY COUNT(*) DESC, m.event_time DESC, m.rowid DESC LIMIT ?`,
       opts.scope,
       ...ids,
       ...f.params,
@@ -356,7 +356,7 @@ export class HybridSearch {
     const get = (row: Row): Candidate => {
       let c = cands.get(row.id);
       if (!c) {
-        c = { row, text: 0, bm25: 0, date: 0, reply: 0, entity: 0, vector: 0, prf: 0 };
+        c = { row, rid: row.rid, text: 0, bm25: 0, date: 0, reply: 0, entity: 0, vector: 0, prf: 0 };
         cands.set(row.id, c);
       }
       return c;
