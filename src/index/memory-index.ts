@@ -13,6 +13,7 @@ import { IndexBrowse } from './browse.js';
 import { IndexEraser } from './erase.js';
 import { JobTables } from './jobs.js';
 import { VectorTables } from './vectors.js';
+import { SAFETY_NET_PAGES, WalCheckpointer } from './checkpointer.js';
 
 const MAX_PENDING = 5_000;
 
@@ -49,6 +50,8 @@ export interface EntityInfo {
 
 export class MemoryIndex {
   private db: Db | null = null;
+  /** Checkpoints the WAL off the event loop (file databases only); null when not running. */
+  private checkpointer: WalCheckpointer | null = null;
   private writer: IndexWriter | null = null;
   private searcher: HybridSearch | null = null;
   private tables: { jobs: JobTables; vectors: VectorTables; browse: IndexBrowse; erase: IndexEraser } | null = null;
@@ -71,6 +74,7 @@ export class MemoryIndex {
       this.searcher = new HybridSearch(this.db, () => this.vectorsOn);
       const db = this.db;
       this.tables = { jobs: new JobTables(db, () => this.vectorsOn), vectors: new VectorTables(db), browse: new IndexBrowse(db), erase: new IndexEraser(db) };
+      if (file !== ':memory:') this.startCheckpointer(db, file);
     } catch (err) {
       reason = errorMessage(err);
       this.db?.close();
@@ -78,6 +82,21 @@ export class MemoryIndex {
       log.warn({ file, reason }, `memory.db could not be opened; long-term search is off until it can (${reason}). Chat continues.`);
     }
     this.disabledReason = reason;
+  }
+
+  /** Leaves SQLite's automatic checkpoint as a safety net only if the worker starts (see checkpointer.ts). */
+  private startCheckpointer(db: Db, file: string): void {
+    try {
+      this.checkpointer = new WalCheckpointer(file, this.log);
+      db.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
+    } catch (err) {
+      this.log.warn({ reason: errorMessage(err) }, 'memory.db checkpoint worker could not start; SQLite checkpoints by itself.');
+    }
+  }
+
+  /** Checkpoints run by the worker so far (0 without one). */
+  get workerCheckpoints(): number {
+    return this.checkpointer?.checkpoints ?? 0;
   }
 
   get enabled(): boolean {
@@ -331,6 +350,9 @@ export class MemoryIndex {
   }
 
   close(): void {
+    // The worker's connection first, so the main one closes last and SQLite removes the WAL.
+    this.checkpointer?.stop();
+    this.checkpointer = null;
     this.db?.close();
     this.db = null;
   }
