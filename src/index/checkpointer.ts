@@ -83,18 +83,22 @@ export class WalCheckpointer {
   private readonly shared = new Int32Array(new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT));
   private worker: Worker | null;
 
-  constructor(file: string, log: Logger, pages = CHECKPOINT_PAGES) {
+  /** `onFailure` runs once if the worker stops on an error (the caller restores SQLite's own checkpoint). */
+  constructor(file: string, log: Logger, onFailure: () => void, pages = CHECKPOINT_PAGES) {
     const sqlite = createRequire(import.meta.url).resolve('better-sqlite3');
     // No execArgv: the worker runs plain CommonJS and needs neither tsx nor the parent's flags.
     this.worker = new Worker(WORKER_CODE, { eval: true, execArgv: [], workerData: { file, sqlite, pages, shared: this.shared.buffer } });
     // Never the reason the process stays alive; close() ends it.
     this.worker.unref();
-    this.worker.on('message', (msg: { what: string; error: string }) => {
-      log.warn({ what: msg.what, reason: msg.error }, 'memory.db checkpoint worker failed; SQLite checkpoints by itself from now on.');
-    });
-    this.worker.on('error', (err) => {
-      log.warn({ reason: err.message }, 'memory.db checkpoint worker stopped; SQLite checkpoints by itself from now on.');
-    });
+    let failed = false;
+    const fail = (reason: string): void => {
+      log.warn({ reason }, 'memory.db checkpoint worker stopped; SQLite checkpoints by itself from now on.');
+      if (failed || !this.worker) return;
+      failed = true;
+      onFailure();
+    };
+    this.worker.on('message', (msg: { what: string; error: string }) => fail(`${msg.what}: ${msg.error}`));
+    this.worker.on('error', (err) => fail(err.message));
   }
 
   /** Checkpoints the worker has run so far. */

@@ -13,7 +13,7 @@ import { IndexBrowse } from './browse.js';
 import { IndexEraser } from './erase.js';
 import { JobTables } from './jobs.js';
 import { VectorTables } from './vectors.js';
-import { SAFETY_NET_PAGES, WalCheckpointer } from './checkpointer.js';
+import { CHECKPOINT_PAGES, SAFETY_NET_PAGES, WalCheckpointer } from './checkpointer.js';
 
 const MAX_PENDING = 5_000;
 
@@ -87,7 +87,9 @@ export class MemoryIndex {
   /** Leaves SQLite's automatic checkpoint as a safety net only if the worker starts (see checkpointer.ts). */
   private startCheckpointer(db: Db, file: string): void {
     try {
-      this.checkpointer = new WalCheckpointer(file, this.log);
+      this.checkpointer = new WalCheckpointer(file, this.log, () => {
+        if (db.open) db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
+      });
       db.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
     } catch (err) {
       this.log.warn({ reason: errorMessage(err) }, 'memory.db checkpoint worker could not start; SQLite checkpoints by itself.');

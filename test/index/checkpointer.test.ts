@@ -10,9 +10,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { MemoryIndex } from '../../src/index/memory-index.js';
-import { SAFETY_NET_PAGES } from '../../src/index/checkpointer.js';
+import { SAFETY_NET_PAGES, WalCheckpointer } from '../../src/index/checkpointer.js';
 import { silentLogger } from '../../src/log.js';
-import { tempDir } from '../helpers/workspace.js';
+import { captureLog, tempDir } from '../helpers/workspace.js';
 
 function episode(i: number) {
   return { content: `Message number ${i}: Ann planted roses by the garden wall`, role: 'user' as const, speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(), sourceMessageId: `m${i}` };
@@ -73,6 +73,23 @@ test('closing a file index ends the worker first, so SQLite removes the WAL', as
     assert.equal((check.database!.prepare('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n, 2);
     check.close();
   } finally {
+    await ws.cleanup();
+  }
+});
+
+test('a worker that cannot open the file is logged and hands checkpoints back to SQLite', async () => {
+  const ws = await tempDir();
+  const logs = captureLog();
+  let handedBack = 0;
+  const worker = new WalCheckpointer(path.join(ws.dir, 'missing', 'memory.db'), logs.log, () => handedBack++);
+  try {
+    const deadline = Date.now() + 30_000;
+    while (handedBack === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(handedBack, 1);
+    const warning = logs.lines().find((l) => l.level === 40);
+    assert.match(String(warning?.msg), /SQLite checkpoints by itself/);
+  } finally {
+    worker.stop();
     await ws.cleanup();
   }
 });
