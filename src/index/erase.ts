@@ -108,7 +108,25 @@ export function scrubFreedSpace(db: Db): void {
   db.exec(`INSERT INTO ${SCOPED_FTS}(${SCOPED_FTS}) VALUES ('optimize')`);
   db.pragma('secure_delete = ON');
   db.exec('VACUUM');
-  db.pragma('wal_checkpoint(TRUNCATE)');
+  truncateWal(db);
+}
+
+/** How long the scrub waits for a checkpoint another connection is running (the worker of checkpointer.ts). */
+const TRUNCATE_WAIT_MS = 30_000;
+
+/**
+ * `wal_checkpoint(TRUNCATE)`, again until no other checkpoint was in the way: SQLite never
+ * calls the busy handler for the checkpoint lock, it reports busy at once, and the worker's
+ * PASSIVE checkpoint of a freshly vacuumed file can take seconds.
+ */
+export function truncateWal(db: Db): void {
+  const deadline = Date.now() + TRUNCATE_WAIT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    const [row] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+    if (!row || row.busy === 0 || Date.now() >= deadline) return;
+    Atomics.wait(pause, 0, 0, 20);
+  }
 }
 
 /** The erasing operations bound to one open file (MemoryIndex.erase); they throw on failure. */
