@@ -27,6 +27,10 @@ async function rowsInMainFile(file: string, dir: string): Promise<number> {
     // Before any checkpoint even the schema may be only in the WAL.
     const table = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'memories'").get();
     return table ? (db.prepare('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n : 0;
+  } catch (err) {
+    // The copy was taken while the worker was writing pages back: torn, read it again later.
+    if ((err as { code?: string }).code === 'SQLITE_CORRUPT') return 0;
+    throw err;
   } finally {
     db.close();
   }
