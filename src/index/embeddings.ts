@@ -73,8 +73,13 @@ export class Embedder {
     this.timer = undefined;
     const items = this.queue.splice(0);
     if (items.length === 0) return this.running;
+    // A failure here (the database closed or busy, a vector table dropped behind our back) is
+    // logged and ends with this batch: left in the chain it would skip every later batch, and
+    // `void this.flush()` would leave an unhandled rejection, which ends the process.
     this.running = this.running.then(async () => {
       for (let i = 0; i < items.length; i += BATCH) await this.embedBatch(items.slice(i, i + BATCH));
+    }).catch((err: unknown) => {
+      this.log.warn({ err: errorMessage(err), items: items.length }, 'storing embeddings failed; those memories are searchable by text only');
     });
     return this.running;
   }

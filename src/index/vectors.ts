@@ -41,11 +41,19 @@ export class VectorTables {
     for (const e of entries) put.run(e.hash, model, dims, e.vector);
   }
 
-  /** Stores (or replaces) the vectors of these memories in one transaction. */
+  /**
+   * Stores (or replaces) the vectors of these memories in one transaction. vec0 tables refuse
+   * `INSERT OR REPLACE` on a key they hold ("UNIQUE constraint failed"), so a memory embedded
+   * again (a corrected fact that turns out to be a known one) is deleted first.
+   */
   store(items: Array<{ id: string; vector: Buffer }>): void {
-    const insert = this.db.prepare('INSERT OR REPLACE INTO vec_memories (memory_id, embedding) VALUES (?, ?)');
+    const remove = this.db.prepare('DELETE FROM vec_memories WHERE memory_id = ?');
+    const insert = this.db.prepare('INSERT INTO vec_memories (memory_id, embedding) VALUES (?, ?)');
     this.db.transaction(() => {
-      for (const it of items) insert.run(it.id, it.vector);
+      for (const it of items) {
+        remove.run(it.id);
+        insert.run(it.id, it.vector);
+      }
     })();
   }
 }

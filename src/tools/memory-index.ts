@@ -68,6 +68,8 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
     async execute({ id, new_content }, ctx) {
       if (!index.enabled) return off;
       const newId = index.correctFact(id, scopeOf(ctx), new_content, ctx.conversationId);
+      // The replacement needs a vector like any new fact, or vector search finds only the retired one's words.
+      if (newId) embedder?.enqueue(newId, new_content);
       return newId ? `Corrected: ${id} retired, ${newId} saved.` : `No active fact ${id} found.`;
     },
   };

@@ -11,7 +11,10 @@ import { IndexingService } from '../../src/index/ingest.js';
 import { LlmClient } from '../../src/llm/client.js';
 import { silentLogger } from '../../src/log.js';
 import { startFakeLlm, type Responder } from '../helpers/fake-llm.js';
-import { tempDir, testConfig } from '../helpers/workspace.js';
+import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
+import { createMemoryIndexTools } from '../../src/tools/memory-index.js';
+import { MemoryService } from '../../src/memory/service.js';
+import type { ToolContext } from '../../src/tools/types.js';
 
 const DIMS = 4;
 /** A toy embedding: axis 0 = pets, 1 = music, 2 = food, 3 = anything else. */
@@ -54,6 +57,57 @@ test('with embeddings, a message with none of the question\'s words is found by 
     const withVec = index.search(question, { scope: 'c:1', limit: 3, vector });
     assert.equal(withVec[0]?.sourceMessageIds[0], 'm1', JSON.stringify(withVec.map((r) => r.content)));
     assert.deepEqual(index.search(question, { scope: 'c:2', limit: 3, vector }), [], 'vectors respect the chat scope too');
+    index.close();
+  } finally {
+    await llm.close();
+    await ws.cleanup();
+  }
+});
+
+test('a corrected fact is embedded too, a memory embedded again replaces its vector, and a failed store is logged without stopping later ones', async () => {
+  const llm = await startFakeLlm(embeddings);
+  const ws = await tempDir();
+  const logs = captureLog();
+  try {
+    const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
+    const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+    const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, logs.log);
+    embedder.init();
+    const tools = createMemoryIndexTools(index, new MemoryService(ws.dir, 'chat'), embedder);
+    const tool = (name: string) => tools.find((t) => t.name === name)!;
+    const ctx: ToolContext = { chat: { channel: 'test', chatId: '1' }, conversationId: 'conv-1', log: silentLogger(), signal: new AbortController().signal };
+
+    const saved = await tool('remember_fact').execute({ fact: 'Ann plays the cello on Sundays' }, ctx);
+    const oldId = /Saved as (fact_[0-9a-f]+)/.exec(saved)?.[1];
+    assert.ok(oldId, saved);
+    const corrected = await tool('correct_fact').execute({ id: oldId, new_content: 'Ann adopted a kitten called Pepper' }, ctx);
+    const newId = /(fact_[0-9a-f]+) saved/.exec(corrected)?.[1];
+    assert.ok(newId, corrected);
+    await embedder.flush();
+
+    // "Which animal…" shares no word with the corrected fact: only its vector can find it.
+    const question = 'Which animal lives there?';
+    const vector = await embedder.embedQuery(question);
+    const hits = index.search(question, { scope: 'test:1', limit: 3, vector });
+    assert.equal(hits[0]?.id, newId, JSON.stringify(hits.map((h) => h.content)));
+
+    // The same memory embedded again (vec0 refuses INSERT OR REPLACE on a key it holds).
+    embedder.enqueue(newId, 'Ann adopted a kitten called Pepper');
+    await embedder.flush();
+    assert.equal(index.search(question, { scope: 'test:1', limit: 3, vector })[0]?.id, newId);
+    assert.ok(!logs.text().includes('storing embeddings failed'), logs.text());
+
+    // The vector table gone behind the embedder's back: that batch is logged, the next one lands.
+    index.vectors!.drop();
+    embedder.enqueue(newId, 'Ann adopted a kitten called Pepper');
+    await embedder.flush();
+    assert.match(logs.text(), /storing embeddings failed/);
+    index.vectors!.create(DIMS);
+    const ingest = new IndexingService(index, embedder);
+    ingest.ingestMessage({ content: 'Our puppy chewed the sofa', role: 'user', speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(2026, 0, 5), sourceMessageId: 'm5' });
+    await embedder.flush();
+    const after = index.search('Which animal lives there?', { scope: 'test:1', limit: 3, vector });
+    assert.ok(after.some((h) => h.sourceMessageIds.includes('m5')), 'embeddings after the failure still land');
     index.close();
   } finally {
     await llm.close();
