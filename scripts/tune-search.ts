@@ -33,6 +33,8 @@ const GRID: Partial<Record<keyof RankWeights, Array<number | boolean>>> = {
   speaker: [0.3, 0.5, 0.8, 1.2],
   speakerTermDropped: [false, true],
   date: [0, 0.2, 0.4],
+  dateNext: [0, 0.3, 0.5, 1],
+  dateSpeaker: [false, true],
   reply: [0, 0.05, 0.1, 0.2],
   replySeeds: [5, 10, 20],
   replyOtherSpeaker: [false, true],

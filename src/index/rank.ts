@@ -36,6 +36,10 @@ export interface RankWeights {
   /** Drop speaker names from the words searched (they match greetings to that person). */
   speakerTermDropped: boolean;
   date: number;
+  /** Date credit of a message written the day after a named day (0: none). */
+  dateNext: number;
+  /** The named speakers' messages of a named day join as candidates even without a shared word. */
+  dateSpeaker: boolean;
   reply: number;
   /** How many of the best text hits bring their following turns in. */
   replySeeds: number;
@@ -88,7 +92,9 @@ export const DEFAULT_WEIGHTS: RankWeights = {
   text: 1,
   speaker: 0.8,
   speakerTermDropped: true,
-  date: 0.3,
+  date: 0.5,
+  dateNext: 1,
+  dateSpeaker: true,
   reply: 0.1,
   replySeeds: 10,
   replyOtherSpeaker: false,

@@ -181,20 +181,42 @@ export class HybridSearch {
     ).map(({ rank: r, ...row }) => ({ row, score: -r }));
   }
 
-  /** Messages written inside the named dates that share a word with the question, with their BM25 score. */
-  private onDates(match: string, dates: DateRange[], opts: SearchOptions): Array<{ row: Row; score: number }> {
+  /**
+   * Messages written inside the named dates that share a word with the question, with their
+   * BM25 score and how surely they belong to the date (1 on the day; `dateNext` on the day after,
+   * where people tell what they did "yesterday"). With `dateSpeaker`, the named speakers'
+   * messages of those days join even when they share no word ("where was Ann on 31 Dec?").
+   */
+  private onDates(match: string, dates: DateRange[], speakers: ReadonlySet<string>, w: RankWeights, opts: SearchOptions): Array<{ row: Row; score: number; on: number }> {
     const f = this.filter(opts);
     const inRange = this.stmt(
       `SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.scope = ? AND m.event_time >= ? AND m.event_time < ?${f.sql} LIMIT ?`,
     );
-    const rows = new Map<number, Row>();
-    for (const d of dates) for (const r of inRange.all(opts.scope, d.from, d.to, ...f.params, MAX_DATE_ROWS) as Row[]) rows.set(r.rid, r);
+    const rows = new Map<number, { row: Row; on: number }>();
+    const read = (from: number, to: number, on: number) => {
+      for (const r of inRange.all(opts.scope, from, to, ...f.params, MAX_DATE_ROWS) as Row[]) {
+        const had = rows.get(r.rid);
+        if (!had || had.on < on) rows.set(r.rid, { row: r, on });
+      }
+    };
+    for (const d of dates) {
+      read(d.from, d.to, 1);
+      if (!d.month && w.dateNext > 0) read(d.to, d.to + 86_400, w.dateNext);
+    }
     if (rows.size === 0) return [];
-    const ids = [...rows.keys()].slice(0, MAX_DATE_ROWS);
+    const ids = [...rows.keys()].slice(0, MAX_DATE_ROWS * 2);
     const scored = this.db
       .prepare(`SELECT rowid, rank FROM ${SCOPED_FTS} WHERE ${SCOPED_FTS} MATCH ? AND rowid IN (${ids.map(() => '?').join(',')})`)
       .all(match, ...ids) as Array<{ rowid: number; rank: number }>;
-    return scored.map((s) => ({ row: rows.get(s.rowid)!, score: -s.rank }));
+    const out = scored.map((s) => ({ row: rows.get(s.rowid)!.row, score: -s.rank, on: rows.get(s.rowid)!.on }));
+    if (w.dateSpeaker && speakers.size > 0) {
+      const have = new Set(scored.map((s) => s.rowid));
+      for (const id of ids) {
+        const r = rows.get(id)!;
+        if (!have.has(id) && r.row.speaker && speakers.has(r.row.speaker)) out.push({ row: r.row, score: 0, on: r.on });
+      }
+    }
+    return out;
   }
 
   /**
@@ -368,11 +390,11 @@ export class HybridSearch {
       for (const t of text) Object.assign(get(t.row), { text: t.score / best, bm25: t.score });
       const dates = datesIn(query, () => this.years(opts.scope));
       if (dates.length > 0 && w.date !== 0) {
-        for (const d of this.onDates(match, dates, opts)) {
+        for (const d of this.onDates(match, dates, named.speakers, w, opts)) {
           const c = get(d.row);
-          c.text = Math.max(c.text, d.score / Math.max(best, d.score));
+          if (d.score > 0) c.text = Math.max(c.text, d.score / Math.max(best, d.score));
           c.bm25 = Math.max(c.bm25, d.score);
-          c.date = 1;
+          c.date = Math.max(c.date, d.on);
         }
       }
       // The next two turns of the best hits (their answers) and the turns around them, read once.

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { HybridSearch, type SearchResult } from '../../src/index/search.js';
+import { DEFAULT_WEIGHTS } from '../../src/index/rank.js';
 import type { EpisodeInput } from '../../src/index/repository.js';
 import { captureLog } from '../helpers/workspace.js';
 
@@ -303,4 +304,23 @@ test('equal scores come back in one order on every run: the message stored last 
     const found = index.search('teapot broke', { scope: 'test:A', limit: 8 }).map((r) => r.content.slice(0, 6));
     assert.deepEqual(found, ['copy 8', 'copy 7', 'copy 6', 'copy 5', 'copy 4', 'copy 3', 'copy 2', 'copy 1']);
   }
+});
+
+test('a named day brings the named person\'s messages of that day and the day after, though they share no word with the question', () => {
+  const { index, say } = setup();
+  const at = (m: number, d: number, h: number) => ({ eventTime: new Date(2026, m, d, h) });
+  say('Work was busy, meetings all afternoon', { ...at(1, 26, 15), sourceMessageId: 'before' });
+  say('Packing for the weekend now', { ...at(1, 28, 9), sourceMessageId: 'day' });
+  say('Had dinner with my family by the harbour last night, lovely evening', { ...at(2, 1, 10), sourceMessageId: 'next' });
+  say('Sounds lovely! We stayed in and watched films', { ...at(2, 1, 11), speaker: 'Bo', sourceMessageId: 'bo' });
+  say('Back at my desk, catching up on email', { ...at(2, 4, 9), sourceMessageId: 'after' });
+  const question = 'Where was Ann on 28 Feb 2026?';
+  const ids = index.search(question, { scope: 'test:A', limit: 3 }).flatMap((r) => r.sourceMessageIds);
+  assert.deepEqual(ids.slice(0, 2).sort(), ['day', 'next'], JSON.stringify(ids));
+  assert.ok(!ids.includes('after') && !ids.includes('before'), JSON.stringify(ids));
+  const without = index
+    .search(question, { scope: 'test:A', limit: 3, weights: { ...DEFAULT_WEIGHTS, dateNext: 0, dateSpeaker: false } })
+    .flatMap((r) => r.sourceMessageIds);
+  assert.ok(!without.includes('next'), `without the two signals the day after is out of reach: ${JSON.stringify(without)}`);
+  index.close();
 });
