@@ -34,6 +34,7 @@ const GRID: Partial<Record<keyof RankWeights, Array<number | boolean>>> = {
   speakerTermDropped: [false, true],
   date: [0, 0.2, 0.4],
   dateNext: [0, 0.3, 0.5, 1],
+  shape: [0, 0.05, 0.1, 0.2, 0.3],
   dateSpeaker: [false, true],
   reply: [0, 0.05, 0.1, 0.2],
   replySeeds: [5, 10, 20],

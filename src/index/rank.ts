@@ -27,6 +27,8 @@ export interface Candidate {
   vector: number;
   /** BM25 for the words the best hits share (pseudo-relevance feedback), over its best (0..1). */
   prf: number;
+  /** 1 when the message holds the kind of thing the question asks for (a time for "when", a place for "where"). */
+  shape: number;
 }
 
 export interface RankWeights {
@@ -36,6 +38,8 @@ export interface RankWeights {
   /** Drop speaker names from the words searched (they match greetings to that person). */
   speakerTermDropped: boolean;
   date: number;
+  /** Added when the message holds what the question asks for: a time for "when…", a place for "where…" (answer-shape.ts). */
+  shape: number;
   /** Date credit of a message written the day after a named day (0: none). */
   dateNext: number;
   /** The named speakers' messages of a named day join as candidates even without a shared word. */
@@ -93,6 +97,7 @@ export const DEFAULT_WEIGHTS: RankWeights = {
   speaker: 0.8,
   speakerTermDropped: true,
   date: 0.5,
+  shape: 0.2,
   dateNext: 1,
   dateSpeaker: true,
   reply: 0.1,
@@ -187,6 +192,7 @@ export function rank(cands: Candidate[], speakers: ReadonlySet<string>, w: RankW
       w.entity * c.entity +
       w.vector * c.vector +
       w.prf * c.prf +
+      w.shape * c.shape +
       w.recency * (recency.get(c) ?? 0) +
       (w.length !== 0 ? w.length * lengthPrior(c.row.content) : 0);
     if (speakers.size > 0 && c.row.speaker && speakers.has(c.row.speaker)) s += w.speaker;
@@ -203,6 +209,7 @@ export function rank(cands: Candidate[], speakers: ReadonlySet<string>, w: RankW
         ['entity', w.entity * c.entity],
         ['vector', w.vector * c.vector],
         ['feedback', w.prf * c.prf],
+        ['shape', w.shape * c.shape],
         ['recent', w.recency * (recency.get(c) ?? 0)],
         ['answer', w.pair * (asked.get(c) ?? 0)],
         ['speaker', speakers.size > 0 && c.row.speaker && speakers.has(c.row.speaker) ? w.speaker : 0],

@@ -15,6 +15,7 @@ import type { MemoryKind, MemoryRow } from './repository.js';
 export type { MemoryRow };
 import { FUNCTION_WORDS, analyze, ngrams, tokenize } from './query.js';
 import { datesIn, type DateRange } from './dates.js';
+import { askedFor, holds } from './answer-shape.js';
 import { DEFAULT_WEIGHTS, rank, type Candidate, type RankWeights } from './rank.js';
 import { SpeakerNames, type WordUse } from './speakers.js';
 
@@ -378,7 +379,7 @@ export class HybridSearch {
     const get = (row: Row): Candidate => {
       let c = cands.get(row.id);
       if (!c) {
-        c = { row, rid: row.rid, text: 0, bm25: 0, date: 0, reply: 0, entity: 0, vector: 0, prf: 0 };
+        c = { row, rid: row.rid, text: 0, bm25: 0, date: 0, reply: 0, entity: 0, vector: 0, prf: 0, shape: 0 };
         cands.set(row.id, c);
       }
       return c;
@@ -425,6 +426,8 @@ export class HybridSearch {
     if (w.entity !== 0) for (const e of this.entityHits(q.words, opts)) get(e.row).entity = e.links;
     if (opts.vector) for (const v of this.vectorHits(opts.vector, opts)) get(v.row).vector = v.similarity;
     if (cands.size === 0) return [];
+    const shape = w.shape !== 0 ? askedFor(query) : undefined;
+    if (shape) for (const c of cands.values()) c.shape = holds(shape, c.row.content) ? 1 : 0;
     return rank([...cands.values()], named.speakers, w)
       .slice(0, limit)
       .map(({ row, score, bm25, vector, lists }) => ({ ...toResult(row, score), match: bm25, similarity: vector, lists }));

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { datesIn } from '../../src/index/dates.js';
+import { askedFor, holds } from '../../src/index/answer-shape.js';
 import { addresses, sameName, soundex } from '../../src/index/speakers.js';
 import { isSmallTalk, relevantHits } from '../../src/index/relevant.js';
 import { splitConversations } from '../../src/index/eval.js';
@@ -104,4 +105,17 @@ test('the years of a chat are read only when the question names a day without a 
   assert.equal(reads, 0);
   assert.equal(datesIn('Dinner on 3 June, or on June 4th?', years).length, 4);
   assert.equal(reads, 1, 'read once per question');
+});
+
+test('what a question asks for: a time for "when…", a place for "where…"; which messages hold one', () => {
+  assert.equal(askedFor('When did Ann visit the museum?'), 'time');
+  assert.equal(askedFor('What time did the party start?'), 'time');
+  assert.equal(askedFor('Where did Bo spend New Year?'), 'place');
+  assert.equal(askedFor('Which city does Ann live in?'), 'place');
+  assert.equal(askedFor('What does Ann like to cook?'), undefined);
+  assert.equal(askedFor('Do you know when it opens?'), undefined, 'only a question that starts so');
+  for (const t of ['I went there yesterday', 'See you next Friday!', 'It starts at 7pm', 'back on 3 March', 'that was in 2019', 'on Sunday we hiked']) assert.ok(holds('time', t), t);
+  for (const t of ['I love that museum', 'The time of my life', 'may I come?']) assert.ok(!holds('time', t), t);
+  for (const t of ['We flew to Miami', 'dinner at Osaka with friends', 'I grew up in the Bronx']) assert.ok(holds('place', t), t);
+  for (const t of ['we stayed in and cooked', 'I went to bed early', 'In my opinion it is fine']) assert.ok(!holds('place', t), t);
 });

@@ -324,3 +324,19 @@ test('a named day brings the named person\'s messages of that day and the day af
   assert.ok(!without.includes('next'), `without the two signals the day after is out of reach: ${JSON.stringify(without)}`);
   index.close();
 });
+
+test('"when…" prefers the message that says when, "where…" the one that says where, among matches alike', () => {
+  const { index, say } = setup();
+  // The message that says when/where is stored first: alike otherwise, the newer one would win.
+  say('The dentist appointment was yesterday, no cavities', { sourceMessageId: 'when' });
+  say('The dentist appointment went fine, no cavities', { sourceMessageId: 'plain' });
+  say('Our concert trip to Boston was amazing, the band played everything', { sourceMessageId: 'where' });
+  say('Our concert trip was amazing, the band played everything', { sourceMessageId: 'plain2' });
+  const first = (q: string, w = DEFAULT_WEIGHTS) => index.search(q, { scope: 'test:A', limit: 2, weights: w })[0]?.sourceMessageIds[0];
+  assert.equal(first('When was the dentist appointment?'), 'when');
+  assert.equal(first('Where was the concert trip?'), 'where');
+  const off = { ...DEFAULT_WEIGHTS, shape: 0 };
+  assert.equal(first('When was the dentist appointment?', off), 'plain', 'without the signal the newer message wins');
+  assert.equal(first('Where was the concert trip?', off), 'plain2');
+  index.close();
+});
