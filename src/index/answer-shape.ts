@@ -1,14 +1,14 @@
 /**
  * What kind of answer a question asks for, and whether a message holds one: "when…" wants a
  * time ("yesterday", "last Sunday", "at 7pm", a date), "where…" a place (a name after "in", "at",
- * "to", "from"…). A message that holds that kind of thing is more likely the answer than one
- * that only shares the subject's words — the answer-type match of classic question answering,
- * general English, nothing of a dataset.
+ * "to", "from"…), "how long…" a duration ("three days", "all night"). A message that holds
+ * that kind of thing is more likely the answer than one that only shares the subject's words —
+ * the answer-type match of classic question answering: general English, nothing of a dataset.
  */
 
-export type AnswerShape = 'time' | 'place';
+export type AnswerShape = 'time' | 'place' | 'duration';
 
-const ASKS_TIME = /^\s*(?:when\b|what time\b|what day\b|what date\b|which day\b|which date\b|how long ago\b|since when\b)/i;
+const ASKS_TIME = /^\s*(?:when\b|since when\b|how long ago\b|(?:(?:in|at|on|by|during)\s+)?(?:what|which)\s+(?:time|day|date|month|year|week|weekend|season)\b)/i;
 const ASKS_PLACE = /^\s*(?:where\b|which (?:place|city|country|town|restaurant|state)\b|what (?:place|city|country|town|restaurant|state)\b)/i;
 
 const WEEKDAY = '(?:mon|tues|wednes|thurs|fri|satur|sun)day';
@@ -29,12 +29,16 @@ const TIME = new RegExp(
 /** A capitalized word after a preposition of place: "in Miami", "to Turks and Caicos", "at Lauduree". */
 const PLACE = /\b(?:in|at|to|from|near|visit(?:ed|ing)?|around)\s+(?:the\s+)?\p{Lu}[\p{L}'’-]+/u;
 
+const ASKS_DURATION = /^\s*(?:for\s+)?how long\b(?!\s+ago)/i;
+const DURATION = /\b(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|few|couple(?: of)?|several|many)\s+(?:more\s+)?(?:minutes?|hours?|days?|nights?|weeks?|months?|years?)\b|\ball (?:day|night|week|weekend|month|year)\b/i;
+
 export function askedFor(question: string): AnswerShape | undefined {
+  if (ASKS_DURATION.test(question)) return 'duration';
   if (ASKS_TIME.test(question)) return 'time';
   if (ASKS_PLACE.test(question)) return 'place';
   return undefined;
 }
 
 export function holds(shape: AnswerShape, text: string): boolean {
-  return shape === 'time' ? TIME.test(text) : PLACE.test(text);
+  return shape === 'time' ? TIME.test(text) : shape === 'place' ? PLACE.test(text) : DURATION.test(text);
 }

@@ -107,15 +107,20 @@ test('the years of a chat are read only when the question names a day without a 
   assert.equal(reads, 1, 'read once per question');
 });
 
-test('what a question asks for: a time for "when…", a place for "where…"; which messages hold one', () => {
+test('what a question asks for: a time for "when…", a place for "where…", a duration for "how long…"; which messages hold one', () => {
   assert.equal(askedFor('When did Ann visit the museum?'), 'time');
   assert.equal(askedFor('What time did the party start?'), 'time');
   assert.equal(askedFor('Where did Bo spend New Year?'), 'place');
   assert.equal(askedFor('Which city does Ann live in?'), 'place');
+  assert.equal(askedFor('In what month were they both sick?'), 'time');
+  assert.equal(askedFor('How long did the flu last?'), 'duration');
+  assert.equal(askedFor('How long ago did we meet?'), 'time');
   assert.equal(askedFor('What does Ann like to cook?'), undefined);
   assert.equal(askedFor('Do you know when it opens?'), undefined, 'only a question that starts so');
   for (const t of ['I went there yesterday', 'See you next Friday!', 'It starts at 7pm', 'back on 3 March', 'that was in 2019', 'on Sunday we hiked']) assert.ok(holds('time', t), t);
   for (const t of ['I love that museum', 'The time of my life', 'may I come?']) assert.ok(!holds('time', t), t);
+  for (const t of ['I was sick for three days', 'a couple of weeks', 'we danced all night']) assert.ok(holds('duration', t), t);
+  assert.ok(!holds('duration', 'see you in the morning'));
   for (const t of ['We flew to Miami', 'dinner at Osaka with friends', 'I grew up in the Bronx']) assert.ok(holds('place', t), t);
   for (const t of ['we stayed in and cooked', 'I went to bed early', 'In my opinion it is fine']) assert.ok(!holds('place', t), t);
 });
