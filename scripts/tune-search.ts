@@ -53,6 +53,7 @@ const GRID: Partial<Record<keyof RankWeights, Array<number | boolean>>> = {
   aroundWindow: [1, 2, 3, 5],
   pair: [0, 0.1, 0.2, 0.4, 0.6, 0.8],
   framing: [false, true],
+  irregular: [false, true],
   diversity: [0, 0.05, 0.1, 0.2, 0.3],
   diversityWindow: [3, 5, 10, 20],
 };

@@ -76,6 +76,8 @@ export interface RankWeights {
    * score, not scaled down like the assistant's own words (the answer to what was asked).
    */
   pair: number;
+  /** Look for the other forms of an irregular verb too ("buy" → "bought"; irregular.ts). */
+  irregular: boolean;
   /** Leave out the words that frame a question rather than name its subject (query.ts FRAMING_WORDS). */
   framing: boolean;
   /**
@@ -118,6 +120,7 @@ export const DEFAULT_WEIGHTS: RankWeights = {
   aroundWindow: 5,
   pair: 0.2,
   framing: true,
+  irregular: true,
   diversity: 0,
   diversityWindow: 10,
 };

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { datesIn } from '../../src/index/dates.js';
 import { askedFor, holds } from '../../src/index/answer-shape.js';
+import { otherForms } from '../../src/index/irregular.js';
 import { addresses, sameName, soundex } from '../../src/index/speakers.js';
 import { isSmallTalk, relevantHits } from '../../src/index/relevant.js';
 import { splitConversations } from '../../src/index/eval.js';
@@ -123,4 +124,11 @@ test('what a question asks for: a time for "when…", a place for "where…", a 
   assert.ok(!holds('duration', 'see you in the morning'));
   for (const t of ['We flew to Miami', 'dinner at Osaka with friends', 'I grew up in the Bronx']) assert.ok(holds('place', t), t);
   for (const t of ['we stayed in and cooked', 'I went to bed early', 'In my opinion it is fine']) assert.ok(!holds('place', t), t);
+});
+
+test('irregular verbs: each form gives the others; other words give nothing', () => {
+  assert.deepEqual(otherForms('buy'), ['bought']);
+  assert.deepEqual(otherForms('Bought'), ['buy']);
+  assert.deepEqual(otherForms('swim').sort(), ['swam', 'swum']);
+  assert.deepEqual(otherForms('cook'), []);
 });

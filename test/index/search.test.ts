@@ -340,3 +340,13 @@ test('"when…" prefers the message that says when, "where…" the one that says
   assert.equal(first('Where was the concert trip?', off), 'plain2');
   index.close();
 });
+
+test('"what did Ann buy?" finds "I bought…": the past of an irregular verb is looked for after "did"', () => {
+  const { index, say } = setup();
+  say('I bought a blue bicycle on Saturday', { sourceMessageId: 'bought' });
+  say('The weather was grey all weekend', { sourceMessageId: 'other' });
+  const ids = (q: string, w = DEFAULT_WEIGHTS) => index.search(q, { scope: 'test:A', limit: 3, weights: w }).flatMap((r) => r.sourceMessageIds);
+  assert.equal(ids('What did Ann buy?')[0], 'bought');
+  assert.deepEqual(ids('What did Ann buy?', { ...DEFAULT_WEIGHTS, irregular: false }), [], 'stemming alone does not join buy and bought');
+  index.close();
+});
