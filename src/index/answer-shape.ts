@@ -9,7 +9,7 @@
 export type AnswerShape = 'time' | 'place' | 'duration';
 
 const ASKS_TIME = /^\s*(?:when\b|since when\b|how long ago\b|(?:(?:in|at|on|by|during)\s+)?(?:what|which)\s+(?:time|day|date|month|year|week|weekend|season)\b)/i;
-const ASKS_PLACE = /^\s*(?:where\b|which (?:place|city|country|town|restaurant|state)\b|what (?:place|city|country|town|restaurant|state)\b)/i;
+const ASKS_PLACE = /^\s*(?:where\b|(?:(?:in|to|at|from)\s+)?(?:what|which)\s+(?:places?|cit(?:y|ies)|countr(?:y|ies)|towns?|restaurants?|states?|destinations?|locations?)\b)/i;
 
 const WEEKDAY = '(?:mon|tues|wednes|thurs|fri|satur|sun)day';
 const MONTH = '(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)';

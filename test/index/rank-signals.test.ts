@@ -113,6 +113,7 @@ test('what a question asks for: a time for "when…", a place for "where…", a 
   assert.equal(askedFor('What time did the party start?'), 'time');
   assert.equal(askedFor('Where did Bo spend New Year?'), 'place');
   assert.equal(askedFor('Which city does Ann live in?'), 'place');
+  assert.equal(askedFor('What countries has Bo visited?'), 'place');
   assert.equal(askedFor('In what month were they both sick?'), 'time');
   assert.equal(askedFor('How long did the flu last?'), 'duration');
   assert.equal(askedFor('How long ago did we meet?'), 'time');
