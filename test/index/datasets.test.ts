@@ -28,9 +28,9 @@ for (const file of files) {
     const table = [5, 10, 20].map((k) => `@${k} ${pts(r.hybrid.recall[k]!)} vs ${pts(r.bm25.recall[k]!)}`).join(', ');
     for (const k of [5, 10, 20]) assert.ok(r.hybrid.recall[k]! >= r.bm25.recall[k]!, `${file}: default below baseline (${table})`);
     assert.ok(r.hybrid.recall[5]! >= r.bm25.recall[5]! + 0.05, `${file}: recall@5 less than 5 points above baseline (${table})`);
-    // The issue's target is recall@10 >= 0.60; not reached: 0.545 (realtalk) and 0.582 (beam-100k)
-    // on the report halves, 0.563 and 0.563 on the whole files (docs/BENCHMARKS.md, issue 12
-    // second pass). So this is a floor just under today's figures, not the target.
-    assert.ok(r.hybrid.recall[10]! >= 0.54, `${file}: recall@10 ${pts(r.hybrid.recall[10]!)} below the 54.0 floor (${table})`);
+    // The issue's target is recall@10 >= 0.60; not reached: 0.564 (realtalk) and 0.577 (beam-100k)
+    // on the report halves, 0.584 and 0.559 on the whole files (docs/BENCHMARKS.md, issue 12
+    // fourth pass). So this is a floor just under today's figures, not the target.
+    assert.ok(r.hybrid.recall[10]! >= 0.55, `${file}: recall@10 ${pts(r.hybrid.recall[10]!)} below the 55.0 floor (${table})`);
   });
 }
