@@ -91,14 +91,14 @@ test("AutoCompaction (18) counts the turn's image: the same session is left alon
     const { reserved: tokens, limit } = compactor.usage(session);
     assert.ok(tokens < limit * 0.8, `the history alone (${tokens}) is under the threshold`);
     const turn = createTurn({ inbound: photoMessage('9', '[Photo]', 'f', '99'), writes: sessions.writer(session), log: silentLogger(), userMessage: session.messages.at(-2)!, reply: async () => undefined });
-    assert.equal(await compactor.beforeTurn(turn.writes, turn.log, turn.image?.tokens ?? 0), null);
+    assert.equal(await compactor.beforeTurn(turn.writes, turn.log, turn.images[0]?.tokens ?? 0), null);
     assert.equal(session.messages.length, before);
 
     // An image that takes the request just over 80 %.
     const bytes = png(300, 200);
     const made = imagePart(bytes, readImageInfo(bytes)!, { kind: 'tiles', base: 85, tile: 170 });
-    turn.image = { ...made, tokens: Math.ceil(limit * 0.8) - tokens + 1, info: readImageInfo(bytes)!, bytes: bytes.length };
-    const result = await compactor.beforeTurn(turn.writes, turn.log, turn.image?.tokens ?? 0);
+    turn.images = [{ ...made, tokens: Math.ceil(limit * 0.8) - tokens + 1, info: readImageInfo(bytes)!, bytes: bytes.length }];
+    const result = await compactor.beforeTurn(turn.writes, turn.log, turn.images[0]?.tokens ?? 0);
     assert.ok(result && result.removed > 0, 'compacted because of the image');
     assert.ok(session.messages.length < before);
   } finally {
