@@ -69,6 +69,11 @@ export function imageRefusal(ref: ImageRef, vision: boolean): string | undefined
   return undefined;
 }
 
+/** An album item's text: its placeholder and own caption (after a quote); the album's turn decides what the model sees. */
+export function albumItemText(r: { image: ImageRef; caption: string | undefined; quote: QuotedMessage | undefined }): string {
+  return withQuote(imagePlaceholder(r.image, r.caption), r.quote);
+}
+
 /**
  * The message text for an image: its placeholder and caption (after a quote, if it replies to
  * something), and — when it cannot go to the model — the line for the user, in which case the
