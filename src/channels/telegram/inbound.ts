@@ -37,7 +37,8 @@ export const TEXT_ONLY_REPLY = 'I can read text only (for now).';
 
 const MEDIA_KEYS = ['sticker', 'voice', 'photo', 'video', 'video_note', 'audio', 'document', 'animation', 'location', 'venue', 'contact', 'poll', 'dice', 'story', 'game'];
 
-export function readUpdate(update: Update, bot: BotIdentity): Inbound {
+/** `albumAddressed`: whether an earlier item of this group album addressed the bot (album-groups.ts). */
+export function readUpdate(update: Update, bot: BotIdentity, albumAddressed?: (chatId: string, albumId: string) => boolean): Inbound {
   if ('edited_message' in update) return { kind: 'ignore', reason: 'edited message (ignored by design)' };
   if (!('message' in update) || !update.message) {
     const type = Object.keys(update).find((k) => k !== 'update_id') ?? 'unknown';
@@ -57,7 +58,10 @@ export function readUpdate(update: Update, bot: BotIdentity): Inbound {
   };
   const raw: string | undefined = typeof m.text === 'string' ? m.text : typeof m.caption === 'string' ? m.caption : undefined;
 
-  if (group && !isAddressed(m, raw ?? '', bot)) return { kind: 'ignore', reason: 'group message not addressed to the bot' };
+  const albumId = typeof m.media_group_id === 'string' && m.media_group_id !== '' ? m.media_group_id : undefined;
+  if (group && !isAddressed(m, raw ?? '', bot) && !(albumId && albumAddressed?.(sender.chatId, albumId))) {
+    return { kind: 'ignore', reason: 'group message not addressed to the bot' };
+  }
 
   // Media with a caption: the caption is the user's words about it.
   const caption = raw === undefined ? undefined : (group ? stripMention(raw, bot.username) : raw.trim()) || undefined;
@@ -67,7 +71,6 @@ export function readUpdate(update: Update, bot: BotIdentity): Inbound {
   }
   const image = imageOf(m);
   if (image) {
-    const albumId = typeof m.media_group_id === 'string' && m.media_group_id !== '' ? m.media_group_id : undefined;
     return { kind: 'image', sender, image, caption, quote: quotedMessage(m, bot), messageId: m.message_id, group, threadId: topicOf(m), albumId };
   }
   if (raw === undefined || raw.trim() === '') {

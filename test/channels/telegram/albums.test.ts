@@ -180,3 +180,42 @@ test('a photo without media_group_id, in the same batch as an album, is answered
     await bot.close();
   }
 });
+
+test('in a group, an album whose caption mentions the bot is answered once with all its pictures, one 👀; an album not addressed to the bot is left alone', async () => {
+  const GROUP = -1007;
+  const bot = await startTelegramBot({ env: { ...ENV, TELEGRAM_ALLOWED_GROUPS: String(GROUP) } });
+  try {
+    bot.tg.intercept('setMessageReaction', () => ({ json: { ok: true, result: true } }));
+    const alice = bot.tg.user({ userId: 301, chatId: GROUP, type: 'supergroup', chatTitle: 'Team', firstName: 'Alice' });
+    addPhotos(bot.tg, ['q1', 'q2', 'q3', 'n1', 'n2']);
+    await inOneBatch(bot.tg, async () => {
+      await album(alice, 'g600', ['n1', 'n2'], 'holiday pics for the team');
+      await album(alice, 'g601', ['q1', 'q2', 'q3'], '@TestNameBot which one is sharpest?');
+    });
+    const [answer] = await bot.tg.waitForBotMessages(GROUP, 1);
+    await alice.say('@TestNameBot thanks');
+    const replies = (await bot.tg.waitForBotMessages(GROUP, 2)).map((m) => m.text);
+    assert.deepEqual(replies, ['echo: [Photo] which one is sharpest?\n[Photo]\n[Photo]', 'echo: thanks']);
+    assert.equal(imageUrls(bot.llm.chatRequests()[0]!.body).length, 3);
+    const reactions = bot.tg.callsOf('setMessageReaction').map((c) => c.body.message_id);
+    assert.equal(reactions.length, 2, 'the album once, and "thanks"');
+    assert.equal(reactions[0], answer!.raw.reply_parameters.message_id, 'the album reply answers its captioned item, which got the 👀');
+  } finally {
+    await bot.close();
+  }
+});
+
+test('a stranger sending an album is refused once, like any message; nothing reaches the model', async () => {
+  const bot = await startTelegramBot({ env: { ...ENV, TELEGRAM_ALLOWED_USERS: String(OWNER), TELEGRAM_DM_POLICY: 'allowlist' } });
+  try {
+    const stranger = bot.tg.user({ userId: 999 });
+    await inOneBatch(bot.tg, () => album(stranger, 'g700', ['s1', 's2', 's3'], 'hi there'));
+    await bot.tg.waitForBotMessages(999, 1);
+    await waitFor(() => bot.logs.lines().filter((l) => l.msg === 'message refused').length === 3, 10_000, 'all three items refused');
+    assert.deepEqual(bot.tg.botMessages(999).map((m) => m.text), ['Sorry, this is a private bot.']);
+    assert.equal(bot.llm.chatRequests().length, 0);
+    assert.equal(bot.tg.callsOf('getFile').length, 0);
+  } finally {
+    await bot.close();
+  }
+});
