@@ -20,6 +20,8 @@ export interface AlbumItem {
   msg: InboundMessage;
   /** Restarts its handling survived (journal recovery); 0 for a fresh item. */
   attempt: number;
+  /** Settles once the item is on disk in the journal. */
+  durable?: Promise<unknown> | undefined;
 }
 
 interface OpenAlbum {

@@ -122,7 +122,7 @@ export class Intake {
       },
     );
     const job: Job = { key, journalId: journal.id, reply: whenTaken(reply, accepted), release: () => undefined };
-    if (album && verdict !== 'queue') this.albums.add(album, { journalId: journal.id, msg, attempt: recovered?.attempt ?? 0 });
+    if (album && verdict !== 'queue') this.albums.add(album, { journalId: journal.id, msg, attempt: recovered?.attempt ?? 0, durable: accepted });
     let done: HandleResult;
     if (verdict === 'queue') {
       // Refused at once, outside the chat's queue (that is what is full), and not kept: the user
@@ -191,6 +191,8 @@ export class Intake {
     const items = await this.albums.collect(AlbumCollector.keyOf(job.key, item.albumId!), job.journalId);
     if (items.length === 0) return { msg: item, recovered };
     job.alsoClose = items.map((i) => i.journalId).filter((id) => id !== job.journalId);
+    // Nothing is answered before every item it answers is journaled (each item's own rule).
+    await Promise.all(items.map((i) => i.durable));
     const msg = mergeAlbum(items);
     if (items.length > 1) this.deps.log.info({ session: job.key, items: items.length, images: msg.images?.length ?? 1 }, 'album collected into one message');
     // Counts towards giving up like its most-restarted item: an album that kills the daemon is given up on as a whole.
