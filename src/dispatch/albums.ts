@@ -103,5 +103,18 @@ export function mergeAlbum(items: AlbumItem[]): InboundMessage {
   if (unique.length === 1) return first;
   const images = unique.flatMap((it) => readImageRef(it.msg.image) ?? []);
   const { image: _single, ...rest } = first;
-  return { ...rest, text: unique.map((it) => it.msg.text).join('\n'), images };
+  const quotes = new Set<string>();
+  return { ...rest, text: unique.map((it) => onceQuoted(it.msg.text, quotes)).join('\n'), images };
+}
+
+/**
+ * An album sent as a reply carries the quoted message on every item (the channel puts it before
+ * the item's text: `[Quoting a message by …]`, `> …` lines, a blank line); the album says it once.
+ */
+function onceQuoted(text: string, seen: Set<string>): string {
+  const quote = /^\[Quoting [^\n]*\]\n(?:>[^\n]*\n)*\n/.exec(text)?.[0];
+  if (quote === undefined) return text;
+  if (seen.has(quote)) return text.slice(quote.length);
+  seen.add(quote);
+  return text;
 }

@@ -25,6 +25,11 @@ test('items become one message in message order, each with its own line; a repea
   assert.equal(merged.image, undefined, 'the album has images, not one image');
   assert.equal(merged.messageId, '10', 'it stands for its first item');
 
+  // Sent as a reply: every item carries the quote; the album says it once.
+  const quote = '[Quoting a message by you]\n> pick a colour\n> \n> any\n\n';
+  const replied = mergeAlbum([item('r1', '30', `${quote}[Photo] this one?`, 'r1'), item('r2', '31', `${quote}[Photo]`, 'r2')]);
+  assert.equal(replied.text, `${quote}[Photo] this one?\n[Photo]`);
+
   const one = mergeAlbum([item('j9', '20', '[Photo] alone', 'z')]);
   assert.equal(one.images, undefined);
   assert.equal(one.image?.fileId, 'z');
