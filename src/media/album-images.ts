@@ -7,6 +7,7 @@
 import type { FileFetcher, ImageRef } from './attachments.js';
 import type { ImageCost, ImageDetail } from '../llm/vision.js';
 import { loadTurnImage, type TurnImage } from './turn-image.js';
+import { announcedReadable } from './image-info.js';
 
 export interface AlbumLoad {
   loaded: TurnImage[];
@@ -22,6 +23,11 @@ export async function loadAlbumImages(
   const out: AlbumLoad = { loaded: [], missed: [] };
   let left = deps.maxTokens;
   for (const [i, ref] of refs.entries()) {
+    // A type the model cannot read (HEIC…) is not downloaded just to find that out.
+    if (ref.kind === 'document' && !announcedReadable(ref.mimeType)) {
+      out.missed.push({ index: i + 1, ref, why: `it is ${ref.mimeType}, and I can read JPEG, PNG, GIF and WebP`, detail: `announced ${ref.mimeType}` });
+      continue;
+    }
     // One after another: downloads stay gentle on Telegram, and the budget left is known for each.
     const load = await loadTurnImage({ fetch: deps.fetch, cost: deps.cost, ...(deps.detail ? { detail: deps.detail } : {}), ...(left !== undefined ? { maxTokens: left } : {}) }, ref);
     if (load.ok) {

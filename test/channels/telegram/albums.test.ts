@@ -219,3 +219,39 @@ test('a stranger sending an album is refused once, like any message; nothing rea
     await bot.close();
   }
 });
+
+test('an album with a HEIC file: not downloaded, the photos answered with one note; an album with nothing readable and no caption: one line, no LLM call', async () => {
+  const bot = await startTelegramBot({ env: ENV });
+  try {
+    const owner = bot.tg.user({ userId: OWNER });
+    addPhotos(bot.tg, ['h1', 'h2']);
+    const heic = (id: string) => ({ document: { file_id: id, file_unique_id: `u_${id}`, file_name: `${id}.HEIC`, mime_type: 'image/heic', file_size: 3000 } });
+    await inOneBatch(bot.tg, async () => {
+      await owner.send({ ...photo('h1'), media_group_id: 'g800' });
+      await owner.send({ ...photo('h2'), media_group_id: 'g800' });
+      await owner.send({ ...heic('doc1'), media_group_id: 'g800' });
+    });
+    const [first] = await bot.tg.waitForBotMessages(OWNER, 1);
+    assert.equal(first!.text, "echo: [Photo]\n[Photo]\n[Image: doc1.HEIC]\n\nℹ️ I couldn't look at picture 3 of 3 (it is image/heic, and I can read JPEG, PNG, GIF and WebP), so I answered from the other pictures.");
+    assert.equal(imageUrls(bot.llm.chatRequests()[0]!.body).length, 2);
+    assert.ok(!bot.tg.callsOf('getFile').some((c) => c.body.file_id === 'doc1'), 'the HEIC file is not downloaded');
+
+    bot.tg.intercept('getFile', (call) => (call.body?.file_id === 'x1_l' ? { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: invalid file_id' } } : undefined));
+    await inOneBatch(bot.tg, async () => {
+      await owner.send({ ...photo('x1'), media_group_id: 'g801' });
+      await owner.send({ ...heic('doc2'), media_group_id: 'g801' });
+    });
+    const second = (await bot.tg.waitForBotMessages(OWNER, 2))[1]!;
+    assert.equal(second.text, "I couldn't look at your 1 photo and 1 image (it could not be downloaded; it is image/heic, and I can read JPEG, PNG, GIF and WebP). They are saved in our conversation; please send them again if you need an answer about them.");
+    assert.equal(bot.llm.chatRequests().length, 1, 'the second album reached no model');
+    const session = await bot.sessionFile(OWNER);
+    const kept = session.messages.filter((m: { role: string }) => m.role === 'user').at(-1);
+    assert.equal(kept.content, '[Photo]\n[Image: doc2.HEIC]');
+    assert.deepEqual(kept.attachments, [
+      { kind: 'photo', fileId: 'x1_l' },
+      { kind: 'document', fileId: 'doc2' },
+    ]);
+  } finally {
+    await bot.close();
+  }
+});
