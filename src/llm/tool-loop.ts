@@ -6,7 +6,7 @@
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { isContextLengthError, refusedImage } from './errors.js';
-import { IMAGE_REFUSED_NOTICE } from './vision.js';
+import { IMAGE_REFUSED_NOTICE, IMAGES_REFUSED_NOTICE } from './vision.js';
 import type { LlmClient } from './client.js';
 import type { ToolCallContext, ToolRegistry } from '../tools/registry.js';
 import { makeMessage } from '../sessions/model.js';
@@ -93,8 +93,8 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
       checkDeadline(turn);
       if (turn.images.length > 0 && refusedImage(err)) {
         log.warn({ code: err.code, status: err.status, images: turn.images.length }, 'the LLM server refused the request with images; asking again without them');
+        turn.notices.push(turn.images.length > 1 ? IMAGES_REFUSED_NOTICE : IMAGE_REFUSED_NOTICE);
         turn.images = [];
-        turn.notices.push(IMAGE_REFUSED_NOTICE);
         messages = build();
         round--;
         continue;

@@ -124,3 +124,26 @@ test('a server that refuses the image (LLM_VISION=true on a text-only server): a
     await bot.close();
   }
 });
+
+test("an album's pictures refused by the server: asked once more without them, one note for all of them", async () => {
+  const bot = await startTestBot({
+    env: { LLM_MODEL: 'local-text-model', LLM_VISION: 'true' },
+    responder: (req) =>
+      JSON.stringify(req.body.messages).includes('image_url')
+        ? { status: 400, json: { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error' } } }
+        : text(`echo: ${lastUserText(req)}`),
+  });
+  try {
+    serveFiles(bot, { a: png(300, 200), b: png(200, 300) });
+    const images = [
+      { kind: 'photo' as const, fileId: 'a' },
+      { kind: 'photo' as const, fileId: 'b' },
+    ];
+    const replies = await bot.send('6', '[Photo] which?\n[Photo]', { images });
+    assert.deepEqual(replies, ['echo: [Photo] which?\n[Photo]\n\nℹ️ The model refused the pictures, so I answered from your words only. They are saved in our conversation.']);
+    assert.equal(imageParts(bot)[0]!.length, 2, 'the first request carried both');
+    assert.equal(imageParts(bot)[1]!.length, 0);
+  } finally {
+    await bot.close();
+  }
+});
