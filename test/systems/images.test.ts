@@ -12,7 +12,7 @@ import { imagePart } from '../../src/llm/vision.js';
 import { readImageInfo } from '../../src/media/image-info.js';
 import type { Download } from '../../src/media/attachments.js';
 import { startTestBot, type TestBot } from '../helpers/app.js';
-import { lastUserText, text } from '../helpers/fake-llm.js';
+import { lastUserText, text, type Responder } from '../helpers/fake-llm.js';
 import { png } from '../helpers/images.js';
 
 function photoMessage(chatId: string, text: string, fileId: string, messageId: string): InboundMessage {
@@ -106,13 +106,16 @@ test("AutoCompaction (18) counts the turn's image: the same session is left alon
   }
 });
 
+/** A text-only server told it reads images (LLM_VISION=true): any request with an image is refused. */
+const refusesImages: Responder = (req) =>
+  JSON.stringify(req.body.messages).includes('image_url')
+    ? { status: 400, json: { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error' } } }
+    : text(`echo: ${lastUserText(req)}`);
+
 test('a server that refuses the image (LLM_VISION=true on a text-only server): asked once more without it, the reply says so', async () => {
   const bot = await startTestBot({
     env: { LLM_MODEL: 'local-text-model', LLM_VISION: 'true' },
-    responder: (req) =>
-      JSON.stringify(req.body.messages).includes('image_url')
-        ? { status: 400, json: { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error' } } }
-        : text(`echo: ${lastUserText(req)}`),
+    responder: refusesImages,
   });
   try {
     serveFiles(bot, { p: png(300, 200) });
@@ -128,10 +131,7 @@ test('a server that refuses the image (LLM_VISION=true on a text-only server): a
 test("an album's pictures refused by the server: asked once more without them, one note for all of them", async () => {
   const bot = await startTestBot({
     env: { LLM_MODEL: 'local-text-model', LLM_VISION: 'true' },
-    responder: (req) =>
-      JSON.stringify(req.body.messages).includes('image_url')
-        ? { status: 400, json: { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error' } } }
-        : text(`echo: ${lastUserText(req)}`),
+    responder: refusesImages,
   });
   try {
     serveFiles(bot, { a: png(300, 200), b: png(200, 300) });
