@@ -244,8 +244,11 @@ test('an album with a HEIC file: not downloaded, the photos answered with one no
     const second = (await bot.tg.waitForBotMessages(OWNER, 2))[1]!;
     assert.equal(second.text, "I couldn't look at your 1 photo and 1 image (it could not be downloaded; it is image/heic, and I can read JPEG, PNG, GIF and WebP). They are saved in our conversation; please send them again if you need an answer about them.");
     assert.equal(bot.llm.chatRequests().length, 1, 'the second album reached no model');
+    // The album's turn saves its words after that line went out: the next message waits for it in the chat's queue.
+    await owner.say('noted?');
+    await bot.tg.waitForBotMessages(OWNER, 3);
     const session = await bot.sessionFile(OWNER);
-    const kept = session.messages.filter((m: { role: string }) => m.role === 'user').at(-1);
+    const kept = session.messages.filter((m: { role: string }) => m.role === 'user').at(-2);
     assert.equal(kept.content, '[Photo]\n[Image: doc2.HEIC]');
     assert.deepEqual(kept.attachments, [
       { kind: 'photo', fileId: 'x1_l' },
