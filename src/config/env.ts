@@ -40,6 +40,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Messages of one chat that may wait behind the one being answered. */
   maxQueuedPerChat: number;
+  /** How long an album (Telegram media group) waits after its last item before it is answered as one message. */
+  albumWaitMs: number;
   /** The memory page (src/web): 0 = off. */
   memoryPagePort: number;
   memoryPageHost: string;
@@ -140,6 +142,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     turnTimeoutMs: r.int('TURN_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
     rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 20, 0, 10_000),
     maxQueuedPerChat: r.int('MAX_QUEUED_PER_CHAT', 10, 1, 10_000),
+    albumWaitMs: r.int('ALBUM_WAIT_MS', 1200, 0, 60_000),
     memoryPagePort: r.int('MEMORY_PAGE_PORT', 0, 0, 65535),
     memoryPageHost: r.str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
     memoryPageToken: r.str('MEMORY_PAGE_TOKEN'),

@@ -106,9 +106,14 @@ export class Inbox {
     if (this.pending.has(id)) await this.append({ t: 'start', id }, false);
   }
 
-  async done(id: string): Promise<void> {
-    if (!this.pending.delete(id)) return;
-    await this.append({ t: 'done', id }, false);
+  /**
+   * Closes an entry; `others` (an album's further items, answered with it) close in the same
+   * write, so a kill never leaves part of an answered album open to be answered again.
+   */
+  async done(id: string, others: string[] = []): Promise<void> {
+    const ids = [id, ...others].filter((x) => this.pending.delete(x));
+    if (ids.length === 0) return;
+    await this.log.append(ids.map((x) => `${JSON.stringify({ t: 'done', id: x } satisfies Line)}\n`).join(''), false);
     if (this.pending.size === 0) await this.maybeRotate();
   }
 

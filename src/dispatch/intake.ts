@@ -6,7 +6,8 @@
  * a journal entry is closed, and the one place the user hears what went wrong.
  *
  * A message's journal entry stays open until its words are in the session (or it needed no
- * session): a kill in between leaves it to `recover` at the next start.
+ * session): a kill in between leaves it to `recover` at the next start. The items of an album
+ * are journaled one by one and answered together (albums.ts).
  */
 import type { Logger } from '../log.js';
 import { isAppError } from '../errors.js';
@@ -25,6 +26,7 @@ import type { ChatLimits } from './limits.js';
 import { apologyText } from './apology.js';
 import { findRecorded, answered, userMessageOf, runTurn, type TurnRunDeps } from './turn-run.js';
 import type { Ending } from './ending.js';
+import { AlbumCollector, mergeAlbum } from './albums.js';
 
 /** A message whose handling started this many times without finishing is not handled again. */
 export const MAX_RECOVERY_ATTEMPTS = 3;
@@ -32,7 +34,7 @@ export const MAX_RECOVERY_ATTEMPTS = 3;
 const EMPTY_TEXT = 'Your message had no readable text (only control characters or spaces), so nothing was sent to the model. Please type it again.';
 
 export interface IntakeDeps extends TurnRunDeps {
-  config: Pick<Config, 'maxMessageChars' | 'turnTimeoutMs' | 'rateLimitPerMinute' | 'dailyTokenBudget'>;
+  config: Pick<Config, 'maxMessageChars' | 'turnTimeoutMs' | 'rateLimitPerMinute' | 'dailyTokenBudget' | 'albumWaitMs'>;
   inbox: Inbox;
   dispatcher: Dispatcher;
   limits: ChatLimits;
@@ -52,13 +54,18 @@ interface Job {
   release: () => void;
   /** Set once the message is known to be a command (for the failure log line). */
   command?: string;
+  /** An album's further items, answered with this one: their entries close with its entry. */
+  alsoClose?: string[];
 }
 
 export class Intake {
   /** Entries an earlier run accepted and did not finish, taken over at construction. */
   private leftOver: InboxEntry[] = [];
+  private readonly albums: AlbumCollector;
 
-  private constructor(private readonly deps: IntakeDeps) {}
+  private constructor(private readonly deps: IntakeDeps) {
+    this.albums = new AlbumCollector(deps.config.albumWaitMs);
+  }
 
   /**
    * Reads and takes over what the last run left open — before any channel starts: a new message
@@ -95,8 +102,11 @@ export class Intake {
   handle(msg: InboundMessage, reply: ReplyFn, recovered?: InboxEntry): HandleResult {
     const { inbox, dispatcher, limits, log } = this.deps;
     const key = sessionKey(msg.channel, msg.chatId);
-    // Flood limits: not for recovered messages (taken before), nor the operator's terminal.
-    const verdict = recovered || msg.channel === 'console' ? 'ok' : limits.admit(key, dispatcher.queued(key));
+    const album = msg.albumId ? AlbumCollector.keyOf(key, msg.albumId) : undefined;
+    // Flood limits: not for recovered messages (taken before), nor the operator's terminal, nor
+    // the further items of an album (the album counts as the one message it is answered as).
+    const joins = album !== undefined && this.albums.isOpen(album);
+    const verdict = recovered || joins || msg.channel === 'console' ? 'ok' : limits.admit(key, dispatcher.queued(key));
     // Journal first: a kill while the message waits in its queue loses nothing. The fsync runs
     // while the turn starts (it is hidden behind the LLM call); nothing is sent to the user
     // before it completes, so a message answered is always a message the journal holds.
@@ -112,6 +122,7 @@ export class Intake {
       },
     );
     const job: Job = { key, journalId: journal.id, reply: whenTaken(reply, accepted), release: () => undefined };
+    if (album && verdict !== 'queue') this.albums.add(album, { journalId: journal.id, msg, attempt: recovered?.attempt ?? 0, durable: accepted });
     let done: HandleResult;
     if (verdict === 'queue') {
       // Refused at once, outside the chat's queue (that is what is full), and not kept: the user
@@ -130,9 +141,13 @@ export class Intake {
   }
 
   /** The message's policy: what handling it means. Runs in the chat's queue. */
-  private async decide(job: Job, raw: InboundMessage, overRate: boolean, recovered: InboxEntry | undefined): Promise<Ending> {
+  private async decide(job: Job, item: InboundMessage, overRate: boolean, recoveredItem: InboxEntry | undefined): Promise<Ending> {
     const { config, inbox, limits, budget, log } = this.deps;
     await inbox.started(job.journalId);
+    const album = item.albumId ? await this.collectAlbum(job, item, recoveredItem) : { msg: item, recovered: recoveredItem };
+    // Taken by an album answered (or being answered) with an earlier item: its entry closes with that one.
+    if (!album) return { close: false };
+    const { msg: raw, recovered } = album;
     const cleaned = cleanInboundText(raw.text, config.maxMessageChars);
     const msg = { ...raw, text: cleaned.text };
     if (cleaned.truncated > 0) log.info({ session: job.key, truncated: cleaned.truncated }, 'inbound message over MAX_MESSAGE_CHARS; truncated');
@@ -165,6 +180,24 @@ export class Intake {
       return { close: true, say: () => this.runCommand(msg, job, cmd.name, cmd.args) };
     }
     return runTurn(this.deps, msg, job.reply, cleaned.truncated, recovered !== undefined);
+  }
+
+  /**
+   * An album item at the front of its chat's queue: the first one collects the album (once it
+   * has been quiet for ALBUM_WAIT_MS) and stands for all of it; the others were taken with it.
+   */
+  private async collectAlbum(job: Job, item: InboundMessage, recovered: InboxEntry | undefined): Promise<{ msg: InboundMessage; recovered: InboxEntry | undefined } | undefined> {
+    if (this.albums.wasTaken(job.journalId)) return undefined;
+    const items = await this.albums.collect(AlbumCollector.keyOf(job.key, item.albumId!), job.journalId);
+    if (items.length === 0) return { msg: item, recovered };
+    job.alsoClose = items.map((i) => i.journalId).filter((id) => id !== job.journalId);
+    // Nothing is answered before every item it answers is journaled (each item's own rule).
+    await Promise.all(items.map((i) => i.durable));
+    const msg = mergeAlbum(items);
+    if (items.length > 1) this.deps.log.info({ session: job.key, items: items.length, images: msg.images?.length ?? 1 }, 'album collected into one message');
+    // Counts towards giving up like its most-restarted item: an album that kills the daemon is given up on as a whole.
+    const attempt = Math.max(...items.map((i) => i.attempt));
+    return { msg, recovered: recovered || attempt > 0 ? { id: job.journalId, attempt, msg } : undefined };
   }
 
   private async runCommand(msg: InboundMessage, job: Job, name: string, args: string): Promise<string> {
@@ -203,7 +236,7 @@ export class Intake {
     let failure: Ending['failure'];
     try {
       ending = await decide();
-      if (ending.close) await this.deps.inbox.done(job.journalId);
+      if (ending.close) await this.deps.inbox.done(job.journalId, job.alsoClose);
       if (ending.release) job.release();
       failure = ending.failure;
       if (!failure) say = typeof ending.say === 'function' ? await ending.say() : ending.say;

@@ -44,6 +44,7 @@ export function userMessageOf(msg: InboundMessage): SessionMessage {
     ...(msg.messageId ? { sourceId: msg.messageId } : {}),
     ...(msg.userName ? { senderName: msg.userName } : {}),
     ...(msg.image ? { attachment: storedAttachment(msg.image) } : {}),
+    ...(msg.images ? { attachments: msg.images.map(storedAttachment) } : {}),
   });
 }
 

@@ -47,26 +47,27 @@ function convert(m: SessionMessage): ChatCompletionMessageParam {
  * a system message just before `perTurn.before` (the user's message of the turn; the last user
  * message if it is no longer there). That message is built per request, never stored: the next
  * turn's request starts with this one's history unchanged, a prefix the provider can cache.
- * `perTurn.image` goes with that user message as content parts (its text, then the image);
+ * `perTurn.images` go with that user message as content parts (its text, then the images);
  * every other message, older photos included, is sent as its stored text.
  */
 export function buildRequestMessages(
   systemPrompt: string,
   history: SessionMessage[],
-  perTurn?: { content: string; before: SessionMessage; image?: ChatCompletionContentPartImage | undefined } | undefined,
+  perTurn?: { content: string; before: SessionMessage; images?: ChatCompletionContentPartImage[] | undefined } | undefined,
 ): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = [];
   if (systemPrompt) out.push({ role: 'system', content: systemPrompt });
   const repaired = repairToolPairs(history);
   let at = -1;
-  if (perTurn?.content || perTurn?.image) {
-    at = repaired.lastIndexOf(perTurn.before);
+  const images = perTurn?.images ?? [];
+  if (perTurn?.content || images.length > 0) {
+    at = repaired.lastIndexOf(perTurn!.before);
     if (at < 0) at = repaired.findLastIndex((m) => m.role === 'user');
   }
   repaired.forEach((m, i) => {
     if (i === at && perTurn!.content) out.push({ role: 'system', content: perTurn!.content });
-    const image = i === at && m.role === 'user' ? perTurn!.image : undefined;
-    out.push(image ? { role: 'user', content: [{ type: 'text', text: m.content }, image] } : toApiMessage(m));
+    const withImages = i === at && m.role === 'user' && images.length > 0;
+    out.push(withImages ? { role: 'user', content: [{ type: 'text', text: m.content }, ...images] } : toApiMessage(m));
   });
   return out;
 }

@@ -6,7 +6,7 @@
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { isContextLengthError, refusedImage } from './errors.js';
-import { IMAGE_REFUSED_NOTICE } from './vision.js';
+import { IMAGE_REFUSED_NOTICE, IMAGES_REFUSED_NOTICE } from './vision.js';
 import type { LlmClient } from './client.js';
 import type { ToolCallContext, ToolRegistry } from '../tools/registry.js';
 import { makeMessage } from '../sessions/model.js';
@@ -36,8 +36,8 @@ export interface ToolLoopContext extends FitContext {
   readonly usage: { llmCalls: number; toolCalls: number; promptTokens: number; completionTokens: number };
   /** The final answer; set before it is saved, so a deadline passing meanwhile leaves it be. */
   response: string | undefined;
-  /** This turn's image (Images 15); dropped when the server refuses requests carrying it. */
-  image?: TurnImage | undefined;
+  /** This turn's images (Images 15); dropped when the server refuses requests carrying them. */
+  images: TurnImage[];
   /** Where a channel shows the answer while it is written (drafts, an edited message); none: not streamed. */
   readonly progress?: AnswerProgress | undefined;
 }
@@ -74,7 +74,7 @@ function streamTo(turn: ToolLoopContext): ((soFar: string) => void) | undefined 
 
 export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Promise<void> {
   const log = componentLogger(turn.log, 'ToolLoop');
-  const build = () => buildRequestMessages(turn.systemPrompt, turn.writes.session.messages, { content: turn.turnPrompt, before: turn.userMessage, image: turn.image?.part });
+  const build = () => buildRequestMessages(turn.systemPrompt, turn.writes.session.messages, { content: turn.turnPrompt, before: turn.userMessage, images: turn.images.map((i) => i.part) });
   let messages: ChatCompletionMessageParam[] = build();
   const tools = deps.tools.definitions();
   let shrunk = false;
@@ -91,10 +91,10 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
       res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.writes.session.id, kind: 'answer' }, signal: turn.signal, onText: streamTo(turn) });
     } catch (err) {
       checkDeadline(turn);
-      if (turn.image && refusedImage(err)) {
-        log.warn({ code: err.code, status: err.status }, 'the LLM server refused the request with the image; asking again without it');
-        turn.image = undefined;
-        turn.notices.push(IMAGE_REFUSED_NOTICE);
+      if (turn.images.length > 0 && refusedImage(err)) {
+        log.warn({ code: err.code, status: err.status, images: turn.images.length }, 'the LLM server refused the request with images; asking again without them');
+        turn.notices.push(turn.images.length > 1 ? IMAGES_REFUSED_NOTICE : IMAGE_REFUSED_NOTICE);
+        turn.images = [];
         messages = build();
         round--;
         continue;

@@ -86,3 +86,5 @@ export function imagePartTokens(part: object): number {
 
 /** The reply's note when the server refused the image and the turn was answered without it (llm/errors.ts refusedImage). */
 export const IMAGE_REFUSED_NOTICE = 'The model refused the image, so I answered from your words only. It is saved in our conversation.';
+/** The same for an album's pictures. */
+export const IMAGES_REFUSED_NOTICE = 'The model refused the pictures, so I answered from your words only. They are saved in our conversation.';

@@ -14,6 +14,16 @@ export interface ImageInfo {
 }
 
 export const READABLE_IMAGE_TYPES: readonly ImageMime[] = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
+/** Names some senders give JPEG files. */
+const JPEG_ALIASES = new Set(['image/jpg', 'image/pjpeg']);
+
+/**
+ * False when the type a sender announced is one the model cannot read (HEIC and the like), so
+ * it is refused without a download; true leaves it to the bytes (readImageInfo), which decide.
+ */
+export function announcedReadable(mime: string | undefined): boolean {
+  return !mime || READABLE_IMAGE_TYPES.includes(mime as ImageMime) || JPEG_ALIASES.has(mime);
+}
 
 /** Format and size, or null when the bytes are not a JPEG, PNG, GIF or WebP we can measure. */
 export function readImageInfo(b: Buffer): ImageInfo | null {

@@ -51,8 +51,8 @@ export interface FitContext {
   readonly userMessage: SessionMessage;
   readonly systemPrompt: string;
   readonly turnPrompt: string;
-  /** This turn's image (Images 15): sent with the request, never stored, so a fixed cost. */
-  readonly image?: { readonly tokens: number } | undefined;
+  /** This turn's images (Images 15): sent with the request, never stored, so a fixed cost. */
+  readonly images?: ReadonlyArray<{ readonly tokens: number }> | undefined;
 }
 
 export class ContextFit {
@@ -143,7 +143,7 @@ export class ContextFit {
     const keepLast = Math.max(1, idx >= 0 ? session.messages.length - idx : 2);
     const { tokens } = this.deps;
     const systemTokens = tokens.countText(ctx.systemPrompt) + (ctx.turnPrompt ? tokens.countText(ctx.turnPrompt) + 4 : 0) || this.systemTokens(session);
-    const imageTokens = ctx.image?.tokens ?? 0;
+    const imageTokens = (ctx.images ?? []).reduce((sum, i) => sum + i.tokens, 0);
     const result = await this.compact(ctx.writes, keepLast, reason, { systemTokens, imageTokens, bounded: true });
     const after = this.countSession(session, systemTokens + imageTokens);
     if (after > limit) {

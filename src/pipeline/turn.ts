@@ -23,6 +23,13 @@ export interface InboundMessage {
   receivedAt: Date;
   /** A photo or image file that came with the message (`text` is its placeholder and caption). */
   image?: ImageRef | undefined;
+  /**
+   * The channel's album id (Telegram's media_group_id): items of one album sent together are
+   * collected by the intake (dispatch/albums.ts) and answered as one message.
+   */
+  albumId?: string | undefined;
+  /** An album's images, once its items are collected into one message (`text` has one placeholder per image). */
+  images?: ImageRef[] | undefined;
 }
 
 export interface PromptSection {
@@ -69,8 +76,8 @@ export interface Turn {
   turnPrompt: string;
   /** ContextBuilding 20: size of the `# Memory` block and what its budget made it drop. */
   memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number; approximate?: boolean }> } | undefined;
-  /** Images 25: the message's image as request content; sent with the user's message only, never stored. */
-  image: TurnImage | undefined;
+  /** Images 15: the message's images (one, or an album's) as request content; sent with the user's message only, never stored. */
+  images: TurnImage[];
   /** ToolLoop 30: the final answer. */
   response: string | undefined;
   /** Short lines appended to the reply (e.g. "Compacted the conversation: …"). */
@@ -116,7 +123,7 @@ export function createTurn(init: {
     turnSections: [],
     turnPrompt: '',
     memory: undefined,
-    image: undefined,
+    images: [],
     response: undefined,
     notices: [],
     delivered: false,

@@ -43,6 +43,8 @@ export interface SessionMessage {
   covers?: string[];
   /** An image that came with a user message: its file id only (`content` holds the placeholder). */
   attachment?: StoredAttachment;
+  /** An album's images (one user message for the whole album), in its order. */
+  attachments?: StoredAttachment[];
 }
 
 export interface CompactionRecord {
@@ -165,6 +167,7 @@ export function repairMessage(raw: unknown, repaired: { fields: number } = { fie
   if (m.consolidated !== undefined) set('consolidated', typeof m.consolidated === 'boolean' ? m.consolidated : undefined);
   if (m.covers !== undefined) set('covers', Array.isArray(m.covers) && m.covers.every((k) => typeof k === 'string') ? m.covers : undefined);
   if (m.attachment !== undefined) set('attachment', validAttachment(m.attachment) ? m.attachment : undefined);
+  if (m.attachments !== undefined) set('attachments', Array.isArray(m.attachments) && m.attachments.every(validAttachment) ? m.attachments : undefined);
   return out as unknown as SessionMessage;
 }
 

@@ -1,18 +1,21 @@
 /**
  * Images (15) — reads: `turn.inbound.image` (a file id; the message's text is its placeholder
- * and caption). Writes: `turn.image`, the image as request content, which ToolLoop (30) sends
- * with the user's message of this turn only; nothing of it is stored. It runs first: an image
- * that cannot be loaded and came without words ends the turn with one line before compaction
- * or memory search spend anything on it. With words, the turn goes on and the reply says the
- * image was not seen.
+ * and caption), or `turn.inbound.images` (an album collected into one message). Writes:
+ * `turn.images`, the images as request content, which ToolLoop (30) sends with the user's
+ * message of this turn only; nothing of them is stored. It runs first: images that cannot be
+ * loaded and came without words end the turn with one line before compaction or memory search
+ * spend anything on them. With words (or, in an album, with some pictures seen), the turn goes
+ * on and the reply says what was not seen — once for the whole album.
  */
 import { ORDER } from '../pipeline/order.js';
 import type { System } from '../pipeline/system.js';
 import { endTurn, type Turn } from '../pipeline/turn.js';
 import { componentLogger } from '../log.js';
 import type { ImageCost, ImageDetail } from '../llm/vision.js';
-import { imagePlaceholder, readImageRef, type MediaFetchers } from '../media/attachments.js';
+import { imagePlaceholder, readImageRef, type ImageRef, type MediaFetchers } from '../media/attachments.js';
 import { loadTurnImage } from '../media/turn-image.js';
+import { albumNoun, loadAlbumImages, missedText } from '../media/album-images.js';
+import type { Logger } from '../log.js';
 
 export interface ImagesDeps {
   fetchers: MediaFetchers;
@@ -24,7 +27,7 @@ export interface ImagesDeps {
 }
 
 function hasImage(turn: Turn): boolean {
-  return turn.inbound.image !== undefined;
+  return turn.inbound.image !== undefined || (turn.inbound.images?.length ?? 0) > 0;
 }
 
 export function createImagesSystem(deps: ImagesDeps): System {
@@ -35,6 +38,8 @@ export function createImagesSystem(deps: ImagesDeps): System {
     shouldRun: hasImage,
     async run(turn) {
       const log = componentLogger(turn.log, 'Images');
+      const album = (turn.inbound.images ?? []).flatMap((r) => readImageRef(r) ?? []);
+      if (album.length > 0) return runAlbum(turn, deps, album, log);
       const ref = readImageRef(turn.inbound.image);
       if (!ref) return;
       const load = await loadTurnImage(
@@ -47,7 +52,7 @@ export function createImagesSystem(deps: ImagesDeps): System {
         ref,
       );
       if (load.ok) {
-        turn.image = load.image;
+        turn.images = [load.image];
         const { info, tokens, bytes } = load.image;
         log.info({ fileId: ref.fileId, mime: info.mime, width: info.width, height: info.height, bytes, tokens }, `image attached (${info.width}×${info.height}, ~${tokens} tokens)`);
         return;
@@ -64,4 +69,44 @@ export function createImagesSystem(deps: ImagesDeps): System {
       endTurn(turn, 'Images', `image not loaded: ${load.detail}`);
     },
   };
+}
+
+/** An album's turn: every picture it can, one line about the rest. */
+async function runAlbum(turn: Turn, deps: ImagesDeps, refs: ImageRef[], log: Logger): Promise<void> {
+  const noun = albumNoun(refs);
+  if (!deps.vision) {
+    // As for a single photo: the model is not asked; the session keeps the album's file ids.
+    await turn.reply(`The model I use reads text only, so I can't look at your ${noun}. They are saved in our conversation; describe them in words if you need an answer now.`);
+    turn.delivered = true;
+    endTurn(turn, 'Images', 'album for a text-only model');
+    return;
+  }
+  const load = await loadAlbumImages(
+    {
+      fetch: deps.fetchers.get(turn.inbound.channel),
+      cost: deps.vision,
+      ...(deps.detail ? { detail: deps.detail } : {}),
+      ...(deps.contextLimit ? { maxTokens: Math.floor(deps.contextLimit() / 2) } : {}),
+    },
+    refs,
+  );
+  turn.images = load.loaded;
+  const tokens = load.loaded.reduce((sum, i) => sum + i.tokens, 0);
+  log.info({ images: refs.length, attached: load.loaded.length, tokens }, `album: ${load.loaded.length} of ${refs.length} images attached (~${tokens} tokens)`);
+  if (load.missed.length === 0) return;
+  for (const m of load.missed) log.warn({ fileId: m.ref.fileId, index: m.index, detail: m.detail }, `album image not shown to the model: ${m.why}`);
+  if (load.loaded.length > 0) {
+    turn.notices.push(`I couldn't look at ${missedText(load.missed, refs.length)}, so I answered from the other pictures.`);
+    return;
+  }
+  const why = [...new Set(load.missed.map((m) => m.why))].join('; ');
+  // Only placeholders, no caption or quote: nothing for the model to answer.
+  const bare = refs.map((r) => imagePlaceholder(r, undefined)).join('\n');
+  if (turn.inbound.text.trim() !== bare) {
+    turn.notices.push(`I couldn't look at your ${noun} (${why}), so I answered from your words only.`);
+    return;
+  }
+  await turn.reply(`I couldn't look at your ${noun} (${why}). They are saved in our conversation; please send them again if you need an answer about them.`);
+  turn.delivered = true;
+  endTurn(turn, 'Images', `album not loaded: ${load.missed.map((m) => m.detail).join('; ')}`);
 }

@@ -45,6 +45,7 @@ test('defaults: only a key set gives the documented values and no problems', () 
     turnTimeoutMs: 120_000,
     rateLimitPerMinute: 20,
     maxQueuedPerChat: 10,
+    albumWaitMs: 1200,
     memoryPagePort: 0,
     memoryPageHost: '127.0.0.1',
     memoryPageToken: undefined,

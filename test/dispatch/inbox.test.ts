@@ -144,3 +144,23 @@ test('an unfinished message keeps counting its starts across restarts under its 
   assert.equal((await new Inbox(file).unfinished()).entries[0]?.attempt, 2);
   await rm(file, { force: true });
 });
+
+test("an album's items close with its first item's entry: nothing of an answered album is left open for the next start", async () => {
+  const file = path.join(tmpdir(), `inbox-album-${process.pid}-${Date.now()}.jsonl`);
+  try {
+    const inbox = new Inbox(file);
+    const ids: string[] = [];
+    for (const n of ['1', '2', '3']) {
+      const e = inbox.accept({ ...message('5', `[Photo] ${n}`, n), albumId: 'g' });
+      await e.durable;
+      ids.push(e.id);
+    }
+    await inbox.done(ids[0]!, ids.slice(1));
+    await inbox.shutdown();
+    const lines = (await readFile(file, 'utf8')).trim().split('\n');
+    assert.deepEqual(lines.slice(3).map((l) => JSON.parse(l)), ids.map((id) => ({ t: 'done', id })), 'the three done lines, together at the end');
+    assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+  } finally {
+    await rm(file, { force: true });
+  }
+});

@@ -58,7 +58,7 @@ async function rig(workspace: string, behaviour: Behaviour = echo, commands: Com
     replies.push(t);
   };
   const intake = await Intake.open({
-    config: { maxMessageChars: 10_000, turnTimeoutMs: 60_000, rateLimitPerMinute: 0, dailyTokenBudget: 0 },
+    config: { maxMessageChars: 10_000, turnTimeoutMs: 60_000, rateLimitPerMinute: 0, albumWaitMs: 0, dailyTokenBudget: 0 },
     inbox,
     dispatcher,
     limits: new ChatLimits(0, 100),

@@ -68,14 +68,14 @@ test('the token count of a request grows by exactly the image cost; the image ri
   assert.equal(part.image_url.url, `data:image/png;base64,${bytes.toString('base64')}`);
 
   const plain = buildRequestMessages('be brief', history, { content: '', before: current });
-  const withImage = buildRequestMessages('be brief', history, { content: '', before: current, image: part });
+  const withImage = buildRequestMessages('be brief', history, { content: '', before: current, images: [part] });
   assert.equal(counter.countMessages(withImage), counter.countMessages(plain) + 765);
   assert.deepEqual(withImage.at(-1), { role: 'user', content: [{ type: 'text', text: '[Photo] and this one?' }, part] });
   assert.deepEqual(withImage[1], { role: 'user', content: '[Photo] my cat' }, 'an older photo is its placeholder text');
   assert.equal(withImage.filter((m) => Array.isArray(m.content)).length, 1);
 
   // With the per-turn context, it sits before the user's message, which still carries the image.
-  const both = buildRequestMessages('be brief', history, { content: '# Relevant Memory\n- cats', before: current, image: part });
+  const both = buildRequestMessages('be brief', history, { content: '# Relevant Memory\n- cats', before: current, images: [part] });
   assert.deepEqual(both.slice(-2).map((m) => m.role), ['system', 'user']);
   assert.ok(Array.isArray(both.at(-1)!.content));
 

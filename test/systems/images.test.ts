@@ -12,7 +12,7 @@ import { imagePart } from '../../src/llm/vision.js';
 import { readImageInfo } from '../../src/media/image-info.js';
 import type { Download } from '../../src/media/attachments.js';
 import { startTestBot, type TestBot } from '../helpers/app.js';
-import { lastUserText, text } from '../helpers/fake-llm.js';
+import { lastUserText, text, type Responder } from '../helpers/fake-llm.js';
 import { png } from '../helpers/images.js';
 
 function photoMessage(chatId: string, text: string, fileId: string, messageId: string): InboundMessage {
@@ -91,14 +91,14 @@ test("AutoCompaction (18) counts the turn's image: the same session is left alon
     const { reserved: tokens, limit } = compactor.usage(session);
     assert.ok(tokens < limit * 0.8, `the history alone (${tokens}) is under the threshold`);
     const turn = createTurn({ inbound: photoMessage('9', '[Photo]', 'f', '99'), writes: sessions.writer(session), log: silentLogger(), userMessage: session.messages.at(-2)!, reply: async () => undefined });
-    assert.equal(await compactor.beforeTurn(turn.writes, turn.log, turn.image?.tokens ?? 0), null);
+    assert.equal(await compactor.beforeTurn(turn.writes, turn.log, turn.images[0]?.tokens ?? 0), null);
     assert.equal(session.messages.length, before);
 
     // An image that takes the request just over 80 %.
     const bytes = png(300, 200);
     const made = imagePart(bytes, readImageInfo(bytes)!, { kind: 'tiles', base: 85, tile: 170 });
-    turn.image = { ...made, tokens: Math.ceil(limit * 0.8) - tokens + 1, info: readImageInfo(bytes)!, bytes: bytes.length };
-    const result = await compactor.beforeTurn(turn.writes, turn.log, turn.image?.tokens ?? 0);
+    turn.images = [{ ...made, tokens: Math.ceil(limit * 0.8) - tokens + 1, info: readImageInfo(bytes)!, bytes: bytes.length }];
+    const result = await compactor.beforeTurn(turn.writes, turn.log, turn.images[0]?.tokens ?? 0);
     assert.ok(result && result.removed > 0, 'compacted because of the image');
     assert.ok(session.messages.length < before);
   } finally {
@@ -106,13 +106,16 @@ test("AutoCompaction (18) counts the turn's image: the same session is left alon
   }
 });
 
+/** A text-only server told it reads images (LLM_VISION=true): any request with an image is refused. */
+const refusesImages: Responder = (req) =>
+  JSON.stringify(req.body.messages).includes('image_url')
+    ? { status: 400, json: { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error' } } }
+    : text(`echo: ${lastUserText(req)}`);
+
 test('a server that refuses the image (LLM_VISION=true on a text-only server): asked once more without it, the reply says so', async () => {
   const bot = await startTestBot({
     env: { LLM_MODEL: 'local-text-model', LLM_VISION: 'true' },
-    responder: (req) =>
-      JSON.stringify(req.body.messages).includes('image_url')
-        ? { status: 400, json: { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error' } } }
-        : text(`echo: ${lastUserText(req)}`),
+    responder: refusesImages,
   });
   try {
     serveFiles(bot, { p: png(300, 200) });
@@ -120,6 +123,26 @@ test('a server that refuses the image (LLM_VISION=true on a text-only server): a
     assert.deepEqual(replies, ['echo: [Photo] what is it?\n\nℹ️ The model refused the image, so I answered from your words only. It is saved in our conversation.']);
     assert.equal(bot.llm.chatRequests().length, 2);
     assert.equal(imageParts(bot)[1]!.length, 0, 'the second request has no image');
+  } finally {
+    await bot.close();
+  }
+});
+
+test("an album's pictures refused by the server: asked once more without them, one note for all of them", async () => {
+  const bot = await startTestBot({
+    env: { LLM_MODEL: 'local-text-model', LLM_VISION: 'true' },
+    responder: refusesImages,
+  });
+  try {
+    serveFiles(bot, { a: png(300, 200), b: png(200, 300) });
+    const images = [
+      { kind: 'photo' as const, fileId: 'a' },
+      { kind: 'photo' as const, fileId: 'b' },
+    ];
+    const replies = await bot.send('6', '[Photo] which?\n[Photo]', { images });
+    assert.deepEqual(replies, ['echo: [Photo] which?\n[Photo]\n\nℹ️ The model refused the pictures, so I answered from your words only. They are saved in our conversation.']);
+    assert.equal(imageParts(bot)[0]!.length, 2, 'the first request carried both');
+    assert.equal(imageParts(bot)[1]!.length, 0);
   } finally {
     await bot.close();
   }

@@ -38,6 +38,7 @@ import { identify, registerCommands } from './startup.js';
 import { createTransport, type Transport } from './transport.js';
 import { TypingIndicator } from './typing.js';
 import { replyThrough } from './reply.js';
+import { AddressedAlbums } from './album-groups.js';
 
 /** Knobs with production defaults; tests make them short. */
 export interface TelegramTuning {
@@ -83,6 +84,7 @@ export class TelegramChannel implements Channel {
   private readonly stream: StreamState;
   private readonly typing: TypingIndicator;
   private readonly media: MediaIntakeDeps;
+  private readonly addressedAlbums = new AddressedAlbums();
   private transport: Transport | undefined;
   private onMessage: InboundHandler | undefined;
   private identity: BotIdentity | undefined;
@@ -207,12 +209,15 @@ export class TelegramChannel implements Channel {
   }
 
   private async route(update: Update): Promise<void> {
-    const r = readUpdate(update, this.identity!);
+    const r = readUpdate(update, this.identity!, (chat, album) => this.addressedAlbums.has(chat, album));
     if (r.kind === 'ignore') {
       this.log.debug({ updateId: update.update_id, reason: r.reason }, 'update ignored');
       return;
     }
     const { sender } = r;
+    // A further item of a group album the bot was addressed in: answered with it, not marked again.
+    const laterItem = r.kind === 'image' && r.group && r.albumId !== undefined && this.addressedAlbums.has(sender.chatId, r.albumId);
+    if (r.kind === 'image' && r.group && r.albumId) this.addressedAlbums.add(sender.chatId, r.albumId);
     const decision = await this.access.check(sender);
     if (!decision.allow) {
       this.log.info({ updateId: update.update_id, userId: sender.userId, chatId: sender.chatId, reason: decision.reason }, 'message refused');
@@ -237,7 +242,7 @@ export class TelegramChannel implements Channel {
     const chatId = sender.chatId;
     const ack = this.opts.telegram.ackReaction;
     // In a group several people talk at once: the reaction shows whose message is being answered.
-    if (r.group && ack) void this.delivery.react(chatId, r.messageId, ack);
+    if (r.group && ack && !laterItem) void this.delivery.react(chatId, r.messageId, ack);
     const sendOptions = { replyTo: r.group ? r.messageId : undefined, threadId };
     const refusal = await prepareMedia(r, msg, chatId, sendOptions, this.media);
     if (refusal !== undefined) {

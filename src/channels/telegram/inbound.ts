@@ -3,7 +3,8 @@
  * "text only", or ignore it (and why). Pure, so every rule here has a unit test.
  *
  * - Voice notes and audio files are 'audio' (transcribed by the channel: media.ts).
- * - Photos and image documents are 'image' (shown to the model when it reads images: photos.ts).
+ * - Photos and image documents are 'image' (shown to the model when it reads images: photos.ts);
+ *   one of an album carries its media_group_id, and the intake answers the album as one message.
  * - Text and captions are text. Stickers and other media without a caption get
  *   the "I can read text only" answer. Service messages (joins, pins, …) are ignored.
  * - Edited messages are ignored: the answer to the original already exists, and answering the
@@ -30,13 +31,14 @@ export type Inbound =
   | { kind: 'text'; sender: Sender; text: string; messageId: number; group: boolean; threadId?: number | undefined }
   | { kind: 'unsupported'; sender: Sender; messageId: number; group: boolean; threadId?: number | undefined }
   | { kind: 'audio'; sender: Sender; audio: AudioRef; caption: string | undefined; messageId: number; group: boolean; threadId?: number | undefined }
-  | { kind: 'image'; sender: Sender; image: ImageRef; caption: string | undefined; quote: QuotedMessage | undefined; messageId: number; group: boolean; threadId?: number | undefined };
+  | { kind: 'image'; sender: Sender; image: ImageRef; caption: string | undefined; quote: QuotedMessage | undefined; messageId: number; group: boolean; threadId?: number | undefined; albumId?: string | undefined };
 
 export const TEXT_ONLY_REPLY = 'I can read text only (for now).';
 
 const MEDIA_KEYS = ['sticker', 'voice', 'photo', 'video', 'video_note', 'audio', 'document', 'animation', 'location', 'venue', 'contact', 'poll', 'dice', 'story', 'game'];
 
-export function readUpdate(update: Update, bot: BotIdentity): Inbound {
+/** `albumAddressed`: whether an earlier item of this group album addressed the bot (album-groups.ts). */
+export function readUpdate(update: Update, bot: BotIdentity, albumAddressed?: (chatId: string, albumId: string) => boolean): Inbound {
   if ('edited_message' in update) return { kind: 'ignore', reason: 'edited message (ignored by design)' };
   if (!('message' in update) || !update.message) {
     const type = Object.keys(update).find((k) => k !== 'update_id') ?? 'unknown';
@@ -56,7 +58,10 @@ export function readUpdate(update: Update, bot: BotIdentity): Inbound {
   };
   const raw: string | undefined = typeof m.text === 'string' ? m.text : typeof m.caption === 'string' ? m.caption : undefined;
 
-  if (group && !isAddressed(m, raw ?? '', bot)) return { kind: 'ignore', reason: 'group message not addressed to the bot' };
+  const albumId = typeof m.media_group_id === 'string' && m.media_group_id !== '' ? m.media_group_id : undefined;
+  if (group && !isAddressed(m, raw ?? '', bot) && !(albumId && albumAddressed?.(sender.chatId, albumId))) {
+    return { kind: 'ignore', reason: 'group message not addressed to the bot' };
+  }
 
   // Media with a caption: the caption is the user's words about it.
   const caption = raw === undefined ? undefined : (group ? stripMention(raw, bot.username) : raw.trim()) || undefined;
@@ -66,7 +71,7 @@ export function readUpdate(update: Update, bot: BotIdentity): Inbound {
   }
   const image = imageOf(m);
   if (image) {
-    return { kind: 'image', sender, image, caption, quote: quotedMessage(m, bot), messageId: m.message_id, group, threadId: topicOf(m) };
+    return { kind: 'image', sender, image, caption, quote: quotedMessage(m, bot), messageId: m.message_id, group, threadId: topicOf(m), albumId };
   }
   if (raw === undefined || raw.trim() === '') {
     if (MEDIA_KEYS.some((k) => k in m)) return { kind: 'unsupported', sender, messageId: m.message_id, group, threadId: topicOf(m) };

@@ -13,7 +13,7 @@ import type { KeepFn } from '../keep.js';
 import type { Delivery, SendOptions } from './delivery.js';
 import type { Inbound } from './inbound.js';
 import { untranscribedText, voiceText } from './media.js';
-import { imageMessage } from './photos.js';
+import { albumItemText, imageMessage } from './photos.js';
 import { transcribeNote } from './voice.js';
 
 export interface MediaIntakeDeps {
@@ -30,6 +30,14 @@ export interface MediaIntakeDeps {
 
 /** Fills in `msg` for an image or audio update; returns the line to send instead of a turn, if any. */
 export async function prepareMedia(r: Inbound, msg: InboundMessage, chatId: string, send: SendOptions, deps: MediaIntakeDeps): Promise<string | undefined> {
+  if (r.kind === 'image' && r.albumId) {
+    // One of an album: what cannot be read is said once for the whole album, in its turn
+    // (systems/images.ts), so nothing is refused or kept here, item by item.
+    msg.text = albumItemText(r);
+    msg.image = r.image;
+    msg.albumId = r.albumId;
+    return undefined;
+  }
   if (r.kind === 'image') {
     const image = imageMessage(r, deps.vision);
     msg.text = image.text;

@@ -11,12 +11,10 @@
 import type { Message } from 'telegraf/types';
 import { imagePlaceholder, MAX_IMAGE_BYTES, type ImageRef } from '../../media/attachments.js';
 import { withQuote, type QuotedMessage } from './reply-context.js';
-import { READABLE_IMAGE_TYPES, type ImageMime } from '../../media/image-info.js';
+import { announcedReadable } from '../../media/image-info.js';
 
 export const MAX_PHOTO_SIDE = 2048;
 export const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
-/** Names some senders give JPEG files. */
-const JPEG_ALIASES = new Set(['image/jpg', 'image/pjpeg']);
 
 interface PhotoSize {
   file_id: string;
@@ -63,10 +61,15 @@ export function imageRefusal(ref: ImageRef, vision: boolean): string | undefined
     return `Your ${what} is larger than ${MAX_IMAGE_BYTES / 1024 / 1024} MB, the most a bot can download from Telegram. Please send it as a photo, or a smaller file.`;
   }
   // The bytes decide in the end (media/image-info.ts); this only answers HEIC and the like at once.
-  if (ref.kind === 'document' && ref.mimeType && !READABLE_IMAGE_TYPES.includes(ref.mimeType as ImageMime) && !JPEG_ALIASES.has(ref.mimeType)) {
+  if (ref.kind === 'document' && !announcedReadable(ref.mimeType)) {
     return `I can read JPEG, PNG, GIF and WebP images, and this file is ${ref.mimeType}. ${saved}; send it as a photo instead (Telegram converts it).`;
   }
   return undefined;
+}
+
+/** An album item's text: its placeholder and own caption (after a quote); the album's turn decides what the model sees. */
+export function albumItemText(r: { image: ImageRef; caption: string | undefined; quote: QuotedMessage | undefined }): string {
+  return withQuote(imagePlaceholder(r.image, r.caption), r.quote);
 }
 
 /**

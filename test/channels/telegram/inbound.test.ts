@@ -102,3 +102,18 @@ test('in a group only messages addressed to the bot count, and the mention is ta
   const stickerReply = readUpdate(msg({ sticker: { file_id: 's' }, reply_to_message: { message_id: 5, from: { id: BOT.id, is_bot: true } } }, group), BOT);
   assert.equal(stickerReply.kind, 'unsupported');
 });
+
+test('an album item carries its media_group_id; in a group a further item counts as addressed only when its album already addressed the bot', () => {
+  const sizes = [{ file_id: 'p', file_unique_id: 'u', width: 800, height: 600 }];
+  const item = readUpdate(msg({ photo: sizes, media_group_id: 'g1', caption: 'look' }), BOT);
+  assert.equal(item.kind === 'image' && item.albumId, 'g1');
+  assert.equal((readUpdate(msg({ photo: sizes }), BOT) as { albumId?: string }).albumId, undefined, 'a photo alone has none');
+
+  const addressed = new Set(['-100123:g2']);
+  const known = (chat: string, album: string) => addressed.has(`${chat}:${album}`);
+  assert.equal(readUpdate(msg({ photo: sizes, media_group_id: 'g2' }, group), BOT).kind, 'ignore', 'without the album memory: not addressed');
+  const later = readUpdate(msg({ photo: sizes, media_group_id: 'g2' }, group), BOT, known);
+  assert.equal(later.kind === 'image' && later.albumId, 'g2');
+  assert.equal(readUpdate(msg({ photo: sizes, media_group_id: 'g3' }, group), BOT, known).kind, 'ignore', 'another album of the group');
+  assert.equal(readUpdate(msg({ text: 'chatter', media_group_id: 'g2' }, { id: -100999, type: 'group' }), BOT, known).kind, 'ignore', 'the same album id in another group');
+});

@@ -1,0 +1,102 @@
+/**
+ * An album cut by a kill: the real daemon (`node --import tsx src/main.ts`) takes an album's
+ * items from the emulator and journals them, and is killed (SIGKILL) while the album still
+ * waits for more pictures. The next start answers the album once — not once per picture, and
+ * not never.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startTelegramEmulator, waitFor } from '../../helpers/telegram.js';
+import { startFakeLlm } from '../../helpers/fake-llm.js';
+import { tempDir } from '../../helpers/workspace.js';
+import { childEnv, mainTs, tsxLoader } from '../../helpers/child.js';
+import { png } from '../../helpers/images.js';
+
+const OWNER = 111;
+
+function daemon(env: Record<string, string>, cwd: string): { child: ChildProcess; log: () => string; exited: Promise<unknown> } {
+  const child = spawn(process.execPath, ['--import', tsxLoader, mainTs], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout!.on('data', (c: Buffer) => (log += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (log += c.toString()));
+  const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const exited = new Promise((resolve) => child.on('close', () => resolve(clearTimeout(guard))));
+  return { child, log: () => log, exited };
+}
+
+async function text(file: string): Promise<string> {
+  return readFile(file, 'utf8').catch(() => '');
+}
+
+test('killed while an album waits for more pictures: after the restart it is answered once, with all its pictures', { timeout: 120_000 }, async () => {
+  const tg = await startTelegramEmulator();
+  const llm = await startFakeLlm();
+  const ws = await tempDir();
+  const env = {
+    OPENAI_BASE_URL: llm.url,
+    OPENAI_API_KEY: 'sk-test-key-123456',
+    WORKSPACE_DIR: ws.dir,
+    TELEGRAM_BOT_TOKEN: tg.token,
+    TELEGRAM_API_ROOT: tg.apiRoot,
+    TELEGRAM_ALLOWED_USERS: String(OWNER),
+    LLM_MODEL: 'gpt-4o',
+    LOG_LEVEL: 'info',
+  };
+  let run = daemon({ ...env, ALBUM_WAIT_MS: '60000' }, ws.dir);
+  try {
+    for (const id of ['r1', 'r2', 'r3']) tg.addFile(`${id}_l`, png(300, 200), `photos/${id}.png`);
+    await waitFor(() => run.log().includes('daemon started'), 30_000, 'the daemon to start');
+    const owner = tg.user({ userId: OWNER });
+    for (const [i, id] of ['r1', 'r2', 'r3'].entries()) {
+      await owner.send({
+        photo: [{ file_id: `${id}_l`, file_unique_id: `u_${id}`, width: 300, height: 200, file_size: 5000 }],
+        media_group_id: 'g900',
+        ...(i === 0 ? { caption: 'before the crash' } : {}),
+      });
+    }
+    // All three journaled and their updates taken; the album's window (60 s) is still open.
+    const inbox = path.join(ws.dir, 'inbox.jsonl');
+    const updates = path.join(ws.dir, 'telegram', 'updates.json');
+    let journaled = 0;
+    let taken = 0;
+    await (async () => {
+      const until = Date.now() + 20_000;
+      while (Date.now() < until) {
+        journaled = ((await text(inbox)).match(/"t":"in"/g) ?? []).length;
+        taken = ((await text(updates)).match(/\[\d+,\d+\]/g) ?? []).length;
+        if (journaled === 3 && taken === 3) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    assert.equal(journaled, 3, run.log());
+    assert.equal(taken, 3);
+    assert.equal(tg.botMessages(OWNER).length, 0, 'no answer before the window closed');
+    assert.equal(llm.chatRequests().length, 0);
+    run.child.kill('SIGKILL');
+    await run.exited;
+
+    run = daemon({ ...env, ALBUM_WAIT_MS: '300' }, ws.dir);
+    const [reply] = await tg.waitForBotMessages(OWNER, 1, 30_000);
+    assert.equal(reply!.text, 'echo: [Photo] before the crash\n[Photo]\n[Photo]');
+    await owner.say('after');
+    assert.deepEqual(
+      (await tg.waitForBotMessages(OWNER, 2, 30_000)).map((m) => m.text),
+      ['echo: [Photo] before the crash\n[Photo]\n[Photo]', 'echo: after'],
+      'one answer for the album, then the next message',
+    );
+    const first = llm.chatRequests()[0]!.body.messages.at(-1).content;
+    assert.equal(first.filter((p: { type: string }) => p.type === 'image_url').length, 3);
+    assert.equal(llm.chatRequests().length, 2);
+  } finally {
+    if (run.child.exitCode === null && run.child.signalCode === null) {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+    await tg.close();
+    await llm.close();
+    await ws.cleanup();
+  }
+});
