@@ -14,7 +14,7 @@ import path from 'node:path';
 import { startTelegramEmulator, waitFor } from '../helpers/telegram.js';
 import { startFakeLlm, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
-import { childEnv, mainTs, tsxLoader } from '../helpers/child.js';
+import { childEnv, mainTs, telegramDaemonEnv, tsxLoader } from '../helpers/child.js';
 import { RESTARTED_TEXT } from '../../src/channels/telegram/stream-preview.js';
 
 const GROUP = -1009;
@@ -40,17 +40,7 @@ test('kill -9 mid-stream: after the restart each chat has its answer once, the g
   let pace = 60; // the first run streams slowly (~2,700 characters, 10 a step): killed halfway
   const llm = await startFakeLlm(() => ({ ...text(ANSWER), stream: { chunkChars: 10, paceMs: pace } }));
   const ws = await tempDir('membot-stream-crash-');
-  const env = {
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'sk-test-key-123456',
-    WORKSPACE_DIR: ws.dir,
-    TELEGRAM_BOT_TOKEN: tg.token,
-    TELEGRAM_API_ROOT: tg.apiRoot,
-    TELEGRAM_ALLOWED_USERS: '111',
-    TELEGRAM_ALLOWED_GROUPS: String(GROUP),
-    TELEGRAM_DM_POLICY: 'allowlist',
-    LOG_LEVEL: 'info',
-  };
+  const env = telegramDaemonEnv({ llmUrl: llm.url, workspace: ws.dir, tg }, { TELEGRAM_ALLOWED_USERS: '111', TELEGRAM_ALLOWED_GROUPS: String(GROUP), TELEGRAM_DM_POLICY: 'allowlist' });
   let daemon = startDaemon(env, ws.dir);
   try {
     await daemon.started;

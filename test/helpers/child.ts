@@ -20,6 +20,25 @@ export function childEnv(env: Record<string, string> = {}): Record<string, strin
   return { ...base, ...env };
 }
 
+/**
+ * The environment of a daemon under test that talks to a fake LLM server and a Telegram
+ * emulator (both on 127.0.0.1), logging at info; `extra` adds or overrides settings.
+ */
+export function telegramDaemonEnv(
+  to: { llmUrl: string; workspace: string; tg: { token: string; apiRoot: string } },
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    OPENAI_BASE_URL: to.llmUrl,
+    OPENAI_API_KEY: 'sk-test-key-123456',
+    WORKSPACE_DIR: to.workspace,
+    TELEGRAM_BOT_TOKEN: to.tg.token,
+    TELEGRAM_API_ROOT: to.tg.apiRoot,
+    LOG_LEVEL: 'info',
+    ...extra,
+  };
+}
+
 export interface CliRun {
   code: number | null;
   stdout: string;

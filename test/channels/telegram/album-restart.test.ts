@@ -12,7 +12,7 @@ import path from 'node:path';
 import { startTelegramEmulator, waitFor } from '../../helpers/telegram.js';
 import { startFakeLlm } from '../../helpers/fake-llm.js';
 import { tempDir } from '../../helpers/workspace.js';
-import { childEnv, mainTs, tsxLoader } from '../../helpers/child.js';
+import { childEnv, mainTs, telegramDaemonEnv, tsxLoader } from '../../helpers/child.js';
 import { png } from '../../helpers/images.js';
 
 const OWNER = 111;
@@ -35,16 +35,7 @@ test('killed while an album waits for more pictures: after the restart it is ans
   const tg = await startTelegramEmulator();
   const llm = await startFakeLlm();
   const ws = await tempDir();
-  const env = {
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'sk-test-key-123456',
-    WORKSPACE_DIR: ws.dir,
-    TELEGRAM_BOT_TOKEN: tg.token,
-    TELEGRAM_API_ROOT: tg.apiRoot,
-    TELEGRAM_ALLOWED_USERS: String(OWNER),
-    LLM_MODEL: 'gpt-4o',
-    LOG_LEVEL: 'info',
-  };
+  const env = telegramDaemonEnv({ llmUrl: llm.url, workspace: ws.dir, tg }, { TELEGRAM_ALLOWED_USERS: String(OWNER), LLM_MODEL: 'gpt-4o' });
   let run = daemon({ ...env, ALBUM_WAIT_MS: '60000' }, ws.dir);
   try {
     for (const id of ['r1', 'r2', 'r3']) tg.addFile(`${id}_l`, png(300, 200), `photos/${id}.png`);

@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startTelegramEmulator, waitFor, type TelegramEmulator } from '../../helpers/telegram.js';
 import { lastUserText, startFakeLlm, text } from '../../helpers/fake-llm.js';
 import { tempDir } from '../../helpers/workspace.js';
-import { childEnv } from '../../helpers/child.js';
+import { childEnv, telegramDaemonEnv } from '../../helpers/child.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -47,15 +47,7 @@ async function withDaemon(
   prepare?.(tg);
   const llm = await startFakeLlm(responder);
   const ws = await tempDir();
-  const env = {
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'sk-test-key-123456',
-    WORKSPACE_DIR: ws.dir,
-    TELEGRAM_BOT_TOKEN: tg.token,
-    TELEGRAM_API_ROOT: tg.apiRoot,
-    TELEGRAM_ALLOWED_USERS: String(OWNER),
-    LOG_LEVEL: 'info',
-  };
+  const env = telegramDaemonEnv({ llmUrl: llm.url, workspace: ws.dir, tg }, { TELEGRAM_ALLOWED_USERS: String(OWNER) });
   // The temp dir as cwd: no .env of the repo is read.
   const daemon = run('src/main.ts', [], env, ws.dir);
   try {
