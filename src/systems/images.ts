@@ -12,7 +12,7 @@ import type { System } from '../pipeline/system.js';
 import { endTurn, type Turn } from '../pipeline/turn.js';
 import { componentLogger } from '../log.js';
 import type { ImageCost, ImageDetail } from '../llm/vision.js';
-import { imagePlaceholder, readImageRef, type ImageRef, type MediaFetchers } from '../media/attachments.js';
+import { imagePlaceholder, readImageRef, type FileFetcher, type ImageRef, type MediaFetchers } from '../media/attachments.js';
 import { loadTurnImage } from '../media/turn-image.js';
 import { albumNoun, loadAlbumImages, missedText } from '../media/album-images.js';
 import type { Logger } from '../log.js';
@@ -42,15 +42,7 @@ export function createImagesSystem(deps: ImagesDeps): System {
       if (album.length > 0) return runAlbum(turn, deps, album, log);
       const ref = readImageRef(turn.inbound.image);
       if (!ref) return;
-      const load = await loadTurnImage(
-        {
-          fetch: deps.fetchers.get(turn.inbound.channel),
-          cost: deps.vision,
-          ...(deps.detail ? { detail: deps.detail } : {}),
-          ...(deps.contextLimit ? { maxTokens: Math.floor(deps.contextLimit() / 2) } : {}),
-        },
-        ref,
-      );
+      const load = await loadTurnImage(loadOptions(turn, deps), ref);
       if (load.ok) {
         turn.images = [load.image];
         const { info, tokens, bytes } = load.image;
@@ -71,6 +63,19 @@ export function createImagesSystem(deps: ImagesDeps): System {
   };
 }
 
+/**
+ * How this turn's images are loaded: from its channel, at the model's cost, and together within
+ * half the context limit (one picture or a whole album: the conversation keeps the other half).
+ */
+function loadOptions(turn: Turn, deps: ImagesDeps): { fetch: FileFetcher | undefined; cost: ImageCost | null; detail?: ImageDetail; maxTokens?: number } {
+  return {
+    fetch: deps.fetchers.get(turn.inbound.channel),
+    cost: deps.vision,
+    ...(deps.detail ? { detail: deps.detail } : {}),
+    ...(deps.contextLimit ? { maxTokens: Math.floor(deps.contextLimit() / 2) } : {}),
+  };
+}
+
 /** An album's turn: every picture it can, one line about the rest. */
 async function runAlbum(turn: Turn, deps: ImagesDeps, refs: ImageRef[], log: Logger): Promise<void> {
   const noun = albumNoun(refs);
@@ -81,15 +86,7 @@ async function runAlbum(turn: Turn, deps: ImagesDeps, refs: ImageRef[], log: Log
     endTurn(turn, 'Images', 'album for a text-only model');
     return;
   }
-  const load = await loadAlbumImages(
-    {
-      fetch: deps.fetchers.get(turn.inbound.channel),
-      cost: deps.vision,
-      ...(deps.detail ? { detail: deps.detail } : {}),
-      ...(deps.contextLimit ? { maxTokens: Math.floor(deps.contextLimit() / 2) } : {}),
-    },
-    refs,
-  );
+  const load = await loadAlbumImages(loadOptions(turn, deps), refs);
   turn.images = load.loaded;
   const tokens = load.loaded.reduce((sum, i) => sum + i.tokens, 0);
   log.info({ images: refs.length, attached: load.loaded.length, tokens }, `album: ${load.loaded.length} of ${refs.length} images attached (~${tokens} tokens)`);
