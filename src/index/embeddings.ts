@@ -94,6 +94,8 @@ export class Embedder {
     if (missing.length > 0) {
       try {
         const out = await this.llm.embed(this.model, missing.map((m) => m.content), this.dims);
+        // A scrub after /forget holds the index's writes (scrubber.ts): wait for it, not for the lock.
+        await this.index.whenWritable();
         const fresh = missing.map((m, i) => ({ hash: m.hash, vector: Buffer.from(new Float32Array(out[i] ?? []).buffer) }));
         for (const f of fresh) vectors.set(f.hash, f.vector);
         tables.cache(fresh, this.model, this.dims);
@@ -101,6 +103,7 @@ export class Embedder {
         this.log.warn({ err: errorMessage(err), items: missing.length }, 'embedding batch failed; those memories are searchable by text only');
       }
     }
+    await this.index.whenWritable();
     const ready: Array<{ id: string; vector: Buffer }> = [];
     for (const it of hashed) {
       const v = vectors.get(it.hash);

@@ -10,7 +10,9 @@ import { IndexWriter, newId, rebuildDerived, type EpisodeInput, type FactInput, 
 import { HybridSearch, ROW_COLUMNS, toResult, type MemoryRow, type SearchOptions, type SearchResult } from './search.js';
 import { AppError, errorMessage } from '../errors.js';
 import { IndexBrowse } from './browse.js';
-import { IndexEraser } from './erase.js';
+import { IndexEraser, scrubFreedSpace } from './erase.js';
+import { scrubInWorker } from './scrubber.js';
+import { SCOPED_FTS } from './fts.js';
 import { JobTables } from './jobs.js';
 import { VectorTables } from './vectors.js';
 import { CHECKPOINT_PAGES, SAFETY_NET_PAGES, WalCheckpointer } from './checkpointer.js';
@@ -134,6 +136,31 @@ export class MemoryIndex {
     return this.db ? this.tables!.erase : null;
   }
 
+  /**
+   * Leaves no deleted byte in memory.db or its WAL (erase.ts) after /forget. A file's scrub runs
+   * in a worker (scrubber.ts) so chats go on meanwhile; this index holds its writes until it
+   * ends (new messages wait in memory and are saved then; the embedder and the nightly jobs
+   * wait, see whenWritable). Rejects when the scrub failed; the rows are deleted either way.
+   */
+  async scrubFreedSpace(): Promise<void> {
+    if (!this.db) throw new AppError('index.unavailable', { reason: this.disabledReason ?? 'closed' });
+    if (this.file === ':memory:') return scrubFreedSpace(this.db);
+    if (this.scrubbing) await this.scrubbing.catch(() => undefined);
+    const run = scrubInWorker(this.file, ['memories_fts', SCOPED_FTS]);
+    this.scrubbing = run;
+    try {
+      await run;
+    } finally {
+      this.scrubbing = null;
+      this.replayPending();
+    }
+  }
+
+  /** Resolves when no scrub holds writes (callers that write through the unguarded surfaces wait on it). */
+  async whenWritable(): Promise<void> {
+    while (this.scrubbing) await this.scrubbing.catch(() => undefined);
+  }
+
   /** Rebuilds full-text and entities from the memories' text (`memory reindex`); throws when off. */
   rebuildDerived(): { memories: Array<{ id: string; content: string }>; links: number } {
     if (!this.db) throw new AppError('index.unavailable', { reason: this.disabledReason ?? 'closed' });
@@ -145,6 +172,8 @@ export class MemoryIndex {
   /** Until when it rests (ms since epoch). */
   private pausedUntil = 0;
   private readonly pending: EpisodeInput[] = [];
+  /** The scrub running in a worker (scrubFreedSpace): writes are held until it ends. */
+  private scrubbing: Promise<void> | null = null;
   /** What failed first in the current outage (null: no outage). */
   private failing: string | null = null;
 
@@ -156,9 +185,13 @@ export class MemoryIndex {
    * index for a while instead of making every message wait for the lock. Only SQLite's own
    * failures are absorbed (see `sqliteFailure`); a bug in `fn` surfaces.
    */
-  private guard<T>(what: string, fallback: T, fn: (db: Db) => T): T {
+  private guard<T>(what: string, fallback: T, fn: (db: Db) => T, write = false): T {
     if (!this.db) return fallback;
     if (Date.now() < this.pausedUntil) return fallback;
+    if (write && this.scrubbing) {
+      this.log.debug({ what }, `${what} skipped: memory.db is being scrubbed after /forget`);
+      return fallback;
+    }
     try {
       const out = fn(this.db);
       if (this.failing === what) {
@@ -190,22 +223,22 @@ export class MemoryIndex {
   private replayPending(): void {
     const items = this.pending.splice(0);
     for (const e of items) this.saveEpisode(e);
-    if (items.length) this.log.info({ episodes: items.length }, 'indexed the messages that arrived while memory.db was locked');
+    if (items.length) this.log.info({ episodes: items.length }, 'indexed the messages that arrived while memory.db was locked or being scrubbed');
   }
 
   saveEpisode(e: EpisodeInput): string | null {
-    const id = this.guard('saving an episode', null, () => this.writer!.saveEpisode(e, () => this.searcher!.speakers.noteSpeaker(e.scope, e.speaker)));
-    // Kept for later when the file is locked, so a lock costs no memories (bounded).
-    if (id === null && this.db && this.failing && this.pending.length < MAX_PENDING) this.pending.push(e);
+    const id = this.guard('saving an episode', null, () => this.writer!.saveEpisode(e, () => this.searcher!.speakers.noteSpeaker(e.scope, e.speaker)), true);
+    // Kept for later when the file is locked or being scrubbed, so neither costs memories (bounded).
+    if (id === null && this.db && (this.failing || this.scrubbing) && this.pending.length < MAX_PENDING) this.pending.push(e);
     return id;
   }
 
   saveFacts(facts: FactInput[]): SavedFact[] {
-    return this.guard('saving facts', [], () => this.writer!.saveFacts(facts));
+    return this.guard('saving facts', [], () => this.writer!.saveFacts(facts), true);
   }
 
   saveReflection(content: string, scope: string, sourceIds: string[]): string | null {
-    return this.guard('saving a reflection', null, () => this.writer!.saveReflection(content, scope, sourceIds));
+    return this.guard('saving a reflection', null, () => this.writer!.saveReflection(content, scope, sourceIds), true);
   }
 
   /** Records that a conversation was consolidated (so the nightly job does not do it again). */
@@ -213,14 +246,15 @@ export class MemoryIndex {
     this.guard('marking a consolidation', undefined, (db) => {
       const now = Math.floor(Date.now() / 1000);
       db.prepare('INSERT INTO sessions_consolidations (session_id, first_seen_at, consolidated_at, scope) VALUES (?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET consolidated_at = excluded.consolidated_at').run(sessionId, now, now, scope);
-    });
+    }, true);
   }
 
   search(query: string, opts: SearchOptions): SearchResult[] {
     return this.guard('search', [], (db) => {
       const results = this.searcher!.search(query, opts);
       const facts = results.filter((r) => r.kind === 'fact');
-      if (facts.length > 0) {
+      // (Not while a scrub holds writes: a fact's access clock can miss one search.)
+      if (facts.length > 0 && !this.scrubbing) {
         // Retrieval counts as access: it refreshes the decay clock of facts (seed 003). Only
         // facts decay, so only they are written: a search of episodes stays read-only.
         const now = Math.floor(Date.now() / 1000);
@@ -272,7 +306,7 @@ export class MemoryIndex {
         }
       })();
       return newIdValue;
-    });
+    }, true);
   }
 
   /** confirm_fact: protected from decay for good. */
@@ -282,7 +316,7 @@ export class MemoryIndex {
         .prepare("UPDATE memories SET decay_rate = 0.0, confidence = 1.0, attributes = json_remove(attributes, '$.base_confidence') WHERE id = ? AND scope = ? AND kind = 'fact' AND valid_until IS NULL")
         .run(id, scope);
       return r.changes > 0;
-    });
+    }, true);
   }
 
   stats(scope: string): IndexStats {
@@ -344,7 +378,7 @@ export class MemoryIndex {
   }
 
   setMeta(key: string, value: string): void {
-    this.guard('writing metadata', undefined, (db) => setMeta(db, key, value));
+    this.guard('writing metadata', undefined, (db) => setMeta(db, key, value), true);
   }
 
   newId(prefix: string): string {

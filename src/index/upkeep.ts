@@ -50,6 +50,8 @@ export class Upkeep {
   ) {}
 
   async run(job: JobName, now = new Date()): Promise<JobResult> {
+    // Not on top of a scrub after /forget: its VACUUM holds the write lock (scrubber.ts).
+    await this.index.whenWritable();
     const tables = this.index.jobs;
     if (!tables) return { job, skipped: `the index is off (${this.index.disabledReason})`, changed: 0, detail: '' };
     const started = Date.now();

@@ -265,7 +265,8 @@ export class ForgetService {
         const rows = erase.matching(scope, (t) => p.test(t));
         const removed = erase.memoriesAndEntities(rows, scope, (t) => p.test(t));
         if (removed > 0 || rows.length > 0) touched.push('memory.db');
-        erase.scrub();
+        // In a worker: the other chats are answered meanwhile (scrubber.ts).
+        await this.deps.index.scrubFreedSpace();
       } catch (err) {
         indexOff = (err as Error).message;
         this.deps.log.warn({ err: indexOff }, 'forget: memory.db could not be cleaned; run /forget confirm again once it works');
