@@ -70,6 +70,15 @@ export interface DeliveryReport {
 
 type SendPayload = { text: string; parse_mode?: 'HTML' };
 
+/**
+ * A chunk of Markdown as Telegram HTML, or as it was when the HTML would show nothing (Telegram
+ * refuses an empty message): what sending and the final edit of a streamed answer both post.
+ */
+function renderedPayload(chunk: string): SendPayload {
+  const html = renderTelegramHtml(chunk);
+  return visibleLength(html.replace(/\s+/g, '')) === 0 ? { text: chunk } : { text: html, parse_mode: 'HTML' };
+}
+
 export class Delivery {
   private readonly tg: Telegram;
   private readonly log: Logger;
@@ -105,13 +114,13 @@ export class Delivery {
 
   /** One chunk of Markdown as HTML (plain text when Telegram refuses the formatting). */
   private async sendRendered(chatId: string, chunk: string, replyTo: number | undefined, threadId: number | undefined, report: DeliveryReport): Promise<void> {
-    const html = renderTelegramHtml(chunk);
+    const payload = renderedPayload(chunk);
     let outcome: 'sent' | 'uncertain';
-    if (visibleLength(html.replace(/\s+/g, '')) === 0) {
-      outcome = await this.sendChunk(chatId, { text: chunk }, replyTo, threadId);
+    if (!payload.parse_mode) {
+      outcome = await this.sendChunk(chatId, payload, replyTo, threadId);
     } else {
       try {
-        outcome = await this.sendChunk(chatId, { text: html, parse_mode: 'HTML' }, replyTo, threadId);
+        outcome = await this.sendChunk(chatId, payload, replyTo, threadId);
       } catch (err) {
         if (!isFormattingRejected(err)) throw toTelegramAppError(err, 'sendMessage');
         this.log.warn({ chatId, description: (err as { description?: string }).description }, 'Telegram rejected the formatting; sending this part as plain text');
@@ -132,7 +141,6 @@ export class Delivery {
    */
   async finishInPlace(chatId: string, messageId: number, markdown: string, options: SendOptions = {}): Promise<boolean> {
     const [first = '', ...rest] = splitMessage(scrubSecrets(markdown), this.tuning.chunkLimit);
-    const html = renderTelegramHtml(first);
     const edit = (payload: SendPayload) =>
       withRetry(() => this.call('editMessageText', { chat_id: chatId, message_id: messageId, ...payload }, this.tuning.sendTimeoutMs), {
         ...this.backoff(),
@@ -143,7 +151,7 @@ export class Delivery {
       });
     try {
       try {
-        await edit(visibleLength(html.replace(/\s+/g, '')) === 0 ? { text: first } : { text: html, parse_mode: 'HTML' });
+        await edit(renderedPayload(first));
       } catch (err) {
         if (!isFormattingRejected(err)) throw err;
         this.log.warn({ chatId }, 'Telegram rejected the formatting; the answer goes in as plain text');

@@ -293,7 +293,14 @@ class Lookahead {
   }
 }
 
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"' };
+
+/** The text rendered HTML shows: tags dropped, the entities escapeHtml writes turned back into their characters. */
+export function visibleText(html: string): string {
+  return html.replace(/<[^>]*>/g, '').replace(/&(amp|lt|gt|quot);/g, (_, e: string) => ENTITIES[e]!);
+}
+
 /** Visible length of rendered HTML as Telegram counts it (tags dropped, entities as one char). */
 export function visibleLength(html: string): number {
-  return html.replace(/<[^>]*>/g, '').replace(/&(amp|lt|gt|quot);/g, '_').length;
+  return visibleText(html).length;
 }

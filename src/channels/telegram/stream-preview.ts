@@ -26,7 +26,7 @@ import { classifyTelegramFailure, describeError, isNotModified } from './errors.
 import type { Placeholder, PlaceholderStore } from './placeholders.js';
 import { withDefaults } from '../../util/defaults.js';
 import { sleep } from '../../util/retry.js';
-import { renderTelegramHtml } from './render.js';
+import { renderTelegramHtml, visibleText } from './render.js';
 
 export type StreamingMode = 'off' | 'draft' | 'edit';
 
@@ -263,7 +263,7 @@ export function previewText(text: string): string {
   // Only the beginning is ever shown: the rest is not scrubbed and rendered again at every step.
   // The window is twice the limit, so a secret crossing the cut is scrubbed whole first.
   const html = renderTelegramHtml(trimSecretTail(scrubSecrets(text.slice(0, 2 * PREVIEW_LIMIT))).slice(0, PREVIEW_LIMIT + 1));
-  const t = html.replace(/<[^>]*>/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+  const t = visibleText(html);
   return t.length > PREVIEW_LIMIT ? `${t.slice(0, PREVIEW_LIMIT - 1)}…` : t;
 }
 
