@@ -31,3 +31,12 @@ for (const entry of TABLE.split(/\|/)) {
 export function otherForms(word: string): string[] {
   return (FORMS.get(word.toLowerCase()) ?? []).filter((f) => f !== word.toLowerCase());
 }
+
+/**
+ * The words to search with their irregular verbs' other forms, when the question asks with
+ * "did" (the answer tells it in the past). Only then: elsewhere "made", "got", "found" are
+ * common words that match everything.
+ */
+export function withOtherForms(question: string, terms: string[]): string[] {
+  return /\bdid(?:n['’]?t)?\b/i.test(question) ? [...new Set(terms.flatMap((t) => [t, ...otherForms(t)]))] : terms;
+}

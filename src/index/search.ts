@@ -16,7 +16,7 @@ export type { MemoryRow };
 import { FUNCTION_WORDS, analyze, ngrams, tokenize } from './query.js';
 import { datesIn, type DateRange } from './dates.js';
 import { askedFor, holds } from './answer-shape.js';
-import { otherForms } from './irregular.js';
+import { withOtherForms } from './irregular.js';
 import { DEFAULT_WEIGHTS, rank, type Candidate, type RankWeights } from './rank.js';
 import { SpeakerNames, type WordUse } from './speakers.js';
 
@@ -375,10 +375,8 @@ export class HybridSearch {
     // wanted; as a word it mostly matches the other person greeting them ("thanks, Ann!").
     const named = this.speakers.named(opts.scope, query);
     const terms = w.speakerTermDropped && named.terms.size > 0 && q.terms.some((t) => !named.terms.has(t)) ? q.terms.filter((t) => !named.terms.has(t)) : q.terms;
-    // "what did Ann buy?" also looks for "bought": the answer tells it in the past, and stemming
-    // does not join an irregular verb's forms. Only after "did": elsewhere "made", "got", "found"
-    // are common words that match everything.
-    const searched = w.irregular && /\bdid(?:n['’]?t)?\b/i.test(query) ? [...new Set(terms.flatMap((t) => [t, ...otherForms(t)]))] : terms;
+    // "what did Ann buy?" also looks for "bought": stemming does not join an irregular verb's forms.
+    const searched = w.irregular ? withOtherForms(query, terms) : terms;
     const match = this.matchQuery(opts.scope, searched);
     const cands = new Map<string, Candidate>();
     const get = (row: Row): Candidate => {
