@@ -159,6 +159,7 @@ export class Intake {
       log.error({ session: job.key, sourceId: msg.messageId }, 'a message did not finish after several restarts; not retried again');
       return this.unanswered(
         msg,
+        cmd !== null,
         cmd
           ? `/${cmd.name} failed ${MAX_RECOVERY_ATTEMPTS} times in a row (the bot restarted each time), so I stopped trying. Please run it again.`
           : `Answering your message failed ${MAX_RECOVERY_ATTEMPTS} times in a row (the bot restarted each time), so I stopped trying. It is saved; send it again if you still need an answer.`,
@@ -167,12 +168,12 @@ export class Intake {
     if (overRate) {
       // In the chat's queue, so the words land in the session in order; no LLM call.
       log.warn({ code: 'chat.rate_limited', session: job.key, perMinute: config.rateLimitPerMinute }, 'a chat sent more messages in a minute than the limit; saved one without answering');
-      return this.unanswered(msg, limits.rateText(cmd?.name));
+      return this.unanswered(msg, cmd !== null, limits.rateText(cmd?.name));
     }
     if (!cmd && budget.blocks(job.key, msg)) {
       // DAILY_TOKEN_BUDGET used up: the message is kept in the session, never sent to the model.
       log.info({ session: job.key, budget: config.dailyTokenBudget }, 'daily token budget used up; message saved, not sent to the model');
-      return this.unanswered(msg, budget.refusal(job.key));
+      return this.unanswered(msg, false, budget.refusal(job.key));
     }
     if (cmd) {
       job.command = cmd.name;
@@ -211,8 +212,8 @@ export class Intake {
    * A message closed without a turn (given up on, over the rate limit or the budget): its words
    * are saved in the session (unless it is a command, or already there), then the user gets `text`.
    */
-  private async unanswered(msg: InboundMessage, text: string): Promise<Ending> {
-    if (!parseCommand(msg.text)) {
+  private async unanswered(msg: InboundMessage, command: boolean, text: string): Promise<Ending> {
+    if (!command) {
       const { sessions } = this.deps;
       const session = await sessions.getOrCreate(msg.channel, msg.chatId);
       const recorded = findRecorded(session.messages, msg);
