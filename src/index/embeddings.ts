@@ -45,6 +45,9 @@ export class Embedder {
       return;
     }
     vectors.create(this.dims);
+    if (vectors.metric() === 'l2') {
+      this.log.info('memory.db\'s vector table measures L2 distance (made before cosine was used); similarities are converted for unit-length embeddings. `npm run memory -- reindex --embeddings` rebuilds it with cosine (cached texts are not embedded again)');
+    }
     this.index.setMeta('embedding_dimensions', String(this.dims));
     this.index.setMeta('embedding_model', this.model);
     this.active = true;

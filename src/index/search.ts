@@ -19,6 +19,7 @@ import { askedFor, holds } from './answer-shape.js';
 import { withOtherForms } from './irregular.js';
 import { DEFAULT_WEIGHTS, rank, type Candidate, type RankWeights } from './rank.js';
 import { SpeakerNames, type WordUse } from './speakers.js';
+import { similarityOf, vectorMetric } from './vectors.js';
 
 export interface SearchOptions {
   scope: string;
@@ -309,8 +310,9 @@ export class HybridSearch {
       ...f.params,
     ) as Row[];
     const dist = new Map(knn.map((k) => [k.memory_id, k.distance]));
+    const metric = vectorMetric(this.db);
     return rows
-      .map((row) => ({ row, similarity: Math.max(0, 1 - dist.get(row.id)!) }))
+      .map((row) => ({ row, similarity: similarityOf(dist.get(row.id)!, metric) }))
       .sort((a, b) => b.similarity - a.similarity)
       .slice(0, SIDE_CANDIDATES);
   }

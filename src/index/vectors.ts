@@ -13,12 +13,38 @@ export function contentHash(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
+/**
+ * How vec_memories measures distance. Tables made before 2026-11-23 use vec0's default, L2;
+ * newer ones cosine, whose distance is 1 − cosine similarity.
+ */
+export type VectorMetric = 'cosine' | 'l2';
+
+export function vectorMetric(db: Db): VectorMetric {
+  const row = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'vec_memories'").get() as { sql: string } | undefined;
+  return row && /distance_metric\s*=\s*cosine/i.test(row.sql) ? 'cosine' : 'l2';
+}
+
+/**
+ * Cosine similarity (0..1, below 0 counted as 0) from a KNN distance. An L2 distance d between
+ * unit vectors is √(2 − 2·cos), so cos = 1 − d²/2: exact for embeddings of unit length (OpenAI's
+ * are), which keeps an older L2 table usable until `memory reindex --embeddings` rebuilds it.
+ * Reading 1 − d as the similarity, as before, gave 0 to every pair below cosine 0.5.
+ */
+export function similarityOf(distance: number, metric: VectorMetric): number {
+  const cos = metric === 'cosine' ? 1 - distance : 1 - (distance * distance) / 2;
+  return Math.max(0, Math.min(1, cos));
+}
+
 export class VectorTables {
   constructor(private readonly db: Db) {}
 
-  /** Creates the vector table at this size if it is not there. */
+  /** Creates the vector table at this size if it is not there (cosine distance). */
   create(dims: number): void {
-    this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS vec_memories USING vec0(memory_id TEXT PRIMARY KEY, embedding float[${dims}])`);
+    this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS vec_memories USING vec0(memory_id TEXT PRIMARY KEY, embedding float[${dims}] distance_metric=cosine)`);
+  }
+
+  metric(): VectorMetric {
+    return vectorMetric(this.db);
   }
 
   drop(): void {

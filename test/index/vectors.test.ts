@@ -114,3 +114,45 @@ test('a corrected fact is embedded too, a memory embedded again replaces its vec
     await ws.cleanup();
   }
 });
+
+/** Unit vectors at a known cosine to the question's [1, 0, 0, 0]. */
+const AT_ANGLE: Record<string, number[]> = {
+  'Ann repaired the bicycle chain': [0.8, 0.6, 0, 0],
+  'Ann baked bread for the neighbours': [0.3, Math.sqrt(1 - 0.09), 0, 0],
+};
+const angled: Responder = (req) => {
+  const inputs: string[] = Array.isArray(req.body.input) ? req.body.input : [req.body.input];
+  return { json: { object: 'list', model: 'toy', data: inputs.map((s, index) => ({ object: 'embedding', index, embedding: AT_ANGLE[s] ?? [0, 0, 0, 1] })), usage: { prompt_tokens: 1, total_tokens: 1 } } };
+};
+
+for (const table of ['new (cosine)', 'made before cosine (L2)'] as const) {
+  test(`a hit's similarity is the cosine of the embeddings, in a ${table} vector table`, async () => {
+    const llm = await startFakeLlm(angled);
+    const ws = await tempDir();
+    const logs = captureLog();
+    try {
+      const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
+      const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+      // What Embedder.init created until 2026-11-23: vec0's default distance, L2.
+      if (table !== 'new (cosine)') index.database!.exec(`CREATE VIRTUAL TABLE vec_memories USING vec0(memory_id TEXT PRIMARY KEY, embedding float[${DIMS}])`);
+      const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, logs.log);
+      embedder.init();
+      assert.equal(index.vectors!.metric(), table === 'new (cosine)' ? 'cosine' : 'l2');
+      assert.equal(/reindex --embeddings/.test(logs.text()), table !== 'new (cosine)', 'an old table is pointed out once, with the way to rebuild it');
+      const ingest = new IndexingService(index, embedder);
+      Object.keys(AT_ANGLE).forEach((content, i) =>
+        ingest.ingestMessage({ content, role: 'user', speaker: 'Ann', sessionId: 's1', scope: 'c:1', eventTime: new Date(2026, 0, i + 1), sourceMessageId: `m${i}` }),
+      );
+      await embedder.flush();
+      const hits = index.search('what happened lately', { scope: 'c:1', limit: 5, vector: new Float32Array([1, 0, 0, 0]) });
+      const sim = Object.fromEntries(hits.map((h) => [h.content, h.similarity ?? 0]));
+      // Reading 1 − L2 distance as the similarity gave 0.37 and 0: every pair below cosine 0.5 counted nothing.
+      assert.ok(Math.abs(sim['Ann repaired the bicycle chain']! - 0.8) < 1e-3, JSON.stringify(sim));
+      assert.ok(Math.abs(sim['Ann baked bread for the neighbours']! - 0.3) < 1e-3, JSON.stringify(sim));
+      index.close();
+    } finally {
+      await llm.close();
+      await ws.cleanup();
+    }
+  });
+}
