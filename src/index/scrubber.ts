@@ -11,6 +11,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { AppError } from '../errors.js';
 
 /** How long the worker's connection waits for a lock (a write of the main connection in flight, the checkpointer). */
 const LOCK_WAIT_MS = 30_000;
@@ -28,30 +29,20 @@ try {
   // checkpoint (the checkpointer worker's) is in the way.
   const deadline = Date.now() + workerData.lockWaitMs;
   const pause = new Int32Array(new SharedArrayBuffer(4));
-  for (;;) {
+  let truncated = false;
+  while (!truncated && Date.now() < deadline) {
     const [row] = db.pragma('wal_checkpoint(TRUNCATE)');
-    if (!row || row.busy === 0) break;
-    if (Date.now() >= deadline) throw new Error('the WAL could not be truncated: a checkpoint kept it busy');
-    Atomics.wait(pause, 0, 0, 20);
+    truncated = !row || row.busy === 0;
+    if (!truncated) Atomics.wait(pause, 0, 0, 20);
   }
   db.close();
   db = undefined;
-  parentPort.postMessage({ ok: true });
+  parentPort.postMessage(truncated ? { ok: true } : { ok: false, error: 'the WAL could not be truncated: a checkpoint kept it busy' });
 } catch (err) {
   try { if (db) db.close(); } catch {}
-  parentPort.postMessage({ ok: false, error: String((err && err.message) || err), code: err && err.code });
+  parentPort.postMessage({ ok: false, error: String((err && err.message) || err) });
 }
 `;
-
-export class ScrubError extends Error {
-  constructor(
-    message: string,
-    readonly code: string | undefined,
-  ) {
-    super(message);
-    this.name = 'ScrubError';
-  }
-}
 
 /** Runs the scrub of `file` in a worker; resolves when memory.db and its WAL hold no freed byte. */
 export function scrubInWorker(file: string, ftsTables: readonly string[]): Promise<void> {
@@ -66,8 +57,9 @@ export function scrubInWorker(file: string, ftsTables: readonly string[]): Promi
       if (err) reject(err);
       else resolve();
     };
-    worker.on('message', (msg: { ok: boolean; error?: string; code?: string }) => settle(msg.ok ? undefined : new ScrubError(msg.error ?? 'scrub failed', msg.code)));
-    worker.on('error', (err) => settle(err));
-    worker.on('exit', (code) => settle(new ScrubError(`the scrub worker stopped (exit ${code})`, undefined)));
+    const failed = (reason: string) => new AppError('index.scrub_failed', { reason });
+    worker.on('message', (msg: { ok: boolean; error?: string }) => settle(msg.ok ? undefined : failed(msg.error ?? 'unknown')));
+    worker.on('error', (err) => settle(failed(err.message)));
+    worker.on('exit', (code) => settle(failed(`the worker stopped (exit ${code})`)));
   });
 }
