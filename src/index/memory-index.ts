@@ -145,7 +145,8 @@ export class MemoryIndex {
   async scrubFreedSpace(): Promise<void> {
     if (!this.db) throw new AppError('index.unavailable', { reason: this.disabledReason ?? 'closed' });
     if (this.file === ':memory:') return scrubFreedSpace(this.db);
-    if (this.scrubbing) await this.scrubbing.catch(() => undefined);
+    // One scrub at a time; checked again after each wait, as two /forget may be waiting.
+    while (this.scrubbing) await this.scrubbing.catch(() => undefined);
     const run = scrubInWorker(this.file, ['memories_fts', SCOPED_FTS]);
     this.scrubbing = run;
     try {
