@@ -33,6 +33,8 @@ export interface App {
    * never got an answer; `replyFor` gives the way back to each one's chat. Returns how many.
    */
   recover(replyFor: (msg: InboundMessage) => ReplyFn): Promise<number>;
+  /** The messages the last run left unfinished, before `recover` takes them (a channel reads what it needs to know of them). */
+  leftOver(): InboundMessage[];
   /** Stops taking messages, waits for running turns (bounded), flushes sessions. */
   stop(): Promise<{ drained: boolean }>;
 }
@@ -77,6 +79,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     commands,
     handle: (msg, reply) => intake.handle(msg, reply),
     recover: (replyFor) => intake.recover(replyFor),
+    leftOver: () => intake.leftOverMessages(),
     async stop() {
       reminders.stop();
       dispatcher.close();

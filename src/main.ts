@@ -60,6 +60,7 @@ async function main(): Promise<void> {
         keep: keepInSession({ dispatcher: app.dispatcher, sessions: app.services.sessions }),
         images: { media: app.services.media, vision: app.services.model.vision !== null },
         onFatal: () => onFatal('Telegram refused the bot token'),
+        unfinished: app.leftOver(),
       })
     : new ConsoleChannel({ chatId: config.consoleChatId });
   try {

@@ -81,6 +81,11 @@ export class Intake {
     return intake;
   }
 
+  /** The unfinished messages `recover` will handle. */
+  leftOverMessages(): InboundMessage[] {
+    return this.leftOver.map((e) => e.msg);
+  }
+
   /**
    * Handles messages accepted before the last stop (or kill) that never reached the session or
    * never got an answer; `replyFor` gives the way back to each one's chat. Returns how many.

@@ -4,7 +4,8 @@
  * puts an album's caption on its first item. So an album whose item addressed the bot is
  * remembered for a while, and its further items count as addressed too: the album is answered
  * with all its pictures, not just the captioned one. Memory only, and small: an entry expires
- * long after any album has finished arriving.
+ * long after any album has finished arriving. After a kill, the channel adds the albums of the
+ * unfinished messages the journal gives back (TelegramChannelOptions.unfinished).
  */
 const KEEP_MS = 10 * 60_000;
 const MAX_ENTRIES = 1000;

@@ -71,6 +71,11 @@ export interface TelegramChannelOptions {
   images?: { media: MediaFetchers; vision: boolean } | undefined;
   /** Polling gave up for good (Telegram refused the token while running). */
   onFatal?: (err: unknown) => void;
+  /**
+   * The messages the last run accepted and did not finish: a group album among them was
+   * addressed to the bot, so its pictures still arriving count as addressed (album-groups.ts).
+   */
+  unfinished?: InboundMessage[] | undefined;
 }
 
 export class TelegramChannel implements Channel {
@@ -113,6 +118,11 @@ export class TelegramChannel implements Channel {
       pairing: this.pairing,
       log: this.log,
     });
+    // A kill between a group album's addressed item and its other pictures: they still count.
+    for (const m of opts.unfinished ?? []) {
+      const to = parseSessionChatId(m.chatId);
+      if (m.channel === this.name && m.albumId && to.chatId.startsWith('-')) this.addressedAlbums.add(to.chatId, m.albumId);
+    }
   }
 
   /** The bot's own account (after start). */

@@ -91,3 +91,52 @@ test('killed while an album waits for more pictures: after the restart it is ans
     await ws.cleanup();
   }
 });
+
+test('in a group, killed after the album\'s addressed picture: its other pictures, sent after the restart, still join it', { timeout: 120_000 }, async () => {
+  const GROUP = -1009;
+  const tg = await startTelegramEmulator();
+  const llm = await startFakeLlm();
+  const ws = await tempDir();
+  const env = telegramDaemonEnv({ llmUrl: llm.url, workspace: ws.dir, tg }, { TELEGRAM_ALLOWED_GROUPS: String(GROUP), LLM_MODEL: 'gpt-4o' });
+  let run = daemon({ ...env, ALBUM_WAIT_MS: '60000' }, ws.dir);
+  try {
+    tg.intercept('setMessageReaction', () => ({ json: { ok: true, result: true } }));
+    for (const id of ['k1', 'k2', 'k3']) tg.addFile(`${id}_l`, png(300, 200), `photos/${id}.png`);
+    const alice = tg.user({ userId: 301, chatId: GROUP, type: 'supergroup', chatTitle: 'Team', firstName: 'Alice' });
+    const picture = (id: string) => ({ photo: [{ file_id: `${id}_l`, file_unique_id: `u_${id}`, width: 300, height: 200, file_size: 5000 }], media_group_id: 'g950' });
+    await waitFor(() => run.log().includes('daemon started'), 30_000, 'the daemon to start');
+    // Only the captioned picture (the one that names the bot) reaches this run.
+    await alice.send({ ...picture('k1'), caption: '@TestNameBot which one is sharpest?' });
+    // Journaled and its update taken: the next run gets it from the journal, not from Telegram again.
+    const inbox = path.join(ws.dir, 'inbox.jsonl');
+    const updates = path.join(ws.dir, 'telegram', 'updates.json');
+    const until = Date.now() + 20_000;
+    let state = '';
+    while (Date.now() < until && state !== '1/1') {
+      state = `${((await text(inbox)).match(/"t":"in"/g) ?? []).length}/${((await text(updates)).match(/\[\d+,\d+\]/g) ?? []).length}`;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(state, '1/1', `journaled/taken; ${run.log()}`);
+    run.child.kill('SIGKILL');
+    await run.exited;
+
+    // The rest of the album, without a caption: this run never saw the mention.
+    await alice.send(picture('k2'));
+    await alice.send(picture('k3'));
+    run = daemon({ ...env, ALBUM_WAIT_MS: '1500' }, ws.dir);
+    const [reply] = await tg.waitForBotMessages(GROUP, 1, 30_000);
+    assert.equal(reply!.text, 'echo: [Photo] which one is sharpest?\n[Photo]\n[Photo]', run.log());
+    const request = llm.chatRequests()[0]!.body.messages.at(-1).content;
+    assert.equal(request.filter((p: { type: string }) => p.type === 'image_url').length, 3);
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal(tg.botMessages(GROUP).length, 1, 'one answer for the album');
+  } finally {
+    if (run.child.exitCode === null && run.child.signalCode === null) {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+    await tg.close();
+    await llm.close();
+    await ws.cleanup();
+  }
+});
