@@ -45,8 +45,12 @@ export class Embedder {
       return;
     }
     vectors.create(this.dims);
-    if (vectors.metric() === 'l2') {
-      this.log.info('memory.db\'s vector table measures L2 distance (made before cosine was used); similarities are converted for unit-length embeddings. `npm run memory -- reindex --embeddings` rebuilds it with cosine (cached texts are not embedded again)');
+    const layout = vectors.layout();
+    if (layout.metric === 'l2' || !layout.partitioned) {
+      this.log.info(
+        { metric: layout.metric, perChat: layout.partitioned },
+        'memory.db\'s vector table is an older kind (L2 distance, one list for all chats); it works, but `npm run memory -- reindex --embeddings` rebuilds it with cosine and one partition per chat (cached texts are not embedded again)',
+      );
     }
     this.index.setMeta('embedding_dimensions', String(this.dims));
     this.index.setMeta('embedding_model', this.model);

@@ -19,7 +19,7 @@ import { askedFor, holds } from './answer-shape.js';
 import { withOtherForms } from './irregular.js';
 import { DEFAULT_WEIGHTS, rank, type Candidate, type RankWeights } from './rank.js';
 import { SpeakerNames, type WordUse } from './speakers.js';
-import { similarityOf, vectorMetric } from './vectors.js';
+import { similarityOf, vectorLayout } from './vectors.js';
 
 export interface SearchOptions {
   scope: string;
@@ -299,9 +299,14 @@ export class HybridSearch {
 
   private vectorHits(vector: Float32Array, opts: SearchOptions): Array<{ row: Row; similarity: number }> {
     if (!this.vectorTable()) return [];
-    const knn = this.stmt('SELECT memory_id, distance FROM vec_memories WHERE embedding MATCH ? AND k = ?').all(
-      Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
-      SIDE_CANDIDATES * 3,
+    const layout = vectorLayout(this.db);
+    const query = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+    // Kept to this chat's partition where the table has one; more than needed either way, as
+    // the filters below (kind, superseded, this conversation) still drop some.
+    const knn = (
+      layout.partitioned
+        ? this.stmt('SELECT memory_id, distance FROM vec_memories WHERE embedding MATCH ? AND k = ? AND scope = ?').all(query, SIDE_CANDIDATES * 3, opts.scope)
+        : this.stmt('SELECT memory_id, distance FROM vec_memories WHERE embedding MATCH ? AND k = ?').all(query, SIDE_CANDIDATES * 3)
     ) as Array<{ memory_id: string; distance: number }>;
     if (knn.length === 0) return [];
     const f = this.filter(opts);
@@ -310,9 +315,8 @@ export class HybridSearch {
       ...f.params,
     ) as Row[];
     const dist = new Map(knn.map((k) => [k.memory_id, k.distance]));
-    const metric = vectorMetric(this.db);
     return rows
-      .map((row) => ({ row, similarity: similarityOf(dist.get(row.id)!, metric) }))
+      .map((row) => ({ row, similarity: similarityOf(dist.get(row.id)!, layout.metric) }))
       .sort((a, b) => b.similarity - a.similarity)
       .slice(0, SIDE_CANDIDATES);
   }

@@ -19,9 +19,21 @@ export function contentHash(text: string): string {
  */
 export type VectorMetric = 'cosine' | 'l2';
 
-export function vectorMetric(db: Db): VectorMetric {
+/**
+ * The vector table as it was made: its distance, and whether its KNN can be kept to one chat.
+ * Newer tables have the chat's scope as a partition key, so the nearest vectors are looked for
+ * among that chat's own; in an older table they were taken from every chat first, and a chat's
+ * own could be crowded out of the list before the scope filter.
+ */
+export interface VectorLayout {
+  metric: VectorMetric;
+  partitioned: boolean;
+}
+
+export function vectorLayout(db: Db): VectorLayout {
   const row = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'vec_memories'").get() as { sql: string } | undefined;
-  return row && /distance_metric\s*=\s*cosine/i.test(row.sql) ? 'cosine' : 'l2';
+  const sql = row?.sql ?? '';
+  return { metric: /distance_metric\s*=\s*cosine/i.test(sql) ? 'cosine' : 'l2', partitioned: /\bscope\s+text\s+partition\s+key\b/i.test(sql) };
 }
 
 /**
@@ -38,13 +50,13 @@ export function similarityOf(distance: number, metric: VectorMetric): number {
 export class VectorTables {
   constructor(private readonly db: Db) {}
 
-  /** Creates the vector table at this size if it is not there (cosine distance). */
+  /** Creates the vector table at this size if it is not there (cosine distance, one partition per chat). */
   create(dims: number): void {
-    this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS vec_memories USING vec0(memory_id TEXT PRIMARY KEY, embedding float[${dims}] distance_metric=cosine)`);
+    this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS vec_memories USING vec0(memory_id TEXT PRIMARY KEY, scope TEXT PARTITION KEY, embedding float[${dims}] distance_metric=cosine)`);
   }
 
-  metric(): VectorMetric {
-    return vectorMetric(this.db);
+  layout(): VectorLayout {
+    return vectorLayout(this.db);
   }
 
   drop(): void {
@@ -73,12 +85,20 @@ export class VectorTables {
    * again (a corrected fact that turns out to be a known one) is deleted first.
    */
   store(items: Array<{ id: string; vector: Buffer }>): void {
+    const { partitioned } = this.layout();
     const remove = this.db.prepare('DELETE FROM vec_memories WHERE memory_id = ?');
-    const insert = this.db.prepare('INSERT INTO vec_memories (memory_id, embedding) VALUES (?, ?)');
+    const insert = this.db.prepare(partitioned ? 'INSERT INTO vec_memories (memory_id, scope, embedding) VALUES (?, ?, ?)' : 'INSERT INTO vec_memories (memory_id, embedding) VALUES (?, ?)');
+    const scopeOf = this.db.prepare('SELECT scope FROM memories WHERE id = ?').pluck();
     this.db.transaction(() => {
       for (const it of items) {
         remove.run(it.id);
-        insert.run(it.id, it.vector);
+        if (!partitioned) {
+          insert.run(it.id, it.vector);
+          continue;
+        }
+        // A memory deleted (forgotten) while its embedding was computed gets no vector.
+        const scope = scopeOf.get(it.id) as string | undefined;
+        if (scope !== undefined) insert.run(it.id, scope, it.vector);
       }
     })();
   }

@@ -137,7 +137,7 @@ for (const table of ['new (cosine)', 'made before cosine (L2)'] as const) {
       if (table !== 'new (cosine)') index.database!.exec(`CREATE VIRTUAL TABLE vec_memories USING vec0(memory_id TEXT PRIMARY KEY, embedding float[${DIMS}])`);
       const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, logs.log);
       embedder.init();
-      assert.equal(index.vectors!.metric(), table === 'new (cosine)' ? 'cosine' : 'l2');
+      assert.deepEqual(index.vectors!.layout(), table === 'new (cosine)' ? { metric: 'cosine', partitioned: true } : { metric: 'l2', partitioned: false });
       assert.equal(/reindex --embeddings/.test(logs.text()), table !== 'new (cosine)', 'an old table is pointed out once, with the way to rebuild it');
       const ingest = new IndexingService(index, embedder);
       Object.keys(AT_ANGLE).forEach((content, i) =>
@@ -149,6 +149,50 @@ for (const table of ['new (cosine)', 'made before cosine (L2)'] as const) {
       // Reading 1 − L2 distance as the similarity gave 0.37 and 0: every pair below cosine 0.5 counted nothing.
       assert.ok(Math.abs(sim['Ann repaired the bicycle chain']! - 0.8) < 1e-3, JSON.stringify(sim));
       assert.ok(Math.abs(sim['Ann baked bread for the neighbours']! - 0.3) < 1e-3, JSON.stringify(sim));
+      if (table !== 'new (cosine)') {
+        // What the log line advises (`memory reindex --embeddings`): rebuilt as the new kind, from the cache.
+        const before = llm.requests.filter((r) => r.path.endsWith('/embeddings')).length;
+        embedder.reset();
+        for (const h of hits) embedder.enqueue(h.id, h.content);
+        await embedder.flush();
+        assert.deepEqual(index.vectors!.layout(), { metric: 'cosine', partitioned: true });
+        assert.equal(llm.requests.filter((r) => r.path.endsWith('/embeddings')).length, before, 'no text embedded again');
+        const again = index.search('what happened lately', { scope: 'c:1', limit: 5, vector: new Float32Array([1, 0, 0, 0]) });
+        assert.deepEqual(again.map((h) => Number(h.similarity?.toFixed(3))), [0.8, 0.3]);
+      }
+      index.close();
+    } finally {
+      await llm.close();
+      await ws.cleanup();
+    }
+  });
+}
+
+/** Chat A: 200 messages pointing almost where the question does; chat B: one, at cosine 0.5. */
+const crowded: Responder = (req) => {
+  const inputs: string[] = Array.isArray(req.body.input) ? req.body.input : [req.body.input];
+  const vec = (s: string) => (s.startsWith('note ') ? [1, Number(s.slice(5)) / 1000, 0, 0] : [0.5, Math.sqrt(0.75), 0, 0]);
+  return { json: { object: 'list', model: 'toy', data: inputs.map((s, index) => ({ object: 'embedding', index, embedding: vec(s) })), usage: { prompt_tokens: 1, total_tokens: 1 } } };
+};
+
+for (const table of ['per chat', 'made before partitions (one list for all chats)'] as const) {
+  test(`vector search finds a chat's own memory when another chat holds hundreds of nearer ones, in a ${table} vector table`, async () => {
+    const llm = await startFakeLlm(crowded);
+    const ws = await tempDir();
+    try {
+      const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
+      const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+      if (table !== 'per chat') index.database!.exec(`CREATE VIRTUAL TABLE vec_memories USING vec0(memory_id TEXT PRIMARY KEY, embedding float[${DIMS}])`);
+      const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, silentLogger());
+      embedder.init();
+      const ingest = new IndexingService(index, embedder);
+      for (let i = 0; i < 200; i++) ingest.ingestMessage({ content: `note ${i}`, role: 'user', sessionId: 'sa', scope: 'c:A', eventTime: new Date(2026, 0, 1, 0, i), sourceMessageId: `a${i}` });
+      ingest.ingestMessage({ content: 'Bob fixed the roof', role: 'user', sessionId: 'sb', scope: 'c:B', eventTime: new Date(2026, 0, 2), sourceMessageId: 'b1' });
+      await embedder.flush();
+      const hits = index.search('what happened lately', { scope: 'c:B', limit: 3, vector: new Float32Array([1, 0, 0, 0]) });
+      if (table === 'per chat') assert.deepEqual(hits.map((h) => [h.content, Number(h.similarity?.toFixed(3))]), [['Bob fixed the roof', 0.5]]);
+      // The older table takes the 180 nearest of every chat before the chat filter: chat B's one vector is not among them.
+      else assert.deepEqual(hits, []);
       index.close();
     } finally {
       await llm.close();
