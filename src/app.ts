@@ -18,6 +18,9 @@ import { buildCommands, buildPipeline } from './app/systems.js';
 
 export type { ReplyFn } from './channels/types.js';
 
+/** How long a stop waits for a /forget's scrub of memory.db to end before closing it anyway. */
+const SCRUB_WAIT_MS = 10_000;
+
 export interface App {
   services: Services;
   pipeline: Pipeline;
@@ -88,6 +91,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       await inbox.shutdown();
       await scheduler.stop();
       await embedder?.flush();
+      // A /forget's scrub still running ends first (bounded): its held messages are then indexed.
+      await Promise.race([index.whenWritable(), new Promise((r) => setTimeout(r, SCRUB_WAIT_MS).unref())]);
       index.close();
       reminders.close();
       usage.close();

@@ -114,7 +114,9 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     llm,
     { timeoutMs: config.consolidationTimeoutMs, maxMemorySize: config.maxMemorySize, timezone: config.timezone },
     componentLogger(log, 'Consolidation'),
-    (facts, ctx) => {
+    async (facts, ctx) => {
+      // Not skipped under the scrub of a /forget (MemoryIndex.whenWritable): it waits for it.
+      await index.whenWritable();
       for (const f of index.saveFacts(facts.map((content) => ({ content, scope: ctx.scope, sessionId: ctx.sessionId })))) {
         if (!f.duplicateOf) embedder?.enqueue(f.id, f.content);
       }

@@ -49,7 +49,7 @@ export class Embedder {
     if (layout.metric === 'l2' || !layout.partitioned) {
       this.log.info(
         { metric: layout.metric, perChat: layout.partitioned },
-        'memory.db\'s vector table is an older kind (L2 distance, one list for all chats); it works, but `npm run memory -- reindex --embeddings` rebuilds it with cosine and one partition per chat (cached texts are not embedded again)',
+        'memory.db\'s vector table is an older kind (L2 distance, one list for all chats); it works (similarities assume unit-length vectors, as OpenAI\'s are), and `npm run memory -- reindex --embeddings` rebuilds it with cosine and one partition per chat (cached texts are not embedded again)',
       );
     }
     this.index.setMeta('embedding_dimensions', String(this.dims));

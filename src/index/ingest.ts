@@ -16,8 +16,10 @@ export class IndexingService {
   ingestMessage(e: EpisodeInput): string | null {
     const content = e.content.trim();
     if (!content) return null;
-    const id = this.index.saveEpisode({ ...e, content });
-    if (id) this.embedder?.enqueue(id, content);
+    // A message held (locked file, a scrub after /forget) is embedded once it is written.
+    const embed = (id: string) => this.embedder?.enqueue(id, content);
+    const id = this.index.saveEpisode({ ...e, content }, embed);
+    if (id) embed(id);
     return id;
   }
 }

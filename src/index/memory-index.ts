@@ -147,6 +147,7 @@ export class MemoryIndex {
     if (this.file === ':memory:') return scrubFreedSpace(this.db);
     // One scrub at a time; checked again after each wait, as two /forget may be waiting.
     while (this.scrubbing) await this.scrubbing.catch(() => undefined);
+    if (!this.db) throw new AppError('index.unavailable', { reason: this.disabledReason ?? 'closed' });
     const run = scrubInWorker(this.file, ['memories_fts', SCOPED_FTS]);
     this.scrubbing = run;
     try {
@@ -172,7 +173,8 @@ export class MemoryIndex {
   pauseMs = 30_000;
   /** Until when it rests (ms since epoch). */
   private pausedUntil = 0;
-  private readonly pending: EpisodeInput[] = [];
+  /** Episodes not written yet (file locked, or a scrub holding writes), with what their caller does once they are. */
+  private readonly pending: Array<{ e: EpisodeInput; saved?: ((id: string) => void) | undefined }> = [];
   /** The scrub running in a worker (scrubFreedSpace): writes are held until it ends. */
   private scrubbing: Promise<void> | null = null;
   /** What failed first in the current outage (null: no outage). */
@@ -223,14 +225,26 @@ export class MemoryIndex {
 
   private replayPending(): void {
     const items = this.pending.splice(0);
-    for (const e of items) this.saveEpisode(e);
-    if (items.length) this.log.info({ episodes: items.length }, 'indexed the messages that arrived while memory.db was locked or being scrubbed');
+    if (items.length === 0) return;
+    if (!this.db) {
+      this.log.warn({ episodes: items.length }, 'memory.db closed before the messages held for it were indexed; they stay in the sessions and notes');
+      return;
+    }
+    for (const { e, saved } of items) {
+      const id = this.saveEpisode(e, saved);
+      if (id) saved?.(id);
+    }
+    this.log.info({ episodes: items.length }, 'indexed the messages that arrived while memory.db was locked or being scrubbed');
   }
 
-  saveEpisode(e: EpisodeInput): string | null {
+  /**
+   * Saves one message. Null when it could not be written now: if the file is locked or a scrub
+   * holds writes it is kept and written later, and `saved` then gets its id (the embedder queues it).
+   */
+  saveEpisode(e: EpisodeInput, saved?: (id: string) => void): string | null {
     const id = this.guard('saving an episode', null, () => this.writer!.saveEpisode(e, () => this.searcher!.speakers.noteSpeaker(e.scope, e.speaker)), true);
     // Kept for later when the file is locked or being scrubbed, so neither costs memories (bounded).
-    if (id === null && this.db && (this.failing || this.scrubbing) && this.pending.length < MAX_PENDING) this.pending.push(e);
+    if (id === null && this.db && (this.failing || this.scrubbing) && this.pending.length < MAX_PENDING) this.pending.push({ e, saved });
     return id;
   }
 

@@ -66,12 +66,17 @@ export class Upkeep {
     } catch (err) {
       result = { job, changed: 0, detail: `failed: ${errorMessage(err)}` };
     }
-    tables.finishRun(
-      run,
-      Math.floor(Date.now() / 1000),
-      result.skipped ? 'skipped' : result.detail.startsWith('failed') ? 'failed' : 'ok',
-      result.skipped ?? result.detail,
-    );
+    try {
+      await this.index.whenWritable();
+      tables.finishRun(
+        run,
+        Math.floor(Date.now() / 1000),
+        result.skipped ? 'skipped' : result.detail.startsWith('failed') ? 'failed' : 'ok',
+        result.skipped ?? result.detail,
+      );
+    } catch (err) {
+      this.log.warn({ job, err: errorMessage(err) }, '[Upkeep] the run could not be recorded in memory.db');
+    }
     this.log.info({ job, ms: Date.now() - started, changed: result.changed, skipped: result.skipped }, `[Upkeep] ${job}: ${result.skipped ? `skipped (${result.skipped})` : result.detail}`);
     return result;
   }
@@ -107,6 +112,7 @@ export class Upkeep {
             retries: 1,
             account: { chat: p.scope, kind: 'facts' },
           });
+          await this.index.whenWritable();
           const saved = this.index.saveFacts(parseFacts(res.content).map((content) => ({ content, scope: p.scope, sessionId: p.session_id, sourceIds: chunk.map((c) => c.id) })));
           facts += saved.filter((s) => !s.duplicateOf).length;
         } catch (err) {
@@ -116,6 +122,7 @@ export class Upkeep {
         }
       }
       if (ok) {
+        await this.index.whenWritable();
         tables.setConsolidated(p.session_id, Math.floor(Date.now() / 1000));
         done++;
       }
@@ -158,8 +165,8 @@ export class Upkeep {
         account: { chat: scope, kind: 'reflection' },
       });
       if (res.content.trim()) {
-        this.index.saveReflection(res.content.trim(), scope, facts.map((f) => f.id));
-        made++;
+        await this.index.whenWritable();
+        if (this.index.saveReflection(res.content.trim(), scope, facts.map((f) => f.id))) made++;
       }
     }
     return { job: 'reflection', changed: made, detail: `${made} reflection(s) written${notes.length ? `; ${notes.join('; ')}` : ''}` };

@@ -24,7 +24,7 @@ export interface ConsolidationResult {
 }
 
 /** Where facts extracted by a consolidation go (the SQLite index), with the chat they came from. */
-export type FactsSink = (facts: string[], ctx: { scope: string; sessionId: string }) => void;
+export type FactsSink = (facts: string[], ctx: { scope: string; sessionId: string }) => void | Promise<void>;
 /** Where a consolidation comes from: memory scope and conversation; `chat` (session key) is billed for it (else the scope). */
 export interface ConsolidationContext {
   scope: string;
@@ -229,7 +229,7 @@ export class ConsolidationService {
         }
         if (parsed.facts?.length && ctx && this.factsSink) {
           try {
-            this.factsSink(parsed.facts, ctx);
+            await this.factsSink(parsed.facts, ctx);
           } catch (err) {
             this.log.warn({ err: errorMessage(err) }, 'facts could not be saved to the index');
           }

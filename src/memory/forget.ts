@@ -262,6 +262,9 @@ export class ForgetService {
     if (erase) {
       try {
         const scope = this.scopeOf(chat);
+        // Another chat's scrub may hold messages not yet written (they could hold the words) and
+        // would make these deletes wait on its lock: after it, nothing awaits until the scrub.
+        await this.deps.index.whenWritable();
         const rows = erase.matching(scope, (t) => p.test(t));
         const removed = erase.memoriesAndEntities(rows, scope, (t) => p.test(t));
         if (removed > 0 || rows.length > 0) touched.push('memory.db');

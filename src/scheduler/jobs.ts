@@ -6,6 +6,7 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../log.js';
 import type { JobName, JobResult, Upkeep } from '../index/upkeep.js';
+import { errorMessage } from '../errors.js';
 
 export const SCHEDULE: Array<{ job: JobName; cron: string }> = [
   { job: 'enrichment', cron: '0 2 * * *' },
@@ -41,7 +42,7 @@ export class Scheduler {
   start(): void {
     for (const s of SCHEDULE) {
       this.tasks.push(
-        cron.schedule(s.cron, () => void this.runNow(s.job), { timezone: this.timezone, noOverlap: true, name: `upkeep-${s.job}` }),
+        cron.schedule(s.cron, () => void this.runNow(s.job).catch((err: unknown) => this.log.error({ job: s.job, err: errorMessage(err) }, '[Upkeep] job failed')), { timezone: this.timezone, noOverlap: true, name: `upkeep-${s.job}` }),
       );
     }
     this.log.info({ timezone: this.timezone, jobs: SCHEDULE.map((s) => `${s.job} ${s.cron}`) }, '[Upkeep] nightly jobs scheduled');

@@ -48,6 +48,8 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
     parameters: { type: 'object', properties: { fact: { type: 'string', minLength: 3, maxLength: 1000 } }, required: ['fact'], additionalProperties: false },
     async execute({ fact }, ctx) {
       if (!index.enabled) return off;
+      // A /forget's scrub holds the index's writes; the fact waits for it instead of being dropped.
+      await index.whenWritable();
       const [saved] = index.saveFacts([{ content: fact, scope: scopeOf(ctx), sessionId: ctx.conversationId, sourceIds: [] }]);
       if (!saved) return 'Nothing saved (empty fact).';
       if (saved.duplicateOf) return `Already known as ${saved.duplicateOf}.`;
@@ -67,6 +69,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
     },
     async execute({ id, new_content }, ctx) {
       if (!index.enabled) return off;
+      await index.whenWritable();
       const newId = index.correctFact(id, scopeOf(ctx), new_content, ctx.conversationId);
       // The replacement needs a vector like any new fact, or vector search finds only the retired one's words.
       if (newId) embedder?.enqueue(newId, new_content);
@@ -80,6 +83,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
     parameters: { type: 'object', properties: { id: { type: 'string', pattern: '^fact_[0-9a-f]+$' } }, required: ['id'], additionalProperties: false },
     async execute({ id }, ctx) {
       if (!index.enabled) return off;
+      await index.whenWritable();
       return index.confirmFact(id, scopeOf(ctx)) ? `Confirmed ${id}; it is now protected from decay.` : `No active fact ${id} found.`;
     },
   };

@@ -219,6 +219,7 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
     const id = req.body.id;
     if (typeof id !== 'string') return reply.code(400).send({ error: 'Send {chat, id}.' });
     if (!services.index.enabled) return indexOff(reply);
+    await services.index.whenWritable();
     const ok = services.index.confirmFact(id, services.memory.scopeKey(chat.channel, chat.chatId));
     return ok ? { confirmed: id } : reply.code(404).send({ error: `No active fact ${id} in this chat.` });
   });
@@ -234,6 +235,7 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
     if (!services.index.enabled) return indexOff(reply);
     // The old fact is retired (kept, marked with its end), the new one saved with `supersedes`;
     // no conversation id, so the chat's current conversation sees it in its relevant memory too.
+    await services.index.whenWritable();
     const newId = services.index.correctFact(id, services.memory.scopeKey(chat.channel, chat.chatId), text);
     if (!newId) return reply.code(404).send({ error: `No active fact ${id} in this chat (already corrected or retired?). Reload to see the current facts.` });
     log.info({ chat: chat.key, retired: id, saved: newId }, 'memory page: corrected a fact');

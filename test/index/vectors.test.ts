@@ -175,28 +175,50 @@ const crowded: Responder = (req) => {
   return { json: { object: 'list', model: 'toy', data: inputs.map((s, index) => ({ object: 'embedding', index, embedding: vec(s) })), usage: { prompt_tokens: 1, total_tokens: 1 } } };
 };
 
-for (const table of ['per chat', 'made before partitions (one list for all chats)'] as const) {
-  test(`vector search finds a chat's own memory when another chat holds hundreds of nearer ones, in a ${table} vector table`, async () => {
-    const llm = await startFakeLlm(crowded);
-    const ws = await tempDir();
-    try {
-      const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
-      const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
-      if (table !== 'per chat') index.database!.exec(`CREATE VIRTUAL TABLE vec_memories USING vec0(memory_id TEXT PRIMARY KEY, embedding float[${DIMS}])`);
-      const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, silentLogger());
-      embedder.init();
-      const ingest = new IndexingService(index, embedder);
-      for (let i = 0; i < 200; i++) ingest.ingestMessage({ content: `note ${i}`, role: 'user', sessionId: 'sa', scope: 'c:A', eventTime: new Date(2026, 0, 1, 0, i), sourceMessageId: `a${i}` });
-      ingest.ingestMessage({ content: 'Bob fixed the roof', role: 'user', sessionId: 'sb', scope: 'c:B', eventTime: new Date(2026, 0, 2), sourceMessageId: 'b1' });
-      await embedder.flush();
-      const hits = index.search('what happened lately', { scope: 'c:B', limit: 3, vector: new Float32Array([1, 0, 0, 0]) });
-      if (table === 'per chat') assert.deepEqual(hits.map((h) => [h.content, Number(h.similarity?.toFixed(3))]), [['Bob fixed the roof', 0.5]]);
-      // The older table takes the 180 nearest of every chat before the chat filter: chat B's one vector is not among them.
-      else assert.deepEqual(hits, []);
-      index.close();
-    } finally {
-      await llm.close();
-      await ws.cleanup();
-    }
-  });
-}
+test('vector search finds a chat\'s own memory when another chat holds hundreds of nearer ones (one partition per chat)', async () => {
+  const llm = await startFakeLlm(crowded);
+  const ws = await tempDir();
+  const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
+  const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+  try {
+    const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, silentLogger());
+    embedder.init();
+    const ingest = new IndexingService(index, embedder);
+    for (let i = 0; i < 200; i++) ingest.ingestMessage({ content: `note ${i}`, role: 'user', sessionId: 'sa', scope: 'c:A', eventTime: new Date(2026, 0, 1, 0, i), sourceMessageId: `a${i}` });
+    ingest.ingestMessage({ content: 'Bob fixed the roof', role: 'user', sessionId: 'sb', scope: 'c:B', eventTime: new Date(2026, 0, 2), sourceMessageId: 'b1' });
+    await embedder.flush();
+    // A table of one list for all chats took the 180 nearest of every chat before the chat filter: chat B's one vector was not among them.
+    const hits = index.search('what happened lately', { scope: 'c:B', limit: 3, vector: new Float32Array([1, 0, 0, 0]) });
+    assert.deepEqual(hits.map((h) => [h.content, Number(h.similarity?.toFixed(3))]), [['Bob fixed the roof', 0.5]]);
+  } finally {
+    index.close();
+    await llm.close();
+    await ws.cleanup();
+  }
+});
+
+test('during the scrub after a /forget, remember_fact waits instead of dropping the fact, and a held message is embedded once written', async () => {
+  const llm = await startFakeLlm(embeddings);
+  const ws = await tempDir();
+  const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
+  const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+  try {
+    const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, silentLogger());
+    embedder.init();
+    const ingest = new IndexingService(index, embedder);
+    const tools = createMemoryIndexTools(index, new MemoryService(ws.dir, 'chat'), embedder);
+    const ctx: ToolContext = { chat: { channel: 'test', chatId: '1' }, conversationId: 'conv-1', log: silentLogger(), signal: new AbortController().signal };
+    const scrub = index.scrubFreedSpace();
+    assert.equal(ingest.ingestMessage({ content: 'Our puppy chewed the sofa', role: 'user', speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(), sourceMessageId: 'm1' }), null, 'held');
+    const saved = await tools.find((t) => t.name === 'remember_fact')!.execute({ fact: 'Ann adopted a kitten called Pepper' }, ctx);
+    assert.match(saved, /^Saved as fact_/);
+    await scrub;
+    await embedder.flush();
+    const found = index.search('Which animal lives there?', { scope: 'test:1', limit: 5, vector: await embedder.embedQuery('Which animal lives there?') }).map((h) => h.content);
+    assert.deepEqual(found.sort(), ['Ann adopted a kitten called Pepper', 'Our puppy chewed the sofa']);
+  } finally {
+    index.close();
+    await llm.close();
+    await ws.cleanup();
+  }
+});

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { echoResponder, promptKind, text, type Responder } from '../helpers/fake-llm.js';
 import { Phrase, redactJsonLines } from '../../src/memory/forget.js';
+import { IndexingService } from '../../src/index/ingest.js';
 
 const WORD = 'PAPAYA42';
 const FACTS = '# Memory\n- The user is called Ada.\n- Ada keeps bees in Lisbon.\n';
@@ -113,6 +114,30 @@ test('/forget with nothing matching, without words, confirm without a request, a
     assert.equal((await bot.send('1', '/forget cancel'))[0], 'Cancelled: nothing was forgotten.');
     assert.match((await bot.send('1', '/forget confirm'))[0]!, /^Nothing to confirm/);
     assert.equal(await readFile(path.join(bot.workspace, 'memory', 'test:1', 'MEMORY.md'), 'utf8'), FACTS);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('a /forget confirmed while another chat\'s scrub runs also takes what was held for memory.db meanwhile', async () => {
+  const bot = await seeded();
+  try {
+    const index = bot.app.services.index;
+    const scope = bot.app.services.memory.scopeKey('test', '1');
+    // Another chat with a long history, so that its scrub is still running when chat 1 confirms.
+    const ingest = new IndexingService(index);
+    for (let i = 0; i < 4_000; i++) ingest.ingestMessage({ content: `bees and honey and hives, entry ${i}`, role: 'user', sessionId: 'other', scope: 'test:9', eventTime: new Date(Date.UTC(2026, 0, 1) + i * 60_000) });
+    await bot.send('1', `remember: the secret word is ${WORD}`);
+    const [preview] = await bot.send('1', `/forget ${WORD}`);
+    assert.match(preview!, /Send \/forget confirm/);
+    const otherScrub = index.scrubFreedSpace();
+    // A message of chat 1 arriving during that scrub: held for memory.db, not written yet.
+    assert.equal(ingest.ingestMessage({ content: `my locker code is ${WORD}`, role: 'user', sessionId: 's1', scope, eventTime: new Date() }), null);
+    const [done] = await bot.send('1', '/forget confirm');
+    await otherScrub;
+    assert.doesNotMatch(done!, /could not|failed/i, done);
+    assert.deepEqual(index.search(WORD, { scope, limit: 5 }).map((r) => r.content), [], 'the held message was written, then forgotten');
+    assert.deepEqual((await filesContaining(bot.workspace, WORD)).filter((f) => f.startsWith('memory.db')), []);
   } finally {
     await bot.close();
   }

@@ -123,7 +123,7 @@ test('in a group, killed after the album\'s addressed picture: its other picture
     // The rest of the album, without a caption: this run never saw the mention.
     await alice.send(picture('k2'));
     await alice.send(picture('k3'));
-    run = daemon({ ...env, ALBUM_WAIT_MS: '1500' }, ws.dir);
+    run = daemon({ ...env, ALBUM_WAIT_MS: '5000' }, ws.dir);
     const [reply] = await tg.waitForBotMessages(GROUP, 1, 30_000);
     assert.equal(reply!.text, 'echo: [Photo] which one is sharpest?\n[Photo]\n[Photo]', run.log());
     const request = llm.chatRequests()[0]!.body.messages.at(-1).content;
