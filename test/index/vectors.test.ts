@@ -175,14 +175,25 @@ const crowded: Responder = (req) => {
   return { json: { object: 'list', model: 'toy', data: inputs.map((s, index) => ({ object: 'embedding', index, embedding: vec(s) })), usage: { prompt_tokens: 1, total_tokens: 1 } } };
 };
 
-test('vector search finds a chat\'s own memory when another chat holds hundreds of nearer ones (one partition per chat)', async () => {
-  const llm = await startFakeLlm(crowded);
+/** A file index with the toy embedder on, answered by `responder`; everything closed after `fn`. */
+async function withEmbeddings(responder: Responder, fn: (t: { index: MemoryIndex; embedder: Embedder; dir: string }) => Promise<void>): Promise<void> {
+  const llm = await startFakeLlm(responder);
   const ws = await tempDir();
-  const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
   const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
   try {
+    const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
     const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, silentLogger());
     embedder.init();
+    await fn({ index, embedder, dir: ws.dir });
+  } finally {
+    index.close();
+    await llm.close();
+    await ws.cleanup();
+  }
+}
+
+test('vector search finds a chat\'s own memory when another chat holds hundreds of nearer ones (one partition per chat)', () =>
+  withEmbeddings(crowded, async ({ index, embedder }) => {
     const ingest = new IndexingService(index, embedder);
     for (let i = 0; i < 200; i++) ingest.ingestMessage({ content: `note ${i}`, role: 'user', sessionId: 'sa', scope: 'c:A', eventTime: new Date(2026, 0, 1, 0, i), sourceMessageId: `a${i}` });
     ingest.ingestMessage({ content: 'Bob fixed the roof', role: 'user', sessionId: 'sb', scope: 'c:B', eventTime: new Date(2026, 0, 2), sourceMessageId: 'b1' });
@@ -190,23 +201,12 @@ test('vector search finds a chat\'s own memory when another chat holds hundreds 
     // A table of one list for all chats took the 180 nearest of every chat before the chat filter: chat B's one vector was not among them.
     const hits = index.search('what happened lately', { scope: 'c:B', limit: 3, vector: new Float32Array([1, 0, 0, 0]) });
     assert.deepEqual(hits.map((h) => [h.content, Number(h.similarity?.toFixed(3))]), [['Bob fixed the roof', 0.5]]);
-  } finally {
-    index.close();
-    await llm.close();
-    await ws.cleanup();
-  }
-});
+  }));
 
-test('during the scrub after a /forget, remember_fact waits instead of dropping the fact, and a held message is embedded once written', async () => {
-  const llm = await startFakeLlm(embeddings);
-  const ws = await tempDir();
-  const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
-  const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
-  try {
-    const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, silentLogger());
-    embedder.init();
+test('during the scrub after a /forget, remember_fact waits instead of dropping the fact, and a held message is embedded once written', () =>
+  withEmbeddings(embeddings, async ({ index, embedder, dir }) => {
     const ingest = new IndexingService(index, embedder);
-    const tools = createMemoryIndexTools(index, new MemoryService(ws.dir, 'chat'), embedder);
+    const tools = createMemoryIndexTools(index, new MemoryService(dir, 'chat'), embedder);
     const ctx: ToolContext = { chat: { channel: 'test', chatId: '1' }, conversationId: 'conv-1', log: silentLogger(), signal: new AbortController().signal };
     const scrub = index.scrubFreedSpace();
     assert.equal(ingest.ingestMessage({ content: 'Our puppy chewed the sofa', role: 'user', speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(), sourceMessageId: 'm1' }), null, 'held');
@@ -216,9 +216,4 @@ test('during the scrub after a /forget, remember_fact waits instead of dropping 
     await embedder.flush();
     const found = index.search('Which animal lives there?', { scope: 'test:1', limit: 5, vector: await embedder.embedQuery('Which animal lives there?') }).map((h) => h.content);
     assert.deepEqual(found.sort(), ['Ann adopted a kitten called Pepper', 'Our puppy chewed the sofa']);
-  } finally {
-    index.close();
-    await llm.close();
-    await ws.cleanup();
-  }
-});
+  }));

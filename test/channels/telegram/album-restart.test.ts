@@ -27,6 +27,16 @@ function daemon(env: Record<string, string>, cwd: string): { child: ChildProcess
   return { child, log: () => log, exited };
 }
 
+/** The daemon (SIGTERM if it still runs), then the servers and the workspace. */
+async function stopAll(run: ReturnType<typeof daemon>, servers: Array<{ close(): Promise<void> }>, ws: { cleanup(): Promise<void> }): Promise<void> {
+  if (run.child.exitCode === null && run.child.signalCode === null) {
+    run.child.kill('SIGTERM');
+    await run.exited;
+  }
+  for (const s of servers) await s.close();
+  await ws.cleanup();
+}
+
 async function text(file: string): Promise<string> {
   return readFile(file, 'utf8').catch(() => '');
 }
@@ -82,13 +92,7 @@ test('killed while an album waits for more pictures: after the restart it is ans
     assert.equal(first.filter((p: { type: string }) => p.type === 'image_url').length, 3);
     assert.equal(llm.chatRequests().length, 2);
   } finally {
-    if (run.child.exitCode === null && run.child.signalCode === null) {
-      run.child.kill('SIGTERM');
-      await run.exited;
-    }
-    await tg.close();
-    await llm.close();
-    await ws.cleanup();
+    await stopAll(run, [tg, llm], ws);
   }
 });
 
@@ -131,12 +135,6 @@ test('in a group, killed after the album\'s addressed picture: its other picture
     await new Promise((r) => setTimeout(r, 1_000));
     assert.equal(tg.botMessages(GROUP).length, 1, 'one answer for the album');
   } finally {
-    if (run.child.exitCode === null && run.child.signalCode === null) {
-      run.child.kill('SIGTERM');
-      await run.exited;
-    }
-    await tg.close();
-    await llm.close();
-    await ws.cleanup();
+    await stopAll(run, [tg, llm], ws);
   }
 });
