@@ -103,7 +103,11 @@ export class Embedder {
         const out = await this.llm.embed(this.model, missing.map((m) => m.content), this.dims);
         // A scrub after /forget holds the index's writes (scrubber.ts): wait for it, not for the lock.
         await this.index.whenWritable();
-        const fresh = missing.map((m, i) => ({ hash: m.hash, vector: Buffer.from(new Float32Array(out[i] ?? []).buffer) }));
+        // A memory forgotten while its text was being embedded leaves no vector of it behind,
+        // neither in the cache nor in the vector table.
+        const alive = tables.existing(hashed.map((it) => it.id));
+        const kept = new Set(hashed.filter((it) => alive.has(it.id)).map((it) => it.hash));
+        const fresh = missing.map((m, i) => ({ hash: m.hash, vector: Buffer.from(new Float32Array(out[i] ?? []).buffer) })).filter((f) => kept.has(f.hash));
         for (const f of fresh) vectors.set(f.hash, f.vector);
         tables.cache(fresh, this.model, this.dims);
       } catch (err) {
@@ -111,8 +115,10 @@ export class Embedder {
       }
     }
     await this.index.whenWritable();
+    const alive = tables.existing(hashed.map((it) => it.id));
     const ready: Array<{ id: string; vector: Buffer }> = [];
     for (const it of hashed) {
+      if (!alive.has(it.id)) continue;
       const v = vectors.get(it.hash);
       if (v && v.byteLength === this.dims * 4) ready.push({ id: it.id, vector: v });
     }

@@ -63,6 +63,12 @@ export class VectorTables {
     this.db.exec('DROP TABLE IF EXISTS vec_memories');
   }
 
+  /** Which of these memories still exist (one forgotten while its embedding was computed does not). */
+  existing(ids: string[]): Set<string> {
+    const has = this.db.prepare('SELECT 1 FROM memories WHERE id = ?');
+    return new Set(ids.filter((id) => has.get(id) !== undefined));
+  }
+
   /** Cached vectors of these content hashes for this model and size. */
   cached(hashes: string[], model: string, dims: number): Map<string, Buffer> {
     const get = this.db.prepare('SELECT vector FROM embedding_cache WHERE hash = ? AND model = ? AND dims = ?');
@@ -96,7 +102,6 @@ export class VectorTables {
           insert.run(it.id, it.vector);
           continue;
         }
-        // A memory deleted (forgotten) while its embedding was computed gets no vector.
         const scope = scopeOf.get(it.id) as string | undefined;
         if (scope !== undefined) insert.run(it.id, scope, it.vector);
       }

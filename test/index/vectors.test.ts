@@ -217,3 +217,16 @@ test('during the scrub after a /forget, remember_fact waits instead of dropping 
     const found = index.search('Which animal lives there?', { scope: 'test:1', limit: 5, vector: await embedder.embedQuery('Which animal lives there?') }).map((h) => h.content);
     assert.deepEqual(found.sort(), ['Ann adopted a kitten called Pepper', 'Our puppy chewed the sofa']);
   }));
+
+test('a memory forgotten while its text is being embedded leaves no vector of it, in the cache or the vector table', () =>
+  withEmbeddings((req, i) => ({ ...(embeddings(req, i) as object), delayMs: 300 }), async ({ index, embedder }) => {
+    const ingest = new IndexingService(index, embedder);
+    const id = ingest.ingestMessage({ content: 'My locker code is kitten 4471', role: 'user', speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(), sourceMessageId: 'm1' })!;
+    const flushing = embedder.flush();
+    // /forget while the embedding request is out.
+    index.erase!.memoriesAndEntities([{ id, content: 'My locker code is kitten 4471' }], 'test:1', (t) => /4471/.test(t));
+    await flushing;
+    const db = index.database!;
+    assert.equal((db.prepare('SELECT COUNT(*) AS n FROM embedding_cache').get() as { n: number }).n, 0, 'no cached vector of the forgotten text');
+    assert.equal((db.prepare('SELECT COUNT(*) AS n FROM vec_memories').get() as { n: number }).n, 0, 'no vector row for it');
+  }));
