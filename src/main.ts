@@ -4,14 +4,14 @@
  */
 import dotenv from 'dotenv';
 import { configSecrets, loadConfig } from './config/env.js';
-import { componentLogger, createLogger, registerSecret, scrubSecrets } from './log.js';
-import { createApp } from './app.js';
+import { componentLogger, createLogger, registerSecret, scrubSecrets } from './core/log.js';
+import { createApp } from './app/app.js';
 import { ConsoleChannel } from './channels/console.js';
 import { TelegramChannel } from './channels/telegram/channel.js';
 import { keepInSession } from './channels/keep.js';
 import { Transcriber } from './llm/transcribe.js';
-import type { Channel } from './channels/types.js';
-import { isAppError } from './errors.js';
+import type { Channel } from './core/channel.js';
+import { isAppError } from './core/errors.js';
 import { acquireDaemonLock } from './storage/daemon-lock.js';
 import { startConfiguredMemoryPage } from './web/start.js';
 

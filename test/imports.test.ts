@@ -67,3 +67,79 @@ test('the circle finder sees a circle through a type-only import', () => {
   const info = ts.preProcessFile("import type { X } from './x.js';\nconst y = await import('./y.js');\nexport { z } from './z.js';", true, true);
   assert.deepEqual(info.importedFiles.map((f) => f.fileName), ['./x.js', './y.js', './z.js']);
 });
+
+/**
+ * The folders of src/, lowest layer first. A folder imports only from itself and from folders
+ * before it here, so a folder's place says what it may use: the shared types in `core` are
+ * everyone's, a channel may use the intake but the intake never a channel, and the wiring in
+ * `app` (with src/main.ts, the file at the top) sees everything. A new folder gets its line here.
+ */
+export const LAYERS = [
+  'core', //       errors, log, text/retry helpers, shared message and channel types
+  'storage', //    atomic files, locks, paths, append-only logs
+  'config', //     settings from the environment and runtime-config.json
+  'media', //      images as references; fetching them from a channel
+  'sessions', //   the session model, its store, log and writer
+  'queue', //      the per-chat FIFO and the inbox journal
+  'llm', //        the LLM client, model catalogue, tokens
+  'memory', //     MEMORY.md, daily notes, history, versions, consolidation, compaction
+  'index', //      memory.db: store, search, upkeep
+  'usage', //      usage.db and DAILY_TOKEN_BUDGET
+  'reminders', //  schedules.db and delivery
+  'tools', //      the tools the model may call
+  'mcp', //        tools from MCP servers
+  'scheduler', //  the nightly jobs
+  'turn', //       Turn, the order table, the runner, the tool loop, context fit, auto-compaction
+  'context', //    the prompt's sections
+  'systems', //    one file per pipeline system
+  'privacy', //    forget, purge, export
+  'services', //   the services one daemon owns, and how they are built
+  'commands', //   /new, /compact, /status …
+  'dispatch', //   the intake: journal, limits, queue, command or turn
+  'channels', //   Telegram and the terminal
+  'web', //        the memory page
+  'cli', //        npm run memory | pair | doctor | setup
+  'app', //        wiring
+  '(main.ts)', //  src/main.ts, the top
+] as const;
+
+/** The folder of a file under src/ (its first path part; a file directly in src/ is the top). */
+function folderOf(file: string): string {
+  const rel = path.relative('src', file).split(path.sep);
+  return rel.length === 1 ? '(main.ts)' : rel[0]!;
+}
+
+/** Every import from one folder into another that stands higher (or is not listed), as text. */
+function upImports(graph: Map<string, string[]>): string[] {
+  const rank = (folder: string) => (LAYERS as readonly string[]).indexOf(folder);
+  const out: string[] = [];
+  for (const [file, deps] of graph) {
+    const from = folderOf(file);
+    for (const dep of deps) {
+      const to = folderOf(dep);
+      if (to === from) continue;
+      if (rank(from) < 0 || rank(to) < 0) out.push(`${file} → ${dep}: folder ${rank(from) < 0 ? from : to} is not in LAYERS`);
+      else if (rank(to) > rank(from)) out.push(`${file} → ${dep}: ${from} may not import ${to} (a higher layer)`);
+    }
+  }
+  return out.sort();
+}
+
+test('folders are layers: no import into a higher folder, so no circle between folders', () => {
+  const graph = importGraph('src');
+  const folders = new Set([...graph.keys()].map(folderOf));
+  assert.deepEqual([...folders].filter((f) => !(LAYERS as readonly string[]).includes(f)), [], 'every folder of src/ has its place in LAYERS');
+  assert.deepEqual(upImports(graph), []);
+});
+
+test('the layer check sees an import into a higher folder and a folder nobody listed', () => {
+  const g = new Map([
+    [path.join('src', 'core', 'a.ts'), [path.join('src', 'turn', 'turn.ts')]],
+    [path.join('src', 'turn', 'turn.ts'), [path.join('src', 'core', 'a.ts')]],
+    [path.join('src', 'gadgets', 'x.ts'), [path.join('src', 'core', 'a.ts')]],
+  ]);
+  assert.deepEqual(upImports(g), [
+    `${path.join('src', 'core', 'a.ts')} → ${path.join('src', 'turn', 'turn.ts')}: core may not import turn (a higher layer)`,
+    `${path.join('src', 'gadgets', 'x.ts')} → ${path.join('src', 'core', 'a.ts')}: folder gadgets is not in LAYERS`,
+  ]);
+});

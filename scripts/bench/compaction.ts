@@ -1,6 +1,6 @@
 /** Deciding and applying a compaction of a 5,000-message session, the LLM stubbed to answer instantly. */
-import { createApp } from '../../src/app.js';
-import { silentLogger } from '../../src/log.js';
+import { createApp } from '../../src/app/app.js';
+import { silentLogger } from '../../src/core/log.js';
 import { makeMessage } from '../../src/sessions/model.js';
 import { startFakeLlm, memoryAwareResponder } from '../../test/helpers/fake-llm.js';
 import { tempDir, testConfig } from '../../test/helpers/workspace.js';

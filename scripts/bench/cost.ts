@@ -13,8 +13,8 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createApp } from '../../src/app.js';
-import { silentLogger } from '../../src/log.js';
+import { createApp } from '../../src/app/app.js';
+import { silentLogger } from '../../src/core/log.js';
 import { IndexingService } from '../../src/index/ingest.js';
 import { formatNoteLine, cutChars } from '../../src/memory/notes.js';
 import { completion, memoryAwareResponder, promptKind, startFakeLlm, type RecordedRequest } from '../../test/helpers/fake-llm.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { IndexingService } from '../../src/index/ingest.js';
 import { eraseMemories, findMatching } from '../../src/index/erase.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 import { tempDir } from '../../test/helpers/workspace.js';
 import { rng, userText, assistantText } from './text.js';
 

@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { IndexingService } from '../../src/index/ingest.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 import { tempDir } from '../../test/helpers/workspace.js';
 import { rng, userText, assistantText, query } from './text.js';
 

@@ -10,8 +10,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createApp, type App } from '../../src/app.js';
-import { silentLogger } from '../../src/log.js';
+import { createApp, type App } from '../../src/app/app.js';
+import { silentLogger } from '../../src/core/log.js';
 import { splitMessage } from '../../src/channels/telegram/split.js';
 import { renderTelegramHtml } from '../../src/channels/telegram/render.js';
 import { startFakeLlm, lastUserText, text } from '../../test/helpers/fake-llm.js';

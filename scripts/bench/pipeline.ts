@@ -7,10 +7,10 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createApp, type App } from '../../src/app.js';
-import { silentLogger } from '../../src/log.js';
+import { createApp, type App } from '../../src/app/app.js';
+import { silentLogger } from '../../src/core/log.js';
 import { makeMessage } from '../../src/sessions/model.js';
-import type { InboundMessage } from '../../src/pipeline/turn.js';
+import type { InboundMessage } from '../../src/core/message.js';
 import { IndexingService } from '../../src/index/ingest.js';
 import { startLlmProcess } from './llm-process.js';
 import { tempDir, testConfig } from '../../test/helpers/workspace.js';

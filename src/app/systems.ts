@@ -1,9 +1,9 @@
 /**
- * Builds the pipeline's systems (order numbers in pipeline/order.ts) and the slash commands
+ * Builds the pipeline's systems (order numbers in turn/order.ts) and the slash commands
  * from the services. To add a system or a command, add it here.
  */
-import type { Logger } from '../log.js';
-import { Pipeline } from '../pipeline/runner.js';
+import type { Logger } from '../core/log.js';
+import { Pipeline } from '../turn/runner.js';
 import { createImagesSystem } from '../systems/images.js';
 import { createAutoCompactionSystem } from '../systems/auto-compaction.js';
 import { createContextBuildingSystem } from '../systems/context-building.js';
@@ -23,7 +23,7 @@ import { createForgetCommand } from '../commands/forget.js';
 import { createExportCommand } from '../commands/export.js';
 import { createRemindersCommand } from '../commands/reminders.js';
 import type { Command } from '../commands/types.js';
-import type { Built } from './services.js';
+import type { Built } from '../services/build.js';
 
 export function buildPipeline(built: Built, log: Logger): Pipeline {
   const { services, instructions, embedder, fit, contextLimit } = built;

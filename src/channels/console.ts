@@ -6,8 +6,8 @@
  */
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { Channel, InboundHandler } from './types.js';
-import { scrubSecrets } from '../log.js';
+import type { Channel, InboundHandler } from '../core/channel.js';
+import { scrubSecrets } from '../core/log.js';
 
 /** C0 controls but tab and line feed, DEL, C1 controls, and the bidi overrides that reorder a line. */
 const CONTROL_CHARS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;

@@ -5,8 +5,8 @@
  * so it never interleaves with a turn of the same chat; a message already kept (the same
  * update seen again after a restart) is not kept twice.
  */
-import type { Dispatcher } from '../dispatch/dispatcher.js';
-import type { InboundMessage } from '../pipeline/turn.js';
+import type { Dispatcher } from '../queue/dispatcher.js';
+import type { InboundMessage } from '../core/message.js';
 import { makeMessage, sessionKey } from '../sessions/model.js';
 import type { SessionStore } from '../sessions/store.js';
 import { storedAttachment } from '../media/attachments.js';

@@ -13,11 +13,11 @@ import { Telegram } from 'telegraf';
 import { configSecrets, loadConfig } from '../config/env.js';
 import { LlmClient } from '../llm/client.js';
 import { LlmError } from '../llm/errors.js';
-import { registerSecret, scrubSecrets, silentLogger } from '../log.js';
+import { registerSecret, scrubSecrets, silentLogger } from '../core/log.js';
 import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
 import { isTelegramError } from '../channels/telegram/errors.js';
 import { readStoredToken } from '../web/token.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/errors.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 

@@ -1,10 +1,10 @@
 /**
  * The per-chat commands of `npm run memory`: `versions` and `restore` (MEMORY.md versions,
- * memory/versions.ts) and `purge` (every trace of one chat, memory/purge.ts).
+ * memory/versions.ts) and `purge` (every trace of one chat, privacy/purge.ts).
  */
 import path from 'node:path';
 import type { Config } from '../config/env.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import { MemoryService } from '../memory/service.js';
 import { formatVersions, restoreMemory } from '../memory/versions.js';
 import type { CliIo } from './io.js';

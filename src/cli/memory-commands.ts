@@ -1,14 +1,14 @@
 /** The index commands of `npm run memory` (everything but eval, which needs no config). */
 import path from 'node:path';
 import type { Config } from '../config/env.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import { MemoryIndex } from '../index/memory-index.js';
 import { LlmClient } from '../llm/client.js';
 import { Upkeep, JOB_NAMES, type JobName } from '../index/upkeep.js';
 import { Embedder } from '../index/embeddings.js';
 import { extractEntities } from '../index/entities.js';
 import { CHAT_COMMANDS, runChatCommand } from './memory-chat.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/errors.js';
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);

@@ -4,7 +4,7 @@
  */
 import dotenv from 'dotenv';
 import { loadConfig } from '../config/env.js';
-import { createLogger } from '../log.js';
+import { createLogger } from '../core/log.js';
 import { runEvalCommand } from './eval-command.js';
 
 const USAGE = `usage: npm run memory -- <command>

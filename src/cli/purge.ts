@@ -1,8 +1,9 @@
-/** `npm run memory -- purge --chat CHANNEL:ID [--pairing]`: memory/purge.ts, with the daemon lock held. */
+/** `npm run memory -- purge --chat CHANNEL:ID [--pairing]`: privacy/purge.ts, with the daemon lock held. */
 import type { Config } from '../config/env.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import { acquireDaemonLock } from '../storage/daemon-lock.js';
-import { purgeChat } from '../memory/purge.js';
+import { purgeChat } from '../privacy/purge.js';
+import { PairingStore, pairingFile } from '../channels/telegram/pairing.js';
 import type { CliIo } from './io.js';
 
 export async function runPurge(chat: { channel: string; chatId: string }, args: string[], config: Config, log: Logger, io: CliIo): Promise<number> {
@@ -14,7 +15,9 @@ export async function runPurge(chat: { channel: string; chatId: string }, args: 
     return 1;
   }
   try {
-    const r = await purgeChat(chat, { workspaceDir: config.workspaceDir, memoryScope: config.memoryScope, pairing: args.includes('--pairing'), log });
+    const r = await purgeChat(chat, { workspaceDir: config.workspaceDir, memoryScope: config.memoryScope, log,
+      ...(args.includes('--pairing') ? { revokePairing: (userId: string) => new PairingStore(pairingFile(config.workspaceDir)).revoke(userId) } : {}),
+    });
     const id = `${chat.channel}:${chat.chatId}`;
     if (r.deleted.length === 0) io.out(`Nothing of ${id} was found in ${config.workspaceDir}.`);
     else {

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { subDays } from 'date-fns';
 import type { Config } from '../config/env.js';
-import { UsageStore, sumUsage, type UsageRow } from '../llm/usage.js';
+import { UsageStore, sumUsage, type UsageRow } from '../usage/usage.js';
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 

@@ -1,11 +1,11 @@
 /**
- * `/export`: everything kept for this chat as one Markdown file (memory/export.ts). On a channel
+ * `/export`: everything kept for this chat as one Markdown file (privacy/export.ts). On a channel
  * that can send files (Telegram) it arrives as a document; elsewhere (the console) it is written
  * to `workspace/exports/{chat}/` and the reply gives the path.
  */
 import path from 'node:path';
 import type { Command } from './types.js';
-import { buildExport } from '../memory/export.js';
+import { buildExport } from '../privacy/export.js';
 import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
 import { sessionFileKey } from '../storage/paths.js';
 

@@ -1,11 +1,11 @@
 /**
  * `/forget <words>` shows what this chat's memory holds that contains the words, with counts;
- * `/forget confirm` removes all of it (memory/forget.ts) and says what went where;
+ * `/forget confirm` removes all of it (privacy/forget.ts) and says what went where;
  * `/forget cancel` drops the request. A request waits 10 minutes for its confirmation, in
  * memory only (the words are not written anywhere while they wait).
  */
 import type { Command } from './types.js';
-import { describeCounts, MIN_FORGET_CHARS, Phrase } from '../memory/forget.js';
+import { describeCounts, MIN_FORGET_CHARS, Phrase } from '../privacy/forget.js';
 import { sessionKey } from '../sessions/model.js';
 
 const CONFIRM_WINDOW_MS = 10 * 60_000;

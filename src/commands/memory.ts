@@ -5,7 +5,7 @@
  */
 import type { Command } from './types.js';
 import { runMemorySubcommand } from './memory-history.js';
-import { isAppError } from '../errors.js';
+import { isAppError } from '../core/errors.js';
 
 export const MEMORY_PART_CHARS = 3_500;
 

@@ -1,6 +1,6 @@
 import type { Command } from './types.js';
 import { toApiMessage } from '../llm/messages.js';
-import { THRESHOLD } from '../memory/auto-compact.js';
+import { THRESHOLD } from '../turn/auto-compact.js';
 
 export function formatDuration(ms: number): string {
   const s = Math.floor(ms / 1000);

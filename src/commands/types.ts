@@ -1,9 +1,9 @@
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import type { Session } from '../sessions/model.js';
 import type { SessionWriter } from '../sessions/writer.js';
-import type { InboundMessage } from '../pipeline/turn.js';
-import type { Services } from '../services.js';
-import type { OutboundDocument } from '../channels/types.js';
+import type { InboundMessage } from '../core/message.js';
+import type { Services } from '../services/services.js';
+import type { OutboundDocument } from '../core/channel.js';
 
 export interface CommandContext {
   inbound: InboundMessage;

@@ -6,8 +6,8 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { Logger } from '../log.js';
-import { AppError } from '../errors.js';
+import type { Logger } from '../core/log.js';
+import { AppError } from '../core/errors.js';
 
 export interface RuntimeConfig {
   memory: {

@@ -2,7 +2,7 @@
  * Builds the `# Memory` prompt section for ContextBuilding (20) from the chat's memory files,
  * inside its token budget, and records its size and any drops on the turn for /status.
  */
-import type { PromptSection, Turn } from '../pipeline/turn.js';
+import type { PromptSection, Turn } from '../turn/turn.js';
 import type { MemoryService } from '../memory/service.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { TokenCounter } from '../llm/tokens.js';

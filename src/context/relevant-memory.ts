@@ -5,7 +5,7 @@
  * relevance bar of index/relevant.ts (small talk injects nothing),
  * plus the latest weekly reflection — inside what is left of the memory budget after `# Memory`.
  */
-import type { PromptSection, Turn } from '../pipeline/turn.js';
+import type { PromptSection, Turn } from '../turn/turn.js';
 import type { MemoryIndex } from '../index/memory-index.js';
 import type { MemoryService } from '../memory/service.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
@@ -13,7 +13,7 @@ import type { TokenCounter } from '../llm/tokens.js';
 import type { Embedder } from '../index/embeddings.js';
 import { ASSISTANT_NOTE_CHARS, USER_NOTE_CHARS, cutChars, oneLine } from '../memory/notes.js';
 import type { SearchResult } from '../index/search.js';
-import { collapseLineBreaks } from '../util/text.js';
+import { collapseLineBreaks } from '../core/text.js';
 import { RELEVANT_LIMIT, relevantHits } from '../index/relevant.js';
 
 export interface RelevantMemoryDeps {

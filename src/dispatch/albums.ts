@@ -11,9 +11,9 @@
  * recovered item by item from the journal and collected again the same way — a recovered item
  * opens the window anew, so items Telegram sends again after the restart still join it.
  */
-import type { InboundMessage } from '../pipeline/turn.js';
+import type { InboundMessage } from '../core/message.js';
 import { readImageRef } from '../media/attachments.js';
-import { sleep } from '../util/retry.js';
+import { sleep } from '../core/retry.js';
 
 export interface AlbumItem {
   journalId: string;

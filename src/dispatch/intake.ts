@@ -9,19 +9,20 @@
  * session): a kill in between leaves it to `recover` at the next start. The items of an album
  * are journaled one by one and answered together (albums.ts).
  */
-import type { Logger } from '../log.js';
-import { isAppError } from '../errors.js';
+import type { Logger } from '../core/log.js';
+import { isAppError } from '../core/errors.js';
 import type { Config } from '../config/env.js';
 import { sessionKey } from '../sessions/model.js';
 import type { SessionStore } from '../sessions/store.js';
-import { newTurnId, type InboundMessage } from '../pipeline/turn.js';
-import { cleanInboundText } from '../pipeline/inbound.js';
-import type { HandleResult, ReplyFn } from '../channels/types.js';
+import { newTurnId } from '../turn/turn.js';
+import { type InboundMessage } from '../core/message.js';
+import { cleanInboundText } from '../turn/inbound.js';
+import type { HandleResult, ReplyFn } from '../core/channel.js';
 import { parseCommand, type CommandRouter } from '../commands/router.js';
-import type { Services } from '../services.js';
-import type { TokenBudget } from '../llm/budget.js';
-import type { Dispatcher } from './dispatcher.js';
-import type { Inbox, InboxEntry } from './inbox.js';
+import type { Services } from '../services/services.js';
+import type { TokenBudget } from '../usage/budget.js';
+import type { Dispatcher } from '../queue/dispatcher.js';
+import type { Inbox, InboxEntry } from '../queue/inbox.js';
 import type { ChatLimits } from './limits.js';
 import { apologyText } from './apology.js';
 import { findRecorded, answered, userMessageOf, runTurn, type TurnRunDeps } from './turn-run.js';

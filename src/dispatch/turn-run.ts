@@ -5,12 +5,13 @@
  * how the message's handling ends; the intake closes the journal entry and tells the user.
  */
 import type { Config } from '../config/env.js';
-import type { Logger } from '../log.js';
-import { AppError } from '../errors.js';
+import type { Logger } from '../core/log.js';
+import { AppError } from '../core/errors.js';
 import { makeMessage, type SessionMessage } from '../sessions/model.js';
 import type { SessionStore } from '../sessions/store.js';
-import { createTurn, endTurn, type InboundMessage, type Turn } from '../pipeline/turn.js';
-import type { ReplyFn } from '../channels/types.js';
+import { createTurn, endTurn, type Turn } from '../turn/turn.js';
+import { type InboundMessage } from '../core/message.js';
+import type { ReplyFn } from '../core/channel.js';
 import { deadlineText } from './apology.js';
 import { storedAttachment } from '../media/attachments.js';
 import type { Ending } from './ending.js';

@@ -5,9 +5,9 @@
  * rebuild (seed 003). Without a model, nothing here runs and search is FTS + entities.
  */
 import type { LlmClient } from '../llm/client.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import type { MemoryIndex } from './memory-index.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../core/errors.js';
 import { contentHash } from './vectors.js';
 
 const BATCH = 32;

@@ -11,10 +11,10 @@
 import { readFile } from 'node:fs/promises';
 import { MemoryIndex } from './memory-index.js';
 import { IndexingService } from './ingest.js';
-import { silentLogger } from '../log.js';
+import { silentLogger } from '../core/log.js';
 import type { SearchResult } from './search.js';
 import { RELEVANT_LIMIT, relevantHits } from './relevant.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/errors.js';
 
 export interface EvalMessage {
   id: string;

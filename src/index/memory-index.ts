@@ -3,12 +3,12 @@
  * If the file cannot be opened (locked by another process, corrupt, newer schema) the index
  * is disabled with one clear warning and every call becomes a harmless no-op, so chat goes on.
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import { openDatabase, type Db } from './db.js';
 import { getMeta, setMeta } from './migrations.js';
 import { IndexWriter, newId, rebuildDerived, type EpisodeInput, type FactInput, type SavedFact } from './repository.js';
 import { HybridSearch, ROW_COLUMNS, toResult, type MemoryRow, type SearchOptions, type SearchResult } from './search.js';
-import { AppError, errorMessage } from '../errors.js';
+import { AppError, errorMessage } from '../core/errors.js';
 import { IndexBrowse } from './browse.js';
 import { IndexEraser, scrubFreedSpace } from './erase.js';
 import { scrubInWorker } from './scrubber.js';

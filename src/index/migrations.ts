@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { SCOPED_FTS, rebuildScopedFts } from './fts.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/errors.js';
 
 type Db = Database.Database;
 

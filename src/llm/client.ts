@@ -1,17 +1,17 @@
 /**
  * LlmClient: chat completions and embeddings through the official `openai` SDK, pointed at
  * OpenAI or any compatible server by OPENAI_BASE_URL. The SDK's own retries are off: ours
- * (util/retry.ts) honour retry-after and are shared with Telegram. Each call has a hard
+ * (core/retry.ts) honour retry-after and are shared with Telegram. Each call has a hard
  * timeout of our own that covers the whole response, body included.
  */
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Config } from '../config/env.js';
-import type { Logger } from '../log.js';
-import { withRetry } from '../util/retry.js';
+import type { Logger } from '../core/log.js';
+import { withRetry } from '../core/retry.js';
 import { normalizeToolCall, type ToolCall } from '../sessions/model.js';
 import { LlmError, classifyLlmError, toLlmError } from './errors.js';
-import { toTokenUsage, type TokenUsage, type UsageAccount } from './usage.js';
+import { toTokenUsage, type TokenUsage, type UsageAccount } from './accounting.js';
 import { readStream, refusesStreamOptions, streamingBody, type StreamSupport } from './stream.js';
 
 export type ModelTier = 'default' | 'balanced';

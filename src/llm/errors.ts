@@ -3,8 +3,8 @@
  * apart from "couldn't reach the remote" (connection, timeout). Retry decisions come from here.
  */
 import OpenAI from 'openai';
-import { AppError, type ErrorCode } from '../errors.js';
-import { parseRetryAfter, type RetryDecision } from '../util/retry.js';
+import { AppError, type ErrorCode } from '../core/errors.js';
+import { parseRetryAfter, type RetryDecision } from '../core/retry.js';
 
 export type LlmFailureKind = 'rejected' | 'unreachable';
 

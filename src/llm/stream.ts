@@ -14,7 +14,7 @@
 import type OpenAI from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { LlmError } from './errors.js';
-import { toTokenUsage, type TokenUsage } from './usage.js';
+import { toTokenUsage, type TokenUsage } from './accounting.js';
 
 export interface StreamedMessage {
   content: string;

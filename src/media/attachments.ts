@@ -6,23 +6,7 @@
  * Bytes are fetched per turn through the channel that knows the file id (`MediaFetchers`).
  */
 
-export interface ImageRef {
-  /** `photo`: Telegram's compressed photo; `document`: an image sent as a file. */
-  kind: 'photo' | 'document';
-  fileId: string;
-  /** What the channel announced (not trusted: the download checks again). */
-  fileSize?: number | undefined;
-  width?: number | undefined;
-  height?: number | undefined;
-  mimeType?: string | undefined;
-  fileName?: string | undefined;
-}
-
-/** What a session message keeps of an image: enough to fetch it again, nothing of its content. */
-export interface StoredAttachment {
-  kind: 'photo' | 'document';
-  fileId: string;
-}
+import type { ImageRef, StoredAttachment } from '../core/message.js';
 
 export type Download = { ok: true; bytes: Buffer; filePath: string } | { ok: false; reason: 'too_big' | 'failed'; detail: string };
 

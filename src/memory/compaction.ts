@@ -12,7 +12,7 @@
  * valid chat request; every LLM call has a timeout, so compaction ends in bounded time.
  */
 import type { LlmClient } from '../llm/client.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import { makeMessage, type SessionMessage } from '../sessions/model.js';
 import type { SessionWriter } from '../sessions/writer.js';
 import { tailStart } from '../sessions/integrity.js';
@@ -21,7 +21,7 @@ import type { ConsolidationOutcome, ConsolidationService } from './consolidation
 import { formatForPrompt } from './consolidation.js';
 import { buildUnits, chooseDrops } from './importance.js';
 import { conversationNoteBodies, noteKey } from './context.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../core/errors.js';
 
 /** The first line of the system message a summary compaction leaves at the start of the session. */
 export const SUMMARY_PREFIX = '[Conversation summary]';

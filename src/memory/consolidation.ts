@@ -8,14 +8,14 @@
 import { format } from 'date-fns';
 import { TZDate } from '@date-fns/tz';
 import type { LlmClient } from '../llm/client.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import type { SessionMessage } from '../sessions/model.js';
 import type { MemoryFiles } from './files.js';
 import { cutChars } from './notes.js';
-import { errorMessage, isAppError } from '../errors.js';
+import { errorMessage, isAppError } from '../core/errors.js';
 import { withNewline } from './files.js';
 import { guardedMemoryWrite, MAX_DROP, MAX_DROP_COMPRESSION } from './guard.js';
-import { collapseLineBreaks } from '../util/text.js';
+import { collapseLineBreaks } from '../core/text.js';
 
 export interface ConsolidationResult {
   historyEntry?: string;

@@ -16,9 +16,9 @@ import { appendLine, ensureDir, withFileLock, writeFileAtomic } from '../storage
 import { resolveInside } from '../storage/paths.js';
 import { MemoryVersions } from './versions.js';
 import { notAFile, readRegular } from '../storage/regular.js';
-import { isAppError } from '../errors.js';
-import { scrubSecrets } from '../log.js';
-import { collapseLineBreaks } from '../util/text.js';
+import { isAppError } from '../core/errors.js';
+import { scrubSecrets } from '../core/log.js';
+import { collapseLineBreaks } from '../core/text.js';
 
 export const MEMORY_FILE = 'MEMORY.md';
 export const HISTORY_FILE = 'HISTORY.md';

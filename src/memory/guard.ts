@@ -8,7 +8,7 @@
  * `memory.rewrite_refused`) and counted for /status. Adding and editing pass: an entry counts
  * as kept when most of its words are still in one entry of the new text.
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 
 /** Share of prior entries a rewrite may drop. */
 export const MAX_DROP = 0.25;

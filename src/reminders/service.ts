@@ -14,8 +14,8 @@
  * message is in the session: it may have gone out, so it is not sent again (logged as
  * uncertain). Due while the daemon was down: delivered once at start, saying when it was due.
  */
-import type { Logger } from '../log.js';
-import type { ErrorCode } from '../errors.js';
+import type { Logger } from '../core/log.js';
+import type { ErrorCode } from '../core/errors.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { MemoryService } from '../memory/service.js';
 import { makeMessage, sessionKey } from '../sessions/model.js';

@@ -11,10 +11,10 @@
  */
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
-import { preparePrivateFileSync } from '../storage/private.js';
+import { preparePrivateFileSync } from '../core/private.js';
 import path from 'node:path';
-import type { Logger } from '../log.js';
-import { AppError } from '../errors.js';
+import type { Logger } from '../core/log.js';
+import { AppError } from '../core/errors.js';
 
 export type Db = Database.Database;
 
@@ -129,7 +129,7 @@ const toDelivery = (r: DeliveryRow): Delivery => ({
 });
 
 function open(file: string): Db {
-  // 0600 before SQLite creates it, so its -wal and -shm copy the mode (storage/private.ts).
+  // 0600 before SQLite creates it, so its -wal and -shm copy the mode (core/private.ts).
   preparePrivateFileSync(file);
   preparePrivateFileSync(`${file}-wal`, false);
   preparePrivateFileSync(`${file}-shm`, false);

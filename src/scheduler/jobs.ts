@@ -4,9 +4,9 @@
  * every run is logged by Upkeep.run.
  */
 import cron, { type ScheduledTask } from 'node-cron';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import type { JobName, JobResult, Upkeep } from '../index/upkeep.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../core/errors.js';
 
 export const SCHEDULE: Array<{ job: JobName; cron: string }> = [
   { job: 'enrichment', cron: '0 2 * * *' },

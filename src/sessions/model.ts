@@ -3,8 +3,8 @@
  * The file's key stays `channel:chat` for ever; `/new` starts a new conversation id inside it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AppError } from '../errors.js';
-import type { StoredAttachment } from '../media/attachments.js';
+import { AppError } from '../core/errors.js';
+import type { StoredAttachment } from '../core/message.js';
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 export type SessionState = 'ACTIVE' | 'PAUSED' | 'TERMINATED';

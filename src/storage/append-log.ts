@@ -8,7 +8,7 @@
  */
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { writeFileAtomic } from './atomic.js';
-import { PRIVATE_FILE_MODE } from './private.js';
+import { PRIVATE_FILE_MODE } from '../core/private.js';
 
 export class AppendLog {
   private chain: Promise<unknown> = Promise.resolve();

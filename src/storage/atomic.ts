@@ -9,8 +9,8 @@ import { open, rename, unlink, readdir, stat, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import lockfile from 'proper-lockfile';
-import { AppError, isAppError } from '../errors.js';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private.js';
+import { AppError, isAppError } from '../core/errors.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private.js';
 import { openRegular } from './regular.js';
 
 const TMP_SUFFIX = '.tmp';

@@ -8,7 +8,7 @@ import { readFile, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic, ensureDir } from './atomic.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/errors.js';
 
 export function isDaemonAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;

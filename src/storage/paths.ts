@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { readlink, realpath } from 'node:fs/promises';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/errors.js';
 
 const MAX_COMPONENT = 120;
 

@@ -8,7 +8,7 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/errors.js';
 
 const { O_RDONLY, O_WRONLY, O_RDWR, O_APPEND, O_CREAT, O_NONBLOCK } = constants;
 

@@ -5,10 +5,10 @@
  * ContextBuilding (20), so the prompt is built from the compacted session and the memory that
  * consolidation just updated.
  */
-import { ORDER } from '../pipeline/order.js';
-import type { System } from '../pipeline/system.js';
+import { ORDER } from '../turn/order.js';
+import type { System } from '../turn/system.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
-import type { AutoCompactor } from '../memory/auto-compact.js';
+import type { AutoCompactor } from '../turn/auto-compact.js';
 import { compactionNotice } from '../memory/compaction.js';
 
 export function createAutoCompactionSystem(deps: { compactor: AutoCompactor; runtime: RuntimeConfigStore }): System {

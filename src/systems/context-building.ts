@@ -6,9 +6,9 @@
  * prompt first, the per-message part after the history, so the prompt cache of the provider
  * keeps matching everything up to the newest exchange.
  */
-import { ORDER } from '../pipeline/order.js';
-import type { System } from '../pipeline/system.js';
-import type { PromptSection } from '../pipeline/turn.js';
+import { ORDER } from '../turn/order.js';
+import type { System } from '../turn/system.js';
+import type { PromptSection } from '../turn/turn.js';
 import type { InstructionsSource } from '../context/instructions.js';
 
 export interface ContextBuildingDeps {

@@ -7,15 +7,16 @@
  * spend anything on them. With words (or, in an album, with some pictures seen), the turn goes
  * on and the reply says what was not seen — once for the whole album.
  */
-import { ORDER } from '../pipeline/order.js';
-import type { System } from '../pipeline/system.js';
-import { endTurn, type Turn } from '../pipeline/turn.js';
-import { componentLogger } from '../log.js';
+import { ORDER } from '../turn/order.js';
+import type { System } from '../turn/system.js';
+import { endTurn, type Turn } from '../turn/turn.js';
+import { componentLogger } from '../core/log.js';
 import type { ImageCost, ImageDetail } from '../llm/vision.js';
-import { imagePlaceholder, readImageRef, type FileFetcher, type ImageRef, type MediaFetchers } from '../media/attachments.js';
-import { loadTurnImage } from '../media/turn-image.js';
-import { albumNoun, loadAlbumImages, missedText } from '../media/album-images.js';
-import type { Logger } from '../log.js';
+import { imagePlaceholder, readImageRef, type FileFetcher, type MediaFetchers } from '../media/attachments.js';
+import { type ImageRef } from '../core/message.js';
+import { loadTurnImage } from '../turn/turn-image.js';
+import { albumNoun, loadAlbumImages, missedText } from '../turn/album-images.js';
+import type { Logger } from '../core/log.js';
 
 export interface ImagesDeps {
   fetchers: MediaFetchers;

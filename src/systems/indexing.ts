@@ -4,9 +4,9 @@
  * entities, and queued embeddings. No LLM and no network on this path. It runs last, after the
  * reply (40) and the daily note (50): a slow or broken index can never delay or change the reply.
  */
-import { ORDER } from '../pipeline/order.js';
-import { hasResponse, type System } from '../pipeline/system.js';
-import type { Turn } from '../pipeline/turn.js';
+import { ORDER } from '../turn/order.js';
+import { hasResponse, type System } from '../turn/system.js';
+import type { Turn } from '../turn/turn.js';
 import type { IndexingService } from '../index/ingest.js';
 import type { MemoryService } from '../memory/service.js';
 

@@ -5,9 +5,9 @@
  * read-only) is only a warning. After ContextBuilding (20): this turn's prompt was built from
  * the notes as they were before this exchange.
  */
-import { ORDER } from '../pipeline/order.js';
-import { hasResponse, type System } from '../pipeline/system.js';
-import type { Turn } from '../pipeline/turn.js';
+import { ORDER } from '../turn/order.js';
+import { hasResponse, type System } from '../turn/system.js';
+import type { Turn } from '../turn/turn.js';
 import type { MemoryService } from '../memory/service.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import { formatNoteLine, localDate } from '../memory/notes.js';

@@ -4,8 +4,8 @@
  * and before MemoryPersist (50) and Indexing (55): the user gets the reply before any
  * after-reply work starts, so that work can never delay or block it.
  */
-import { ORDER } from '../pipeline/order.js';
-import { hasResponse, type System } from '../pipeline/system.js';
+import { ORDER } from '../turn/order.js';
+import { hasResponse, type System } from '../turn/system.js';
 
 export function createResponseDeliverySystem(): System {
   return {

@@ -3,9 +3,9 @@
  * tool messages to the session (saved as they happen) and `turn.response`. Sits after
  * ContextBuilding (20), whose prompt it sends, and before ResponseDelivery (40).
  */
-import { ORDER } from '../pipeline/order.js';
-import type { System } from '../pipeline/system.js';
-import { runToolLoop, type ToolLoopDeps } from '../llm/tool-loop.js';
+import { ORDER } from '../turn/order.js';
+import type { System } from '../turn/system.js';
+import { runToolLoop, type ToolLoopDeps } from '../turn/tool-loop.js';
 
 export function createToolLoopSystem(deps: ToolLoopDeps): System {
   return {

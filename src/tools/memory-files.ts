@@ -7,7 +7,7 @@
 import type { MemoryService } from '../memory/service.js';
 import { isOneLine, type MemoryFiles } from '../memory/files.js';
 import type { Tool, ToolContext } from './types.js';
-import { isAppError } from '../errors.js';
+import { isAppError } from '../core/errors.js';
 import { replaceSection, withNewline } from '../memory/files.js';
 import { guardedMemoryWrite, MAX_DROP } from '../memory/guard.js';
 

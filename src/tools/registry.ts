@@ -5,9 +5,9 @@
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { UNNAMED_TOOL, type ToolCall } from '../sessions/model.js';
-import { AppError, errorMessage, type ErrorCode } from '../errors.js';
+import { AppError, errorMessage, type ErrorCode } from '../core/errors.js';
 import { validate } from './schema.js';
-import { scrubSecrets } from '../log.js';
+import { scrubSecrets } from '../core/log.js';
 import type { Tool, ToolContext } from './types.js';
 
 export interface ToolOutcome {

@@ -1,4 +1,4 @@
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import type { JsonSchema } from './schema.js';
 
 /** What a tool knows of the call: the chat it came from, never the pipeline's turn. */

@@ -7,10 +7,10 @@
 import { createHash } from 'node:crypto';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Services } from '../services.js';
+import type { Services } from '../services/services.js';
 import { HISTORY_FILE, MEMORY_FILE } from '../memory/files.js';
 import { isSummary } from '../memory/compaction.js';
-import type { UsageRow } from '../llm/usage.js';
+import type { UsageRow } from '../usage/usage.js';
 
 export interface ChatSummary {
   /** `{channel}:{chatId}` as the channel gave it: the page's handle for the chat. */

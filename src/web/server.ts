@@ -15,12 +15,12 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
-import type { Services } from '../services.js';
-import type { Logger } from '../log.js';
+import type { Services } from '../services/services.js';
+import type { Logger } from '../core/log.js';
 import { MEMORY_FILE, withNewline } from '../memory/files.js';
 import { MemoryPageData, hashText, type ChatSummary } from './data.js';
 import { sameToken } from './token.js';
-import { MIN_FORGET_CHARS } from '../memory/forget.js';
+import { MIN_FORGET_CHARS } from '../privacy/forget.js';
 import { PAGE_HTML, PAGE_JS } from './page.js';
 
 export const COOKIE = 'membot_page';

@@ -3,8 +3,8 @@
  * secret; the full link (with it) is printed to stderr only the first time a random token is
  * made, later starts print the address and where to find the token (`npm run doctor`).
  */
-import type { Services } from '../services.js';
-import { componentLogger, registerSecret, type Logger } from '../log.js';
+import type { Services } from '../services/services.js';
+import { componentLogger, registerSecret, type Logger } from '../core/log.js';
 import type { MemoryPage } from './server.js';
 import { resolvePageToken } from './token.js';
 

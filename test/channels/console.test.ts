@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PassThrough, Writable } from 'node:stream';
 import { lastUserText, startFakeLlm, text } from '../helpers/fake-llm.js';
 import { ConsoleChannel } from '../../src/channels/console.js';
-import { registerSecret } from '../../src/log.js';
+import { registerSecret } from '../../src/core/log.js';
 import { tempDir } from '../helpers/workspace.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MemoryIndex } from '../../src/index/memory-index.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 import { tempDir } from '../helpers/workspace.js';
 import { memoryCli } from '../helpers/child.js';
 

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { startTestBot } from '../helpers/app.js';
 import { echoResponder, promptKind, text, type Responder } from '../helpers/fake-llm.js';
 import { runChatCommand } from '../../src/cli/memory-chat.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 import { testConfig } from '../helpers/workspace.js';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { PairingStore, pairingFile } from '../../src/channels/telegram/pairing.js';

@@ -9,15 +9,16 @@ import assert from 'node:assert/strict';
 import { appendFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Intake, MAX_RECOVERY_ATTEMPTS } from '../../src/dispatch/intake.js';
-import { Inbox } from '../../src/dispatch/inbox.js';
-import { Dispatcher } from '../../src/dispatch/dispatcher.js';
+import { Inbox } from '../../src/queue/inbox.js';
+import { Dispatcher } from '../../src/queue/dispatcher.js';
 import { ChatLimits } from '../../src/dispatch/limits.js';
 import { SessionStore } from '../../src/sessions/store.js';
 import { makeMessage } from '../../src/sessions/model.js';
 import { CommandRouter } from '../../src/commands/router.js';
-import { AppError } from '../../src/errors.js';
-import type { InboundMessage, Turn } from '../../src/pipeline/turn.js';
-import type { Services } from '../../src/services.js';
+import { AppError } from '../../src/core/errors.js';
+import type { Turn } from '../../src/turn/turn.js';
+import type { InboundMessage } from '../../src/core/message.js';
+import type { Services } from '../../src/services/services.js';
 import { captureLog, tempDir, type CapturedLog } from '../helpers/workspace.js';
 
 interface Rig {

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { echoResponder, promptKind, lastUserText, text, toolCalls, type RecordedRequest, type Responder, toolResults } from '../helpers/fake-llm.js';
 import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
-import { createApp } from '../../src/app.js';
+import { createApp } from '../../src/app/app.js';
 
 const sessionPath = (bot: TestBot, chatId: string) => path.join(bot.workspace, 'sessions', `test:${chatId}.json`);
 const memDir = (bot: TestBot, chatId: string) => path.join(bot.workspace, 'memory', `test:${chatId}`);
@@ -116,7 +116,7 @@ test('risk: NUL bytes, control characters and lone surrogates corrupt the sessio
 });
 
 test('risk: C1 control characters (U+0080–U+009F: NEL, 8-bit CSI) survive inbound cleaning into the prompt and the session', async () => {
-  // src/pipeline/inbound.ts promises "NUL and other control characters (except tab and newline)
+  // src/turn/inbound.ts promises "NUL and other control characters (except tab and newline)
   // are removed"; U+0080–U+009F are control characters (category Cc) like the C0 set.
   const bot = await startTestBot();
   try {

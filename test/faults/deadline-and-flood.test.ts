@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { echoResponder, lastUserText, text, toolCalls, type Responder } from '../helpers/fake-llm.js';
-import { Inbox } from '../../src/dispatch/inbox.js';
+import { Inbox } from '../../src/queue/inbox.js';
 
 async function sessionUserTexts(bot: TestBot, chatId: string): Promise<string[]> {
   const s = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', `test:${chatId}.json`), 'utf8'));

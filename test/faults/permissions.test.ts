@@ -11,7 +11,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { startTestBot } from '../helpers/app.js';
 import { toolCalls, text, lastUserText, type Responder } from '../helpers/fake-llm.js';
-import { createLogger, silentLogger } from '../../src/log.js';
+import { createLogger, silentLogger } from '../../src/core/log.js';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { tempDir } from '../helpers/workspace.js';
 

@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { SessionStore } from '../../src/sessions/store.js';
 import type { Session } from '../../src/sessions/model.js';
 import type { SessionWriter } from '../../src/sessions/writer.js';
-import { silentLogger } from '../../src/log.js';
-import { createApp, type App, type AppOptions } from '../../src/app.js';
-import type { InboundMessage } from '../../src/pipeline/turn.js';
+import { silentLogger } from '../../src/core/log.js';
+import { createApp, type App, type AppOptions } from '../../src/app/app.js';
+import type { InboundMessage } from '../../src/core/message.js';
 import { startFakeLlm, type FakeLlm, type Responder } from './fake-llm.js';
 import { captureLog, tempDir, testConfig, type CapturedLog } from './workspace.js';
 

@@ -16,7 +16,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 // The package's main entry replaces module.exports, which TypeScript cannot type; its class module can be.
 import { TelegramServer } from 'telegram-test-api/lib/telegramServer.js';
-import { createApp, type App } from '../../src/app.js';
+import { createApp, type App } from '../../src/app/app.js';
 import { TelegramChannel, type TelegramTuning } from '../../src/channels/telegram/channel.js';
 import { loadTelegramConfig, type TelegramConfig } from '../../src/config/env.js';
 import { keepInSession } from '../../src/channels/keep.js';

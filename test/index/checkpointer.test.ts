@@ -11,7 +11,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { SAFETY_NET_PAGES, WalCheckpointer } from '../../src/index/checkpointer.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 import { captureLog, tempDir } from '../helpers/workspace.js';
 
 function episode(i: number) {

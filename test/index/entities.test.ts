@@ -9,7 +9,7 @@ import { extractEntities, type ExtractedEntity } from '../../src/index/entities.
 import { migrate } from '../../src/index/migrations.js';
 import { IndexWriter } from '../../src/index/repository.js';
 import { MemoryIndex } from '../../src/index/memory-index.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 
 const pairs = (es: ExtractedEntity[]) => es.map((e) => [e.type, e.text]);
 const texts = (s: string) => extractEntities(s).map((e) => e.text);

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { SCOPED_FTS, scopedDocument, scopedTerm } from '../../src/index/fts.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 
 function say(index: MemoryIndex, scope: string, content: string): string {
   return index.saveEpisode({ content, role: 'user', sessionId: `s-${scope}`, scope, eventTime: new Date() })!;

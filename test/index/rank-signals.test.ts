@@ -12,7 +12,7 @@ import { addresses, sameName, soundex } from '../../src/index/speakers.js';
 import { isSmallTalk, relevantHits } from '../../src/index/relevant.js';
 import { splitConversations } from '../../src/index/eval.js';
 import { MemoryIndex } from '../../src/index/memory-index.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 
 const day = (y: number, m: number, d: number) => Math.floor(new Date(y, m - 1, d).getTime() / 1000);
 

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { IndexingService } from '../../src/index/ingest.js';
 import { Upkeep } from '../../src/index/upkeep.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 import { tempDir } from '../helpers/workspace.js';
 
 const WORDS = 'apple river garden window piano ocean forest kitten lemon sunset valley tiger meadow candle'.split(' ');

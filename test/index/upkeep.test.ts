@@ -10,7 +10,7 @@ import path from 'node:path';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { Upkeep, JOB_NAMES } from '../../src/index/upkeep.js';
 import { LlmClient } from '../../src/llm/client.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 import { startFakeLlm, text, lastUserText, type FakeLlm, type Responder } from '../helpers/fake-llm.js';
 import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
 import { Scheduler } from '../../src/scheduler/jobs.js';

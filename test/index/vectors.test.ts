@@ -9,7 +9,7 @@ import { MemoryIndex } from '../../src/index/memory-index.js';
 import { Embedder } from '../../src/index/embeddings.js';
 import { IndexingService } from '../../src/index/ingest.js';
 import { LlmClient } from '../../src/llm/client.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 import { startFakeLlm, type Responder } from '../helpers/fake-llm.js';
 import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
 import { createMemoryIndexTools } from '../../src/tools/memory-index.js';

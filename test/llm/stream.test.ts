@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LlmClient } from '../../src/llm/client.js';
-import type { TokenUsage, UsageAccount } from '../../src/llm/usage.js';
+import type { TokenUsage, UsageAccount } from '../../src/llm/accounting.js';
 import { startFakeLlm, text, toolCalls, type FakeReply } from '../helpers/fake-llm.js';
 import { captureLog, testConfig } from '../helpers/workspace.js';
 

@@ -11,7 +11,7 @@ import { startTestBot } from '../helpers/app.js';
 import { echoResponder, promptKind, text, type Responder } from '../helpers/fake-llm.js';
 import { tempDir, testConfig } from '../helpers/workspace.js';
 import { runChatCommand } from '../../src/cli/memory-chat.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 import { MemoryFiles } from '../../src/memory/files.js';
 import { MAX_VERSIONS, undoMemory } from '../../src/memory/versions.js';
 import { memoryCli } from '../helpers/child.js';

@@ -10,7 +10,7 @@ import { Scheduler, SCHEDULE } from '../../src/scheduler/jobs.js';
 import { JOB_NAMES, Upkeep } from '../../src/index/upkeep.js';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { LlmClient } from '../../src/llm/client.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 import { startFakeLlm } from '../helpers/fake-llm.js';
 import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isInside, resolveInside, safeComponent, sessionFileKey } from '../../src/storage/paths.js';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/core/errors.js';
 import { tempDir } from '../helpers/workspace.js';
 
 function assertSafe(out: string, input: string): void {

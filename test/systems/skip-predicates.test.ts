@@ -5,10 +5,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { SystemName } from '../../src/pipeline/order.js';
-import { createTurn, type Turn } from '../../src/pipeline/turn.js';
+import type { SystemName } from '../../src/turn/order.js';
+import { createTurn, type Turn } from '../../src/turn/turn.js';
 import { makeMessage, newSession } from '../../src/sessions/model.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/core/log.js';
 import { startTestBot, unsavedWriter, type TestBot } from '../helpers/app.js';
 
 function turn(fields: Partial<Pick<Turn, 'response' | 'failure'>> = {}): Turn {

@@ -12,7 +12,7 @@
  * at most MAX_REFUSALS_PER_HOUR in all, so a crowd of new accounts cannot make the bot talk.
  * Groups: only chats listed in TELEGRAM_ALLOWED_GROUPS; everything else is ignored silently.
  */
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../core/log.js';
 import type { DmPolicy } from '../../config/env.js';
 import type { PairingStore } from './pairing.js';
 

@@ -14,12 +14,12 @@
  * plain Markdown text: the 400 proves the first attempt was not delivered.
  */
 import type { Telegram } from 'telegraf';
-import { scrubSecrets, type Logger } from '../../log.js';
-import { withDefaults } from '../../util/defaults.js';
-import { withRetry } from '../../util/retry.js';
+import { scrubSecrets, type Logger } from '../../core/log.js';
+import { withDefaults } from '../../core/defaults.js';
+import { withRetry } from '../../core/retry.js';
 import { classifyTelegramFailure, describeError, isFormattingRejected, isNotModified, isTelegramError, toTelegramAppError } from './errors.js';
 import { renderTelegramHtml, visibleLength } from './render.js';
-import type { OutboundDocument } from '../types.js';
+import type { OutboundDocument } from '../../core/channel.js';
 import { splitMessage, TELEGRAM_MESSAGE_LIMIT } from './split.js';
 
 /** Patience and pace; production defaults in DELIVERY_DEFAULTS, tests make them short. */

@@ -11,8 +11,8 @@
  *   → "uncertain", never resent.
  */
 import { TelegramError } from 'telegraf';
-import { AppError, type ErrorCode } from '../../errors.js';
-import { parseRetryAfter, type RetryDecision } from '../../util/retry.js';
+import { AppError, type ErrorCode } from '../../core/errors.js';
+import { parseRetryAfter, type RetryDecision } from '../../core/retry.js';
 
 /** Network errors raised before any byte of the request could reach the server. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);

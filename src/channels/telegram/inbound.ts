@@ -22,7 +22,7 @@ import { quotedMessage, withQuote, type BotIdentity, type QuotedMessage } from '
 import { topicOf } from './topics.js';
 import { audioOf, type AudioRef } from './media.js';
 import { imageOf } from './photos.js';
-import type { ImageRef } from '../../media/attachments.js';
+import type { ImageRef } from '../../core/message.js';
 
 export type { BotIdentity };
 

@@ -6,9 +6,9 @@
  * and answered with one line instead of a turn.
  */
 import type { Telegram } from 'telegraf';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../core/log.js';
 import type { Transcriber } from '../../llm/transcribe.js';
-import type { InboundMessage } from '../../pipeline/turn.js';
+import type { InboundMessage } from '../../core/message.js';
 import type { KeepFn } from '../keep.js';
 import type { Delivery, SendOptions } from './delivery.js';
 import type { Inbound } from './inbound.js';

@@ -14,7 +14,7 @@ import { randomInt } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDir, withFileLock, writeFileAtomic } from '../../storage/atomic.js';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../core/errors.js';
 
 /** No 0/O, 1/I/L: codes are read aloud and typed by hand. */
 const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';

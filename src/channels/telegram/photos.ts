@@ -9,7 +9,8 @@
  * placeholder with the file id (keep.ts), so nothing the user sent is lost.
  */
 import type { Message } from 'telegraf/types';
-import { imagePlaceholder, MAX_IMAGE_BYTES, type ImageRef } from '../../media/attachments.js';
+import { imagePlaceholder, MAX_IMAGE_BYTES } from '../../media/attachments.js';
+import { type ImageRef } from '../../core/message.js';
 import { withQuote, type QuotedMessage } from './reply-context.js';
 import { announcedReadable } from '../../media/image-info.js';
 

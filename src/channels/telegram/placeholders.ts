@@ -11,7 +11,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../core/log.js';
 import { ensureDir, writeFileAtomic } from '../../storage/atomic.js';
 
 export interface Placeholder {

@@ -15,9 +15,9 @@
  */
 import type { Telegram } from 'telegraf';
 import type { Update } from 'telegraf/types';
-import type { Logger } from '../../log.js';
-import { withDefaults } from '../../util/defaults.js';
-import { sleep, withRetry } from '../../util/retry.js';
+import type { Logger } from '../../core/log.js';
+import { withDefaults } from '../../core/defaults.js';
+import { sleep, withRetry } from '../../core/retry.js';
 import { classifyTelegramFailure, describeError, isAbort, isTelegramError } from './errors.js';
 
 /** Pace and patience; production defaults in POLL_DEFAULTS, tests make them short. */

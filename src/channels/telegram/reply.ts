@@ -2,7 +2,7 @@
  * The way back for one message: through its streaming preview when there is one (the preview
  * then finishes the answer, stream-preview.ts), else as one delivery of the whole answer.
  */
-import type { ReplyFn } from '../types.js';
+import type { ReplyFn } from '../../core/channel.js';
 import type { Delivery, SendOptions } from './delivery.js';
 import type { StreamPreview } from './stream-preview.js';
 

@@ -10,7 +10,7 @@
  * <pre> block on its own.
  */
 import { parseBlocks, type CodeBlock } from './markdown.js';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../core/errors.js';
 
 export const TELEGRAM_MESSAGE_LIMIT = 4096;
 

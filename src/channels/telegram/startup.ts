@@ -4,8 +4,8 @@
  * few times and then become a stable error (errors.ts), so the daemon says why it cannot start.
  */
 import type { Telegraf } from 'telegraf';
-import type { Logger } from '../../log.js';
-import { withRetry } from '../../util/retry.js';
+import type { Logger } from '../../core/log.js';
+import { withRetry } from '../../core/retry.js';
 import { classifyTelegramFailure, describeError, toTelegramAppError } from './errors.js';
 import type { BotIdentity } from './inbound.js';
 

@@ -18,14 +18,14 @@
  * sendMessage / final edit follows the delivery rules (delivery.ts).
  */
 import { randomInt } from 'node:crypto';
-import { AppError } from '../../errors.js';
-import { scrubSecrets, trimSecretTail, type Logger } from '../../log.js';
-import type { AnswerProgress } from '../types.js';
+import { AppError } from '../../core/errors.js';
+import { scrubSecrets, trimSecretTail, type Logger } from '../../core/log.js';
+import type { AnswerProgress } from '../../core/channel.js';
 import type { Delivery, SendOptions } from './delivery.js';
 import { classifyTelegramFailure, describeError, isNotModified } from './errors.js';
 import type { Placeholder, PlaceholderStore } from './placeholders.js';
-import { withDefaults } from '../../util/defaults.js';
-import { sleep } from '../../util/retry.js';
+import { withDefaults } from '../../core/defaults.js';
+import { sleep } from '../../core/retry.js';
 import { renderTelegramHtml, visibleText } from './render.js';
 
 export type StreamingMode = 'off' | 'draft' | 'edit';

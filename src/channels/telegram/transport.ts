@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Telegram } from 'telegraf';
 import type { Update } from 'telegraf/types';
 import type { TelegramConfig } from '../../config/env.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../core/log.js';
 import { describeError } from './errors.js';
 import { Poller, type PollTuning } from './polling.js';
 import { startupCall } from './startup.js';

@@ -11,9 +11,9 @@
  */
 import { readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../core/log.js';
 import { ensureDir, withFileLock, writeFileAtomic } from '../../storage/atomic.js';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../core/errors.js';
 
 interface UpdateLogFile {
   version: 1;

@@ -3,7 +3,7 @@
  * the one line that tells the user what happened and what to do (the caller keeps the note).
  */
 import type { Telegram } from 'telegraf';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../core/log.js';
 import type { Transcriber } from '../../llm/transcribe.js';
 import { downloadFile, MAX_DOWNLOAD_BYTES, type AudioRef } from './media.js';
 

@@ -16,8 +16,8 @@ import http from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Update } from 'telegraf/types';
-import type { Logger } from '../../log.js';
-import { AppError } from '../../errors.js';
+import type { Logger } from '../../core/log.js';
+import { AppError } from '../../core/errors.js';
 
 const REFUSAL_LOG_INTERVAL_MS = 60_000;
 

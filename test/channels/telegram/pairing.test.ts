@@ -4,7 +4,7 @@ import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PairingStore, pairingFile, CODE_LENGTH } from '../../../src/channels/telegram/pairing.js';
 import { AccessControl } from '../../../src/channels/telegram/access.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/core/log.js';
 import { captureLog, tempDir } from '../../helpers/workspace.js';
 
 const stranger = (id: number) => ({ userId: String(id), username: `user${id}`, chatId: String(id) });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile, readdir, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { UpdateLog } from '../../../src/channels/telegram/update-log.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/core/log.js';
 import { tempDir } from '../../helpers/workspace.js';
 
 test('an update id is admitted once, also by a new process reading the same file', async () => {

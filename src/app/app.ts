@@ -1,0 +1,102 @@
+/**
+ * Wires one daemon: services (services/build.ts) → systems and commands (app/systems.ts) →
+ * the intake (dispatch/intake.ts), which every channel hands its messages to. main.ts and the
+ * tests both build the daemon here.
+ */
+import { configSecrets, type Config } from '../config/env.js';
+import { registerSecret, type Logger } from '../core/log.js';
+import type { Pipeline } from '../turn/runner.js';
+import type { InboundMessage } from '../core/message.js';
+import type { Dispatcher } from '../queue/dispatcher.js';
+import { ChatLimits } from '../dispatch/limits.js';
+import { Intake } from '../dispatch/intake.js';
+import type { HandleResult, ReplyFn } from '../core/channel.js';
+import type { CommandRouter } from '../commands/router.js';
+import type { Services } from '../services/services.js';
+import { buildServices, type ServiceOptions } from '../services/build.js';
+import { buildCommands, buildPipeline } from './systems.js';
+
+export type { ReplyFn } from '../core/channel.js';
+
+/** How long a stop waits for a /forget's scrub of memory.db to end before closing it anyway. */
+const SCRUB_WAIT_MS = 10_000;
+
+export interface App {
+  services: Services;
+  pipeline: Pipeline;
+  dispatcher: Dispatcher;
+  commands: CommandRouter;
+  /**
+   * Queues one inbound message for its chat; resolves when it has been fully handled. Its
+   * `accepted` resolves as soon as the message is journaled (durable).
+   */
+  handle(msg: InboundMessage, reply: ReplyFn): HandleResult;
+  /**
+   * Handles messages accepted before the last stop (or kill) that never reached the session or
+   * never got an answer; `replyFor` gives the way back to each one's chat. Returns how many.
+   */
+  recover(replyFor: (msg: InboundMessage) => ReplyFn): Promise<number>;
+  /** The messages the last run left unfinished, before `recover` takes them (a channel reads what it needs to know of them). */
+  leftOver(): InboundMessage[];
+  /** Stops taking messages, waits for running turns (bounded), flushes sessions. */
+  stop(): Promise<{ drained: boolean }>;
+}
+
+export type AppOptions = ServiceOptions;
+
+export async function createApp(config: Config, log: Logger, opts: AppOptions = {}): Promise<App> {
+  // Whoever builds the app (main, a CLI, a test), the key is scrubbed from logs, files and replies.
+  for (const s of configSecrets(config)) registerSecret(s);
+  const built = await buildServices(config, log, opts);
+  const { services, dispatcher, inbox, embedder } = built;
+  const pipeline = buildPipeline(built, log);
+  const commands = buildCommands();
+  const { sessions, stats, tokens, reminders, scheduler, index, usage } = services;
+  // Taken over before any channel starts (see Intake.open).
+  const intake = await Intake.open({
+    config,
+    inbox,
+    dispatcher,
+    limits: new ChatLimits(config.rateLimitPerMinute, config.maxQueuedPerChat),
+    sessions,
+    budget: services.budget,
+    commands,
+    services,
+    pipeline,
+    measured: (turn) =>
+      stats.record(turn.session.id, {
+        at: Date.now(),
+        timings: turn.timings,
+        systemPromptTokens: tokens.countText(turn.systemPrompt) + (turn.turnPrompt ? tokens.countText(turn.turnPrompt) + 4 : 0),
+        promptSections: turn.promptSections.map((s) => ({ name: s.name, chars: s.content.length })),
+        memory: turn.memory,
+      }),
+    // No message prefix here: each system tags its own lines ([Context], [ToolLoop], …).
+    log: log.child({ component: 'Turn' }),
+  });
+
+  return {
+    services,
+    pipeline,
+    dispatcher,
+    commands,
+    handle: (msg, reply) => intake.handle(msg, reply),
+    recover: (replyFor) => intake.recover(replyFor),
+    leftOver: () => intake.leftOverMessages(),
+    async stop() {
+      reminders.stop();
+      dispatcher.close();
+      const drained = await dispatcher.drain(config.shutdownTimeoutMs);
+      await sessions.close();
+      await inbox.shutdown();
+      await scheduler.stop();
+      await embedder?.flush();
+      // A /forget's scrub still running ends first (bounded): its held messages are then indexed.
+      await Promise.race([index.whenWritable(), new Promise((r) => setTimeout(r, SCRUB_WAIT_MS).unref())]);
+      index.close();
+      reminders.close();
+      usage.close();
+      return { drained };
+    },
+  };
+}

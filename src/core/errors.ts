@@ -1,0 +1,85 @@
+/**
+ * Every error the daemon raises on purpose carries a stable code from this table, so logs,
+ * tests and user-facing apologies can refer to a failure without matching message text. Each
+ * code carries its meaning (documented in `docs/errors.md`; a test keeps the two in step) and
+ * its message template: the thrower gives the `{placeholders}`, typed per code, and the text
+ * is made here — one class, `AppError`, for all of them.
+ */
+export const ERRORS = {
+  'config.invalid': { meaning: 'A setting is missing or has a value the daemon cannot use.', message: '{problem}' },
+  'pipeline.duplicate_order': { meaning: 'Two systems were registered with the same order number.', message: '{problem} (each system has its own number: the one the table in src/turn/order.ts gives it)' },
+  'pipeline.system_failed': { meaning: 'A system on the reply path threw; the user got an apology with an error id.', message: '{system} failed: {reason}' },
+  'turn.timeout': { meaning: 'A turn did not finish within TURN_TIMEOUT_MS; it was stopped, the user got an apology and the chat slot was freed.', message: 'the turn did not finish within {ms} ms' },
+  'chat.rate_limited': { meaning: 'A chat sent more than RATE_LIMIT_PER_MINUTE messages in a minute, or had MAX_QUEUED_PER_CHAT waiting; the excess got one line and no LLM call.', message: 'chat {chat} sent more messages than its limit' },
+  'llm.rejected': { meaning: 'The LLM server answered with an error status (the remote said no).', message: '{detail}' },
+  'llm.rate_limited': { meaning: 'The LLM server answered 429 and retries ran out.', message: '{detail}' },
+  'llm.context_length_exceeded': { meaning: 'The LLM server refused the request as too long for the model.', message: '{detail}' },
+  'llm.unreachable': { meaning: 'The LLM server could not be reached (connection refused, reset, DNS).', message: '{detail}' },
+  'llm.timeout': { meaning: 'The LLM server did not answer within the per-call timeout.', message: '{detail}' },
+  'llm.bad_response': { meaning: 'The LLM server answered 200 but with no usable choice.', message: '{detail}' },
+  'llm.budget_exhausted': { meaning: "The chat has used its DAILY_TOKEN_BUDGET: the call was not made (background work pauses until the day ends).", message: '{detail}' },
+  'tool.unknown': { meaning: 'The model called a tool that does not exist.', message: '{tool}: {detail}' },
+  'tool.bad_arguments': { meaning: 'The model passed tool arguments that are not JSON or do not match the schema.', message: '{tool}: {detail}' },
+  'tool.failed': { meaning: 'A tool threw while running.', message: '{tool}: {detail}' },
+  'tool.timeout': { meaning: 'A tool did not finish within its timeout.', message: '{tool}: {detail}' },
+  'session.corrupt': { meaning: 'A session file could not be parsed; it was renamed aside and a fresh session started.', message: 'the session file is unusable: {problem}' },
+  'session.repaired': { meaning: 'A session file had fields of the wrong type (an older version stored a malformed tool call); they were repaired on load.', message: 'the session file had {fields} field(s) of the wrong type; repaired' },
+  'storage.path_escape': { meaning: 'A path given by a user or the model resolved outside its directory.', message: '{reason}' },
+  'storage.write_failed': { meaning: 'An atomic write could not complete.', message: 'could not {action} {target}: {reason}' },
+  'storage.not_a_file': { meaning: 'A memory file is a FIFO, device, socket or folder instead of a regular file; it was refused without being opened.', message: '{file} is not a regular file (it is {kind}); it was not opened' },
+  'telegram.unauthorized': { meaning: 'Telegram refused the bot token (401); TELEGRAM_BOT_TOKEN is wrong or was revoked.', message: '{what}: {detail}' },
+  'telegram.conflict': { meaning: 'Telegram answered 409: another process is polling with this token, or a webhook is set.', message: '{what}: {detail}' },
+  'telegram.rejected': { meaning: 'Telegram answered a request with an error status (the remote said no).', message: '{what}: {detail}' },
+  'telegram.rate_limited': { meaning: 'Telegram answered 429 and the wait it asked for was too long or retries ran out.', message: '{what}: {detail}' },
+  'telegram.unreachable': { meaning: 'The Telegram Bot API could not be reached (connection refused, DNS) and retries ran out.', message: '{what}: {detail}' },
+  'telegram.delivery_uncertain': { meaning: 'A message may or may not have reached Telegram (timeout or cut connection after sending); it is not re-sent, so it cannot arrive twice.', message: '{what}: {detail}' },
+  'telegram.bad_response': { meaning: 'Telegram answered a request as done but without what the answer must hold (a sent message without its id).', message: '{what}: {detail}' },
+  'memory.rewrite_refused': { meaning: 'A rewrite of MEMORY.md (consolidation, compression or the memory_rewrite tool) dropped too many entries and was refused; the file was left as it was.', message: 'refused a MEMORY.md rewrite by {source}: it dropped {dropped} of {prior} entries' },
+  'reminder.delivery_uncertain': { meaning: 'A reminder was recorded in the session but the daemon stopped before confirming it was sent; it is not sent again (at most once).', message: 'reminder {reminder} may not have been sent' },
+  'pairing.unknown_code': { meaning: 'A pairing code given to `npm run pair -- approve` is not pending (mistyped, already used, or expired).', message: 'no pending pairing has the code {code}' },
+  'daemon.already_running': { meaning: 'Another daemon is using this workspace (its pid is in daemon.pid); the second one does not start.', message: 'another daemon (pid {pid}) is already using {workspace}; stop it first, or set WORKSPACE_DIR to another folder' },
+  'pairing.unreadable': { meaning: 'The pairing file could not be read; strangers are refused (fail closed) until it is fixed or deleted.', message: '{file} could not be read ({reason}); fix or delete it' },
+  'index.newer_schema': { meaning: 'memory.db was written by a newer version of the program; the index stays off and the file is not touched.', message: 'memory.db has schema version {found}, newer than this program ({supported}); upgrade the bot or restore a backup' },
+  'index.scrub_failed': { meaning: 'After /forget deleted the rows, rewriting memory.db without their freed bytes failed; the rows are gone, old bytes may remain until the next /forget confirm.', message: 'memory.db could not be scrubbed: {reason}' },
+  'index.unavailable': { meaning: 'An operation needed memory.db, but the index is off (locked, corrupt or newer); the reason is given.', message: 'the index is off ({reason})' },
+  'storage.corrupt': { meaning: 'A state file (the Telegram update log, the reminders database) could not be parsed or failed its check; it was set aside or ignored, as the log line says.', message: '{file} is unusable: {problem}' },
+  'input.invalid': { meaning: 'A request or file given to the program is not in the expected shape (a webhook body, an eval dataset); it was refused.', message: '{what}: {problem}' },
+  'internal.bug': { meaning: 'A rule of the code itself was broken (a bug to report), not a problem with settings or data.', message: '{problem}' },
+} as const satisfies Record<string, { meaning: string; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** Each code's meaning (what docs/errors.md says). */
+export const ERROR_CODES = Object.fromEntries(Object.entries(ERRORS).map(([code, e]) => [code, e.meaning])) as { readonly [C in ErrorCode]: string };
+
+/** The names between braces in a template: `'{a} and {b}'` → `'a' | 'b'`. */
+type Placeholders<T extends string> = T extends `${string}{${infer P}}${infer Rest}` ? P | Placeholders<Rest> : never;
+
+/** The values a code's template needs. */
+export type ErrorParams<C extends ErrorCode> = { [K in Placeholders<(typeof ERRORS)[C]['message']>]: string | number };
+
+/** The text of `code`'s template with `params` filled in. */
+export function errorText<C extends ErrorCode>(code: C, params: ErrorParams<C>): string {
+  const values = params as Record<string, string | number>;
+  return ERRORS[code].message.replace(/\{([a-z]+)\}/g, (_, name: string) => String(values[name]));
+}
+
+/** An error with a stable code and its templated message. `cause` keeps the original for the log, never for the user. */
+export class AppError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
+  constructor(code: C, params: ErrorParams<C>, options?: { cause?: unknown }) {
+    super(errorText(code, params), options);
+    this.name = 'AppError';
+    this.code = code;
+  }
+}
+
+export function isAppError(err: unknown, code?: ErrorCode): err is AppError {
+  return err instanceof AppError && (code === undefined || err.code === code);
+}
+
+/** Short message of any thrown value, for tool results and warnings. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

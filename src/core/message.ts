@@ -1,0 +1,46 @@
+/**
+ * What a channel hands to the daemon, and what of an image the daemon keeps: the shared message
+ * types every layer reads (the intake, the turn, sessions, the journal). They live at the bottom
+ * so that a channel, the session file and the pipeline agree on one shape without importing
+ * each other.
+ */
+
+export interface ImageRef {
+  /** `photo`: Telegram's compressed photo; `document`: an image sent as a file. */
+  kind: 'photo' | 'document';
+  fileId: string;
+  /** What the channel announced (not trusted: the download checks again). */
+  fileSize?: number | undefined;
+  width?: number | undefined;
+  height?: number | undefined;
+  mimeType?: string | undefined;
+  fileName?: string | undefined;
+}
+
+/** What a session message keeps of an image: enough to fetch it again, nothing of its content. */
+export interface StoredAttachment {
+  kind: 'photo' | 'document';
+  fileId: string;
+}
+
+export interface InboundMessage {
+  channel: string;
+  chatId: string;
+  userId: string;
+  userName?: string | undefined;
+  /** The sender's handle without "@" (Telegram username), when the channel has one. */
+  username?: string | undefined;
+  text: string;
+  /** The channel's own id for this message (Telegram message_id). */
+  messageId?: string | undefined;
+  receivedAt: Date;
+  /** A photo or image file that came with the message (`text` is its placeholder and caption). */
+  image?: ImageRef | undefined;
+  /**
+   * The channel's album id (Telegram's media_group_id): items of one album sent together are
+   * collected by the intake (dispatch/albums.ts) and answered as one message.
+   */
+  albumId?: string | undefined;
+  /** An album's images, once its items are collected into one message (`text` has one placeholder per image). */
+  images?: ImageRef[] | undefined;
+}

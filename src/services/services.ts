@@ -1,0 +1,53 @@
+/** The long-lived services one daemon owns, handed to systems, commands and tools. */
+import type { Config } from '../config/env.js';
+import type { Logger } from '../core/log.js';
+import type { SessionStore } from '../sessions/store.js';
+import type { LlmClient } from '../llm/client.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { TokenCounter } from '../llm/tokens.js';
+import type { ModelInfo } from '../llm/catalogue.js';
+import type { TurnStats } from '../turn/stats.js';
+import type { MemoryService } from '../memory/service.js';
+import type { RuntimeConfigStore } from '../config/runtime.js';
+import type { ConsolidationService } from '../memory/consolidation.js';
+import type { AutoCompactor } from '../turn/auto-compact.js';
+import type { MemoryIndex } from '../index/memory-index.js';
+import type { IndexingService } from '../index/ingest.js';
+import type { Scheduler } from '../scheduler/jobs.js';
+import type { ForgetService } from '../privacy/forget.js';
+import type { ReminderService } from '../reminders/service.js';
+import type { UsageStore } from '../usage/usage.js';
+import type { TokenBudget } from '../usage/budget.js';
+import type { MediaFetchers } from '../media/attachments.js';
+
+export interface Services {
+  config: Config;
+  log: Logger;
+  sessions: SessionStore;
+  llm: LlmClient;
+  tools: ToolRegistry;
+  tokens: TokenCounter;
+  model: ModelInfo;
+  stats: TurnStats;
+  memory: MemoryService;
+  runtime: RuntimeConfigStore;
+  consolidation: ConsolidationService;
+  compactor: AutoCompactor;
+  index: MemoryIndex;
+  indexing: IndexingService;
+  scheduler: Scheduler;
+  /** /forget (and the web page later): find and remove words from one chat's memory. */
+  forget: ForgetService;
+  reminders: ReminderService;
+  /** Tokens per chat per day (workspace/usage.db). */
+  usage: UsageStore;
+  /** DAILY_TOKEN_BUDGET per chat. */
+  budget: TokenBudget;
+  /** Channels' file downloaders (images are fetched per turn by file id). */
+  media: MediaFetchers;
+}
+
+/** The context limit budgets are measured against: min(model input limit, compaction.maxContextTokens). */
+export function contextLimit(s: Pick<Services, 'model' | 'runtime'>): number {
+  return Math.min(s.model.maxInputTokens, s.runtime.get().compaction.maxContextTokens);
+}

@@ -1,0 +1,143 @@
+/**
+ * The tool loop: ask the model, run the tools it calls, hand back their results, repeat until
+ * it answers in words. After `maxIterations` rounds of tools the model is asked once more with
+ * tools switched off, so a turn always ends with an answer and a bounded number of calls.
+ * Every round's assistant and tool messages are made durable (session log) as it ends.
+ */
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { isContextLengthError, refusedImage } from '../llm/errors.js';
+import { IMAGE_REFUSED_NOTICE, IMAGES_REFUSED_NOTICE } from '../llm/vision.js';
+import type { LlmClient } from '../llm/client.js';
+import type { ToolCallContext, ToolRegistry } from '../tools/registry.js';
+import { makeMessage } from '../sessions/model.js';
+import { buildRequestMessages, toApiMessage } from '../llm/messages.js';
+import { componentLogger, type Logger } from '../core/log.js';
+import { compactionNotice, type CompactResult } from '../memory/compaction.js';
+import type { FitContext } from './context-fit.js';
+import type { TurnImage } from './turn-image.js';
+import type { AnswerProgress } from '../core/progress.js';
+import { toolStatus } from '../llm/stream.js';
+
+/** Keeps requests within the context limit (the ContextFit service, turn/context-fit.ts). */
+export interface ContextGuard {
+  /** Compacts when the exact request is over the limit; null when it fits, else what was done (rebuild the request). */
+  fit(ctx: FitContext, messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[]): Promise<CompactResult | null>;
+  /** The provider said "too long": compact harder (once per turn). */
+  shrink(ctx: FitContext, reason: 'overflow'): Promise<CompactResult>;
+}
+
+/** What the loop reads and writes of one turn (the pipeline's Turn has these fields). */
+export interface ToolLoopContext extends FitContext {
+  readonly inbound: { readonly channel: string; readonly chatId: string };
+  readonly log: Logger;
+  /** The turn's deadline: once aborted, nothing more is asked, run or saved. */
+  readonly signal: AbortSignal;
+  readonly notices: string[];
+  readonly usage: { llmCalls: number; toolCalls: number; promptTokens: number; completionTokens: number };
+  /** The final answer; set before it is saved, so a deadline passing meanwhile leaves it be. */
+  response: string | undefined;
+  /** This turn's images (Images 15); dropped when the server refuses requests carrying them. */
+  images: TurnImage[];
+  /** Where a channel shows the answer while it is written (drafts, an edited message); none: not streamed. */
+  readonly progress?: AnswerProgress | undefined;
+}
+
+export interface ToolLoopDeps {
+  llm: LlmClient;
+  tools: ToolRegistry;
+  maxIterations: number;
+  guard?: ContextGuard | undefined;
+}
+
+/** What a tool learns of the turn: its chat, conversation, log and deadline (tools/types.ts). */
+function toolCallContext(turn: ToolLoopContext): ToolCallContext {
+  return { chat: { channel: turn.inbound.channel, chatId: turn.inbound.chatId }, conversationId: turn.writes.session.metadata.conversationId, log: turn.log, deadline: turn.signal };
+}
+
+export const EMPTY_ANSWER = 'The model returned an empty answer. Please rephrase or try again.';
+
+/** Past the turn's deadline nothing more is asked, run or saved: the user already has an apology. */
+function checkDeadline(turn: ToolLoopContext): void {
+  if (turn.signal.aborted) throw turn.signal.reason;
+}
+
+/** A compaction the guard made is told to the user with the answer. */
+function noteCompaction(turn: ToolLoopContext, result: CompactResult): void {
+  if (result.kind !== 'none') turn.notices.push(compactionNotice(result));
+}
+
+/** With a channel that shows answers as they grow, each call is streamed to it (llm/stream.ts). */
+function streamTo(turn: ToolLoopContext): ((soFar: string) => void) | undefined {
+  const progress = turn.progress;
+  return progress ? (soFar) => progress.text(soFar) : undefined;
+}
+
+export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Promise<void> {
+  const log = componentLogger(turn.log, 'ToolLoop');
+  const build = () => buildRequestMessages(turn.systemPrompt, turn.writes.session.messages, { content: turn.turnPrompt, before: turn.userMessage, images: turn.images.map((i) => i.part) });
+  let messages: ChatCompletionMessageParam[] = build();
+  const tools = deps.tools.definitions();
+  let shrunk = false;
+  for (let round = 1; ; round++) {
+    const toolsAllowed = round <= deps.maxIterations;
+    const fitted = deps.guard ? await deps.guard.fit(turn, messages, tools) : null;
+    if (fitted) {
+      noteCompaction(turn, fitted);
+      messages = build();
+    }
+    checkDeadline(turn);
+    let res;
+    try {
+      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.writes.session.id, kind: 'answer' }, signal: turn.signal, onText: streamTo(turn) });
+    } catch (err) {
+      checkDeadline(turn);
+      if (turn.images.length > 0 && refusedImage(err)) {
+        log.warn({ code: err.code, status: err.status, images: turn.images.length }, 'the LLM server refused the request with images; asking again without them');
+        turn.notices.push(turn.images.length > 1 ? IMAGES_REFUSED_NOTICE : IMAGE_REFUSED_NOTICE);
+        turn.images = [];
+        messages = build();
+        round--;
+        continue;
+      }
+      // Our count said it fits but the provider disagrees: compact harder and retry once.
+      if (!deps.guard || shrunk || !isContextLengthError(err)) throw err;
+      shrunk = true;
+      log.warn('provider says the context is too long; compacting harder and retrying once');
+      noteCompaction(turn, await deps.guard.shrink(turn, 'overflow'));
+      messages = build();
+      round--;
+      continue;
+    }
+    checkDeadline(turn);
+    turn.usage.llmCalls++;
+    if (res.usage) {
+      turn.usage.promptTokens += res.usage.promptTokens;
+      turn.usage.completionTokens += res.usage.completionTokens;
+    }
+    if (res.toolCalls.length > 0 && toolsAllowed) {
+      const assistant = makeMessage('assistant', res.content, { toolCalls: res.toolCalls });
+      turn.writes.record(assistant);
+      messages.push(toApiMessage(assistant));
+      for (const call of res.toolCalls) {
+        turn.progress?.status(toolStatus(call.name));
+        const outcome = await deps.tools.execute(call, toolCallContext(turn));
+        checkDeadline(turn);
+        turn.usage.toolCalls++;
+        log.info({ tool: call.name, ok: outcome.ok, code: outcome.code, ms: Math.round(outcome.durationMs) }, `tool ${call.name} ${outcome.ok ? 'ok' : 'error'}`);
+        const result = makeMessage('tool', outcome.content, { toolCallId: call.id, toolName: call.name });
+        turn.writes.record(result);
+        messages.push(toApiMessage(result));
+      }
+      await turn.writes.commit();
+      continue;
+    }
+    if (res.toolCalls.length > 0) {
+      log.warn({ rounds: round - 1 }, `model still asked for tools after ${deps.maxIterations} rounds; answering without them`);
+    }
+    const text = res.content.trim() ? res.content : EMPTY_ANSWER;
+    // Set before the write: from here on the answer is on its way and the deadline leaves it be.
+    turn.response = text;
+    await turn.writes.append(makeMessage('assistant', text));
+    return;
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The per-message context every system reads and writes. Fields are typed and each belongs to
+ * the system that sets it; nothing is passed through a string-keyed bag.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../core/log.js';
+import type { Session, SessionMessage } from '../sessions/model.js';
+import type { SessionWriter } from '../sessions/writer.js';
+import type { TurnImage } from './turn-image.js';
+import type { AnswerProgress } from '../core/progress.js';
+import type { InboundMessage } from '../core/message.js';
+
+export interface PromptSection {
+  /** e.g. "instructions", "memory", "relevant-memory" */
+  name: string;
+  content: string;
+}
+
+export interface SystemTiming {
+  system: string;
+  order: number;
+  ms: number;
+  outcome: 'ok' | 'skipped' | 'failed';
+}
+
+export interface Turn {
+  /** Short id shown to the user in an apology and present on every log line of the turn. */
+  readonly id: string;
+  readonly inbound: InboundMessage;
+  readonly session: Session;
+  /** The one owner of this turn's writes to `session`: record, commit, replace (sessions/writer.ts). */
+  readonly writes: SessionWriter;
+  readonly log: Logger;
+  /** The user's message as recorded in the session (on disk before any LLM call). */
+  readonly userMessage: SessionMessage;
+  /** Sends text to this chat through the channel the message came from. */
+  readonly reply: (text: string) => Promise<void>;
+  /** Aborted when the turn runs past TURN_TIMEOUT_MS: LLM calls and tools stop, nothing more is saved. */
+  readonly signal: AbortSignal;
+  /** Where the channel shows the answer as it is written (absent: it appears when done). */
+  readonly progress: AnswerProgress | undefined;
+
+  /**
+   * ContextBuilding 20: the sections of the system prompt, in order, and their join. Only what
+   * stays the same from message to message goes here, so the prompt is a cacheable prefix.
+   */
+  promptSections: PromptSection[];
+  systemPrompt: string;
+  /**
+   * ContextBuilding 20: what belongs to this message only (`# Relevant Memory`). Sent as a system
+   * message just before the user's message, after the history; never stored in the session.
+   */
+  turnSections: PromptSection[];
+  turnPrompt: string;
+  /** ContextBuilding 20: size of the `# Memory` block and what its budget made it drop. */
+  memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number; approximate?: boolean }> } | undefined;
+  /** Images 15: the message's images (one, or an album's) as request content; sent with the user's message only, never stored. */
+  images: TurnImage[];
+  /** ToolLoop 30: the final answer. */
+  response: string | undefined;
+  /** Short lines appended to the reply (e.g. "Compacted the conversation: …"). */
+  notices: string[];
+  /** ResponseDelivery 40: true once the answer (or an apology) reached the channel. */
+  delivered: boolean;
+  usage: { llmCalls: number; toolCalls: number; promptTokens: number; completionTokens: number };
+  timings: SystemTiming[];
+  /** Set by a system that ends the turn early; later systems do not run. */
+  ended: { by: string; reason: string } | undefined;
+  /** Set by the runner when a reply-path system failed. */
+  failure: { system: string; errorId: string; code: string } | undefined;
+}
+
+export function newTurnId(): string {
+  return randomBytes(4).toString('hex');
+}
+
+export function createTurn(init: {
+  inbound: InboundMessage;
+  writes: SessionWriter;
+  log: Logger;
+  userMessage: SessionMessage;
+  reply: (text: string) => Promise<void>;
+  id?: string;
+  signal?: AbortSignal;
+  progress?: AnswerProgress | undefined;
+}): Turn {
+  const id = init.id ?? newTurnId();
+  const session = init.writes.session;
+  return {
+    id,
+    inbound: init.inbound,
+    session,
+    writes: init.writes,
+    log: init.log.child({ turn: id, session: session.id }),
+    userMessage: init.userMessage,
+    reply: init.reply,
+    signal: init.signal ?? new AbortController().signal,
+    progress: init.progress,
+    promptSections: [],
+    systemPrompt: '',
+    turnSections: [],
+    turnPrompt: '',
+    memory: undefined,
+    images: [],
+    response: undefined,
+    notices: [],
+    delivered: false,
+    usage: { llmCalls: 0, toolCalls: 0, promptTokens: 0, completionTokens: 0 },
+    timings: [],
+    ended: undefined,
+    failure: undefined,
+  };
+}
+
+/** Lets a system stop the turn: later systems are not run. */
+export function endTurn(turn: Turn, by: string, reason: string): void {
+  turn.ended ??= { by, reason };
+}

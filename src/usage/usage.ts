@@ -1,0 +1,137 @@
+/**
+ * Token usage per chat per day (`workspace/usage.db`, SQLite): every LLM response's `usage`
+ * (prompt tokens, the cached part of them when the server reports it, completion tokens) added
+ * to one row per day × chat × kind. Answers (`answer`) are kept apart from background calls
+ * (`summary`, `consolidation`, `facts`, `reflection`, `embeddings`). Its own small file rather
+ * than memory.db: accounting and budgets must keep working when the index is locked or off.
+ *
+ * Days are calendar dates in the configured TZ, like the daily notes. Embeddings are batched
+ * across chats, so they are recorded under the chat `*`.
+ */
+import Database from 'better-sqlite3';
+import path from 'node:path';
+import { localDate } from '../memory/notes.js';
+import { preparePrivateFileSync } from '../core/private.js';
+import type { TokenUsage, UsageAccount, UsageKind } from '../llm/accounting.js';
+
+/** One row of the table: one chat, one day, one kind. */
+export interface UsageRow extends TokenUsage {
+  day: string;
+  chat: string;
+  kind: UsageKind;
+  calls: number;
+}
+
+export interface UsageTotals extends TokenUsage {
+  calls: number;
+  /** prompt + completion */
+  total: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS usage_daily (
+  day               TEXT NOT NULL,   -- YYYY-MM-DD in TZ
+  chat              TEXT NOT NULL,   -- channel:chatId, a memory scope, or '*'
+  kind              TEXT NOT NULL,   -- answer | summary | consolidation | facts | reflection | embeddings
+  calls             INTEGER NOT NULL DEFAULT 0,
+  prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+  cached_tokens     INTEGER NOT NULL DEFAULT 0,
+  completion_tokens INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (day, chat, kind)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idx_usage_chat_day ON usage_daily(chat, day);
+`;
+
+function totals(rows: Array<TokenUsage & { calls: number }>): UsageTotals {
+  const t: UsageTotals = { calls: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, total: 0 };
+  for (const r of rows) {
+    t.calls += r.calls;
+    t.promptTokens += r.promptTokens;
+    t.cachedTokens += r.cachedTokens;
+    t.completionTokens += r.completionTokens;
+  }
+  t.total = t.promptTokens + t.completionTokens;
+  return t;
+}
+
+export class UsageStore {
+  private readonly db: Database.Database;
+  private readonly add: Database.Statement;
+
+  constructor(
+    file: string,
+    private readonly timezone: string,
+    opts: { readonly?: boolean } = {},
+  ) {
+    if (!opts.readonly) {
+      // 0600 before SQLite creates it, so its -wal and -shm copy the mode (core/private.ts).
+      preparePrivateFileSync(file);
+      preparePrivateFileSync(`${file}-wal`, false);
+      preparePrivateFileSync(`${file}-shm`, false);
+    }
+    this.db = new Database(file, { timeout: 2000, readonly: opts.readonly === true, fileMustExist: opts.readonly === true });
+    if (!opts.readonly) {
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.exec(SCHEMA);
+    }
+    this.add = opts.readonly
+      ? (undefined as unknown as Database.Statement)
+      : this.db.prepare(
+          `INSERT INTO usage_daily (day, chat, kind, calls, prompt_tokens, cached_tokens, completion_tokens) VALUES (?, ?, ?, 1, ?, ?, ?)
+           ON CONFLICT (day, chat, kind) DO UPDATE SET calls = calls + 1, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+             cached_tokens = cached_tokens + excluded.cached_tokens, completion_tokens = completion_tokens + excluded.completion_tokens`,
+        );
+  }
+
+  /** The day (YYYY-MM-DD, in TZ) a moment belongs to. */
+  dayOf(at: Date = new Date()): string {
+    return localDate(at, this.timezone);
+  }
+
+  record(account: UsageAccount, usage: TokenUsage, at: Date = new Date()): void {
+    const n = (x: number) => (Number.isFinite(x) && x > 0 ? Math.round(x) : 0);
+    this.add.run(this.dayOf(at), account.chat, account.kind, n(usage.promptTokens), n(usage.cachedTokens), n(usage.completionTokens));
+  }
+
+  /**
+   * Rows per day × chat × kind, days from `since` to `until` (inclusive, YYYY-MM-DD), oldest day
+   * first — the query a chart of tokens per day reads.
+   */
+  rows(opts: { since?: string; until?: string; chat?: string } = {}): UsageRow[] {
+    const where: string[] = [];
+    const params: string[] = [];
+    if (opts.since) (where.push('day >= ?'), params.push(opts.since));
+    if (opts.until) (where.push('day <= ?'), params.push(opts.until));
+    if (opts.chat) (where.push('chat = ?'), params.push(opts.chat));
+    return this.db
+      .prepare(
+        `SELECT day, chat, kind, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens
+         FROM usage_daily ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY day, chat, kind`,
+      )
+      .all(...params) as UsageRow[];
+  }
+
+  /** One chat's totals for one day (default today): all calls, answers only, background only. */
+  day(chat: string, day: string = this.dayOf()): { all: UsageTotals; answers: UsageTotals; background: UsageTotals } {
+    const rows = this.rows({ since: day, until: day, chat });
+    return { all: totals(rows), answers: totals(rows.filter((r) => r.kind === 'answer')), background: totals(rows.filter((r) => r.kind !== 'answer')) };
+  }
+
+  /** Purge: every row of one chat, overwritten on disk (secure_delete) and the log truncated. */
+  deleteChat(chat: string): number {
+    this.db.pragma('secure_delete = ON');
+    const n = this.db.prepare('DELETE FROM usage_daily WHERE chat = ?').run(chat).changes;
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    return n;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+/** Sums rows of one chat (or all) into totals. */
+export function sumUsage(rows: UsageRow[]): UsageTotals {
+  return totals(rows);
+}

@@ -1,0 +1,166 @@
+/**
+ * The inbox journal (src/queue/inbox.ts) and the app's recovery from it: what an earlier run
+ * accepted and did not finish is handled once at the next start, and recovery itself never
+ * grows the journal — the daemon may be killed again while it recovers.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFile, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Inbox } from '../../src/queue/inbox.js';
+import type { InboundMessage } from '../../src/core/message.js';
+import { startTestBot, type TestBot } from '../helpers/app.js';
+import { lastUserText, text } from '../helpers/fake-llm.js';
+
+function message(chatId: string, words: string, messageId: string): InboundMessage {
+  return { channel: 'test', chatId, userId: `u-${chatId}`, userName: 'Tester', text: words, messageId, receivedAt: new Date('2026-11-20T10:00:00Z') };
+}
+
+/** Leaves `msgs` in the journal as an earlier, killed run would: accepted, never done. */
+async function leftOpen(file: string, msgs: InboundMessage[]): Promise<void> {
+  const earlier = new Inbox(file);
+  for (const m of msgs) await earlier.accept(m).durable;
+  await earlier.shutdown();
+}
+
+async function recover(bot: TestBot): Promise<Map<string, string[]>> {
+  const replies = new Map<string, string[]>();
+  await bot.app.recover((msg) => async (reply) => {
+    replies.set(msg.chatId, [...(replies.get(msg.chatId) ?? []), reply]);
+  });
+  return replies;
+}
+
+const journalIn = (workspace: string) => path.join(workspace, 'inbox.jsonl');
+const inLines = (journal: string, words: string) => journal.split('\n').filter((l) => l.includes('"t":"in"') && l.includes(words)).length;
+
+test('risk: every restart copies unfinished messages in the journal, so kills during recovery double it each time — recovery writes no copy', async () => {
+  const bot = await startTestBot({
+    responder: (req) => text(`echo: ${lastUserText(req)}`),
+    prepare: (ws) => leftOpen(journalIn(ws), [message('1', 'first unfinished', '11'), message('2', 'second unfinished', '12')]),
+  });
+  try {
+    const file = journalIn(bot.workspace);
+    const replies = await recover(bot);
+    assert.deepEqual(Object.fromEntries(replies), { '1': ['echo: first unfinished'], '2': ['echo: second unfinished'] });
+    // Whenever a kill lands, the journal names each message once: nothing to multiply.
+    const journal = await readFile(file, 'utf8');
+    assert.equal(inLines(journal, 'first unfinished'), 1);
+    assert.equal(inLines(journal, 'second unfinished'), 1);
+    assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('a journal holding copies of one message (older versions wrote them at each restart): handled once, every copy closed', async () => {
+  const m = message('3', 'said once', '31');
+  const line = (id: string) => `${JSON.stringify({ t: 'in', id, msg: { ...m, receivedAt: m.receivedAt.toISOString() } })}\n`;
+  const bot = await startTestBot({
+    responder: (req) => text(`echo: ${lastUserText(req)}`),
+    prepare: (ws) => appendFile(journalIn(ws), line('aaaaaaaaaaaa') + line('bbbbbbbbbbbb') + line('cccccccccccc')),
+  });
+  try {
+    const file = journalIn(bot.workspace);
+    const replies = await recover(bot);
+    assert.deepEqual(replies.get('3'), ['echo: said once']);
+    assert.equal(bot.llm.requests.length, 1);
+    assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('risk: a message given up on after three restarts mid-turn vanishes — it is saved in the session and the user is told; the LLM is not called for it', async () => {
+  const bot = await startTestBot({
+    responder: (req) => text(`echo: ${lastUserText(req)}`),
+    prepare: async (ws) => {
+      const earlier = new Inbox(journalIn(ws));
+      const poison = earlier.accept(message('4', 'crashes the daemon', '41'));
+      const fine = earlier.accept(message('5', 'waited in its queue', '51'));
+      await Promise.all([poison.durable, fine.durable]);
+      await earlier.shutdown();
+      // Three starts of the first (each run died in its turn); the second never left its queue.
+      for (let i = 0; i < 3; i++) await appendFile(journalIn(ws), `${JSON.stringify({ t: 'start', id: poison.id })}\n`);
+    },
+  });
+  try {
+    const file = journalIn(bot.workspace);
+    const replies = await recover(bot);
+    assert.equal(replies.get('5')?.join(), 'echo: waited in its queue');
+    assert.match(replies.get('4')?.join() ?? '', /failed 3 times in a row .*saved; send it again/);
+    assert.deepEqual(bot.llm.requests.map((r) => lastUserText(r)), ['waited in its queue']);
+    await bot.app.services.sessions.flush();
+    const session = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:4.json'), 'utf8'));
+    assert.deepEqual(session.messages.map((m: { content: string }) => m.content), ['crashes the daemon']);
+    assert.equal(bot.logs.lines().filter((l) => /did not finish after several restarts/.test(l.msg)).length, 1);
+    assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('risk: a new message that finishes before recovery has read a big journal empties it — the last run\'s unfinished message is lost', async () => {
+  const bot = await startTestBot({
+    responder: (req) => text(`echo: ${lastUserText(req)}`),
+    // Over a megabyte of finished entries (the journal is emptied past that once nothing in
+    // it is open), and one message the last run never finished.
+    prepare: async (workspace) => {
+      const file = journalIn(workspace);
+      const filler = 'x'.repeat(1000);
+      let lines = '';
+      for (let i = 0; i < 1100; i++) {
+        const id = `f${String(i).padStart(11, '0')}`;
+        lines += `${JSON.stringify({ t: 'in', id, msg: { ...message('8', filler, String(i)), receivedAt: '2026-11-20T09:00:00.000Z' } })}\n${JSON.stringify({ t: 'done', id })}\n`;
+      }
+      await appendFile(file, lines);
+      await leftOpen(file, [message('9', 'left from the last run', '91')]);
+    },
+  });
+  try {
+    // The channel is up before recovery starts; a new message may finish first.
+    assert.deepEqual(await bot.send('10', 'a new message'), ['echo: a new message']);
+    const replies = await recover(bot);
+    assert.deepEqual(replies.get('9'), ['echo: left from the last run']);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('an unfinished message keeps counting its starts across restarts under its own id', async () => {
+  const file = path.join(tmpdir(), `membot-inbox-${process.pid}-${Date.now()}.jsonl`);
+  const first = new Inbox(file);
+  const { id } = first.accept(message('6', 'slow one', '61'));
+  await first.started(id);
+  await first.shutdown();
+  const second = new Inbox(file);
+  const [entry] = (await second.unfinished()).entries;
+  assert.equal(entry?.id, id);
+  assert.equal(entry?.attempt, 1);
+  second.adopt(id);
+  await second.started(id);
+  await second.shutdown();
+  assert.equal((await new Inbox(file).unfinished()).entries[0]?.attempt, 2);
+  await rm(file, { force: true });
+});
+
+test("an album's items close with its first item's entry: nothing of an answered album is left open for the next start", async () => {
+  const file = path.join(tmpdir(), `inbox-album-${process.pid}-${Date.now()}.jsonl`);
+  try {
+    const inbox = new Inbox(file);
+    const ids: string[] = [];
+    for (const n of ['1', '2', '3']) {
+      const e = inbox.accept({ ...message('5', `[Photo] ${n}`, n), albumId: 'g' });
+      await e.durable;
+      ids.push(e.id);
+    }
+    await inbox.done(ids[0]!, ids.slice(1));
+    await inbox.shutdown();
+    const lines = (await readFile(file, 'utf8')).trim().split('\n');
+    assert.deepEqual(lines.slice(3).map((l) => JSON.parse(l)), ids.map((id) => ({ t: 'done', id })), 'the three done lines, together at the end');
+    assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+  } finally {
+    await rm(file, { force: true });
+  }
+});
