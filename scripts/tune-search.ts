@@ -1,5 +1,5 @@
 /**
- * Learns the ranking weights of src/index/rank.ts on the tune halves of the dev sets, and
+ * Learns the ranking weights of src/index/search/rank.ts on the tune halves of the dev sets, and
  * checks any set of weights on either half. The datasets are read where they are (never copied):
  *
  *   npx tsx scripts/tune-search.ts ../shared/datasets/*.json test/fixtures/retrieval/dataset.json --split tune --ascent
@@ -13,7 +13,7 @@
  */
 import path from 'node:path';
 import { closeAll, evaluate, loadDataset, prepare, SEARCHES, type EvalSplit, type PreparedConversation, type EvalReport } from '../src/index/eval.js';
-import { DEFAULT_WEIGHTS, type RankWeights } from '../src/index/rank.js';
+import { DEFAULT_WEIGHTS, type RankWeights } from '../src/index/search/rank.js';
 
 const KS = [5, 10, 20];
 const args = process.argv.slice(2);

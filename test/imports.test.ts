@@ -103,6 +103,15 @@ export const LAYERS = [
   '(main.ts)', //  src/main.ts, the top
 ] as const;
 
+/**
+ * Inside a folder split by job, the same rule one level down: src/index/ keeps its tables
+ * (store/) below the ranking (search/), both below the facade in src/index/ itself (MemoryIndex,
+ * the outage guard), and the background work that goes through the facade (upkeep/) on top.
+ */
+export const SUBLAYERS: Record<string, readonly string[]> = {
+  index: ['store', 'search', '(index)', 'upkeep'],
+};
+
 /** The folder of a file under src/ (its first path part; a file directly in src/ is the top). */
 function folderOf(file: string): string {
   const rel = path.relative('src', file).split(path.sep);
@@ -130,6 +139,36 @@ test('folders are layers: no import into a higher folder, so no circle between f
   const folders = new Set([...graph.keys()].map(folderOf));
   assert.deepEqual([...folders].filter((f) => !(LAYERS as readonly string[]).includes(f)), [], 'every folder of src/ has its place in LAYERS');
   assert.deepEqual(upImports(graph), []);
+});
+
+/** Imports between the parts of a folder listed in SUBLAYERS that go up (or into a part not listed). */
+function upImportsWithin(graph: Map<string, string[]>): string[] {
+  const out: string[] = [];
+  for (const [folder, parts] of Object.entries(SUBLAYERS)) {
+    const partOf = (file: string) => {
+      const rel = path.relative(path.join('src', folder), file).split(path.sep);
+      return rel.length === 1 ? `(${folder})` : rel[0]!;
+    };
+    for (const [file, deps] of graph) {
+      if (folderOf(file) !== folder) continue;
+      for (const dep of deps) {
+        if (folderOf(dep) !== folder) continue;
+        const from = partOf(file);
+        const to = partOf(dep);
+        if (from === to) continue;
+        if (!parts.includes(from) || !parts.includes(to)) out.push(`${file} → ${dep}: ${parts.includes(from) ? to : from} is not in SUBLAYERS.${folder}`);
+        else if (parts.indexOf(to) > parts.indexOf(from)) out.push(`${file} → ${dep}: ${folder}/${from} may not import ${folder}/${to}`);
+      }
+    }
+  }
+  return out.sort();
+}
+
+test('a folder split by job keeps its parts in layers too (src/index: store, search, the facade, upkeep)', () => {
+  const graph = importGraph('src');
+  assert.deepEqual(upImportsWithin(graph), []);
+  const g = new Map([[path.join('src', 'index', 'store', 'db.ts'), [path.join('src', 'index', 'search', 'search.ts')]]]);
+  assert.deepEqual(upImportsWithin(g), [`${path.join('src', 'index', 'store', 'db.ts')} → ${path.join('src', 'index', 'search', 'search.ts')}: index/store may not import index/search`]);
 });
 
 test('the layer check sees an import into a higher folder and a folder nobody listed', () => {

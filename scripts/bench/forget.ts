@@ -2,14 +2,14 @@
  * What /forget confirm costs on memory.db: 100k episodes of generated chat text in 100 chats,
  * a word said 5 times in one chat; timed: finding the rows (one chat's rows scanned in JS),
  * deleting them, and scrubbing (FTS optimize + VACUUM + WAL truncate). The scrub runs in a
- * worker thread (src/index/scrubber.ts), as /forget runs it: timed is how long it takes and the
+ * worker thread (src/index/store/scrubber.ts), as /forget runs it: timed is how long it takes and the
  * longest the event loop went without turning meanwhile (a timer asks every 5 ms) — before the
  * worker, the whole scrub was one stall in which the daemon answered nobody.
  */
 import path from 'node:path';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { IndexingService } from '../../src/index/ingest.js';
-import { eraseMemories, findMatching } from '../../src/index/erase.js';
+import { eraseMemories, findMatching } from '../../src/index/store/erase.js';
 import { silentLogger } from '../../src/core/log.js';
 import { tempDir } from '../../test/helpers/workspace.js';
 import { rng, userText, assistantText } from './text.js';

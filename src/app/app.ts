@@ -15,6 +15,7 @@ import type { CommandRouter } from '../commands/router.js';
 import type { Services } from '../services/services.js';
 import { buildServices, type ServiceOptions } from '../services/build.js';
 import { buildCommands, buildPipeline } from './systems.js';
+import { promptTokens } from '../llm/tokens.js';
 
 export type { ReplyFn } from '../core/channel.js';
 
@@ -67,7 +68,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       stats.record(turn.session.id, {
         at: Date.now(),
         timings: turn.timings,
-        systemPromptTokens: tokens.countText(turn.systemPrompt) + (turn.turnPrompt ? tokens.countText(turn.turnPrompt) + 4 : 0),
+        systemPromptTokens: promptTokens(tokens, turn.systemPrompt, turn.turnPrompt),
         promptSections: turn.promptSections.map((s) => ({ name: s.name, chars: s.content.length })),
         memory: turn.memory,
       }),

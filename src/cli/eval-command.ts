@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { loadDataset, runCompare, runEval, SMALL_TALK, type CompareReport, type EvalMode, type EvalReport, type EvalSplit, type RelevantPrecision } from '../index/eval.js';
-import { RELEVANT_LIMIT } from '../index/relevant.js';
+import { RELEVANT_LIMIT } from '../index/search/relevant.js';
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);

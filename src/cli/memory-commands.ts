@@ -4,9 +4,9 @@ import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
 import { MemoryIndex } from '../index/memory-index.js';
 import { LlmClient } from '../llm/client.js';
-import { Upkeep, JOB_NAMES, type JobName } from '../index/upkeep.js';
-import { Embedder } from '../index/embeddings.js';
-import { extractEntities } from '../index/entities.js';
+import { Upkeep, JOB_NAMES, type JobName } from '../index/upkeep/upkeep.js';
+import { Embedder } from '../index/upkeep/embeddings.js';
+import { extractEntities } from '../index/store/entities.js';
 import { CHAT_COMMANDS, runChatCommand } from './memory-chat.js';
 import { AppError } from '../core/errors.js';
 

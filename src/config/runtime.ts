@@ -23,6 +23,15 @@ export interface RuntimeConfig {
   };
 }
 
+/**
+ * Tokens the memory sections (`# Memory` and `# Relevant Memory` together) may take of a
+ * request: `budgetPercent` of the context limit, none when memory is off. The one formula for
+ * the prompt, the compaction bound and /status.
+ */
+export function memoryBudgetTokens(contextLimit: number, memory: RuntimeConfig['memory']): number {
+  return memory.enabled ? Math.floor((contextLimit * memory.budgetPercent) / 100) : 0;
+}
+
 export const DEFAULT_RUNTIME_CONFIG: RuntimeConfig = {
   memory: { enabled: true, recentDays: 7, budgetPercent: 25 },
   compaction: { enabled: true, maxContextTokens: 50_000, keepLastMessages: 20 },

@@ -4,7 +4,7 @@
  */
 import type { PromptSection, Turn } from '../turn/turn.js';
 import type { MemoryService } from '../memory/service.js';
-import type { RuntimeConfigStore } from '../config/runtime.js';
+import { memoryBudgetTokens, type RuntimeConfigStore } from '../config/runtime.js';
 import type { TokenCounter } from '../llm/tokens.js';
 import { buildMemoryBlock, conversationNoteBodies, summarizedNoteKeys } from '../memory/context.js';
 import { localDate } from '../memory/notes.js';
@@ -22,7 +22,7 @@ export function createMemorySection(deps: MemorySectionDeps): (turn: Turn) => Pr
   return async (turn) => {
     const rc = deps.runtime.get();
     if (!rc.memory.enabled) return null;
-    const budgetTokens = Math.floor((deps.contextLimit() * rc.memory.budgetPercent) / 100);
+    const budgetTokens = memoryBudgetTokens(deps.contextLimit(), rc.memory);
     let block;
     try {
       block = await buildMemoryBlock(deps.memory.forChat(turn.inbound.channel, turn.inbound.chatId), {

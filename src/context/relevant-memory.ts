@@ -2,19 +2,19 @@
  * The `# Relevant Memory` prompt section (ContextBuilding 20): the top hybrid-search results for
  * the incoming message among facts and episodes from *other* conversations of the same scope
  * (and, after a compaction, from the part of this one its summary replaced) that pass the
- * relevance bar of index/relevant.ts (small talk injects nothing),
+ * relevance bar of index/search/relevant.ts (small talk injects nothing),
  * plus the latest weekly reflection — inside what is left of the memory budget after `# Memory`.
  */
 import type { PromptSection, Turn } from '../turn/turn.js';
 import type { MemoryIndex } from '../index/memory-index.js';
 import type { MemoryService } from '../memory/service.js';
-import type { RuntimeConfigStore } from '../config/runtime.js';
+import { memoryBudgetTokens, type RuntimeConfigStore } from '../config/runtime.js';
 import type { TokenCounter } from '../llm/tokens.js';
-import type { Embedder } from '../index/embeddings.js';
+import type { Embedder } from '../index/upkeep/embeddings.js';
 import { ASSISTANT_NOTE_CHARS, USER_NOTE_CHARS, cutChars, oneLine } from '../memory/notes.js';
-import type { SearchResult } from '../index/search.js';
+import type { SearchResult } from '../index/search/search.js';
 import { collapseLineBreaks } from '../core/text.js';
-import { RELEVANT_LIMIT, relevantHits } from '../index/relevant.js';
+import { RELEVANT_LIMIT, relevantHits } from '../index/search/relevant.js';
 
 export interface RelevantMemoryDeps {
   index: MemoryIndex;
@@ -47,7 +47,7 @@ export function createRelevantMemorySection(deps: RelevantMemoryDeps): (turn: Tu
     const rc = deps.runtime.get();
     if (!rc.memory.enabled || !deps.index.enabled) return null;
     const scope = deps.memory.scopeKey(turn.inbound.channel, turn.inbound.chatId);
-    const budget = Math.floor((deps.contextLimit() * rc.memory.budgetPercent) / 100) - (turn.memory?.tokens ?? 0);
+    const budget = memoryBudgetTokens(deps.contextLimit(), rc.memory) - (turn.memory?.tokens ?? 0);
     if (budget <= 50) return null;
     const vector = await deps.embedder?.embedQuery(turn.userMessage.content);
     const conversationId = turn.session.metadata.conversationId;

@@ -12,8 +12,8 @@ import { readFile } from 'node:fs/promises';
 import { MemoryIndex } from './memory-index.js';
 import { IndexingService } from './ingest.js';
 import { silentLogger } from '../core/log.js';
-import type { SearchResult } from './search.js';
-import { RELEVANT_LIMIT, relevantHits } from './relevant.js';
+import type { SearchResult } from './search/search.js';
+import { RELEVANT_LIMIT, relevantHits } from './search/relevant.js';
 import { AppError } from '../core/errors.js';
 
 export interface EvalMessage {

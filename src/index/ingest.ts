@@ -3,13 +3,17 @@
  * the retrieval eval for datasets, so both measure the same thing.
  */
 import type { MemoryIndex } from './memory-index.js';
-import type { Embedder } from './embeddings.js';
-import type { EpisodeInput } from './repository.js';
+import type { EpisodeInput } from './store/repository.js';
+
+/** Where a saved message's text goes to be embedded (the Embedder, in upkeep/, when vectors are on). */
+export interface EmbedQueue {
+  enqueue(id: string, text: string): void;
+}
 
 export class IndexingService {
   constructor(
     readonly index: MemoryIndex,
-    private readonly embedder?: Embedder | undefined,
+    private readonly embedder?: EmbedQueue | undefined,
   ) {}
 
   /** Saves one message as an episode (entities linked, FTS synced); embedding is queued, not awaited. */

@@ -25,6 +25,15 @@ export interface TokenCounter {
   countTools(tools: ChatCompletionTool[]): number;
 }
 
+/**
+ * Tokens of a request's system parts: the system prompt, and the per-message system message
+ * (`# Relevant Memory`) with its message overhead when there is one. What /status records per
+ * turn and what compaction sets aside for them.
+ */
+export function promptTokens(tokens: Pick<TokenCounter, 'countText'>, systemPrompt: string, turnPrompt: string): number {
+  return tokens.countText(systemPrompt) + (turnPrompt ? tokens.countText(turnPrompt) + PER_MESSAGE + 1 : 0);
+}
+
 const PER_MESSAGE = 3;
 const REPLY_PRIMING = 3;
 /** Strings counted recently (prompt lines, tool texts); messages are cached by object instead. */

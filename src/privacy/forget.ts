@@ -4,7 +4,7 @@
  * full-text, entity and vector entries), daily-note and history lines, session messages, the
  * session log and the inbox journal. `preview` counts; `apply` removes, so that afterwards no
  * byte of the words is left in the workspace (memory.db's freed pages and WAL included, see
- * index/erase.ts; and the `/forget` command's own text in the journal).
+ * index/store/erase.ts; and the `/forget` command's own text in the journal).
  *
  * Lines of notes and history are redacted in place (the words become `[forgotten]`, the rest of
  * the line stays, the file is rewritten atomically); MEMORY.md entries, facts, indexed
@@ -268,7 +268,7 @@ export class ForgetService {
         const rows = erase.matching(scope, (t) => p.test(t));
         const removed = erase.memoriesAndEntities(rows, scope, (t) => p.test(t));
         if (removed > 0 || rows.length > 0) touched.push('memory.db');
-        // In a worker: the other chats are answered meanwhile (scrubber.ts).
+        // In a worker: the other chats are answered meanwhile (index/store/scrubber.ts).
         await this.deps.index.scrubFreedSpace();
       } catch (err) {
         indexOff = (err as Error).message;

@@ -5,7 +5,7 @@
  */
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../core/log.js';
-import type { JobName, JobResult, Upkeep } from '../index/upkeep.js';
+import type { JobName, JobResult, Upkeep } from '../index/upkeep/upkeep.js';
 import { errorMessage } from '../core/errors.js';
 
 export const SCHEDULE: Array<{ job: JobName; cron: string }> = [

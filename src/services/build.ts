@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Config } from '../config/env.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import { AppError } from '../core/errors.js';
-import { RuntimeConfigStore } from '../config/runtime.js';
+import { RuntimeConfigStore, memoryBudgetTokens } from '../config/runtime.js';
 import { SessionStore } from '../sessions/store.js';
 import { LlmClient } from '../llm/client.js';
 import { lookupModel } from '../llm/catalogue.js';
@@ -30,9 +30,9 @@ import { CompactionService } from '../memory/compaction.js';
 import { ContextFit } from '../turn/context-fit.js';
 import { AutoCompactor } from '../turn/auto-compact.js';
 import { MemoryIndex } from '../index/memory-index.js';
-import { Embedder } from '../index/embeddings.js';
+import { Embedder } from '../index/upkeep/embeddings.js';
 import { IndexingService } from '../index/ingest.js';
-import { Upkeep } from '../index/upkeep.js';
+import { Upkeep } from '../index/upkeep/upkeep.js';
 import { Scheduler } from '../scheduler/jobs.js';
 import { ReminderStore } from '../reminders/store.js';
 import { MediaFetchers } from '../media/attachments.js';
@@ -138,8 +138,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     toolDefinitions: () => tools.definitions(),
     lastSystemPromptTokens: (id) => stats.lastTurn(id)?.systemPromptTokens,
     systemPromptBound: () => {
-      const rc = runtime.get().memory;
-      return tokens.countText(instructions.cachedText()) + (rc.enabled ? Math.floor((limit() * rc.budgetPercent) / 100) : 0);
+      return tokens.countText(instructions.cachedText()) + memoryBudgetTokens(limit(), runtime.get().memory);
     },
   });
   const compactor = new AutoCompactor({ fit, runtime });

@@ -5,8 +5,8 @@
  */
 import type { MemoryIndex } from '../index/memory-index.js';
 import type { MemoryService } from '../memory/service.js';
-import type { Embedder } from '../index/embeddings.js';
-import type { SearchResult } from '../index/search.js';
+import type { Embedder } from '../index/upkeep/embeddings.js';
+import type { SearchResult } from '../index/search/search.js';
 import type { Tool, ToolContext } from './types.js';
 
 const KINDS = ['episode', 'fact', 'reflection'] as const;

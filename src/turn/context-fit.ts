@@ -10,7 +10,7 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Session, SessionMessage } from '../sessions/model.js';
 import type { SessionWriter } from '../sessions/writer.js';
-import type { TokenCounter } from '../llm/tokens.js';
+import { promptTokens, type TokenCounter } from '../llm/tokens.js';
 import { toApiMessage } from '../llm/messages.js';
 import type { MemoryService } from '../memory/service.js';
 import type { CompactionService, CompactResult, CompactRequest } from '../memory/compaction.js';
@@ -142,7 +142,7 @@ export class ContextFit {
     const idx = session.messages.lastIndexOf(ctx.userMessage);
     const keepLast = Math.max(1, idx >= 0 ? session.messages.length - idx : 2);
     const { tokens } = this.deps;
-    const systemTokens = tokens.countText(ctx.systemPrompt) + (ctx.turnPrompt ? tokens.countText(ctx.turnPrompt) + 4 : 0) || this.systemTokens(session);
+    const systemTokens = promptTokens(tokens, ctx.systemPrompt, ctx.turnPrompt) || this.systemTokens(session);
     const imageTokens = (ctx.images ?? []).reduce((sum, i) => sum + i.tokens, 0);
     const result = await this.compact(ctx.writes, keepLast, reason, { systemTokens, imageTokens, bounded: true });
     const after = this.countSession(session, systemTokens + imageTokens);

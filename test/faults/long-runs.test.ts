@@ -12,7 +12,7 @@ import path from 'node:path';
 import { startTestBot } from '../helpers/app.js';
 import { lastUserText, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
-import { extractEntities } from '../../src/index/entities.js';
+import { extractEntities } from '../../src/index/store/entities.js';
 import { parseConsolidation } from '../../src/memory/consolidation.js';
 import { MemoryFiles } from '../../src/memory/files.js';
 

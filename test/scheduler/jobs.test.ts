@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import cron from 'node-cron';
 import { Scheduler, SCHEDULE } from '../../src/scheduler/jobs.js';
-import { JOB_NAMES, Upkeep } from '../../src/index/upkeep.js';
+import { JOB_NAMES, Upkeep } from '../../src/index/upkeep/upkeep.js';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { LlmClient } from '../../src/llm/client.js';
 import { silentLogger } from '../../src/core/log.js';

@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { MemoryIndex, sqliteFailure } from '../../src/index/memory-index.js';
-import { SCHEMA_VERSION } from '../../src/index/migrations.js';
-import { startTestBot } from '../helpers/app.js';
-import { echoResponder, type Responder } from '../helpers/fake-llm.js';
-import { captureLog, tempDir, type CapturedLog } from '../helpers/workspace.js';
+import { MemoryIndex, sqliteFailure } from '../../../src/index/memory-index.js';
+import { SCHEMA_VERSION } from '../../../src/index/store/migrations.js';
+import { startTestBot } from '../../helpers/app.js';
+import { echoResponder, type Responder } from '../../helpers/fake-llm.js';
+import { captureLog, tempDir, type CapturedLog } from '../../helpers/workspace.js';
 
 const SEED_TABLES = ['memories', 'entities', 'memory_entities', 'memories_fts', 'sessions_consolidations', 'memory_metadata'];
 

@@ -1,18 +1,18 @@
 /**
- * The general signals of the ranking (src/index/dates.ts, speakers.ts, relevant.ts, eval.ts's
+ * The general signals of the ranking (src/index/search/dates.ts, speakers.ts, relevant.ts, eval.ts's
  * split): dates read from a question, names matched to speakers, small talk, and a
  * deterministic tune/report split. Nothing here comes from a dataset.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { datesIn } from '../../src/index/dates.js';
-import { askedFor, holds } from '../../src/index/answer-shape.js';
-import { otherForms } from '../../src/index/irregular.js';
-import { addresses, sameName, soundex } from '../../src/index/speakers.js';
-import { isSmallTalk, relevantHits } from '../../src/index/relevant.js';
-import { splitConversations } from '../../src/index/eval.js';
-import { MemoryIndex } from '../../src/index/memory-index.js';
-import { silentLogger } from '../../src/core/log.js';
+import { datesIn } from '../../../src/index/search/dates.js';
+import { askedFor, holds } from '../../../src/index/search/answer-shape.js';
+import { otherForms } from '../../../src/index/search/irregular.js';
+import { addresses, sameName, soundex } from '../../../src/index/search/speakers.js';
+import { isSmallTalk, relevantHits } from '../../../src/index/search/relevant.js';
+import { splitConversations } from '../../../src/index/eval.js';
+import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { silentLogger } from '../../../src/core/log.js';
 
 const day = (y: number, m: number, d: number) => Math.floor(new Date(y, m - 1, d).getTime() / 1000);
 

@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { SCOPED_FTS, rebuildScopedFts } from './fts.js';
-import { AppError } from '../core/errors.js';
+import { AppError } from '../../core/errors.js';
 
 type Db = Database.Database;
 
@@ -233,7 +233,7 @@ export const MIGRATIONS: Array<string | ((db: Db) => void)> = [
     `);
   },
   // v5: who speaks in each chat, so search can tell which of them a question names without
-  // reading the chat's messages (src/index/speakers.ts). Filled for the messages already there.
+  // reading the chat's messages (src/index/search/speakers.ts). Filled for the messages already there.
   `
   CREATE TABLE IF NOT EXISTS scope_speakers (
     scope   TEXT NOT NULL,

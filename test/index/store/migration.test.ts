@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../src/index/migrations.js';
-import { MemoryIndex } from '../../src/index/memory-index.js';
-import { silentLogger } from '../../src/core/log.js';
-import { tempDir } from '../helpers/workspace.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../../src/index/store/migrations.js';
+import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { silentLogger } from '../../../src/core/log.js';
+import { tempDir } from '../../helpers/workspace.js';
 
 /** A memory.db as an older program left it: migrations up to `version`, one memory in it. */
 function oldFile(file: string, version: number): void {

@@ -5,11 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { extractEntities, type ExtractedEntity } from '../../src/index/entities.js';
-import { migrate } from '../../src/index/migrations.js';
-import { IndexWriter } from '../../src/index/repository.js';
-import { MemoryIndex } from '../../src/index/memory-index.js';
-import { silentLogger } from '../../src/core/log.js';
+import { extractEntities, type ExtractedEntity } from '../../../src/index/store/entities.js';
+import { migrate } from '../../../src/index/store/migrations.js';
+import { IndexWriter } from '../../../src/index/store/repository.js';
+import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { silentLogger } from '../../../src/core/log.js';
 
 const pairs = (es: ExtractedEntity[]) => es.map((e) => [e.type, e.text]);
 const texts = (s: string) => extractEntities(s).map((e) => e.text);

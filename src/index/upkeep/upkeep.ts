@@ -6,12 +6,12 @@
  *   decay         Ebbinghaus: confidence = base × e^(−rate × days since access); < 0.05 → soft delete
  *   reflection    weekly insight from ≥ 3 facts of the last 7 days, at most once per 6 days
  */
-import type { LlmClient } from '../llm/client.js';
-import type { Logger } from '../core/log.js';
-import type { MemoryIndex } from './memory-index.js';
-import type { JobTables } from './jobs.js';
-import { balancedEnd } from '../memory/consolidation.js';
-import { errorMessage } from '../core/errors.js';
+import type { LlmClient } from '../../llm/client.js';
+import type { Logger } from '../../core/log.js';
+import type { MemoryIndex } from '../memory-index.js';
+import type { JobTables } from '../store/jobs.js';
+import { balancedEnd } from '../../memory/consolidation.js';
+import { errorMessage } from '../../core/errors.js';
 
 export const JOB_NAMES = ['enrichment', 'consolidation', 'decay', 'reflection'] as const;
 export type JobName = (typeof JOB_NAMES)[number];

@@ -7,14 +7,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { MemoryIndex } from '../../src/index/memory-index.js';
-import { Upkeep, JOB_NAMES } from '../../src/index/upkeep.js';
-import { LlmClient } from '../../src/llm/client.js';
-import { silentLogger } from '../../src/core/log.js';
-import { startFakeLlm, text, lastUserText, type FakeLlm, type Responder } from '../helpers/fake-llm.js';
-import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
-import { Scheduler } from '../../src/scheduler/jobs.js';
-import { memoryCli } from '../helpers/child.js';
+import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { Upkeep, JOB_NAMES } from '../../../src/index/upkeep/upkeep.js';
+import { LlmClient } from '../../../src/llm/client.js';
+import { silentLogger } from '../../../src/core/log.js';
+import { startFakeLlm, text, lastUserText, type FakeLlm, type Responder } from '../../helpers/fake-llm.js';
+import { captureLog, tempDir, testConfig } from '../../helpers/workspace.js';
+import { Scheduler } from '../../../src/scheduler/jobs.js';
+import { memoryCli } from '../../helpers/child.js';
 
 const DAY = 86_400;
 const NOW = new Date('2026-03-10T04:00:00Z');

@@ -1,5 +1,5 @@
 /**
- * The queries of the nightly upkeep (src/index/upkeep.ts): its run log (`job_runs`), the
+ * The queries of the nightly upkeep (src/index/upkeep/upkeep.ts): its run log (`job_runs`), the
  * sessions waiting for consolidation, fact decay and the facts a weekly reflection reads.
  * These throw on failure: Upkeep records a failed run itself instead of skipping silently.
  */

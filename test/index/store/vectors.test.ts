@@ -5,16 +5,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { MemoryIndex } from '../../src/index/memory-index.js';
-import { Embedder } from '../../src/index/embeddings.js';
-import { IndexingService } from '../../src/index/ingest.js';
-import { LlmClient } from '../../src/llm/client.js';
-import { silentLogger } from '../../src/core/log.js';
-import { startFakeLlm, type Responder } from '../helpers/fake-llm.js';
-import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
-import { createMemoryIndexTools } from '../../src/tools/memory-index.js';
-import { MemoryService } from '../../src/memory/service.js';
-import type { ToolContext } from '../../src/tools/types.js';
+import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { Embedder } from '../../../src/index/upkeep/embeddings.js';
+import { IndexingService } from '../../../src/index/ingest.js';
+import { LlmClient } from '../../../src/llm/client.js';
+import { silentLogger } from '../../../src/core/log.js';
+import { startFakeLlm, type Responder } from '../../helpers/fake-llm.js';
+import { captureLog, tempDir, testConfig } from '../../helpers/workspace.js';
+import { createMemoryIndexTools } from '../../../src/tools/memory-index.js';
+import { MemoryService } from '../../../src/memory/service.js';
+import type { ToolContext } from '../../../src/tools/types.js';
 
 const DIMS = 4;
 /** A toy embedding: axis 0 = pets, 1 = music, 2 = food, 3 = anything else. */

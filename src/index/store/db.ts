@@ -6,7 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
-import { preparePrivateFileSync } from '../core/private.js';
+import { preparePrivateFileSync } from '../../core/private.js';
 import { migrate } from './migrations.js';
 
 export type Db = Database.Database;

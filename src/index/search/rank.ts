@@ -4,7 +4,7 @@
  * of set by hand. Every signal is general — words, speakers, dates, turn order — and none
  * reads a dataset.
  */
-import type { MemoryRow } from './repository.js';
+import type { MemoryRow } from '../store/repository.js';
 
 export interface Candidate {
   row: MemoryRow;

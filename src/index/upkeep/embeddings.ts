@@ -4,11 +4,11 @@
  * dimension change is caught at start: vector search turns off with a warning saying how to
  * rebuild (seed 003). Without a model, nothing here runs and search is FTS + entities.
  */
-import type { LlmClient } from '../llm/client.js';
-import type { Logger } from '../core/log.js';
-import type { MemoryIndex } from './memory-index.js';
-import { errorMessage } from '../core/errors.js';
-import { contentHash } from './vectors.js';
+import type { LlmClient } from '../../llm/client.js';
+import type { Logger } from '../../core/log.js';
+import type { MemoryIndex } from '../memory-index.js';
+import { errorMessage } from '../../core/errors.js';
+import { contentHash } from '../store/vectors.js';
 
 const BATCH = 32;
 const FLUSH_MS = 500;

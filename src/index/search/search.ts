@@ -8,18 +8,18 @@
  * date, whether it answers a message that matches, whether the turns around it match too.
  */
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
-import { SCOPED_FTS, ScopeCodes, scopePrefix, scopedTerm } from './fts.js';
-import type { MemoryKind, MemoryRow } from './repository.js';
+import type { Db } from '../store/db.js';
+import { SCOPED_FTS, ScopeCodes, scopePrefix, scopedTerm } from '../store/fts.js';
+import type { MemoryKind, MemoryRow } from '../store/repository.js';
 
 export type { MemoryRow };
-import { FUNCTION_WORDS, analyze, ngrams, tokenize } from './query.js';
+import { FUNCTION_WORDS, analyze, ngrams, tokenize } from '../store/query.js';
 import { datesIn, type DateRange } from './dates.js';
 import { askedFor, holds } from './answer-shape.js';
 import { withOtherForms } from './irregular.js';
 import { DEFAULT_WEIGHTS, rank, type Candidate, type RankWeights } from './rank.js';
 import { SpeakerNames, type WordUse } from './speakers.js';
-import { similarityOf, vectorLayout } from './vectors.js';
+import { similarityOf, vectorLayout } from '../store/vectors.js';
 
 export interface SearchOptions {
   scope: string;

@@ -7,9 +7,8 @@
  * calibrated on the tune halves of the dev sets (docs/BENCHMARKS.md: precision of the injected
  * lines before and after).
  */
-import type { MemoryIndex } from './memory-index.js';
 import type { SearchOptions, SearchResult } from './search.js';
-import { contentWords } from './query.js';
+import { contentWords } from '../store/query.js';
 
 export const RELEVANT_LIMIT = 5;
 /**
@@ -53,8 +52,14 @@ export function passesBar(r: SearchResult, bar: number): boolean {
   return (r.match ?? 0) >= bar || (r.similarity ?? 0) >= RELEVANT_MIN_SIMILARITY;
 }
 
+/** What relevantHits needs of the index (the facade, MemoryIndex, sits above search). */
+export interface Searchable {
+  search(query: string, opts: SearchOptions): SearchResult[];
+  memoryCount(): number;
+}
+
 /** The hits `# Relevant Memory` shows for a message, best first (at most RELEVANT_LIMIT). */
-export function relevantHits(index: MemoryIndex, message: string, opts: Omit<SearchOptions, 'limit'>, minMatch = RELEVANT_MIN_MATCH): SearchResult[] {
+export function relevantHits(index: Searchable, message: string, opts: Omit<SearchOptions, 'limit'>, minMatch = RELEVANT_MIN_MATCH): SearchResult[] {
   if (minMatch > 0 && isSmallTalk(message)) return [];
   const results = index.search(message, { ...opts, limit: RELEVANT_LIMIT });
   const n = minMatch > 0 ? index.memoryCount() : 0;

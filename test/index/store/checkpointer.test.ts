@@ -9,10 +9,10 @@ import { copyFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { MemoryIndex } from '../../src/index/memory-index.js';
-import { SAFETY_NET_PAGES, WalCheckpointer } from '../../src/index/checkpointer.js';
-import { silentLogger } from '../../src/core/log.js';
-import { captureLog, tempDir } from '../helpers/workspace.js';
+import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { SAFETY_NET_PAGES, WalCheckpointer } from '../../../src/index/store/checkpointer.js';
+import { silentLogger } from '../../../src/core/log.js';
+import { captureLog, tempDir } from '../../helpers/workspace.js';
 
 function episode(i: number) {
   return { content: `Message number ${i}: Ann planted roses by the garden wall`, role: 'user' as const, speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(), sourceMessageId: `m${i}` };

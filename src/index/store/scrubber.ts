@@ -11,7 +11,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { AppError } from '../core/errors.js';
+import { AppError } from '../../core/errors.js';
 
 /** How long the worker's connection waits for a lock (a write of the main connection in flight, the checkpointer). */
 const LOCK_WAIT_MS = 30_000;

@@ -1,13 +1,13 @@
 /**
- * The per-chat full-text index (src/index/fts.ts): words are stored under their chat's prefix,
+ * The per-chat full-text index (src/index/store/fts.ts): words are stored under their chat's prefix,
  * so one chat's search reads only its own posting lists — and still finds text in any script,
  * stemmed, whatever punctuation surrounds it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryIndex } from '../../src/index/memory-index.js';
-import { SCOPED_FTS, scopedDocument, scopedTerm } from '../../src/index/fts.js';
-import { silentLogger } from '../../src/core/log.js';
+import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { SCOPED_FTS, scopedDocument, scopedTerm } from '../../../src/index/store/fts.js';
+import { silentLogger } from '../../../src/core/log.js';
 
 function say(index: MemoryIndex, scope: string, content: string): string {
   return index.saveEpisode({ content, role: 'user', sessionId: `s-${scope}`, scope, eventTime: new Date() })!;

@@ -11,8 +11,8 @@
  * case), so "user roles" does not name the speaker called "User".
  */
 import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
-import { FUNCTION_WORDS } from './query.js';
+import type { Db } from '../store/db.js';
+import { FUNCTION_WORDS } from '../store/query.js';
 
 /** How long a chat's speaker list is trusted before it is read again (another process may write). */
 const TTL_MS = 60_000;

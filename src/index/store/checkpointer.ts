@@ -16,7 +16,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../core/log.js';
+import type { Logger } from '../../core/log.js';
 
 /** WAL pages that make the worker checkpoint (SQLite's own default threshold). */
 export const CHECKPOINT_PAGES = 1_000;

@@ -9,7 +9,7 @@ import type { Db } from './db.js';
 import { ScopedFtsWriter, rebuildScopedFts } from './fts.js';
 import { extractEntities, type ExtractedEntity } from './entities.js';
 import { tokenize } from './query.js';
-import { scrubSecrets } from '../core/log.js';
+import { scrubSecrets } from '../../core/log.js';
 
 export type MemoryKind = 'episode' | 'fact' | 'reflection';
 

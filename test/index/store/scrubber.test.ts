@@ -1,5 +1,5 @@
 /**
- * The scrub after /forget (src/index/scrubber.ts) runs in a worker thread: the daemon must go on
+ * The scrub after /forget (src/index/store/scrubber.ts) runs in a worker thread: the daemon must go on
  * answering other chats while memory.db is rewritten, keep the messages that arrive meanwhile,
  * and still leave no byte of the erased words in memory.db or its WAL.
  */
@@ -7,11 +7,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { existsSync, readFileSync } from 'node:fs';
-import { MemoryIndex } from '../../src/index/memory-index.js';
-import { IndexingService } from '../../src/index/ingest.js';
-import { Upkeep } from '../../src/index/upkeep.js';
-import { silentLogger } from '../../src/core/log.js';
-import { tempDir } from '../helpers/workspace.js';
+import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { IndexingService } from '../../../src/index/ingest.js';
+import { Upkeep } from '../../../src/index/upkeep/upkeep.js';
+import { silentLogger } from '../../../src/core/log.js';
+import { tempDir } from '../../helpers/workspace.js';
 
 const WORDS = 'apple river garden window piano ocean forest kitten lemon sunset valley tiger meadow candle'.split(' ');
 

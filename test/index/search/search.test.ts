@@ -5,11 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryIndex } from '../../src/index/memory-index.js';
-import { HybridSearch, type SearchResult } from '../../src/index/search.js';
-import { DEFAULT_WEIGHTS } from '../../src/index/rank.js';
-import type { EpisodeInput } from '../../src/index/repository.js';
-import { captureLog } from '../helpers/workspace.js';
+import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { HybridSearch, type SearchResult } from '../../../src/index/search/search.js';
+import { DEFAULT_WEIGHTS } from '../../../src/index/search/rank.js';
+import type { EpisodeInput } from '../../../src/index/store/repository.js';
+import { captureLog } from '../../helpers/workspace.js';
 
 const DAY = 86_400_000;
 const T0 = Date.parse('2026-01-05T10:00:00Z');

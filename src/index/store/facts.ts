@@ -1,0 +1,92 @@
+/**
+ * Facts as the tools and the memory page change them one at a time (read, correct, confirm),
+ * a consolidation's record, and a scope's counts. Plain SQL on the open file: the facade
+ * (memory-index.ts) runs each call through the outage guard.
+ */
+import type { Db } from './db.js';
+import type { IndexWriter } from './repository.js';
+
+export interface IndexStats {
+  byKind: Record<string, number>;
+  latest: string | null;
+  entities: number;
+  vectors: boolean;
+}
+
+export interface FactView {
+  id: string;
+  content: string;
+  confidence: number;
+  valid: boolean;
+}
+
+export class FactTables {
+  constructor(
+    private readonly db: Db,
+    private readonly writer: IndexWriter,
+  ) {}
+
+  /** A fact of this scope, or undefined (ids from another scope are "not found"). */
+  get(id: string, scope: string): FactView | undefined {
+    const r = this.db.prepare("SELECT id, content, confidence, valid_until FROM memories WHERE id = ? AND scope = ? AND kind = 'fact'").get(id, scope) as
+      | { id: string; content: string; confidence: number; valid_until: number | null }
+      | undefined;
+    return r ? { id: r.id, content: r.content, confidence: r.confidence, valid: r.valid_until === null } : undefined;
+  }
+
+  /** correct_fact: retires the old fact and saves the replacement, which records `supersedes`. */
+  correct(id: string, scope: string, content: string, sessionId?: string): string | null {
+    const db = this.db;
+    let replacement: string | null = null;
+    db.transaction(() => {
+      const now = Math.floor(Date.now() / 1000);
+      const r = db.prepare("UPDATE memories SET valid_until = ? WHERE id = ? AND scope = ? AND kind = 'fact' AND valid_until IS NULL").run(now, id, scope);
+      if (r.changes === 0) return;
+      db.prepare('DELETE FROM memory_entities WHERE memory_id = ?').run(id);
+      const saved = this.writer.saveFacts([{ content, scope, sessionId, sourceIds: [id] }]);
+      replacement = saved[0]?.duplicateOf ?? saved[0]?.id ?? null;
+      if (replacement) {
+        db.prepare("UPDATE memories SET attributes = json_set(attributes, '$.supersedes', json(?)) WHERE id = ?").run(JSON.stringify([id]), replacement);
+      }
+    })();
+    return replacement;
+  }
+
+  /** confirm_fact: protected from decay for good. */
+  confirm(id: string, scope: string): boolean {
+    const r = this.db
+      .prepare("UPDATE memories SET decay_rate = 0.0, confidence = 1.0, attributes = json_remove(attributes, '$.base_confidence') WHERE id = ? AND scope = ? AND kind = 'fact' AND valid_until IS NULL")
+      .run(id, scope);
+    return r.changes > 0;
+  }
+
+  /** Records that a conversation was consolidated (so the nightly job does not do it again). */
+  markConsolidated(sessionId: string, scope: string): void {
+    const now = Math.floor(Date.now() / 1000);
+    this.db
+      .prepare('INSERT INTO sessions_consolidations (session_id, first_seen_at, consolidated_at, scope) VALUES (?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET consolidated_at = excluded.consolidated_at')
+      .run(sessionId, now, now, scope);
+  }
+
+  /** Live memories of a scope by kind, the newest event time, and how many entities they mention. */
+  stats(scope: string, vectors: boolean): IndexStats {
+    const rows = this.db.prepare('SELECT kind, COUNT(*) AS n, MAX(event_time) AS t FROM memories WHERE scope = ? AND valid_until IS NULL GROUP BY kind').all(scope) as Array<{
+      kind: string;
+      n: number;
+      t: number;
+    }>;
+    const latest = rows.reduce((m, r) => Math.max(m, r.t), 0);
+    const entities = (
+      this.db.prepare('SELECT COUNT(DISTINCT me.entity_id) AS n FROM memory_entities me JOIN memories m ON m.id = me.memory_id WHERE m.scope = ?').get(scope) as { n: number }
+    ).n;
+    return { byKind: Object.fromEntries(rows.map((r) => [r.kind, r.n])), latest: latest ? new Date(latest * 1000).toISOString() : null, entities, vectors };
+  }
+
+  /**
+   * About how many memories the file holds (the largest rowid: no scan). BM25's IDF counts
+   * every memory of the file, so the relevance bar of # Relevant Memory is scaled by it.
+   */
+  memoryCount(): number {
+    return (this.db.prepare('SELECT MAX(rowid) AS n FROM memories').get() as { n: number | null }).n ?? 0;
+  }
+}
