@@ -18,6 +18,7 @@ import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
 import { isTelegramError } from '../channels/telegram/errors.js';
 import { readStoredToken } from '../web/token.js';
 import { AppError } from '../core/errors.js';
+import { setAsideCopies } from '../storage/sqlite.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -62,6 +63,7 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
   else results.push(await checkTelegram(telegram.botToken, telegram.apiRoot, timeoutMs));
 
   results.push(...checkSqlite());
+  results.push(checkSetAside(config.workspaceDir));
   results.push(await checkDisk(config.workspaceDir));
   if (config.memoryPagePort) results.push(await memoryPageRow(config.memoryPageHost, config.memoryPagePort, config.memoryPageToken, config.workspaceDir));
   return results;
@@ -182,6 +184,18 @@ function checkSqlite(): CheckResult[] {
   }
   db.close();
   return out;
+}
+
+/** Databases the daemon found damaged and set aside (storage/sqlite.ts): it runs on, with what they held missing. */
+function checkSetAside(workspaceDir: string): CheckResult {
+  const aside = setAsideCopies(workspaceDir);
+  if (aside.length === 0) return { name: 'databases', status: 'ok', detail: 'no damaged database set aside' };
+  return {
+    name: 'databases',
+    status: 'warn',
+    detail: `set aside as damaged, an empty one started in their place: ${aside.join(', ')}`,
+    fix: `inspect or recover from the copy (e.g. sqlite3 ${aside[0]} .recover), then delete it from ${workspaceDir}`,
+  };
 }
 
 async function checkDisk(dir: string): Promise<CheckResult> {

@@ -1,6 +1,7 @@
 import type { Command } from './types.js';
 import { toApiMessage } from '../llm/messages.js';
 import { THRESHOLD } from '../turn/auto-compact.js';
+import { setAsideCopies } from '../storage/sqlite.js';
 
 export function formatDuration(ms: number): string {
   const s = Math.floor(ms / 1000);
@@ -61,6 +62,8 @@ export function createStatusCommand(): Command {
       lines.push(
         `Memory rewrites refused: ${refused.count}${refused.last ? ` (last ${refused.last.at.replace('T', ' ').slice(0, 16)} UTC, ${refused.last.source}: would have dropped ${refused.last.dropped} of ${refused.last.prior} entries)` : ''}`,
       );
+      const aside = setAsideCopies(services.config.workspaceDir);
+      if (aside.length > 0) lines.push(`Damaged databases set aside (an empty one was started in their place): ${aside.join(', ')} — delete a copy once you no longer need it`);
       if (last) {
         const parts = last.timings.map((t) => `${t.system} ${t.outcome === 'skipped' ? 'skipped' : `${t.ms.toFixed(1)}ms`}${t.outcome === 'failed' ? ' (failed)' : ''}`);
         lines.push(`Last turn: ${parts.join(' · ')}`);

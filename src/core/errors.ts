@@ -41,8 +41,8 @@ export const ERRORS = {
   'pairing.unreadable': { meaning: 'The pairing file could not be read; strangers are refused (fail closed) until it is fixed or deleted.', message: '{file} could not be read ({reason}); fix or delete it' },
   'index.newer_schema': { meaning: 'memory.db was written by a newer version of the program; the index stays off and the file is not touched.', message: 'memory.db has schema version {found}, newer than this program ({supported}); upgrade the bot or restore a backup' },
   'index.scrub_failed': { meaning: 'After /forget deleted the rows, rewriting memory.db without their freed bytes failed; the rows are gone, old bytes may remain until the next /forget confirm.', message: 'memory.db could not be scrubbed: {reason}' },
-  'index.unavailable': { meaning: 'An operation needed memory.db, but the index is off (locked, corrupt or newer); the reason is given.', message: 'the index is off ({reason})' },
-  'storage.corrupt': { meaning: 'A state file (the Telegram update log, the reminders database) could not be parsed or failed its check; it was set aside or ignored, as the log line says.', message: '{file} is unusable: {problem}' },
+  'index.unavailable': { meaning: 'An operation needed memory.db, but the index is off (locked or newer); the reason is given.', message: 'the index is off ({reason})' },
+  'storage.corrupt': { meaning: 'A state file (the Telegram update log, memory.db, schedules.db, usage.db) could not be parsed or failed its check; it was set aside (a database: as <name>.corrupt-<time>, an empty one started) or ignored, as the log line says.', message: '{file} is unusable: {problem}' },
   'input.invalid': { meaning: 'A request or file given to the program is not in the expected shape (a webhook body, an eval dataset); it was refused.', message: '{what}: {problem}' },
   'internal.bug': { meaning: 'A rule of the code itself was broken (a bug to report), not a problem with settings or data.', message: '{problem}' },
 } as const satisfies Record<string, { meaning: string; message: string }>;

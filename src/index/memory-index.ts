@@ -2,8 +2,9 @@
  * MemoryIndex: the one object the daemon, the tools and the CLI use for `memory.db`. A facade:
  * the tables are in store/, ranking in search/, the nightly work in upkeep/; what to do while
  * the file cannot be used (locked, damaged, being scrubbed after /forget) is outage.ts.
- * If the file cannot be opened (locked by another process, corrupt, newer schema) the index
- * is disabled with one clear warning and every call becomes a harmless no-op, so chat goes on.
+ * A damaged file is set aside and an empty one started (storage/sqlite.ts). If the file cannot
+ * be opened (locked by another process, newer schema, no permission) the index is disabled with
+ * one clear warning and every call becomes a harmless no-op, so chat goes on.
  */
 import type { Logger } from '../core/log.js';
 import { AppError, errorMessage } from '../core/errors.js';
@@ -33,6 +34,8 @@ export class MemoryIndex {
   private parts: { writer: IndexWriter; searcher: HybridSearch; facts: FactTables; jobs: JobTables; vectors: VectorTables; browse: IndexBrowse; erase: IndexEraser } | null = null;
   private readonly outage: OutageGuard;
   readonly disabledReason: string | null;
+  /** Where a damaged memory.db went when this one started empty (storage/sqlite.ts). */
+  readonly setAside: string | undefined;
   vecLoaded = false;
   vectorsOn = false;
 
@@ -50,11 +53,10 @@ export class MemoryIndex {
     );
     let reason: string | null = null;
     try {
-      const opened = openDatabase(file);
+      const opened = openDatabase(file, log);
       this.db = opened.db;
       this.vecLoaded = opened.vec;
-      // Probe: a corrupt file can open fine and fail on first read.
-      this.db.prepare('SELECT COUNT(*) FROM memories').get();
+      this.setAside = opened.setAside;
       const db = this.db;
       const writer = new IndexWriter(db);
       this.parts = {

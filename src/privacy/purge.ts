@@ -15,6 +15,7 @@ import { sessionFileKey } from '../storage/paths.js';
 import type { ChatRef } from './forget.js';
 import { ReminderStore } from '../reminders/store.js';
 import { UsageStore } from '../usage/usage.js';
+import { setAsideCopies } from '../storage/sqlite.js';
 
 export interface PurgeOptions {
   workspaceDir: string;
@@ -139,7 +140,7 @@ export async function purgeChat(chat: ChatRef, opts: PurgeOptions): Promise<Purg
 
   const usageFile = path.join(ws, 'usage.db');
   if (await exists(usageFile)) {
-    const usage = new UsageStore(usageFile, 'UTC');
+    const usage = new UsageStore(usageFile, 'UTC', { log: opts.log });
     try {
       const n = usage.deleteChat(id);
       if (n > 0) deleted.push(`${n} row(s) of token usage in usage.db`);
@@ -153,5 +154,7 @@ export async function purgeChat(chat: ChatRef, opts: PurgeOptions): Promise<Purg
     else if (await opts.revokePairing(chat.chatId)) deleted.push(`Telegram pairing of user ${chat.chatId}`);
     else kept.push(`pairing: no approval or pending code for user ${chat.chatId}`);
   }
+  // A damaged database set aside is never opened again, so its rows cannot be picked out.
+  for (const copy of setAsideCopies(ws)) kept.push(`${copy} (a damaged database set aside: it may hold this chat's words; delete it)`);
   return { deleted, kept };
 }

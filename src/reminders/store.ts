@@ -1,6 +1,6 @@
 /**
  * Reminders on disk: `workspace/schedules.db`, its own SQLite file rather than tables in
- * memory.db — the memory index may be switched off (corrupt) or paused (locked by a CLI run),
+ * memory.db — the memory index may be switched off (newer schema) or paused (locked by a CLI run),
  * and a reminder must fire regardless; its schema also moves on its own, without the index's
  * migrations.
  *
@@ -9,14 +9,9 @@
  * been delivered; its primary key (reminder, due time) is what makes an occurrence claimable
  * once only. Every change is one transaction with synchronous=FULL, so a claim survives kill -9.
  */
-import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
-import { preparePrivateFileSync } from '../core/private.js';
-import path from 'node:path';
 import type { Logger } from '../core/log.js';
-import { AppError } from '../core/errors.js';
+import { openSqlite, quickCheck, type Db } from '../storage/sqlite.js';
 
-export type Db = Database.Database;
 
 export interface Reminder {
   id: number;
@@ -128,39 +123,27 @@ const toDelivery = (r: DeliveryRow): Delivery => ({
   claimedAt: r.claimed_at,
 });
 
-function open(file: string): Db {
-  // 0600 before SQLite creates it, so its -wal and -shm copy the mode (core/private.ts).
-  preparePrivateFileSync(file);
-  preparePrivateFileSync(`${file}-wal`, false);
-  preparePrivateFileSync(`${file}-shm`, false);
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  // Deleted rows are overwritten with zeros: a forgotten chat's reminders leave no bytes behind.
-  db.pragma('secure_delete = ON');
-  db.pragma('busy_timeout = 5000');
-  db.exec(SCHEMA);
-  return db;
-}
-
 export class ReminderStore {
   private readonly db: Db;
 
+  /** Where a damaged schedules.db went when this one started empty: its reminders are not delivered. */
+  readonly setAside: string | undefined;
+
   constructor(readonly file: string, log: Logger, now: number = Date.now()) {
-    mkdirSync(path.dirname(file), { recursive: true });
-    let db: Db;
-    try {
-      db = open(file);
-      const check = db.pragma('quick_check', { simple: true });
-      if (check !== 'ok') throw new AppError('storage.corrupt', { file: path.basename(file), problem: `quick_check: ${String(check)}` });
-    } catch (err) {
-      // A damaged file never stops the daemon: it is set aside (kept for inspection) and a new
-      // one started. Reminders in it are not delivered; the error says where they are.
-      const aside = `${file}.corrupt-${now}`;
-      for (const suffix of ['', '-wal', '-shm']) if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
-      log.error({ err, movedTo: path.basename(aside) }, 'schedules.db could not be opened; set it aside and started an empty one');
-      db = open(file);
-    }
+    const opened = openSqlite(file, {
+      busyTimeoutMs: 5000,
+      synchronous: 'FULL',
+      // Deleted rows are overwritten with zeros: a forgotten chat's reminders leave no bytes behind.
+      secureDelete: true,
+      setup: (db) => {
+        db.exec(SCHEMA);
+        quickCheck(db, file);
+      },
+      log,
+      now,
+    });
+    const db = opened.db;
+    this.setAside = opened.setAside;
     this.db = db;
     this.db.prepare("DELETE FROM deliveries WHERE state != 'claimed' AND claimed_at < ?").run(now - DELIVERY_KEEP_MS);
   }

@@ -67,7 +67,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   });
   await sessions.init();
   const llm = new LlmClient(config, componentLogger(log, 'LLM'));
-  const usage = new UsageStore(path.join(config.workspaceDir, 'usage.db'), config.timezone);
+  const usage = new UsageStore(path.join(config.workspaceDir, 'usage.db'), config.timezone, { log: componentLogger(log, 'Usage') });
   llm.usageSink = (account, u) => usage.record(account, u);
   const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
   llm.gate = (account) => budget.pausesBackground(account);

@@ -11,7 +11,8 @@
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import { localDate } from '../memory/notes.js';
-import { preparePrivateFileSync } from '../core/private.js';
+import { silentLogger, type Logger } from '../core/log.js';
+import { openSqlite, quickCheck } from '../storage/sqlite.js';
 import type { TokenUsage, UsageAccount, UsageKind } from '../llm/accounting.js';
 
 /** One row of the table: one chat, one day, one kind. */
@@ -57,23 +58,27 @@ function totals(rows: Array<TokenUsage & { calls: number }>): UsageTotals {
 export class UsageStore {
   private readonly db: Database.Database;
   private readonly add: Database.Statement;
+  /** Where a damaged usage.db went when this one started empty (its counts start again at 0). */
+  readonly setAside: string | undefined;
 
   constructor(
     file: string,
     private readonly timezone: string,
-    opts: { readonly?: boolean } = {},
+    opts: { readonly?: boolean; log?: Logger } = {},
   ) {
-    if (!opts.readonly) {
-      // 0600 before SQLite creates it, so its -wal and -shm copy the mode (core/private.ts).
-      preparePrivateFileSync(file);
-      preparePrivateFileSync(`${file}-wal`, false);
-      preparePrivateFileSync(`${file}-shm`, false);
-    }
-    this.db = new Database(file, { timeout: 2000, readonly: opts.readonly === true, fileMustExist: opts.readonly === true });
-    if (!opts.readonly) {
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
-      this.db.exec(SCHEMA);
+    if (opts.readonly) this.db = new Database(file, { timeout: 2000, readonly: true, fileMustExist: true });
+    else {
+      const opened = openSqlite(file, {
+        busyTimeoutMs: 2000,
+        synchronous: 'NORMAL',
+        setup: (db) => {
+          db.exec(SCHEMA);
+          quickCheck(db, file);
+        },
+        log: opts.log ?? silentLogger(),
+      });
+      this.db = opened.db;
+      this.setAside = opened.setAside;
     }
     this.add = opts.readonly
       ? (undefined as unknown as Database.Statement)

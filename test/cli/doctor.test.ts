@@ -19,7 +19,7 @@ test('doctor: everything reachable → every check ok (or skipped), one tiny LLM
   try {
     const env = { OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, TZ: 'UTC', TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot };
     const results = await runDoctor({ env, cwd: ws.dir });
-    assert.deepEqual(results.map((r) => r.name), ['config', 'workspace', 'LLM', 'Telegram', 'SQLite', 'sqlite-vec', 'disk']);
+    assert.deepEqual(results.map((r) => r.name), ['config', 'workspace', 'LLM', 'Telegram', 'SQLite', 'sqlite-vec', 'databases', 'disk']);
     for (const r of results) assert.ok(r.status === 'ok' || r.status === 'skip' || (r.name === 'disk' && r.status === 'warn'), `${r.name}: ${r.status} ${r.detail}`);
     assert.equal(results.find((r) => r.name === 'Telegram')!.detail.startsWith('getMe: @TestNameBot'), true);
     assert.equal(llm.chatRequests().length, 1);

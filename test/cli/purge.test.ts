@@ -61,6 +61,8 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     const otherSession = await readFile(path.join(ws, 'sessions', 'test:2.json'));
     const otherExports = await snapshot(path.join(ws, 'exports', 'test:2'));
 
+    // A damaged memory.db set aside earlier: never opened again, so purge names it instead.
+    await writeFile(path.join(ws, 'memory.db.corrupt-2026-01-01T00-00-00Z'), 'damaged');
     const out: string[] = [];
     const code = await runChatCommand('purge', ['--chat', 'test:1', '--pairing'], testConfig({ WORKSPACE_DIR: ws }), silentLogger(), { out: (l) => out.push(l), err: (l) => out.push(l) });
     assert.equal(code, 0, out.join('\n'));
@@ -72,6 +74,7 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     assert.match(printed, /exports exports\/test:1\//);
     assert.match(printed, /1 reminder\(s\) in schedules\.db/);
     assert.match(printed, /Not deleted: pairing \(only Telegram chats are paired\)/);
+    assert.match(printed, /Not deleted: memory\.db\.corrupt-2026-01-01T00-00-00Z \(a damaged database set aside: it may hold this chat's words; delete it\)/);
 
     assert.deepEqual(await filesContaining(ws, 'PLUM11'), [], 'no byte of chat 1 left');
     assert.deepEqual(await filesContaining(ws, 'test:1'), [], 'not even its id');

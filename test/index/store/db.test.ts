@@ -1,7 +1,7 @@
 /**
  * memory.db as a file: the seed's schema, schema versioning across restarts, and what happens
- * when the file is from a newer program, corrupt or locked — the index turns itself off with
- * one warning and chat goes on.
+ * when the file is from a newer program or locked — the index turns itself off with one warning
+ * and chat goes on — and damaged (set aside, an empty one started).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -185,23 +185,24 @@ test('a file from a newer program (higher schema_version) disables the index wit
   }
 });
 
-test('a corrupt memory.db: the index is off with one warning and the user still gets replies', async () => {
+test('a corrupt memory.db: set aside as it was, an empty index started, the user still gets replies and is remembered', async () => {
   const ws = await tempDir();
   try {
     const garbage = randomBytes(16_384);
     await writeFile(path.join(ws.dir, 'memory.db'), garbage);
     const bot = await startTestBot({ env: { WORKSPACE_DIR: ws.dir } });
     try {
-      assert.equal(bot.app.services.index.enabled, false);
+      assert.equal(bot.app.services.index.enabled, true, 'not switched off: one policy for a damaged file (storage/sqlite.ts)');
+      assert.ok(bot.app.services.index.setAside, 'the facade knows where the damaged file went');
       for (let i = 1; i <= 3; i++) assert.deepEqual(await bot.send('1', `hello ${i}`), [`echo: hello ${i}`]);
-      const w = warnings(bot.logs);
-      assert.equal(w.length, 1, JSON.stringify(w));
-      assert.match(w[0]!.msg, /memory\.db/);
-      assert.match(w[0]!.msg, /[Cc]hat continues/);
+      assert.equal(warnings(bot.logs).length, 0, 'no warning per message');
+      const errors = bot.logs.lines().filter((l) => l.code === 'storage.corrupt');
+      assert.equal(errors.length, 1);
+      assert.match(errors[0]!.msg, /memory\.db is damaged: set it aside/);
+      assert.ok((await readFile(bot.app.services.index.setAside!)).equals(garbage), 'the damaged file is kept as it was (for the owner to inspect)');
     } finally {
       await bot.close();
     }
-    assert.ok((await readFile(path.join(ws.dir, 'memory.db'))).equals(garbage), 'the damaged file is left as it was (for the owner to inspect)');
   } finally {
     await ws.cleanup();
   }
