@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { MemoryIndex } from '../../../src/index/memory-index.js';
 import { Upkeep, JOB_NAMES } from '../../../src/index/upkeep/upkeep.js';
 import { LlmClient } from '../../../src/llm/client.js';
@@ -281,10 +282,14 @@ test('a job on a disabled index is skipped with the reason, and nothing throws',
   const ws = await tempDir();
   const llm = await startFakeLlm();
   try {
-    const { writeFile } = await import('node:fs/promises');
+    // Off: written by a newer program (a damaged file would be set aside and a fresh one started).
     const file = path.join(ws.dir, 'memory.db');
-    await writeFile(file, 'this is not a database, just text that is long enough to be read as a header. '.repeat(100));
+    new MemoryIndex(file, silentLogger()).close();
+    const raw = new Database(file);
+    raw.prepare("UPDATE memory_metadata SET value = '9999' WHERE key = 'schema_version'").run();
+    raw.close();
     const index = new MemoryIndex(file, silentLogger());
+    assert.equal(index.enabled, false);
     const upkeep = new Upkeep(index, new LlmClient(testConfig({ OPENAI_BASE_URL: llm.url }), silentLogger()), silentLogger());
     for (const job of JOB_NAMES) {
       const r = await upkeep.run(job, NOW);
