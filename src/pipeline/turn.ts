@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { Session, SessionMessage } from '../sessions/model.js';
 import type { SessionWriter } from '../sessions/writer.js';
+import type { ChatLabel } from '../sessions/names.js';
 import type { ImageRef } from '../media/attachments.js';
 import type { TurnImage } from '../media/turn-image.js';
 import type { AnswerProgress } from '../channels/progress.js';
@@ -30,6 +31,8 @@ export interface InboundMessage {
   albumId?: string | undefined;
   /** An album's images, once its items are collected into one message (`text` has one placeholder per image). */
   images?: ImageRef[] | undefined;
+  /** What the channel knows about the chat (its kind and name), kept for the memory page (sessions/names.ts). */
+  chat?: ChatLabel | undefined;
 }
 
 export interface PromptSection {
