@@ -56,6 +56,7 @@ export class ConsoleChannel implements Channel {
           text,
           messageId: `${this.runId}-${++this.seq}`,
           receivedAt: new Date(),
+          chat: { kind: 'private', name: 'Terminal' },
         },
         (reply) => this.send(this.opts.chatId, reply),
       )

@@ -43,4 +43,17 @@ export interface InboundMessage {
   albumId?: string | undefined;
   /** An album's images, once its items are collected into one message (`text` has one placeholder per image). */
   images?: ImageRef[] | undefined;
+  /** What the channel knows about the chat (its kind and name), kept for the memory page (sessions/names.ts). */
+  chat?: ChatLabel | undefined;
+}
+
+export type ChatKind = 'private' | 'group' | 'topic';
+
+/** What a channel knows about a chat when a message arrives. */
+export interface ChatLabel {
+  kind: ChatKind;
+  /** The user's name, the group's title or the topic's name; absent when the channel did not say. */
+  name?: string | undefined;
+  /** A topic's group: its chat id in the same channel, and its title when known. */
+  group?: { chatId: string; name?: string | undefined } | undefined;
 }

@@ -150,6 +150,7 @@ export class Intake {
   private async decide(job: Job, item: InboundMessage, overRate: boolean, recoveredItem: InboxEntry | undefined): Promise<Ending> {
     const { config, inbox, limits, budget, log } = this.deps;
     await inbox.started(job.journalId);
+    this.deps.sessions.names.note(item.channel, item.chatId, item.chat);
     const album = item.albumId ? await this.collectAlbum(job, item, recoveredItem) : { msg: item, recovered: recoveredItem };
     // Taken by an album answered (or being answered) with an earlier item: its entry closes with that one.
     if (!album) return { close: false };

@@ -1,6 +1,6 @@
 /**
  * Purge: every trace of one chat, for a person who asks to be removed — its session file (and
- * any copy set aside as corrupt), its lines in the session log and the inbox journal, its memory
+ * any copy set aside as corrupt), its name, its lines in the session log and the inbox journal, its memory
  * folder (MEMORY.md, versions, notes, history), its rows in memory.db (memories with their
  * full-text, entity and vector entries, consolidation marks; freed space scrubbed), its exports
  * and, on request, its Telegram pairing. Other chats are not touched. Runs with the daemon
@@ -12,6 +12,7 @@ import type { Logger } from '../core/log.js';
 import { MemoryIndex } from '../index/memory-index.js';
 import { writeFileAtomic } from '../storage/atomic.js';
 import { sessionFileKey } from '../storage/paths.js';
+import { dropChatName } from '../sessions/names.js';
 import type { ChatRef } from './forget.js';
 import { ReminderStore } from '../reminders/store.js';
 import { UsageStore } from '../usage/usage.js';
@@ -93,6 +94,9 @@ export async function purgeChat(chat: ChatRef, opts: PurgeOptions): Promise<Purg
     return typeof l?.id === 'string' && ids.has(l.id);
   });
   if (inboxLines > 0) deleted.push(`${inboxLines} line(s) of the inbox journal inbox.jsonl`);
+  const named = await dropChatName(path.join(ws, 'sessions.names.json'), id);
+  if (named === 'entry') deleted.push('its name in sessions.names.json');
+  else if (named === 'file') deleted.push('sessions.names.json (unreadable, so removed whole: the other chats\' names are kept again as they talk)');
 
   if (opts.memoryScope === 'chat') {
     const dir = path.join(ws, 'memory', key);

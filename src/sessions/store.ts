@@ -8,7 +8,8 @@
  * A turn's messages become durable through the write-ahead log (wal.ts, one fsynced append);
  * the file is then rewritten in the background (a checkpoint), and `init` replays whatever a
  * crash left in the log before anything else reads a session. Messages change only through a
- * `SessionWriter` (writer.ts), which keeps that protocol.
+ * `SessionWriter` (writer.ts), which keeps that protocol. Beside them it keeps the chats' names
+ * as the channels give them (names.ts).
  */
 import { readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,6 +20,7 @@ import { AppError } from '../core/errors.js';
 import { newConversationId, newSession, parseSession, sessionKey, type Session, type SessionMessage } from './model.js';
 import { SessionWal } from './wal.js';
 import type { SessionWriter } from './writer.js';
+import { ChatNames } from './names.js';
 
 /** How long a session file may lag behind its log (its messages are durable meanwhile). */
 const CHECKPOINT_DELAY_MS = 200;
@@ -51,6 +53,8 @@ export class SessionStore {
   /** One entry per session, least recently used first. */
   private readonly entries = new Map<string, Entry>();
   private readonly wal: SessionWal;
+  /** The chats' names, kept when seen (names.ts): read by the memory page. */
+  readonly names: ChatNames;
 
   private readonly maxCached: number;
   private readonly inUse: (id: string) => boolean;
@@ -64,12 +68,14 @@ export class SessionStore {
     this.inUse = opts.inUse ?? (() => false);
     // Beside sessions/, not in it: the folder holds exactly one file per chat.
     this.wal = new SessionWal(`${dir}.wal.jsonl`);
+    this.names = new ChatNames(`${dir}.names.json`, log);
   }
 
   async init(): Promise<void> {
     await ensureDir(this.dir);
     const removed = await removeStaleTempFiles(this.dir);
     if (removed > 0) this.log.info({ removed }, 'removed temp files left by an earlier crash');
+    await this.names.load();
     await this.replay();
   }
 
@@ -321,7 +327,7 @@ export class SessionStore {
     }
     for (;;) {
       const writes = [...this.entries.values()].flatMap((e) => (e.write ? [e.write] : []));
-      if (writes.length === 0) return;
+      if (writes.length === 0) return this.names.flush();
       await Promise.allSettled(writes);
     }
   }

@@ -1,6 +1,6 @@
 /**
  * What the memory page shows, read from the same places the bot uses: the chat list (sessions/
- * and memory/), one chat's MEMORY.md with its versions, notes, history, facts, entities, the
+ * and memory/, named from sessions.names.json), one chat's MEMORY.md with its versions, notes, history, facts, entities, the
  * session, a per-day timeline, and search through MemoryIndex.search (the search_memory tool's
  * function). Reads only; edits go through MemoryFiles.update and ForgetService (server.ts).
  */
@@ -11,6 +11,9 @@ import type { Services } from '../services/services.js';
 import { HISTORY_FILE, MEMORY_FILE } from '../memory/files.js';
 import { isSummary } from '../memory/compaction.js';
 import type { UsageRow } from '../usage/usage.js';
+import type { ChatNames } from '../sessions/names.js';
+import type { ChatKind } from '../core/message.js';
+import { parseSessionChatId } from '../channels/telegram/topics.js';
 
 export interface ChatSummary {
   /** `{channel}:{chatId}` as the channel gave it: the page's handle for the chat. */
@@ -21,6 +24,30 @@ export interface ChatSummary {
   lastActivity: string | null;
   /** Bytes on disk: session file + memory folder. */
   bytes: number;
+  /** What people call the chat (sessions.names.json), else a stand-in: "Topic 7", "Group", "Terminal". */
+  name: string;
+  /** False while no name has been seen (the page shows the stand-in as such). */
+  named: boolean;
+  kind: ChatKind | 'chat';
+  /** A topic's group (which need not have a session of its own). */
+  parent?: { key: string; name: string; named: boolean } | undefined;
+}
+
+/** How the page names a chat: the kept name, else what its id tells (a Telegram topic, group or private chat). */
+export function chatLabel(names: Pick<ChatNames, 'get'>, channel: string, chatId: string): Pick<ChatSummary, 'name' | 'named' | 'kind' | 'parent'> {
+  const kept = names.get(`${channel}:${chatId}`);
+  let kind: ChatSummary['kind'] = kept?.kind ?? 'chat';
+  let stand = kind === 'chat' ? `${channel} ${chatId}` : { private: 'Private chat', group: 'Group', topic: 'Topic' }[kind];
+  let parentKey = kept?.parent;
+  if (channel === 'console') [kind, stand] = ['private', 'Terminal'];
+  else if (channel === 'telegram') {
+    const at = parseSessionChatId(chatId);
+    if (at.threadId !== undefined) [kind, stand, parentKey] = ['topic', `Topic ${at.threadId}`, parentKey ?? `telegram:${at.chatId}`];
+    else [kind, stand] = at.chatId.startsWith('-') ? ['group', 'Group'] : ['private', 'Private chat'];
+  }
+  const groupName = parentKey ? names.get(parentKey)?.name : undefined;
+  const parent = parentKey ? { key: parentKey, name: groupName ?? 'Group', named: groupName !== undefined } : undefined;
+  return { name: kept?.name ?? stand, named: kept?.name !== undefined, kind, parent };
 }
 
 const RECENT_NOTES = 7;
@@ -134,7 +161,7 @@ export class MemoryPageData {
       const session = await footprint(this.s.sessions.fileFor(channel, chatId));
       const mem = this.s.config.memoryScope === 'chat' ? await footprint(this.s.memory.forChat(channel, chatId).dir) : { bytes: 0, mtime: 0 };
       const mtime = Math.max(session.mtime, mem.mtime);
-      out.push({ key, channel, chatId, lastActivity: mtime ? new Date(mtime).toISOString() : null, bytes: session.bytes + mem.bytes });
+      out.push({ key, channel, chatId, lastActivity: mtime ? new Date(mtime).toISOString() : null, bytes: session.bytes + mem.bytes, ...chatLabel(this.s.sessions.names, channel, chatId) });
     }
     return out.sort((a, b) => (b.lastActivity ?? '').localeCompare(a.lastActivity ?? '') || a.key.localeCompare(b.key));
   }

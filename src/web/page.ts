@@ -1,237 +1,125 @@
 /**
  * The memory page: one HTML document and one script, served by the daemon (no CDN: it works
- * offline). Every piece of memory text reaches the page through textContent or SVG text nodes,
- * never innerHTML, so a message holding `<script>` shows as those characters.
+ * offline). Every piece of memory text, and every chat name, reaches the page through
+ * textContent or SVG text nodes, never innerHTML, so a message holding `<script>` shows as
+ * those characters. The script is three parts: the frame (chat list, tabs, the address in the
+ * URL hash), the tabs, the charts.
+ *
+ * Layout: the chat list on the left (topics under their group), the chosen chat's sections as
+ * tabs, one shown at a time. Under 760 px wide the list folds behind a "Chats" button in a top
+ * bar and the content takes the whole width.
  */
+import { FRAME_JS } from './script-frame.js';
+import { TABS_JS } from './script-tabs.js';
+import { CHARTS_JS } from './script-charts.js';
+
+const CSS = `
+:root{--bg:#f5f6fa;--card:#fff;--line:#e2e5ee;--text:#1c2130;--muted:#667085;--accent:#4f46e5;--accent-soft:#eef0ff;--danger:#c62828;--danger-soft:#fdecec;--ok:#177245;--ok-soft:#e7f6ed;--warn-soft:#fff6db}
+*{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%}
+body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--text);background:var(--bg)}
+button,input,textarea{font:inherit;color:inherit}
+button{cursor:pointer;border:1px solid var(--line);background:var(--card);border-radius:8px;padding:7px 14px;font-weight:550}
+button:hover{border-color:#c5cada;background:#fafbff}
+button.primary{background:var(--accent);border-color:var(--accent);color:#fff}
+button.primary:hover{background:#4338ca}
+button.danger{background:var(--danger);border-color:var(--danger);color:#fff}
+button.danger:hover{background:#a61f1f}
+button.small{padding:3px 10px;font-size:13px}
+input[type=search],input[type=text]{border:1px solid var(--line);border-radius:8px;padding:8px 11px;background:#fff;min-width:0}
+input:focus,textarea:focus,button:focus-visible,a:focus-visible{outline:2px solid var(--accent);outline-offset:1px}
+code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f0f1f6;border-radius:4px;padding:1px 5px;overflow-wrap:anywhere}
+#topbar{display:none}
+#layout{display:flex;min-height:100vh}
+#sidebar{width:290px;flex:none;background:var(--card);border-right:1px solid var(--line);padding:18px 12px;position:sticky;top:0;height:100vh;overflow-y:auto}
+.brand{font-size:17px;font-weight:700;padding:0 8px 14px;letter-spacing:-.01em}.brand span{color:var(--muted);font-weight:500}
+.chat-list,.topics{list-style:none;margin:0;padding:0}
+.topics{margin:0 0 4px 22px;border-left:2px solid var(--line);padding-left:6px}
+.chat{display:flex;gap:10px;align-items:center;width:100%;text-align:left;border:0;background:none;border-radius:10px;padding:8px;font-weight:400}
+.chat:hover{background:#f3f4f8}
+.chat.on{background:var(--accent-soft);box-shadow:inset 3px 0 0 var(--accent)}
+.chat.header{cursor:default;color:var(--muted)}
+.chat.header:hover{background:none}
+.chat-text{min-width:0;flex:1}
+.chat-name{display:block;font-weight:600;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.chat-meta{display:block;font-size:12.5px;color:var(--muted)}
+.avatar{flex:none;width:34px;height:34px;border-radius:50%;display:grid;place-items:center;color:#fff;font-weight:700;font-size:15px}
+.avatar.topic{width:26px;height:26px;border-radius:8px;font-size:13px}
+.avatar.big{width:52px;height:52px;font-size:22px}
+.c0{background:#4f46e5}.c1{background:#0e7490}.c2{background:#b45309}.c3{background:#be185d}.c4{background:#15803d}.c5{background:#7c3aed}
+.unnamed .chat-name,#chat-name.unnamed{font-style:italic;color:var(--muted)}
+main{flex:1;min-width:0;padding:26px 34px 40px;max-width:1120px}
+.chat-head{display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap}
+.chat-head>div{flex:1;min-width:0}
+h1{font-size:24px;line-height:1.2;margin:2px 0 4px;letter-spacing:-.015em;overflow-wrap:anywhere}
+.sub{margin:0;color:var(--muted)}
+details.more{font-size:13.5px;color:var(--muted)}
+details.more summary{cursor:pointer;user-select:none}
+details.more[open]{background:#f8f9fc;border:1px solid var(--line);border-radius:8px;padding:6px 10px;margin-top:4px}
+dl.kv{display:grid;grid-template-columns:auto 1fr;gap:2px 12px;margin:6px 0 2px}dl.kv dt{font-weight:600}dl.kv dd{margin:0;min-width:0;overflow-wrap:anywhere}
+.tabs{display:flex;flex-wrap:wrap;gap:4px;margin:20px 0 18px;border-bottom:1px solid var(--line)}
+.tabs a{padding:9px 13px;color:var(--muted);text-decoration:none;font-weight:600;border-bottom:2px solid transparent;margin-bottom:-1px;border-radius:6px 6px 0 0}
+.tabs a:hover{color:var(--text);background:#eceef5}
+.tabs a[aria-selected=true]{color:var(--accent);border-bottom-color:var(--accent)}
+.card{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:18px 20px;margin:0 0 16px;box-shadow:0 1px 2px rgba(16,24,40,.04)}
+.card h2{font-size:16px;margin:0 0 4px}
+.card>p.lead{margin:0 0 14px;color:var(--muted)}
+.stats{display:grid;grid-template-columns:repeat(auto-fit,minmax(165px,1fr));gap:12px;margin:0 0 16px}
+.stat{display:block;background:var(--card);border:1px solid var(--line);border-radius:12px;padding:14px 16px;color:inherit;text-decoration:none}
+a.stat:hover{border-color:#c5cada;box-shadow:0 2px 6px rgba(16,24,40,.06)}
+.stat b{display:block;font-size:24px;line-height:1.15}.stat span{color:var(--muted);font-size:13.5px}
+.row{display:flex;gap:8px;align-items:center;flex-wrap:wrap;margin:10px 0}
+.row input{flex:1 1 220px}
+textarea{width:100%;min-height:300px;border:1px solid var(--line);border-radius:10px;padding:12px 14px;font:14px/1.55 ui-monospace,SFMono-Regular,Menlo,monospace;resize:vertical}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:6px 0;font:13px/1.5 ui-monospace,SFMono-Regular,Menlo,monospace;background:#f7f8fb;border:1px solid #eceef4;padding:9px 11px;border-radius:8px;max-height:320px;overflow:auto}
+.muted{color:var(--muted)}.err{color:var(--danger)}.ok{color:var(--ok)}
+.note{border-radius:10px;padding:12px 14px;margin:12px 0}
+.note.warn{background:var(--warn-soft);border:1px solid #f1dc9c}.note.danger{background:var(--danger-soft);border:1px solid #f4c7c7}.note.good{background:var(--ok-soft);border:1px solid #bfe3cc}
+.note ul{margin:6px 0 8px;padding-left:20px}.note>p:first-child{margin-top:0}.note>:last-child{margin-bottom:0}
+.list{list-style:none;margin:0;padding:0}
+.list>li{padding:12px 0;border-top:1px solid var(--line)}.list>li:first-child{border-top:0}
+.meta{font-size:13px;color:var(--muted);margin-top:3px}
+.pill{display:inline-block;border-radius:999px;padding:1px 9px;font-size:12px;font-weight:600;background:#eef0f5;color:#3b4252;margin-right:4px}
+.pill.strong{background:#dcfce7;color:#166534}.pill.good{background:#e0e7ff;color:#3730a3}.pill.weak{background:#f1f2f6;color:#6b7280}
+.retired .fact-content{text-decoration:line-through;color:var(--muted)}
+.fact-actions{display:flex;gap:6px;flex-wrap:wrap;margin-top:8px}
+.msg{padding:10px 0}.msg .who{font-weight:650}.msg .body{white-space:pre-wrap;overflow-wrap:anywhere;margin-top:2px}
+.msg.bot .who{color:var(--accent)}.summary{background:var(--warn-soft);border-radius:10px;padding:10px 12px!important;border:0!important;margin:6px 0}
+.diff{font:13px/1.55 ui-monospace,SFMono-Regular,Menlo,monospace;border:1px solid var(--line);border-radius:8px;overflow:hidden;margin:10px 0;background:#fff}
+.diff div{padding:1px 10px;white-space:pre-wrap;overflow-wrap:anywhere}
+.diff .add{background:#e9f8ee;color:#14532d}.diff .del{background:#fdeeee;color:#7f1d1d}.diff .fold{color:var(--muted);background:#f7f8fb;font-style:italic}
+.chart svg{display:block;width:100%;height:auto}
+.legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:13px;color:var(--muted);margin-top:6px}
+.legend i{display:inline-block;width:10px;height:10px;border-radius:3px;margin-right:5px;vertical-align:-1px}
+.versions a{color:var(--accent);font-weight:600}
+.entities{display:flex;flex-wrap:wrap;gap:8px}.entities details{background:#f7f8fb;border:1px solid var(--line);border-radius:10px;padding:6px 10px}
+.entities summary{cursor:pointer}.entities ul{margin:6px 0 2px;padding-left:18px;font-size:13.5px;color:var(--muted)}
+.empty{color:var(--muted);padding:40px 0;text-align:center}
+@media (max-width:760px){
+ #topbar{display:flex;align-items:center;gap:10px;position:sticky;top:0;z-index:5;background:var(--card);border-bottom:1px solid var(--line);padding:8px 12px;height:54px}
+ #topbar-title{font-weight:650;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;min-width:0}
+ #sidebar{display:none;position:fixed;top:54px;left:0;right:0;bottom:0;width:auto;height:auto;z-index:4;border-right:0}
+ body.menu-open #sidebar{display:block}
+ main{padding:16px 14px 32px}
+ .chat-head .avatar.big{display:none}
+ h1{font-size:21px}
+ .tabs{margin:14px 0;gap:2px}.tabs a{padding:7px 9px;font-size:14px}
+ .card{padding:14px}
+ .stats{grid-template-columns:1fr 1fr;gap:10px}.stat b{font-size:20px}
+}
+`;
+
 export const PAGE_HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>membot — memory</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:0;display:flex;min-height:100vh;color:#1d2330;background:#f5f6f8}
-nav{width:250px;background:#232a36;color:#dde;padding:12px;box-sizing:border-box}
-nav h1{font-size:16px;margin:0 0 10px} nav ul{list-style:none;margin:0;padding:0}
-nav button{width:100%;text-align:left;background:none;border:0;color:inherit;padding:6px;border-radius:4px;cursor:pointer}
-nav button.on,nav button:hover{background:#3a4458} nav small{display:block;color:#9aa}
-main{flex:1;padding:14px 20px;max-width:1100px}
-section{background:#fff;border:1px solid #dde;border-radius:6px;padding:10px 14px;margin:0 0 14px}
-h2{font-size:15px;margin:0 0 8px} textarea{width:100%;box-sizing:border-box;height:180px;font:13px ui-monospace,monospace}
-pre{white-space:pre-wrap;margin:4px 0;font:12px ui-monospace,monospace;background:#f7f7fa;padding:6px;border-radius:4px;max-height:220px;overflow:auto}
-ul.list{margin:0;padding-left:18px} .tag{display:inline-block;background:#e4ecff;color:#234;border-radius:3px;padding:0 5px;margin-right:3px;font-size:11px}
-.summary{background:#fff6d6;border-left:4px solid #e0a800;padding-left:6px} .muted{color:#778} .err{color:#b00020} .ok{color:#176b2c}
-.grid{display:grid;grid-template-columns:1fr 1fr;gap:14px} .row{display:flex;gap:6px;align-items:center;margin:6px 0}
-</style></head>
-<body><nav><h1>membot memory</h1><ul id="chats"><li class="muted">loading…</li></ul></nav>
-<main id="main"><p class="muted">Pick a chat on the left.</p></main>
+<style>${CSS}</style></head>
+<body>
+<header id="topbar"><button id="menu" aria-controls="sidebar" aria-expanded="false">☰ Chats</button><span id="topbar-title">membot memory</span></header>
+<div id="layout">
+<nav id="sidebar" aria-label="Chats"><div class="brand">membot <span>memory</span></div><ul id="chats" class="chat-list"><li class="muted">Loading…</li></ul></nav>
+<main id="main"><p class="empty">Pick a chat on the left to see what the bot remembers of it.</p></main>
+</div>
 <script src="/app.js"></script></body></html>
 `;
 
-export const PAGE_JS = String.raw`'use strict';
-let current = null; // { key, memoryHash }
-const $ = (sel) => document.querySelector(sel);
-function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === 'class') e.className = v; else if (k.startsWith('on')) e.addEventListener(k.slice(2), v); else e.setAttribute(k, v);
-  }
-  for (const k of kids) if (k != null) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
-  return e;
-}
-async function api(path, opts) {
-  const res = await fetch(path, Object.assign({ credentials: 'same-origin', headers: { 'content-type': 'application/json' } }, opts || {}));
-  const body = await res.json().catch(() => ({ error: 'The daemon answered something that is not JSON (status ' + res.status + ').' }));
-  if (!res.ok) throw new Error(body.error || ('HTTP ' + res.status));
-  return body;
-}
-const q = (o) => new URLSearchParams(o).toString();
-const size = (b) => b < 1024 ? b + ' B' : b < 1048576 ? (b / 1024).toFixed(1) + ' KB' : (b / 1048576).toFixed(1) + ' MB';
-const when = (iso) => iso ? iso.slice(0, 16).replace('T', ' ') : '—';
-
-async function loadChats() {
-  const { chats } = await api('/api/chats');
-  const ul = $('#chats');
-  ul.replaceChildren();
-  if (!chats.length) ul.append(el('li', { class: 'muted' }, 'No chats yet.'));
-  for (const c of chats) {
-    ul.append(el('li', {}, el('button', { 'data-key': c.key, onclick: () => openChat(c.key) }, c.key, el('small', {}, when(c.lastActivity) + ' · ' + size(c.bytes)))));
-  }
-}
-
-function section(title, id, ...kids) { return el('section', { id }, el('h2', {}, title), ...kids); }
-
-async function openChat(key) {
-  for (const b of document.querySelectorAll('#chats button')) b.classList.toggle('on', b.dataset.key === key);
-  const [d, usage] = await Promise.all([api('/api/chat?' + q({ chat: key })), api('/api/usage?' + q({ chat: key }))]);
-  current = { key, memoryHash: d.memory.hash };
-  const main = $('#main');
-  main.replaceChildren(
-    el('h2', {}, 'Chat ' + key),
-    memorySection(d.memory),
-    searchSection(),
-    section('Memory per day', 'timeline', timelineSvg(d.timeline)),
-    usageSection(usage),
-    el('div', { class: 'grid' },
-      section('Recent daily notes', 'notes', ...(d.notes.length ? d.notes.map((n) => el('div', {}, el('b', {}, n.date), el('pre', {}, n.text))) : [el('p', { class: 'muted' }, 'No notes yet.')])),
-      section('History', 'history', ...(d.history.length ? d.history.map((h) => el('div', {}, el('b', {}, h.at), el('pre', {}, h.text))) : [el('p', { class: 'muted' }, 'No history entries yet.')]))),
-    factsSection(d.facts, d.index),
-    section('Entities', 'entities', d.entities.length ? el('ul', { class: 'list' }, ...d.entities.map((e) => el('li', {}, el('b', {}, e.name), ' ', el('span', { class: 'tag' }, e.type), ' ' + e.links + ' memories', el('ul', {}, ...e.memories.map((m) => el('li', { class: 'muted' }, m)))))) : el('p', { class: 'muted' }, 'No entities.')),
-    section('Current session', 'session', d.session.length ? el('ul', { class: 'list' }, ...d.session.map((m) => el('li', { class: m.summary ? 'summary' : '' }, el('b', {}, m.summary ? '[Conversation summary]' : (m.sender || m.role)), ' ', el('span', { class: 'muted' }, when(m.timestamp)), el('pre', {}, m.summary ? m.content.replace(/^\[Conversation summary\]\n?/, '') : m.content)))) : el('p', { class: 'muted' }, 'The session is empty.')),
-    forgetSection(),
-  );
-}
-
-function memorySection(m) {
-  const ta = el('textarea', { id: 'memory-text', spellcheck: 'false' });
-  ta.value = m.text;
-  const status = el('span', { id: 'memory-status', class: 'muted' }, m.text ? '' : 'MEMORY.md is empty.');
-  const save = el('button', { id: 'memory-save', onclick: async () => {
-    status.className = 'muted'; status.textContent = 'Saving…';
-    try {
-      const r = await api('/api/memory', { method: 'PUT', body: JSON.stringify({ chat: current.key, text: ta.value, base: current.memoryHash }) });
-      current.memoryHash = r.hash; ta.value = r.text;
-      status.className = 'ok'; status.textContent = 'Saved as version ' + (r.versions[0] ? r.versions[0].n : '?') + '.';
-      $('#versions').replaceWith(versionsList(r.versions));
-    } catch (e) { status.className = 'err'; status.textContent = e.message; }
-  } }, 'Save MEMORY.md');
-  return section('MEMORY.md', 'memory', ta, el('div', { class: 'row' }, save, status), versionsList(m.versions));
-}
-
-function versionsList(list) {
-  const shown = el('pre', { id: 'version-text', hidden: '' });
-  return el('div', { id: 'versions' }, el('b', {}, 'Versions '), list.length ? '' : el('span', { class: 'muted' }, 'none yet'),
-    el('ul', { class: 'list' }, ...list.slice(0, 20).map((v) => el('li', {}, el('a', { href: '#', onclick: async (ev) => {
-      ev.preventDefault();
-      const r = await api('/api/version?' + q({ chat: current.key, n: v.n }));
-      shown.textContent = r.text; shown.hidden = false;
-    } }, '#' + v.n), ' ' + when(v.at) + ' — ' + v.source + ' (+' + v.added + ' / −' + v.removed + ')'))), shown);
-}
-
-function searchSection() {
-  const input = el('input', { id: 'search-q', type: 'search', placeholder: 'Search this chat\'s memory (same search as the search_memory tool)', size: '60' });
-  const out = el('ol', { id: 'results', class: 'list' });
-  const run = async () => {
-    out.replaceChildren();
-    try {
-      const r = await api('/api/search?' + q({ chat: current.key, q: input.value }));
-      if (r.off) out.append(el('li', { class: 'err' }, 'The index is off; only MEMORY.md and the notes are available.'));
-      else if (!r.results.length) out.append(el('li', { class: 'muted' }, 'Nothing found.'));
-      for (const h of r.results) out.append(el('li', {}, ...(h.lists || []).map((l) => el('span', { class: 'tag' }, l)), el('span', { class: 'muted' }, ' ' + when(h.date) + ' ' + h.kind + (h.speaker ? ' (' + h.speaker + ')' : '') + ' score ' + h.score.toFixed(4) + ' '), el('span', { class: 'hit' }, h.content)));
-    } catch (e) { out.append(el('li', { class: 'err' }, e.message)); }
-  };
-  input.addEventListener('keydown', (e) => { if (e.key === 'Enter') run(); });
-  return section('Search', 'search', el('div', { class: 'row' }, input, el('button', { id: 'search-go', onclick: run }, 'Search')), el('p', { class: 'muted' }, 'Tags say which signals raised each hit: text (full-text match), date, reply (follows a match), context, entity, vector, feedback, recent, speaker.'), out);
-}
-
-function factsSection(facts, index) {
-  if (index !== 'on') return section('Facts', 'facts', el('p', { class: 'err' }, 'The index is ' + index + '.'));
-  const status = el('p', { id: 'facts-status', class: 'muted' });
-  const rows = facts.map((f) => el('tr', { class: f.retired ? 'muted' : '', 'data-id': f.id },
-    el('td', {}, f.content), el('td', {}, f.confidence.toFixed(2)), el('td', {}, f.retired ? 'retired ' + when(f.retired) : f.confirmed ? 'confirmed' : 'decays ' + f.decayRate + '/day'),
-    el('td', {}, when(f.date)),
-    el('td', {}, f.retired ? '' : factActions(f, status))));
-  return section('Facts', 'facts', facts.length ? el('table', {}, el('tr', {}, el('th', {}, 'fact'), el('th', {}, 'confidence'), el('th', {}, 'decay'), el('th', {}, 'since'), el('th', {})), ...rows) : el('p', { class: 'muted' }, 'No facts yet.'), status);
-}
-
-// Confirm (never fades) or correct (the owner types the right text: the old fact is retired and the new one supersedes it).
-function factActions(f, status) {
-  const box = el('span', { class: 'fact-actions', 'data-id': f.id });
-  const fail = (e) => { status.className = 'err'; status.textContent = e.message; };
-  const confirm = f.confirmed ? null : el('button', { class: 'fact-confirm', onclick: async () => {
-    try { await api('/api/fact/confirm', { method: 'POST', body: JSON.stringify({ chat: current.key, id: f.id }) }); confirm.replaceWith('confirmed '); } catch (e) { fail(e); }
-  } }, 'Confirm');
-  const correct = el('button', { class: 'fact-correct', onclick: () => {
-    const input = el('input', { class: 'fact-text', size: '50' });
-    input.value = f.content;
-    const save = el('button', { class: 'fact-save', onclick: async () => {
-      try {
-        await api('/api/fact/correct', { method: 'POST', body: JSON.stringify({ chat: current.key, id: f.id, content: input.value }) });
-        await openChat(current.key);
-        $('#facts-status').className = 'ok'; $('#facts-status').textContent = 'Corrected: the old fact is retired, the new one is saved.';
-      } catch (e) { fail(e); }
-    } }, 'Save');
-    box.replaceChildren(input, save, el('button', { onclick: () => box.replaceWith(factActions(f, status)) }, 'Cancel'));
-    input.focus();
-  } }, 'Correct');
-  box.append(...[confirm, correct].filter(Boolean));
-  return box;
-}
-
-function forgetSection() {
-  const input = el('input', { id: 'forget-words', placeholder: 'words to forget everywhere in this chat', size: '40' });
-  const out = el('p', { id: 'forget-status', class: 'muted' });
-  const go = async (confirm) => {
-    try {
-      const r = await api('/api/forget', { method: 'POST', body: JSON.stringify({ chat: current.key, words: input.value, confirm }) });
-      if (r.preview) { out.className = 'muted'; out.textContent = 'Found ' + r.preview.total + ' place(s): ' + JSON.stringify(r.preview.counts) + '. Press Forget to remove them.'; }
-      else { out.className = 'ok'; out.textContent = 'Forgotten: ' + r.applied.total + ' place(s) cleaned.'; await openChat(current.key); }
-    } catch (e) { out.className = 'err'; out.textContent = e.message; }
-  };
-  return section('Forget', 'forget', el('div', { class: 'row' }, input, el('button', { onclick: () => go(false) }, 'Preview'), el('button', { id: 'forget-go', onclick: () => go(true) }, 'Forget')), out);
-}
-
-const SERIES = [['messages', '#4c78a8'], ['facts', '#f58518'], ['notes', '#54a24b'], ['consolidations', '#e45756'], ['versions', '#b279a2']];
-function timelineSvg(days) {
-  const NS = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(NS, 'svg');
-  const W = 760, H = 170, pad = 30;
-  svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H); svg.setAttribute('width', W); svg.setAttribute('height', H); svg.id = 'timeline-svg';
-  const add = (tag, a, text) => { const e = document.createElementNS(NS, tag); for (const k in a) e.setAttribute(k, a[k]); if (text != null) e.textContent = text; svg.append(e); return e; };
-  if (!days.length) { add('text', { x: 10, y: 20 }, 'Nothing recorded yet.'); return svg; }
-  const max = Math.max(1, ...days.map((d) => SERIES.reduce((s, [k]) => s + d[k], 0)));
-  const bw = Math.max(4, Math.min(40, (W - pad * 2) / days.length - 4));
-  days.forEach((d, i) => {
-    let y = H - pad; const x = pad + i * (bw + 4);
-    for (const [k, color] of SERIES) {
-      const h = (d[k] / max) * (H - pad * 2);
-      if (h > 0) { const r = add('rect', { x, y: y - h, width: bw, height: h, fill: color }); const t = document.createElementNS(NS, 'title'); t.textContent = d.day + ': ' + d[k] + ' ' + k; r.append(t); y -= h; }
-    }
-    if (days.length <= 14 || i % Math.ceil(days.length / 10) === 0) add('text', { x, y: H - 12, 'font-size': 9 }, d.day.slice(5));
-  });
-  add('text', { x: pad, y: 12, 'font-size': 10 }, 'max ' + max + ' per day');
-  SERIES.forEach(([k, color], i) => { add('rect', { x: W - 120, y: 6 + i * 13, width: 9, height: 9, fill: color }); add('text', { x: W - 106, y: 14 + i * 13, 'font-size': 10 }, k); });
-  return svg;
-}
-
-// Tokens per day: answers and background work stacked; the cached part of the prompt drawn inside each bar.
-const USAGE = [['answers', '#4c78a8'], ['background', '#f58518']];
-const fmt = (n) => n.toLocaleString('en-US');
-function usageSection(u) {
-  const sum = (k) => u.days.reduce((s, d) => s + d[k], 0);
-  const prompt = sum('promptTokens'), cached = sum('cachedTokens'), total = sum('answers') + sum('background');
-  const line = total === 0 ? 'No tokens recorded for this chat from ' + u.since + ' to ' + u.until + '.'
-    : 'From ' + u.since + ' to ' + u.until + ': ' + fmt(total) + ' tokens (answers ' + fmt(sum('answers')) + ', background ' + fmt(sum('background')) + '); '
-      + (cached > 0 ? (cached / prompt * 100).toFixed(1) + '% of prompt tokens served from the cache.' : 'the LLM server reported no cached tokens.');
-  return section('Tokens per day', 'usage', usageSvg(u.days, cached > 0), el('p', { id: 'usage-total', class: 'muted' }, line));
-}
-function usageSvg(days, withCache) {
-  const NS = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(NS, 'svg');
-  const W = 760, H = 170, pad = 30, left = 56;
-  svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H); svg.setAttribute('width', W); svg.setAttribute('height', H); svg.id = 'usage-svg';
-  const add = (tag, a, text, parent) => { const e = document.createElementNS(NS, tag); for (const k in a) e.setAttribute(k, a[k]); if (text != null) e.textContent = text; (parent || svg).append(e); return e; };
-  const max = Math.max(1, ...days.map((d) => d.answers + d.background));
-  const step = (W - left - 130) / Math.max(1, days.length);
-  const bw = Math.max(3, step - 3);
-  add('line', { x1: left - 2, y1: pad, x2: left - 2, y2: H - pad, stroke: '#99a' });
-  add('text', { x: left - 6, y: pad + 4, 'font-size': 9, 'text-anchor': 'end' }, fmt(max));
-  add('text', { x: left - 6, y: H - pad, 'font-size': 9, 'text-anchor': 'end' }, '0');
-  days.forEach((d, i) => {
-    const x = left + i * step;
-    const g = add('g', { class: 'usage-day', 'data-day': d.day });
-    add('title', {}, d.day + ': answers ' + fmt(d.answers) + ', background ' + fmt(d.background) + ' tokens in ' + d.calls + ' calls'
-      + (d.promptTokens ? '; ' + (d.cachedTokens / d.promptTokens * 100).toFixed(1) + '% of the prompt cached' : ''), g);
-    let y = H - pad;
-    for (const [k, color] of USAGE) {
-      const h = (d[k] / max) * (H - pad * 2);
-      if (h > 0) { add('rect', { x, y: y - h, width: bw, height: h, fill: color, class: 'usage-' + k }, null, g); y -= h; }
-    }
-    const ch = (d.cachedTokens / max) * (H - pad * 2);
-    if (ch > 0) add('rect', { x: x + bw / 4, y: H - pad - ch, width: bw / 2, height: ch, fill: '#1d2330', 'fill-opacity': 0.45, class: 'usage-cached' }, null, g);
-    if (i % 5 === 0 || i === days.length - 1) add('text', { x, y: H - 12, 'font-size': 9 }, d.day.slice(5));
-  });
-  const legend = USAGE.concat(withCache ? [['cached prompt', '#8e929a']] : []);
-  legend.forEach(([k, color], i) => { add('rect', { x: W - 120, y: 6 + i * 13, width: 9, height: 9, fill: color }); add('text', { x: W - 106, y: 14 + i * 13, 'font-size': 10 }, k); });
-  return svg;
-}
-
-loadChats().catch((e) => { $('#chats').replaceChildren(el('li', { class: 'err' }, e.message)); });
-`;
+export const PAGE_JS = [FRAME_JS, TABS_JS, CHARTS_JS].join('\n');

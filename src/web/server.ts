@@ -12,6 +12,7 @@
  *   and a strict Content-Security-Policy forbids inline script as a second line of defence.
  * Edits go through MemoryFiles.update (locked, atomic, versioned), ForgetService and
  * MemoryIndex.confirmFact/correctFact: the same code paths as the chat commands and tools.
+ * Saving MEMORY.md and forgetting run only after their preview (a one-use token, confirm.ts).
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
@@ -22,6 +23,8 @@ import { MemoryPageData, hashText, type ChatSummary } from './data.js';
 import { sameToken } from './token.js';
 import { MIN_FORGET_CHARS } from '../privacy/forget.js';
 import { PAGE_HTML, PAGE_JS } from './page.js';
+import { Confirmations } from './confirm.js';
+import { lineDiff } from './diff.js';
 
 export const COOKIE = 'membot_page';
 const BODY_LIMIT = 2 * 1024 * 1024;
@@ -42,6 +45,10 @@ export interface MemoryPage {
 }
 
 class Conflict extends Error {}
+
+const STALE_MEMORY = 'Not saved: MEMORY.md changed since you opened it (the bot or another edit wrote it). Reload to see the new text, then make your edit again.';
+const NEEDS_PREVIEW = 'Preview first: send the same request without "confirm", then again with "confirm" set to the token the preview gave.';
+const STALE_PREVIEW = 'Nothing changed: this preview has run out (already used, older than 10 minutes, or made before a restart) or does not match the request. Preview again.';
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
@@ -81,6 +88,7 @@ export async function startMemoryPage(services: Services, log: Logger, opts: Mem
 function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT });
   const data = new MemoryPageData(services);
+  const confirmations = new Confirmations();
   void app.register(cookie);
 
   const portOf = () => (app as unknown as { actualPort?: number }).actualPort ?? opts.port;
@@ -172,11 +180,22 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
     return data.search(chat, q);
   });
 
+  // Saving MEMORY.md and forgetting take two calls: the preview (nothing written) hands out a
+  // token for exactly what it showed, and the change runs only with it (confirm.ts).
   app.put<B>('/api/memory', async (req, reply) => {
     const chat = await chatOf(req.body?.chat, reply);
     if (!chat) return reply;
-    const { text, base } = req.body;
+    const { text, base, confirm } = req.body;
     if (typeof text !== 'string' || typeof base !== 'string') return reply.code(400).send({ error: 'Send {chat, text, base}: base is the hash of the text you loaded.' });
+    const what = `memory\0${chat.key}\0${base}\0${hashText(text)}`;
+    if (confirm === undefined) {
+      const current = (await data.memory(chat)).text;
+      if (hashText(current) !== base) return reply.code(409).send({ error: STALE_MEMORY });
+      const diff = lineDiff(current, withNewline(text));
+      return { preview: diff, confirm: diff.added + diff.removed > 0 ? confirmations.issue(what) : null };
+    }
+    if (typeof confirm !== 'string') return reply.code(400).send({ error: NEEDS_PREVIEW });
+    if (!confirmations.take(confirm, what)) return reply.code(409).send({ error: STALE_PREVIEW });
     const files = services.memory.forChat(chat.channel, chat.chatId);
     try {
       // Under MEMORY.md's lock: refused when the file is no longer the text the page loaded.
@@ -189,9 +208,7 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
         'memory page',
       );
     } catch (err) {
-      if (err instanceof Conflict) {
-        return reply.code(409).send({ error: 'Not saved: MEMORY.md changed since you opened it (the bot or another edit wrote it). Reload to see the new text, then make your edit again.' });
-      }
+      if (err instanceof Conflict) return reply.code(409).send({ error: STALE_MEMORY });
       throw err;
     }
     return data.memory(chat);
@@ -203,7 +220,13 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
     const { words, confirm } = req.body;
     if (typeof words !== 'string' || words.trim().length < MIN_FORGET_CHARS) return reply.code(400).send({ error: `Give at least ${MIN_FORGET_CHARS} characters to forget.` });
     const ref = { channel: chat.channel, chatId: chat.chatId };
-    if (confirm !== true) return { preview: await services.forget.preview(ref, words) };
+    const what = `forget\0${chat.key}\0${words.trim().replace(/\s+/g, ' ')}`;
+    if (confirm === undefined) {
+      const preview = await services.forget.preview(ref, words);
+      return { preview, confirm: preview.total > 0 ? confirmations.issue(what) : null };
+    }
+    if (typeof confirm !== 'string') return reply.code(400).send({ error: NEEDS_PREVIEW });
+    if (!confirmations.take(confirm, what)) return reply.code(409).send({ error: STALE_PREVIEW });
     const applied = await services.forget.apply(ref, words);
     log.info({ chat: chat.key, total: applied.total }, 'memory page: forgot words');
     return { applied: { total: applied.total, counts: applied.counts, files: applied.files.length, indexOff: applied.indexOff } };

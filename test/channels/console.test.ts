@@ -120,6 +120,8 @@ test('piped input: one reply per line on stdout, logs on stderr, exit 0, session
         ['assistant', 'echo: hello'],
       ],
     );
+    // The memory page lists this chat as "Terminal" (sessions.names.json).
+    assert.deepEqual(JSON.parse(await readFile(path.join(ws.dir, 'sessions.names.json'), 'utf8')).chats, { 'console:local': { kind: 'private', name: 'Terminal' } });
   } finally {
     if (started && started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGKILL');
     await llm.close();

@@ -46,8 +46,8 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
   const bot = await startTestBot({ responder });
   const ws = bot.workspace;
   try {
-    for (const [chat, word] of [['1', 'PLUM11'], ['2', 'KIWI22']] as const) {
-      await bot.send(chat, `my code word is ${word}`);
+    for (const [chat, word, name] of [['1', 'PLUM11', 'Plumbob Quill'], ['2', 'KIWI22', 'Kiwi Keeper']] as const) {
+      await bot.send(chat, `my code word is ${word}`, { chat: { kind: 'private', name } });
       await bot.send(chat, '/new');
       await bot.send(chat, `again: ${word}`);
       await bot.send(chat, '/export');
@@ -57,6 +57,7 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     await new PairingStore(pairingFile(ws)).approve((await new PairingStore(pairingFile(ws)).request({ userId: '1', chatId: '1' }) as { code: string }).code);
     await bot.app.stop();
     assert.ok((await filesContaining(ws, 'PLUM11')).length >= 6);
+    assert.ok((await filesContaining(ws, 'Plumbob Quill')).includes('sessions.names.json'), 'the chat\'s name was kept');
     const otherMemory = await snapshot(path.join(ws, 'memory', 'test:2'));
     const otherSession = await readFile(path.join(ws, 'sessions', 'test:2.json'));
     const otherExports = await snapshot(path.join(ws, 'exports', 'test:2'));
@@ -77,6 +78,9 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     assert.match(printed, /Not deleted: memory\.db\.corrupt-2026-01-01T00-00-00Z \(a damaged database set aside: it may hold this chat's words; delete it\)/);
 
     assert.deepEqual(await filesContaining(ws, 'PLUM11'), [], 'no byte of chat 1 left');
+    assert.deepEqual(await filesContaining(ws, 'Plumbob'), [], 'nor of its name');
+    assert.match(printed, /its name in sessions\.names\.json/);
+    assert.ok((await filesContaining(ws, 'Kiwi Keeper')).includes('sessions.names.json'), 'the other chat keeps its name');
     assert.deepEqual(await filesContaining(ws, 'test:1'), [], 'not even its id');
     assert.deepEqual(await snapshot(path.join(ws, 'memory', 'test:2')), otherMemory, 'the other chat\'s memory folder is byte-identical');
     assert.deepEqual(await readFile(path.join(ws, 'sessions', 'test:2.json')), otherSession);

@@ -1,4 +1,4 @@
-/** A real daemon (createApp, fake LLM) with a few chats of memory, and its memory page on a free port. */
+/** A real daemon (createApp, fake LLM) with a few chats of memory (named as a channel names them), and its memory page on a free port. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
@@ -21,9 +21,11 @@ export async function startPageBot(): Promise<PageBot> {
       await writeFile(path.join(ws, 'memory', 'test:1', 'MEMORY.md'), MEMORY);
     },
   });
-  await bot.send('1', 'My honey sells at the Saturday market in Lisbon');
-  await bot.send('1', 'look: <script>alert("pwned")</script><img src=x onerror=alert(1)>');
-  await bot.send('2', 'a secret of chat two about zeppelins');
+  const ada = { chat: { kind: 'private', name: 'Ada Lovelace' } } as const;
+  await bot.send('1', 'My honey sells at the Saturday market in Lisbon', ada);
+  await bot.send('1', 'look: <script>alert("pwned")</script><img src=x onerror=alert(1)>', ada);
+  // A hostile name: shown as its characters, never as markup.
+  await bot.send('2', 'a secret of chat two about zeppelins', { chat: { kind: 'group', name: '<img src=x onerror=alert(2)> Zeppelin\u202e fans' } });
   const page = await startMemoryPage(bot.app.services, bot.logs.log, { token: TOKEN, host: '127.0.0.1', port: 0 });
   return {
     bot,
@@ -32,6 +34,21 @@ export async function startPageBot(): Promise<PageBot> {
     async close() {
       await page.close();
       await bot.close();
+    },
+  };
+}
+
+/** The page's JSON API as a script calls it (token, the page's own Origin); `confirmed` runs a preview, then the change with its token. */
+export function pageApi(t: PageBot) {
+  const headers = { authorization: `Bearer ${TOKEN}`, origin: t.page.url.slice(0, -1), 'content-type': 'application/json' };
+  const call = (method: 'PUT' | 'POST', p: string, body: Record<string, unknown>) => fetch(`${t.page.url}api/${p}`, { method, headers, body: JSON.stringify(body) });
+  return {
+    call,
+    async confirmed(method: 'PUT' | 'POST', p: string, body: Record<string, unknown>): Promise<Response> {
+      const preview = await call(method, p, body);
+      if (!preview.ok) return preview;
+      const { confirm } = (await preview.json()) as { confirm: string | null };
+      return call(method, p, { ...body, confirm });
     },
   };
 }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { MEMORY, TOKEN, startPageBot } from './helpers.js';
+import { MEMORY, TOKEN, pageApi, startPageBot } from './helpers.js';
 import { PAGE_HTML, PAGE_JS } from '../../src/web/page.js';
 
 const sha = (t: string) => createHash('sha256').update(t).digest('hex');
@@ -65,8 +65,8 @@ test('memory page: a chat shows MEMORY.md, notes, facts, the session; <script> c
 
 test('memory page: a MEMORY.md edit is saved as a version; an edit based on an older text is refused (409) and changes nothing', async () => {
   const t = await startPageBot();
-  const put = (text: string, base: string) =>
-    fetch(`${t.page.url}api/memory`, { method: 'PUT', headers: { ...auth, origin: t.page.url.slice(0, -1), 'content-type': 'application/json' }, body: JSON.stringify({ chat: 'test:1', text, base }) });
+  const api = pageApi(t);
+  const put = (text: string, base: string) => api.confirmed('PUT', 'memory', { chat: 'test:1', text, base });
   try {
     const edited = `${MEMORY}- Ada's queen bee is called Beatrix.\n`;
     const ok = await put(edited, sha(MEMORY));
@@ -86,10 +86,46 @@ test('memory page: a MEMORY.md edit is saved as a version; an edit based on an o
     assert.match(((await stale.json()) as any).error, /changed since you opened it.*Reload/);
     assert.equal(await readFile(t.memoryFile, 'utf8'), afterBot, 'the bot\'s write survives');
 
-    // Two saves from the same loaded text at once: the lock lets exactly one through.
-    const both = await Promise.all([put('- one\n', sha(afterBot)), put('- two\n', sha(afterBot))]);
+    // Two saves from the same loaded text at once, each after its preview: the lock lets exactly one through.
+    const previews = await Promise.all(['- one\n', '- two\n'].map(async (text) => ({ text, confirm: ((await (await api.call('PUT', 'memory', { chat: 'test:1', text, base: sha(afterBot) })).json()) as any).confirm })));
+    const both = await Promise.all(previews.map(({ text, confirm }) => api.call('PUT', 'memory', { chat: 'test:1', text, base: sha(afterBot), confirm })));
     assert.deepEqual(both.map((r) => r.status).sort(), [200, 409]);
     assert.match(await readFile(t.memoryFile, 'utf8'), /^- (one|two)\n$/);
+  } finally {
+    await t.close();
+  }
+});
+
+test('memory page: saving MEMORY.md needs its preview — the preview lists the lines added and removed and writes nothing; a save without it, or with a token for another text, is refused', async () => {
+  const t = await startPageBot();
+  const api = pageApi(t);
+  try {
+    const edited = MEMORY.replace('- Ada keeps bees in Lisbon.\n', '- Ada keeps bees in Porto.\n- Ada has 3 hives.\n');
+    const res = await api.call('PUT', 'memory', { chat: 'test:1', text: edited, base: sha(MEMORY) });
+    assert.equal(res.status, 200);
+    const { preview, confirm } = (await res.json()) as any;
+    assert.deepEqual(
+      preview.lines.filter((l: any) => l.op !== '='),
+      [
+        { op: '-', text: '- Ada keeps bees in Lisbon.' },
+        { op: '+', text: '- Ada keeps bees in Porto.' },
+        { op: '+', text: '- Ada has 3 hives.' },
+      ],
+    );
+    assert.deepEqual([preview.added, preview.removed], [2, 1]);
+    assert.equal(await readFile(t.memoryFile, 'utf8'), MEMORY, 'a preview writes nothing');
+
+    assert.equal((await api.call('PUT', 'memory', { chat: 'test:1', text: edited, base: sha(MEMORY), confirm: true })).status, 400, 'confirm: true is not a preview token');
+    const other = await api.call('PUT', 'memory', { chat: 'test:1', text: '- hacked\n', base: sha(MEMORY), confirm });
+    assert.equal(other.status, 409, 'the token is for the previewed text only');
+    assert.match(((await other.json()) as any).error, /Preview again/);
+    assert.equal(await readFile(t.memoryFile, 'utf8'), MEMORY);
+    // The token was used up by the refused try: the previewed text needs a new preview too.
+    assert.equal((await api.call('PUT', 'memory', { chat: 'test:1', text: edited, base: sha(MEMORY), confirm })).status, 409);
+    assert.equal((await api.confirmed('PUT', 'memory', { chat: 'test:1', text: edited, base: sha(MEMORY) })).status, 200);
+    assert.equal(await readFile(t.memoryFile, 'utf8'), edited);
+    const same = (await (await api.call('PUT', 'memory', { chat: 'test:1', text: edited, base: sha(edited) })).json()) as any;
+    assert.deepEqual([same.preview.added, same.preview.removed, same.confirm], [0, 0, null], 'no change, nothing to confirm');
   } finally {
     await t.close();
   }
@@ -130,18 +166,32 @@ test('memory page: a forged or missing Origin, a foreign Host and a made-up chat
   }
 });
 
-test('memory page: forget previews, then removes the words through ForgetService; a fact can be confirmed', async () => {
+test('memory page: forget previews (nothing removed), then removes the words through ForgetService only with the preview\'s token; a fact can be confirmed', async () => {
   const t = await startPageBot();
-  const post = (p: string, body: unknown) =>
-    fetch(`${t.page.url}api/${p}`, { method: 'POST', headers: { ...auth, origin: t.page.url.slice(0, -1), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const api = pageApi(t);
+  const post = (p: string, body: Record<string, unknown>) => api.call('POST', p, body);
   try {
     const preview = (await (await post('forget', { chat: 'test:1', words: 'bees' })).json()) as any;
     assert.equal(preview.preview.counts.memoryEntries, 1);
+    assert.equal(typeof preview.confirm, 'string');
     assert.match(await readFile(t.memoryFile, 'utf8'), /bees/, 'a preview changes nothing');
-    const applied = (await (await post('forget', { chat: 'test:1', words: 'bees', confirm: true })).json()) as any;
+
+    // A stray click or a script cannot skip the preview.
+    assert.equal((await post('forget', { chat: 'test:1', words: 'bees', confirm: true })).status, 400);
+    assert.equal((await post('forget', { chat: 'test:1', words: 'Ada', confirm: preview.confirm })).status, 409, 'a token for other words');
+    assert.equal((await post('forget', { chat: 'test:1', words: 'bees', confirm: preview.confirm })).status, 409, 'the refused try used the token up');
+    assert.match(await readFile(t.memoryFile, 'utf8'), /bees/);
+
+    const again = (await (await post('forget', { chat: 'test:1', words: '  bees ' })).json()) as any;
+    assert.equal((await post('forget', { chat: 'test:2', words: 'bees', confirm: again.confirm })).status, 409, 'a token for another chat');
+    const fresh = (await (await post('forget', { chat: 'test:1', words: 'bees' })).json()) as any;
+    const applied = (await (await post('forget', { chat: 'test:1', words: 'bees', confirm: fresh.confirm })).json()) as any;
     assert.ok(applied.applied.total >= 1);
     assert.doesNotMatch(await readFile(t.memoryFile, 'utf8'), /bees/);
-    assert.equal((await post('forget', { chat: 'test:1', words: 'ab', confirm: true })).status, 400);
+    assert.equal((await post('forget', { chat: 'test:1', words: 'bees', confirm: fresh.confirm })).status, 409, 'used once');
+    assert.equal((await post('forget', { chat: 'test:1', words: 'ab' })).status, 400);
+    const none = (await (await post('forget', { chat: 'test:1', words: 'zeppelins' })).json()) as any;
+    assert.deepEqual([none.preview.total, none.confirm], [0, null], 'nothing found, nothing to confirm (chat two\'s words are not this chat\'s)');
 
     const s = t.bot.app.services;
     const [fact] = s.index.saveFacts([{ content: 'Ada sells honey on Saturdays', scope: 'test:1', sessionId: 'x', sourceIds: [] }]);

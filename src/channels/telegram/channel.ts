@@ -39,6 +39,7 @@ import { createTransport, type Transport } from './transport.js';
 import { TypingIndicator } from './typing.js';
 import { replyThrough } from './reply.js';
 import { AddressedAlbums } from './album-groups.js';
+import { chatLabelOf } from './chat-label.js';
 
 /** Knobs with production defaults; tests make them short. */
 export interface TelegramTuning {
@@ -248,6 +249,7 @@ export class TelegramChannel implements Channel {
       text: r.kind === 'text' ? r.text : '',
       messageId: String(r.messageId),
       receivedAt: new Date(),
+      chat: chatLabelOf((update as Update.MessageUpdate).message, threadId),
     };
     const chatId = sender.chatId;
     const ack = this.opts.telegram.ackReaction;

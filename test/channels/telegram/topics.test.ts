@@ -73,3 +73,32 @@ test('two topics of one group are separate sessions; replies and typing go to th
     await bot.close();
   }
 });
+
+test('chat names: a private chat is named after the user, a group after its title, a topic after the name Telegram sends with it (kept when a later message leaves it out)', async () => {
+  const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: '111,301', TELEGRAM_ALLOWED_GROUPS: String(GROUP) } });
+  try {
+    const alice = bot.tg.user({ userId: 301, chatId: GROUP, type: 'supergroup', chatTitle: 'Beekeepers', firstName: 'Alice' });
+    const created = { message_id: 10, date: 0, chat: { id: GROUP, type: 'supergroup' }, from: { id: 301, is_bot: false, first_name: 'Alice' }, forum_topic_created: { name: 'Honey sales', icon_color: 7322096 } };
+    await alice.say('@TestNameBot prices?', { is_topic_message: true, message_thread_id: 10, reply_to_message: created });
+    await bot.tg.waitForBotMessages(GROUP, 1);
+    // A reply to another message in the topic: Telegram does not send the topic's name then.
+    await alice.say('@TestNameBot and now?', { is_topic_message: true, message_thread_id: 10, reply_to_message: { message_id: 11, date: 0, chat: created.chat, from: created.from, text: 'prices?' } });
+    await alice.say('@TestNameBot unnamed topic', { is_topic_message: true, message_thread_id: 20 });
+    await alice.say('@TestNameBot in General');
+    await bot.tg.waitForBotMessages(GROUP, 4);
+    const ada = bot.tg.user({ userId: 111, firstName: 'Ada' });
+    await ada.say('hello');
+    await bot.tg.waitForBotMessages(111, 1);
+    await bot.app.services.sessions.flush();
+
+    const book = JSON.parse(await readFile(`${bot.workspace}/sessions.names.json`, 'utf8')).chats;
+    assert.deepEqual(book, {
+      'telegram:-1003': { kind: 'group', name: 'Beekeepers' },
+      'telegram:-1003:10': { kind: 'topic', name: 'Honey sales', parent: 'telegram:-1003' },
+      'telegram:-1003:20': { kind: 'topic', parent: 'telegram:-1003' },
+      'telegram:111': { kind: 'private', name: 'Ada' },
+    });
+  } finally {
+    await bot.close();
+  }
+});
