@@ -11,6 +11,7 @@
  * for other text (a Map keyed by a private copy of the string, bounded by entries and by
  * characters; see `remember`).
  */
+import { LRUCache } from 'lru-cache';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Encoding } from './catalogue.js';
 import { imagePartTokens } from './vision.js';
@@ -80,8 +81,8 @@ function imagesIn(m: ChatCompletionMessageParam): number {
 abstract class BaseCounter implements TokenCounter {
   abstract readonly mode: TokenizerMode;
   abstract readonly encoding: Encoding | null;
-  private readonly cache = new Map<string, number>();
-  private cachedChars = 0;
+  /** Recently counted texts, bounded by entries and by characters; the least recently used leave first. */
+  private readonly cache = new LRUCache<string, number>({ max: CACHE_LIMIT, maxSize: CACHE_CHARS, sizeCalculation: (_n, text) => Math.max(1, text.length) });
   /**
    * Counts by message object (stored messages map to one request object each, see
    * llm/messages.ts): freed with their session, so the string cache can stay small.
@@ -94,24 +95,9 @@ abstract class BaseCounter implements TokenCounter {
     const hit = this.cache.get(text);
     if (hit !== undefined) return hit;
     const n = this.raw(text);
-    if (text.length <= CACHE_MAX_KEY) this.remember(text, n);
+    // Under a detached copy: a slice of a big text would keep the whole text alive.
+    if (text.length <= CACHE_MAX_KEY) this.cache.set(detached(text), n);
     return n;
-  }
-
-  /** Caches a count under a detached copy of its text, oldest entries leaving first. */
-  private remember(text: string, n: number): void {
-    if (this.cache.size >= CACHE_LIMIT || this.cachedChars + text.length > CACHE_CHARS) {
-      // Drop the oldest tenth (a Map iterates in insertion order), and more if the characters
-      // are still over budget.
-      let i = 0;
-      for (const k of this.cache.keys()) {
-        this.cache.delete(k);
-        this.cachedChars -= k.length;
-        if (++i >= CACHE_LIMIT / 10 && this.cachedChars + text.length <= CACHE_CHARS) break;
-      }
-    }
-    this.cache.set(detached(text), n);
-    this.cachedChars += text.length;
   }
 
   countMessages(messages: ChatCompletionMessageParam[]): number {

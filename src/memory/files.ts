@@ -9,6 +9,7 @@
  * a MEMORY.md, note or chat folder that is a link to outside the memory folder is refused, not
  * read or appended to; and only regular files are opened (a FIFO would block a thread).
  */
+import { LRUCache } from 'lru-cache';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
@@ -70,17 +71,13 @@ async function readOrEmpty(file: string): Promise<string> {
  * call where a read is four. Bounded by files and by characters (a busy day's note is
  * megabytes); a hand edit changes mtime and is seen on the next turn.
  */
-const promptCache = new Map<string, { ino: number; size: number; mtimeMs: number; text: string }>();
-const PROMPT_CACHE_FILES = 2_000;
-const PROMPT_CACHE_CHARS = 32_000_000;
-let promptCacheChars = 0;
-
-function forget(file: string): void {
-  const old = promptCache.get(file);
-  if (!old) return;
-  promptCache.delete(file);
-  promptCacheChars -= old.text.length;
-}
+const promptCache = new LRUCache<string, { ino: number; size: number; mtimeMs: number; text: string }>({
+  max: 2_000,
+  maxSize: 32_000_000,
+  sizeCalculation: (v) => Math.max(1, v.text.length),
+});
+/** A text bigger than this is read each time rather than pushing out most of the others. */
+const PROMPT_CACHE_MAX_TEXT = 8_000_000;
 
 /** `st`: the file's stat (links followed); null when it does not exist. */
 async function readForPrompt(file: string, st: Stats | null): Promise<string> {
@@ -90,15 +87,11 @@ async function readForPrompt(file: string, st: Stats | null): Promise<string> {
   if (hit && hit.ino === st.ino && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.text;
   const raw = await readRaw(file);
   const text = scrubSecrets(raw);
-  forget(file);
+  promptCache.delete(file);
   // Kept only when it matches the stat and the file has been still for a while: timestamps are
   // coarse, so a same-size rewrite right after this read could otherwise look unchanged.
-  if (Buffer.byteLength(raw) === st.size && Date.now() - st.mtimeMs > 2_000 && text.length <= PROMPT_CACHE_CHARS / 4) {
-    while (promptCache.size >= PROMPT_CACHE_FILES || (promptCache.size > 0 && promptCacheChars + text.length > PROMPT_CACHE_CHARS)) {
-      forget(promptCache.keys().next().value!);
-    }
+  if (Buffer.byteLength(raw) === st.size && Date.now() - st.mtimeMs > 2_000 && text.length <= PROMPT_CACHE_MAX_TEXT) {
     promptCache.set(file, { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, text });
-    promptCacheChars += text.length;
   }
   return text;
 }

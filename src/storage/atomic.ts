@@ -9,6 +9,7 @@ import { open, rename, unlink, readdir, stat, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import lockfile from 'proper-lockfile';
+import { LRUCache } from 'lru-cache';
 import { AppError, isAppError } from '../core/errors.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private.js';
 import { openRegular } from './regular.js';
@@ -36,8 +37,8 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
 
 /** Appends in progress per file, so two appends to one file in this process never interleave. */
 const appending = new Map<string, Promise<void>>();
-/** Files this process has appended to: they end with a newline (our last write did). */
-const appended = new Set<string>();
+/** Files this process has appended to: they end with a newline (our last write did). Forgetting one only costs one more check of its last byte. */
+const appended = new LRUCache<string, true>({ max: 10_000 });
 
 /**
  * Appends `line` + newline to `file` as one write, fsynced (the directory too when the file is
@@ -74,9 +75,7 @@ async function appendNow(file: string, line: string): Promise<void> {
       }
       await fh.write(`${lead}${line}\n`);
       await fh.sync();
-      // Forgetting only costs one more check of a file's last byte.
-      if (appended.size >= 10_000) appended.clear();
-      appended.add(file);
+      appended.set(file, true);
     } finally {
       await fh.close();
     }

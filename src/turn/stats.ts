@@ -1,4 +1,5 @@
 /** What /status reports about recent turns, kept in memory per session. */
+import { LRUCache } from 'lru-cache';
 import type { SystemTiming } from './turn.js';
 
 export interface TurnRecord {
@@ -13,13 +14,11 @@ const MAX_CHATS = 10_000;
 
 export class TurnStats {
   readonly startedAt = Date.now();
-  private readonly last = new Map<string, TurnRecord>();
+  /** The chats seen least recently are forgotten past a bound (their /status just shows less). */
+  private readonly last = new LRUCache<string, TurnRecord>({ max: MAX_CHATS });
 
   record(sessionId: string, rec: TurnRecord): void {
-    // Newest last; the oldest chats are forgotten past a bound (their /status just shows less).
-    this.last.delete(sessionId);
     this.last.set(sessionId, rec);
-    if (this.last.size > MAX_CHATS) this.last.delete(this.last.keys().next().value!);
   }
 
   lastTurn(sessionId: string): TurnRecord | undefined {
