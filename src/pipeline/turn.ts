@@ -18,6 +18,12 @@ export interface InboundMessage {
   /** The sender's handle without "@" (Telegram username), when the channel has one. */
   username?: string | undefined;
   text: string;
+  /**
+   * Several people talk in the chat (a Telegram group or supergroup), as the channel says:
+   * tools that reach outside (MCP servers) are off there unless allowed. Unset (a channel
+   * without groups, or a message journaled before the field existed): the chat id tells.
+   */
+  group?: boolean | undefined;
   /** The channel's own id for this message (Telegram message_id). */
   messageId?: string | undefined;
   receivedAt: Date;

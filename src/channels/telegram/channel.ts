@@ -246,6 +246,7 @@ export class TelegramChannel implements Channel {
       userName: sender.name ?? sender.username,
       username: sender.username,
       text: r.kind === 'text' ? r.text : '',
+      group: r.group,
       messageId: String(r.messageId),
       receivedAt: new Date(),
     };
