@@ -1,8 +1,9 @@
 /**
  * `npm run doctor` — checks what the daemon needs and prints one table row per check: config
  * valid, workspace writable, LLM reachable (one tiny request), Telegram getMe (when a token is
- * set), SQLite and sqlite-vec load, disk space. Exits 1 when any check fails, printing the fix
- * for each problem on one line; 0 otherwise (warnings included).
+ * set), SQLite and sqlite-vec load, disk space, each MCP server (connect and list its tools).
+ * Exits 1 when any check fails, printing the fix for each problem on one line; 0 otherwise
+ * (warnings included).
  */
 import { createRequire } from 'node:module';
 import { readFile, statfs, unlink } from 'node:fs/promises';
@@ -18,6 +19,7 @@ import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
 import { isTelegramError } from '../channels/telegram/errors.js';
 import { readStoredToken } from '../web/token.js';
 import { AppError } from '../errors.js';
+import { checkMcpServers } from '../mcp/check.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -63,6 +65,7 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
 
   results.push(...checkSqlite());
   results.push(await checkDisk(config.workspaceDir));
+  results.push(...(await checkMcpServers(config.mcp, timeoutMs)));
   if (config.memoryPagePort) results.push(await memoryPageRow(config.memoryPageHost, config.memoryPagePort, config.memoryPageToken, config.workspaceDir));
   return results;
 }

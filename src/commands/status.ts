@@ -61,6 +61,7 @@ export function createStatusCommand(): Command {
       lines.push(
         `Memory rewrites refused: ${refused.count}${refused.last ? ` (last ${refused.last.at.replace('T', ' ').slice(0, 16)} UTC, ${refused.last.source}: would have dropped ${refused.last.dropped} of ${refused.last.prior} entries)` : ''}`,
       );
+      if (services.mcp) lines.push(...services.mcp.statusLines());
       if (last) {
         const parts = last.timings.map((t) => `${t.system} ${t.outcome === 'skipped' ? 'skipped' : `${t.ms.toFixed(1)}ms`}${t.outcome === 'failed' ? ' (failed)' : ''}`);
         lines.push(`Last turn: ${parts.join(' · ')}`);
