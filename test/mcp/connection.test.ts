@@ -107,3 +107,19 @@ test('a server that never answers does not hold up the start: the bot answers wi
     await close();
   }
 });
+
+test('a server that announces a changed tool list is listed again: the new tool is offered', async () => {
+  const server: McpServerConfig = { name: 'fx', transport: { kind: 'stdio', ...stdioFixture(), env: {}, cwd: undefined }, tools: ['grow', 'extra'], groups: false, timeoutMs: undefined };
+  const c = new McpConnection(server, { log: captureLog().log, toolTimeoutMs: 5_000 });
+  c.start();
+  try {
+    await until(() => c.state.kind === 'connected', 20_000, 'fx connected');
+    assert.deepEqual(c.offered().map((t) => t.name), ['fx__grow']);
+    const ctx = { chat: { channel: 'test', chatId: '1', group: false }, conversationId: 'x', log: captureLog().log, signal: new AbortController().signal };
+    assert.match(await c.find('fx__grow')!.execute({}, ctx), /\ngrown$/);
+    await until(() => c.find('fx__extra') !== undefined, 5_000, 'the new tool listed');
+    assert.match(await c.find('fx__extra')!.execute({}, ctx), /\nextra here$/);
+  } finally {
+    await c.stop();
+  }
+});
