@@ -5,14 +5,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { exitCodeFor, formatReport, runDoctor } from '../../src/cli/doctor.js';
 import { startFakeLlm } from '../helpers/fake-llm.js';
 import { freePort } from '../helpers/telegram.js';
 import { tempDir } from '../helpers/workspace.js';
-import { childEnv, mainTs, repoRoot } from '../helpers/child.js';
+import { mainTs, runCli } from '../helpers/child.js';
 import { startHttpMcpServer, stdioFixture } from '../fixtures/mcp-server.js';
 
 test('doctor: a line per MCP server — tools listed when it answers; a refused token and a dead URL fail with different fixes', async () => {
@@ -56,19 +55,7 @@ test('a bad MCP_CONFIG: the daemon exits 2 with one line naming the file and the
   try {
     await writeFile(path.join(ws.dir, 'mcp.json'), JSON.stringify({ servers: { files: { command: 'npx', tols: ['read_file'] } } }));
     const workspace = path.join(ws.dir, 'workspace');
-    const child = spawn(process.execPath, ['--import', 'tsx', mainTs], {
-      cwd: repoRoot,
-      env: childEnv({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', WORKSPACE_DIR: workspace, LOG_LEVEL: 'silent', MCP_CONFIG: path.join(ws.dir, 'mcp.json') }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.stdin.end();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    clearTimeout(timer);
+    const { code, stdout, stderr } = await runCli(mainTs, [], { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', WORKSPACE_DIR: workspace, LOG_LEVEL: 'silent', MCP_CONFIG: path.join(ws.dir, 'mcp.json') });
     assert.equal(code, 2, stderr);
     assert.equal(stdout, '');
     const lines = stderr.split('\n').filter(Boolean);
