@@ -4,6 +4,8 @@
  * and tell what went wrong in the project's terms: `mcp.unreachable` (could not start or
  * reach it), `mcp.rejected` (it answered with an error), `mcp.timeout`.
  */
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -19,6 +21,36 @@ const VERSION = (createRequire(import.meta.url)('../../package.json') as { versi
 const MAX_PAGES = 20;
 /** Characters of a stdio server's last stderr line kept to explain why it stopped. */
 const STDERR_LINE_CHARS = 300;
+/** How long a program told to stop (SIGTERM) has before SIGKILL. */
+const KILL_AFTER_MS = 2_000;
+
+/**
+ * The SDK's stdio transport, keeping hold of its process. When initialize fails the SDK's
+ * client closes the transport itself, without waiting, and forgets the process: a program that
+ * ignores end of input would outlive the attempt. Holding it, the attempt ends it for sure.
+ */
+class HeldStdioTransport extends StdioClientTransport {
+  child: ChildProcess | undefined;
+
+  override async start(): Promise<void> {
+    await super.start();
+    // The SDK's own field; were it renamed, ending falls back to the SDK's close.
+    this.child = (this as unknown as { _process?: ChildProcess })._process;
+  }
+}
+
+/** Ends a program that has not exited: SIGTERM, then SIGKILL; resolves once it is gone. */
+async function endProcess(child: ChildProcess | undefined): Promise<void> {
+  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+  if (!child || !running()) return;
+  const exited = once(child, 'exit').catch(() => undefined);
+  child.kill('SIGTERM');
+  const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), KILL_AFTER_MS).unref())]);
+  if (!gone && running()) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
 
 export type McpFailure = AppError<'mcp.unreachable' | 'mcp.rejected' | 'mcp.timeout'>;
 
@@ -50,9 +82,10 @@ export async function openSession(server: McpServerConfig, opts: OpenOptions): P
   const t = server.transport;
   const transport =
     t.kind === 'stdio'
-      ? new StdioClientTransport({ command: t.command, args: t.args, env: t.env, ...(t.cwd ? { cwd: t.cwd } : {}), stderr: 'pipe' })
+      ? new HeldStdioTransport({ command: t.command, args: t.args, env: t.env, ...(t.cwd ? { cwd: t.cwd } : {}), stderr: 'pipe' })
       : new StreamableHTTPClientTransport(new URL(t.url), { requestInit: { headers: t.headers } });
-  if (transport instanceof StdioClientTransport) {
+  const child = () => (transport instanceof HeldStdioTransport ? transport.child : undefined);
+  if (transport instanceof HeldStdioTransport) {
     // Read always (a full pipe would stall the server); the last line explains an exit.
     let partial = '';
     transport.stderr?.on('data', (chunk: Buffer) => {
@@ -74,13 +107,16 @@ export async function openSession(server: McpServerConfig, opts: OpenOptions): P
   };
   const close = async () => {
     closing = true;
+    // The SDK's close: end of input, SIGTERM and SIGKILL 2 s apart. It forgets the process when
+    // the client closed the transport first (a failed initialize): then it is ended here.
     await client.close().catch(() => undefined);
+    await endProcess(child());
   };
   const request = { timeout: opts.timeoutMs, signal: opts.signal };
   try {
     await client.connect(transport, request);
     const tools = await listTools(client, request);
-    const pid = transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
+    const pid = child()?.pid;
     return { client, tools, pid, close };
   } catch (err) {
     await close();
