@@ -42,6 +42,8 @@ export class McpConnection {
   private timer: NodeJS.Timeout | undefined;
   private attempt: AbortController | undefined;
   private attempting: Promise<void> | undefined;
+  /** A lost session being closed (its process ended): a stop waits for it too. */
+  private closing: Promise<void> | undefined;
   private known: Tool[] = [];
   state: McpState = { kind: 'down', since: Date.now(), retryAt: Date.now(), reason: 'not started' };
 
@@ -80,7 +82,7 @@ export class McpConnection {
     const session = this.session;
     this.session = undefined;
     // An attempt under way ends its own process once aborted: waited for, so none outlives the stop.
-    await Promise.all([session?.close(), this.attempting]);
+    await Promise.all([session?.close(), this.attempting, this.closing]);
   }
 
   /** The tools offered now: none unless connected. */
@@ -134,7 +136,7 @@ export class McpConnection {
     this.generation++;
     const session = this.session;
     this.session = undefined;
-    void session?.close();
+    if (session) this.closing = session.close();
     const now = Date.now();
     if (this.state.kind === 'connected' && now - this.state.since >= this.backoff.healthyMs) this.failures = 0;
     this.failures++;
