@@ -88,6 +88,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       reminders.stop();
       dispatcher.close();
       const drained = await dispatcher.drain(config.shutdownTimeoutMs);
+      await services.mcp?.stop();
       await sessions.close();
       await inbox.shutdown();
       await scheduler.stop();

@@ -1,8 +1,9 @@
 /**
  * `npm run doctor` — checks what the daemon needs and prints one table row per check: config
  * valid, workspace writable, LLM reachable (one tiny request), Telegram getMe (when a token is
- * set), SQLite and sqlite-vec load, disk space. Exits 1 when any check fails, printing the fix
- * for each problem on one line; 0 otherwise (warnings included).
+ * set), SQLite and sqlite-vec load, disk space, each MCP server (connect and list its tools).
+ * Exits 1 when any check fails, printing the fix for each problem on one line; 0 otherwise
+ * (warnings included).
  */
 import { createRequire } from 'node:module';
 import { readFile, statfs, unlink } from 'node:fs/promises';
@@ -19,6 +20,7 @@ import { isTelegramError } from '../channels/telegram/errors.js';
 import { readStoredToken } from '../web/token.js';
 import { AppError } from '../core/errors.js';
 import { setAsideCopies } from '../storage/sqlite.js';
+import { checkMcpServers } from '../mcp/check.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -65,6 +67,7 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
   results.push(...checkSqlite());
   results.push(checkSetAside(config.workspaceDir));
   results.push(await checkDisk(config.workspaceDir));
+  results.push(...(await checkMcpServers(config.mcp, timeoutMs)));
   if (config.memoryPagePort) results.push(await memoryPageRow(config.memoryPageHost, config.memoryPagePort, config.memoryPageToken, config.workspaceDir));
   return results;
 }

@@ -64,6 +64,7 @@ export function createStatusCommand(): Command {
       );
       const aside = setAsideCopies(services.config.workspaceDir);
       if (aside.length > 0) lines.push(`Damaged databases set aside (an empty one was started in their place): ${aside.join(', ')} — delete a copy once you no longer need it`);
+      if (services.mcp) lines.push(...services.mcp.statusLines());
       if (last) {
         const parts = last.timings.map((t) => `${t.system} ${t.outcome === 'skipped' ? 'skipped' : `${t.ms.toFixed(1)}ms`}${t.outcome === 'failed' ? ' (failed)' : ''}`);
         lines.push(`Last turn: ${parts.join(' · ')}`);

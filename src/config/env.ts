@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { SettingsReader, isHttpUrl, type Env, type SettingName } from './reader.js';
+import { NO_MCP, readMcpConfig, type McpConfig } from './mcp.js';
 
 export interface Config {
   openaiApiKey: string;
@@ -49,6 +50,8 @@ export interface Config {
   memoryPageToken: string | undefined;
   /** The TELEGRAM_* settings (and voice notes), used when a bot token is set. */
   telegram: TelegramConfig;
+  /** MCP_CONFIG: the MCP servers whose tools the model may call (none when unset). */
+  mcp: McpConfig;
 }
 
 export interface ConfigResult {
@@ -65,6 +68,7 @@ export const NO_API_KEY = 'not-needed';
 export function configSecrets(config: Config): string[] {
   const out = config.openaiApiKey && config.openaiApiKey !== NO_API_KEY ? [config.openaiApiKey] : [];
   for (const s of [config.telegram.botToken, config.telegram.webhookSecret]) if (s) out.push(s);
+  out.push(...config.mcp.secrets);
   return out;
 }
 
@@ -110,6 +114,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
 
   const model = r.str('LLM_MODEL') ?? 'gpt-4o-mini';
+  const mcpFile = r.str('MCP_CONFIG');
+  const mcp = mcpFile === undefined ? { config: NO_MCP } : readMcpConfig(mcpFile, env, cwd);
+  if (mcp.problem) r.problem(mcp.problem);
   const config: Config = {
     openaiApiKey: apiKey ?? '',
     openaiBaseUrl: baseUrl,
@@ -147,6 +154,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     memoryPageHost: r.str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
     memoryPageToken: r.str('MEMORY_PAGE_TOKEN'),
     telegram,
+    mcp: mcp.config,
   };
   if (config.memoryPageToken !== undefined && config.memoryPageToken.length < 16) {
     r.problem('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');

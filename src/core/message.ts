@@ -49,6 +49,15 @@ export interface InboundMessage {
 
 export type ChatKind = 'private' | 'group' | 'topic';
 
+/**
+ * Several people talk in the chat (a group, or a forum topic of one), as the channel says with
+ * the chat's kind. A message without one (journaled by an older version, or a channel that does
+ * not say): a negative chat id, Telegram's sign of a group.
+ */
+export function isGroupChat(msg: Pick<InboundMessage, 'chat' | 'chatId'>): boolean {
+  return msg.chat ? msg.chat.kind !== 'private' : msg.chatId.startsWith('-');
+}
+
 /** What a channel knows about a chat when a message arrives. */
 export interface ChatLabel {
   kind: ChatKind;

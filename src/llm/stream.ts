@@ -87,6 +87,9 @@ export function streamingBody(body: OpenAI.Chat.ChatCompletionCreateParamsNonStr
 
 /** The short line shown while a tool runs, by the tool's name. */
 export function toolStatus(name: string): string {
+  // An MCP server's tool (<server>__<tool>): its words say nothing about our memory.
+  const server = /^(.+?)__/.exec(name)?.[1];
+  if (server) return `🔌 asking ${server}…`;
   if (/search|recall|find/i.test(name)) return '🔎 searching memory…';
   if (/remind|schedul/i.test(name)) return '⏰ checking reminders…';
   if (/read|stats|entity/i.test(name)) return '📖 reading memory…';

@@ -37,6 +37,7 @@ import { Scheduler } from '../scheduler/jobs.js';
 import { ReminderStore } from '../reminders/store.js';
 import { MediaFetchers } from '../media/attachments.js';
 import { ReminderService } from '../reminders/service.js';
+import { McpServers } from '../mcp/servers.js';
 
 export interface ServiceOptions {
   /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
@@ -107,6 +108,12 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     ],
     config.toolTimeoutMs,
   );
+  // Connected in the background: a slow or dead server never holds up the start.
+  const mcp = config.mcp.servers.length > 0 ? new McpServers(config.mcp, { log: componentLogger(log, 'MCP'), toolTimeoutMs: config.toolTimeoutMs }) : undefined;
+  if (mcp) {
+    tools.addSource(mcp);
+    mcp.start();
+  }
   const model = lookupModel(config.model, config.vision);
   const tokens = await createTokenCounter(model.encoding);
   const stats = new TurnStats();
@@ -166,6 +173,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     usage,
     budget,
     media,
+    mcp,
   };
   return { services, dispatcher, inbox, instructions, embedder, fit, contextLimit: limit };
 }

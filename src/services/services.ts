@@ -19,6 +19,7 @@ import type { ReminderService } from '../reminders/service.js';
 import type { UsageStore } from '../usage/usage.js';
 import type { TokenBudget } from '../usage/budget.js';
 import type { MediaFetchers } from '../media/attachments.js';
+import type { McpServers } from '../mcp/servers.js';
 
 export interface Services {
   config: Config;
@@ -45,6 +46,8 @@ export interface Services {
   budget: TokenBudget;
   /** Channels' file downloaders (images are fetched per turn by file id). */
   media: MediaFetchers;
+  /** MCP_CONFIG's servers, whose tools join the registry's (undefined: none configured). */
+  mcp: McpServers | undefined;
 }
 
 /** The context limit budgets are measured against: min(model input limit, compaction.maxContextTokens). */

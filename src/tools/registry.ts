@@ -5,10 +5,10 @@
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { UNNAMED_TOOL, type ToolCall } from '../sessions/model.js';
-import { AppError, errorMessage, type ErrorCode } from '../core/errors.js';
+import { AppError, errorMessage, isAppError, type ErrorCode } from '../core/errors.js';
 import { validate } from './schema.js';
 import { scrubSecrets } from '../core/log.js';
-import type { Tool, ToolContext } from './types.js';
+import type { Tool, ToolChat, ToolContext, ToolSource } from './types.js';
 
 export interface ToolOutcome {
   content: string;
@@ -25,6 +25,7 @@ export type ToolCallContext = Omit<ToolContext, 'signal'> & {
 
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
+  private readonly sources: ToolSource[] = [];
 
   constructor(tools: Tool<any>[] = [], private readonly timeoutMs = 30_000) {
     for (const t of tools) this.register(t);
@@ -35,13 +36,23 @@ export class ToolRegistry {
     this.tools.set(tool.name, tool as Tool);
   }
 
-  names(): string[] {
-    return [...this.tools.keys()];
+  /** Tools that come and go, per chat (MCP servers). Their names must not clash with registered ones. */
+  addSource(source: ToolSource): void {
+    this.sources.push(source);
   }
 
-  /** Tool definitions in the shape the chat API takes. */
-  definitions(): ChatCompletionTool[] {
-    return [...this.tools.values()].map((t) => ({
+  /** The tools `chat` is offered; without a chat, every tool some chat could be offered. */
+  private offered(chat?: ToolChat): Tool[] {
+    return [...this.tools.values(), ...this.sources.flatMap((s) => s.list(chat))];
+  }
+
+  names(chat?: ToolChat): string[] {
+    return this.offered(chat).map((t) => t.name);
+  }
+
+  /** Tool definitions in the shape the chat API takes: those `chat` is offered, or (no chat) the most any chat gets. */
+  definitions(chat?: ToolChat): ChatCompletionTool[] {
+    return this.offered(chat).map((t) => ({
       type: 'function' as const,
       function: { name: t.name, description: t.description, parameters: t.parameters as unknown as Record<string, unknown> },
     }));
@@ -57,12 +68,12 @@ export class ToolRegistry {
       ...(code ? { code } : {}),
       durationMs: performance.now() - started,
     });
-    const tool = this.tools.get(call.name);
+    const tool = this.tools.get(call.name) ?? this.sources.map((s) => s.find(call.name, known.chat)).find((t) => t !== undefined);
     if (call.name === UNNAMED_TOOL && !tool) {
-      return done(`Error: the tool call had no function name. Call one of: ${this.names().join(', ') || 'none'}.`, 'tool.unknown');
+      return done(`Error: the tool call had no function name. Call one of: ${this.names(known.chat).join(', ') || 'none'}.`, 'tool.unknown');
     }
     if (!tool) {
-      return done(`Error: there is no tool named "${call.name}". Available tools: ${this.names().join(', ') || 'none'}.`, 'tool.unknown');
+      return done(`Error: there is no tool named "${call.name}". Available tools: ${this.names(known.chat).join(', ') || 'none'}.`, 'tool.unknown');
     }
     let args: unknown;
     try {
@@ -74,13 +85,14 @@ export class ToolRegistry {
     if (problem) return done(`Error: invalid arguments: ${problem}.`, 'tool.bad_arguments');
 
     const ac = new AbortController();
+    const timeoutMs = tool.timeoutMs ?? this.timeoutMs;
     let timer: NodeJS.Timeout | undefined;
     let onDeadline: (() => void) | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         ac.abort();
         reject(new ToolTimeout());
-      }, this.timeoutMs);
+      }, timeoutMs);
       // The turn's deadline: the tool is told to stop and its result is not waited for.
       onDeadline = () => {
         ac.abort();
@@ -94,9 +106,11 @@ export class ToolRegistry {
       return done(typeof result === 'string' ? result : JSON.stringify(result));
     } catch (err) {
       if (deadline.aborted) throw deadline.reason;
-      if (err instanceof ToolTimeout) return done(`Error: the tool "${call.name}" did not finish within ${this.timeoutMs} ms.`, 'tool.timeout');
-      ctx.log.warn({ tool: call.name, err }, 'tool threw');
-      return done(`Error: the tool "${call.name}" failed: ${errorMessage(err)}`, 'tool.failed');
+      if (err instanceof ToolTimeout) return done(`Error: the tool "${call.name}" did not finish within ${timeoutMs} ms.`, 'tool.timeout');
+      // A coded failure (an MCP server unreachable or saying no) keeps its code for the log line.
+      const code = isAppError(err) ? err.code : 'tool.failed';
+      ctx.log.warn({ tool: call.name, code, err }, 'tool threw');
+      return done(`Error: the tool "${call.name}" failed: ${errorMessage(err)}`, code);
     } finally {
       clearTimeout(timer);
       if (onDeadline) deadline.removeEventListener('abort', onDeadline);

@@ -1,10 +1,18 @@
 import type { Logger } from '../core/log.js';
 import type { JsonSchema } from './schema.js';
 
+/** The chat a call comes from, as the tools see it. */
+export interface ToolChat {
+  channel: string;
+  chatId: string;
+  /** Several people talk there (a Telegram group or supergroup): tools that reach outside are off unless allowed. */
+  group: boolean;
+}
+
 /** What a tool knows of the call: the chat it came from, never the pipeline's turn. */
 export interface ToolContext {
   /** The chat the call came from: a tool acts on this chat's memory and reminders only. */
-  chat: { channel: string; chatId: string };
+  chat: ToolChat;
   /** The chat's current conversation id (a new one after /new); facts a tool saves carry it. */
   conversationId: string;
   log: Logger;
@@ -17,5 +25,18 @@ export interface Tool<A = Record<string, unknown>> {
   name: string;
   description: string;
   parameters: JsonSchema & { type: 'object' };
+  /** Its own deadline (an MCP server's `timeoutMs`); unset: TOOL_TIMEOUT_MS. */
+  timeoutMs?: number | undefined;
   execute(args: A, ctx: ToolContext): Promise<string> | string;
+}
+
+/**
+ * Tools that come and go (an MCP server's, while it is connected) and differ per chat. The
+ * registry asks its sources each time it lists or looks up a tool.
+ */
+export interface ToolSource {
+  /** The tools offered to `chat` now; without a chat, every tool some chat could be offered (for sizing the request). */
+  list(chat?: ToolChat): Tool[];
+  /** The tool `name` as `chat` may call it: may answer for a tool not listed now (its server is down). */
+  find(name: string, chat: ToolChat): Tool | undefined;
 }

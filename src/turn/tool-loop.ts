@@ -9,6 +9,7 @@ import { isContextLengthError, refusedImage } from '../llm/errors.js';
 import { IMAGE_REFUSED_NOTICE, IMAGES_REFUSED_NOTICE } from '../llm/vision.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ToolCallContext, ToolRegistry } from '../tools/registry.js';
+import type { ToolChat } from '../tools/types.js';
 import { makeMessage } from '../sessions/model.js';
 import { buildRequestMessages, toApiMessage } from '../llm/messages.js';
 import { componentLogger, type Logger } from '../core/log.js';
@@ -17,6 +18,7 @@ import type { FitContext } from './context-fit.js';
 import type { TurnImage } from './turn-image.js';
 import type { AnswerProgress } from '../core/progress.js';
 import { toolStatus } from '../llm/stream.js';
+import { isGroupChat } from '../core/message.js';
 
 /** Keeps requests within the context limit (the ContextFit service, turn/context-fit.ts). */
 export interface ContextGuard {
@@ -28,7 +30,7 @@ export interface ContextGuard {
 
 /** What the loop reads and writes of one turn (the pipeline's Turn has these fields). */
 export interface ToolLoopContext extends FitContext {
-  readonly inbound: { readonly channel: string; readonly chatId: string };
+  readonly inbound: { readonly channel: string; readonly chatId: string; readonly group?: boolean | undefined };
   readonly log: Logger;
   /** The turn's deadline: once aborted, nothing more is asked, run or saved. */
   readonly signal: AbortSignal;
@@ -49,9 +51,14 @@ export interface ToolLoopDeps {
   guard?: ContextGuard | undefined;
 }
 
+/** The chat as tools see it: whether it is a group decides which MCP servers it gets. */
+function toolChat(inbound: ToolLoopContext['inbound']): ToolChat {
+  return { channel: inbound.channel, chatId: inbound.chatId, group: isGroupChat(inbound) };
+}
+
 /** What a tool learns of the turn: its chat, conversation, log and deadline (tools/types.ts). */
 function toolCallContext(turn: ToolLoopContext): ToolCallContext {
-  return { chat: { channel: turn.inbound.channel, chatId: turn.inbound.chatId }, conversationId: turn.writes.session.metadata.conversationId, log: turn.log, deadline: turn.signal };
+  return { chat: toolChat(turn.inbound), conversationId: turn.writes.session.metadata.conversationId, log: turn.log, deadline: turn.signal };
 }
 
 export const EMPTY_ANSWER = 'The model returned an empty answer. Please rephrase or try again.';
@@ -76,7 +83,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
   const log = componentLogger(turn.log, 'ToolLoop');
   const build = () => buildRequestMessages(turn.systemPrompt, turn.writes.session.messages, { content: turn.turnPrompt, before: turn.userMessage, images: turn.images.map((i) => i.part) });
   let messages: ChatCompletionMessageParam[] = build();
-  const tools = deps.tools.definitions();
+  const tools = deps.tools.definitions(toolChat(turn.inbound));
   let shrunk = false;
   for (let round = 1; ; round++) {
     const toolsAllowed = round <= deps.maxIterations;

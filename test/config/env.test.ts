@@ -64,6 +64,7 @@ test('defaults: only a key set gives the documented values and no problems', () 
       showTranscript: false,
       streaming: 'draft',
     },
+    mcp: { file: undefined, servers: [], secrets: [] },
   });
 });
 

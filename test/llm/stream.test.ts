@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LlmClient } from '../../src/llm/client.js';
 import type { TokenUsage, UsageAccount } from '../../src/llm/accounting.js';
+import { toolStatus } from '../../src/llm/stream.js';
 import { startFakeLlm, text, toolCalls, type FakeReply } from '../helpers/fake-llm.js';
 import { captureLog, testConfig } from '../helpers/workspace.js';
 
@@ -103,4 +104,9 @@ test('a server that answers a streamed request with plain JSON: a clear error, n
   } finally {
     await fake.close();
   }
+});
+
+test("an MCP tool's status names its server, not our memory (files__read_file is not \"reading memory\")", () => {
+  assert.equal(toolStatus('files__read_file'), '🔌 asking files…');
+  assert.equal(toolStatus('memory_search'), '🔎 searching memory…');
 });

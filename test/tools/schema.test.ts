@@ -112,3 +112,16 @@ test('the get_current_time schema: optional string timezone, nothing else', () =
   assert.equal(validate(schema, { timezone: null }), 'arguments.timezone must be a string');
   assert.equal(validate(schema, { tz: 'UTC' }), 'arguments.tz is not a known argument');
 });
+
+test("risk: an MCP server's schema in forms this checker does not know (type lists, a pattern JS cannot compile, odd required/properties) — not checked, never refused or thrown", () => {
+  const outside = {
+    type: 'object',
+    properties: { note: { type: ['string', 'null'] }, code: { type: 'string', pattern: '(?<=a' }, deep: 'not a schema', list: { type: 'array', items: true } },
+    required: 'note',
+    anyOf: [{ required: ['note'] }],
+  } as unknown as JsonSchema;
+  assert.equal(validate(outside, { note: null, code: 'x', deep: 1, list: [1, 'a'] }), null);
+  assert.equal(validate(outside, {}), null);
+  // What it knows it still checks.
+  assert.equal(validate({ type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] }, { n: 0 }), 'arguments.n must be >= 1');
+});
