@@ -1,6 +1,7 @@
 import type { Command } from './types.js';
 import { toApiMessage } from '../llm/messages.js';
 import { THRESHOLD } from '../turn/auto-compact.js';
+import { isTopic } from '../core/group.js';
 
 export function formatDuration(ms: number): string {
   const s = Math.floor(ms / 1000);
@@ -13,11 +14,26 @@ export function formatDuration(ms: number): string {
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
+type StatusServices = Parameters<Command['run']>[0]['services'];
+
+/** The budget's share used today; the budget counts a forum topic's whole group (usage/budget.ts). */
+function budgetUse(services: StatusServices, chat: string): { used: number; pct: string } | null {
+  const { budget } = services;
+  if (!budget.enabled) return null;
+  const used = budget.usedToday(chat);
+  return { used, pct: `${Math.min(100, (used / budget.limit!) * 100).toFixed(1)}%` };
+}
+
 /** Today's tokens of the chat (usage.db): answers and background apart, and the cached share. */
-function tokensTodayLine(services: Parameters<Command['run']>[0]['services'], chat: string): string {
+function tokensTodayLine(services: StatusServices, chat: string): string {
   const { all, answers, background } = services.usage.day(chat);
   const cached = all.promptTokens > 0 ? ` · ${((all.cachedTokens / all.promptTokens) * 100).toFixed(1)}% of prompt tokens cached` : '';
-  const limit = services.budget.enabled ? ` · daily budget ${fmt(services.budget.limit!)} (${Math.min(100, (all.total / services.budget.limit!) * 100).toFixed(1)}% used)` : '';
+  const use = budgetUse(services, chat);
+  const limit = !use
+    ? ''
+    : isTopic(chat)
+      ? ` · daily budget ${fmt(services.budget.limit!)} for the whole group (${fmt(use.used)} used by its topics together, ${use.pct})`
+      : ` · daily budget ${fmt(services.budget.limit!)} (${use.pct} used)`;
   return `Tokens today: ${fmt(all.total)} (answers ${fmt(answers.total)}, background ${fmt(background.total)}; prompt ${fmt(all.promptTokens)}, completion ${fmt(all.completionTokens)})${cached}${limit}`;
 }
 

@@ -174,7 +174,7 @@ export class Intake {
     if (overRate) {
       // In the chat's queue, so the words land in the session in order; no LLM call.
       log.warn({ code: 'chat.rate_limited', session: job.key, perMinute: config.rateLimitPerMinute }, 'a chat sent more messages in a minute than the limit; saved one without answering');
-      return this.unanswered(msg, cmd !== null, limits.rateText(cmd?.name));
+      return this.unanswered(msg, cmd !== null, limits.rateText(job.key, cmd?.name));
     }
     if (!cmd && budget.blocks(job.key, msg)) {
       // DAILY_TOKEN_BUDGET used up: the message is kept in the session, never sent to the model.
