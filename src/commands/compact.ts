@@ -6,6 +6,7 @@ export function createCompactCommand(): Command {
   return {
     name: 'compact',
     description: 'Summarize older messages into memory, keeping the last N (default 10, 1–100)',
+    access: 'managers',
     async run({ session, writes, args, services, inbound }) {
       const n = args ? Number.parseInt(args, 10) : DEFAULT_COMPACT_KEEP;
       if (args && !Number.isFinite(n)) return `"/compact ${args}" — N must be a number of messages to keep, e.g. /compact 10.`;

@@ -1,4 +1,11 @@
+/**
+ * /status: the chat's figures. Managers (commands/router.ts: owners, group admins where allowed,
+ * anyone in their own private chat) get the operator's view — session, context, tokens by role,
+ * tokenizer, memory block, timings; a group member gets the short one: model, memory on or off,
+ * the conversation's size and today's tokens against the budget.
+ */
 import type { Command } from './types.js';
+import { isManager } from './router.js';
 import { toApiMessage } from '../llm/messages.js';
 import { THRESHOLD } from '../turn/auto-compact.js';
 import { isTopic } from '../core/group.js';
@@ -37,11 +44,30 @@ function tokensTodayLine(services: StatusServices, chat: string): string {
   return `Tokens today: ${fmt(all.total)} (answers ${fmt(answers.total)}, background ${fmt(background.total)}; prompt ${fmt(all.promptTokens)}, completion ${fmt(all.completionTokens)})${cached}${limit}`;
 }
 
+/** A group member's /status: what the chat runs on and how much of today's budget is left, no operator internals. */
+function shortStatus(services: StatusServices, session: Parameters<Command['run']>[0]['session']): string {
+  const chat = session.id;
+  const mine = services.usage.day(chat).all.total;
+  const use = budgetUse(services, chat);
+  const tokens = isTopic(chat) ? `${fmt(mine)} in this topic, ${fmt(services.usage.groupDay(chat).total)} in the group` : fmt(mine);
+  const budget = !use ? ' (no daily budget)' : `${isTopic(chat) ? ', of its' : ' of the'} daily budget of ${fmt(services.budget.limit!)} (${use.pct})`;
+  return [
+    '📊 Status',
+    `Model: ${services.llm.modelFor('default')}${services.model.vision ? ' · reads images' : ' · text only'}`,
+    `Memory: ${services.runtime.get().memory.enabled ? 'on' : 'off'}`,
+    `Messages: ${session.messages.length} in this conversation, ${fmt(session.metadata.messagesReceived)} received in this chat`,
+    `Tokens today: ${tokens}${budget}`,
+    "The full status is for the bot's owner.",
+  ].join('\n');
+}
+
 export function createStatusCommand(): Command {
   return {
     name: 'status',
     description: 'Show session size, context use, compactions, model and timings',
-    async run({ session, services, inbound }) {
+    access: 'everyone',
+    async run({ session, services, inbound, role }) {
+      if (!isManager(role)) return shortStatus(services, session);
       const { tokens, llm, stats, model, runtime } = services;
       const last = stats.lastTurn(session.id);
       const { tokens: used, reserved, limit } = services.compactor.usage(session);

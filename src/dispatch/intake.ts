@@ -208,10 +208,16 @@ export class Intake {
   }
 
   private async runCommand(msg: InboundMessage, job: Job, name: string, args: string): Promise<string> {
-    const session = await this.deps.sessions.getOrCreate(msg.channel, msg.chatId);
     const cmd = this.deps.commands.find(name);
     if (!cmd) return `Unknown command /${name}. Send /help to see what I understand.`;
-    return cmd.run({ inbound: msg, session, writes: this.deps.sessions.writer(session), args, services: this.deps.services, log: this.deps.log, document: job.reply.document });
+    const role = msg.role ?? 'member';
+    const refused = this.deps.commands.refusal(cmd, args, role);
+    if (refused) {
+      this.deps.log.info({ session: job.key, command: name, role }, 'command refused: not open to the sender\'s role; nothing run');
+      return refused;
+    }
+    const session = await this.deps.sessions.getOrCreate(msg.channel, msg.chatId);
+    return cmd.run({ inbound: msg, session, writes: this.deps.sessions.writer(session), args, role, services: this.deps.services, log: this.deps.log, document: job.reply.document });
   }
 
   /**
