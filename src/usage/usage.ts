@@ -136,6 +136,11 @@ export class UsageStore {
     return totals(rows.filter((r) => groupOf(r.chat) === group));
   }
 
+  /** Every chat with rows (purge finds a group's topics among them). */
+  chats(): string[] {
+    return (this.db.prepare('SELECT DISTINCT chat FROM usage_daily').all() as Array<{ chat: string }>).map((r) => r.chat);
+  }
+
   /** Purge: every row of one chat, overwritten on disk (secure_delete) and the log truncated. */
   deleteChat(chat: string): number {
     this.db.pragma('secure_delete = ON');
