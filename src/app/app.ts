@@ -51,7 +51,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const built = await buildServices(config, log, opts);
   const { services, dispatcher, inbox, embedder } = built;
   const pipeline = buildPipeline(built, log);
-  const commands = buildCommands();
+  const commands = buildCommands(config.telegram.groupAdminsManage);
   const { sessions, stats, tokens, reminders, scheduler, index, usage } = services;
   // Taken over before any channel starts (see Intake.open).
   const intake = await Intake.open({

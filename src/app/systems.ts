@@ -46,8 +46,9 @@ export function buildPipeline(built: Built, log: Logger): Pipeline {
   );
 }
 
-export function buildCommands(): CommandRouter {
+/** `adminsManage`: GROUP_ADMINS_MANAGE (the channel decides who is an admin; the router words its refusals). */
+export function buildCommands(adminsManage = false): CommandRouter {
   const commands: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand(), createExportCommand(), createRemindersCommand()];
-  const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commands]);
+  const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commands], adminsManage);
   return router;
 }

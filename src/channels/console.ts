@@ -52,6 +52,8 @@ export class ConsoleChannel implements Channel {
           channel: this.name,
           chatId: this.opts.chatId,
           userId: 'console',
+          // The terminal is the operator's own.
+          role: 'owner',
           userName: this.opts.userName ?? process.env.USER ?? 'user',
           text,
           messageId: `${this.runId}-${++this.seq}`,

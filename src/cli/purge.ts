@@ -1,8 +1,12 @@
-/** `npm run memory -- purge --chat CHANNEL:ID [--pairing]`: privacy/purge.ts, with the daemon lock held. */
+/**
+ * `npm run memory -- purge --chat CHANNEL:ID [--pairing]`: privacy/purge.ts, with the daemon lock
+ * held. A group's id takes its forum topics too, and the first line says how many.
+ */
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
 import { acquireDaemonLock } from '../storage/daemon-lock.js';
 import { purgeChat } from '../privacy/purge.js';
+import { splitTopic } from '../core/group.js';
 import { PairingStore, pairingFile } from '../channels/telegram/pairing.js';
 import type { CliIo } from './io.js';
 
@@ -19,9 +23,11 @@ export async function runPurge(chat: { channel: string; chatId: string }, args: 
       ...(args.includes('--pairing') ? { revokePairing: (userId: string) => new PairingStore(pairingFile(config.workspaceDir)).revoke(userId) } : {}),
     });
     const id = `${chat.channel}:${chat.chatId}`;
+    const n = r.topics.length;
+    const topics = n === 0 ? '' : ` and its ${n} forum topic${n === 1 ? '' : 's'} (${r.topics.map((t) => splitTopic(t).threadId ?? t).join(', ')})`;
     if (r.deleted.length === 0) io.out(`Nothing of ${id} was found in ${config.workspaceDir}.`);
     else {
-      io.out(`Purged ${id}. Deleted:`);
+      io.out(`Purged ${id}${topics}. Deleted:`);
       for (const d of r.deleted) io.out(`  - ${d}`);
     }
     for (const k of r.kept) io.out(`Not deleted: ${k}`);

@@ -13,6 +13,7 @@ export function createExportCommand(): Command {
   return {
     name: 'export',
     description: 'Get everything I keep about this chat as one Markdown file',
+    access: 'managers',
     async run({ inbound, services, document }) {
       const chat = { channel: inbound.channel, chatId: inbound.chatId };
       const now = new Date();

@@ -15,6 +15,8 @@ export function createForgetCommand(): Command {
   return {
     name: 'forget',
     description: 'Forget words everywhere in your memory: /forget <words> shows what matches, /forget confirm removes it',
+    // The preview's counts already tell whether the shared memory holds the words.
+    access: 'managers',
     async run({ inbound, services, args }) {
       const key = sessionKey(inbound.channel, inbound.chatId);
       const chat = { channel: inbound.channel, chatId: inbound.chatId };

@@ -64,6 +64,8 @@ export function createMemoryCommand(): Command {
   return {
     name: 'memory',
     description: 'Show your long-term memory (MEMORY.md); /memory history lists its versions, /memory undo takes back the last change',
+    // MEMORY.md word for word is the core of what /export gives; in a group it is the group's shared memory.
+    access: 'managers',
     async run(ctx) {
       const { inbound, services, args } = ctx;
       // "/memory 2" is a part of a long file; any other word is a subcommand (history, undo).

@@ -4,6 +4,8 @@ export function createNewCommand(): Command {
   return {
     name: 'new',
     description: 'Start a new conversation (what was said is saved to memory first)',
+    // It ends the conversation for everyone in the group.
+    access: 'managers',
     async run({ session, writes, inbound, services }) {
       // Consolidate first (awaited; the consolidation has its own timeout and falls back to a
       // raw history entry), so nothing said in this conversation is lost with it.

@@ -8,6 +8,8 @@ export function createRemindersCommand(): Command {
   return {
     name: 'reminders',
     description: 'List your pending reminders; /reminders cancel N cancels one',
+    // The list is what the chat will be sent anyway; cancelling one changes it for everyone.
+    access: (args) => (/^cancel\b/i.test(args) ? 'managers' : 'everyone'),
     async run({ inbound, args, services }) {
       const { reminders } = services;
       const pending = reminders.list(inbound.channel, inbound.chatId);

@@ -1,8 +1,15 @@
 /**
- * Recognises `/name args` and `/name@botname args` and finds the command. Unknown commands get a
- * pointer to /help instead of reaching the model.
+ * Recognises `/name args` and `/name@botname args`, finds the command and says whether the
+ * sender's role lets them run it (each command declares its `access`; nothing else re-checks).
+ * Unknown commands get a pointer to /help instead of reaching the model.
  */
+import type { Role } from '../core/message.js';
 import type { Command } from './types.js';
+
+/** Owners and (where GROUP_ADMINS_MANAGE=on lets the channel say so) group admins. */
+export function isManager(role: Role): boolean {
+  return role === 'owner' || role === 'admin';
+}
 
 export interface ParsedCommand {
   name: string;
@@ -18,8 +25,24 @@ export function parseCommand(text: string): ParsedCommand | null {
 export class CommandRouter {
   private readonly commands = new Map<string, Command>();
 
-  constructor(commands: Command[]) {
+  /** `adminsManage`: GROUP_ADMINS_MANAGE, for the wording of a refusal. */
+  constructor(
+    commands: Command[],
+    private readonly adminsManage = false,
+  ) {
     for (const c of commands) this.commands.set(c.name, c);
+  }
+
+  /** Null when `role` may run `cmd` with `args`; else the one line the sender gets instead (nothing is run). */
+  refusal(cmd: Command, args: string, role: Role): string | null {
+    const perArgs = typeof cmd.access === 'function';
+    const access = typeof cmd.access === 'function' ? cmd.access(args) : cmd.access;
+    if (access === 'everyone' || isManager(role)) return null;
+    // Named with its subcommand when only that one is closed ("/reminders cancel").
+    const label = perArgs && args ? `/${cmd.name} ${args.split(/\s+/)[0]}` : `/${cmd.name}`;
+    return this.adminsManage
+      ? `Only the bot's owner or a group admin can use ${label} in this group, so nothing was done. Ask one of them if it is needed.`
+      : `Only the bot's owner can use ${label} in this group, so nothing was done. Ask them if it is needed.`;
   }
 
   list(): Command[] {

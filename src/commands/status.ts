@@ -1,7 +1,15 @@
+/**
+ * /status: the chat's figures. Managers (commands/router.ts: owners, group admins where allowed,
+ * anyone in their own private chat) get the operator's view — session, context, tokens by role,
+ * tokenizer, memory block, timings; a group member gets the short one: model, memory on or off,
+ * the conversation's size and today's tokens against the budget.
+ */
 import type { Command } from './types.js';
+import { isManager } from './router.js';
 import { toApiMessage } from '../llm/messages.js';
 import { THRESHOLD } from '../turn/auto-compact.js';
 import { setAsideCopies } from '../storage/sqlite.js';
+import { isTopic } from '../core/group.js';
 
 export function formatDuration(ms: number): string {
   const s = Math.floor(ms / 1000);
@@ -14,19 +22,53 @@ export function formatDuration(ms: number): string {
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
+type StatusServices = Parameters<Command['run']>[0]['services'];
+
+/** The budget's share used today; the budget counts a forum topic's whole group (usage/budget.ts). */
+function budgetUse(services: StatusServices, chat: string): { used: number; pct: string } | null {
+  const { budget } = services;
+  if (!budget.enabled) return null;
+  const used = budget.usedToday(chat);
+  return { used, pct: `${Math.min(100, (used / budget.limit!) * 100).toFixed(1)}%` };
+}
+
 /** Today's tokens of the chat (usage.db): answers and background apart, and the cached share. */
-function tokensTodayLine(services: Parameters<Command['run']>[0]['services'], chat: string): string {
+function tokensTodayLine(services: StatusServices, chat: string): string {
   const { all, answers, background } = services.usage.day(chat);
   const cached = all.promptTokens > 0 ? ` · ${((all.cachedTokens / all.promptTokens) * 100).toFixed(1)}% of prompt tokens cached` : '';
-  const limit = services.budget.enabled ? ` · daily budget ${fmt(services.budget.limit!)} (${Math.min(100, (all.total / services.budget.limit!) * 100).toFixed(1)}% used)` : '';
+  const use = budgetUse(services, chat);
+  const limit = !use
+    ? ''
+    : isTopic(chat)
+      ? ` · daily budget ${fmt(services.budget.limit!)} for the whole group (${fmt(use.used)} used by its topics together, ${use.pct})`
+      : ` · daily budget ${fmt(services.budget.limit!)} (${use.pct} used)`;
   return `Tokens today: ${fmt(all.total)} (answers ${fmt(answers.total)}, background ${fmt(background.total)}; prompt ${fmt(all.promptTokens)}, completion ${fmt(all.completionTokens)})${cached}${limit}`;
+}
+
+/** A group member's /status: what the chat runs on and how much of today's budget is left, no operator internals. */
+function shortStatus(services: StatusServices, session: Parameters<Command['run']>[0]['session']): string {
+  const chat = session.id;
+  const mine = services.usage.day(chat).all.total;
+  const use = budgetUse(services, chat);
+  const tokens = isTopic(chat) ? `${fmt(mine)} in this topic, ${fmt(services.usage.groupDay(chat).total)} in the group` : fmt(mine);
+  const budget = !use ? ' (no daily budget)' : `${isTopic(chat) ? ', of its' : ' of the'} daily budget of ${fmt(services.budget.limit!)} (${use.pct})`;
+  return [
+    '📊 Status',
+    `Model: ${services.llm.modelFor('default')}${services.model.vision ? ' · reads images' : ' · text only'}`,
+    `Memory: ${services.runtime.get().memory.enabled ? 'on' : 'off'}`,
+    `Messages: ${session.messages.length} in this conversation, ${fmt(session.metadata.messagesReceived)} received in this chat`,
+    `Tokens today: ${tokens}${budget}`,
+    "The full status is for the bot's owner.",
+  ].join('\n');
 }
 
 export function createStatusCommand(): Command {
   return {
     name: 'status',
     description: 'Show session size, context use, compactions, model and timings',
-    async run({ session, services, inbound }) {
+    access: 'everyone',
+    async run({ session, services, inbound, role }) {
+      if (!isManager(role)) return shortStatus(services, session);
       const { tokens, llm, stats, model, runtime } = services;
       const last = stats.lastTurn(session.id);
       const { tokens: used, reserved, limit } = services.compactor.usage(session);

@@ -181,6 +181,8 @@ export interface TelegramConfig {
   allowedUsers: string[];
   /** Numeric chat ids of groups the bot serves. */
   allowedGroups: string[];
+  /** GROUP_ADMINS_MANAGE: a group's Telegram admins may use the commands that reveal or change its shared memory, like the owners. */
+  groupAdminsManage: boolean;
   dmPolicy: DmPolicy;
   /** Set: webhook mode (updates are pushed to this public HTTPS URL); unset: long polling. */
   webhookUrl: string | undefined;
@@ -228,6 +230,8 @@ function readTelegram(r: SettingsReader): TelegramConfig {
     else r.problem(`TELEGRAM_ALLOWED_GROUPS has ${JSON.stringify(entry)}, which is not a numeric chat id (groups look like -1001234567890)`);
   }
 
+  const groupAdminsManage = r.bool('GROUP_ADMINS_MANAGE', false, "must be on (a group's Telegram admins may use /export, /forget, /new … there) or off (only TELEGRAM_ALLOWED_USERS)");
+
   const before = r.problems.length;
   const dmPolicy = r.oneOf('TELEGRAM_DM_POLICY', DM_POLICIES, 'pairing', 'must be allowlist (only TELEGRAM_ALLOWED_USERS), pairing (strangers get a code to approve) or open (anyone)');
   if (r.problems.length === before && botToken && dmPolicy === 'allowlist' && allowedUsers.length === 0) {
@@ -253,6 +257,7 @@ function readTelegram(r: SettingsReader): TelegramConfig {
     apiRoot,
     allowedUsers,
     allowedGroups,
+    groupAdminsManage,
     dmPolicy,
     webhookUrl,
     webhookSecret,

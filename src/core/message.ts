@@ -23,6 +23,16 @@ export interface StoredAttachment {
   fileId: string;
 }
 
+/**
+ * What the sender may do in this chat, decided once by the channel before the message is handed
+ * over (commands/router.ts enforces it; README "Who may use which command"):
+ * - `owner`: one of the bot's owners (TELEGRAM_ALLOWED_USERS), the operator at the terminal, or
+ *   the user of a private chat (it is their own chat);
+ * - `admin`: a Telegram admin of the group, where GROUP_ADMINS_MANAGE=on;
+ * - `member`: anyone else in a group.
+ */
+export type Role = 'owner' | 'admin' | 'member';
+
 export interface InboundMessage {
   channel: string;
   chatId: string;
@@ -43,6 +53,8 @@ export interface InboundMessage {
   albumId?: string | undefined;
   /** An album's images, once its items are collected into one message (`text` has one placeholder per image). */
   images?: ImageRef[] | undefined;
+  /** The sender's role; unset (an entry journaled by an older version) counts as `member`: fail closed. */
+  role?: Role | undefined;
   /** What the channel knows about the chat (its kind and name), kept for the memory page (sessions/names.ts). */
   chat?: ChatLabel | undefined;
 }

@@ -175,7 +175,7 @@ export class Intake {
     if (overRate) {
       // In the chat's queue, so the words land in the session in order; no LLM call.
       log.warn({ code: 'chat.rate_limited', session: job.key, perMinute: config.rateLimitPerMinute }, 'a chat sent more messages in a minute than the limit; saved one without answering');
-      return this.unanswered(msg, cmd !== null, limits.rateText(cmd?.name));
+      return this.unanswered(msg, cmd !== null, limits.rateText(job.key, cmd?.name));
     }
     if (!cmd && budget.blocks(job.key, msg)) {
       // DAILY_TOKEN_BUDGET used up: the message is kept in the session, never sent to the model.
@@ -209,10 +209,16 @@ export class Intake {
   }
 
   private async runCommand(msg: InboundMessage, job: Job, name: string, args: string): Promise<string> {
-    const session = await this.deps.sessions.getOrCreate(msg.channel, msg.chatId);
     const cmd = this.deps.commands.find(name);
     if (!cmd) return `Unknown command /${name}. Send /help to see what I understand.`;
-    return cmd.run({ inbound: msg, session, writes: this.deps.sessions.writer(session), args, services: this.deps.services, log: this.deps.log, document: job.reply.document });
+    const role = msg.role ?? 'member';
+    const refused = this.deps.commands.refusal(cmd, args, role);
+    if (refused) {
+      this.deps.log.info({ session: job.key, command: name, role }, 'command refused: not open to the sender\'s role; nothing run');
+      return refused;
+    }
+    const session = await this.deps.sessions.getOrCreate(msg.channel, msg.chatId);
+    return cmd.run({ inbound: msg, session, writes: this.deps.sessions.writer(session), args, role, services: this.deps.services, log: this.deps.log, document: job.reply.document });
   }
 
   /**

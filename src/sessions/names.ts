@@ -9,7 +9,7 @@
  * of `telegram:-100123:7`. Names are user-controlled text: control and invisible formatting
  * characters are dropped and the length capped before anything is kept. Written only when an
  * entry changes (atomic, under the file's lock, one write at a time); `purge` removes a chat's
- * entry (dropChatName), so no byte of its name is left.
+ * entry (dropChatNames), so no byte of its name is left.
  */
 import { readFile, unlink } from 'node:fs/promises';
 import type { Logger } from '../core/log.js';
@@ -123,11 +123,11 @@ export class ChatNames {
 }
 
 /**
- * Removes one chat's entry from the book on disk (purge, daemon stopped): 'entry' when it had
+ * Removes these chats' entries from the book on disk (purge, daemon stopped): 'entry' when one had
  * one; 'file' when the book could not be read (it may hold the name, so it goes whole: it is
  * only names, and fills again as chats talk); undefined when there was nothing of the chat.
  */
-export async function dropChatName(file: string, key: string): Promise<'entry' | 'file' | undefined> {
+export async function dropChatNames(file: string, keys: readonly string[]): Promise<'entry' | 'file' | undefined> {
   let book: Map<string, ChatName>;
   try {
     book = await readBook(file);
@@ -136,7 +136,9 @@ export async function dropChatName(file: string, key: string): Promise<'entry' |
     await unlink(file);
     return 'file';
   }
-  if (!book.delete(key)) return undefined;
+  let dropped = false;
+  for (const key of keys) dropped = book.delete(key) || dropped;
+  if (!dropped) return undefined;
   await writeBook(file, book);
   return 'entry';
 }

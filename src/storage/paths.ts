@@ -34,6 +34,20 @@ export function sessionFileKey(channel: string, chatId: string): string {
   return `${safeComponent(channel)}:${safeComponent(chatId)}`;
 }
 
+/**
+ * The chat a file-system key (`sessionFileKey`) was made from; undefined when it is no such key
+ * or a part was too long and shortened (a hash cannot be read back).
+ */
+export function chatOfFileKey(key: string): { channel: string; chatId: string } | undefined {
+  const at = key.indexOf(':');
+  if (at < 0 || key.includes('~')) return undefined;
+  try {
+    return { channel: decodeURIComponent(key.slice(0, at)), chatId: decodeURIComponent(key.slice(at + 1)) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** True when `candidate` is `base` itself or lies below it (both absolute). */
 export function isInside(base: string, candidate: string): boolean {
   const rel = path.relative(base, candidate);

@@ -1,6 +1,8 @@
 /**
  * DAILY_TOKEN_BUDGET: tokens (prompt + completion, answers and background together, from
- * usage.db) one chat may use per day in TZ. Off when unset or 0. A chat that has used it gets one
+ * usage.db) one chat may use per day in TZ — a group with forum topics as a whole: its topics
+ * share one budget (core/group.ts), so opening topics does not multiply it. Off when unset or 0.
+ * A chat that has used it gets one
  * line instead of an answer — its message is saved, never sent to the model — and its background
  * calls (summaries, consolidation, nightly facts and reflection) are refused by the LLM client
  * until the day ends. Users in TELEGRAM_ALLOWED_USERS (the bot's owners) are exempt unless
@@ -9,6 +11,7 @@
 import { addDays, differenceInMinutes } from 'date-fns';
 import { TZDate } from '@date-fns/tz';
 import type { InboundMessage } from '../core/message.js';
+import { isTopic } from '../core/group.js';
 import type { UsageStore } from './usage.js';
 import type { UsageAccount } from '../llm/accounting.js';
 
@@ -38,9 +41,9 @@ export class TokenBudget {
     return this.exemptUsers.has(msg.userId) || (msg.username !== undefined && this.exemptUsers.has(msg.username.toLowerCase()));
   }
 
-  /** Tokens the chat used today. */
+  /** Tokens the chat used today — for a forum topic, its whole group (what the budget counts). */
   usedToday(chat: string): number {
-    return this.usage.day(chat, this.usage.dayOf(this.now())).all.total;
+    return this.usage.groupDay(chat, this.usage.dayOf(this.now())).total;
   }
 
   private exhausted(chat: string): boolean {
@@ -62,13 +65,18 @@ export class TokenBudget {
     return this.exhausted(account.chat);
   }
 
-  /** The one line the user gets: what happened and when it resets. */
-  refusal(chat: string): string {
+  /**
+   * The one line the user gets: the budget, what was used, what it meant (`outcome`) and when it
+   * resets. `lead` goes before it when something other than a message was refused (/compact).
+   */
+  refusal(chat: string, outcome = 'so your message was saved but not sent to the model', lead = ''): string {
     const now = this.now();
     const local = new TZDate(now.getTime(), this.timezone);
     const midnight = new TZDate(local.getFullYear(), local.getMonth(), local.getDate(), 0, 0, 0, this.timezone);
     const minutes = Math.max(1, differenceInMinutes(addDays(midnight, 1), now));
     const wait = minutes >= 60 ? `${Math.floor(minutes / 60)} h ${minutes % 60} min` : `${minutes} min`;
-    return `This chat has used its daily budget of ${fmt(this.limit!)} tokens (${fmt(this.usedToday(chat))} today), so your message was saved but not sent to the model. The budget resets at midnight (${this.timezone}), in ${wait}.`;
+    const who = isTopic(chat) ? 'this group (its topics together)' : 'this chat';
+    const spent = `${who} has used its daily budget of ${fmt(this.limit!)} tokens (${fmt(this.usedToday(chat))} today)`;
+    return `${lead ? `${lead}${spent}` : `${spent[0]!.toUpperCase()}${spent.slice(1)}`}, ${outcome}. The budget resets at midnight (${this.timezone}), in ${wait}.`;
   }
 }

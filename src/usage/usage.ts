@@ -13,6 +13,7 @@ import path from 'node:path';
 import { localDate } from '../memory/notes.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import { openSqlite, quickCheck } from '../storage/sqlite.js';
+import { groupOf } from '../core/group.js';
 import type { TokenUsage, UsageAccount, UsageKind } from '../llm/accounting.js';
 
 /** One row of the table: one chat, one day, one kind. */
@@ -121,6 +122,28 @@ export class UsageStore {
   day(chat: string, day: string = this.dayOf()): { all: UsageTotals; answers: UsageTotals; background: UsageTotals } {
     const rows = this.rows({ since: day, until: day, chat });
     return { all: totals(rows), answers: totals(rows.filter((r) => r.kind === 'answer')), background: totals(rows.filter((r) => r.kind !== 'answer')) };
+  }
+
+  /**
+   * What a chat's group used on one day (default today), all kinds: the chat itself, or for a
+   * forum topic its whole group — the General topic and every topic together (core/group.ts).
+   */
+  groupDay(chat: string, day: string = this.dayOf()): UsageTotals {
+    const group = groupOf(chat);
+    const prefix = `${group}:`;
+    // The day narrows by the primary key; the prefix narrows to the group's topics, and groupOf decides.
+    const rows = this.db
+      .prepare(
+        `SELECT chat, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens
+         FROM usage_daily WHERE day = ? AND (chat = ? OR substr(chat, 1, ?) = ?)`,
+      )
+      .all(day, group, prefix.length, prefix) as Array<UsageRow>;
+    return totals(rows.filter((r) => groupOf(r.chat) === group));
+  }
+
+  /** Every chat with rows (purge finds a group's topics among them). */
+  chats(): string[] {
+    return (this.db.prepare('SELECT DISTINCT chat FROM usage_daily').all() as Array<{ chat: string }>).map((r) => r.chat);
   }
 
   /** Purge: every row of one chat, overwritten on disk (secure_delete) and the log truncated. */

@@ -16,6 +16,8 @@ import { silentLogger } from '../../src/core/log.js';
 import { testConfig } from '../helpers/workspace.js';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { PairingStore, pairingFile } from '../../src/channels/telegram/pairing.js';
+import { UsageStore } from '../../src/usage/usage.js';
+import { ReminderStore } from '../../src/reminders/store.js';
 
 const responder: Responder = (req, i) => {
   if (promptKind(req) !== 'consolidation') return echoResponder(req, i);
@@ -24,14 +26,19 @@ const responder: Responder = (req, i) => {
   return text(JSON.stringify({ history_entry: `[2026-03-10 12:00] Talked about ${word}.`, memory_update: `- The code word is ${word}.`, facts: [`The code word is ${word}.`] }));
 };
 
-async function filesContaining(dir: string, needle: string): Promise<string[]> {
+/** Files whose name or bytes (read as latin1) match `re`. */
+async function filesMatching(dir: string, re: RegExp): Promise<string[]> {
   const out: string[] = [];
   for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
     if (!e.isFile()) continue;
     const file = path.join(e.parentPath ?? (e as any).path, e.name);
-    if ((await readFile(file)).toString('latin1').toLowerCase().includes(needle.toLowerCase())) out.push(path.relative(dir, file));
+    if (re.test(path.relative(dir, file)) || re.test((await readFile(file)).toString('latin1'))) out.push(path.relative(dir, file));
   }
   return out;
+}
+
+function filesContaining(dir: string, needle: string): Promise<string[]> {
+  return filesMatching(dir, new RegExp(needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i'));
 }
 
 async function snapshot(dir: string): Promise<Map<string, string>> {
@@ -124,6 +131,88 @@ test('purge of a Telegram chat takes back its pairing on request; a running daem
       assert.equal(await readFile(path.join(ws, 'sessions', 'telegram:555.json'), 'utf8'), '{}');
     } finally {
       daemon.kill();
+    }
+  } finally {
+    await bot.llm.close();
+    await rm(ws, { recursive: true, force: true });
+  }
+});
+
+test('purge --chat telegram:<group> takes the group and every forum topic of it, and says how many topics; a topic alone takes only that topic; other groups are untouched', async () => {
+  // Each chat says its own code word; consolidation puts it in MEMORY.md and memory.db.
+  const chats: Array<[string, string]> = [
+    ['-100123', 'FIG44'], // the group's General topic
+    ['-100123:5', 'PLUM11'],
+    ['-100123:7', 'PEAR33'],
+    ['-100123:9', 'DATE66'],
+    ['-100456', 'KIWI22'], // another group
+    ['-1001234:5', 'LIME55'], // a group whose id starts with the same digits
+  ];
+  const wordIn = (s: string) => chats.map(([, w]) => w).find((w) => s.includes(w)) ?? 'nothing';
+  const consolidating: Responder = (req, i) => {
+    if (promptKind(req) !== 'consolidation') return echoResponder(req, i);
+    const word = wordIn(String(req.body.messages[0].content));
+    return text(JSON.stringify({ history_entry: `[2026-03-10 12:00] Talked about ${word}.`, memory_update: `- The code word is ${word}.`, facts: [`The code word is ${word}.`] }));
+  };
+  const bot = await startTestBot({ responder: consolidating });
+  const ws = bot.workspace;
+  const tg = { channel: 'telegram', userId: '301' };
+  try {
+    for (const [chat, word] of chats) {
+      await bot.send(chat, `my code word is ${word}`, tg);
+      await bot.send(chat, '/new', { ...tg, role: 'owner' });
+      await bot.send(chat, `again: ${word}`, tg);
+      await bot.send(chat, '/export', { ...tg, role: 'owner' });
+      assert.ok(bot.app.services.reminders.schedule('telegram', chat, { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${word}` }).ok);
+    }
+    await bot.app.stop();
+    const others = ['memory', 'sessions', 'exports'].flatMap((d) => ['telegram:-100456', 'telegram:-1001234%3A5'].map((k) => path.join(ws, d, d === 'sessions' ? `${k}.json` : k)));
+    const before = await Promise.all(others.map((p) => readFile(p).then((b) => b.toString('base64'), () => snapshot(p))));
+
+    const purge = async (chat: string) => {
+      const out: string[] = [];
+      const code = await runChatCommand('purge', ['--chat', chat], testConfig({ WORKSPACE_DIR: ws }), silentLogger(), { out: (l) => out.push(l), err: (l) => out.push(l) });
+      assert.equal(code, 0, out.join('\n'));
+      return out.join('\n');
+    };
+    // One topic: only that topic goes.
+    const one = await purge('telegram:-100123:9');
+    assert.match(one, /^Purged telegram:-100123:9\. Deleted:/);
+    assert.deepEqual(await filesContaining(ws, 'DATE66'), []);
+    assert.ok((await filesContaining(ws, 'PLUM11')).length >= 4, 'the other topics are still there');
+
+    // The group: its General topic and its two remaining topics.
+    const all = await purge('telegram:-100123');
+    assert.match(all, /^Purged telegram:-100123 and its 2 forum topics \(5, 7\)\. Deleted:/);
+    assert.match(all, /session file sessions\/telegram:-100123%3A5\.json/);
+    assert.match(all, /memory folder memory\/telegram:-100123%3A7\//);
+    assert.match(all, /3 reminder\(s\) in schedules\.db/);
+    assert.match(all, /\d+ row\(s\) of token usage in usage\.db/);
+    for (const word of ['FIG44', 'PLUM11', 'PEAR33']) assert.deepEqual(await filesContaining(ws, word), [], `no byte of ${word} left`);
+    assert.deepEqual(await filesMatching(ws, /-100123(?!\d)/), [], 'not even the group\'s id');
+
+    const after = await Promise.all(others.map((p) => readFile(p).then((b) => b.toString('base64'), () => snapshot(p))));
+    assert.deepEqual(after, before, 'the other groups\' sessions, memory folders and exports are byte-identical');
+    const index = new MemoryIndex(path.join(ws, 'memory.db'), silentLogger());
+    try {
+      for (const [scope, word] of [['telegram:-100456', 'KIWI22'], ['telegram:-1001234:5', 'LIME55']]) {
+        assert.ok(index.search('code word', { scope: scope!, limit: 5 }).some((h) => h.content.includes(word!)), `${scope} keeps its memories`);
+      }
+    } finally {
+      index.close();
+    }
+    const usage = new UsageStore(path.join(ws, 'usage.db'), 'UTC');
+    try {
+      assert.deepEqual([...new Set(usage.rows().map((r) => r.chat))].sort(), ['telegram:-100456', 'telegram:-1001234:5'].sort());
+    } finally {
+      usage.close();
+    }
+    const reminders = new ReminderStore(path.join(ws, 'schedules.db'), silentLogger());
+    try {
+      const left = ['telegram:-100123', 'telegram:-100123:5', 'telegram:-100456', 'telegram:-1001234:5'].map((c) => reminders.pending(c).length);
+      assert.deepEqual(left, [0, 0, 1, 1]);
+    } finally {
+      reminders.close();
     }
   } finally {
     await bot.llm.close();

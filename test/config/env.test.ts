@@ -54,6 +54,7 @@ test('defaults: only a key set gives the documented values and no problems', () 
       apiRoot: undefined,
       allowedUsers: [],
       allowedGroups: [],
+      groupAdminsManage: false,
       dmPolicy: 'pairing',
       webhookUrl: undefined,
       webhookSecret: undefined,

@@ -220,6 +220,7 @@ test('a command is closed before it runs; one that throws gets one apology and a
     {
       name: 'boom',
       description: 'fails',
+      access: 'everyone',
       async run() {
         ran.push('boom');
         assert.deepEqual((await new Inbox(inbox!.file).unfinished()).entries, [], 'closed before it runs');

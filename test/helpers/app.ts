@@ -48,7 +48,8 @@ export async function startTestBot(
     async send(chatId, text, extra = {}) {
       const got: string[] = [];
       await app.handle(
-        { channel: 'test', chatId, userId: `u-${chatId}`, userName: 'Tester', text, messageId: String(++msgSeq), receivedAt: new Date(), ...extra },
+        // A private chat of its user, who owns it (extra.role says otherwise).
+        { channel: 'test', chatId, userId: `u-${chatId}`, userName: 'Tester', text, messageId: String(++msgSeq), receivedAt: new Date(), role: 'owner', ...extra },
         async (reply) => {
           got.push(reply);
           const list = replies.get(chatId) ?? [];

@@ -4,7 +4,8 @@
  * and lets a test answer one the way real Telegram sometimes does — 429 with retry_after, a
  * 400 "can't parse entities", a 5xx, a dropped connection after the message was delivered, a
  * getUpdates that never returns, a repeated update — while the real telegraf client and the
- * emulator do everything else.
+ * emulator do everything else. It also stands in for the methods the emulator lacks:
+ * sendMessageDraft, getChatMember (setChatMember says who is an admin), sendDocument and getFile.
  *
  * Also: `startTelegramBot` builds the real daemon (createApp) on a temp workspace with the fake
  * LLM and a started TelegramChannel, like test/helpers/app.ts does for the bare app.
@@ -85,6 +86,11 @@ export interface TelegramEmulator {
    * this id and serves the bytes at `/file/bot<token>/<filePath>`, as Telegram does.
    */
   addFile(fileId: string, content: Buffer, filePath?: string, opts?: { announcedSize?: number }): void;
+  /**
+   * A user's standing in a group, as getChatMember reports it (the emulator has no getChatMember:
+   * the proxy answers it). Anyone not set here is a plain `member`.
+   */
+  setChatMember(chatId: number | string, userId: number, status: 'creator' | 'administrator' | 'member' | 'restricted' | 'left' | 'kicked'): void;
   user(opts: { userId: number; chatId?: number; firstName?: string; userName?: string; type?: string; chatTitle?: string }): EmuUser;
   /** What the bot sent, in order (all chats, or one). */
   botMessages(chatId?: number | string): BotMessage[];
@@ -99,6 +105,17 @@ function draftStandIn(body: any): ProxyPlan {
   if (!Number.isInteger(body?.draft_id) || body.draft_id === 0) return bad('draft_id must be non-zero');
   if (typeof body?.text !== 'string' || body.text.length === 0 || body.text.length > 4096) return bad('text must be 1-4096 characters');
   return { json: { ok: true, result: true } };
+}
+
+/** getChatMember as the Bot API answers it: the user and their status in the chat. */
+function memberStandIn(body: any, members: Map<string, string>): ProxyPlan {
+  const status = members.get(`${body?.chat_id}:${body?.user_id}`) ?? 'member';
+  return { json: { ok: true, result: { status, user: { id: Number(body?.user_id), is_bot: false, first_name: `User${body?.user_id}` } } } };
+}
+
+/** sendDocument as the Bot API answers it (the emulator has none); the upload is recorded as the call's body. */
+function documentStandIn(index: number): ProxyPlan {
+  return { json: { ok: true, result: { message_id: 90_000 + index, date: Math.floor(Date.now() / 1000), chat: { id: 0, type: 'private' }, document: { file_id: `doc${index}`, file_unique_id: `udoc${index}` } } } };
 }
 
 export async function freePort(): Promise<number> {
@@ -137,6 +154,7 @@ export async function startTelegramEmulator(token = TEST_TOKEN): Promise<Telegra
   const interceptors = new Map<string, Interceptor[]>();
   const sockets = new Set<net.Socket>();
   const files = new Map<string, { fileId: string; content: Buffer; announcedSize: number }>();
+  const members = new Map<string, string>();
 
   const proxy = http.createServer((req, res) => {
     const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(req.url ?? '');
@@ -165,8 +183,10 @@ export async function startTelegramEmulator(token = TEST_TOKEN): Promise<Telegra
         plan = fn(call);
         if (plan) break;
       }
-      // The emulator has no sendMessageDraft: stand in for it, checking what Telegram checks.
+      // Methods the emulator lacks: stand in for them, checking what Telegram checks.
       if (!plan && method === 'sendMessageDraft') plan = draftStandIn(body);
+      if (!plan && method === 'getChatMember') plan = memberStandIn(body, members);
+      if (!plan && method === 'sendDocument') plan = documentStandIn(call.index);
       const forward = plan === undefined || plan.forward === true || (plan.status === undefined && plan.json === undefined && !plan.hang && !plan.destroy);
       let status = 200;
       let text = '';
@@ -239,6 +259,9 @@ export async function startTelegramEmulator(token = TEST_TOKEN): Promise<Telegra
           : undefined,
       );
       interceptors.set('getFile', list);
+    },
+    setChatMember(chatId, userId, status) {
+      members.set(`${chatId}:${userId}`, status);
     },
     user(opts) {
       const chatId = opts.chatId ?? opts.userId;

@@ -1,13 +1,13 @@
 /**
  * The chat names book (sessions/names.ts) on real files: names are kept when seen and survive a
  * restart, a topic's name not sent again is kept, hostile names are made one plain short line,
- * and purge's dropChatName leaves no byte of a chat's name.
+ * and purge's dropChatNames leaves no byte of a chat's name.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ChatNames, MAX_NAME_CHARS, cleanName, dropChatName } from '../../src/sessions/names.js';
+import { ChatNames, MAX_NAME_CHARS, cleanName, dropChatNames } from '../../src/sessions/names.js';
 import { silentLogger } from '../../src/core/log.js';
 import { tempDir } from '../helpers/workspace.js';
 
@@ -53,7 +53,7 @@ test('chat names: control, invisible and bidi characters go, runs of spaces beco
   assert.equal(cleanName('<script>alert(1)</script>'), '<script>alert(1)</script>', 'kept as text: the page shows it with textContent');
 });
 
-test('chat names: dropChatName removes one chat\'s entry and keeps the others; an unreadable book goes whole', async () => {
+test('chat names: dropChatNames removes a chat\'s entry and keeps the others; an unreadable book goes whole', async () => {
   const ws = await tempDir();
   try {
     const file = path.join(ws.dir, 'sessions.names.json');
@@ -61,16 +61,16 @@ test('chat names: dropChatName removes one chat\'s entry and keeps the others; a
     names.note('test', '1', { kind: 'private', name: 'Plumbob Quill' });
     names.note('test', '2', { kind: 'private', name: 'Kiwi Keeper' });
     await names.flush();
-    assert.equal(await dropChatName(file, 'test:1'), 'entry');
+    assert.equal(await dropChatNames(file, ['test:1']), 'entry');
     const text = await readFile(file, 'utf8');
     assert.doesNotMatch(text, /Plumbob|test:1/);
     assert.match(text, /Kiwi Keeper/);
-    assert.equal(await dropChatName(file, 'test:1'), undefined, 'nothing left to drop');
+    assert.equal(await dropChatNames(file, ['test:1']), undefined, 'nothing left to drop');
 
     await writeFile(file, '{"chats": {"test:3": {"kind": "private", "name": "Torn Nam');
-    assert.equal(await dropChatName(file, 'test:3'), 'file');
+    assert.equal(await dropChatNames(file, ['test:3']), 'file');
     await assert.rejects(stat(file), /ENOENT/);
-    assert.equal(await dropChatName(file, 'test:3'), undefined);
+    assert.equal(await dropChatNames(file, ['test:3']), undefined);
   } finally {
     await ws.cleanup();
   }

@@ -269,7 +269,7 @@ test('risk: one malformed tool call (arguments as an object, function.name null,
     const again = await createApp(testConfig({ OPENAI_BASE_URL: bot.llm.url, WORKSPACE_DIR: bot.workspace }), bot.logs.log);
     const got: string[] = [];
     await again.handle({ channel: 'test', chatId: '7', userId: 'u', text: 'after restart', messageId: '900', receivedAt: new Date() }, async (r) => void got.push(r));
-    await again.handle({ channel: 'test', chatId: '7', userId: 'u', text: '/status', messageId: '901', receivedAt: new Date() }, async (r) => void got.push(r));
+    await again.handle({ channel: 'test', chatId: '7', userId: 'u', text: '/status', messageId: '901', receivedAt: new Date(), role: 'owner' }, async (r) => void got.push(r));
     await again.stop();
     assert.equal(got[0], 'ok: user');
     assert.match(got[1]!, /^📊 Status/);

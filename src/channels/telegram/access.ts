@@ -63,7 +63,7 @@ export class AccessControl {
       return this.groups.has(s.chatId) ? { allow: true } : { allow: false, reason: 'group not in TELEGRAM_ALLOWED_GROUPS' };
     }
     if (s.chatType !== 'private') return { allow: false, reason: `chat type ${s.chatType} is not served` };
-    if (this.opts.dmPolicy === 'open' || this.isListed(s)) return { allow: true };
+    if (this.opts.dmPolicy === 'open' || this.isOwner(s)) return { allow: true };
 
     if (this.opts.dmPolicy === 'allowlist') {
       return { allow: false, reason: 'not in TELEGRAM_ALLOWED_USERS', reply: this.refusalOnce(s.userId, 'Sorry, this is a private bot.') };
@@ -100,7 +100,8 @@ export class AccessControl {
     }
   }
 
-  private isListed(s: Sender): boolean {
+  /** One of the bot's owners: listed in TELEGRAM_ALLOWED_USERS by id or username. */
+  isOwner(s: Pick<Sender, 'userId' | 'username'>): boolean {
     return this.users.has(s.userId) || (!!s.username && this.users.has(s.username.toLowerCase()));
   }
 

@@ -4,7 +4,7 @@
  *
  * Inbound, per update, in update order:
  *   update log (taken at most once, on disk first) → readUpdate (text / media / ignore)
- *   → access control (strangers stop here) → typing indicator → `onMessage` (app.handle),
+ *   → access control (strangers stop here) → the sender's role (roles.ts) → typing indicator → `onMessage` (app.handle),
  *   which queues the message behind earlier ones of the same chat and runs the turn.
  * Updates are handed over one after another without waiting for turns, so chats run side by
  * side while each chat keeps its order (the dispatcher's per-chat queue).
@@ -40,6 +40,8 @@ import { TypingIndicator } from './typing.js';
 import { replyThrough } from './reply.js';
 import { AddressedAlbums } from './album-groups.js';
 import { chatLabelOf } from './chat-label.js';
+import { ChatRoles } from './roles.js';
+import { parseCommand } from '../../commands/router.js';
 
 /** Knobs with production defaults; tests make them short. */
 export interface TelegramTuning {
@@ -86,6 +88,7 @@ export class TelegramChannel implements Channel {
   readonly updateLog: UpdateLog;
   readonly pairing: PairingStore;
   private readonly access: AccessControl;
+  private readonly roles: ChatRoles;
   private readonly log: Logger;
   private readonly stream: StreamState;
   private readonly typing: TypingIndicator;
@@ -117,6 +120,12 @@ export class TelegramChannel implements Channel {
       allowedUsers: opts.telegram.allowedUsers,
       allowedGroups: opts.telegram.allowedGroups,
       pairing: this.pairing,
+      log: this.log,
+    });
+    this.roles = new ChatRoles({
+      adminsManage: opts.telegram.groupAdminsManage,
+      isOwner: (s) => this.access.isOwner(s),
+      memberStatus: (chatId, userId) => this.delivery.memberStatus(chatId, userId),
       log: this.log,
     });
     // A kill between a group album's addressed item and its other pictures: they still count.
@@ -250,6 +259,7 @@ export class TelegramChannel implements Channel {
       messageId: String(r.messageId),
       receivedAt: new Date(),
       chat: chatLabelOf((update as Update.MessageUpdate).message, threadId),
+      role: await this.roles.roleOf(sender, r.kind === 'text' && parseCommand(r.text) !== null),
     };
     const chatId = sender.chatId;
     const ack = this.opts.telegram.ackReaction;

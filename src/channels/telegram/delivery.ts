@@ -175,6 +175,12 @@ export class Delivery {
     return this.call(method, body, this.tuning.cosmeticTimeoutMs);
   }
 
+  /** A user's status in a chat (getChatMember: creator, administrator, member, …): one attempt, cosmetic timeout; throws on failure. */
+  async memberStatus(chatId: string, userId: string): Promise<string> {
+    const member = (await this.call('getChatMember', { chat_id: chatId, user_id: Number(userId) }, this.tuning.cosmeticTimeoutMs)) as { status?: unknown };
+    return String(member?.status);
+  }
+
   /** Sends text exactly as given, without formatting (notices, pairing codes). */
   async sendPlain(chatId: string, text: string, options: SendOptions = {}): Promise<DeliveryReport> {
     const chunks = splitMessage(scrubSecrets(text), this.tuning.chunkLimit);
@@ -260,7 +266,7 @@ export class Delivery {
     });
   }
 
-  private async call(method: 'sendMessage' | 'sendChatAction' | 'setMessageReaction' | 'sendMessageDraft' | 'editMessageText', payload: object, timeoutMs: number): Promise<unknown> {
+  private async call(method: 'sendMessage' | 'sendChatAction' | 'setMessageReaction' | 'sendMessageDraft' | 'editMessageText' | 'getChatMember', payload: object, timeoutMs: number): Promise<unknown> {
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), timeoutMs);
     try {

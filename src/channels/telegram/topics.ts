@@ -6,13 +6,10 @@
  * whatever only has that id (recovery after a restart, an outbound send) reads it back here.
  */
 import type { Message } from 'telegraf/types';
+import { splitTopic, type TopicAddress } from '../../core/group.js';
 
-export interface ChatAddress {
-  /** Telegram's chat id. */
-  chatId: string;
-  /** The forum topic, when the message came from one. */
-  threadId?: number | undefined;
-}
+/** Telegram's chat id, and the forum topic when the message came from one. */
+export type ChatAddress = TopicAddress;
 
 /** The topic a message belongs to; undefined outside forum topics (and for "General"). */
 export function topicOf(m: Message & Record<string, any>): number | undefined {
@@ -29,6 +26,5 @@ export function sessionChatId(address: ChatAddress): string {
 
 /** Reads a session chat id back into where Telegram should send (inverse of sessionChatId). */
 export function parseSessionChatId(id: string): ChatAddress {
-  const m = /^(-?\d+):(\d+)$/.exec(id);
-  return m ? { chatId: m[1]!, threadId: Number(m[2]) } : { chatId: id };
+  return splitTopic(id);
 }

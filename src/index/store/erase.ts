@@ -102,6 +102,17 @@ export function eraseScope(db: Db, scope: string): { memories: number } {
   return { memories };
 }
 
+/** Every scope that has rows in any table (purge finds a group's forum topics among them). */
+export function listScopes(db: Db): string[] {
+  const rows = db
+    .prepare(
+      `SELECT scope FROM memories UNION SELECT scope FROM memory_entities UNION SELECT scope FROM sessions_consolidations UNION SELECT scope FROM fts_scopes
+       UNION SELECT scope FROM entities UNION SELECT scope FROM entity_aliases UNION SELECT scope FROM scope_speakers`,
+    )
+    .all() as Array<{ scope: string | null }>;
+  return rows.flatMap((r) => (r.scope === null ? [] : [r.scope]));
+}
+
 /** Leaves no deleted byte in memory.db or its WAL (see the top of this file). Slow on a big file; only for forget and purge. */
 export function scrubFreedSpace(db: Db): void {
   db.exec("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')");
@@ -144,6 +155,10 @@ export class IndexEraser {
 
   scope(scope: string): { memories: number } {
     return eraseScope(this.db, scope);
+  }
+
+  scopes(): string[] {
+    return listScopes(this.db);
   }
 
   scrub(): void {

@@ -12,6 +12,7 @@ test('without TELEGRAM_* settings: console mode, pairing policy, no problems', (
     apiRoot: undefined,
     allowedUsers: [],
     allowedGroups: [],
+    groupAdminsManage: false,
     dmPolicy: 'pairing',
     webhookUrl: undefined,
     webhookSecret: undefined,
@@ -35,6 +36,7 @@ test('lists are read from commas or spaces; usernames lose "@" and case', () => 
     TELEGRAM_BOT_TOKEN: TOKEN,
     TELEGRAM_ALLOWED_USERS: '12345, @Alice_B  bob_c',
     TELEGRAM_ALLOWED_GROUPS: '-1001234567890,-42',
+    GROUP_ADMINS_MANAGE: 'On',
     TELEGRAM_DM_POLICY: 'Allowlist',
     TELEGRAM_WEBHOOK_URL: 'https://bot.example.com/tg',
     TELEGRAM_WEBHOOK_SECRET: 'abc_DEF-123',
@@ -43,6 +45,7 @@ test('lists are read from commas or spaces; usernames lose "@" and case', () => 
   assert.deepEqual(problems, []);
   assert.deepEqual(telegram.allowedUsers, ['12345', 'alice_b', 'bob_c']);
   assert.deepEqual(telegram.allowedGroups, ['-1001234567890', '-42']);
+  assert.equal(telegram.groupAdminsManage, true);
   assert.equal(telegram.dmPolicy, 'allowlist');
   assert.equal(telegram.webhookPort, 9000);
 });
@@ -54,12 +57,13 @@ test('each bad value is one line naming the variable, and the token is never pri
     TELEGRAM_API_ROOT: 'ftp://x',
     TELEGRAM_ALLOWED_USERS: '123,@x!',
     TELEGRAM_ALLOWED_GROUPS: 'team',
+    GROUP_ADMINS_MANAGE: 'sometimes',
     TELEGRAM_DM_POLICY: 'everyone',
     TELEGRAM_WEBHOOK_URL: 'http://bot.example.com/tg',
     TELEGRAM_WEBHOOK_SECRET: 'has spaces',
     TELEGRAM_WEBHOOK_PORT: '70000',
   });
-  const vars = ['TELEGRAM_BOT_TOKEN', 'TELEGRAM_API_ROOT', 'TELEGRAM_ALLOWED_USERS', 'TELEGRAM_ALLOWED_GROUPS', 'TELEGRAM_DM_POLICY', 'TELEGRAM_WEBHOOK_URL', 'TELEGRAM_WEBHOOK_SECRET', 'TELEGRAM_WEBHOOK_PORT'];
+  const vars = ['TELEGRAM_BOT_TOKEN', 'TELEGRAM_API_ROOT', 'TELEGRAM_ALLOWED_USERS', 'TELEGRAM_ALLOWED_GROUPS', 'GROUP_ADMINS_MANAGE', 'TELEGRAM_DM_POLICY', 'TELEGRAM_WEBHOOK_URL', 'TELEGRAM_WEBHOOK_SECRET', 'TELEGRAM_WEBHOOK_PORT'];
   assert.equal(problems.length, vars.length, problems.join('\n'));
   vars.forEach((v, i) => assert.ok(problems[i]!.startsWith(v), `${problems[i]} is about ${v}`));
   for (const p of problems) {
