@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- section ...]` — prints each figure with the machine it was measured on.
  * Sections: tokens, compaction, index (add --full for the 1M-episode run), pipeline (streamed answers
- * included; `stream` runs only those), memory, forget, cost, longtext.
+ * included; `stream` runs only those), memory (`--daemon`: the built daemon alone), forget, cost,
+ * longtext.
  */
 import os from 'node:os';
 import { benchTokens } from './bench/tokens.js';

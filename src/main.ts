@@ -14,6 +14,7 @@ import type { Channel } from './core/channel.js';
 import { isAppError } from './core/errors.js';
 import { acquireDaemonLock } from './storage/daemon-lock.js';
 import { startConfiguredMemoryPage } from './web/start.js';
+import { memoryReport } from './core/memory-report.js';
 
 async function main(): Promise<void> {
   // quiet: dotenv 17 otherwise prints a banner on stdout, which belongs to the replies.
@@ -101,6 +102,8 @@ async function main(): Promise<void> {
   onFatal = (reason) => void shutdown(reason, 1);
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // `kill -USR2 <pid>`: one log line of what the daemon holds in memory (docs/BENCHMARKS.md, "Resident memory").
+  process.on('SIGUSR2', () => mainLog.info({ memory: memoryReport() }, 'memory report'));
   if (channel.finished) void channel.finished.then(() => shutdown('end of input'));
 }
 
