@@ -37,7 +37,6 @@ import { Scheduler } from '../scheduler/jobs.js';
 import { ReminderStore } from '../reminders/store.js';
 import { MediaFetchers } from '../media/attachments.js';
 import { ReminderService } from '../reminders/service.js';
-import { McpServers } from '../mcp/servers.js';
 
 export interface ServiceOptions {
   /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
@@ -108,8 +107,12 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     ],
     config.toolTimeoutMs,
   );
-  // Connected in the background: a slow or dead server never holds up the start.
-  const mcp = config.mcp.servers.length > 0 ? new McpServers(config.mcp, { log: componentLogger(log, 'MCP'), toolTimeoutMs: config.toolTimeoutMs }) : undefined;
+  // Connected in the background: a slow or dead server never holds up the start. The MCP SDK is
+  // loaded only when a server is configured: it holds ~9 MiB of heap (docs/BENCHMARKS.md, "Resident memory").
+  const mcp =
+    config.mcp.servers.length > 0
+      ? new (await import('../mcp/servers.js')).McpServers(config.mcp, { log: componentLogger(log, 'MCP'), toolTimeoutMs: config.toolTimeoutMs })
+      : undefined;
   if (mcp) {
     tools.addSource(mcp);
     mcp.start();
