@@ -14,6 +14,7 @@
 import { LRUCache } from 'lru-cache';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Encoding } from './catalogue.js';
+import { loadBpeRanks } from './bpe-ranks.js';
 import { imagePartTokens } from './vision.js';
 
 export type TokenizerMode = 'exact' | 'estimate';
@@ -224,15 +225,10 @@ function isSpace(c: number): boolean {
 /** Texts at least this long are counted line by line (ExactCounter.countText). */
 const LONG_TEXT = 2_000;
 
-/** A counter for `encoding` (loads that BPE table once), or the estimate when null. */
+/** A counter for `encoding` (loads that BPE table once, see bpe-ranks.ts), or the estimate when null. */
 export async function createTokenCounter(encoding: Encoding | null): Promise<TokenCounter> {
-  if (encoding === 'o200k_base') {
-    const m = await import('gpt-tokenizer/encoding/o200k_base');
-    return new ExactCounter(encoding, m.countTokens as CountFn);
-  }
-  if (encoding === 'cl100k_base') {
-    const m = await import('gpt-tokenizer/encoding/cl100k_base');
-    return new ExactCounter(encoding, m.countTokens as CountFn);
-  }
-  return new EstimateCounter();
+  if (encoding === null) return new EstimateCounter();
+  const ranks = await loadBpeRanks(encoding);
+  const { GptEncoding } = await import('gpt-tokenizer/GptEncoding');
+  return new ExactCounter(encoding, GptEncoding.getEncodingApi(encoding, () => ranks).countTokens as CountFn);
 }
