@@ -48,6 +48,8 @@ export interface Config {
   memoryPageHost: string;
   /** Unset: a random token kept in workspace/.memory-page-token. A log secret. */
   memoryPageToken: string | undefined;
+  /** MEMORY_PAGE_ORIGIN: the origins the page is opened at besides its own address (a TLS proxy). */
+  memoryPageOrigins: string[];
   /** The TELEGRAM_* settings (and voice notes), used when a bot token is set. */
   telegram: TelegramConfig;
   /** MCP_CONFIG: the MCP servers whose tools the model may call (none when unset). */
@@ -153,6 +155,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     memoryPagePort: r.int('MEMORY_PAGE_PORT', 0, 0, 65535),
     memoryPageHost: r.str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
     memoryPageToken: r.str('MEMORY_PAGE_TOKEN'),
+    memoryPageOrigins: pageOrigins(r),
     telegram,
     mcp: mcp.config,
   };
@@ -160,6 +163,30 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     r.problem('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');
   }
   return { config, problems: r.problems, warnings: r.warnings };
+}
+
+/**
+ * MEMORY_PAGE_ORIGIN: the addresses people open the memory page at when it is not reached on
+ * loopback (behind a TLS proxy: `https://memory.example.com`), comma-separated. The page takes a
+ * request only with a Host of its own address or of one of these, so listening on 0.0.0.0 does
+ * not open it to DNS rebinding. Each is kept as its origin (scheme, host, port).
+ */
+function pageOrigins(r: SettingsReader): string[] {
+  const out: string[] = [];
+  for (const raw of r.list('MEMORY_PAGE_ORIGIN')) {
+    let url: URL | undefined;
+    try {
+      url = new URL(raw);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || (url.pathname !== '/' && url.pathname !== '') || url.search || url.username) {
+      r.problem(`MEMORY_PAGE_ORIGIN has ${JSON.stringify(raw)}, which is not an address like https://memory.example.com (scheme and host, no path)`);
+      continue;
+    }
+    out.push(url.origin);
+  }
+  return out;
 }
 
 /** A yes/no setting whose absence means "decide elsewhere": undefined when unset or invalid (a problem line). */

@@ -55,6 +55,7 @@ export const SETTINGS = [
   'MEMORY_PAGE_PORT',
   'MEMORY_PAGE_HOST',
   'MEMORY_PAGE_TOKEN',
+  'MEMORY_PAGE_ORIGIN',
 ] as const;
 
 export type SettingName = (typeof SETTINGS)[number];

@@ -46,6 +46,7 @@ export const ERRORS = {
   'index.newer_schema': { meaning: 'memory.db was written by a newer version of the program; the index stays off and the file is not touched.', message: 'memory.db has schema version {found}, newer than this program ({supported}); upgrade the bot or restore a backup' },
   'index.scrub_failed': { meaning: 'After /forget deleted the rows, rewriting memory.db without their freed bytes failed; the rows are gone, old bytes may remain until the next /forget confirm.', message: 'memory.db could not be scrubbed: {reason}' },
   'index.unavailable': { meaning: 'An operation needed memory.db, but the index is off (locked or newer); the reason is given.', message: 'the index is off ({reason})' },
+  'storage.read_timeout': { meaning: 'A file took longer than its deadline to read (a slow or hung disk, a network mount); the request answered without it.', message: '{file} was not read within {ms} ms' },
   'storage.corrupt': { meaning: 'A state file (the Telegram update log, memory.db, schedules.db, usage.db) could not be parsed or failed its check; it was set aside (a database: as <name>.corrupt-<time>, an empty one started) or ignored, as the log line says.', message: '{file} is unusable: {problem}' },
   'input.invalid': { meaning: 'A request or file given to the program is not in the expected shape (a webhook body, an eval dataset); it was refused.', message: '{what}: {problem}' },
   'internal.bug': { meaning: 'A rule of the code itself was broken (a bug to report), not a problem with settings or data.', message: '{problem}' },

@@ -206,6 +206,19 @@ export class MemoryFiles {
     return readForPrompt(file, st);
   }
 
+  /** HISTORY.md, read like MEMORY.md (inside the folder, a regular file, secrets scrubbed). */
+  async readHistory(): Promise<string> {
+    const { file, st } = await this.fileAndStat(HISTORY_FILE);
+    return readForPrompt(file, st);
+  }
+
+  /** Version `n` of MEMORY.md, when kept; refused (storage.path_escape) when versions/ links out of the folder. */
+  async readVersion(n: number): Promise<string | undefined> {
+    await resolveInside(this.dir, path.join('versions', `${n}.md`), this.root);
+    const text = await this.versions.read(n);
+    return text === undefined ? undefined : scrubSecrets(text);
+  }
+
   /**
    * Appends one line to a daily note: one fsynced write in append mode, not a rewrite of the
    * whole day's file on every message (a busy day's note grows to hundreds of KB). Only the

@@ -13,6 +13,7 @@
 import { readFile, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
+import { readRegular } from '../storage/regular.js';
 import { diffEntries } from './guard.js';
 
 export const MAX_VERSIONS = 50;
@@ -89,7 +90,8 @@ export class MemoryVersions {
   async read(n: number): Promise<string | undefined> {
     const idx = await this.load();
     if (!idx.entries.some((e) => e.n === n)) return undefined;
-    return readFile(this.textFile(n), 'utf8').catch(() => undefined);
+    // Opened only if it is a regular file (a FIFO named 3.md would hold a thread).
+    return readRegular(this.textFile(n)).catch(() => undefined);
   }
 
   async refusals(): Promise<IndexFile['refused']> {

@@ -18,6 +18,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import cookie from '@fastify/cookie';
 import type { Services } from '../services/services.js';
 import type { Logger } from '../core/log.js';
+import { isAppError, type ErrorCode } from '../core/errors.js';
 import { MEMORY_FILE, withNewline } from '../memory/files.js';
 import { MemoryPageData, hashText, type ChatSummary } from './data.js';
 import { sameToken } from './token.js';
@@ -35,6 +36,8 @@ const FACT_MAX_CHARS = 1000;
 export interface MemoryPageOptions {
   token: string;
   host: string;
+  /** MEMORY_PAGE_ORIGIN: the addresses it is also opened at (behind a TLS proxy). */
+  origins?: readonly string[];
   /** 0: the OS picks (tests). */
   port: number;
 }
@@ -50,19 +53,25 @@ const STALE_MEMORY = 'Not saved: MEMORY.md changed since you opened it (the bot 
 const NEEDS_PREVIEW = 'Preview first: send the same request without "confirm", then again with "confirm" set to the token the preview gave.';
 const STALE_PREVIEW = 'Nothing changed: this preview has run out (already used, older than 10 minutes, or made before a restart) or does not match the request. Preview again.';
 
+const UNREADABLE = new Set<ErrorCode>(['storage.not_a_file', 'storage.path_escape', 'storage.read_timeout']);
+
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 
-function hostAllowed(header: string | undefined, host: string, port: number): boolean {
-  if (WILDCARD_HOSTS.has(host)) return true;
-  if (!header) return false;
-  const names = LOOPBACK_NAMES.includes(host) || host === '::1' ? LOOPBACK_NAMES : [host.includes(':') ? `[${host}]` : host];
-  return names.some((n) => header.toLowerCase() === `${n}:${port}`.toLowerCase());
+/**
+ * The Host headers the page answers: its own address (the loopback names when it listens on
+ * loopback or on every address), and the host of each MEMORY_PAGE_ORIGIN. Listening on 0.0.0.0
+ * does not mean "any name": a DNS-rebinding site's name is in none of these.
+ */
+export function allowedHosts(host: string, port: number, origins: readonly string[]): Set<string> {
+  const own = WILDCARD_HOSTS.has(host) || LOOPBACK_NAMES.includes(host) || host === '::1' ? LOOPBACK_NAMES : [host.includes(':') ? `[${host}]` : host];
+  return new Set([...own.map((n) => `${n}:${port}`.toLowerCase()), ...origins.map((o) => new URL(o).host.toLowerCase())]);
 }
 
-function originMatches(req: FastifyRequest): boolean {
+function originMatches(req: FastifyRequest, origins: readonly string[]): boolean {
   const origin = req.headers.origin;
   if (!origin || origin === 'null') return false;
+  if (origins.includes(origin)) return true;
   try {
     return new URL(origin).host === req.headers.host;
   } catch {
@@ -92,6 +101,8 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
   void app.register(cookie);
 
   const portOf = () => (app as unknown as { actualPort?: number }).actualPort ?? opts.port;
+  const origins = opts.origins ?? [];
+  let hosts: Set<string> | undefined;
 
   app.addHook('onRequest', async (req, reply) => {
     void reply.headers({
@@ -101,7 +112,8 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
       'x-frame-options': 'DENY',
       'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'",
     });
-    if (!hostAllowed(req.headers.host, opts.host, portOf())) {
+    hosts ??= allowedHosts(opts.host, portOf(), origins);
+    if (!hosts.has((req.headers.host ?? '').toLowerCase())) {
       return reply.code(421).type('text/plain').send('Wrong host: open the page at the address the daemon printed.');
     }
     const url = new URL(req.url, 'http://x');
@@ -117,13 +129,19 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
         .type(url.pathname.startsWith('/api/') ? 'application/json' : 'text/plain')
         .send(url.pathname.startsWith('/api/') ? { error: 'Token required.' } : 'Token required: open the link the daemon printed at start (npm run doctor prints it again).');
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD' && !originMatches(req)) {
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !originMatches(req, origins)) {
       return reply.code(403).send({ error: 'Refused: this change did not come from the memory page itself (Origin missing or foreign).' });
     }
     return undefined;
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
+    // A memory file the bot's own readers refuse (a link out, not a regular file) or that did
+    // not come within the deadline: said plainly; nothing of the file is sent.
+    if (isAppError(err) && UNREADABLE.has(err.code)) {
+      log.warn({ code: err.code, err: err.message }, 'memory page: a memory file could not be read');
+      return reply.code(503).send({ error: `${err.message}. Nothing else is affected; fix or remove that file, then reload.` });
+    }
     const code = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (code === 500) log.error({ err: err.message }, 'memory page: request failed');
     void reply.code(code).send({ error: code === 500 ? 'Something went wrong on the server; the log has the details.' : err.message });

@@ -49,6 +49,7 @@ test('defaults: only a key set gives the documented values and no problems', () 
     memoryPagePort: 0,
     memoryPageHost: '127.0.0.1',
     memoryPageToken: undefined,
+    memoryPageOrigins: [],
     telegram: {
       botToken: undefined,
       apiRoot: undefined,
