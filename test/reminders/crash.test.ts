@@ -123,7 +123,7 @@ function runThenKill(dir: string, body: string): void {
     import { MemoryService } from ${src('memory/service.ts')};
     import { ReminderStore } from ${src('reminders/store.ts')};
     import { ReminderService } from ${src('reminders/service.ts')};
-    import { silentLogger } from ${src('log.ts')};
+    import { silentLogger } from ${src('core/log.ts')};
     const dir = ${JSON.stringify(dir)};
     const sessions = new SessionStore(dir + '/sessions', silentLogger());
     await sessions.init();
