@@ -10,6 +10,7 @@ import { ConsoleChannel } from './channels/console.js';
 import { TelegramChannel } from './channels/telegram/channel.js';
 import { keepInSession } from './channels/keep.js';
 import { Transcriber } from './llm/transcribe.js';
+import type { ServedFn } from './reminders/service.js';
 import type { Channel } from './core/channel.js';
 import { isAppError } from './core/errors.js';
 import { acquireDaemonLock } from './storage/daemon-lock.js';
@@ -80,8 +81,10 @@ async function main(): Promise<void> {
     .then(() => channel.settleInterrupted?.())
     .catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
   // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.
+  // A chat the channel no longer serves (a group taken off the list, a revoked user) gets none.
+  const served: Record<string, ServedFn> = channel instanceof TelegramChannel ? { [channel.name]: (chatId) => channel.serves(chatId) } : {};
   void app.services.reminders
-    .start({ [channel.name]: (chatId, text) => channel.send(chatId, text) })
+    .start({ [channel.name]: (chatId, text) => channel.send(chatId, text) }, served)
     .catch((err: unknown) => mainLog.error({ err }, 'reminders could not start'));
 
   let stopping = false;

@@ -42,6 +42,8 @@ export interface Config {
   maxQueuedPerChat: number;
   /** How long an album (Telegram media group) waits after its last item before it is answered as one message. */
   albumWaitMs: number;
+  /** Reminder messages one chat gets per hour at most; due ones beyond it are folded into one. */
+  remindersPerChatPerHour: number;
   /** The memory page (src/web): 0 = off. */
   memoryPagePort: number;
   memoryPageHost: string;
@@ -143,6 +145,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 20, 0, 10_000),
     maxQueuedPerChat: r.int('MAX_QUEUED_PER_CHAT', 10, 1, 10_000),
     albumWaitMs: r.int('ALBUM_WAIT_MS', 1200, 0, 60_000),
+    remindersPerChatPerHour: r.int('REMINDERS_PER_CHAT_PER_HOUR', 10, 1, 1000),
     memoryPagePort: r.int('MEMORY_PAGE_PORT', 0, 0, 65535),
     memoryPageHost: r.str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
     memoryPageToken: r.str('MEMORY_PAGE_TOKEN'),

@@ -46,6 +46,7 @@ test('defaults: only a key set gives the documented values and no problems', () 
     rateLimitPerMinute: 20,
     maxQueuedPerChat: 10,
     albumWaitMs: 1200,
+    remindersPerChatPerHour: 10,
     memoryPagePort: 0,
     memoryPageHost: '127.0.0.1',
     memoryPageToken: undefined,

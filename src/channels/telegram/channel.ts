@@ -90,6 +90,8 @@ export class TelegramChannel implements Channel {
   private readonly typing: TypingIndicator;
   private readonly media: MediaIntakeDeps;
   private readonly addressedAlbums = new AddressedAlbums();
+  /** Private chats' @usernames seen on messages (serves(): users listed by handle). */
+  private readonly usernames = new Map<string, string>();
   private transport: Transport | undefined;
   private onMessage: InboundHandler | undefined;
   private identity: BotIdentity | undefined;
@@ -161,6 +163,26 @@ export class TelegramChannel implements Channel {
   }
 
   /**
+   * Whether the bot still serves this session's chat (a forum topic: its group), by the access
+   * rules a message would meet now. For a user listed by @username only, the handle is the one
+   * seen on their messages since the start, else Telegram's (getChat); when neither is known
+   * the chat counts as served (it was when the reminder was set).
+   */
+  async serves(chatId: string): Promise<boolean> {
+    const to = parseSessionChatId(chatId).chatId;
+    if (await this.access.serves(to)) return true;
+    if (to.startsWith('-') || !this.access.listsUsernames) return false;
+    let username = this.usernames.get(to);
+    if (username === undefined) {
+      const chat = (await this.bot.telegram.getChat(to).catch(() => undefined)) as { username?: string } | undefined;
+      if (!chat) return true;
+      username = chat.username ?? '';
+      this.usernames.set(to, username);
+    }
+    return this.access.serves(to, username || undefined);
+  }
+
+  /**
    * The way back for a message the last run accepted and did not finish (journal recovery):
    * streamed like a live one, and finishing in place the placeholder that run left for it.
    */
@@ -228,6 +250,7 @@ export class TelegramChannel implements Channel {
     // A further item of a group album the bot was addressed in: answered with it, not marked again.
     const laterItem = r.kind === 'image' && r.group && r.albumId !== undefined && this.addressedAlbums.has(sender.chatId, r.albumId);
     if (r.kind === 'image' && r.group && r.albumId) this.addressedAlbums.add(sender.chatId, r.albumId);
+    if (!r.group && sender.username && this.usernames.size < 10_000) this.usernames.set(sender.chatId, sender.username);
     const decision = await this.access.check(sender);
     if (!decision.allow) {
       this.log.info({ updateId: update.update_id, userId: sender.userId, chatId: sender.chatId, reason: decision.reason }, 'message refused');
