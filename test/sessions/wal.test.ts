@@ -19,7 +19,7 @@ function runThenKill(dir: string, body: string): void {
   const script = `
     import { SessionStore } from ${JSON.stringify(storeModule)};
     import { makeMessage } from ${JSON.stringify(storeModule.replace('store.ts', 'model.ts'))};
-    import { silentLogger } from ${JSON.stringify(storeModule.replace(path.join('sessions', 'store.ts'), 'log.ts'))};
+    import { silentLogger } from ${JSON.stringify(storeModule.replace(path.join('sessions', 'store.ts'), path.join('core', 'log.ts')))};
     const store = new SessionStore(${JSON.stringify(dir)}, silentLogger());
     await store.init();
     const s = await store.getOrCreate('test', 'k');
