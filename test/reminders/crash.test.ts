@@ -182,7 +182,8 @@ test('a folded message (over the hourly cap) killed after the send, before it wa
     runThenKill(
       ws.dir,
       `
-      for (const text of ['feed the fish', 'water the plants', 'lock the door']) store.add({ chat: 'test:k', channel: 'test', chatId: 'k', text, dueAt: Date.now() + 200, repeat: null, timezone: 'UTC', createdAt: Date.now() });
+      const dueAt = Date.now() + 200;
+      for (const text of ['feed the fish', 'water the plants', 'lock the door']) store.add({ chat: 'test:k', channel: 'test', chatId: 'k', text, dueAt, repeat: null, timezone: 'UTC', createdAt: Date.now() });
       await reminders.start({ test: async (_c, text) => { appendFileSync(${JSON.stringify(out)}, text + '\\n'); process.kill(process.pid, 'SIGKILL'); } });
     `,
       'perChatPerHour: 1',
