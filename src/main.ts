@@ -8,8 +8,6 @@ import { componentLogger, createLogger, registerSecret, scrubSecrets } from './c
 import { createApp } from './app/app.js';
 import { ConsoleChannel } from './channels/console.js';
 import { TelegramChannel } from './channels/telegram/channel.js';
-import { keepInSession } from './channels/keep.js';
-import { Transcriber } from './llm/transcribe.js';
 import type { ServedFn } from './reminders/service.js';
 import type { Channel } from './core/channel.js';
 import { isAppError } from './core/errors.js';
@@ -57,9 +55,7 @@ async function main(): Promise<void> {
         workspaceDir: config.workspaceDir,
         log: componentLogger(log, 'Telegram'),
         commands: app.commands.list(),
-        transcriber: telegram.transcriptionModel ? new Transcriber(app.services.llm.sdk, telegram.transcriptionModel) : undefined,
-        keep: keepInSession({ dispatcher: app.dispatcher, sessions: app.services.sessions }),
-        images: { media: app.services.media, vision: app.services.model.vision !== null },
+        media: app.services.media,
         onFatal: () => onFatal('Telegram refused the bot token'),
         unfinished: app.leftOver(),
       })

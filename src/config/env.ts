@@ -44,6 +44,8 @@ export interface Config {
   albumWaitMs: number;
   /** Reminder messages one chat gets per hour at most; due ones beyond it are folded into one. */
   remindersPerChatPerHour: number;
+  /** Download and transcription of one voice note end within this (inside the turn's deadline). */
+  transcriptionTimeoutMs: number;
   /** The memory page (src/web): 0 = off. */
   memoryPagePort: number;
   memoryPageHost: string;
@@ -146,11 +148,18 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     maxQueuedPerChat: r.int('MAX_QUEUED_PER_CHAT', 10, 1, 10_000),
     albumWaitMs: r.int('ALBUM_WAIT_MS', 1200, 0, 60_000),
     remindersPerChatPerHour: r.int('REMINDERS_PER_CHAT_PER_HOUR', 10, 1, 1000),
+    transcriptionTimeoutMs: 0,
     memoryPagePort: r.int('MEMORY_PAGE_PORT', 0, 0, 65535),
     memoryPageHost: r.str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
     memoryPageToken: r.str('MEMORY_PAGE_TOKEN'),
     telegram,
   };
+  // A note is transcribed inside its turn: its own deadline must leave the turn time to answer.
+  const turnMs = config.turnTimeoutMs;
+  config.transcriptionTimeoutMs = r.int('TRANSCRIPTION_TIMEOUT_MS', Math.min(60_000, Math.floor(turnMs / 2)), 1_000, 600_000);
+  if (r.str('TRANSCRIPTION_TIMEOUT_MS') !== undefined && config.transcriptionTimeoutMs >= turnMs) {
+    r.problem(`TRANSCRIPTION_TIMEOUT_MS=${config.transcriptionTimeoutMs} is not shorter than TURN_TIMEOUT_MS=${turnMs} — a voice note is transcribed inside its turn; make it shorter, or remove it to use half the turn (at most 60000)`);
+  }
   if (config.memoryPageToken !== undefined && config.memoryPageToken.length < 16) {
     r.problem('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');
   }

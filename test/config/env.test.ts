@@ -47,6 +47,7 @@ test('defaults: only a key set gives the documented values and no problems', () 
     maxQueuedPerChat: 10,
     albumWaitMs: 1200,
     remindersPerChatPerHour: 10,
+    transcriptionTimeoutMs: 60_000,
     memoryPagePort: 0,
     memoryPageHost: '127.0.0.1',
     memoryPageToken: undefined,
