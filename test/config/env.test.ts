@@ -163,6 +163,14 @@ test('a bad whole number gives one problem line naming the variable, and the def
   assert.equal(many.problems.length, 3);
 });
 
+test('TRANSCRIPTION_TIMEOUT_MS: half the turn by default (at most 60 s); one at or past TURN_TIMEOUT_MS is a problem (a note is transcribed inside its turn)', () => {
+  assert.equal(loadConfig({ ...KEY, TURN_TIMEOUT_MS: '30000' }).config.transcriptionTimeoutMs, 15_000);
+  assert.equal(loadConfig({ ...KEY, TRANSCRIPTION_TIMEOUT_MS: '5000' }).config.transcriptionTimeoutMs, 5000);
+  const line = assertOneProblem({ TURN_TIMEOUT_MS: '30000', TRANSCRIPTION_TIMEOUT_MS: '30000' }, 'TRANSCRIPTION_TIMEOUT_MS');
+  assert.match(line, /not shorter than TURN_TIMEOUT_MS=30000/);
+  assertOneProblem({ REMINDERS_PER_CHAT_PER_HOUR: '0' }, 'REMINDERS_PER_CHAT_PER_HOUR');
+});
+
 test('bad TZ, LOG_LEVEL, MEMORY_SCOPE and OPENAI_BASE_URL each give one problem line naming the variable', () => {
   assertOneProblem({ TZ: 'Mars/Olympus_Mons' }, 'TZ');
   assertOneProblem({ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL');
