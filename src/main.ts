@@ -8,8 +8,7 @@ import { componentLogger, createLogger, registerSecret, scrubSecrets } from './c
 import { createApp } from './app/app.js';
 import { ConsoleChannel } from './channels/console.js';
 import { TelegramChannel } from './channels/telegram/channel.js';
-import { keepInSession } from './channels/keep.js';
-import { Transcriber } from './llm/transcribe.js';
+import type { ServedFn } from './reminders/service.js';
 import type { Channel } from './core/channel.js';
 import { isAppError } from './core/errors.js';
 import { acquireDaemonLock } from './storage/daemon-lock.js';
@@ -56,9 +55,7 @@ async function main(): Promise<void> {
         workspaceDir: config.workspaceDir,
         log: componentLogger(log, 'Telegram'),
         commands: app.commands.list(),
-        transcriber: telegram.transcriptionModel ? new Transcriber(app.services.llm.sdk, telegram.transcriptionModel) : undefined,
-        keep: keepInSession({ dispatcher: app.dispatcher, sessions: app.services.sessions }),
-        images: { media: app.services.media, vision: app.services.model.vision !== null },
+        media: app.services.media,
         onFatal: () => onFatal('Telegram refused the bot token'),
         unfinished: app.leftOver(),
       })
@@ -80,8 +77,10 @@ async function main(): Promise<void> {
     .then(() => channel.settleInterrupted?.())
     .catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
   // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.
+  // A chat the channel no longer serves (a group taken off the list, a revoked user) gets none.
+  const served: Record<string, ServedFn> = channel instanceof TelegramChannel ? { [channel.name]: (chatId) => channel.serves(chatId) } : {};
   void app.services.reminders
-    .start({ [channel.name]: (chatId, text) => channel.send(chatId, text) })
+    .start({ [channel.name]: (chatId, text) => channel.send(chatId, text) }, served)
     .catch((err: unknown) => mainLog.error({ err }, 'reminders could not start'));
 
   let stopping = false;

@@ -5,6 +5,7 @@
 import type { Logger } from '../core/log.js';
 import { Pipeline } from '../turn/runner.js';
 import { createImagesSystem } from '../systems/images.js';
+import { createTranscriptionSystem } from '../systems/transcription.js';
 import { createAutoCompactionSystem } from '../systems/auto-compaction.js';
 import { createContextBuildingSystem } from '../systems/context-building.js';
 import { createToolLoopSystem } from '../systems/tool-loop.js';
@@ -30,6 +31,14 @@ export function buildPipeline(built: Built, log: Logger): Pipeline {
   const { config, memory, runtime, tokens, index, llm, tools, compactor, indexing } = services;
   return new Pipeline(
     [
+      createTranscriptionSystem({
+        fetchers: services.media,
+        llm,
+        model: config.telegram.transcriptionModel,
+        timeoutMs: config.transcriptionTimeoutMs,
+        showTranscript: config.telegram.showTranscript,
+        maxMessageChars: config.maxMessageChars,
+      }),
       createImagesSystem({ fetchers: services.media, vision: services.model.vision, contextLimit }),
       createAutoCompactionSystem({ compactor, runtime }),
       createContextBuildingSystem({

@@ -17,6 +17,7 @@ const USAGE = `usage: npm run memory -- <command>
   versions --chat CHANNEL:ID                        versions of the chat's MEMORY.md (time, what changed it, +/- entries)
   restore --chat CHANNEL:ID --version N             make version N the current MEMORY.md (kept as a new version)
   purge --chat CHANNEL:ID [--pairing]               delete every trace of one chat (stop the daemon first)
+  reminders --chat CHANNEL:ID [cancel N|all]        the chat's pending reminders; cancel one or all (daemon running or not)
   usage [--days 7] [--chat CHANNEL:ID]              tokens per day, one table per chat`;
 
 async function main(): Promise<number> {

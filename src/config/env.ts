@@ -43,6 +43,10 @@ export interface Config {
   maxQueuedPerChat: number;
   /** How long an album (Telegram media group) waits after its last item before it is answered as one message. */
   albumWaitMs: number;
+  /** Reminder messages one chat gets per hour at most; due ones beyond it are folded into one. */
+  remindersPerChatPerHour: number;
+  /** Download and transcription of one voice note end within this (inside the turn's deadline). */
+  transcriptionTimeoutMs: number;
   /** The memory page (src/web): 0 = off. */
   memoryPagePort: number;
   memoryPageHost: string;
@@ -152,6 +156,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 20, 0, 10_000),
     maxQueuedPerChat: r.int('MAX_QUEUED_PER_CHAT', 10, 1, 10_000),
     albumWaitMs: r.int('ALBUM_WAIT_MS', 1200, 0, 60_000),
+    remindersPerChatPerHour: r.int('REMINDERS_PER_CHAT_PER_HOUR', 10, 1, 1000),
+    transcriptionTimeoutMs: 0,
     memoryPagePort: r.int('MEMORY_PAGE_PORT', 0, 0, 65535),
     memoryPageHost: r.str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
     memoryPageToken: r.str('MEMORY_PAGE_TOKEN'),
@@ -159,6 +165,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     telegram,
     mcp: mcp.config,
   };
+  // A note is transcribed inside its turn: its own deadline must leave the turn time to answer.
+  const turnMs = config.turnTimeoutMs;
+  config.transcriptionTimeoutMs = r.int('TRANSCRIPTION_TIMEOUT_MS', Math.min(60_000, Math.floor(turnMs / 2)), 1_000, 600_000);
+  if (r.str('TRANSCRIPTION_TIMEOUT_MS') !== undefined && config.transcriptionTimeoutMs >= turnMs) {
+    r.problem(`TRANSCRIPTION_TIMEOUT_MS=${config.transcriptionTimeoutMs} is not shorter than TURN_TIMEOUT_MS=${turnMs} — a voice note is transcribed inside its turn; make it shorter, or remove it to use half the turn (at most 60000)`);
+  }
   if (config.memoryPageToken !== undefined && config.memoryPageToken.length < 16) {
     r.problem('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');
   }

@@ -11,6 +11,8 @@ export const ERRORS = {
   'pipeline.system_failed': { meaning: 'A system on the reply path threw; the user got an apology with an error id.', message: '{system} failed: {reason}' },
   'turn.timeout': { meaning: 'A turn did not finish within TURN_TIMEOUT_MS; it was stopped, the user got an apology and the chat slot was freed.', message: 'the turn did not finish within {ms} ms' },
   'chat.rate_limited': { meaning: 'A chat sent more than RATE_LIMIT_PER_MINUTE messages in a minute, or had MAX_QUEUED_PER_CHAT waiting; the excess got one line and no LLM call.', message: 'chat {chat} sent more messages than its limit' },
+  'transcription.failed': { meaning: 'A voice note could not be downloaded or the speech-to-text server refused it or did not answer; the note is kept with its file id and the user got one line.', message: '{detail}' },
+  'transcription.timeout': { meaning: 'Download and transcription of a voice note did not finish within TRANSCRIPTION_TIMEOUT_MS; the note is kept with its file id and the user got one line.', message: '{detail}' },
   'llm.rejected': { meaning: 'The LLM server answered with an error status (the remote said no).', message: '{detail}' },
   'llm.rate_limited': { meaning: 'The LLM server answered 429 and retries ran out.', message: '{detail}' },
   'llm.context_length_exceeded': { meaning: 'The LLM server refused the request as too long for the model.', message: '{detail}' },

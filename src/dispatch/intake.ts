@@ -33,6 +33,8 @@ import { AlbumCollector, mergeAlbum } from './albums.js';
 export const MAX_RECOVERY_ATTEMPTS = 3;
 
 const EMPTY_TEXT = 'Your message had no readable text (only control characters or spaces), so nothing was sent to the model. Please type it again.';
+/** A message the channel could not read (a sticker, a video…): what the bot reads instead. */
+const unreadableText = (what: string) => `I can read text, voice messages and photos, not ${what}, so nothing was sent to the model. Please say it in words.`;
 
 export interface IntakeDeps extends TurnRunDeps {
   config: Pick<Config, 'maxMessageChars' | 'turnTimeoutMs' | 'rateLimitPerMinute' | 'dailyTokenBudget' | 'albumWaitMs'>;
@@ -158,7 +160,7 @@ export class Intake {
     const cleaned = cleanInboundText(raw.text, config.maxMessageChars);
     const msg = { ...raw, text: cleaned.text };
     if (cleaned.truncated > 0) log.info({ session: job.key, truncated: cleaned.truncated }, 'inbound message over MAX_MESSAGE_CHARS; truncated');
-    if (msg.text.trim() === '') return { close: true, say: EMPTY_TEXT };
+    if (msg.text.trim() === '') return { close: true, say: raw.unreadable ? unreadableText(raw.unreadable) : EMPTY_TEXT };
     const cmd = parseCommand(msg.text);
     if (recovered && recovered.attempt >= MAX_RECOVERY_ATTEMPTS) {
       // It may be what kills the daemon: not handled again. Its words are saved in the session
@@ -289,20 +291,18 @@ export class Intake {
   }
 }
 
-/** A reply (and document) that waits until the message is durable in the journal. */
+/** A reply (and document, and aside) that waits until the message is durable in the journal. */
 function whenTaken(reply: ReplyFn, accepted: Promise<unknown>): ReplyFn {
-  const out: ReplyFn = async (text) => {
-    await accepted;
-    return reply(text);
-  };
+  const gated =
+    <T>(send: (x: T) => Promise<void>) =>
+    async (x: T) => {
+      await accepted;
+      return send(x);
+    };
+  const out: ReplyFn = gated(reply);
   // The channel's preview starts only once the message is journaled (see TelegramChannel.route).
   if (reply.progress) out.progress = reply.progress;
-  const sendDocument = reply.document;
-  if (sendDocument) {
-    out.document = async (doc) => {
-      await accepted;
-      return sendDocument(doc);
-    };
-  }
+  if (reply.document) out.document = gated(reply.document);
+  if (reply.aside) out.aside = gated(reply.aside);
   return out;
 }

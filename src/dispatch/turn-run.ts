@@ -25,11 +25,18 @@ export interface TurnRunDeps {
   log: Logger;
 }
 
-/** The session's copy of a message: the newest user message with its source id and text. */
+/**
+ * The session's copy of a message — the one rule for "already recorded?" (a recovery after a
+ * kill, a channel redelivering an update): the newest user message with its source id and its
+ * text, or with its source id and its file (a voice note's text becomes its transcript, a photo
+ * the model could not see gets a note: the file id is what stays).
+ */
 export function findRecorded(messages: SessionMessage[], msg: InboundMessage): SessionMessage | undefined {
+  const file = (msg.audio ?? msg.image)?.fileId;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
-    if (m.role === 'user' && m.sourceId !== undefined && m.sourceId === msg.messageId && m.content === msg.text) return m;
+    if (m.role !== 'user' || m.sourceId === undefined || m.sourceId !== msg.messageId) continue;
+    if (m.content === msg.text || (file !== undefined && m.attachment?.fileId === file)) return m;
   }
   return undefined;
 }
@@ -45,6 +52,7 @@ export function userMessageOf(msg: InboundMessage): SessionMessage {
     ...(msg.messageId ? { sourceId: msg.messageId } : {}),
     ...(msg.userName ? { senderName: msg.userName } : {}),
     ...(msg.image ? { attachment: storedAttachment(msg.image) } : {}),
+    ...(msg.audio ? { attachment: storedAttachment(msg.audio) } : {}),
     ...(msg.images ? { attachments: msg.images.map(storedAttachment) } : {}),
   });
 }
@@ -68,7 +76,7 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
     writes.record(userMessage);
   }
   const deadline = new AbortController();
-  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, signal: deadline.signal, progress: reply.progress });
+  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, aside: reply.aside, signal: deadline.signal, progress: reply.progress });
   if (truncated > 0) {
     turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
   }

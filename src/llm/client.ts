@@ -13,6 +13,7 @@ import { normalizeToolCall, type ToolCall } from '../sessions/model.js';
 import { LlmError, classifyLlmError, toLlmError } from './errors.js';
 import { toTokenUsage, type TokenUsage, type UsageAccount } from './accounting.js';
 import { readStream, refusesStreamOptions, streamingBody, type StreamSupport } from './stream.js';
+import { transcribeAudio, type TranscriptionRequest, type TranscriptionResult } from './transcribe.js';
 
 export type ModelTier = 'default' | 'balanced';
 
@@ -194,6 +195,16 @@ export class LlmClient {
     );
     if (res.usage) this.report(account, { promptTokens: res.usage.prompt_tokens ?? 0, cachedTokens: 0, completionTokens: 0 }, this.log);
     return res.data.map((d) => d.embedding as number[]);
+  }
+
+  /**
+   * Speech to text (transcribe.ts), billed to `chat` as kind `transcription`. Not held back by
+   * the daily budget's gate: the message it belongs to passed the budget check already.
+   */
+  async transcribe(chat: string, req: TranscriptionRequest): Promise<TranscriptionResult> {
+    const r = await transcribeAudio(this.sdk, req);
+    if (r.ok) this.report({ chat, kind: 'transcription' }, r.usage, this.log);
+    return r;
   }
 
   private report(account: UsageAccount, usage: TokenUsage, log: Logger): void {

@@ -181,11 +181,14 @@ export class ReminderStore {
     ).map(toReminder);
   }
 
-  /** The soonest due time of a pending reminder on these channels. */
-  nextDue(channels: string[]): number | undefined {
+  /** The soonest due time of a pending reminder on these channels, leaving out the chats in `except`. */
+  nextDue(channels: string[], except: string[] = []): number | undefined {
     if (channels.length === 0) return undefined;
-    const marks = channels.map(() => '?').join(',');
-    const row = this.db.prepare(`SELECT MIN(due_at) AS at FROM reminders WHERE status = 'pending' AND channel IN (${marks})`).get(...channels) as { at: number | null };
+    const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
+    const skip = except.length > 0 ? ` AND chat NOT IN (${marks(except.length)})` : '';
+    const row = this.db
+      .prepare(`SELECT MIN(due_at) AS at FROM reminders WHERE status = 'pending' AND channel IN (${marks(channels.length)})${skip}`)
+      .get(...channels, ...except) as { at: number | null };
     return row.at ?? undefined;
   }
 

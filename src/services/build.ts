@@ -95,6 +95,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     timezone: config.timezone,
     log: componentLogger(log, 'Reminders'),
     queue: (key, task) => dispatcher.submit(key, task),
+    perChatPerHour: config.remindersPerChatPerHour,
     ...(opts.now ? { now: opts.now } : {}),
   });
   // Before any channel starts: a reminder recorded just before a kill is not sent again.

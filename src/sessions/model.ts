@@ -41,7 +41,7 @@ export interface SessionMessage {
    * `noteKey`), so their daily-note lines stay out of the prompt while the summary is there.
    */
   covers?: string[];
-  /** An image that came with a user message: its file id only (`content` holds the placeholder). */
+  /** An image or voice note that came with a user message: its file id only (`content` holds the placeholder or transcript). */
   attachment?: StoredAttachment;
   /** An album's images (one user message for the whole album), in its order. */
   attachments?: StoredAttachment[];
@@ -173,7 +173,7 @@ export function repairMessage(raw: unknown, repaired: { fields: number } = { fie
 
 function validAttachment(v: unknown): boolean {
   const a = v as Record<string, unknown> | null;
-  return !!a && typeof a === 'object' && (a.kind === 'photo' || a.kind === 'document') && typeof a.fileId === 'string';
+  return !!a && typeof a === 'object' && ['photo', 'document', 'voice', 'audio'].includes(a.kind as string) && typeof a.fileId === 'string';
 }
 
 function repairCompaction(v: unknown): CompactionRecord | undefined {

@@ -260,6 +260,11 @@ export class SessionStore {
         session.messages.push(message);
         await this.commit(session, entry(), [message]);
       },
+      revise: async (message, content) => {
+        message.content = content;
+        // Owed: the next log line carries it as it is now. Already logged: the file is rewritten.
+        if (!entry().owed.includes(message)) await this.save(session);
+      },
       replace: async (messages) => {
         session.messages = messages;
         // A message still owed stays owed in the form it now has (a compaction may flag it);

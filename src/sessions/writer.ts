@@ -9,6 +9,9 @@
  *   commit   makes everything owed durable: one fsynced line in the session log (wal.ts); the
  *            session file is rewritten in the background (a checkpoint);
  *   append   record + commit;
+ *   revise   gives a message of the session its final text (a voice note's transcript, a photo
+ *            the model could not see): one still owed is written with it; one already on disk
+ *            (a message recovered after a restart) has its file rewritten now;
  *   replace  sets the messages (compaction, forget) and rewrites the file now; a message
  *            dropped is no longer owed, so the next log line cannot bring it back;
  *   clear    /new: no messages and a new conversation id, written now.
@@ -21,6 +24,7 @@ export interface SessionWriter {
   /** Makes what was recorded durable; nothing to do when nothing is owed. */
   commit(): Promise<void>;
   append(message: SessionMessage): Promise<void>;
+  revise(message: SessionMessage, content: string): Promise<void>;
   replace(messages: SessionMessage[]): Promise<void>;
   clear(): Promise<void>;
 }

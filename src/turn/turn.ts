@@ -35,6 +35,8 @@ export interface Turn {
   readonly userMessage: SessionMessage;
   /** Sends text to this chat through the channel the message came from. */
   readonly reply: (text: string) => Promise<void>;
+  /** Sends a line before the answer without ending its preview (a voice note's transcript, SHOW_TRANSCRIPT). */
+  readonly aside: (text: string) => Promise<void>;
   /** Aborted when the turn runs past TURN_TIMEOUT_MS: LLM calls and tools stop, nothing more is saved. */
   readonly signal: AbortSignal;
   /** Where the channel shows the answer as it is written (absent: it appears when done). */
@@ -80,6 +82,7 @@ export function createTurn(init: {
   log: Logger;
   userMessage: SessionMessage;
   reply: (text: string) => Promise<void>;
+  aside?: ((text: string) => Promise<void>) | undefined;
   id?: string;
   signal?: AbortSignal;
   progress?: AnswerProgress | undefined;
@@ -94,6 +97,7 @@ export function createTurn(init: {
     log: init.log.child({ turn: id, session: session.id }),
     userMessage: init.userMessage,
     reply: init.reply,
+    aside: init.aside ?? init.reply,
     signal: init.signal ?? new AbortController().signal,
     progress: init.progress,
     promptSections: [],

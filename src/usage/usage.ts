@@ -2,7 +2,8 @@
  * Token usage per chat per day (`workspace/usage.db`, SQLite): every LLM response's `usage`
  * (prompt tokens, the cached part of them when the server reports it, completion tokens) added
  * to one row per day × chat × kind. Answers (`answer`) are kept apart from background calls
- * (`summary`, `consolidation`, `facts`, `reflection`, `embeddings`). Its own small file rather
+ * (`summary`, `consolidation`, `facts`, `reflection`, `embeddings`); a voice note's speech to text is
+ * `transcription`, with the seconds of audio beside its tokens. Its own small file rather
  * than memory.db: accounting and budgets must keep working when the index is locked or off.
  *
  * Days are calendar dates in the configured TZ, like the daily notes. Embeddings are batched
@@ -39,6 +40,7 @@ CREATE TABLE IF NOT EXISTS usage_daily (
   prompt_tokens     INTEGER NOT NULL DEFAULT 0,
   cached_tokens     INTEGER NOT NULL DEFAULT 0,
   completion_tokens INTEGER NOT NULL DEFAULT 0,
+  audio_seconds     REAL NOT NULL DEFAULT 0,   -- transcription: seconds of audio (billed by duration)
   PRIMARY KEY (day, chat, kind)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idx_usage_chat_day ON usage_daily(chat, day);
@@ -74,6 +76,9 @@ export class UsageStore {
         synchronous: 'NORMAL',
         setup: (db) => {
           db.exec(SCHEMA);
+          // A usage.db from before transcriptions were recorded: the column is added, rows keep 0.
+          const columns = db.prepare('PRAGMA table_info(usage_daily)').all() as Array<{ name: string }>;
+          if (!columns.some((c) => c.name === 'audio_seconds')) db.exec('ALTER TABLE usage_daily ADD COLUMN audio_seconds REAL NOT NULL DEFAULT 0');
           quickCheck(db, file);
         },
         log: opts.log ?? silentLogger(),
@@ -84,9 +89,10 @@ export class UsageStore {
     this.add = opts.readonly
       ? (undefined as unknown as Database.Statement)
       : this.db.prepare(
-          `INSERT INTO usage_daily (day, chat, kind, calls, prompt_tokens, cached_tokens, completion_tokens) VALUES (?, ?, ?, 1, ?, ?, ?)
+          `INSERT INTO usage_daily (day, chat, kind, calls, prompt_tokens, cached_tokens, completion_tokens, audio_seconds) VALUES (?, ?, ?, 1, ?, ?, ?, ?)
            ON CONFLICT (day, chat, kind) DO UPDATE SET calls = calls + 1, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-             cached_tokens = cached_tokens + excluded.cached_tokens, completion_tokens = completion_tokens + excluded.completion_tokens`,
+             cached_tokens = cached_tokens + excluded.cached_tokens, completion_tokens = completion_tokens + excluded.completion_tokens,
+             audio_seconds = audio_seconds + excluded.audio_seconds`,
         );
   }
 
@@ -97,7 +103,8 @@ export class UsageStore {
 
   record(account: UsageAccount, usage: TokenUsage, at: Date = new Date()): void {
     const n = (x: number) => (Number.isFinite(x) && x > 0 ? Math.round(x) : 0);
-    this.add.run(this.dayOf(at), account.chat, account.kind, n(usage.promptTokens), n(usage.cachedTokens), n(usage.completionTokens));
+    const seconds = usage.audioSeconds !== undefined && Number.isFinite(usage.audioSeconds) && usage.audioSeconds > 0 ? usage.audioSeconds : 0;
+    this.add.run(this.dayOf(at), account.chat, account.kind, n(usage.promptTokens), n(usage.cachedTokens), n(usage.completionTokens), seconds);
   }
 
   /**
@@ -112,7 +119,8 @@ export class UsageStore {
     if (opts.chat) (where.push('chat = ?'), params.push(opts.chat));
     return this.db
       .prepare(
-        `SELECT day, chat, kind, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens
+        `SELECT day, chat, kind, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens,
+           audio_seconds AS audioSeconds
          FROM usage_daily ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY day, chat, kind`,
       )
       .all(...params) as UsageRow[];

@@ -20,8 +20,6 @@ import { TelegramServer } from 'telegram-test-api/lib/telegramServer.js';
 import { createApp, type App } from '../../src/app/app.js';
 import { TelegramChannel, type TelegramTuning } from '../../src/channels/telegram/channel.js';
 import { loadTelegramConfig, type TelegramConfig } from '../../src/config/env.js';
-import { keepInSession } from '../../src/channels/keep.js';
-import { Transcriber } from '../../src/llm/transcribe.js';
 import { startFakeLlm, type FakeLlm, type Responder } from './fake-llm.js';
 import { captureLog, tempDir, testConfig, type CapturedLog } from './workspace.js';
 
@@ -351,9 +349,7 @@ export async function startTelegramBot(
       workspaceDir: ws.dir,
       log: logs.log,
       commands: app.commands.list(),
-      transcriber: telegramConfig.transcriptionModel ? new Transcriber(app.services.llm.sdk, telegramConfig.transcriptionModel) : undefined,
-      keep: keepInSession({ dispatcher: app.dispatcher, sessions: app.services.sessions }),
-      images: { media: app.services.media, vision: app.services.model.vision !== null },
+      media: app.services.media,
       tuning: { ...FAST_TUNING, ...opts.tuning },
     });
   let channel = makeChannel();

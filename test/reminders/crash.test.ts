@@ -115,7 +115,7 @@ async function readScheduled(dir: string): Promise<Array<{ id: number; due_at: n
 }
 
 /** Builds the reminder service on `dir` in a child process, runs `body`, which ends in a kill -9. */
-function runThenKill(dir: string, body: string): void {
+function runThenKill(dir: string, body: string, options = ''): void {
   const src = (p: string) => JSON.stringify(path.join(repoRoot, 'src', p));
   const script = `
     import { appendFileSync } from 'node:fs';
@@ -128,7 +128,7 @@ function runThenKill(dir: string, body: string): void {
     const sessions = new SessionStore(dir + '/sessions', silentLogger());
     await sessions.init();
     const store = new ReminderStore(dir + '/schedules.db', silentLogger());
-    const reminders = new ReminderService({ store, sessions, memory: new MemoryService(dir + '/memory', 'chat'), timezone: 'UTC', log: silentLogger(), queue: (_k, t) => t() });
+    const reminders = new ReminderService({ store, sessions, memory: new MemoryService(dir + '/memory', 'chat'), timezone: 'UTC', log: silentLogger(), queue: (_k, t) => t(), ${options} });
     ${body}
     await new Promise((r) => setTimeout(r, 10_000));
   `;
@@ -166,6 +166,36 @@ test('killed after the send, before it was marked sent: the next start does not 
       assert.equal((await reminderMessages(r.sessions)).length, 1, 'in the session once');
       assert.deepEqual(r.store.deliveries('test:k').map((d) => d.state), ['sent']);
       assert.ok(r.logs.lines().some((l) => l.code === 'reminder.delivery_uncertain'), 'the uncertain case is logged');
+    } finally {
+      r.reminders.close();
+      await r.sessions.close();
+    }
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+test('a folded message (over the hourly cap) killed after the send, before it was marked sent: none of its reminders is sent again', async () => {
+  const ws = await tempDir();
+  const out = path.join(ws.dir, 'sent.txt');
+  try {
+    runThenKill(
+      ws.dir,
+      `
+      const dueAt = Date.now() + 200;
+      for (const text of ['feed the fish', 'water the plants', 'lock the door']) store.add({ chat: 'test:k', channel: 'test', chatId: 'k', text, dueAt, repeat: null, timezone: 'UTC', createdAt: Date.now() });
+      await reminders.start({ test: async (_c, text) => { appendFileSync(${JSON.stringify(out)}, text + '\\n'); process.kill(process.pid, 'SIGKILL'); } });
+    `,
+      'perChatPerHour: 1',
+    );
+    assert.match(await readFile(out, 'utf8'), /^⏰ 3 reminders together .*\n• feed the fish\n• water the plants\n• lock the door\n$/, 'one message, sent once');
+    const r = await reopen(ws.dir);
+    try {
+      assert.equal(await r.reminders.runDue(), 0);
+      assert.deepEqual(r.sent, [], 'not sent again');
+      assert.deepEqual((await reminderMessages(r.sessions)).map((m) => m.reminder!.split(' ').length), [3], 'one session message for the three');
+      assert.deepEqual(r.store.deliveries('test:k').map((d) => d.state), ['sent', 'sent', 'sent']);
+      assert.equal(r.logs.lines().filter((l) => l.code === 'reminder.delivery_uncertain').length, 3);
     } finally {
       r.reminders.close();
       await r.sessions.close();

@@ -100,6 +100,23 @@ export class AccessControl {
     }
   }
 
+  /**
+   * Whether the bot still serves a chat it once served (reminders ask before each delivery): a
+   * group while it is in TELEGRAM_ALLOWED_GROUPS; a private chat (its id is the user's) while
+   * its user would get in by TELEGRAM_DM_POLICY — open, listed, or approved and not revoked.
+   * `username`: the user's handle when known, for a user listed as @username.
+   */
+  async serves(chatId: string, username?: string): Promise<boolean> {
+    if (chatId.startsWith('-')) return this.groups.has(chatId);
+    if (this.opts.dmPolicy === 'open' || this.isOwner({ userId: chatId, username })) return true;
+    return this.opts.dmPolicy === 'pairing' && (await this.opts.pairing.isApproved(chatId));
+  }
+
+  /** True when some allowed user is listed by @username only (serves() then needs the handle). */
+  get listsUsernames(): boolean {
+    return [...this.users].some((u) => !/^\d+$/.test(u));
+  }
+
   /** One of the bot's owners: listed in TELEGRAM_ALLOWED_USERS by id or username. */
   isOwner(s: Pick<Sender, 'userId' | 'username'>): boolean {
     return this.users.has(s.userId) || (!!s.username && this.users.has(s.username.toLowerCase()));
