@@ -77,8 +77,14 @@ export function createLogger(opts: LogOptions): Logger {
   );
 }
 
-/** A child logger tagged like the seed's log lines: `[Context] Memory context: 1250 chars`. */
+/**
+ * A child logger tagged like the seed's log lines: `[Context] Memory context: 1250 chars`. The
+ * one rule for tags: this adds them (as pino's msgPrefix, with the same `component` field), a
+ * message never writes one by hand, and a logger that already has a tag keeps it (pino would
+ * otherwise stack them: `[Upkeep] [Upkeep] …`).
+ */
 export function componentLogger(parent: Logger, component: string): Logger {
+  if (parent.msgPrefix) return parent;
   return parent.child({ component }, { msgPrefix: `[${component}] ` });
 }
 
