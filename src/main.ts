@@ -14,6 +14,7 @@ import type { Channel } from './channels/types.js';
 import { isAppError } from './errors.js';
 import { acquireDaemonLock } from './storage/daemon-lock.js';
 import { startConfiguredMemoryPage } from './web/start.js';
+import { runMode, terminalBanner, type LogRoute } from './app/run-mode.js';
 
 async function main(): Promise<void> {
   // quiet: dotenv 17 otherwise prints a banner on stdout, which belongs to the replies.
@@ -24,9 +25,14 @@ async function main(): Promise<void> {
     for (const p of problems) process.stderr.write(`config: ${p}\n`);
     process.exit(2);
   }
+  const mode = runMode(config, process.env, Boolean(process.stdin.isTTY));
+  if (mode.refusal) {
+    process.stderr.write(`config: ${mode.refusal}\n`);
+    process.exit(2);
+  }
   for (const s of configSecrets(config)) registerSecret(s);
   const { telegram } = config;
-  const log = createLogger({ level: config.logLevel, file: config.logFile });
+  const log = createLogger({ level: config.logLevel, ...logDestination(mode.logs) });
   const mainLog = componentLogger(log, 'Main');
 
   let daemonLock: Awaited<ReturnType<typeof acquireDaemonLock>>;
@@ -74,6 +80,9 @@ async function main(): Promise<void> {
   mainLog.info({ channel: channel.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
   // The memory page (MEMORY_PAGE_PORT): a failure to start it never stops the bot.
   const memoryPage = await startConfiguredMemoryPage(app.services, log).catch((err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'));
+  if (mode.terminal && mode.logs.kind === 'file' && channel instanceof ConsoleChannel) {
+    channel.greet(terminalBanner({ model: config.model, chatId: config.consoleChatId, logFile: mode.logs.file, cwd: process.cwd() }));
+  }
   // Messages accepted before a kill and never finished are handled now, in their chats' order.
   void app
     .recover((msg) => channel.replyFor?.(msg) ?? ((text) => channel.send(msg.chatId, text)))
@@ -102,6 +111,10 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   if (channel.finished) void channel.finished.then(() => shutdown('end of input'));
+}
+
+function logDestination(route: LogRoute): { file?: string; split?: boolean } {
+  return route.kind === 'file' ? { file: route.file } : route.kind === 'split' ? { split: true } : {};
 }
 
 main().catch((err: unknown) => {
