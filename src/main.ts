@@ -2,7 +2,7 @@
  * Start-up: config → logger → services (createApp) → channel; and the graceful stop.
  * Bad settings print one line each and exit 2, before anything else starts.
  */
-import dotenv from 'dotenv';
+import { loadDotEnv } from './config/dotenv.js';
 import { configSecrets, loadConfig } from './config/env.js';
 import { componentLogger, createLogger, registerSecret, scrubSecrets } from './log.js';
 import { createApp } from './app.js';
@@ -17,8 +17,7 @@ import { startConfiguredMemoryPage } from './web/start.js';
 import { runMode, terminalBanner, type LogRoute } from './app/run-mode.js';
 
 async function main(): Promise<void> {
-  // quiet: dotenv 17 otherwise prints a banner on stdout, which belongs to the replies.
-  dotenv.config({ quiet: true });
+  loadDotEnv();
   const { config, problems, warnings } = loadConfig();
   for (const w of warnings) process.stderr.write(`config: ${w}\n`);
   if (problems.length > 0) {

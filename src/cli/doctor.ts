@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { readFile, statfs, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import dotenv from 'dotenv';
+import { loadDotEnv } from '../config/dotenv.js';
 import { Telegram } from 'telegraf';
 import { configSecrets, loadConfig } from '../config/env.js';
 import { LlmClient } from '../llm/client.js';
@@ -219,7 +219,7 @@ export function exitCodeFor(results: CheckResult[]): number {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  dotenv.config({ quiet: true });
+  loadDotEnv();
   runDoctor().then(
     (results) => {
       process.stdout.write(`${formatReport(results)}\n`);
