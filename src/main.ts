@@ -15,8 +15,10 @@ import { isAppError } from './errors.js';
 import { acquireDaemonLock } from './storage/daemon-lock.js';
 import { startConfiguredMemoryPage } from './web/start.js';
 import { runMode, terminalBanner, type LogRoute } from './app/run-mode.js';
+import { answerHelp } from './cli/help.js';
 
 async function main(): Promise<void> {
+  answerHelp(process.argv.slice(2), DAEMON_USAGE);
   loadDotEnv();
   const { config, problems, warnings } = loadConfig();
   for (const w of warnings) process.stderr.write(`config: ${w}\n`);
@@ -111,6 +113,12 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   if (channel.finished) void channel.finished.then(() => shutdown('end of input'));
 }
+
+const DAEMON_USAGE = [
+  'usage: npm start                       the bot: Telegram when TELEGRAM_BOT_TOKEN is set, else a chat in this terminal',
+  '       npm start --silent < input.txt  piped: one message per line in, one reply per message on stdout',
+  'Settings come from .env (npm run setup writes it; all of them: docs/configuration.md). Under pm2: npx pm2 start ecosystem.config.cjs',
+].join('\n');
 
 function logDestination(route: LogRoute): { file?: string; split?: boolean } {
   return route.kind === 'file' ? { file: route.file } : route.kind === 'split' ? { split: true } : {};

@@ -18,6 +18,7 @@ import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
 import { isTelegramError } from '../channels/telegram/errors.js';
 import { readStoredToken } from '../web/token.js';
 import { AppError } from '../errors.js';
+import { answerHelp } from './help.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -219,6 +220,15 @@ export function exitCodeFor(results: CheckResult[]): number {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  answerHelp(
+    process.argv.slice(2),
+    [
+      'usage: npm run doctor',
+      '  checks what the bot needs, one row each: settings (.env), workspace writable, the LLM (one tiny request),',
+      '  Telegram getMe (when TELEGRAM_BOT_TOKEN is set), SQLite and sqlite-vec, disk space, the memory page link.',
+      '  Exit 0 when all pass (warnings included), 1 when one fails, with the fix for each on one line.',
+    ].join('\n'),
+  );
   loadDotEnv();
   runDoctor().then(
     (results) => {

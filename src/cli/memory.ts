@@ -6,6 +6,7 @@ import { loadDotEnv } from '../config/dotenv.js';
 import { loadConfig } from '../config/env.js';
 import { createLogger } from '../log.js';
 import { runEvalCommand } from './eval-command.js';
+import { answerHelp } from './help.js';
 
 const USAGE = `usage: npm run memory -- <command>
   search "<query>" [--chat CHANNEL:ID] [--json]   hybrid search in one chat's memory (default console:local)
@@ -20,6 +21,7 @@ const USAGE = `usage: npm run memory -- <command>
   usage [--days 7] [--chat CHANNEL:ID]              tokens per day, one table per chat`;
 
 async function main(): Promise<number> {
+  answerHelp(process.argv.slice(2), USAGE);
   loadDotEnv();
   const [cmd, ...args] = process.argv.slice(2);
   if (cmd === 'eval') return runEvalCommand(args, USAGE);

@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { loadDotEnv } from '../config/dotenv.js';
 import { loadConfig } from '../config/env.js';
 import { PairingStore, pairingFile, type TelegramUserRef } from '../channels/telegram/pairing.js';
+import { answerHelp } from './help.js';
 
 export interface PairCliIo {
   out: (line: string) => void;
@@ -79,6 +80,7 @@ export async function runPair(args: string[], workspaceDir: string, io: PairCliI
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  answerHelp(process.argv.slice(2), USAGE);
   loadDotEnv();
   // Only WORKSPACE_DIR matters here; other settings need not be valid to manage pairings.
   const { config } = loadConfig();

@@ -1,0 +1,53 @@
+/**
+ * Every command a user runs answers --help (and -h): its usage on stdout, exit code 0, nothing
+ * started, opened or checked. Run through npm, as the README writes them.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { childEnv, mainTs, repoRoot, tsxLoader } from '../helpers/child.js';
+import { tempDir } from '../helpers/workspace.js';
+
+function run(cmd: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: repoRoot, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const CASES: Array<[string, RegExp]> = [
+  ['memory', /^usage: npm run memory -- <command>/],
+  ['pair', /^usage: npm run pair -- approve <CODE>/],
+  ['doctor', /^usage: npm run doctor\b/],
+  ['bench', /^usage: npm run bench\b/],
+];
+
+for (const [script, usage] of CASES) {
+  test(`npm run ${script} -- --help: usage on stdout, exit 0`, async () => {
+    const ws = await tempDir();
+    try {
+      // A workspace that must stay empty, and an LLM nobody answers: --help touches neither.
+      const env = { WORKSPACE_DIR: ws.dir, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' };
+      for (const flag of ['--help', '-h']) {
+        const res = await run('npm', ['run', '--silent', script, '--', flag], env);
+        assert.equal(res.code, 0, `${flag}: ${res.stderr}`);
+        assert.match(res.stdout, usage, `${flag}: ${res.stdout}`);
+        assert.doesNotMatch(res.stdout, /unknown|machine:|check +status/);
+      }
+    } finally {
+      await ws.cleanup();
+    }
+  });
+}
+
+test('the daemon (npm start -- --help): usage on stdout, exit 0, no bot started', async () => {
+  const res = await run(process.execPath, ['--import', tsxLoader, mainTs, '--help'], { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', WORKSPACE_DIR: '/nonexistent/never-created' });
+  assert.equal(res.code, 0, res.stderr);
+  assert.match(res.stdout, /^usage: npm start\b/);
+  assert.equal(res.stderr, '');
+});
