@@ -24,6 +24,7 @@ const CASES: Array<[string, RegExp]> = [
   ['memory', /^usage: npm run memory -- <command>/],
   ['pair', /^usage: npm run pair -- approve <CODE>/],
   ['doctor', /^usage: npm run doctor\b/],
+  ['setup', /^usage: npm run setup\b/],
   ['bench', /^usage: npm run bench\b/],
 ];
 
