@@ -11,6 +11,8 @@ module.exports = {
     {
       name: 'membot',
       script: 'dist/main.js',
+      // The project folder, whatever folder pm2 is started from: the daemon reads .env there.
+      cwd: __dirname,
       exec_mode: 'fork',
       instances: 1,
       autorestart: true,

@@ -1,5 +1,5 @@
 /**
- * One table of settings (src/config/reader.ts) and one reader: the README's settings table and
+ * One table of settings (src/config/reader.ts) and one reader: docs/configuration.md's settings table and
  * .env.example list exactly the table's names, renamed settings still work with one warning,
  * and each kind of value is read and refused the same way whatever the setting.
  */
@@ -13,10 +13,10 @@ import { loadConfig } from '../../src/config/env.js';
 const file = (rel: string) => fileURLToPath(new URL(`../../${rel}`, import.meta.url));
 const KEY = { OPENAI_API_KEY: 'sk-test-key-123456', TZ: 'UTC' };
 
-test("the README's settings table lists the table's settings, in its order", async () => {
-  const lines = (await readFile(file('README.md'), 'utf8')).split('\n');
+test("docs/configuration.md's settings table lists the table's settings, in its order", async () => {
+  const lines = (await readFile(file('docs/configuration.md'), 'utf8')).split('\n');
   const header = lines.findIndex((l) => /^\| variable \| default \| meaning \|/.test(l));
-  assert.ok(header >= 0, 'README has a "| variable | default | meaning |" table');
+  assert.ok(header >= 0, 'docs/configuration.md has a "| variable | default | meaning |" table');
   const names: string[] = [];
   for (let i = header + 2; lines[i]?.startsWith('|'); i++) names.push(/^\| `([A-Z0-9_]+)`/.exec(lines[i]!)?.[1] ?? `unreadable row: ${lines[i]}`);
   assert.deepEqual(names, [...SETTINGS]);
