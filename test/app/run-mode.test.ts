@@ -5,12 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { defaultLogFile, runMode } from '../../src/app/run-mode.js';
-import { childEnv, mainTs, repoRoot, telegramDaemonEnv, tsxLoader } from '../helpers/child.js';
+import { childEnv, mainTs, repoRoot, spawnCollected, telegramDaemonEnv, tsxLoader } from '../helpers/child.js';
 import { startFakeLlm } from '../helpers/fake-llm.js';
 import { startTelegramEmulator, waitFor } from '../helpers/telegram.js';
 import { tempDir } from '../helpers/workspace.js';
@@ -32,31 +31,7 @@ test('the decision: channel, terminal, where logs go, and the refusal under pm2'
   assert.equal(mode(undefined, { PM2_HOME: '/root/.pm2' }).refusal, undefined, 'PM2_HOME alone (a shell setting) is not pm2');
 });
 
-interface Child {
-  out: () => string;
-  err: () => string;
-  write: (s: string) => void;
-  exited: Promise<number | null>;
-  kill: () => void;
-}
-
-function spawnChild(cmd: string, args: string[], env: Record<string, string>, cwd: string, timeoutMs = 30_000): Child {
-  const child = spawn(cmd, args, { cwd, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const guard = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(guard);
-      resolve(code);
-    }),
-  );
-  return { out: () => out, err: () => err, write: (s) => child.stdin.write(s), exited, kill: () => child.kill('SIGKILL') };
-}
-
-const daemon = (env: Record<string, string>, cwd: string) => spawnChild(process.execPath, ['--import', tsxLoader, mainTs], env, cwd);
+const daemon = (env: Record<string, string>, cwd: string) => spawnCollected(process.execPath, ['--import', tsxLoader, mainTs], { env: childEnv(env), cwd });
 
 test('under pm2 (pm_id set) with no bot token: exit 2 with one line saying what to set, nothing on stdout', async () => {
   const ws = await tempDir();
@@ -105,7 +80,10 @@ test('the terminal chat (stdin a terminal): a banner, a prompt, the reply, no lo
   const ws = await tempDir();
   // `script` (util-linux) runs the daemon on a pseudo-terminal, as a person's shell would.
   const command = [process.execPath, '--import', tsxLoader, mainTs].map((a) => `'${a}'`).join(' ');
-  const run = spawnChild('script', ['-qfec', command, '/dev/null'], { OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, LOG_LEVEL: 'debug', TERM: 'dumb' }, existsSync(path.join(repoRoot, '.env')) ? ws.dir : repoRoot);
+  const run = spawnCollected('script', ['-qfec', command, '/dev/null'], {
+    env: childEnv({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, LOG_LEVEL: 'debug', TERM: 'dumb' }),
+    cwd: existsSync(path.join(repoRoot, '.env')) ? ws.dir : repoRoot,
+  });
   try {
     await waitFor(() => /\/quit or Ctrl\+D to leave/.test(run.out()) || /config:/.test(run.out()), 20_000, 'the banner');
     run.write('hello there\r');

@@ -4,21 +4,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { childEnv, mainTs, repoRoot, tsxLoader } from '../helpers/child.js';
+import { childEnv, mainTs, repoRoot, runToEnd, tsxLoader } from '../helpers/child.js';
 import { tempDir } from '../helpers/workspace.js';
 
-function run(cmd: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: repoRoot, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (cmd: string, args: string[], env: Record<string, string>) => runToEnd(cmd, args, { env: childEnv(env), cwd: repoRoot });
 
 const CASES: Array<[string, RegExp]> = [
   ['memory', /^usage: npm run memory -- <command>/],

@@ -7,13 +7,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import dotenv from 'dotenv';
 import { runSetup } from '../../src/cli/setup.js';
-import { childEnv, mainTs, repoRoot, tsxLoader } from '../helpers/child.js';
+import { childEnv, mainTs, repoRoot, spawnCollected, tsxLoader } from '../helpers/child.js';
 import { echoResponder, startFakeLlm, type FakeLlm, type Responder } from '../helpers/fake-llm.js';
 import { freePort, startTelegramEmulator, waitFor, type TelegramEmulator } from '../helpers/telegram.js';
 import { tempDir } from '../helpers/workspace.js';
@@ -28,29 +27,7 @@ const keyed: Responder = (req, i) => {
   return echoResponder(req, i);
 };
 
-interface Proc {
-  out: () => string;
-  err: () => string;
-  write: (s: string) => void;
-  exited: Promise<number | null>;
-  kill: () => void;
-}
-
-function start(cmd: string, args: string[], env: Record<string, string>, cwd: string, timeoutMs = 60_000): Proc {
-  const child = spawn(cmd, args, { cwd, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const guard = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(guard);
-      resolve(code);
-    }),
-  );
-  return { out: () => out, err: () => err, write: (s) => child.stdin.write(s), exited, kill: () => child.kill('SIGKILL') };
-}
+const start = (cmd: string, args: string[], env: Record<string, string>, cwd: string) => spawnCollected(cmd, args, { env: childEnv(env), cwd });
 
 const npmSetup = (args: string[], env: Record<string, string>) => start('npm', ['run', '--silent', 'setup', '--', ...args], env, repoRoot);
 

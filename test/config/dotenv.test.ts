@@ -4,27 +4,17 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { mainTs, repoRoot, tsxLoader } from '../helpers/child.js';
+import { mainTs, repoRoot, runToEnd, tsxLoader } from '../helpers/child.js';
 import { startFakeLlm } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 
 /** The daemon on piped input, from `cwd` (its .env), with no TZ of its own in the environment. */
-function runPiped(cwd: string, env: Record<string, string>, input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const base: Record<string, string> = {};
-    for (const k of ['PATH', 'HOME', 'TMPDIR']) if (process.env[k]) base[k] = process.env[k]!;
-    const child = spawn(process.execPath, ['--import', tsxLoader, mainTs], { cwd, env: { ...base, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
+function runPiped(cwd: string, env: Record<string, string>, input: string) {
+  const base: Record<string, string> = {};
+  for (const k of ['PATH', 'HOME', 'TMPDIR']) if (process.env[k]) base[k] = process.env[k]!;
+  return runToEnd(process.execPath, ['--import', tsxLoader, mainTs], { cwd, env: { ...base, ...env }, input });
 }
 
 test('.env.example leaves TZ unset (the system zone, as the README says), as an example to uncomment', async () => {
