@@ -6,6 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import dotenv from 'dotenv';
+import { AppError } from '../errors.js';
 
 export async function readTextIfAny(file: string): Promise<string | undefined> {
   try {
@@ -22,13 +23,14 @@ export function parseEnv(text: string | undefined): Record<string, string> {
 }
 
 /** A value as dotenv reads it back unchanged: bare when plain, else quoted. */
-export function formatValue(value: string): string {
-  if (/[\r\n]/.test(value)) throw new Error('a setting cannot hold a line break');
+export function formatValue(name: string, value: string): string {
   if (/^[A-Za-z0-9_\-.:/@,+=~%]*$/.test(value)) return value;
-  if (!value.includes("'")) return `'${value}'`;
-  if (!value.includes('"') && !value.includes('\\')) return `"${value}"`;
-  if (!value.includes('`')) return `\`${value}\``;
-  throw new Error('a setting cannot hold all three kinds of quotes');
+  if (!/[\r\n]/.test(value)) {
+    if (!value.includes("'")) return `'${value}'`;
+    if (!value.includes('"') && !value.includes('\\')) return `"${value}"`;
+    if (!value.includes('`')) return `\`${value}\``;
+  }
+  throw new AppError('config.invalid', { problem: `${name} cannot be written to .env: it holds a line break, or all three kinds of quotes` });
 }
 
 /**
@@ -38,7 +40,7 @@ export function formatValue(value: string): string {
 export function mergeEnv(text: string, values: Record<string, string>): string {
   const lines = text === '' ? [] : text.replace(/\n$/, '').split('\n');
   for (const [name, value] of Object.entries(values)) {
-    const line = `${name}=${formatValue(value)}`;
+    const line = `${name}=${formatValue(name, value)}`;
     const active = lines.findIndex((l) => new RegExp(`^\\s*(?:export\\s+)?${name}\\s*=`).test(l));
     const example = lines.findIndex((l) => new RegExp(`^#\\s?${name}=`).test(l));
     if (active >= 0) {

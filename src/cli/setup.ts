@@ -156,7 +156,13 @@ async function setup(opts: SetupOptions): Promise<number> {
   if (owners !== undefined) values.TELEGRAM_ALLOWED_USERS = owners;
   if (flags.workspace) values.WORKSPACE_DIR = flags.workspace;
   const base = existing ?? (await readTextIfAny(path.join(repoRoot(), '.env.example'))) ?? '';
-  await writeFileAtomic(envFile, mergeEnv(base, values));
+  let text: string;
+  try {
+    text = mergeEnv(base, values);
+  } catch (err) {
+    throw new Stop((err as Error).message, 2);
+  }
+  await writeFileAtomic(envFile, text);
   io.out(`Wrote ${envFile} (readable by you only).`);
 
   io.out('');
