@@ -133,6 +133,13 @@ export interface OwnerWait {
   gapMs: number;
   /** Asked for each sender; false: keep waiting for someone else. */
   accept: (owner: Owner) => Promise<boolean>;
+  /** Called once what was already waiting is known: the moment to ask for the message. */
+  ready: () => void;
+  /**
+   * Offer the senders of private messages that were already waiting too (someone who pressed
+   * Start before setup asked). Only when a person confirms each one: it could be anyone.
+   */
+  offerEarlier?: boolean;
 }
 
 /** The sender of the first new private message, or why there is none. Confirms no update. */
@@ -153,10 +160,11 @@ export async function waitForOwner(tg: Telegram, opts: OwnerWait): Promise<{ own
       }
       return { problem: telegramProblem(err, undefined) };
     }
-    // What was waiting before setup started is not the owner's message.
+    // What was waiting before setup asked is not taken for the owner's message unless offered and confirmed.
     const fresh = updates.filter((u) => !seen.has(u.update_id));
     for (const u of fresh) seen.add(u.update_id);
-    if (!first) {
+    if (first) opts.ready();
+    if (!first || opts.offerEarlier) {
       for (const u of fresh) {
         const m = 'message' in u ? u.message : undefined;
         if (!m || m.chat.type !== 'private' || !m.from || m.from.is_bot) continue;

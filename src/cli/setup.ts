@@ -274,12 +274,14 @@ async function setUpOwner(bot: Bot, flags: Flags, current: Record<string, string
   if (flags.ownerWaitSec === 0) return undefined;
 
   if (ask) ask.say('\n3/3  You, the owner: the bot answers you without asking, and only you approve others.');
-  io.out(`Send any message to @${bot.username} in Telegram now (https://t.me/${bot.username}); waiting up to ${flags.ownerWaitSec} s for it.`);
   const tg = telegramClient(bot.token, bot.apiRoot);
   const got = await waitForOwner(tg, {
     until: Date.now() + flags.ownerWaitSec * 1000,
     gapMs: opts.ownerPollGapMs ?? 1000,
     accept: async (o) => (ask ? ask.confirm(`A message from ${describe(o)}. Is this you?`, true) : true),
+    // Asked only once the messages already waiting are known, so the owner's cannot be taken for one of them.
+    ready: () => io.out(`Send any message to @${bot.username} in Telegram now (https://t.me/${bot.username}); waiting up to ${flags.ownerWaitSec} s for it.`),
+    offerEarlier: ask !== undefined,
   });
   if ('owner' in got) {
     io.out(`Owner: ${describe(got.owner)}, added to TELEGRAM_ALLOWED_USERS.`);

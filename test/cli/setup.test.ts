@@ -100,6 +100,21 @@ test('npm run setup --yes: checks the LLM and the token, learns the owner from t
     }
   }));
 
+test('setup asks for the owner\'s message only once the messages already waiting are known: one sent at once is taken, an older one is not', () =>
+  withStandIns(async ({ llm, tg, dir }) => {
+    await tg.user({ userId: 666001, firstName: 'Early' }).say('a message from before setup');
+    // The first look at the waiting messages answers slowly: asking before it is done lets the owner's message be taken for an old one.
+    tg.intercept('getUpdates', (call) => (call.index === 0 ? { delayMs: 1000 } : undefined));
+    const setup = start(process.execPath, ['--import', tsxLoader, path.join(repoRoot, 'src/cli/setup.ts'), '--yes', '--llm-url', llm.url, '--model', 'fake-model', '--api-root', tg.apiRoot, '--out', path.join(dir, '.env'), '--owner-wait', '20'], { OPENAI_API_KEY: KEY, TELEGRAM_BOT_TOKEN: tg.token }, dir);
+    await waitFor(() => /Send any message/.test(setup.out()) || setup.err() !== '', 20_000, 'the request for a message');
+    const askedAt = Date.now();
+    await tg.user({ userId: OWNER, firstName: 'Ada' }).say('me!');
+    assert.equal(await setup.exited, 0, setup.err());
+    const first = tg.callsOf('getUpdates')[0]!;
+    assert.ok(askedAt >= first.at + 1000, `asked ${askedAt - first.at} ms after the first poll started, before it was answered`);
+    assert.match(setup.out(), /^Owner: Ada \(@user4242, id 4242\)/m);
+  }));
+
 test('a wrong key, an unreachable server, a refused token: one line saying which, exit 1, no .env, no secret printed', () =>
   withStandIns(async ({ llm, tg, dir }) => {
     const envFile = path.join(dir, '.env');
