@@ -3,9 +3,11 @@
 // One instance in fork mode: sessions are cached in memory and chats are ordered per process,
 // so two instances would race. kill_timeout is longer than SHUTDOWN_TIMEOUT_MS (20 s) so pm2
 // lets running turns finish before it sends SIGKILL. Exit code 2 is a settings problem (a line
-// in the error log says what to set): restarting cannot fix it, so pm2 stops there.
-// Logs: info on stdout (~/.pm2/logs/membot-out.log), warnings and errors on stderr
-// (~/.pm2/logs/membot-error.log); `npx pm2 logs membot` shows both.
+// in the error log says what to set): restarting cannot fix it, so pm2 stops there and shows
+// "stopped" (no restart_delay: with one, pm2 7 shows "waiting restart" for a process it will
+// not restart). A crash is restarted at once; 50 restarts within a minute and pm2 gives up.
+// Logs: info on stdout (~/.pm2/logs/membot-out-0.log), warnings and errors on stderr
+// (~/.pm2/logs/membot-error-0.log); `npx pm2 logs membot` shows both.
 module.exports = {
   apps: [
     {
@@ -18,7 +20,6 @@ module.exports = {
       autorestart: true,
       stop_exit_codes: [2],
       max_restarts: 50,
-      restart_delay: 1000,
       kill_timeout: 30000,
       env: { NODE_ENV: 'production' },
     },
