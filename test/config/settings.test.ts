@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import dotenv from 'dotenv';
 import { fileURLToPath } from 'node:url';
 import { RENAMED, SETTINGS, SettingsReader } from '../../src/config/reader.js';
 import { loadConfig } from '../../src/config/env.js';
@@ -26,6 +27,22 @@ test('.env.example sets every setting of the table once (TZ as a commented examp
   // TZ must stay unset by default (the system's zone); its line is an example to uncomment.
   const names = (await readFile(file('.env.example'), 'utf8')).split('\n').flatMap((l) => /^(?:# )?([A-Z][A-Z0-9_]*)=/.exec(l)?.[1] ?? []);
   assert.deepEqual([...names].sort(), [...SETTINGS].sort());
+});
+
+test('.env.example sets each setting to its documented default, and leaves empty those whose default is not a value (system, random, OpenAI, …)', async () => {
+  const example = dotenv.parse(await readFile(file('.env.example'), 'utf8'));
+  const lines = (await readFile(file('docs/configuration.md'), 'utf8')).split('\n');
+  const header = lines.findIndex((l) => /^\| variable \| default \| meaning \|/.test(l));
+  const wrong: string[] = [];
+  for (let i = header + 2; lines[i]?.startsWith('|'); i++) {
+    const [, name, def] = /^\| `([A-Z0-9_]+)` \| ([^|]*) \|/.exec(lines[i]!)!;
+    const literal = /^(\d+)$|^`([^`]+)`$/.exec(def!.trim());
+    const want = literal ? (literal[1] ?? literal[2]!) : '';
+    // A default that names another setting (`LLM_MODEL`) is not a value to copy.
+    const expected = /^[A-Z][A-Z0-9_]+$/.test(want) ? '' : want;
+    if ((example[name!] ?? '') !== expected) wrong.push(`${name}: .env.example ${JSON.stringify(example[name!] ?? '')}, documented ${def!.trim()}`);
+  }
+  assert.deepEqual(wrong, []);
 });
 
 test('the old timeout names still work, with one warning each naming the new name; the new name wins', () => {
