@@ -24,6 +24,7 @@ const OWNER = 4242;
 const keyed: Responder = (req, i) => {
   if (req.headers.authorization !== `Bearer ${KEY}`) return { status: 401, json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } } };
   if (req.method === 'GET' && req.path.endsWith('/models')) return { json: { object: 'list', data: [{ id: 'fake-model', object: 'model' }, { id: 'other-model', object: 'model' }] } };
+  if (!['fake-model', 'other-model', 'gpt-4o-mini'].includes(req.body?.model)) return { status: 404, json: { error: { message: `The model ${req.body?.model} does not exist`, type: 'invalid_request_error' } } };
   return echoResponder(req, i);
 };
 
@@ -115,13 +116,14 @@ test('setup asks for the owner\'s message only once the messages already waiting
     assert.match(setup.out(), /^Owner: Ada \(@user4242, id 4242\)/m);
   }));
 
-test('a wrong key, an unreachable server, a refused token: one line saying which, exit 1, no .env, no secret printed', () =>
+test('a wrong key, an unknown model, an unreachable server, a refused token: one line saying which, exit 1, no .env, no secret printed', () =>
   withStandIns(async ({ llm, tg, dir }) => {
     const envFile = path.join(dir, '.env');
     const base = ['--yes', '--out', envFile, '--owner', '1'];
     const closed = `http://127.0.0.1:${await freePort()}/v1`;
     const cases: Array<{ args: string[]; env: Record<string, string>; line: RegExp }> = [
       { args: ['--llm-url', llm.url], env: { OPENAI_API_KEY: 'sk-wrong-key-000000000' }, line: /^setup: key refused \(401\) by http:\/\/127\.0\.0\.1:\d+\/v1 — check the API key$/ },
+      { args: ['--llm-url', llm.url, '--model', 'nope'], env: { OPENAI_API_KEY: KEY }, line: /^setup: http:\/\/127\.0\.0\.1:\d+\/v1 has no model "nope" \(404\) — it offers: fake-model, other-model$/ },
       { args: ['--llm-url', closed], env: { OPENAI_API_KEY: KEY }, line: new RegExp(`^setup: could not reach ${closed.replace(/[./]/g, '\\$&')} \\(connection refused\\) — check the URL`) },
       { args: ['--llm-url', llm.url, '--model', 'fake-model', '--bot-token', 'not-a-token'], env: { OPENAI_API_KEY: KEY }, line: /^setup: TELEGRAM_BOT_TOKEN does not look like a bot token/ },
       { args: ['--llm-url', llm.url, '--model', 'fake-model', '--api-root', tg.apiRoot], env: { OPENAI_API_KEY: KEY, TELEGRAM_BOT_TOKEN: '999:refused-token-abcdefgh' }, line: /^setup: Telegram refused the bot token \(401\) — copy it again from @BotFather/ },
