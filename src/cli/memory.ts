@@ -2,10 +2,11 @@
  * `npm run memory -- <command>`: search, stats, reindex, run-job <name>, eval <dataset.json>, usage.
  * Uses the same services as the daemon (same index file, same search, same jobs).
  */
-import dotenv from 'dotenv';
+import { loadDotEnv } from '../config/dotenv.js';
 import { loadConfig } from '../config/env.js';
 import { createLogger } from '../core/log.js';
 import { runEvalCommand } from './eval-command.js';
+import { answerHelp } from './help.js';
 
 const USAGE = `usage: npm run memory -- <command>
   search "<query>" [--chat CHANNEL:ID] [--json]   hybrid search in one chat's memory (default console:local)
@@ -21,7 +22,8 @@ const USAGE = `usage: npm run memory -- <command>
   usage [--days 7] [--chat CHANNEL:ID]              tokens per day, one table per chat`;
 
 async function main(): Promise<number> {
-  dotenv.config({ quiet: true });
+  answerHelp(process.argv.slice(2), USAGE);
+  loadDotEnv();
   const [cmd, ...args] = process.argv.slice(2);
   if (cmd === 'eval') return runEvalCommand(args, USAGE);
   const { config, problems } = loadConfig({ OPENAI_API_KEY: 'unused-by-this-command', ...process.env });

@@ -1,12 +1,12 @@
 /**
  * The settings the daemon reads from the environment, in one table, and the one reader that
- * reads them. The table is the list README.md's settings table and .env.example must show (a
+ * reads them. The table is the list docs/configuration.md's settings table and .env.example must show (a
  * test checks all three agree); the reader takes only names from it, so a setting cannot be
  * read without being listed. Each bad value becomes one line in `problems`; a renamed setting
  * still read under its old name adds one line to `warnings`.
  */
 
-/** Every setting, in the order of README.md's table. Add a new one here, to the README and to .env.example. */
+/** Every setting, in the order of docs/configuration.md's table. Add a new one here, to that table and to .env.example. */
 export const SETTINGS = [
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',

@@ -8,6 +8,7 @@ import { memoryBudgetTokens, type RuntimeConfigStore } from '../config/runtime.j
 import type { TokenCounter } from '../llm/tokens.js';
 import { buildMemoryBlock, conversationNoteBodies, summarizedNoteKeys } from '../memory/context.js';
 import { localDate } from '../memory/notes.js';
+import { componentLogger } from '../core/log.js';
 
 export interface MemorySectionDeps {
   memory: MemoryService;
@@ -22,6 +23,7 @@ export function createMemorySection(deps: MemorySectionDeps): (turn: Turn) => Pr
   return async (turn) => {
     const rc = deps.runtime.get();
     if (!rc.memory.enabled) return null;
+    const log = componentLogger(turn.log, 'Context');
     const budgetTokens = memoryBudgetTokens(deps.contextLimit(), rc.memory);
     let block;
     try {
@@ -35,14 +37,14 @@ export function createMemorySection(deps: MemorySectionDeps): (turn: Turn) => Pr
       });
     } catch (err) {
       // Unreadable memory must not cost the user the answer: reply without the block.
-      turn.log.warn({ err }, '[Context] memory files could not be read; answering without the # Memory block');
+      log.warn({ err }, 'memory files could not be read; answering without the # Memory block');
       return null;
     }
     turn.memory = { tokens: block.tokens, budget: block.budget, drops: block.drops };
     for (const d of block.drops) {
-      turn.log.info({ dropped: d.what, tokens: d.tokens, budget: budgetTokens }, `[Context] memory over budget: dropped ${d.what} (${d.approximate ? 'about ' : ''}${d.tokens} tokens)`);
+      log.info({ dropped: d.what, tokens: d.tokens, budget: budgetTokens }, `memory over budget: dropped ${d.what} (${d.approximate ? 'about ' : ''}${d.tokens} tokens)`);
     }
-    turn.log.debug(`[Context] Memory context: ${block.text.length} chars, ${block.tokens} tokens`);
+    log.debug(`Memory context: ${block.text.length} chars, ${block.tokens} tokens`);
     return block.text ? { name: 'memory', content: block.text } : null;
   };
 }

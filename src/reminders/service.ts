@@ -8,7 +8,7 @@
  *      session log), and a line to today's note;
  *   3. send it through the channel;
  *   4. mark the occurrence sent.
- * Mark-then-send, so a reminder goes out at most once, like every reply (README, "Replies go out
+ * Mark-then-send, so a reminder goes out at most once, like every reply (docs/behaviour.md, "Replies go out
  * at most once"). A kill between 1 and 2 leaves a claim with no session message: it was never
  * sent, and the next start delivers it (late). A kill between 2 and 4 leaves a claim whose
  * message is in the session: it may have gone out, so it is not sent again (logged as

@@ -11,6 +11,7 @@ import type { Turn } from '../turn/turn.js';
 import type { MemoryService } from '../memory/service.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import { formatNoteLine, localDate } from '../memory/notes.js';
+import { componentLogger } from '../core/log.js';
 
 export interface MemoryPersistDeps {
   memory: MemoryService;
@@ -31,7 +32,7 @@ export function createMemoryPersistSystem(deps: MemoryPersistDeps): System {
       const at = turn.inbound.receivedAt;
       const line = formatNoteLine(at, deps.timezone, turn.userMessage.content, turn.response ?? '');
       await deps.memory.forChat(turn.inbound.channel, turn.inbound.chatId).appendNote(localDate(at, deps.timezone), line);
-      turn.log.debug(`[MemoryPersist] Appended memory entry (${line.length} chars)`);
+      componentLogger(turn.log, 'MemoryPersist').debug(`Appended memory entry (${line.length} chars)`);
     },
   };
 }
