@@ -14,6 +14,7 @@ import { isAppError } from '../core/errors.js';
 import type { Config } from '../config/env.js';
 import { sessionKey } from '../sessions/model.js';
 import type { SessionStore } from '../sessions/store.js';
+import type { SessionWriter } from '../sessions/writer.js';
 import { newTurnId } from '../turn/turn.js';
 import { type InboundMessage } from '../core/message.js';
 import { cleanInboundText } from '../turn/inbound.js';
@@ -25,7 +26,7 @@ import type { Dispatcher } from '../queue/dispatcher.js';
 import type { Inbox, InboxEntry } from '../queue/inbox.js';
 import type { ChatLimits } from './limits.js';
 import { apologyText } from './apology.js';
-import { findRecorded, answered, userMessageOf, runTurn, type TurnRunDeps } from './turn-run.js';
+import { runTurn, type TurnRunDeps } from './turn-run.js';
 import type { Ending } from './ending.js';
 import { AlbumCollector, mergeAlbum } from './albums.js';
 
@@ -162,11 +163,14 @@ export class Intake {
     if (cleaned.truncated > 0) log.info({ session: job.key, truncated: cleaned.truncated }, 'inbound message over MAX_MESSAGE_CHARS; truncated');
     if (msg.text.trim() === '') return { close: true, say: raw.unreadable ? unreadableText(raw.unreadable) : EMPTY_TEXT };
     const cmd = parseCommand(msg.text);
+    // The chat's session, loaded once for this message: whatever handles it writes through this.
+    const writes = this.deps.sessions.writer(await this.deps.sessions.getOrCreate(msg.channel, msg.chatId));
     if (recovered && recovered.attempt >= MAX_RECOVERY_ATTEMPTS) {
       // It may be what kills the daemon: not handled again. Its words are saved in the session
       // (until now only the journal held them) and the user is told, so nothing vanishes without a word.
       log.error({ session: job.key, sourceId: msg.messageId }, 'a message did not finish after several restarts; not retried again');
       return this.unanswered(
+        writes,
         msg,
         cmd !== null,
         cmd
@@ -177,19 +181,19 @@ export class Intake {
     if (overRate) {
       // In the chat's queue, so the words land in the session in order; no LLM call.
       log.warn({ code: 'chat.rate_limited', session: job.key, perMinute: config.rateLimitPerMinute }, 'a chat sent more messages in a minute than the limit; saved one without answering');
-      return this.unanswered(msg, cmd !== null, limits.rateText(job.key, cmd?.name));
+      return this.unanswered(writes, msg, cmd !== null, limits.rateText(job.key, cmd?.name));
     }
     if (!cmd && budget.blocks(job.key, msg)) {
       // DAILY_TOKEN_BUDGET used up: the message is kept in the session, never sent to the model.
       log.info({ session: job.key, budget: config.dailyTokenBudget }, 'daily token budget used up; message saved, not sent to the model');
-      return this.unanswered(msg, false, budget.refusal(job.key));
+      return this.unanswered(writes, msg, false, budget.refusal(job.key));
     }
     if (cmd) {
       job.command = cmd.name;
       // Closed before it runs: a command is not run again after a restart.
-      return { close: true, say: () => this.runCommand(msg, job, cmd.name, cmd.args) };
+      return { close: true, say: () => this.runCommand(writes, msg, job, cmd.name, cmd.args) };
     }
-    return runTurn(this.deps, msg, job.reply, cleaned.truncated, recovered !== undefined);
+    return runTurn(this.deps, writes, msg, job.reply, cleaned.truncated, recovered !== undefined);
   }
 
   /**
@@ -210,7 +214,7 @@ export class Intake {
     return { msg, recovered: recovered || attempt > 0 ? { id: job.journalId, attempt, msg } : undefined };
   }
 
-  private async runCommand(msg: InboundMessage, job: Job, name: string, args: string): Promise<string> {
+  private async runCommand(writes: SessionWriter, msg: InboundMessage, job: Job, name: string, args: string): Promise<string> {
     const cmd = this.deps.commands.find(name);
     if (!cmd) return `Unknown command /${name}. Send /help to see what I understand.`;
     const role = msg.role ?? 'member';
@@ -219,24 +223,18 @@ export class Intake {
       this.deps.log.info({ session: job.key, command: name, role }, 'command refused: not open to the sender\'s role; nothing run');
       return refused;
     }
-    const session = await this.deps.sessions.getOrCreate(msg.channel, msg.chatId);
-    return cmd.run({ inbound: msg, session, writes: this.deps.sessions.writer(session), args, role, services: this.deps.services, log: this.deps.log, document: job.reply.document });
+    return cmd.run({ inbound: msg, session: writes.session, writes, args, role, services: this.deps.services, log: this.deps.log, document: job.reply.document });
   }
 
   /**
    * A message closed without a turn (given up on, over the rate limit or the budget): its words
    * are saved in the session (unless it is a command, or already there), then the user gets `text`.
    */
-  private async unanswered(msg: InboundMessage, command: boolean, text: string): Promise<Ending> {
+  private async unanswered(writes: SessionWriter, msg: InboundMessage, command: boolean, text: string): Promise<Ending> {
     if (!command) {
-      const { sessions } = this.deps;
-      const session = await sessions.getOrCreate(msg.channel, msg.chatId);
-      const recorded = findRecorded(session.messages, msg);
-      if (recorded && answered(session.messages, recorded)) return { close: true };
-      if (!recorded) {
-        session.metadata.messagesReceived++;
-        await sessions.writer(session).append(userMessageOf(msg));
-      }
+      const received = writes.receive(msg);
+      if (received.answered) return { close: true };
+      if (received.fresh) await writes.commit();
     }
     return { close: true, say: text };
   }

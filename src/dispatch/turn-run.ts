@@ -7,74 +7,35 @@
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
 import { AppError } from '../core/errors.js';
-import { makeMessage, type SessionMessage } from '../sessions/model.js';
-import type { SessionStore } from '../sessions/store.js';
+import type { SessionWriter } from '../sessions/writer.js';
 import { createTurn, endTurn, type Turn } from '../turn/turn.js';
 import { type InboundMessage } from '../core/message.js';
 import type { ReplyFn } from '../core/channel.js';
 import { deadlineText } from './apology.js';
-import { storedAttachment } from '../media/attachments.js';
 import type { Ending } from './ending.js';
 
 export interface TurnRunDeps {
   config: Pick<Config, 'maxMessageChars' | 'turnTimeoutMs'>;
-  sessions: SessionStore;
   pipeline: { run(turn: Turn): Promise<void> };
   /** After every turn: its measurements (for /status and the next request's fit). */
   measured: (turn: Turn) => void;
   log: Logger;
 }
 
-/**
- * The session's copy of a message — the one rule for "already recorded?" (a recovery after a
- * kill, a channel redelivering an update): the newest user message with its source id and its
- * text, or with its source id and its file (a voice note's text becomes its transcript, a photo
- * the model could not see gets a note: the file id is what stays).
- */
-export function findRecorded(messages: SessionMessage[], msg: InboundMessage): SessionMessage | undefined {
-  const file = (msg.audio ?? msg.image)?.fileId;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role !== 'user' || m.sourceId === undefined || m.sourceId !== msg.messageId) continue;
-    if (m.content === msg.text || (file !== undefined && m.attachment?.fileId === file)) return m;
-  }
-  return undefined;
-}
-
-/** True when an assistant answer (not a tool call) follows `user` in the session. */
-export function answered(messages: SessionMessage[], user: SessionMessage): boolean {
-  const i = messages.indexOf(user);
-  return messages.slice(i + 1).some((m) => m.role === 'assistant' && !(m.toolCalls && m.toolCalls.length > 0));
-}
-
-export function userMessageOf(msg: InboundMessage): SessionMessage {
-  return makeMessage('user', msg.text, {
-    ...(msg.messageId ? { sourceId: msg.messageId } : {}),
-    ...(msg.userName ? { senderName: msg.userName } : {}),
-    ...(msg.image ? { attachment: storedAttachment(msg.image) } : {}),
-    ...(msg.audio ? { attachment: storedAttachment(msg.audio) } : {}),
-    ...(msg.images ? { attachments: msg.images.map(storedAttachment) } : {}),
-  });
-}
-
-export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: ReplyFn, truncated: number, recovered: boolean): Promise<Ending> {
-  const { config, sessions } = deps;
-  const session = await sessions.getOrCreate(msg.channel, msg.chatId);
+/** `writes`: the chat's session writer, the one the intake loaded for this message. */
+export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: InboundMessage, reply: ReplyFn, truncated: number, recovered: boolean): Promise<Ending> {
+  const { config } = deps;
+  const session = writes.session;
   // A message already in the session (a recovery after a kill, or a channel redelivering an
-  // update) is not recorded twice, and not answered twice once its answer is saved.
-  const writes = sessions.writer(session);
-  let userMessage = findRecorded(session.messages, msg);
-  if (userMessage && answered(session.messages, userMessage)) {
+  // update) is not recorded twice, and not answered twice once its answer is saved. A new one's
+  // words are durable in the journal (accept); they reach the session log in one write with the
+  // answer, or at the end of the turn when there is none.
+  const received = writes.receive(msg);
+  if (received.answered) {
     deps.log.info({ session: session.id, recovered, sourceId: msg.messageId }, 'message already answered; not handled again');
     return { close: true };
   }
-  if (!userMessage) {
-    userMessage = userMessageOf(msg);
-    session.metadata.messagesReceived++;
-    // The user's words are durable in the journal (accept); they reach the session log in
-    // one write with the answer, or at the end of the turn when there is none.
-    writes.record(userMessage);
-  }
+  const userMessage = received.message;
   const deadline = new AbortController();
   const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, aside: reply.aside, signal: deadline.signal, progress: reply.progress });
   if (truncated > 0) {

@@ -20,6 +20,7 @@ import { AppError } from '../core/errors.js';
 import { newConversationId, newSession, parseSession, sessionKey, type Session, type SessionMessage } from './model.js';
 import { SessionWal } from './wal.js';
 import type { SessionWriter } from './writer.js';
+import { answered, findRecorded, userMessageOf } from './received.js';
 import { ChatNames } from './names.js';
 
 /** How long a session file may lag behind its log (its messages are durable meanwhile). */
@@ -246,12 +247,21 @@ export class SessionStore {
   writer(session: Session): SessionWriter {
     // Looked up at each call: an idle session's entry may have been dropped and made again.
     const entry = () => this.entryOf(session.id);
+    const record = (message: SessionMessage) => {
+      session.messages.push(message);
+      entry().owed.push(message);
+    };
     return {
       session,
-      record: (message) => {
-        session.messages.push(message);
-        entry().owed.push(message);
+      receive: (msg) => {
+        const found = findRecorded(session.messages, msg);
+        if (found) return { message: found, fresh: false, answered: answered(session.messages, found) };
+        const message = userMessageOf(msg);
+        session.metadata.messagesReceived++;
+        record(message);
+        return { message, fresh: true, answered: false };
       },
+      record,
       commit: async () => {
         const e = entry();
         if (e.owed.length > 0) await this.commit(session, e, []);
@@ -265,8 +275,12 @@ export class SessionStore {
         // Owed: the next log line carries it as it is now. Already logged: the file is rewritten.
         if (!entry().owed.includes(message)) await this.save(session);
       },
-      replace: async (messages) => {
+      replace: async (messages, compaction) => {
         session.messages = messages;
+        if (compaction) {
+          session.metadata.messagesCompacted += compaction.removed;
+          session.metadata.lastCompaction = compaction;
+        }
         // A message still owed stays owed in the form it now has (a compaction may flag it);
         // one dropped must not come back with the next log line.
         const now = new Map(messages.map((m) => [m.id, m]));
