@@ -1,6 +1,6 @@
 /**
  * The memory page's HTTP server (fastify): one static page + script, and JSON APIs over
- * MemoryPageData. Security model (README "Memory page"):
+ * MemoryPageData. Security model (docs/memory-page.md, "Security model"):
  * - every request needs the token: `/?token=` once (it becomes an HttpOnly SameSite=Strict
  *   cookie, and the browser is sent to `/` so the token leaves the address bar), then the cookie,
  *   or `Authorization: Bearer <token>` for scripts; anything else is 401;

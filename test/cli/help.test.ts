@@ -1,6 +1,6 @@
 /**
  * Every command a user runs answers --help (and -h): its usage on stdout, exit code 0, nothing
- * started, opened or checked. Run through npm, as the README writes them.
+ * started, opened or checked. Run through npm, as the README and docs/cli.md write them.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

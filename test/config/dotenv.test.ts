@@ -1,6 +1,7 @@
 /**
- * `.env` as the README tells a new user to make it: .env.example copied, so it must agree with
- * the README (TZ unset means the system's zone), and an empty `TZ=` line must mean the same.
+ * `.env` as a new user gets it: .env.example copied (where `npm run setup` starts from,
+ * docs/operations.md), so it must agree with docs/configuration.md (TZ unset means the system's
+ * zone), and an empty `TZ=` line must mean the same.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +18,7 @@ function runPiped(cwd: string, env: Record<string, string>, input: string) {
   return runToEnd(process.execPath, ['--import', tsxLoader, mainTs], { cwd, env: { ...base, ...env }, input });
 }
 
-test('.env.example leaves TZ unset (the system zone, as the README says), as an example to uncomment', async () => {
+test('.env.example leaves TZ unset (the system zone, as docs/configuration.md says), as an example to uncomment', async () => {
   const example = await readFile(path.join(repoRoot, '.env.example'), 'utf8');
   assert.doesNotMatch(example, /^TZ=/m, 'no active TZ line');
   assert.match(example, /^# TZ=[A-Za-z_]+\/[A-Za-z_]+$/m, 'a commented example');
