@@ -52,7 +52,12 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const { services, dispatcher, inbox, embedder } = built;
   const pipeline = buildPipeline(built, log);
   const commands = buildCommands(config.telegram.groupAdminsManage);
-  const { sessions, stats, tokens, reminders, scheduler, index, usage } = services;
+  const { sessions, stats, tokens, reminders, scheduler, index, usage, derived } = services;
+  // What the last run's turns derived from the session log (note lines, index rows), written
+  // again where a crash kept it from being written; then the log can forget its lines.
+  await derived.recover(sessions.takeLastRun());
+  await derived.flush();
+  await sessions.forgetLog();
   // Taken over before any channel starts (see Intake.open).
   const intake = await Intake.open({
     config,
@@ -89,6 +94,9 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       dispatcher.close();
       const drained = await dispatcher.drain(config.shutdownTimeoutMs);
       await services.mcp?.stop();
+      await sessions.flush();
+      // Every turn ended: what derives from the log is written; made durable, the log can go.
+      if (drained) await derived.flush().then(() => sessions.forgetLog()).catch((err: unknown) => log.warn({ err }, 'the session log is kept for the next start'));
       await sessions.close();
       await inbox.shutdown();
       await scheduler.stop();

@@ -48,8 +48,8 @@ export function buildPipeline(built: Built, log: Logger): Pipeline {
       }),
       createToolLoopSystem({ llm, tools, maxIterations: config.maxToolIterations, guard: fit }),
       createResponseDeliverySystem(),
-      createMemoryPersistSystem({ memory, runtime, timezone: config.timezone }),
-      createIndexingSystem({ indexing, memory, botName: 'assistant' }),
+      createMemoryPersistSystem({ derived: services.derived, runtime }),
+      createIndexingSystem({ derived: services.derived, indexing }),
     ],
     log,
   );

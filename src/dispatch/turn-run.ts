@@ -43,7 +43,11 @@ export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: Inb
   }
   // The entry closes only once the turn has run (answered or apologised): a kill mid-turn leaves
   // it open, and the next start runs the turn again without re-recording the message.
+  // The session log keeps its lines until this turn's note line and index rows are written
+  // (MemoryPersist 50, Indexing 55): after a crash they are rebuilt from it.
+  const release = writes.hold();
   const running = deps.pipeline.run(turn);
+  void running.finally(release).catch(() => undefined);
   const finish = async () => {
     await running;
     // A turn that ended without an answer (an apology) still keeps the user's words.

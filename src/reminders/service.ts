@@ -20,11 +20,8 @@
 import type { Logger } from '../core/log.js';
 import type { ErrorCode } from '../core/errors.js';
 import type { SessionStore } from '../sessions/store.js';
-import type { MemoryService } from '../memory/service.js';
+import type { DailyNotes } from '../memory/daily-notes.js';
 import { makeMessage, sessionKey } from '../sessions/model.js';
-import { format } from 'date-fns';
-import { TZDate } from '@date-fns/tz';
-import { cutChars, localDate } from '../memory/notes.js';
 import type { Delivery, Reminder, ReminderStore } from './store.js';
 import { ReminderPace, reminderText, UNSERVED_RECHECK_MS } from './pace.js';
 import {
@@ -53,7 +50,8 @@ export const REMINDERS_PER_CHAT_PER_HOUR = 10;
 export interface ReminderDeps {
   store: ReminderStore;
   sessions: SessionStore;
-  memory: MemoryService;
+  /** The daily notes' one writer: a delivered reminder gets its line there. */
+  notes: DailyNotes;
   timezone: string;
   log: Logger;
   /** Runs a task in the chat's queue (the dispatcher): a delivery never interleaves with a turn. */
@@ -325,13 +323,21 @@ export class ReminderService {
     const ds = all.filter((d) => !recorded.includes(d));
     if (ds.length === 0) return;
     const text = reminderText(ds, { now, startedAt: this.startedAt, timezone: this.deps.timezone, perHour: this.pace.perHour });
-    await this.deps.sessions.writer(session).append(makeMessage('assistant', text, { reminder: ds.map(occurrenceKey).join(' ') }));
+    // Stamped with the delivery's time: its note line is made from the message, here and in a
+    // rebuild from the session log after a crash (turn/derived.ts).
+    const message = makeMessage('assistant', text, { reminder: ds.map(occurrenceKey).join(' '), timestamp: new Date(now).toISOString() });
+    const writes = this.deps.sessions.writer(session);
+    const release = writes.hold();
     try {
-      const time = format(new TZDate(now, this.deps.timezone), 'HH:mm');
-      const line = `[${time}] Assistant (reminder): ${cutChars(text, 300).replace(/\r\n|\r|\n/g, ' ')}`;
-      await this.deps.memory.forChat(first.channel, first.chatId).appendNote(localDate(new Date(now), this.deps.timezone), line);
-    } catch (err) {
-      this.deps.log.warn({ err, session: first.chat }, 'could not write the reminder to the daily note; it is in the session');
+      await writes.append(message);
+      try {
+        const entry = this.deps.notes.entryOf(message, undefined);
+        if (entry) await this.deps.notes.append({ channel: first.channel, chatId: first.chatId }, entry);
+      } catch (err) {
+        this.deps.log.warn({ err, session: first.chat }, 'could not write the reminder to the daily note; it is in the session');
+      }
+    } finally {
+      release();
     }
     try {
       await send(first.chatId, text);

@@ -38,6 +38,8 @@ import { ReminderStore } from '../reminders/store.js';
 import { MediaFetchers } from '../media/attachments.js';
 import { ReminderService } from '../reminders/service.js';
 import { McpServers } from '../mcp/servers.js';
+import { DailyNotes } from '../memory/daily-notes.js';
+import { DerivedWrites } from '../turn/derived.js';
 
 export interface ServiceOptions {
   /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
@@ -81,6 +83,10 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     embedder.init();
   }
   const indexing = new IndexingService(index, embedder);
+  const notes = new DailyNotes(memory, config.timezone, componentLogger(log, 'MemoryPersist'));
+  const derived = new DerivedWrites({ notes, indexing, memory, runtime, sessions, log: componentLogger(log, 'MemoryPersist') });
+  // The session log forgets its lines only once the note lines derived from them are on disk.
+  sessions.beforeLogForgets = () => derived.flush();
   const upkeep = new Upkeep(index, llm, componentLogger(log, 'Upkeep'), {
     accurateNer: false,
     timeoutMs: config.consolidationTimeoutMs,
@@ -91,7 +97,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   const reminders = new ReminderService({
     store: new ReminderStore(path.join(config.workspaceDir, 'schedules.db'), componentLogger(log, 'Reminders')),
     sessions,
-    memory,
+    notes,
     timezone: config.timezone,
     log: componentLogger(log, 'Reminders'),
     queue: (key, task) => dispatcher.submit(key, task),
@@ -175,6 +181,8 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     budget,
     media,
     mcp,
+    notes,
+    derived,
   };
   return { services, dispatcher, inbox, instructions, embedder, fit, contextLimit: limit };
 }

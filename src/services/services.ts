@@ -20,6 +20,8 @@ import type { UsageStore } from '../usage/usage.js';
 import type { TokenBudget } from '../usage/budget.js';
 import type { MediaFetchers } from '../media/attachments.js';
 import type { McpServers } from '../mcp/servers.js';
+import type { DailyNotes } from '../memory/daily-notes.js';
+import type { DerivedWrites } from '../turn/derived.js';
 
 export interface Services {
   config: Config;
@@ -46,6 +48,10 @@ export interface Services {
   budget: TokenBudget;
   /** Channels' file downloaders (images are fetched per turn by file id). */
   media: MediaFetchers;
+  /** The one writer of daily-note lines (exchanges via `derived`, reminders). */
+  notes: DailyNotes;
+  /** A turn's note line and index rows, derived from the session log (and rebuilt from it after a crash). */
+  derived: DerivedWrites;
   /** MCP_CONFIG's servers, whose tools join the registry's (undefined: none configured). */
   mcp: McpServers | undefined;
 }

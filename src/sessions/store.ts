@@ -18,7 +18,7 @@ import { ensureDir, removeStaleTempFiles, withFileLock, writeFileAtomic } from '
 import { isInside, sessionFileKey } from '../storage/paths.js';
 import { AppError } from '../core/errors.js';
 import { newConversationId, newSession, parseSession, sessionKey, type Session, type SessionMessage } from './model.js';
-import { SessionWal } from './wal.js';
+import { SessionWal, type WalLine } from './wal.js';
 import type { SessionWriter } from './writer.js';
 import { answered, findRecorded, userMessageOf } from './received.js';
 import { ChatNames } from './names.js';
@@ -80,9 +80,31 @@ export class SessionStore {
     await this.replay();
   }
 
-  /** Applies log lines a crash kept from reaching their session files, then empties the log. */
+  /** The log lines the last run left (replayed into the session files), until `takeLastRun`. */
+  private lastRun: WalLine[] = [];
+
+  /**
+   * The lines the last run left in the session log, for what derives from them (the daily
+   * notes and index rows, turn/derived.ts): taken once. The log keeps them until `forgetLog`.
+   */
+  takeLastRun(): WalLine[] {
+    return this.lastRun.splice(0);
+  }
+
+  /** Empties the session log once what derives from its lines is written (start, stop). */
+  forgetLog(): Promise<void> {
+    return this.wal.truncate(true);
+  }
+
+  /** What must be durable before the log forgets its lines (the daily notes' fsync). */
+  set beforeLogForgets(fn: () => Promise<void>) {
+    this.wal.beforeForget = fn;
+  }
+
+  /** Applies log lines a crash kept from reaching their session files; the log keeps them (see takeLastRun). */
   private async replay(): Promise<void> {
     const lines = await this.wal.read();
+    this.lastRun = lines;
     // Ids already in each session, built once per session (not per line: restarts stay fast).
     const touched = new Map<string, { session: Session; have: Set<string> }>();
     let restored = 0;
@@ -100,7 +122,6 @@ export class SessionStore {
       session.walSeq = line.seq;
     }
     for (const { session } of touched.values()) await this.save(session);
-    await this.wal.truncate(true);
     if (restored > 0) this.log.warn({ messages: restored, sessions: touched.size }, 'restored messages a crash kept from reaching their session files');
   }
 
@@ -262,6 +283,7 @@ export class SessionStore {
         return { message, fresh: true, answered: false };
       },
       record,
+      hold: () => this.wal.hold(),
       commit: async () => {
         const e = entry();
         if (e.owed.length > 0) await this.commit(session, e, []);

@@ -28,6 +28,12 @@ export interface SessionWriter {
   /** The user's message: found in the session, or recorded now (owed, like `record`). */
   receive(msg: InboundMessage): Received;
   record(message: SessionMessage): void;
+  /**
+   * Keeps the session log's lines until released: for work that derives from what it logs (a
+   * turn's note line and index rows, a reminder's note line) and must be done, or rebuilt from
+   * the log after a crash, before the log forgets them.
+   */
+  hold(): () => void;
   /** Makes what was recorded durable; nothing to do when nothing is owed. */
   commit(): Promise<void>;
   append(message: SessionMessage): Promise<void>;

@@ -10,7 +10,7 @@ import { IMAGE_REFUSED_NOTICE, IMAGES_REFUSED_NOTICE } from '../llm/vision.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ToolCallContext, ToolRegistry } from '../tools/registry.js';
 import type { ToolChat } from '../tools/types.js';
-import { makeMessage } from '../sessions/model.js';
+import { makeMessage, type SessionMessage } from '../sessions/model.js';
 import { buildRequestMessages, toApiMessage } from '../llm/messages.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import { compactionNotice, type CompactResult } from '../memory/compaction.js';
@@ -18,7 +18,7 @@ import type { FitContext } from './context-fit.js';
 import type { TurnImage } from './turn-image.js';
 import type { AnswerProgress } from '../core/progress.js';
 import { toolStatus } from '../llm/stream.js';
-import { isGroupChat } from '../core/message.js';
+import { isGroupChat, type InboundMessage } from '../core/message.js';
 
 /** Keeps requests within the context limit (the ContextFit service, turn/context-fit.ts). */
 export interface ContextGuard {
@@ -30,7 +30,7 @@ export interface ContextGuard {
 
 /** What the loop reads and writes of one turn (the pipeline's Turn has these fields). */
 export interface ToolLoopContext extends FitContext {
-  readonly inbound: { readonly channel: string; readonly chatId: string; readonly group?: boolean | undefined };
+  readonly inbound: Pick<InboundMessage, 'channel' | 'chatId' | 'chat'>;
   readonly log: Logger;
   /** The turn's deadline: once aborted, nothing more is asked, run or saved. */
   readonly signal: AbortSignal;
@@ -38,6 +38,8 @@ export interface ToolLoopContext extends FitContext {
   readonly usage: { llmCalls: number; toolCalls: number; promptTokens: number; completionTokens: number };
   /** The final answer; set before it is saved, so a deadline passing meanwhile leaves it be. */
   response: string | undefined;
+  /** The answer as the session keeps it (what the note line and index rows derive from). */
+  answer: SessionMessage | undefined;
   /** This turn's images (Images 15); dropped when the server refuses requests carrying them. */
   images: TurnImage[];
   /** Where a channel shows the answer while it is written (drafts, an edited message); none: not streamed. */
@@ -144,7 +146,8 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     const text = res.content.trim() ? res.content : EMPTY_ANSWER;
     // Set before the write: from here on the answer is on its way and the deadline leaves it be.
     turn.response = text;
-    await turn.writes.append(makeMessage('assistant', text));
+    turn.answer = makeMessage('assistant', text);
+    await turn.writes.append(turn.answer);
     return;
   }
 }

@@ -60,6 +60,8 @@ export interface Turn {
   images: TurnImage[];
   /** ToolLoop 30: the final answer. */
   response: string | undefined;
+  /** ToolLoop 30: the answer as the session keeps it (what MemoryPersist and Indexing derive from). */
+  answer: SessionMessage | undefined;
   /** Short lines appended to the reply (e.g. "Compacted the conversation: …"). */
   notices: string[];
   /** ResponseDelivery 40: true once the answer (or an apology) reached the channel. */
@@ -107,6 +109,7 @@ export function createTurn(init: {
     memory: undefined,
     images: [],
     response: undefined,
+    answer: undefined,
     notices: [],
     delivered: false,
     usage: { llmCalls: 0, toolCalls: 0, promptTokens: 0, completionTokens: 0 },

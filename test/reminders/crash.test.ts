@@ -19,6 +19,7 @@ import { toolUser, until } from '../helpers/reminders.js';
 import { captureLog, tempDir } from '../helpers/workspace.js';
 import { SessionStore } from '../../src/sessions/store.js';
 import { MemoryService } from '../../src/memory/service.js';
+import { DailyNotes } from '../../src/memory/daily-notes.js';
 import { ReminderStore } from '../../src/reminders/store.js';
 import { ReminderService } from '../../src/reminders/service.js';
 import { localDate } from '../../src/memory/notes.js';
@@ -121,6 +122,7 @@ function runThenKill(dir: string, body: string, options = ''): void {
     import { appendFileSync } from 'node:fs';
     import { SessionStore } from ${src('sessions/store.ts')};
     import { MemoryService } from ${src('memory/service.ts')};
+    import { DailyNotes } from ${src('memory/daily-notes.ts')};
     import { ReminderStore } from ${src('reminders/store.ts')};
     import { ReminderService } from ${src('reminders/service.ts')};
     import { silentLogger } from ${src('core/log.ts')};
@@ -128,7 +130,7 @@ function runThenKill(dir: string, body: string, options = ''): void {
     const sessions = new SessionStore(dir + '/sessions', silentLogger());
     await sessions.init();
     const store = new ReminderStore(dir + '/schedules.db', silentLogger());
-    const reminders = new ReminderService({ store, sessions, memory: new MemoryService(dir + '/memory', 'chat'), timezone: 'UTC', log: silentLogger(), queue: (_k, t) => t(), ${options} });
+    const reminders = new ReminderService({ store, sessions, notes: new DailyNotes(new MemoryService(dir + '/memory', 'chat'), 'UTC', silentLogger()), timezone: 'UTC', log: silentLogger(), queue: (_k, t) => t(), ${options} });
     ${body}
     await new Promise((r) => setTimeout(r, 10_000));
   `;
@@ -141,7 +143,7 @@ async function reopen(dir: string) {
   const sessions = new SessionStore(path.join(dir, 'sessions'), logs.log);
   await sessions.init();
   const store = new ReminderStore(path.join(dir, 'schedules.db'), logs.log);
-  const reminders = new ReminderService({ store, sessions, memory: new MemoryService(path.join(dir, 'memory'), 'chat'), timezone: 'UTC', log: logs.log, queue: (_k, t) => t() });
+  const reminders = new ReminderService({ store, sessions, notes: new DailyNotes(new MemoryService(path.join(dir, 'memory'), 'chat'), 'UTC', logs.log), timezone: 'UTC', log: logs.log, queue: (_k, t) => t() });
   await reminders.settleClaims();
   const sent: string[] = [];
   const started = await reminders.start({ test: async (_c, text) => void sent.push(text) });
