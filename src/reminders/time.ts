@@ -6,6 +6,7 @@
 import cron from 'node-cron';
 import { addDays, format } from 'date-fns';
 import { TZDate } from '@date-fns/tz';
+import { LRUCache } from 'lru-cache';
 
 /** Reminders further ahead than this are refused (a typo in the year, most likely). */
 export const MAX_AHEAD_MS = 5 * 366 * 24 * 3600 * 1000;
@@ -86,7 +87,7 @@ interface CronMatcher {
 }
 
 /** Matchers, kept per expression and zone (creating one parses it). */
-const matchers = new Map<string, CronMatcher>();
+const matchers = new LRUCache<string, CronMatcher>({ max: 500 });
 
 function matcherOf(expr: string, timezone: string): CronMatcher {
   const key = `${timezone} ${expr}`;
@@ -97,7 +98,6 @@ function matcherOf(expr: string, timezone: string): CronMatcher {
     const task = cron.createTask(expr, () => undefined, { timezone });
     matcher = (task as unknown as { timeMatcher: CronMatcher }).timeMatcher;
     void task.destroy();
-    if (matchers.size > 500) matchers.clear();
     matchers.set(key, matcher);
   }
   return matcher;

@@ -15,6 +15,7 @@
 import type { Logger } from '../../core/log.js';
 import type { DmPolicy } from '../../config/env.js';
 import type { PairingStore } from './pairing.js';
+import { LRUCache } from 'lru-cache';
 
 export interface Sender {
   userId: string;
@@ -46,7 +47,8 @@ const HOUR = 3600_000;
 export class AccessControl {
   private readonly users: Set<string>;
   private readonly groups: Set<string>;
-  private readonly refusedAt = new Map<string, number>();
+  /** When each stranger was last told (a crowd of new accounts cannot grow it past its bound). */
+  private readonly refusedAt = new LRUCache<string, number>({ max: 10_000 });
   /** When the refusal messages of the last hour went out, oldest first. */
   private readonly refusalTimes: number[] = [];
   private capLoggedAt = -Infinity;
@@ -137,8 +139,6 @@ export class AccessControl {
       return undefined;
     }
     this.refusalTimes.push(now);
-    // Bounded: forget users whose hour is over (a crowd of strangers must not grow this map).
-    if (this.refusedAt.size >= 10_000) for (const [id, t] of this.refusedAt) if (now - t >= interval) this.refusedAt.delete(id);
     this.refusedAt.set(userId, now);
     return text;
   }

@@ -45,6 +45,7 @@ import { AddressedAlbums } from './album-groups.js';
 import { chatLabelOf } from './chat-label.js';
 import { ChatRoles } from './roles.js';
 import { parseCommand } from '../../commands/router.js';
+import { LRUCache } from 'lru-cache';
 
 /** Knobs with production defaults; tests make them short. */
 export interface TelegramTuning {
@@ -93,7 +94,7 @@ export class TelegramChannel implements Channel {
   private readonly typing: TypingIndicator;
   private readonly addressedAlbums = new AddressedAlbums();
   /** Private chats' @usernames seen on messages (serves(): users listed by handle). */
-  private readonly usernames = new Map<string, string>();
+  private readonly usernames = new LRUCache<string, string>({ max: 10_000 });
   private transport: Transport | undefined;
   private onMessage: InboundHandler | undefined;
   private identity: BotIdentity | undefined;
@@ -258,7 +259,7 @@ export class TelegramChannel implements Channel {
     // A further item of a group album the bot was addressed in: answered with it, not marked again.
     const laterItem = r.kind === 'image' && r.group && r.albumId !== undefined && this.addressedAlbums.has(sender.chatId, r.albumId);
     if (r.kind === 'image' && r.group && r.albumId) this.addressedAlbums.add(sender.chatId, r.albumId);
-    if (!r.group && sender.username && this.usernames.size < 10_000) this.usernames.set(sender.chatId, sender.username);
+    if (!r.group && sender.username) this.usernames.set(sender.chatId, sender.username);
     const decision = await this.access.check(sender);
     if (!decision.allow) {
       this.log.info({ updateId: update.update_id, userId: sender.userId, chatId: sender.chatId, reason: decision.reason }, 'message refused');
