@@ -11,6 +11,7 @@ import { ORDER } from '../turn/order.js';
 import { hasResponse, type System } from '../turn/system.js';
 import type { Turn } from '../turn/turn.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
+import { componentLogger } from '../core/log.js';
 import { exchangeOf, type DerivedWrites } from '../turn/derived.js';
 
 export interface MemoryPersistDeps {
@@ -29,7 +30,7 @@ export function createMemoryPersistSystem(deps: MemoryPersistDeps): System {
     shouldRun: answeredWithMemoryOn,
     async run(turn) {
       await deps.derived.note(exchangeOf(turn));
-      turn.log.debug('Appended memory entry');
+      componentLogger(turn.log, 'MemoryPersist').debug('Appended memory entry');
     },
   };
 }
