@@ -23,6 +23,7 @@ export const ERRORS = {
   'tool.unknown': { meaning: 'The model called a tool that does not exist.', message: '{tool}: {detail}' },
   'tool.bad_arguments': { meaning: 'The model passed tool arguments that are not JSON or do not match the schema.', message: '{tool}: {detail}' },
   'tool.failed': { meaning: 'A tool threw while running.', message: '{tool}: {detail}' },
+  'tool.not_allowed': { meaning: "The model called a tool the sender may not use here (a group member asking for what only the owner or a group admin may do); it was not run.", message: '{tool}: {detail}' },
   'tool.timeout': { meaning: 'A tool did not finish within its timeout.', message: '{tool}: {detail}' },
   'mcp.unreachable': { meaning: 'An MCP server could not be started or reached (program not found, it exited, connection refused); it is retried with back-off and its tools are left out meanwhile.', message: 'MCP server {server}: {detail}' },
   'mcp.rejected': { meaning: 'An MCP server answered with an error (the remote said no): a protocol error, or an HTTP error status.', message: 'MCP server {server}: {detail}' },

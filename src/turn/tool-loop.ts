@@ -30,7 +30,7 @@ export interface ContextGuard {
 
 /** What the loop reads and writes of one turn (the pipeline's Turn has these fields). */
 export interface ToolLoopContext extends FitContext {
-  readonly inbound: Pick<InboundMessage, 'channel' | 'chatId' | 'chat'>;
+  readonly inbound: Pick<InboundMessage, 'channel' | 'chatId' | 'chat' | 'role'>;
   readonly log: Logger;
   /** The turn's deadline: once aborted, nothing more is asked, run or saved. */
   readonly signal: AbortSignal;
@@ -55,7 +55,8 @@ export interface ToolLoopDeps {
 
 /** The chat as tools see it: whether it is a group decides which MCP servers it gets. */
 function toolChat(inbound: ToolLoopContext['inbound']): ToolChat {
-  return { channel: inbound.channel, chatId: inbound.chatId, group: isGroupChat(inbound) };
+  // A message journaled before roles were kept has none: a member (fail closed), as commands do.
+  return { channel: inbound.channel, chatId: inbound.chatId, group: isGroupChat(inbound), manages: inbound.role === 'owner' || inbound.role === 'admin' };
 }
 
 /** What a tool learns of the turn: its chat, conversation, log and deadline (tools/types.ts). */
