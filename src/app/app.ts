@@ -56,8 +56,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   // What the last run's turns derived from the session log (note lines, index rows), written
   // again where a crash kept it from being written; then the log can forget its lines.
   await derived.recover(sessions.takeLastRun());
-  await derived.flush();
-  await sessions.forgetLog();
+  // Forgetting fsyncs the notes first (deriveFromLog); a failure keeps the log for the next start.
+  await sessions.forgetLog().catch((err: unknown) => log.warn({ err }, 'the session log is kept for the next start'));
   // Taken over before any channel starts (see Intake.open).
   const intake = await Intake.open({
     config,
@@ -96,7 +96,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       await services.mcp?.stop();
       await sessions.flush();
       // Every turn ended: what derives from the log is written; made durable, the log can go.
-      if (drained) await derived.flush().then(() => sessions.forgetLog()).catch((err: unknown) => log.warn({ err }, 'the session log is kept for the next start'));
+      if (drained) await sessions.forgetLog().catch((err: unknown) => log.warn({ err }, 'the session log is kept for the next start'));
       await sessions.close();
       await inbox.shutdown();
       await scheduler.stop();

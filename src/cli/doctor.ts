@@ -16,6 +16,7 @@ import { LlmError } from '../llm/errors.js';
 import { registerSecret, scrubSecrets, silentLogger } from '../core/log.js';
 import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
 import { readStoredToken } from '../web/token.js';
+import { pageAddress } from '../web/address.js';
 import { AppError } from '../core/errors.js';
 import { setAsideCopies } from '../storage/sqlite.js';
 import { checkMcpServers } from '../mcp/check.js';
@@ -75,7 +76,7 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
 /** The memory page's link with its token (the owner's way back to a random token). */
 async function memoryPageRow(host: string, port: number, configured: string | undefined, workspaceDir: string): Promise<CheckResult> {
   const token = configured ?? (await readStoredToken(workspaceDir));
-  const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  const base = pageAddress(host, port);
   return token
     ? { name: 'memory page', status: 'ok', detail: `${base}?token=${token}` }
     : { name: 'memory page', status: 'ok', detail: `${base} (the daemon makes its token at first start; run doctor again then)` };

@@ -72,10 +72,16 @@ export class DailyNotes {
     return true;
   }
 
-  /** Makes every line written since the last flush durable (fsync of each note touched). */
+  /** True while a line written is not yet fsynced: the session log must keep what it derives from. */
+  get unsynced(): boolean {
+    return this.dirty.size > 0;
+  }
+
+  /** Makes every line written since the last flush durable (fsync of each note touched); throws once if any note could not be. */
   async flush(): Promise<void> {
     const files = [...this.dirty];
     this.dirty.clear();
+    let failed: unknown;
     for (const file of files) {
       try {
         await syncFile(file);
@@ -83,8 +89,9 @@ export class DailyNotes {
         // Kept dirty: the next flush tries again; the session log keeps its lines meanwhile.
         this.dirty.add(file);
         this.log.warn({ err, file }, 'a daily note could not be synced; its lines stay in the session log until it can');
-        throw err;
+        failed ??= err;
       }
     }
+    if (failed !== undefined) throw failed;
   }
 }

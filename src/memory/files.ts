@@ -105,7 +105,7 @@ export class MemoryFiles {
     readonly dir: string,
     readonly root: string = dir,
   ) {
-    this.versions = new MemoryVersions(dir);
+    this.versions = new MemoryVersions(dir, root);
   }
 
   /** The last verdict on this folder: it lies inside `root` once links are followed. */
@@ -214,7 +214,6 @@ export class MemoryFiles {
 
   /** Version `n` of MEMORY.md, when kept; refused (storage.path_escape) when versions/ links out of the folder. */
   async readVersion(n: number): Promise<string | undefined> {
-    await resolveInside(this.dir, path.join('versions', `${n}.md`), this.root);
     const text = await this.versions.read(n);
     return text === undefined ? undefined : scrubSecrets(text);
   }

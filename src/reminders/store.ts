@@ -227,15 +227,15 @@ export class ReminderStore {
     return (this.db.prepare('SELECT * FROM deliveries WHERE chat = ? ORDER BY due_at').all(chat) as DeliveryRow[]).map(toDelivery);
   }
 
-  /**
-   * Removes every reminder and delivery record of a chat (purge, forget). With secure_delete
-   * and a truncating checkpoint, no byte of their text stays in the file or its WAL.
-   */
   /** Every chat with reminders or delivery records (purge finds a group's forum topics among them). */
   chats(): string[] {
     return (this.db.prepare('SELECT chat FROM reminders UNION SELECT chat FROM deliveries').all() as Array<{ chat: string }>).map((r) => r.chat);
   }
 
+  /**
+   * Removes every reminder and delivery record of a chat (purge, forget). With secure_delete
+   * and a truncating checkpoint, no byte of their text stays in the file or its WAL.
+   */
   deleteChat(chat: string): number {
     const n = this.db.transaction(() => {
       const r = this.db.prepare('DELETE FROM reminders WHERE chat = ?').run(chat).changes;

@@ -86,7 +86,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   const notes = new DailyNotes(memory, config.timezone, componentLogger(log, 'MemoryPersist'));
   const derived = new DerivedWrites({ notes, indexing, memory, runtime, sessions, log: componentLogger(log, 'MemoryPersist') });
   // The session log forgets its lines only once the note lines derived from them are on disk.
-  sessions.beforeLogForgets = () => derived.flush();
+  sessions.deriveFromLog({ flush: () => derived.flush(), durable: () => !notes.unsynced });
   const upkeep = new Upkeep(index, llm, componentLogger(log, 'Upkeep'), {
     accurateNer: false,
     timeoutMs: config.consolidationTimeoutMs,

@@ -96,9 +96,13 @@ export class SessionStore {
     return this.wal.truncate(true);
   }
 
-  /** What must be durable before the log forgets its lines (the daily notes' fsync). */
-  set beforeLogForgets(fn: () => Promise<void>) {
-    this.wal.beforeForget = fn;
+  /**
+   * What derives from the log's lines: `flush` makes it durable before the log forgets them,
+   * `durable` says (where the log decides) that nothing written since is still unsynced.
+   */
+  deriveFromLog(derived: { flush: () => Promise<void>; durable: () => boolean }): void {
+    this.wal.beforeForget = derived.flush;
+    this.wal.forgettable = derived.durable;
   }
 
   /** Applies log lines a crash kept from reaching their session files; the log keeps them (see takeLastRun). */

@@ -87,6 +87,8 @@ export class SessionWal {
    * is made durable first, or the log is kept (the hook throws).
    */
   beforeForget: (() => Promise<void>) | undefined;
+  /** Checked again where the log decides: false while something derived is not yet durable (a note written after `beforeForget`). */
+  forgettable: () => boolean = () => true;
   /** Work still deriving from logged lines (a turn before its note and index rows are written): the log is kept meanwhile. */
   private holds = 0;
 
@@ -118,7 +120,7 @@ export class SessionWal {
   async truncate(force: boolean): Promise<void> {
     await this.beforeForget?.();
     await this.log.replaceIf(() =>
-      !force && (this.pending.size > 0 || this.holds > 0 || this.log.bytes <= TRUNCATE_BYTES) ? null : `${JSON.stringify({ base: this.seq } satisfies Base)}\n`,
+      !force && (this.pending.size > 0 || this.holds > 0 || !this.forgettable() || this.log.bytes <= TRUNCATE_BYTES) ? null : `${JSON.stringify({ base: this.seq } satisfies Base)}\n`,
     );
   }
 

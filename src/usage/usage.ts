@@ -61,6 +61,8 @@ function totals(rows: Array<TokenUsage & { calls: number }>): UsageTotals {
 export class UsageStore {
   private readonly db: Database.Database;
   private readonly add: Database.Statement;
+  /** A group's rows of a day (prepared at first use: asked before every message of a budgeted chat). */
+  private groupRows: Database.Statement | undefined;
   /** Where a damaged usage.db went when this one started empty (its counts start again at 0). */
   readonly setAside: string | undefined;
 
@@ -140,12 +142,11 @@ export class UsageStore {
     const group = groupOf(chat);
     const prefix = `${group}:`;
     // The day narrows by the primary key; the prefix narrows to the group's topics, and groupOf decides.
-    const rows = this.db
-      .prepare(
-        `SELECT chat, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens
-         FROM usage_daily WHERE day = ? AND (chat = ? OR substr(chat, 1, ?) = ?)`,
-      )
-      .all(day, group, prefix.length, prefix) as Array<UsageRow>;
+    this.groupRows ??= this.db.prepare(
+      `SELECT chat, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens
+       FROM usage_daily WHERE day = ? AND (chat = ? OR substr(chat, 1, ?) = ?)`,
+    );
+    const rows = this.groupRows.all(day, group, prefix.length, prefix) as Array<UsageRow>;
     return totals(rows.filter((r) => groupOf(r.chat) === group));
   }
 

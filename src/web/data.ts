@@ -16,6 +16,7 @@ import type { UsageRow } from '../usage/usage.js';
 import type { ChatNames } from '../sessions/names.js';
 import type { ChatKind } from '../core/message.js';
 import { parseSessionChatId } from '../channels/telegram/topics.js';
+import { chatOfFileKey } from '../storage/paths.js';
 
 export interface ChatSummary {
   /** `{channel}:{chatId}` as the channel gave it: the page's handle for the chat. */
@@ -140,15 +141,6 @@ async function footprint(p: string, depth = 1): Promise<{ bytes: number; mtime: 
   return { bytes, mtime };
 }
 
-/** The chat's original key from an encoded file name (storage/paths.ts safeComponent is %XX of UTF-8). */
-function decodeKey(name: string): string | undefined {
-  try {
-    return name.split(':').map((part) => decodeURIComponent(part)).join(':');
-  } catch {
-    return undefined;
-  }
-}
-
 export class MemoryPageData {
   constructor(private readonly s: Services) {}
 
@@ -161,6 +153,12 @@ export class MemoryPageData {
     const keys = new Map<string, { channel: string; chatId: string }>();
     for (const name of await readdir(this.sessionsDir).catch(() => [] as string[])) {
       if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      // The file's name says whose it is (storage/paths.ts); only a name shortened with a hash does not.
+      const known = chatOfFileKey(name.slice(0, -'.json'.length));
+      if (known) {
+        keys.set(`${known.channel}:${known.chatId}`, known);
+        continue;
+      }
       const raw = await readSessionFile(path.join(this.sessionsDir, name));
       try {
         const j = JSON.parse(raw) as { channelType?: unknown; chatId?: unknown };
@@ -172,9 +170,8 @@ export class MemoryPageData {
     if (this.s.config.memoryScope === 'chat') {
       for (const ent of await readdir(this.s.memory.root, { withFileTypes: true }).catch(() => [])) {
         if (!ent.isDirectory()) continue;
-        const key = decodeKey(ent.name);
-        const i = key?.indexOf(':') ?? -1;
-        if (key && i > 0 && !keys.has(key)) keys.set(key, { channel: key.slice(0, i), chatId: key.slice(i + 1) });
+        const chat = chatOfFileKey(ent.name);
+        if (chat && !keys.has(`${chat.channel}:${chat.chatId}`)) keys.set(`${chat.channel}:${chat.chatId}`, chat);
       }
     }
     const out: ChatSummary[] = [];

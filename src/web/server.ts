@@ -26,6 +26,7 @@ import { MIN_FORGET_CHARS } from '../privacy/forget.js';
 import { PAGE_HTML, PAGE_JS } from './page.js';
 import { Confirmations } from './confirm.js';
 import { lineDiff } from './diff.js';
+import { allowedHosts, pageAddress } from './address.js';
 
 export const COOKIE = 'membot_page';
 const BODY_LIMIT = 2 * 1024 * 1024;
@@ -55,19 +56,6 @@ const STALE_PREVIEW = 'Nothing changed: this preview has run out (already used, 
 
 const UNREADABLE = new Set<ErrorCode>(['storage.not_a_file', 'storage.path_escape', 'storage.read_timeout']);
 
-const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
-const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
-
-/**
- * The Host headers the page answers: its own address (the loopback names when it listens on
- * loopback or on every address), and the host of each MEMORY_PAGE_ORIGIN. Listening on 0.0.0.0
- * does not mean "any name": a DNS-rebinding site's name is in none of these.
- */
-export function allowedHosts(host: string, port: number, origins: readonly string[]): Set<string> {
-  const own = WILDCARD_HOSTS.has(host) || LOOPBACK_NAMES.includes(host) || host === '::1' ? LOOPBACK_NAMES : [host.includes(':') ? `[${host}]` : host];
-  return new Set([...own.map((n) => `${n}:${port}`.toLowerCase()), ...origins.map((o) => new URL(o).host.toLowerCase())]);
-}
-
 function originMatches(req: FastifyRequest, origins: readonly string[]): boolean {
   const origin = req.headers.origin;
   if (!origin || origin === 'null') return false;
@@ -85,24 +73,23 @@ function bearer(req: FastifyRequest): string | undefined {
 }
 
 export async function startMemoryPage(services: Services, log: Logger, opts: MemoryPageOptions): Promise<MemoryPage> {
-  const app = buildServer(services, log, opts);
+  let hosts = new Set<string>();
+  const app = buildServer(services, log, opts, () => hosts);
   await app.listen({ host: opts.host, port: opts.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
-  (app as unknown as { actualPort: number }).actualPort = port;
-  const shownHost = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-  return { url: `http://${shownHost}:${port}/`, close: () => app.close() };
+  // Known once the port is (0: the OS picks it); until then no request is answered anyway.
+  hosts = allowedHosts(opts.host, port, opts.origins ?? []);
+  return { url: pageAddress(opts.host, port), close: () => app.close() };
 }
 
-function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): FastifyInstance {
+function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, hostsNow: () => Set<string>): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT });
   const data = new MemoryPageData(services);
   const confirmations = new Confirmations();
   void app.register(cookie);
 
-  const portOf = () => (app as unknown as { actualPort?: number }).actualPort ?? opts.port;
   const origins = opts.origins ?? [];
-  let hosts: Set<string> | undefined;
 
   app.addHook('onRequest', async (req, reply) => {
     void reply.headers({
@@ -112,8 +99,7 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
       'x-frame-options': 'DENY',
       'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'",
     });
-    hosts ??= allowedHosts(opts.host, portOf(), origins);
-    if (!hosts.has((req.headers.host ?? '').toLowerCase())) {
+    if (!hostsNow().has((req.headers.host ?? '').toLowerCase())) {
       return reply.code(421).type('text/plain').send('Wrong host: open the page at the address the daemon printed.');
     }
     const url = new URL(req.url, 'http://x');

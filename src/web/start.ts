@@ -8,8 +8,8 @@ import { componentLogger, registerSecret, type Logger } from '../core/log.js';
 import type { MemoryPage } from './server.js';
 import path from 'node:path';
 import { resolvePageToken, TOKEN_FILE } from './token.js';
+import { isWildcardHost } from './address.js';
 
-const WILDCARD = new Set(['0.0.0.0', '::', '[::]']);
 
 export async function startConfiguredMemoryPage(services: Services, log: Logger): Promise<MemoryPage | undefined> {
   const { memoryPagePort: port, memoryPageHost: host, memoryPageToken, workspaceDir } = services.config;
@@ -25,7 +25,7 @@ export async function startConfiguredMemoryPage(services: Services, log: Logger)
   // (0600, readable by the daemon's user only) and how to get the whole link instead.
   const where = memoryPageToken ? 'MEMORY_PAGE_TOKEN' : path.join(workspaceDir, TOKEN_FILE);
   process.stderr.write(`memory page: ${page.url} — open it with ?token=<the token in ${where}>${created ? ' (made just now)' : ''}; npm run doctor prints the whole link\n`);
-  if (WILDCARD.has(host) && origins.length === 0) {
+  if (isWildcardHost(host) && origins.length === 0) {
     pageLog.warn(`the memory page listens on ${host} but answers only at 127.0.0.1/localhost: set MEMORY_PAGE_ORIGIN to the address people open it at (e.g. https://memory.example.com behind your TLS proxy)`);
   }
   pageLog.info({ url: page.url, origins }, 'memory page started');

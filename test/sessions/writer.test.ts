@@ -1,8 +1,7 @@
 /**
  * The session writer owns every change of a session, metadata included (issue 26 item 2): one
  * "already recorded?" rule (sessions/received.ts) behind `receive`, which counts a message in
- * `messagesReceived` once; a compaction's record comes with `replace`; and the intake loads a
- * chat's session once per message.
+ * `messagesReceived` once; a compaction's record comes with `replace`.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +12,6 @@ import { SessionStore } from '../../src/sessions/store.js';
 import { silentLogger } from '../../src/core/log.js';
 import { makeMessage } from '../../src/sessions/model.js';
 import type { InboundMessage } from '../../src/core/message.js';
-import { startTestBot } from '../helpers/app.js';
 import { tempDir } from '../helpers/workspace.js';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
@@ -59,27 +57,5 @@ test('receive: a message is recorded and counted once, found again when redelive
     await store.close();
   } finally {
     await ws.cleanup();
-  }
-});
-
-test('the intake loads the chat\'s session once per message (a turn, a command, a message over the rate limit)', async () => {
-  const bot = await startTestBot({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
-  try {
-    const store = bot.app.services.sessions;
-    const getOrCreate = store.getOrCreate.bind(store);
-    let loads = 0;
-    store.getOrCreate = (channel, chatId) => {
-      loads++;
-      return getOrCreate(channel, chatId);
-    };
-    for (const text of ['hello', '/status', 'over the limit']) {
-      loads = 0;
-      await bot.send('1', text);
-      assert.equal(loads, 1, `${text}: loads`);
-    }
-    const session = await getOrCreate('test', '1');
-    assert.equal(session.metadata.messagesReceived, 2, 'the command is not a received message; the one over the limit is');
-  } finally {
-    await bot.close();
   }
 });

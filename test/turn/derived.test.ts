@@ -9,9 +9,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { tempDir } from '../helpers/workspace.js';
-import { localDate } from '../../src/memory/notes.js';
 
-const noteFile = (ws: string, chat: string) => path.join(ws, 'memory', `test:${chat}`, `${localDate(new Date(), 'UTC')}.md`);
+/** The exchanges' time: fixed, so the day's note is known whatever the clock says (no midnight flake). */
+const AT = new Date('2026-11-24T10:00:00Z');
+const noteFile = (ws: string, chat: string, day = '2026-11-24') => path.join(ws, 'memory', `test:${chat}`, `${day}.md`);
 
 /** Ends a run the way a kill does: nothing flushed or forgotten on purpose (the session log keeps its lines). */
 async function crash(bot: TestBot): Promise<void> {
@@ -33,8 +34,8 @@ test('a crash between the reply and its note line and index rows: the next start
   const ws = await tempDir();
   try {
     const first = await startTestBot({ env: { WORKSPACE_DIR: ws.dir, TZ: 'UTC' } });
-    await first.send('1', 'my cat is called Pepper');
-    await first.send('1', 'and my dog is called Rex');
+    await first.send('1', 'my cat is called Pepper', { receivedAt: AT });
+    await first.send('1', 'and my dog is called Rex', { receivedAt: AT });
     // What the kill cost: the second exchange's note line and index rows were never written.
     const note = await readFile(noteFile(ws.dir, '1'), 'utf8');
     const lines = note.trimEnd().split('\n');
@@ -53,7 +54,7 @@ test('a crash between the reply and its note line and index rows: the next start
       assert.deepEqual([rebuilt?.notes, rebuilt?.rows], [1, 2]);
       // The rebuilt rows are found like any others.
       assert.ok(second.app.services.index.search('dog Rex', { scope: 'test:1', limit: 3 }).some((h) => h.content === 'and my dog is called Rex'));
-      await second.send('1', 'one more');
+      await second.send('1', 'one more', { receivedAt: AT });
     } finally {
       await second.close();
     }
@@ -83,7 +84,7 @@ test('a crash right after a reminder was logged: its note line is written at the
     now = Date.parse('2026-11-24T09:31:00Z');
     await first.app.services.reminders.runDue();
     assert.equal(delivered.length, 1);
-    const note = noteFile(ws.dir, '1').replace(localDate(new Date(), 'UTC'), '2026-11-24');
+    const note = noteFile(ws.dir, '1');
     const line = (await readFile(note, 'utf8')).trimEnd();
     assert.match(line, /^\[09:31\] Assistant \(reminder\): ⏰ Reminder: water the plants$/);
     await writeFile(note, '');

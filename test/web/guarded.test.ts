@@ -43,8 +43,11 @@ test('links out of the chat folder are refused: MEMORY.md, a daily note and vers
     await mkdir(path.join(outside.dir, 'versions'));
     await writeFile(path.join(outside.dir, 'versions', '1.md'), 'OUTSIDE-SECRET-7731\n');
     await symlink(path.join(outside.dir, 'versions'), path.join(dir, 'versions'));
+    await writeFile(path.join(outside.dir, 'versions', 'index.json'), JSON.stringify({ version: 1, next: 2, entries: [{ n: 1, at: 'OUTSIDE-SECRET-7731', source: 'x' }], refused: { count: 0 } }));
     const version = await get(`${t.page.url}api/version?chat=test:1&n=1`);
     assert.doesNotMatch(JSON.stringify(version.body), /OUTSIDE-SECRET/);
+    const listed = await get(`${t.page.url}api/chat?chat=test:1`);
+    assert.doesNotMatch(JSON.stringify(listed.body), /OUTSIDE-SECRET/, 'versions/ linking out: its index is not read either');
   } finally {
     await t.close();
     await outside.cleanup();
@@ -59,6 +62,9 @@ test('a FIFO as MEMORY.md, as a daily note and as a session file: the page answe
     execFileSync('mkfifo', [t.memoryFile]);
     execFileSync('mkfifo', [path.join(dir, '2026-01-03.md')]);
     execFileSync('mkfifo', [path.join(t.bot.workspace, 'sessions', 'test:9.json')]);
+    await mkdir(path.join(dir, 'versions'), { recursive: true });
+    await rm(path.join(dir, 'versions', 'index.json'), { force: true });
+    execFileSync('mkfifo', [path.join(dir, 'versions', 'index.json')]);
     const chats = await get(`${t.page.url}api/chats`);
     assert.equal(chats.status, 200, 'the chat list is not held by the FIFO in sessions/');
     const chat = await get(`${t.page.url}api/chat?chat=test:1`);

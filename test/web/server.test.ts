@@ -211,6 +211,8 @@ test('memory page on 0.0.0.0: Host is still checked — its loopback names and t
   const page = await startMemoryPage(t.bot.app.services, t.bot.logs.log, { token: TOKEN, host: '0.0.0.0', port: 0, origins: ['https://memory.example.com'] });
   try {
     const port = new URL(page.url).port;
+    assert.equal(page.url, `http://127.0.0.1:${port}/`, 'the address printed is one the page answers, not 0.0.0.0');
+    assert.equal((await fetch(`${page.url}api/chats`, { headers: auth })).status, 200);
     const at = (host: string, extra: Record<string, string> = {}) =>
       new Promise<number>((resolve, reject) => {
         // fetch() sets Host from the URL; a raw request sets it as a rebinding page's browser would.
@@ -226,7 +228,7 @@ test('memory page on 0.0.0.0: Host is still checked — its loopback names and t
     assert.equal(await at('memory.example.com'), 200, 'the configured origin, behind its TLS proxy');
     assert.equal(await at(`evil.example:${port}`), 421, 'a rebinding name is refused although the page listens on every address');
     assert.equal(await at('memory.example.com:8443'), 421);
-    const save = await fetch(`${page.url.replace('0.0.0.0', '127.0.0.1')}api/memory`, {
+    const save = await fetch(`${page.url}api/memory`, {
       method: 'PUT',
       headers: { ...auth, 'content-type': 'application/json', origin: 'https://memory.example.com' },
       body: JSON.stringify({ chat: 'test:1', text: 'x', base: sha(MEMORY) }),
