@@ -58,7 +58,7 @@ async function main(): Promise<void> {
         commands: app.commands.list(),
         transcriber: telegram.transcriptionModel ? new Transcriber(app.services.llm.sdk, telegram.transcriptionModel) : undefined,
         keep: keepInSession({ dispatcher: app.dispatcher, sessions: app.services.sessions }),
-        images: { media: app.services.media, vision: app.services.model.vision !== null },
+        images: { media: app.services.media, vision: app.services.models.anyVision },
         onFatal: () => onFatal('Telegram refused the bot token'),
         unfinished: app.leftOver(),
       })

@@ -14,6 +14,7 @@ import type { HandleResult, ReplyFn } from '../core/channel.js';
 import type { CommandRouter } from '../commands/router.js';
 import type { Services } from '../services/services.js';
 import { buildServices, type ServiceOptions } from '../services/build.js';
+import { chatModel } from '../services/services.js';
 import { buildCommands, buildPipeline } from './systems.js';
 import { promptTokens } from '../llm/tokens.js';
 
@@ -52,7 +53,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const { services, dispatcher, inbox, embedder } = built;
   const pipeline = buildPipeline(built, log);
   const commands = buildCommands(config.telegram.groupAdminsManage);
-  const { sessions, stats, tokens, reminders, scheduler, index, usage } = services;
+  const { sessions, stats, reminders, scheduler, index, usage } = services;
   // Taken over before any channel starts (see Intake.open).
   const intake = await Intake.open({
     config,
@@ -68,10 +69,12 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       stats.record(turn.session.id, {
         at: Date.now(),
         timings: turn.timings,
-        systemPromptTokens: promptTokens(tokens, turn.systemPrompt, turn.turnPrompt),
+        systemPromptTokens: promptTokens(turn.model.tokens, turn.systemPrompt, turn.turnPrompt),
         promptSections: turn.promptSections.map((s) => ({ name: s.name, chars: s.content.length })),
         memory: turn.memory,
+        answeredBy: turn.answeredBy,
       }),
+    modelOf: (session) => chatModel(services, session),
     // No message prefix here: each system tags its own lines ([Context], [ToolLoop], …).
     log: log.child({ component: 'Turn' }),
   });

@@ -7,7 +7,8 @@
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
 import { AppError } from '../core/errors.js';
-import { makeMessage, type SessionMessage } from '../sessions/model.js';
+import { makeMessage, type Session, type SessionMessage } from '../sessions/model.js';
+import type { ActiveModel } from '../llm/chat-models.js';
 import type { SessionStore } from '../sessions/store.js';
 import { createTurn, endTurn, type Turn } from '../turn/turn.js';
 import { type InboundMessage } from '../core/message.js';
@@ -22,6 +23,8 @@ export interface TurnRunDeps {
   pipeline: { run(turn: Turn): Promise<void> };
   /** After every turn: its measurements (for /status and the next request's fit). */
   measured: (turn: Turn) => void;
+  /** The model a chat answers with (its /model choice, else LLM_MODEL); unset: an unknown model (tests). */
+  modelOf?: ((session: Session) => ActiveModel) | undefined;
   log: Logger;
 }
 
@@ -68,7 +71,7 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
     writes.record(userMessage);
   }
   const deadline = new AbortController();
-  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, signal: deadline.signal, progress: reply.progress });
+  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, signal: deadline.signal, progress: reply.progress, model: deps.modelOf?.(session) });
   if (truncated > 0) {
     turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
   }

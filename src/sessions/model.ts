@@ -62,6 +62,8 @@ export interface SessionMetadata {
   /** Messages removed by compaction so far. */
   messagesCompacted: number;
   lastCompaction?: CompactionRecord;
+  /** The model this chat chose with /model (kept across /new and restarts); unset: LLM_MODEL. */
+  model?: string;
 }
 
 export interface Session {
@@ -203,13 +205,17 @@ export function parseSession(raw: unknown, channelType: string, chatId: string, 
   const lastCompaction = repairCompaction(meta.lastCompaction);
   if (meta.lastCompaction !== undefined && !lastCompaction) repaired.fields++;
   for (const k of ['messagesReceived', 'messagesCompacted'] as const) if (meta[k] !== undefined && typeof meta[k] !== 'number') repaired.fields++;
+  const { model: storedModel, ...others } = metaRest;
+  const model = typeof storedModel === 'string' && storedModel !== '' ? storedModel : undefined;
+  if (storedModel !== undefined && model === undefined) repaired.fields++;
   return {
     id: sessionKey(channelType, chatId),
     channelType,
     chatId,
     messages,
     metadata: {
-      ...metaRest,
+      ...others,
+      ...(model !== undefined ? { model } : {}),
       conversationId: typeof meta.conversationId === 'string' ? meta.conversationId : fresh.metadata.conversationId,
       messagesReceived: typeof meta.messagesReceived === 'number' ? meta.messagesReceived : 0,
       messagesCompacted: typeof meta.messagesCompacted === 'number' ? meta.messagesCompacted : 0,

@@ -11,7 +11,8 @@
  *   append   record + commit;
  *   replace  sets the messages (compaction, forget) and rewrites the file now; a message
  *            dropped is no longer owed, so the next log line cannot bring it back;
- *   clear    /new: no messages and a new conversation id, written now.
+ *   clear    /new: no messages and a new conversation id, written now;
+ *   setModel /model: the chat's model (undefined: back to LLM_MODEL), written now.
  */
 import type { Session, SessionMessage } from './model.js';
 
@@ -23,4 +24,5 @@ export interface SessionWriter {
   append(message: SessionMessage): Promise<void>;
   replace(messages: SessionMessage[]): Promise<void>;
   clear(): Promise<void>;
+  setModel(model: string | undefined): Promise<void>;
 }

@@ -353,7 +353,7 @@ export async function startTelegramBot(
       commands: app.commands.list(),
       transcriber: telegramConfig.transcriptionModel ? new Transcriber(app.services.llm.sdk, telegramConfig.transcriptionModel) : undefined,
       keep: keepInSession({ dispatcher: app.dispatcher, sessions: app.services.sessions }),
-      images: { media: app.services.media, vision: app.services.model.vision !== null },
+      images: { media: app.services.media, vision: app.services.models.anyVision },
       tuning: { ...FAST_TUNING, ...opts.tuning },
     });
   let channel = makeChannel();

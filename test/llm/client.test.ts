@@ -196,7 +196,8 @@ test('a successful answer: content, tool calls, usage and model are returned', a
       assert.deepEqual(res.toolCalls, [{ id: 'c1', name: 'get_current_time', arguments: '{}' }]);
       assert.equal(res.finishReason, 'tool_calls');
       assert.deepEqual(res.usage, { promptTokens: 12, cachedTokens: 0, completionTokens: 3 });
-      assert.equal(res.model, 'served-model');
+      assert.equal(res.model, 'gpt-4o-mini', 'the model asked, as configured');
+      assert.equal(res.served, 'served-model', 'and the name the server gave it');
     },
   );
 });

@@ -70,7 +70,7 @@ export interface TelegramChannelOptions {
   transcriber?: Transcriber | undefined;
   /** Stores a message in its session without a turn (a voice note that could not be transcribed, an image the model cannot see). */
   keep?: KeepFn | undefined;
-  /** Photos and image files: the app's downloaders (this channel registers there) and whether the model reads images. */
+  /** Photos and image files: the app's downloaders (this channel registers there) and whether a model chats can use reads images (each chat's own is checked in its turn). */
   images?: { media: MediaFetchers; vision: boolean } | undefined;
   /** Polling gave up for good (Telegram refused the token while running). */
   onFatal?: (err: unknown) => void;
