@@ -8,10 +8,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createApp } from '../../src/app/app.js';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { startFakeLlm, text } from '../helpers/fake-llm.js';
-import { captureLog, testConfig } from '../helpers/workspace.js';
+import { tempDir } from '../helpers/workspace.js';
+import { mainTs, runCli } from '../helpers/child.js';
 
 const MODELS = { LLM_MODEL: 'gpt-4o-mini', LLM_MODELS: 'gpt-4o-mini,gpt-4.1,gpt-4' };
 
@@ -72,31 +72,24 @@ test("the chat's model sets its context limit and tokenizer (catalogue); /status
 });
 
 test('the choice outlasts /new and a restart of the daemon; a model no longer offered falls back to LLM_MODEL', async () => {
-  const bot = await startTestBot({ env: MODELS, responder: (req) => text(`answered by ${req.body.model}`) });
+  const llm = await startFakeLlm((req) => text(`answered by ${req.body.model}`));
+  const ws = await tempDir();
   try {
-    await bot.send('1', '/model gpt-4');
-    await bot.send('1', 'remember this');
-    await bot.send('1', '/new');
-    assert.deepEqual(await bot.send('1', 'after new'), ['answered by gpt-4']);
-    await bot.app.stop();
-    const config = testConfig({ OPENAI_BASE_URL: bot.llm.url, WORKSPACE_DIR: bot.workspace, ...MODELS });
-    const again = await createApp(config, captureLog().log);
-    const replies: string[] = [];
-    await again.handle({ channel: 'test', chatId: '1', userId: 'u-1', text: 'after restart', messageId: '900', receivedAt: new Date(), role: 'owner' }, async (r) => void replies.push(r));
-    assert.deepEqual(replies, ['answered by gpt-4']);
-    await again.stop();
+    // The real daemon on the terminal, piped: one run, then another on the same workspace.
+    const daemon = (input: string, env: Record<string, string> = MODELS) => runCli(mainTs, [], { OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, LOG_LEVEL: 'silent', ...env }, input);
+    const first = await daemon('/model gpt-4\nremember this\n/new\nafter new\n');
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /answered by gpt-4\nSession cleared\.\nanswered by gpt-4\n$/, first.stdout);
+    const second = await daemon('after restart\n');
+    assert.equal(second.stdout, 'answered by gpt-4\n', 'the next run answers with the chosen model');
     // The operator drops gpt-4 from LLM_MODELS: the chat is answered by the default, and /model says why.
-    const fewer = await createApp(testConfig({ OPENAI_BASE_URL: bot.llm.url, WORKSPACE_DIR: bot.workspace, LLM_MODEL: 'gpt-4o-mini', LLM_MODELS: 'gpt-4.1' }), captureLog().log);
-    const out: string[] = [];
-    const send = (t: string, id: string) => fewer.handle({ channel: 'test', chatId: '1', userId: 'u-1', text: t, messageId: id, receivedAt: new Date(), role: 'owner' }, async (r) => void out.push(r));
-    await send('still there?', '901');
-    await send('/model', '902');
-    assert.equal(out[0], 'answered by gpt-4o-mini');
-    assert.match(out[1]!, /^✓ gpt-4o-mini \(default\)/m);
-    assert.match(out[1]!, /^gpt-4, chosen earlier, is no longer offered, so this chat uses gpt-4o-mini\.$/m);
-    bot.app = fewer; // closed by bot.close()
+    const fewer = await daemon('still there?\n/model\n', { LLM_MODEL: 'gpt-4o-mini', LLM_MODELS: 'gpt-4.1' });
+    assert.match(fewer.stdout, /^answered by gpt-4o-mini$/m);
+    assert.match(fewer.stdout, /^✓ gpt-4o-mini \(default\)/m);
+    assert.match(fewer.stdout, /^gpt-4, chosen earlier, is no longer offered, so this chat uses gpt-4o-mini\.$/m);
   } finally {
-    await bot.close();
+    await llm.close();
+    await ws.cleanup();
   }
 });
 

@@ -47,15 +47,17 @@ export interface CliRun {
 
 /**
  * Runs a CLI script of the repo (e.g. `src/cli/memory.ts`) to completion from the repo root,
- * with a test API key and warnings-only logs unless `env` says otherwise.
+ * with a test API key and warnings-only logs unless `env` says otherwise. `input`: piped to its
+ * stdin, then closed (the daemon on the terminal answers each line and exits).
  */
-export function runCli(script: string, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+export function runCli(script: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
       cwd: repoRoot,
       env: childEnv({ LOG_LEVEL: 'warn', OPENAI_API_KEY: 'sk-test-key-123456', ...env }),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
+    child.stdin.end(input ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
