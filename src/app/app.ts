@@ -10,6 +10,7 @@ import type { InboundMessage } from '../core/message.js';
 import type { Dispatcher } from '../queue/dispatcher.js';
 import { ChatLimits } from '../dispatch/limits.js';
 import { Intake } from '../dispatch/intake.js';
+import { ChatStops } from '../dispatch/stop.js';
 import type { HandleResult, ReplyFn } from '../core/channel.js';
 import type { CommandRouter } from '../commands/router.js';
 import type { Services } from '../services/services.js';
@@ -63,6 +64,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     sessions,
     budget: services.budget,
     commands,
+    stops: new ChatStops(config.telegram.groupAdminsManage),
     services,
     pipeline,
     measured: (turn) =>

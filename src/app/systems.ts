@@ -23,6 +23,7 @@ import { createForgetCommand } from '../commands/forget.js';
 import { createExportCommand } from '../commands/export.js';
 import { createRemindersCommand } from '../commands/reminders.js';
 import { createModelCommand } from '../commands/model.js';
+import { createStopCommand } from '../commands/stop.js';
 import type { Command } from '../commands/types.js';
 import type { Built } from '../services/build.js';
 import { modelNamed } from '../services/services.js';
@@ -50,7 +51,7 @@ export function buildPipeline(built: Built, log: Logger): Pipeline {
 
 /** `adminsManage`: GROUP_ADMINS_MANAGE (the channel decides who is an admin; the router words its refusals). */
 export function buildCommands(adminsManage = false): CommandRouter {
-  const commands: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand(), createExportCommand(), createRemindersCommand(), createModelCommand()];
+  const commands: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand(), createExportCommand(), createRemindersCommand(), createModelCommand(), createStopCommand()];
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commands], adminsManage);
   return router;
 }

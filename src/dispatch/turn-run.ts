@@ -11,6 +11,8 @@ import { makeMessage, type Session, type SessionMessage } from '../sessions/mode
 import type { ActiveModel } from '../llm/chat-models.js';
 import type { SessionStore } from '../sessions/store.js';
 import { createTurn, endTurn, type Turn } from '../turn/turn.js';
+import type { SessionWriter } from '../sessions/writer.js';
+import { stoppedText, type StopHandle } from './stop.js';
 import { type InboundMessage } from '../core/message.js';
 import type { ReplyFn } from '../core/channel.js';
 import { deadlineText } from './apology.js';
@@ -52,7 +54,7 @@ export function userMessageOf(msg: InboundMessage): SessionMessage {
   });
 }
 
-export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: ReplyFn, truncated: number, recovered: boolean): Promise<Ending> {
+export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: ReplyFn, truncated: number, recovered: boolean, stop?: StopHandle): Promise<Ending> {
   const { config, sessions } = deps;
   const session = await sessions.getOrCreate(msg.channel, msg.chatId);
   // A message already in the session (a recovery after a kill, or a channel redelivering an
@@ -70,6 +72,11 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
     // one write with the answer, or at the end of the turn when there is none.
     writes.record(userMessage);
   }
+  if (stop?.stopped) {
+    // A /stop came while it waited to start: kept unanswered, like the messages behind it.
+    await writes.commit();
+    return { close: true };
+  }
   const deadline = new AbortController();
   const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, signal: deadline.signal, progress: reply.progress, model: deps.modelOf?.(session) });
   if (truncated > 0) {
@@ -85,16 +92,29 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
     deps.measured(turn);
   };
   let timer: NodeJS.Timeout | undefined;
-  const late = await Promise.race([
-    running.then(() => false),
-    new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), config.turnTimeoutMs))),
+  let stopped!: () => void;
+  let settled = false;
+  // /stop (stop.ts) ends it through the same controller as the deadline: one way to stop a turn.
+  if (stop) {
+    stop.stopTurn = () => {
+      if (settled || turn.response !== undefined || turn.delivered || deadline.signal.aborted) return 'complete';
+      deadline.abort(new AppError('turn.stopped', { chat: session.id }));
+      stopped();
+      return turn.streamed.trim() ? 'stopped' : 'stopped-empty';
+    };
+  }
+  const outcome = await Promise.race([
+    running.then(() => 'done' as const),
+    new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), config.turnTimeoutMs))),
+    new Promise<'stopped'>((resolve) => (stopped = () => resolve('stopped'))),
   ]);
   clearTimeout(timer);
+  if (outcome === 'stopped') return halted(turn, writes, finish);
   // Past the deadline with no answer on its way: stop the turn (its LLM call and tools are
   // aborted, and it saves nothing more), close it as any failed turn, and give the slot back.
   // The chat's own queue waits until the stopped work has wound down (bounded by the timeouts
   // of what cannot be aborted, such as a compaction), so the chat never overlaps itself.
-  if (late && turn.response === undefined && !turn.delivered) {
+  if (outcome === 'late' && turn.response === undefined && !turn.delivered) {
     deadline.abort(new AppError('turn.timeout', { ms: config.turnTimeoutMs }));
     turn.delivered = true; // the notice below is the turn's one reply
     endTurn(turn, 'deadline', `over TURN_TIMEOUT_MS (${config.turnTimeoutMs} ms)`);
@@ -103,7 +123,27 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
     return { close: true, release: true, say: deadlineText(turn.id, config.turnTimeoutMs), quiet: true, windDown: finish };
   }
   await finish();
+  settled = true;
   // A system on the reply path failed before anything was sent (the runner logged it).
   if (turn.failure && !turn.delivered) return { close: true, failure: { errorId: turn.failure.errorId, code: turn.failure.code } };
   return { close: true };
+}
+
+/**
+ * A turn /stop ended (its controller is aborted: the LLM call and tools stop, nothing more of it
+ * is saved, MemoryPersist and Indexing do not run). The text streamed so far is the answer it
+ * leaves, marked as stopped, in the session and in the chat (a channel's preview is finished
+ * with it); with no text, the session gets a short marker and a preview showing a status is
+ * ended with one. The slot is given back at once; the chat's queue waits for the wind-down.
+ */
+async function halted(turn: Turn, writes: SessionWriter, finish: () => Promise<void>): Promise<Ending> {
+  endTurn(turn, 'stop', 'stopped by /stop');
+  turn.delivered = true;
+  const partial = turn.streamed;
+  const kept = stoppedText(partial);
+  writes.record(makeMessage('assistant', kept));
+  await writes.commit();
+  turn.log.info({ code: 'turn.stopped', keptChars: partial.trim() ? partial.length : 0, systems: turn.timings.map((t) => t.system) }, 'turn stopped by /stop; the text so far is kept, marked');
+  if (!partial.trim()) await turn.progress?.end?.('⏹ Stopped.');
+  return { close: true, release: true, ...(partial.trim() ? { say: kept } : {}), quiet: true, windDown: finish };
 }

@@ -158,6 +158,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     if (res.toolCalls.length > 0 && toolsAllowed) {
       const assistant = makeMessage('assistant', res.content, { toolCalls: res.toolCalls });
       turn.writes.record(assistant);
+      turn.streamed = ''; // saved with the calls: a /stop during the tools keeps nothing twice
       messages.push(toApiMessage(assistant));
       for (const call of res.toolCalls) {
         turn.progress?.status(toolStatus(call.name));
