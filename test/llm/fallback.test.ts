@@ -6,8 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LlmClient } from '../../src/llm/client.js';
-import { LlmError } from '../../src/llm/errors.js';
 import { lastUserText, memoryAwareResponder, promptKind, startFakeLlm, text, type FakeLlm, type FakeReply, type RecordedRequest } from '../helpers/fake-llm.js';
+import { llmFailure as failure } from '../helpers/llm-failure.js';
 import { loadedSession, startTestBot } from '../helpers/app.js';
 import { captureLog, testConfig } from '../helpers/workspace.js';
 
@@ -37,16 +37,6 @@ async function withServer(responder: (req: RecordedRequest) => FakeReply, fn: (l
 function client(url: string, env: Record<string, string>) {
   const logs = captureLog();
   return { llm: new LlmClient(testConfig({ OPENAI_BASE_URL: url, LLM_MODEL: 'model-a', ...env }), logs.log), logs };
-}
-
-async function failure(p: Promise<unknown>): Promise<LlmError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof LlmError, `expected an LlmError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the call to fail');
 }
 
 test('model A answers 500: retried (1 + LLM_MAX_RETRIES requests), then model B answers once; the log names both', async () => {
