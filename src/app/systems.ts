@@ -23,12 +23,15 @@ import { createMemoryCommand } from '../commands/memory.js';
 import { createForgetCommand } from '../commands/forget.js';
 import { createExportCommand } from '../commands/export.js';
 import { createRemindersCommand } from '../commands/reminders.js';
+import { createModelCommand } from '../commands/model.js';
+import { createStopCommand } from '../commands/stop.js';
 import type { Command } from '../commands/types.js';
 import type { Built } from '../services/build.js';
+import { modelNamed } from '../services/services.js';
 
 export function buildPipeline(built: Built, log: Logger): Pipeline {
-  const { services, instructions, embedder, fit, contextLimit } = built;
-  const { config, memory, runtime, tokens, index, llm, tools, compactor, indexing } = services;
+  const { services, instructions, embedder, fit, modelOf } = built;
+  const { config, memory, runtime, index, llm, tools, compactor, indexing } = services;
   return new Pipeline(
     [
       createTranscriptionSystem({
@@ -39,14 +42,14 @@ export function buildPipeline(built: Built, log: Logger): Pipeline {
         showTranscript: config.telegram.showTranscript,
         maxMessageChars: config.maxMessageChars,
       }),
-      createImagesSystem({ fetchers: services.media, vision: services.model.vision, contextLimit }),
+      createImagesSystem({ fetchers: services.media }),
       createAutoCompactionSystem({ compactor, runtime }),
       createContextBuildingSystem({
         instructions,
-        sections: [createMemorySection({ memory, runtime, tokens, timezone: config.timezone, contextLimit })],
-        turnSections: [createRelevantMemorySection({ index, memory, runtime, tokens, contextLimit, embedder })],
+        sections: [createMemorySection({ memory, runtime, timezone: config.timezone })],
+        turnSections: [createRelevantMemorySection({ index, memory, runtime, embedder })],
       }),
-      createToolLoopSystem({ llm, tools, maxIterations: config.maxToolIterations, guard: fit }),
+      createToolLoopSystem({ llm, tools, maxIterations: config.maxToolIterations, guard: fit, fallbackModel: (name) => modelNamed(services, name) }),
       createResponseDeliverySystem(),
       createMemoryPersistSystem({ derived: services.derived, runtime }),
       createIndexingSystem({ derived: services.derived, indexing }),
@@ -57,7 +60,7 @@ export function buildPipeline(built: Built, log: Logger): Pipeline {
 
 /** `adminsManage`: GROUP_ADMINS_MANAGE (the channel decides who is an admin; the router words its refusals). */
 export function buildCommands(adminsManage = false): CommandRouter {
-  const commands: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand(), createExportCommand(), createRemindersCommand()];
+  const commands: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand(), createExportCommand(), createRemindersCommand(), createModelCommand(), createStopCommand()];
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commands], adminsManage);
   return router;
 }

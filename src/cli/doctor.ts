@@ -105,7 +105,7 @@ async function checkLlm(config: ReturnType<typeof loadConfig>['config'], timeout
   const where = config.openaiBaseUrl ?? 'OpenAI';
   const started = Date.now();
   try {
-    await llm.chat({ messages: [{ role: 'user', content: 'Reply with: ok' }], maxTokens: 1, retries: 0, timeoutMs });
+    await llm.chat({ messages: [{ role: 'user', content: 'Reply with: ok' }], maxTokens: 1, retries: 0, timeoutMs, fallback: false });
     return { name: 'LLM', status: 'ok', detail: `${config.model} at ${where} answered in ${Date.now() - started} ms` };
   } catch (err) {
     const e = err instanceof LlmError ? err : undefined;

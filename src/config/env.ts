@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { SettingsReader, isHttpUrl, type Env, type SettingName } from './reader.js';
 import { NO_MCP, readMcpConfig, type McpConfig } from './mcp.js';
+import { readFallback, readModelChoices, type ModelEndpoint } from './models.js';
 
 export interface Config {
   openaiApiKey: string;
@@ -13,6 +14,10 @@ export interface Config {
   modelBalanced: string;
   /** LLM_VISION: true/false overrides whether the model reads images; undefined = its catalogue entry. */
   vision: boolean | undefined;
+  /** LLM_MODELS: what /model offers besides LLM_MODEL, each on the default server or its own (config/models.ts). */
+  models: ModelEndpoint[];
+  /** LLM_FALLBACK: the models a call goes on with, in order, when the one asked fails (llm/client.ts). */
+  fallback: string[];
   llmTimeoutMs: number;
   llmMaxRetries: number;
   maxToolIterations: number;
@@ -75,6 +80,7 @@ export function configSecrets(config: Config): string[] {
   const out = config.openaiApiKey && config.openaiApiKey !== NO_API_KEY ? [config.openaiApiKey] : [];
   for (const s of [config.telegram.botToken, config.telegram.webhookSecret]) if (s) out.push(s);
   out.push(...config.mcp.secrets);
+  for (const m of config.models) if (m.apiKey) out.push(m.apiKey);
   return out;
 }
 
@@ -130,6 +136,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     modelBalanced: r.str('LLM_MODEL_BALANCED') ?? model,
     // Unset: the catalogue (src/llm/models.json) decides.
     vision: optionalBool(r, 'LLM_VISION', 'must be true (the model reads images) or false (text only) — or remove it to go by src/llm/models.json'),
+    models: readModelChoices(r, env),
+    fallback: readFallback(r),
     llmTimeoutMs: r.int('LLM_TIMEOUT_MS', 60_000, 100, 600_000),
     llmMaxRetries: r.int('LLM_MAX_RETRIES', 2, 0, 10),
     maxToolIterations: r.int('MAX_TOOL_ITERATIONS', 8, 1, 100),

@@ -5,7 +5,6 @@
 import type { PromptSection, Turn } from '../turn/turn.js';
 import type { MemoryService } from '../memory/service.js';
 import { memoryBudgetTokens, type RuntimeConfigStore } from '../config/runtime.js';
-import type { TokenCounter } from '../llm/tokens.js';
 import { buildMemoryBlock, conversationNoteBodies, summarizedNoteKeys } from '../memory/context.js';
 import { localDate } from '../memory/notes.js';
 import { componentLogger } from '../core/log.js';
@@ -13,10 +12,7 @@ import { componentLogger } from '../core/log.js';
 export interface MemorySectionDeps {
   memory: MemoryService;
   runtime: RuntimeConfigStore;
-  tokens: TokenCounter;
   timezone: string;
-  /** The context limit the budget is a share of. */
-  contextLimit: () => number;
 }
 
 export function createMemorySection(deps: MemorySectionDeps): (turn: Turn) => Promise<PromptSection | null> {
@@ -24,14 +20,15 @@ export function createMemorySection(deps: MemorySectionDeps): (turn: Turn) => Pr
     const rc = deps.runtime.get();
     if (!rc.memory.enabled) return null;
     const log = componentLogger(turn.log, 'Context');
-    const budgetTokens = memoryBudgetTokens(deps.contextLimit(), rc.memory);
+    // A share of the chat's model's context, counted with its tokenizer (turn.model).
+    const budgetTokens = memoryBudgetTokens(turn.model.limit, rc.memory);
     let block;
     try {
       block = await buildMemoryBlock(deps.memory.forChat(turn.inbound.channel, turn.inbound.chatId), {
         today: localDate(turn.inbound.receivedAt, deps.timezone),
         recentDays: rc.memory.recentDays,
         budgetTokens,
-        count: (t) => deps.tokens.countText(t),
+        count: (t) => turn.model.tokens.countText(t),
         inConversation: conversationNoteBodies(turn.session.messages),
         summarized: summarizedNoteKeys(turn.session.messages),
       });

@@ -10,6 +10,7 @@ export const ERRORS = {
   'pipeline.duplicate_order': { meaning: 'Two systems were registered with the same order number.', message: '{problem} (each system has its own number: the one the table in src/turn/order.ts gives it)' },
   'pipeline.system_failed': { meaning: 'A system on the reply path threw; the user got an apology with an error id.', message: '{system} failed: {reason}' },
   'turn.timeout': { meaning: 'A turn did not finish within TURN_TIMEOUT_MS; it was stopped, the user got an apology and the chat slot was freed.', message: 'the turn did not finish within {ms} ms' },
+  'turn.stopped': { meaning: 'A turn was stopped by /stop: its LLM call and tools were aborted; the text streamed so far is kept in the session, marked [stopped].', message: 'the turn of {chat} was stopped by /stop' },
   'chat.rate_limited': { meaning: 'A chat sent more than RATE_LIMIT_PER_MINUTE messages in a minute, or had MAX_QUEUED_PER_CHAT waiting; the excess got one line and no LLM call.', message: 'chat {chat} sent more messages than its limit' },
   'transcription.failed': { meaning: 'A voice note could not be downloaded or the speech-to-text server refused it or did not answer; the note is kept with its file id and the user got one line.', message: '{detail}' },
   'transcription.timeout': { meaning: 'Download and transcription of a voice note did not finish within TRANSCRIPTION_TIMEOUT_MS; the note is kept with its file id and the user got one line.', message: '{detail}' },

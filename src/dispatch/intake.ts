@@ -29,6 +29,7 @@ import { apologyText } from './apology.js';
 import { runTurn, type TurnRunDeps } from './turn-run.js';
 import type { Ending } from './ending.js';
 import { AlbumCollector, mergeAlbum } from './albums.js';
+import { ChatStops, isStop, type StopHandle } from './stop.js';
 
 /** A message whose handling started this many times without finishing is not handled again. */
 export const MAX_RECOVERY_ATTEMPTS = 3;
@@ -45,6 +46,8 @@ export interface IntakeDeps extends TurnRunDeps {
   sessions: SessionStore;
   budget: Pick<TokenBudget, 'blocks' | 'refusal'>;
   commands: CommandRouter;
+  /** What each chat has under way, for /stop (stop.ts); unset: one of its own (wording without group admins). */
+  stops?: ChatStops | undefined;
   /** Handed to commands. */
   services: Services;
   log: Logger;
@@ -60,15 +63,19 @@ interface Job {
   command?: string;
   /** An album's further items, answered with this one: their entries close with its entry. */
   alsoClose?: string[];
+  /** Its place among what the chat has under way (/stop marks or stops it). */
+  stop?: StopHandle;
 }
 
 export class Intake {
   /** Entries an earlier run accepted and did not finish, taken over at construction. */
   private leftOver: InboxEntry[] = [];
   private readonly albums: AlbumCollector;
+  private readonly stops: ChatStops;
 
   private constructor(private readonly deps: IntakeDeps) {
     this.albums = new AlbumCollector(deps.config.albumWaitMs);
+    this.stops = deps.stops ?? new ChatStops();
   }
 
   /**
@@ -111,6 +118,8 @@ export class Intake {
   handle(msg: InboundMessage, reply: ReplyFn, recovered?: InboxEntry): HandleResult {
     const { inbox, dispatcher, limits, log } = this.deps;
     const key = sessionKey(msg.channel, msg.chatId);
+    // Never behind the turn it stops, nor refused by the limits meant to protect that turn.
+    if (!recovered && isStop(msg.text)) return this.stopNow(key, msg, reply);
     const album = msg.albumId ? AlbumCollector.keyOf(key, msg.albumId) : undefined;
     // Flood limits: not for recovered messages (taken before), nor the operator's terminal, nor
     // the further items of an album (the album counts as the one message it is answered as).
@@ -140,9 +149,10 @@ export class Intake {
       log.warn({ code: 'chat.rate_limited', session: key, queued: dispatcher.queued(key) }, 'too many messages waiting in one chat; refused one');
       done = accepted.then(() => this.settle(job, async () => ({ close: true, say: limits.queueText() })));
     } else {
+      const stop = (job.stop = this.stops.enter(key, msg.userId));
       done = dispatcher.submit(key, (release) => {
         job.release = release;
-        return this.settle(job, () => this.decide(job, msg, verdict === 'rate', recovered));
+        return this.settle(job, () => this.decide(job, msg, verdict === 'rate', recovered)).finally(() => this.stops.leave(key, stop));
       });
     }
     done.accepted = accepted;
@@ -165,6 +175,8 @@ export class Intake {
     const cmd = parseCommand(msg.text);
     // The chat's session, loaded once for this message: whatever handles it writes through this.
     const writes = this.deps.sessions.writer(await this.deps.sessions.getOrCreate(msg.channel, msg.chatId));
+    // Skipped by a /stop while it waited: its words are kept, unanswered and without a reply.
+    if (job.stop?.stopped) return this.unanswered(writes, msg, cmd !== null);
     if (recovered && recovered.attempt >= MAX_RECOVERY_ATTEMPTS) {
       // It may be what kills the daemon: not handled again. Its words are saved in the session
       // (until now only the journal held them) and the user is told, so nothing vanishes without a word.
@@ -190,10 +202,33 @@ export class Intake {
     }
     if (cmd) {
       job.command = cmd.name;
+      if (job.stop) job.stop.command = cmd.name;
       // Closed before it runs: a command is not run again after a restart.
       return { close: true, say: () => this.runCommand(writes, msg, job, cmd.name, cmd.args) };
     }
-    return runTurn(this.deps, writes, msg, job.reply, cleaned.truncated, recovered !== undefined);
+    return runTurn(this.deps, writes, msg, job.reply, cleaned.truncated, recovered !== undefined, job.stop);
+  }
+
+  /**
+   * /stop, at once and outside the chat's queue (stop.ts): journaled and closed like any message,
+   * so a kill before the answer handles it after the restart (where, nothing running, it says so).
+   */
+  private stopNow(key: string, msg: InboundMessage, reply: ReplyFn): HandleResult {
+    const journal = this.deps.inbox.accept(msg);
+    const accepted = journal.durable.then(
+      () => journal.id,
+      (err: unknown) => {
+        this.deps.log.warn({ err, session: key }, 'could not journal a /stop; handling it anyway');
+        return null;
+      },
+    );
+    const job: Job = { key, journalId: journal.id, reply: whenTaken(reply, accepted), release: () => undefined, command: 'stop' };
+    const { stops } = this;
+    const outcome = stops.stop(key, { userId: msg.userId, role: msg.role });
+    this.deps.log.info({ session: key, ...outcome }, '/stop');
+    const done: HandleResult = this.settle(job, async () => ({ close: true, say: stops.text(outcome) }));
+    done.accepted = accepted;
+    return done;
   }
 
   /**
@@ -227,16 +262,17 @@ export class Intake {
   }
 
   /**
-   * A message closed without a turn (given up on, over the rate limit or the budget): its words
-   * are saved in the session (unless it is a command, or already there), then the user gets `text`.
+   * A message closed without a turn (given up on, over the rate limit or the budget, skipped by
+   * /stop): its words are saved in the session (unless it is a command, or already there), then
+   * the user gets `text`, if any.
    */
-  private async unanswered(writes: SessionWriter, msg: InboundMessage, command: boolean, text: string): Promise<Ending> {
+  private async unanswered(writes: SessionWriter, msg: InboundMessage, command: boolean, text?: string): Promise<Ending> {
     if (!command) {
       const received = writes.receive(msg);
       if (received.answered) return { close: true };
       if (received.fresh) await writes.commit();
     }
-    return { close: true, say: text };
+    return text === undefined ? { close: true } : { close: true, say: text };
   }
 
   /**

@@ -7,8 +7,11 @@
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
 import { AppError } from '../core/errors.js';
-import type { SessionWriter } from '../sessions/writer.js';
+import type { ActiveModel } from '../llm/chat-models.js';
+import { makeMessage, type Session } from '../sessions/model.js';
 import { createTurn, endTurn, type Turn } from '../turn/turn.js';
+import type { SessionWriter } from '../sessions/writer.js';
+import { stoppedText, type StopHandle } from './stop.js';
 import { type InboundMessage } from '../core/message.js';
 import type { ReplyFn } from '../core/channel.js';
 import { deadlineText } from './apology.js';
@@ -19,11 +22,13 @@ export interface TurnRunDeps {
   pipeline: { run(turn: Turn): Promise<void> };
   /** After every turn: its measurements (for /status and the next request's fit). */
   measured: (turn: Turn) => void;
+  /** The model a chat answers with (its /model choice, else LLM_MODEL); unset: an unknown model (tests). */
+  modelOf?: ((session: Session) => ActiveModel) | undefined;
   log: Logger;
 }
 
 /** `writes`: the chat's session writer, the one the intake loaded for this message. */
-export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: InboundMessage, reply: ReplyFn, truncated: number, recovered: boolean): Promise<Ending> {
+export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: InboundMessage, reply: ReplyFn, truncated: number, recovered: boolean, stop?: StopHandle): Promise<Ending> {
   const { config } = deps;
   const session = writes.session;
   // A message already in the session (a recovery after a kill, or a channel redelivering an
@@ -36,8 +41,13 @@ export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: Inb
     return { close: true };
   }
   const userMessage = received.message;
+  if (stop?.stopped) {
+    // A /stop came while it waited to start: kept unanswered, like the messages behind it.
+    await writes.commit();
+    return { close: true };
+  }
   const deadline = new AbortController();
-  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, aside: reply.aside, signal: deadline.signal, progress: reply.progress });
+  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, aside: reply.aside, signal: deadline.signal, progress: reply.progress, model: deps.modelOf?.(session) });
   if (truncated > 0) {
     turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
   }
@@ -55,16 +65,29 @@ export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: Inb
     deps.measured(turn);
   };
   let timer: NodeJS.Timeout | undefined;
-  const late = await Promise.race([
-    running.then(() => false),
-    new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), config.turnTimeoutMs))),
+  let stopped!: () => void;
+  let settled = false;
+  // /stop (stop.ts) ends it through the same controller as the deadline: one way to stop a turn.
+  if (stop) {
+    stop.stopTurn = () => {
+      if (settled || turn.response !== undefined || turn.delivered || deadline.signal.aborted) return 'complete';
+      deadline.abort(new AppError('turn.stopped', { chat: session.id }));
+      stopped();
+      return turn.streamed.trim() ? 'stopped' : 'stopped-empty';
+    };
+  }
+  const outcome = await Promise.race([
+    running.then(() => 'done' as const),
+    new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), config.turnTimeoutMs))),
+    new Promise<'stopped'>((resolve) => (stopped = () => resolve('stopped'))),
   ]);
   clearTimeout(timer);
+  if (outcome === 'stopped') return halted(turn, writes, finish);
   // Past the deadline with no answer on its way: stop the turn (its LLM call and tools are
   // aborted, and it saves nothing more), close it as any failed turn, and give the slot back.
   // The chat's own queue waits until the stopped work has wound down (bounded by the timeouts
   // of what cannot be aborted, such as a compaction), so the chat never overlaps itself.
-  if (late && turn.response === undefined && !turn.delivered) {
+  if (outcome === 'late' && turn.response === undefined && !turn.delivered) {
     deadline.abort(new AppError('turn.timeout', { ms: config.turnTimeoutMs }));
     turn.delivered = true; // the notice below is the turn's one reply
     endTurn(turn, 'deadline', `over TURN_TIMEOUT_MS (${config.turnTimeoutMs} ms)`);
@@ -73,7 +96,27 @@ export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: Inb
     return { close: true, release: true, say: deadlineText(turn.id, config.turnTimeoutMs), quiet: true, windDown: finish };
   }
   await finish();
+  settled = true;
   // A system on the reply path failed before anything was sent (the runner logged it).
   if (turn.failure && !turn.delivered) return { close: true, failure: { errorId: turn.failure.errorId, code: turn.failure.code } };
   return { close: true };
+}
+
+/**
+ * A turn /stop ended (its controller is aborted: the LLM call and tools stop, nothing more of it
+ * is saved, MemoryPersist and Indexing do not run). The text streamed so far is the answer it
+ * leaves, marked as stopped, in the session and in the chat (a channel's preview is finished
+ * with it); with no text, the session gets a short marker and a preview showing a status is
+ * ended with one. The slot is given back at once; the chat's queue waits for the wind-down.
+ */
+async function halted(turn: Turn, writes: SessionWriter, finish: () => Promise<void>): Promise<Ending> {
+  endTurn(turn, 'stop', 'stopped by /stop');
+  turn.delivered = true;
+  const partial = turn.streamed;
+  const kept = stoppedText(partial);
+  writes.record(makeMessage('assistant', kept, { stopped: true }));
+  await writes.commit();
+  turn.log.info({ code: 'turn.stopped', keptChars: partial.trim() ? partial.length : 0, systems: turn.timings.map((t) => t.system) }, 'turn stopped by /stop; the text so far is kept, marked');
+  if (!partial.trim()) await turn.progress?.end?.('⏹ Stopped.');
+  return { close: true, release: true, ...(partial.trim() ? { say: kept } : {}), quiet: true, windDown: finish };
 }

@@ -32,7 +32,7 @@ export interface NoteChat {
  * anything else (a tool round, a stopped answer, an answer without its question).
  */
 export function noteEntryOf(answer: SessionMessage, user: SessionMessage | undefined, timezone: string): NoteEntry | undefined {
-  if (answer.role !== 'assistant' || (answer.toolCalls && answer.toolCalls.length > 0)) return undefined;
+  if (answer.role !== 'assistant' || answer.stopped || (answer.toolCalls && answer.toolCalls.length > 0)) return undefined;
   if (answer.reminder) {
     const at = new Date(answer.timestamp);
     return { date: localDate(at, timezone), line: formatReminderLine(at, timezone, answer.content) };

@@ -9,8 +9,8 @@ import { AppError } from '../core/errors.js';
 import { RuntimeConfigStore, memoryBudgetTokens } from '../config/runtime.js';
 import { SessionStore } from '../sessions/store.js';
 import { LlmClient } from '../llm/client.js';
-import { lookupModel } from '../llm/catalogue.js';
-import { createTokenCounter } from '../llm/tokens.js';
+import { ChatModels, type ActiveModel } from '../llm/chat-models.js';
+import type { Session } from '../sessions/model.js';
 import { UsageStore } from '../usage/usage.js';
 import { TokenBudget } from '../usage/budget.js';
 import { ToolRegistry } from '../tools/registry.js';
@@ -22,7 +22,7 @@ import { InstructionsSource } from '../context/instructions.js';
 import { Dispatcher } from '../queue/dispatcher.js';
 import { Inbox } from '../queue/inbox.js';
 import { TurnStats } from '../turn/stats.js';
-import { contextLimit, type Services } from './services.js';
+import { chatModel, type Services } from './services.js';
 import { MemoryService } from '../memory/service.js';
 import { ForgetService } from '../privacy/forget.js';
 import { ConsolidationService } from '../memory/consolidation.js';
@@ -56,7 +56,8 @@ export interface Built {
   instructions: InstructionsSource;
   embedder: Embedder | undefined;
   fit: ContextFit;
-  contextLimit: () => number;
+  /** The model a chat answers with (services.ts chatModel). */
+  modelOf: (session: Session) => ActiveModel;
 }
 
 export async function buildServices(config: Config, log: Logger, opts: ServiceOptions): Promise<Built> {
@@ -71,7 +72,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   await sessions.init();
   const llm = new LlmClient(config, componentLogger(log, 'LLM'));
   const usage = new UsageStore(path.join(config.workspaceDir, 'usage.db'), config.timezone, { log: componentLogger(log, 'Usage') });
-  llm.usageSink = (account, u) => usage.record(account, u);
+  llm.usageSink = (account, u, model) => usage.record(account, u, new Date(), model);
   const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
   llm.gate = (account) => budget.pausesBackground(account);
   const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
@@ -121,8 +122,8 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     tools.addSource(mcp);
     mcp.start();
   }
-  const model = lookupModel(config.model, config.vision);
-  const tokens = await createTokenCounter(model.encoding);
+  const models = await ChatModels.create(config);
+  const { info: model, tokens } = models.defaultModel;
   const stats = new TurnStats();
   const consolidation = new ConsolidationService(
     llm,
@@ -143,17 +144,14 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     componentLogger(log, 'AutoCompact'),
   );
   const instructions = new InstructionsSource(config.workspaceDir);
-  const limit = () => contextLimit({ model, runtime });
+  const modelOf = (session: Session) => chatModel({ models, runtime }, session);
   const fit = new ContextFit({
     compaction,
     memory,
-    tokens,
-    contextLimit: limit,
+    model: modelOf,
     toolDefinitions: () => tools.definitions(),
     lastSystemPromptTokens: (id) => stats.lastTurn(id)?.systemPromptTokens,
-    systemPromptBound: () => {
-      return tokens.countText(instructions.cachedText()) + memoryBudgetTokens(limit(), runtime.get().memory);
-    },
+    systemPromptBound: (m) => m.tokens.countText(instructions.cachedText()) + memoryBudgetTokens(m.limit, runtime.get().memory),
   });
   const compactor = new AutoCompactor({ fit, runtime });
   const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
@@ -167,6 +165,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     tools,
     tokens,
     model,
+    models,
     stats,
     memory,
     runtime,
@@ -184,5 +183,5 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     notes,
     derived,
   };
-  return { services, dispatcher, inbox, instructions, embedder, fit, contextLimit: limit };
+  return { services, dispatcher, inbox, instructions, embedder, fit, modelOf };
 }

@@ -320,6 +320,11 @@ export class SessionStore {
         entry().owed = [];
         await this.save(session);
       },
+      setModel: async (model) => {
+        if (model === undefined) delete session.metadata.model;
+        else session.metadata.model = model;
+        await this.save(session);
+      },
     };
   }
 

@@ -17,7 +17,8 @@
  *   replace  sets the messages (compaction, forget) and rewrites the file now; a message
  *            dropped is no longer owed, so the next log line cannot bring it back; a
  *            compaction's record (`messagesCompacted`, `lastCompaction`) comes with it;
- *   clear    /new: no messages and a new conversation id, written now.
+ *   clear    /new: no messages and a new conversation id, written now;
+ *   setModel /model: the chat's model (undefined: back to LLM_MODEL), written now.
  */
 import type { InboundMessage } from '../core/message.js';
 import type { CompactionRecord, Session, SessionMessage } from './model.js';
@@ -40,4 +41,5 @@ export interface SessionWriter {
   revise(message: SessionMessage, content: string): Promise<void>;
   replace(messages: SessionMessage[], compaction?: CompactionRecord): Promise<void>;
   clear(): Promise<void>;
+  setModel(model: string | undefined): Promise<void>;
 }

@@ -23,11 +23,7 @@ import type { Logger } from '../core/log.js';
 
 export interface ImagesDeps {
   fetchers: MediaFetchers;
-  /** The model's image cost; null when it reads text only. */
-  vision: ImageCost | null;
   detail?: ImageDetail;
-  /** The context limit (services.ts): an image may take at most half of it, the rest is the conversation's. */
-  contextLimit?: () => number;
 }
 
 function hasImage(turn: Turn): boolean {
@@ -48,7 +44,7 @@ export function createImagesSystem(deps: ImagesDeps): System {
       if (!ref) return;
       // What is clear without the bytes (a text-only model, over 20 MB, HEIC…): one line, no
       // download, no request; the session's text says the model never saw it, with the file id.
-      const refusal = imageRefusal(ref, deps.vision !== null);
+      const refusal = imageRefusal(ref, turn.model.info.vision !== null);
       if (refusal) {
         await turn.writes.revise(turn.userMessage, withImageNote(turn.inbound.text, ref, `not shown to the model; Telegram file_id: ${ref.fileId}`));
         log.info({ fileId: ref.fileId }, 'image not shown to the model (decided before any download)');
@@ -80,22 +76,23 @@ export function createImagesSystem(deps: ImagesDeps): System {
 }
 
 /**
- * How this turn's images are loaded: from its channel, at the model's cost, and together within
- * half the context limit (one picture or a whole album: the conversation keeps the other half).
+ * How this turn's images are loaded: from its channel, at the cost of the chat's model (null: it
+ * reads text only), and together within half its context limit (one picture or a whole album:
+ * the conversation keeps the other half).
  */
 function loadOptions(turn: Turn, deps: ImagesDeps): { fetch: FileFetcher | undefined; cost: ImageCost | null; detail?: ImageDetail; maxTokens?: number } {
   return {
     fetch: deps.fetchers.get(turn.inbound.channel),
-    cost: deps.vision,
+    cost: turn.model.info.vision,
     ...(deps.detail ? { detail: deps.detail } : {}),
-    ...(deps.contextLimit ? { maxTokens: Math.floor(deps.contextLimit() / 2) } : {}),
+    maxTokens: Math.floor(turn.model.limit / 2),
   };
 }
 
 /** An album's turn: every picture it can, one line about the rest. */
 async function runAlbum(turn: Turn, deps: ImagesDeps, refs: ImageRef[], log: Logger): Promise<void> {
   const noun = albumNoun(refs);
-  if (!deps.vision) {
+  if (!turn.model.info.vision) {
     // As for a single photo: the model is not asked; the session keeps the album's file ids.
     await turn.reply(`The model I use reads text only, so I can't look at your ${noun}. They are saved in our conversation; describe them in words if you need an answer now.`);
     turn.delivered = true;

@@ -111,7 +111,7 @@ export class DerivedWrites {
     for (const line of lines) {
       for (let i = 0; i < line.messages.length; i++) {
         const answer = line.messages[i]!;
-        if (answer.role !== 'assistant' || (answer.toolCalls && answer.toolCalls.length > 0)) continue;
+        if (answer.role !== 'assistant' || answer.stopped || (answer.toolCalls && answer.toolCalls.length > 0)) continue;
         const chat = { channel: line.channelType, chatId: line.chatId };
         const user = answer.reminder ? undefined : (questionOf(line.messages, i) ?? (await this.questionInSession(chat, answer)));
         try {

@@ -53,8 +53,8 @@ export class Pipeline {
 
   private async handleFailure(turn: Turn, sys: System, err: unknown, log: Logger): Promise<void> {
     if (turn.signal.aborted) {
-      // Stopped at the turn's deadline, which already logged it and told the user.
-      log.debug({ system: sys.name }, `${sys.name} stopped by the turn deadline`);
+      // Stopped at the turn's deadline or by /stop, which already logged it and told the user.
+      log.debug({ system: sys.name }, `${sys.name} stopped (${turn.ended?.reason ?? 'turn deadline'})`);
       turn.ended ??= { by: sys.name, reason: 'turn deadline' };
       return;
     }

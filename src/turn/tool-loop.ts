@@ -14,7 +14,8 @@ import { makeMessage, type SessionMessage } from '../sessions/model.js';
 import { buildRequestMessages, toApiMessage } from '../llm/messages.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import { compactionNotice, type CompactResult } from '../memory/compaction.js';
-import type { FitContext } from './context-fit.js';
+import type { FitContext, FitModel } from './context-fit.js';
+import type { ActiveModel } from '../llm/chat-models.js';
 import type { TurnImage } from './turn-image.js';
 import type { AnswerProgress } from '../core/progress.js';
 import { toolStatus } from '../llm/stream.js';
@@ -23,7 +24,7 @@ import { isGroupChat, type InboundMessage } from '../core/message.js';
 /** Keeps requests within the context limit (the ContextFit service, turn/context-fit.ts). */
 export interface ContextGuard {
   /** Compacts when the exact request is over the limit; null when it fits, else what was done (rebuild the request). */
-  fit(ctx: FitContext, messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[]): Promise<CompactResult | null>;
+  fit(ctx: FitContext, messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[], to?: FitModel): Promise<CompactResult | null>;
   /** The provider said "too long": compact harder (once per turn). */
   shrink(ctx: FitContext, reason: 'overflow'): Promise<CompactResult>;
 }
@@ -44,6 +45,12 @@ export interface ToolLoopContext extends FitContext {
   images: TurnImage[];
   /** Where a channel shows the answer while it is written (drafts, an edited message); none: not streamed. */
   readonly progress?: AnswerProgress | undefined;
+  /** The chat's model: asked first (LLM_FALLBACK after it). */
+  readonly model: Pick<ActiveModel, 'name'>;
+  /** The model that wrote the answer, and the one asked first when a fallback did. */
+  answeredBy: { model: string; fallbackFrom?: string | undefined } | undefined;
+  /** The answer's text streamed so far in this round ('' when none): what a stopped turn keeps. */
+  streamed: string;
 }
 
 export interface ToolLoopDeps {
@@ -51,6 +58,8 @@ export interface ToolLoopDeps {
   tools: ToolRegistry;
   maxIterations: number;
   guard?: ContextGuard | undefined;
+  /** A fallback model's limit and tokenizer by name, to fit the request to it before it is asked. */
+  fallbackModel?: ((name: string) => FitModel | undefined) | undefined;
 }
 
 /** The chat as tools see it: whether it is a group decides which MCP servers it gets. */
@@ -76,10 +85,14 @@ function noteCompaction(turn: ToolLoopContext, result: CompactResult): void {
   if (result.kind !== 'none') turn.notices.push(compactionNotice(result));
 }
 
-/** With a channel that shows answers as they grow, each call is streamed to it (llm/stream.ts). */
+/** With a channel that shows answers as they grow, each call is streamed to it (llm/stream.ts); the text is kept for /stop. */
 function streamTo(turn: ToolLoopContext): ((soFar: string) => void) | undefined {
   const progress = turn.progress;
-  return progress ? (soFar) => progress.text(soFar) : undefined;
+  if (!progress) return undefined;
+  return (soFar) => {
+    turn.streamed = soFar;
+    progress.text(soFar);
+  };
 }
 
 export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Promise<void> {
@@ -88,6 +101,16 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
   let messages: ChatCompletionMessageParam[] = build();
   const tools = deps.tools.definitions(toolChat(turn.inbound));
   let shrunk = false;
+  // A fallback model with a smaller context gets the request fitted to it first (llm/client.ts asks).
+  const refit = deps.guard && deps.fallbackModel
+    ? async (name: string) => {
+        const to = deps.fallbackModel!(name);
+        const fitted = to ? await deps.guard!.fit(turn, messages, tools, to) : null;
+        if (!fitted) return undefined;
+        noteCompaction(turn, fitted);
+        return (messages = build());
+      }
+    : undefined;
   for (let round = 1; ; round++) {
     const toolsAllowed = round <= deps.maxIterations;
     const fitted = deps.guard ? await deps.guard.fit(turn, messages, tools) : null;
@@ -96,9 +119,20 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
       messages = build();
     }
     checkDeadline(turn);
+    turn.streamed = '';
     let res;
     try {
-      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.writes.session.id, kind: 'answer' }, signal: turn.signal, onText: streamTo(turn) });
+      res = await deps.llm.chat({
+        messages,
+        tools,
+        toolChoice: toolsAllowed ? 'auto' : 'none',
+        log,
+        account: { chat: turn.writes.session.id, kind: 'answer' },
+        signal: turn.signal,
+        onText: streamTo(turn),
+        model: turn.model.name,
+        refit,
+      });
     } catch (err) {
       checkDeadline(turn);
       if (turn.images.length > 0 && refusedImage(err)) {
@@ -127,6 +161,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     if (res.toolCalls.length > 0 && toolsAllowed) {
       const assistant = makeMessage('assistant', res.content, { toolCalls: res.toolCalls });
       turn.writes.record(assistant);
+      turn.streamed = ''; // saved with the calls: a /stop during the tools keeps nothing twice
       messages.push(toApiMessage(assistant));
       for (const call of res.toolCalls) {
         turn.progress?.status(toolStatus(call.name));
@@ -147,6 +182,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     const text = res.content.trim() ? res.content : EMPTY_ANSWER;
     // Set before the write: from here on the answer is on its way and the deadline leaves it be.
     turn.response = text;
+    turn.answeredBy = { model: res.model, ...(res.fallbackFrom ? { fallbackFrom: res.fallbackFrom } : {}) };
     turn.answer = makeMessage('assistant', text);
     await turn.writes.append(turn.answer);
     return;

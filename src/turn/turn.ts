@@ -9,6 +9,7 @@ import type { SessionWriter } from '../sessions/writer.js';
 import type { TurnImage } from './turn-image.js';
 import type { AnswerProgress } from '../core/progress.js';
 import type { InboundMessage } from '../core/message.js';
+import { unknownModel, type ActiveModel } from '../llm/chat-models.js';
 
 export interface PromptSection {
   /** e.g. "instructions", "memory", "relevant-memory" */
@@ -41,6 +42,8 @@ export interface Turn {
   readonly signal: AbortSignal;
   /** Where the channel shows the answer as it is written (absent: it appears when done). */
   readonly progress: AnswerProgress | undefined;
+  /** The model this chat answers with (its /model choice, else LLM_MODEL): its limit, tokenizer and whether it reads images. */
+  readonly model: ActiveModel;
 
   /**
    * ContextBuilding 20: the sections of the system prompt, in order, and their join. Only what
@@ -62,6 +65,10 @@ export interface Turn {
   response: string | undefined;
   /** ToolLoop 30: the answer as the session keeps it (what MemoryPersist and Indexing derive from). */
   answer: SessionMessage | undefined;
+  /** ToolLoop 30: the model that wrote the answer, and the one asked first when a fallback did (LLM_FALLBACK). */
+  answeredBy: { model: string; fallbackFrom?: string | undefined } | undefined;
+  /** ToolLoop 30: the text streamed so far in the current round (what /stop keeps, marked, of an unfinished answer). */
+  streamed: string;
   /** Short lines appended to the reply (e.g. "Compacted the conversation: …"). */
   notices: string[];
   /** ResponseDelivery 40: true once the answer (or an apology) reached the channel. */
@@ -88,6 +95,8 @@ export function createTurn(init: {
   id?: string;
   signal?: AbortSignal;
   progress?: AnswerProgress | undefined;
+  /** Unset (a turn built by hand): an unknown model, the catalogue's default limit. */
+  model?: ActiveModel | undefined;
 }): Turn {
   const id = init.id ?? newTurnId();
   const session = init.writes.session;
@@ -102,6 +111,7 @@ export function createTurn(init: {
     aside: init.aside ?? init.reply,
     signal: init.signal ?? new AbortController().signal,
     progress: init.progress,
+    model: init.model ?? unknownModel(),
     promptSections: [],
     systemPrompt: '',
     turnSections: [],
@@ -110,6 +120,8 @@ export function createTurn(init: {
     images: [],
     response: undefined,
     answer: undefined,
+    answeredBy: undefined,
+    streamed: '',
     notices: [],
     delivered: false,
     usage: { llmCalls: 0, toolCalls: 0, promptTokens: 0, completionTokens: 0 },

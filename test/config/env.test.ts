@@ -22,6 +22,8 @@ test('defaults: only a key set gives the documented values and no problems', () 
     model: 'gpt-4o-mini',
     modelBalanced: 'gpt-4o-mini',
     vision: undefined,
+    models: [],
+    fallback: [],
     llmTimeoutMs: 60_000,
     llmMaxRetries: 2,
     maxToolIterations: 8,

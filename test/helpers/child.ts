@@ -86,12 +86,14 @@ export async function runToEnd(cmd: string, args: string[], opts: { env: Record<
 
 /**
  * Runs a CLI script of the repo (e.g. `src/cli/memory.ts`) to completion from the repo root,
- * with a test API key and warnings-only logs unless `env` says otherwise.
+ * with a test API key and warnings-only logs unless `env` says otherwise. `input`: piped to its
+ * stdin, then closed (the daemon on the terminal answers each line and exits).
  */
-export function runCli(script: string, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+export function runCli(script: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<CliRun> {
   return runToEnd(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: repoRoot,
     env: childEnv({ LOG_LEVEL: 'warn', OPENAI_API_KEY: 'sk-test-key-123456', ...env }),
+    ...(input !== undefined ? { input } : {}),
   });
 }
 
