@@ -123,6 +123,8 @@ test('group: a member cannot stop another member\'s answer; the asker can — th
 
     await waitFor(() => /second question/.test(bot.app.services.sessions.get(`telegram:${GROUP}`)?.messages.at(-1)?.content ?? ''), 5_000, 'the waiting message saved');
     assert.ok(!bot.llm.chatRequests().some((r) => /second question/.test(lastUserText(r))), 'the waiting message never reached the model');
+    // The file follows the session log in the background (about 200 ms later): written now.
+    await bot.app.services.sessions.flush();
     const session = await bot.sessionFile(GROUP);
     const roles = session.messages.map((m: any) => [m.role, m.content.replace(/^@TestNameBot /, '')]);
     assert.deepEqual(roles.slice(0, 2), [['user', 'write a lot'], ['assistant', `${placeholder.text}`]]);
