@@ -123,9 +123,14 @@ test('group: a member cannot stop another member\'s answer; the asker can — th
 
     await waitFor(() => /second question/.test(bot.app.services.sessions.get(`telegram:${GROUP}`)?.messages.at(-1)?.content ?? ''), 5_000, 'the waiting message saved');
     assert.ok(!bot.llm.chatRequests().some((r) => /second question/.test(lastUserText(r))), 'the waiting message never reached the model');
-    // The file follows the session log in the background (about 200 ms later): written now.
-    await bot.app.services.sessions.flush();
-    const session = await bot.sessionFile(GROUP);
+    // In memory as soon as it is recorded; in the file once its log line is written and the
+    // background rewrite ran (flush runs a waiting one now).
+    let session: any;
+    for (const until = Date.now() + 5_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+      await bot.app.services.sessions.flush();
+      session = await bot.sessionFile(GROUP);
+      if (session.messages.length >= 3) break;
+    }
     const roles = session.messages.map((m: any) => [m.role, m.content.replace(/^@TestNameBot /, '')]);
     assert.deepEqual(roles.slice(0, 2), [['user', 'write a lot'], ['assistant', `${placeholder.text}`]]);
     assert.deepEqual(roles[2], ['user', 'and a second question'], 'kept, unanswered');
