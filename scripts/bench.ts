@@ -20,6 +20,13 @@ const sections: Record<string, () => Promise<Record<string, string>>> = {
   longtext: async () => (await import('./bench/longtext.js')).benchLongText(),
 };
 
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  process.stdout.write(
+    `usage: npm run bench [-- <section>...] [--full]\n  sections: ${Object.keys(sections).join(', ')} (default: all; minutes each)\n  --full adds the 1M-episode index runs; figures go with the machine they were measured on (docs/BENCHMARKS.md)\n`,
+  );
+  process.exit(0);
+}
+
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const run = wanted.length ? wanted : Object.keys(sections);
 process.stdout.write(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}\n`);

@@ -2,32 +2,38 @@
  * Start-up: config → logger → services (createApp) → channel; and the graceful stop.
  * Bad settings print one line each and exit 2, before anything else starts.
  */
-import dotenv from 'dotenv';
+import { loadDotEnv } from './config/dotenv.js';
 import { configSecrets, loadConfig } from './config/env.js';
 import { componentLogger, createLogger, registerSecret, scrubSecrets } from './core/log.js';
 import { createApp } from './app/app.js';
 import { ConsoleChannel } from './channels/console.js';
 import { TelegramChannel } from './channels/telegram/channel.js';
-import { keepInSession } from './channels/keep.js';
-import { Transcriber } from './llm/transcribe.js';
+import type { ServedFn } from './reminders/service.js';
 import type { Channel } from './core/channel.js';
 import { isAppError } from './core/errors.js';
 import { acquireDaemonLock } from './storage/daemon-lock.js';
 import { startConfiguredMemoryPage } from './web/start.js';
 import { memoryReport } from './core/memory-report.js';
+import { runMode, terminalBanner, type LogRoute } from './app/run-mode.js';
+import { answerHelp } from './cli/help.js';
 
 async function main(): Promise<void> {
-  // quiet: dotenv 17 otherwise prints a banner on stdout, which belongs to the replies.
-  dotenv.config({ quiet: true });
+  answerHelp(process.argv.slice(2), DAEMON_USAGE);
+  loadDotEnv();
   const { config, problems, warnings } = loadConfig();
   for (const w of warnings) process.stderr.write(`config: ${w}\n`);
   if (problems.length > 0) {
     for (const p of problems) process.stderr.write(`config: ${p}\n`);
     process.exit(2);
   }
+  const mode = runMode(config, process.env, Boolean(process.stdin.isTTY));
+  if (mode.refusal) {
+    process.stderr.write(`config: ${mode.refusal}\n`);
+    process.exit(2);
+  }
   for (const s of configSecrets(config)) registerSecret(s);
   const { telegram } = config;
-  const log = createLogger({ level: config.logLevel, file: config.logFile });
+  const log = createLogger({ level: config.logLevel, ...logDestination(mode.logs) });
   const mainLog = componentLogger(log, 'Main');
 
   let daemonLock: Awaited<ReturnType<typeof acquireDaemonLock>>;
@@ -57,9 +63,7 @@ async function main(): Promise<void> {
         workspaceDir: config.workspaceDir,
         log: componentLogger(log, 'Telegram'),
         commands: app.commands.list(),
-        transcriber: telegram.transcriptionModel ? new Transcriber(app.services.llm.sdk, telegram.transcriptionModel) : undefined,
-        keep: keepInSession({ dispatcher: app.dispatcher, sessions: app.services.sessions }),
-        images: { media: app.services.media, vision: app.services.model.vision !== null },
+        media: app.services.media,
         onFatal: () => onFatal('Telegram refused the bot token'),
         unfinished: app.leftOver(),
       })
@@ -75,14 +79,19 @@ async function main(): Promise<void> {
   mainLog.info({ channel: channel.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
   // The memory page (MEMORY_PAGE_PORT): a failure to start it never stops the bot.
   const memoryPage = await startConfiguredMemoryPage(app.services, log).catch((err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'));
+  if (mode.terminal && mode.logs.kind === 'file' && channel instanceof ConsoleChannel) {
+    channel.greet(terminalBanner({ model: config.model, chatId: config.consoleChatId, logFile: mode.logs.file, cwd: process.cwd() }));
+  }
   // Messages accepted before a kill and never finished are handled now, in their chats' order.
   void app
     .recover((msg) => channel.replyFor?.(msg) ?? ((text) => channel.send(msg.chatId, text)))
     .then(() => channel.settleInterrupted?.())
     .catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
   // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.
+  // A chat the channel no longer serves (a group taken off the list, a revoked user) gets none.
+  const served: Record<string, ServedFn> = channel instanceof TelegramChannel ? { [channel.name]: (chatId) => channel.serves(chatId) } : {};
   void app.services.reminders
-    .start({ [channel.name]: (chatId, text) => channel.send(chatId, text) })
+    .start({ [channel.name]: (chatId, text) => channel.send(chatId, text) }, served)
     .catch((err: unknown) => mainLog.error({ err }, 'reminders could not start'));
 
   let stopping = false;
@@ -105,6 +114,16 @@ async function main(): Promise<void> {
   // `kill -USR2 <pid>`: one log line of what the daemon holds in memory (docs/BENCHMARKS.md, "Resident memory").
   process.on('SIGUSR2', () => mainLog.info({ memory: memoryReport() }, 'memory report'));
   if (channel.finished) void channel.finished.then(() => shutdown('end of input'));
+}
+
+const DAEMON_USAGE = [
+  'usage: npm start                       the bot: Telegram when TELEGRAM_BOT_TOKEN is set, else a chat in this terminal',
+  '       npm start --silent < input.txt  piped: one message per line in, one reply per message on stdout',
+  'Settings come from .env (npm run setup writes it; all of them: docs/configuration.md). Under pm2: npx pm2 start ecosystem.config.cjs',
+].join('\n');
+
+function logDestination(route: LogRoute): { file?: string; split?: boolean } {
+  return route.kind === 'file' ? { file: route.file } : route.kind === 'split' ? { split: true } : {};
 }
 
 main().catch((err: unknown) => {

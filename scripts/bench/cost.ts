@@ -53,7 +53,7 @@ export function duplicatedExchanges(body: any): number {
   return n;
 }
 
-/** Where a request's tokens go: the parts of the prompt layout (README, "The prompt, in order"). */
+/** Where a request's tokens go: the parts of the prompt layout (docs/how-it-works.md, "The prompt, in order"). */
 export const PARTS = ['tools', 'instructions', 'long-term memory', "today's notes", 'recent context', 'summary', 'history', 'relevant memory', 'new message'] as const;
 export type Part = (typeof PARTS)[number];
 

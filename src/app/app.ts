@@ -10,10 +10,12 @@ import type { InboundMessage } from '../core/message.js';
 import type { Dispatcher } from '../queue/dispatcher.js';
 import { ChatLimits } from '../dispatch/limits.js';
 import { Intake } from '../dispatch/intake.js';
+import { ChatStops } from '../dispatch/stop.js';
 import type { HandleResult, ReplyFn } from '../core/channel.js';
 import type { CommandRouter } from '../commands/router.js';
 import type { Services } from '../services/services.js';
 import { buildServices, type ServiceOptions } from '../services/build.js';
+import { chatModel } from '../services/services.js';
 import { buildCommands, buildPipeline } from './systems.js';
 import { promptTokens } from '../llm/tokens.js';
 
@@ -52,7 +54,12 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const { services, dispatcher, inbox, embedder } = built;
   const pipeline = buildPipeline(built, log);
   const commands = buildCommands(config.telegram.groupAdminsManage);
-  const { sessions, stats, tokens, reminders, scheduler, index, usage } = services;
+  const { sessions, stats, reminders, scheduler, index, usage, derived } = services;
+  // What the last run's turns derived from the session log (note lines, index rows), written
+  // again where a crash kept it from being written; then the log can forget its lines.
+  await derived.recover(sessions.takeLastRun());
+  // Forgetting fsyncs the notes first (deriveFromLog); a failure keeps the log for the next start.
+  await sessions.forgetLog().catch((err: unknown) => log.warn({ err }, 'the session log is kept for the next start'));
   // Taken over before any channel starts (see Intake.open).
   const intake = await Intake.open({
     config,
@@ -62,16 +69,19 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     sessions,
     budget: services.budget,
     commands,
+    stops: new ChatStops(config.telegram.groupAdminsManage),
     services,
     pipeline,
     measured: (turn) =>
       stats.record(turn.session.id, {
         at: Date.now(),
         timings: turn.timings,
-        systemPromptTokens: promptTokens(tokens, turn.systemPrompt, turn.turnPrompt),
+        systemPromptTokens: promptTokens(turn.model.tokens, turn.systemPrompt, turn.turnPrompt),
         promptSections: turn.promptSections.map((s) => ({ name: s.name, chars: s.content.length })),
         memory: turn.memory,
+        answeredBy: turn.answeredBy,
       }),
+    modelOf: (session) => chatModel(services, session),
     // No message prefix here: each system tags its own lines ([Context], [ToolLoop], …).
     log: log.child({ component: 'Turn' }),
   });
@@ -89,6 +99,9 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       dispatcher.close();
       const drained = await dispatcher.drain(config.shutdownTimeoutMs);
       await services.mcp?.stop();
+      await sessions.flush();
+      // Every turn ended: what derives from the log is written; made durable, the log can go.
+      if (drained) await sessions.forgetLog().catch((err: unknown) => log.warn({ err }, 'the session log is kept for the next start'));
       await sessions.close();
       await inbox.shutdown();
       await scheduler.stop();

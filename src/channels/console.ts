@@ -1,13 +1,18 @@
 /**
- * The terminal channel (session `console:{CONSOLE_CHAT_ID}`). Interactive with a prompt on a
- * TTY; piped, it reads one message per line, prints each reply on stdout in order, and
- * resolves `finished` after the last reply once input ends — so it can be scripted.
- * Only replies go to stdout; logs go to stderr.
+ * The terminal channel (session `console:{CONSOLE_CHAT_ID}`). Piped, it reads one message per
+ * line, prints each reply on stdout in order, and resolves `finished` after the last reply once
+ * input ends — so it can be scripted. Only replies go to stdout; logs go to stderr.
+ * On a terminal it is a chat for a person: line editing and history (readline), a banner
+ * (`greet`), a prompt only while nothing is being answered, /quit (or Ctrl+D) to leave; the
+ * daemon sends its logs to a file then (src/app/run-mode.ts), so nothing else prints here.
  */
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Channel, InboundHandler } from '../core/channel.js';
 import { scrubSecrets } from '../core/log.js';
+
+/** What leaves the terminal chat (besides Ctrl+D and Ctrl+C). */
+const QUIT = ['/quit', '/exit'];
 
 /** C0 controls but tab and line feed, DEL, C1 controls, and the bidi overrides that reorder a line. */
 const CONTROL_CHARS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
@@ -31,6 +36,8 @@ export class ConsoleChannel implements Channel {
   /** Resolves when input has ended and every message read has been answered. */
   readonly finished: Promise<void>;
   private seq = 0;
+  /** A prompt is on the screen (interactive): a line printed now goes above it. */
+  private prompted = false;
   /** Message ids stay unique across runs (the session dedups redelivered messages by id). */
   private readonly runId = Date.now().toString(36);
 
@@ -42,11 +49,16 @@ export class ConsoleChannel implements Channel {
   }
 
   async start(onMessage: InboundHandler): Promise<void> {
-    this.rl = readline.createInterface({ input: this.input, terminal: false });
-    this.prompt();
+    this.rl = this.interactive
+      ? readline.createInterface({ input: this.input, output: this.output, terminal: Boolean((this.output as NodeJS.WriteStream).isTTY), prompt: '> ' })
+      : readline.createInterface({ input: this.input, terminal: false });
+    // In terminal mode readline takes Ctrl+C itself; the daemon's SIGINT handler stops it gracefully.
+    this.rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
     this.rl.on('line', (line) => {
       const text = line.replace(/\r$/, '');
+      this.prompted = false;
       if (!text.trim()) return this.prompt();
+      if (this.interactive && QUIT.includes(text.trim().toLowerCase())) return void this.rl?.close();
       const p = onMessage(
         {
           channel: this.name,
@@ -75,15 +87,35 @@ export class ConsoleChannel implements Channel {
   }
 
   async send(_chatId: string, text: string): Promise<void> {
+    const above = this.prompted;
+    if (above) this.clearPromptLine();
     await this.write(`${text}\n`);
+    // A reminder that came while the person was typing: their line comes back under it.
+    if (above) this.prompt(true);
+  }
+
+  /** Interactive: the one-line banner, then the first prompt. */
+  greet(banner: string): void {
+    if (!this.interactive) return;
+    void this.write(`${banner}\n`);
+    this.prompt();
   }
 
   async stop(): Promise<void> {
     this.rl?.close();
   }
 
-  private prompt(): void {
-    if (this.interactive && this.pending.size === 0) void this.write('> ');
+  private prompt(keepTyped = false): void {
+    if (!this.interactive || this.pending.size > 0 || !this.rl) return;
+    this.prompted = true;
+    this.rl.prompt(keepTyped);
+  }
+
+  private clearPromptLine(): void {
+    this.prompted = false;
+    if (!(this.output as NodeJS.WriteStream).isTTY) return void this.output.write('\n');
+    readline.clearLine(this.output, 0);
+    readline.cursorTo(this.output, 0);
   }
 
   private write(text: string): Promise<void> {

@@ -9,18 +9,19 @@ import { createRequire } from 'node:module';
 import { readFile, statfs, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import dotenv from 'dotenv';
-import { Telegram } from 'telegraf';
+import { loadDotEnv } from '../config/dotenv.js';
 import { configSecrets, loadConfig } from '../config/env.js';
 import { LlmClient } from '../llm/client.js';
 import { LlmError } from '../llm/errors.js';
 import { registerSecret, scrubSecrets, silentLogger } from '../core/log.js';
 import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
-import { isTelegramError } from '../channels/telegram/errors.js';
 import { readStoredToken } from '../web/token.js';
+import { pageAddress } from '../web/address.js';
 import { AppError } from '../core/errors.js';
 import { setAsideCopies } from '../storage/sqlite.js';
 import { checkMcpServers } from '../mcp/check.js';
+import { answerHelp } from './help.js';
+import { getMe, telegramClient, tokenRefused } from './setup-checks.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -75,7 +76,7 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
 /** The memory page's link with its token (the owner's way back to a random token). */
 async function memoryPageRow(host: string, port: number, configured: string | undefined, workspaceDir: string): Promise<CheckResult> {
   const token = configured ?? (await readStoredToken(workspaceDir));
-  const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  const base = pageAddress(host, port);
   return token
     ? { name: 'memory page', status: 'ok', detail: `${base}?token=${token}` }
     : { name: 'memory page', status: 'ok', detail: `${base} (the daemon makes its token at first start; run doctor again then)` };
@@ -104,7 +105,7 @@ async function checkLlm(config: ReturnType<typeof loadConfig>['config'], timeout
   const where = config.openaiBaseUrl ?? 'OpenAI';
   const started = Date.now();
   try {
-    await llm.chat({ messages: [{ role: 'user', content: 'Reply with: ok' }], maxTokens: 1, retries: 0, timeoutMs });
+    await llm.chat({ messages: [{ role: 'user', content: 'Reply with: ok' }], maxTokens: 1, retries: 0, timeoutMs, fallback: false });
     return { name: 'LLM', status: 'ok', detail: `${config.model} at ${where} answered in ${Date.now() - started} ms` };
   } catch (err) {
     const e = err instanceof LlmError ? err : undefined;
@@ -120,25 +121,18 @@ async function checkLlm(config: ReturnType<typeof loadConfig>['config'], timeout
 }
 
 async function checkTelegram(token: string, apiRoot: string | undefined, timeoutMs: number): Promise<CheckResult> {
-  const root = apiRoot ? apiRoot.replace(/\/*$/, '/') : undefined;
-  const tg = new Telegram(token, { ...(root ? { apiRoot: root } : {}) });
-  const ac = new AbortController();
-  const timer = setTimeout(() => ac.abort(), timeoutMs);
   try {
-    const me = await tg.callApi('getMe', {} as never, { signal: ac.signal as never });
+    const me = await getMe(telegramClient(token, apiRoot), timeoutMs);
     return { name: 'Telegram', status: 'ok', detail: `getMe: @${me.username} (id ${me.id})${apiRoot ? ` via ${apiRoot}` : ''}` };
   } catch (err) {
-    const refused = isTelegramError(err) && (err.code === 401 || err.code === 404);
     return {
       name: 'Telegram',
       status: 'fail',
       detail: scrubSecrets(`getMe: ${(err as Error).message}`),
-      fix: refused
+      fix: tokenRefused(err)
         ? 'Telegram refused the token — copy TELEGRAM_BOT_TOKEN again from @BotFather (/token)'
         : `cannot reach ${apiRoot ?? 'api.telegram.org'} — check the network, a proxy, or TELEGRAM_API_ROOT`,
     };
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -236,7 +230,16 @@ export function exitCodeFor(results: CheckResult[]): number {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  dotenv.config({ quiet: true });
+  answerHelp(
+    process.argv.slice(2),
+    [
+      'usage: npm run doctor',
+      '  checks what the bot needs, one row each: settings (.env), workspace writable, the LLM (one tiny request),',
+      '  Telegram getMe (when TELEGRAM_BOT_TOKEN is set), SQLite and sqlite-vec, disk space, the memory page link.',
+      '  Exit 0 when all pass (warnings included), 1 when one fails, with the fix for each on one line.',
+    ].join('\n'),
+  );
+  loadDotEnv();
   runDoctor().then(
     (results) => {
       process.stdout.write(`${formatReport(results)}\n`);

@@ -1,6 +1,7 @@
 /**
  * The per-chat commands of `npm run memory`: `versions` and `restore` (MEMORY.md versions,
- * memory/versions.ts) and `purge` (every trace of one chat, privacy/purge.ts).
+ * memory/versions.ts), `purge` (every trace of one chat, privacy/purge.ts) and `reminders`
+ * (a chat's pending reminders, listed and cancelled: cli/reminders.ts).
  */
 import path from 'node:path';
 import type { Config } from '../config/env.js';
@@ -9,7 +10,7 @@ import { MemoryService } from '../memory/service.js';
 import { formatVersions, restoreMemory } from '../memory/versions.js';
 import type { CliIo } from './io.js';
 
-export const CHAT_COMMANDS = ['versions', 'restore', 'purge'];
+export const CHAT_COMMANDS = ['versions', 'restore', 'purge', 'reminders'];
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -56,6 +57,10 @@ export async function runChatCommand(cmd: string, args: string[], config: Config
       }
       io.out(`MEMORY.md of ${chatArg} is now version #${n} (${r.restored.source}, ${r.restored.at.replace('T', ' ').slice(0, 16)} UTC), saved as version #${r.version.n}.`);
       return 0;
+    }
+    case 'reminders': {
+      const { runReminders } = await import('./reminders.js');
+      return runReminders(chat, chatArg!, args, config, log, io);
     }
     case 'purge': {
       const { runPurge } = await import('./purge.js');

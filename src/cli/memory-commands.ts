@@ -1,7 +1,7 @@
 /** The index commands of `npm run memory` (everything but eval, which needs no config). */
 import path from 'node:path';
 import type { Config } from '../config/env.js';
-import type { Logger } from '../core/log.js';
+import { componentLogger, type Logger } from '../core/log.js';
 import { MemoryIndex } from '../index/memory-index.js';
 import { LlmClient } from '../llm/client.js';
 import { Upkeep, JOB_NAMES, type JobName } from '../index/upkeep/upkeep.js';
@@ -66,7 +66,7 @@ export async function runMemoryCommand(cmd: string | undefined, args: string[], 
       }
       case 'run-job': {
         const job = args[0] as JobName;
-        const upkeep = new Upkeep(index, new LlmClient(config, log), log, { accurateNer: false, timeoutMs: config.consolidationTimeoutMs });
+        const upkeep = new Upkeep(index, new LlmClient(config, log), componentLogger(log, 'Upkeep'), { accurateNer: false, timeoutMs: config.consolidationTimeoutMs });
         const r = await upkeep.run(job);
         process.stdout.write(`${job}: ${r.skipped ? `skipped — ${r.skipped}` : r.detail}\n`);
         return r.detail.startsWith('failed') ? 1 : 0;

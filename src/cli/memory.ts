@@ -2,10 +2,11 @@
  * `npm run memory -- <command>`: search, stats, reindex, run-job <name>, eval <dataset.json>, usage.
  * Uses the same services as the daemon (same index file, same search, same jobs).
  */
-import dotenv from 'dotenv';
+import { loadDotEnv } from '../config/dotenv.js';
 import { loadConfig } from '../config/env.js';
 import { createLogger } from '../core/log.js';
 import { runEvalCommand } from './eval-command.js';
+import { answerHelp } from './help.js';
 
 const USAGE = `usage: npm run memory -- <command>
   search "<query>" [--chat CHANNEL:ID] [--json]   hybrid search in one chat's memory (default console:local)
@@ -17,10 +18,12 @@ const USAGE = `usage: npm run memory -- <command>
   versions --chat CHANNEL:ID                        versions of the chat's MEMORY.md (time, what changed it, +/- entries)
   restore --chat CHANNEL:ID --version N             make version N the current MEMORY.md (kept as a new version)
   purge --chat CHANNEL:ID [--pairing]               delete every trace of one chat (stop the daemon first)
+  reminders --chat CHANNEL:ID [cancel N|all]        the chat's pending reminders; cancel one or all (daemon running or not)
   usage [--days 7] [--chat CHANNEL:ID]              tokens per day, one table per chat`;
 
 async function main(): Promise<number> {
-  dotenv.config({ quiet: true });
+  answerHelp(process.argv.slice(2), USAGE);
+  loadDotEnv();
   const [cmd, ...args] = process.argv.slice(2);
   if (cmd === 'eval') return runEvalCommand(args, USAGE);
   const { config, problems } = loadConfig({ OPENAI_API_KEY: 'unused-by-this-command', ...process.env });

@@ -7,9 +7,10 @@
  * Exit codes: 0 done, 1 nothing matched (unknown code, unknown user), 2 usage error.
  */
 import { pathToFileURL } from 'node:url';
-import dotenv from 'dotenv';
+import { loadDotEnv } from '../config/dotenv.js';
 import { loadConfig } from '../config/env.js';
 import { PairingStore, pairingFile, type TelegramUserRef } from '../channels/telegram/pairing.js';
+import { answerHelp } from './help.js';
 
 export interface PairCliIo {
   out: (line: string) => void;
@@ -79,7 +80,8 @@ export async function runPair(args: string[], workspaceDir: string, io: PairCliI
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  dotenv.config({ quiet: true });
+  answerHelp(process.argv.slice(2), USAGE);
+  loadDotEnv();
   // Only WORKSPACE_DIR matters here; other settings need not be valid to manage pairings.
   const { config } = loadConfig();
   runPair(process.argv.slice(2), config.workspaceDir, {

@@ -7,11 +7,13 @@
 import type { Command } from './types.js';
 import { describeCounts, MIN_FORGET_CHARS, Phrase } from '../privacy/forget.js';
 import { sessionKey } from '../sessions/model.js';
+import { LRUCache } from 'lru-cache';
 
 const CONFIRM_WINDOW_MS = 10 * 60_000;
 
 export function createForgetCommand(): Command {
-  const pending = new Map<string, { words: string; at: number }>();
+  // A preview waits for its confirm per chat; the least recently asked go beyond the bound.
+  const pending = new LRUCache<string, { words: string; at: number }>({ max: 10_000 });
   return {
     name: 'forget',
     description: 'Forget words everywhere in your memory: /forget <words> shows what matches, /forget confirm removes it',

@@ -10,6 +10,8 @@ import { toApiMessage } from '../llm/messages.js';
 import { THRESHOLD } from '../turn/auto-compact.js';
 import { setAsideCopies } from '../storage/sqlite.js';
 import { isTopic } from '../core/group.js';
+import { chatModel } from '../services/services.js';
+import type { TurnRecord } from '../turn/stats.js';
 
 export function formatDuration(ms: number): string {
   const s = Math.floor(ms / 1000);
@@ -45,6 +47,19 @@ function tokensTodayLine(services: StatusServices, chat: string): string {
   return `Tokens today: ${fmt(all.total)} (answers ${fmt(answers.total)}, background ${fmt(background.total)}; prompt ${fmt(all.promptTokens)}, completion ${fmt(all.completionTokens)})${cached}${limit}`;
 }
 
+/** "gpt-4.1 · reads images", the chat's model as it answers now. */
+function modelText(services: StatusServices, session: Parameters<Command['run']>[0]['session']): string {
+  const m = chatModel(services, session);
+  return `${m.name}${m.info.vision ? ' · reads images' : ' · text only'}`;
+}
+
+/** Who wrote the last answer: "Last answer by llama3 (fallback from gpt-4.1)". */
+function lastAnswerText(last: TurnRecord | undefined): string | undefined {
+  const by = last?.answeredBy;
+  if (!by) return undefined;
+  return `Last answer by ${by.model}${by.fallbackFrom ? ` (fallback from ${by.fallbackFrom}, which failed)` : ''}`;
+}
+
 /** A group member's /status: what the chat runs on and how much of today's budget is left, no operator internals. */
 function shortStatus(services: StatusServices, session: Parameters<Command['run']>[0]['session']): string {
   const chat = session.id;
@@ -54,7 +69,8 @@ function shortStatus(services: StatusServices, session: Parameters<Command['run'
   const budget = !use ? ' (no daily budget)' : `${isTopic(chat) ? ', of its' : ' of the'} daily budget of ${fmt(services.budget.limit!)} (${use.pct})`;
   return [
     '📊 Status',
-    `Model: ${services.llm.modelFor('default')}${services.model.vision ? ' · reads images' : ' · text only'}`,
+    `Model: ${modelText(services, session)}`,
+    ...[lastAnswerText(services.stats.lastTurn(chat))].filter((l): l is string => l !== undefined),
     `Memory: ${services.runtime.get().memory.enabled ? 'on' : 'off'}`,
     `Messages: ${session.messages.length} in this conversation, ${fmt(session.metadata.messagesReceived)} received in this chat`,
     `Tokens today: ${tokens}${budget}`,
@@ -69,8 +85,11 @@ export function createStatusCommand(): Command {
     access: 'everyone',
     async run({ session, services, inbound, role }) {
       if (!isManager(role)) return shortStatus(services, session);
-      const { tokens, llm, stats, model, runtime } = services;
+      const { llm, stats, runtime } = services;
       const last = stats.lastTurn(session.id);
+      // The chat's own model: its limit, tokenizer and images (/model), else LLM_MODEL's.
+      const { tokens, info: model, name } = chatModel(services, session);
+      const chosen = session.metadata.model !== undefined && name !== llm.modelFor('default');
       const { tokens: used, reserved, limit } = services.compactor.usage(session);
       const pct = ((used / limit) * 100).toFixed(1);
       const reservedPct = ((reserved / limit) * 100).toFixed(1);
@@ -89,7 +108,8 @@ export function createStatusCommand(): Command {
         meta.lastCompaction
           ? `Last compaction: ${meta.lastCompaction.at.replace('T', ' ').slice(0, 16)} UTC, ${meta.lastCompaction.kind} (removed ${meta.lastCompaction.removed}, kept ${meta.lastCompaction.kept})`
           : 'Last compaction: never',
-        `Model: ${llm.modelFor('default')} (summaries: ${llm.modelFor('balanced')})${model.vision ? ' · reads images' : ' · text only'}`,
+        `Model: ${name}${chosen ? ` (chosen with /model; default ${llm.modelFor('default')})` : ''} (summaries: ${llm.modelFor('balanced')})${model.vision ? ' · reads images' : ' · text only'}${llm.chainFor(name).length > 1 ? ` · fallback: ${llm.chainFor(name).slice(1).join(', ')}` : ''}`,
+        ...[lastAnswerText(last)].filter((l): l is string => l !== undefined),
         tokensTodayLine(services, session.id),
         `Uptime: ${formatDuration(Date.now() - stats.startedAt)}`,
       ];

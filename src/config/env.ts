@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { SettingsReader, isHttpUrl, type Env, type SettingName } from './reader.js';
 import { NO_MCP, readMcpConfig, type McpConfig } from './mcp.js';
+import { readFallback, readModelChoices, type ModelEndpoint } from './models.js';
 
 export interface Config {
   openaiApiKey: string;
@@ -13,6 +14,10 @@ export interface Config {
   modelBalanced: string;
   /** LLM_VISION: true/false overrides whether the model reads images; undefined = its catalogue entry. */
   vision: boolean | undefined;
+  /** LLM_MODELS: what /model offers besides LLM_MODEL, each on the default server or its own (config/models.ts). */
+  models: ModelEndpoint[];
+  /** LLM_FALLBACK: the models a call goes on with, in order, when the one asked fails (llm/client.ts). */
+  fallback: string[];
   llmTimeoutMs: number;
   llmMaxRetries: number;
   maxToolIterations: number;
@@ -43,11 +48,17 @@ export interface Config {
   maxQueuedPerChat: number;
   /** How long an album (Telegram media group) waits after its last item before it is answered as one message. */
   albumWaitMs: number;
+  /** Reminder messages one chat gets per hour at most; due ones beyond it are folded into one. */
+  remindersPerChatPerHour: number;
+  /** Download and transcription of one voice note end within this (inside the turn's deadline). */
+  transcriptionTimeoutMs: number;
   /** The memory page (src/web): 0 = off. */
   memoryPagePort: number;
   memoryPageHost: string;
   /** Unset: a random token kept in workspace/.memory-page-token. A log secret. */
   memoryPageToken: string | undefined;
+  /** MEMORY_PAGE_ORIGIN: the origins the page is opened at besides its own address (a TLS proxy). */
+  memoryPageOrigins: string[];
   /** The TELEGRAM_* settings (and voice notes), used when a bot token is set. */
   telegram: TelegramConfig;
   /** MCP_CONFIG: the MCP servers whose tools the model may call (none when unset). */
@@ -69,6 +80,7 @@ export function configSecrets(config: Config): string[] {
   const out = config.openaiApiKey && config.openaiApiKey !== NO_API_KEY ? [config.openaiApiKey] : [];
   for (const s of [config.telegram.botToken, config.telegram.webhookSecret]) if (s) out.push(s);
   out.push(...config.mcp.secrets);
+  for (const m of config.models) if (m.apiKey) out.push(m.apiKey);
   return out;
 }
 
@@ -124,6 +136,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     modelBalanced: r.str('LLM_MODEL_BALANCED') ?? model,
     // Unset: the catalogue (src/llm/models.json) decides.
     vision: optionalBool(r, 'LLM_VISION', 'must be true (the model reads images) or false (text only) — or remove it to go by src/llm/models.json'),
+    models: readModelChoices(r, env),
+    fallback: readFallback(r),
     llmTimeoutMs: r.int('LLM_TIMEOUT_MS', 60_000, 100, 600_000),
     llmMaxRetries: r.int('LLM_MAX_RETRIES', 2, 0, 10),
     maxToolIterations: r.int('MAX_TOOL_ITERATIONS', 8, 1, 100),
@@ -150,16 +164,49 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 20, 0, 10_000),
     maxQueuedPerChat: r.int('MAX_QUEUED_PER_CHAT', 10, 1, 10_000),
     albumWaitMs: r.int('ALBUM_WAIT_MS', 1200, 0, 60_000),
+    remindersPerChatPerHour: r.int('REMINDERS_PER_CHAT_PER_HOUR', 10, 1, 1000),
+    transcriptionTimeoutMs: 0,
     memoryPagePort: r.int('MEMORY_PAGE_PORT', 0, 0, 65535),
     memoryPageHost: r.str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
     memoryPageToken: r.str('MEMORY_PAGE_TOKEN'),
+    memoryPageOrigins: pageOrigins(r),
     telegram,
     mcp: mcp.config,
   };
+  // A note is transcribed inside its turn: its own deadline must leave the turn time to answer.
+  const turnMs = config.turnTimeoutMs;
+  config.transcriptionTimeoutMs = r.int('TRANSCRIPTION_TIMEOUT_MS', Math.min(60_000, Math.floor(turnMs / 2)), 1_000, 600_000);
+  if (r.str('TRANSCRIPTION_TIMEOUT_MS') !== undefined && config.transcriptionTimeoutMs >= turnMs) {
+    r.problem(`TRANSCRIPTION_TIMEOUT_MS=${config.transcriptionTimeoutMs} is not shorter than TURN_TIMEOUT_MS=${turnMs} — a voice note is transcribed inside its turn; make it shorter, or remove it to use half the turn (at most 60000)`);
+  }
   if (config.memoryPageToken !== undefined && config.memoryPageToken.length < 16) {
     r.problem('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');
   }
   return { config, problems: r.problems, warnings: r.warnings };
+}
+
+/**
+ * MEMORY_PAGE_ORIGIN: the addresses people open the memory page at when it is not reached on
+ * loopback (behind a TLS proxy: `https://memory.example.com`), comma-separated. The page takes a
+ * request only with a Host of its own address or of one of these, so listening on 0.0.0.0 does
+ * not open it to DNS rebinding. Each is kept as its origin (scheme, host, port).
+ */
+function pageOrigins(r: SettingsReader): string[] {
+  const out: string[] = [];
+  for (const raw of r.list('MEMORY_PAGE_ORIGIN')) {
+    let url: URL | undefined;
+    try {
+      url = new URL(raw);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || (url.pathname !== '/' && url.pathname !== '') || url.search || url.username) {
+      r.problem(`MEMORY_PAGE_ORIGIN has ${JSON.stringify(raw)}, which is not an address like https://memory.example.com (scheme and host, no path)`);
+      continue;
+    }
+    out.push(url.origin);
+  }
+  return out;
 }
 
 /** A yes/no setting whose absence means "decide elsewhere": undefined when unset or invalid (a problem line). */

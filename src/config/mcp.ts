@@ -112,14 +112,15 @@ function readServer(name: string, s: unknown, env: Env, dir: string, secrets: st
       kind: 'stdio',
       command: nonEmpty(s.command, `${at}.command`),
       args: s.args === undefined ? [] : strings(s.args, `${at}.args`),
-      env: strMap(s.env, `${at}.env`, env, secrets),
+      env: strMap(s.env, `${at}.env`, env, secrets, (name) => SECRET_NAME.test(name)),
       cwd: s.cwd === undefined ? undefined : path.resolve(dir, nonEmpty(s.cwd, `${at}.cwd`)),
     };
   } else {
     for (const key of ['args', 'env', 'cwd']) if (s[key] !== undefined) throw problem(`${at}.${key} is for "command" servers; this one has "url"`);
     const url = nonEmpty(s.url, `${at}.url`);
     if (!isHttpUrl(url)) throw problem(`${at}.url ${JSON.stringify(url)} is not an http(s) URL`);
-    transport = { kind: 'http', url, headers: strMap(s.headers, `${at}.headers`, env, secrets) };
+    // Every header value is kept out of the logs: headers are how a server is authenticated.
+    transport = { kind: 'http', url, headers: strMap(s.headers, `${at}.headers`, env, secrets, () => true) };
   }
   let tools: string[] | undefined;
   if (s.tools !== undefined) {
@@ -139,8 +140,14 @@ function strings(v: unknown, at: string): string[] {
   return v as string[];
 }
 
-/** An object of strings, each `${NAME}` in a value replaced by that environment variable (a secret from then on). */
-function strMap(v: unknown, at: string, env: Env, secrets: string[]): Record<string, string> {
+/** An env entry named like a credential: its value, even written literally in the file, is a log secret. */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASS|AUTH|CRED/i;
+
+/**
+ * An object of strings, each `${NAME}` in a value replaced by that environment variable (a
+ * secret from then on); a whole value is a secret too where `secret(key)` says so.
+ */
+function strMap(v: unknown, at: string, env: Env, secrets: string[], secret: (key: string) => boolean): Record<string, string> {
   if (v === undefined) return {};
   if (!isObject(v)) throw problem(`${at} must be an object of strings`);
   const out: Record<string, string> = {};
@@ -152,6 +159,12 @@ function strMap(v: unknown, at: string, env: Env, secrets: string[]): Record<str
       secrets.push(got);
       return got;
     });
+    if (secret(key)) {
+      secrets.push(out[key]!);
+      // "Bearer <token>": the token alone may be printed without its scheme.
+      const token = /^\S+\s+(\S{8,})$/.exec(out[key]!)?.[1];
+      if (token) secrets.push(token);
+    }
   }
   return out;
 }

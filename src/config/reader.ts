@@ -1,18 +1,20 @@
 /**
  * The settings the daemon reads from the environment, in one table, and the one reader that
- * reads them. The table is the list README.md's settings table and .env.example must show (a
+ * reads them. The table is the list docs/configuration.md's settings table and .env.example must show (a
  * test checks all three agree); the reader takes only names from it, so a setting cannot be
  * read without being listed. Each bad value becomes one line in `problems`; a renamed setting
  * still read under its old name adds one line to `warnings`.
  */
 
-/** Every setting, in the order of README.md's table. Add a new one here, to the README and to .env.example. */
+/** Every setting, in the order of docs/configuration.md's table. Add a new one here, to that table and to .env.example. */
 export const SETTINGS = [
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',
   'LLM_MODEL',
   'LLM_MODEL_BALANCED',
   'LLM_VISION',
+  'LLM_MODELS',
+  'LLM_FALLBACK',
   'LLM_TIMEOUT_MS',
   'LLM_MAX_RETRIES',
   'MAX_TOOL_ITERATIONS',
@@ -22,6 +24,7 @@ export const SETTINGS = [
   'RATE_LIMIT_PER_MINUTE',
   'MAX_QUEUED_PER_CHAT',
   'ALBUM_WAIT_MS',
+  'REMINDERS_PER_CHAT_PER_HOUR',
   'WORKSPACE_DIR',
   'MEMORY_SCOPE',
   'TZ',
@@ -50,11 +53,13 @@ export const SETTINGS = [
   'TELEGRAM_WEBHOOK_PORT',
   'TELEGRAM_ACK_REACTION',
   'TRANSCRIPTION_MODEL',
+  'TRANSCRIPTION_TIMEOUT_MS',
   'SHOW_TRANSCRIPT',
   'STREAMING',
   'MEMORY_PAGE_PORT',
   'MEMORY_PAGE_HOST',
   'MEMORY_PAGE_TOKEN',
+  'MEMORY_PAGE_ORIGIN',
 ] as const;
 
 export type SettingName = (typeof SETTINGS)[number];

@@ -9,7 +9,6 @@ import type { PromptSection, Turn } from '../turn/turn.js';
 import type { MemoryIndex } from '../index/memory-index.js';
 import type { MemoryService } from '../memory/service.js';
 import { memoryBudgetTokens, type RuntimeConfigStore } from '../config/runtime.js';
-import type { TokenCounter } from '../llm/tokens.js';
 import type { Embedder } from '../index/upkeep/embeddings.js';
 import { ASSISTANT_NOTE_CHARS, USER_NOTE_CHARS, cutChars, oneLine } from '../memory/notes.js';
 import type { SearchResult } from '../index/search/search.js';
@@ -20,8 +19,6 @@ export interface RelevantMemoryDeps {
   index: MemoryIndex;
   memory: MemoryService;
   runtime: RuntimeConfigStore;
-  tokens: TokenCounter;
-  contextLimit: () => number;
   embedder?: Embedder | undefined;
 }
 
@@ -47,7 +44,7 @@ export function createRelevantMemorySection(deps: RelevantMemoryDeps): (turn: Tu
     const rc = deps.runtime.get();
     if (!rc.memory.enabled || !deps.index.enabled) return null;
     const scope = deps.memory.scopeKey(turn.inbound.channel, turn.inbound.chatId);
-    const budget = memoryBudgetTokens(deps.contextLimit(), rc.memory) - (turn.memory?.tokens ?? 0);
+    const budget = memoryBudgetTokens(turn.model.limit, rc.memory) - (turn.memory?.tokens ?? 0);
     if (budget <= 50) return null;
     const vector = await deps.embedder?.embedQuery(turn.userMessage.content);
     const conversationId = turn.session.metadata.conversationId;
@@ -64,19 +61,19 @@ export function createRelevantMemorySection(deps: RelevantMemoryDeps): (turn: Tu
     }
     const reflection = deps.index.latestReflection(scope);
     const lines: string[] = [];
-    let used = deps.tokens.countText('# Relevant Memory\n');
+    let used = turn.model.tokens.countText('# Relevant Memory\n');
     for (const r of results) {
       if (alreadyInPrompt(r, turn.systemPrompt)) continue;
       // One line each; newlines flattened so remembered text cannot add prompt headings.
       const line = `- ${r.date.slice(0, 10)} ${r.kind === 'fact' ? 'fact' : r.role === 'user' ? `${r.speaker ?? 'user'} said` : 'you said'}: ${collapseLineBreaks(cutChars(r.content, 400))}`;
-      const cost = deps.tokens.countText(line) + 1;
+      const cost = turn.model.tokens.countText(line) + 1;
       if (used + cost > budget) break;
       lines.push(line);
       used += cost;
     }
     if (reflection) {
       const line = `Weekly insight: ${collapseLineBreaks(cutChars(reflection.content, 800))}`;
-      if (used + deps.tokens.countText(line) <= budget) lines.push(line);
+      if (used + turn.model.tokens.countText(line) <= budget) lines.push(line);
     }
     if (lines.length === 0) return null;
     return { name: 'relevant-memory', content: `# Relevant Memory\n${lines.join('\n')}` };

@@ -15,9 +15,14 @@ export type { AnswerProgress } from './progress.js';
 
 /**
  * The way back to the chat a message came from; `document` where the channel can send files,
- * `progress` where it can show an answer as it grows.
+ * `progress` where it can show an answer as it grows, `aside` where a line can go out before
+ * the answer without ending its preview (a voice note's transcript; without it, the reply).
  */
-export type ReplyFn = ((text: string) => Promise<void>) & { document?: (doc: OutboundDocument) => Promise<void>; progress?: AnswerProgress };
+export type ReplyFn = ((text: string) => Promise<void>) & {
+  document?: (doc: OutboundDocument) => Promise<void>;
+  progress?: AnswerProgress;
+  aside?: (text: string) => Promise<void>;
+};
 
 export type InboundHandler = (msg: InboundMessage, reply: ReplyFn) => HandleResult;
 

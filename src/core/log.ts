@@ -1,6 +1,8 @@
 /**
- * Logging with pino. JSON lines by default; readable lines when stderr is a terminal.
- * Logs never go to stdout: the console channel owns stdout for replies.
+ * Logging with pino. JSON lines by default; readable lines on a terminal. Where they go is
+ * decided by the caller (the daemon: src/app/run-mode.ts): a file, stderr, or split — info
+ * and debug on stdout, warnings and errors on stderr. Never stdout while the console channel
+ * owns it for replies.
  *
  * Secrets: every line passes through `scrubSecrets` before it is written, so an API key or
  * bot token that reaches an error message (telegraf puts the token in request URLs) is
@@ -45,7 +47,9 @@ export interface LogOptions {
   level: string;
   /** Write to this file instead of stderr. */
   file?: string | undefined;
-  /** Force readable output (default: when stderr is a TTY and no file is set). */
+  /** Info and below to stdout, warnings and above to stderr (not with `file`). */
+  split?: boolean;
+  /** Force readable output (default: when the stream written to is a TTY and no file is set). */
   pretty?: boolean;
   /** A custom destination (tests capture logs this way). */
   destination?: DestinationStream;
@@ -59,10 +63,17 @@ export function createLogger(opts: LogOptions): Logger {
     // The log holds pairing codes and user ids: for the daemon's user only.
     preparePrivateFileSync(opts.file);
     dest = pino.destination({ dest: opts.file, sync: true, mode: PRIVATE_FILE_MODE });
-  } else if (opts.pretty ?? process.stderr.isTTY) {
-    dest = pretty({ destination: 2, sync: true, ignore: 'pid,hostname,component', translateTime: 'SYS:HH:MM:ss' });
+  } else if (opts.split) {
+    // dedupe: a record goes to the matching stream of the highest level only (warn: stderr alone).
+    dest = pino.multistream(
+      [
+        { level: 'trace', stream: stdStream(1, opts.pretty ?? process.stdout.isTTY) },
+        { level: 'warn', stream: stdStream(2, opts.pretty ?? process.stderr.isTTY) },
+      ],
+      { dedupe: true },
+    );
   } else {
-    dest = pino.destination({ dest: 2, sync: true });
+    dest = stdStream(2, opts.pretty ?? process.stderr.isTTY);
   }
   return pino(
     {
@@ -77,8 +88,20 @@ export function createLogger(opts: LogOptions): Logger {
   );
 }
 
-/** A child logger tagged like the seed's log lines: `[Context] Memory context: 1250 chars`. */
+function stdStream(fd: 1 | 2, readable: boolean): DestinationStream {
+  return readable
+    ? pretty({ destination: fd, sync: true, ignore: 'pid,hostname,component', translateTime: 'SYS:HH:MM:ss' })
+    : pino.destination({ dest: fd, sync: true });
+}
+
+/**
+ * A child logger tagged like the seed's log lines: `[Context] Memory context: 1250 chars`. The
+ * one rule for tags: this adds them (as pino's msgPrefix, with the same `component` field), a
+ * message never writes one by hand, and a logger that already has a tag keeps it (pino would
+ * otherwise stack them: `[Upkeep] [Upkeep] …`).
+ */
 export function componentLogger(parent: Logger, component: string): Logger {
+  if (parent.msgPrefix) return parent;
   return parent.child({ component }, { msgPrefix: `[${component}] ` });
 }
 

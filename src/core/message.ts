@@ -17,15 +17,27 @@ export interface ImageRef {
   fileName?: string | undefined;
 }
 
-/** What a session message keeps of an image: enough to fetch it again, nothing of its content. */
+/** A voice note or audio file that came with a message: transcribed in its turn (systems/transcription.ts). */
+export interface AudioRef {
+  kind: 'voice' | 'audio';
+  fileId: string;
+  /** What the channel announced (not trusted: the download checks again). */
+  fileSize?: number | undefined;
+  /** Seconds, as the channel announced them. */
+  duration?: number | undefined;
+  mimeType?: string | undefined;
+  fileName?: string | undefined;
+}
+
+/** What a session message keeps of an image or a voice note: enough to fetch it again, nothing of its content. */
 export interface StoredAttachment {
-  kind: 'photo' | 'document';
+  kind: 'photo' | 'document' | 'voice' | 'audio';
   fileId: string;
 }
 
 /**
  * What the sender may do in this chat, decided once by the channel before the message is handed
- * over (commands/router.ts enforces it; README "Who may use which command"):
+ * over (commands/router.ts enforces it; docs/commands.md, "Who may use which command"):
  * - `owner`: one of the bot's owners (TELEGRAM_ALLOWED_USERS), the operator at the terminal, or
  *   the user of a private chat (it is their own chat);
  * - `admin`: a Telegram admin of the group, where GROUP_ADMINS_MANAGE=on;
@@ -46,6 +58,13 @@ export interface InboundMessage {
   receivedAt: Date;
   /** A photo or image file that came with the message (`text` is its placeholder and caption). */
   image?: ImageRef | undefined;
+  /**
+   * A voice note or audio file (`text` is its untranscribed placeholder with the file id, then
+   * the caption): the intake treats it as any message, the turn transcribes it.
+   */
+  audio?: AudioRef | undefined;
+  /** Something the bot cannot read (a sticker, a video note…), named; `text` is empty. */
+  unreadable?: string | undefined;
   /**
    * The channel's album id (Telegram's media_group_id): items of one album sent together are
    * collected by the intake (dispatch/albums.ts) and answered as one message.

@@ -8,4 +8,9 @@ export interface AnswerProgress {
   text(soFar: string): void;
   /** A short line while tools run ("searching memory…"). */
   status(line: string): void;
+  /**
+   * The answer will not come (/stop before any text): whatever the preview shows gives way to
+   * `line` (a placeholder is edited to it); nothing is sent when nothing was shown.
+   */
+  end?(line: string): Promise<void>;
 }

@@ -14,6 +14,7 @@ import { isAppError } from '../core/errors.js';
 import type { Config } from '../config/env.js';
 import { sessionKey } from '../sessions/model.js';
 import type { SessionStore } from '../sessions/store.js';
+import type { SessionWriter } from '../sessions/writer.js';
 import { newTurnId } from '../turn/turn.js';
 import { type InboundMessage } from '../core/message.js';
 import { cleanInboundText } from '../turn/inbound.js';
@@ -25,14 +26,17 @@ import type { Dispatcher } from '../queue/dispatcher.js';
 import type { Inbox, InboxEntry } from '../queue/inbox.js';
 import type { ChatLimits } from './limits.js';
 import { apologyText } from './apology.js';
-import { findRecorded, answered, userMessageOf, runTurn, type TurnRunDeps } from './turn-run.js';
+import { runTurn, type TurnRunDeps } from './turn-run.js';
 import type { Ending } from './ending.js';
 import { AlbumCollector, mergeAlbum } from './albums.js';
+import { ChatStops, isStop, type StopHandle } from './stop.js';
 
 /** A message whose handling started this many times without finishing is not handled again. */
 export const MAX_RECOVERY_ATTEMPTS = 3;
 
 const EMPTY_TEXT = 'Your message had no readable text (only control characters or spaces), so nothing was sent to the model. Please type it again.';
+/** A message the channel could not read (a sticker, a video…): what the bot reads instead. */
+const unreadableText = (what: string) => `I can read text, voice messages and photos, not ${what}, so nothing was sent to the model. Please say it in words.`;
 
 export interface IntakeDeps extends TurnRunDeps {
   config: Pick<Config, 'maxMessageChars' | 'turnTimeoutMs' | 'rateLimitPerMinute' | 'dailyTokenBudget' | 'albumWaitMs'>;
@@ -42,6 +46,8 @@ export interface IntakeDeps extends TurnRunDeps {
   sessions: SessionStore;
   budget: Pick<TokenBudget, 'blocks' | 'refusal'>;
   commands: CommandRouter;
+  /** What each chat has under way, for /stop (stop.ts); unset: one of its own (wording without group admins). */
+  stops?: ChatStops | undefined;
   /** Handed to commands. */
   services: Services;
   log: Logger;
@@ -57,15 +63,19 @@ interface Job {
   command?: string;
   /** An album's further items, answered with this one: their entries close with its entry. */
   alsoClose?: string[];
+  /** Its place among what the chat has under way (/stop marks or stops it). */
+  stop?: StopHandle;
 }
 
 export class Intake {
   /** Entries an earlier run accepted and did not finish, taken over at construction. */
   private leftOver: InboxEntry[] = [];
   private readonly albums: AlbumCollector;
+  private readonly stops: ChatStops;
 
   private constructor(private readonly deps: IntakeDeps) {
     this.albums = new AlbumCollector(deps.config.albumWaitMs);
+    this.stops = deps.stops ?? new ChatStops();
   }
 
   /**
@@ -108,6 +118,8 @@ export class Intake {
   handle(msg: InboundMessage, reply: ReplyFn, recovered?: InboxEntry): HandleResult {
     const { inbox, dispatcher, limits, log } = this.deps;
     const key = sessionKey(msg.channel, msg.chatId);
+    // Never behind the turn it stops, nor refused by the limits meant to protect that turn.
+    if (!recovered && isStop(msg.text)) return this.stopNow(key, msg, reply);
     const album = msg.albumId ? AlbumCollector.keyOf(key, msg.albumId) : undefined;
     // Flood limits: not for recovered messages (taken before), nor the operator's terminal, nor
     // the further items of an album (the album counts as the one message it is answered as).
@@ -137,9 +149,10 @@ export class Intake {
       log.warn({ code: 'chat.rate_limited', session: key, queued: dispatcher.queued(key) }, 'too many messages waiting in one chat; refused one');
       done = accepted.then(() => this.settle(job, async () => ({ close: true, say: limits.queueText() })));
     } else {
+      const stop = (job.stop = this.stops.enter(key, msg.userId));
       done = dispatcher.submit(key, (release) => {
         job.release = release;
-        return this.settle(job, () => this.decide(job, msg, verdict === 'rate', recovered));
+        return this.settle(job, () => this.decide(job, msg, verdict === 'rate', recovered)).finally(() => this.stops.leave(key, stop));
       });
     }
     done.accepted = accepted;
@@ -158,13 +171,18 @@ export class Intake {
     const cleaned = cleanInboundText(raw.text, config.maxMessageChars);
     const msg = { ...raw, text: cleaned.text };
     if (cleaned.truncated > 0) log.info({ session: job.key, truncated: cleaned.truncated }, 'inbound message over MAX_MESSAGE_CHARS; truncated');
-    if (msg.text.trim() === '') return { close: true, say: EMPTY_TEXT };
+    if (msg.text.trim() === '') return { close: true, say: raw.unreadable ? unreadableText(raw.unreadable) : EMPTY_TEXT };
     const cmd = parseCommand(msg.text);
+    // The chat's session, loaded once for this message: whatever handles it writes through this.
+    const writes = this.deps.sessions.writer(await this.deps.sessions.getOrCreate(msg.channel, msg.chatId));
+    // Skipped by a /stop while it waited: its words are kept, unanswered and without a reply.
+    if (job.stop?.stopped) return this.unanswered(writes, msg, cmd !== null);
     if (recovered && recovered.attempt >= MAX_RECOVERY_ATTEMPTS) {
       // It may be what kills the daemon: not handled again. Its words are saved in the session
       // (until now only the journal held them) and the user is told, so nothing vanishes without a word.
       log.error({ session: job.key, sourceId: msg.messageId }, 'a message did not finish after several restarts; not retried again');
       return this.unanswered(
+        writes,
         msg,
         cmd !== null,
         cmd
@@ -175,19 +193,42 @@ export class Intake {
     if (overRate) {
       // In the chat's queue, so the words land in the session in order; no LLM call.
       log.warn({ code: 'chat.rate_limited', session: job.key, perMinute: config.rateLimitPerMinute }, 'a chat sent more messages in a minute than the limit; saved one without answering');
-      return this.unanswered(msg, cmd !== null, limits.rateText(job.key, cmd?.name));
+      return this.unanswered(writes, msg, cmd !== null, limits.rateText(job.key, cmd?.name));
     }
     if (!cmd && budget.blocks(job.key, msg)) {
       // DAILY_TOKEN_BUDGET used up: the message is kept in the session, never sent to the model.
       log.info({ session: job.key, budget: config.dailyTokenBudget }, 'daily token budget used up; message saved, not sent to the model');
-      return this.unanswered(msg, false, budget.refusal(job.key));
+      return this.unanswered(writes, msg, false, budget.refusal(job.key));
     }
     if (cmd) {
       job.command = cmd.name;
+      if (job.stop) job.stop.command = cmd.name;
       // Closed before it runs: a command is not run again after a restart.
-      return { close: true, say: () => this.runCommand(msg, job, cmd.name, cmd.args) };
+      return { close: true, say: () => this.runCommand(writes, msg, job, cmd.name, cmd.args) };
     }
-    return runTurn(this.deps, msg, job.reply, cleaned.truncated, recovered !== undefined);
+    return runTurn(this.deps, writes, msg, job.reply, cleaned.truncated, recovered !== undefined, job.stop);
+  }
+
+  /**
+   * /stop, at once and outside the chat's queue (stop.ts): journaled and closed like any message,
+   * so a kill before the answer handles it after the restart (where, nothing running, it says so).
+   */
+  private stopNow(key: string, msg: InboundMessage, reply: ReplyFn): HandleResult {
+    const journal = this.deps.inbox.accept(msg);
+    const accepted = journal.durable.then(
+      () => journal.id,
+      (err: unknown) => {
+        this.deps.log.warn({ err, session: key }, 'could not journal a /stop; handling it anyway');
+        return null;
+      },
+    );
+    const job: Job = { key, journalId: journal.id, reply: whenTaken(reply, accepted), release: () => undefined, command: 'stop' };
+    const { stops } = this;
+    const outcome = stops.stop(key, { userId: msg.userId, role: msg.role });
+    this.deps.log.info({ session: key, ...outcome }, '/stop');
+    const done: HandleResult = this.settle(job, async () => ({ close: true, say: stops.text(outcome) }));
+    done.accepted = accepted;
+    return done;
   }
 
   /**
@@ -208,7 +249,7 @@ export class Intake {
     return { msg, recovered: recovered || attempt > 0 ? { id: job.journalId, attempt, msg } : undefined };
   }
 
-  private async runCommand(msg: InboundMessage, job: Job, name: string, args: string): Promise<string> {
+  private async runCommand(writes: SessionWriter, msg: InboundMessage, job: Job, name: string, args: string): Promise<string> {
     const cmd = this.deps.commands.find(name);
     if (!cmd) return `Unknown command /${name}. Send /help to see what I understand.`;
     const role = msg.role ?? 'member';
@@ -217,26 +258,21 @@ export class Intake {
       this.deps.log.info({ session: job.key, command: name, role }, 'command refused: not open to the sender\'s role; nothing run');
       return refused;
     }
-    const session = await this.deps.sessions.getOrCreate(msg.channel, msg.chatId);
-    return cmd.run({ inbound: msg, session, writes: this.deps.sessions.writer(session), args, role, services: this.deps.services, log: this.deps.log, document: job.reply.document });
+    return cmd.run({ inbound: msg, session: writes.session, writes, args, role, services: this.deps.services, log: this.deps.log, document: job.reply.document });
   }
 
   /**
-   * A message closed without a turn (given up on, over the rate limit or the budget): its words
-   * are saved in the session (unless it is a command, or already there), then the user gets `text`.
+   * A message closed without a turn (given up on, over the rate limit or the budget, skipped by
+   * /stop): its words are saved in the session (unless it is a command, or already there), then
+   * the user gets `text`, if any.
    */
-  private async unanswered(msg: InboundMessage, command: boolean, text: string): Promise<Ending> {
+  private async unanswered(writes: SessionWriter, msg: InboundMessage, command: boolean, text?: string): Promise<Ending> {
     if (!command) {
-      const { sessions } = this.deps;
-      const session = await sessions.getOrCreate(msg.channel, msg.chatId);
-      const recorded = findRecorded(session.messages, msg);
-      if (recorded && answered(session.messages, recorded)) return { close: true };
-      if (!recorded) {
-        session.metadata.messagesReceived++;
-        await sessions.writer(session).append(userMessageOf(msg));
-      }
+      const received = writes.receive(msg);
+      if (received.answered) return { close: true };
+      if (received.fresh) await writes.commit();
     }
-    return { close: true, say: text };
+    return text === undefined ? { close: true } : { close: true, say: text };
   }
 
   /**
@@ -289,20 +325,18 @@ export class Intake {
   }
 }
 
-/** A reply (and document) that waits until the message is durable in the journal. */
+/** A reply (and document, and aside) that waits until the message is durable in the journal. */
 function whenTaken(reply: ReplyFn, accepted: Promise<unknown>): ReplyFn {
-  const out: ReplyFn = async (text) => {
-    await accepted;
-    return reply(text);
-  };
+  const gated =
+    <T>(send: (x: T) => Promise<void>) =>
+    async (x: T) => {
+      await accepted;
+      return send(x);
+    };
+  const out: ReplyFn = gated(reply);
   // The channel's preview starts only once the message is journaled (see TelegramChannel.route).
   if (reply.progress) out.progress = reply.progress;
-  const sendDocument = reply.document;
-  if (sendDocument) {
-    out.document = async (doc) => {
-      await accepted;
-      return sendDocument(doc);
-    };
-  }
+  if (reply.document) out.document = gated(reply.document);
+  if (reply.aside) out.aside = gated(reply.aside);
   return out;
 }

@@ -7,74 +7,57 @@
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
 import { AppError } from '../core/errors.js';
-import { makeMessage, type SessionMessage } from '../sessions/model.js';
-import type { SessionStore } from '../sessions/store.js';
+import type { ActiveModel } from '../llm/chat-models.js';
+import { makeMessage, type Session } from '../sessions/model.js';
 import { createTurn, endTurn, type Turn } from '../turn/turn.js';
+import type { SessionWriter } from '../sessions/writer.js';
+import { stoppedText, type StopHandle } from './stop.js';
 import { type InboundMessage } from '../core/message.js';
 import type { ReplyFn } from '../core/channel.js';
 import { deadlineText } from './apology.js';
-import { storedAttachment } from '../media/attachments.js';
 import type { Ending } from './ending.js';
 
 export interface TurnRunDeps {
   config: Pick<Config, 'maxMessageChars' | 'turnTimeoutMs'>;
-  sessions: SessionStore;
   pipeline: { run(turn: Turn): Promise<void> };
   /** After every turn: its measurements (for /status and the next request's fit). */
   measured: (turn: Turn) => void;
+  /** The model a chat answers with (its /model choice, else LLM_MODEL); unset: an unknown model (tests). */
+  modelOf?: ((session: Session) => ActiveModel) | undefined;
   log: Logger;
 }
 
-/** The session's copy of a message: the newest user message with its source id and text. */
-export function findRecorded(messages: SessionMessage[], msg: InboundMessage): SessionMessage | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role === 'user' && m.sourceId !== undefined && m.sourceId === msg.messageId && m.content === msg.text) return m;
-  }
-  return undefined;
-}
-
-/** True when an assistant answer (not a tool call) follows `user` in the session. */
-export function answered(messages: SessionMessage[], user: SessionMessage): boolean {
-  const i = messages.indexOf(user);
-  return messages.slice(i + 1).some((m) => m.role === 'assistant' && !(m.toolCalls && m.toolCalls.length > 0));
-}
-
-export function userMessageOf(msg: InboundMessage): SessionMessage {
-  return makeMessage('user', msg.text, {
-    ...(msg.messageId ? { sourceId: msg.messageId } : {}),
-    ...(msg.userName ? { senderName: msg.userName } : {}),
-    ...(msg.image ? { attachment: storedAttachment(msg.image) } : {}),
-    ...(msg.images ? { attachments: msg.images.map(storedAttachment) } : {}),
-  });
-}
-
-export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: ReplyFn, truncated: number, recovered: boolean): Promise<Ending> {
-  const { config, sessions } = deps;
-  const session = await sessions.getOrCreate(msg.channel, msg.chatId);
+/** `writes`: the chat's session writer, the one the intake loaded for this message. */
+export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: InboundMessage, reply: ReplyFn, truncated: number, recovered: boolean, stop?: StopHandle): Promise<Ending> {
+  const { config } = deps;
+  const session = writes.session;
   // A message already in the session (a recovery after a kill, or a channel redelivering an
-  // update) is not recorded twice, and not answered twice once its answer is saved.
-  const writes = sessions.writer(session);
-  let userMessage = findRecorded(session.messages, msg);
-  if (userMessage && answered(session.messages, userMessage)) {
+  // update) is not recorded twice, and not answered twice once its answer is saved. A new one's
+  // words are durable in the journal (accept); they reach the session log in one write with the
+  // answer, or at the end of the turn when there is none.
+  const received = writes.receive(msg);
+  if (received.answered) {
     deps.log.info({ session: session.id, recovered, sourceId: msg.messageId }, 'message already answered; not handled again');
     return { close: true };
   }
-  if (!userMessage) {
-    userMessage = userMessageOf(msg);
-    session.metadata.messagesReceived++;
-    // The user's words are durable in the journal (accept); they reach the session log in
-    // one write with the answer, or at the end of the turn when there is none.
-    writes.record(userMessage);
+  const userMessage = received.message;
+  if (stop?.stopped) {
+    // A /stop came while it waited to start: kept unanswered, like the messages behind it.
+    await writes.commit();
+    return { close: true };
   }
   const deadline = new AbortController();
-  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, signal: deadline.signal, progress: reply.progress });
+  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, aside: reply.aside, signal: deadline.signal, progress: reply.progress, model: deps.modelOf?.(session) });
   if (truncated > 0) {
     turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
   }
   // The entry closes only once the turn has run (answered or apologised): a kill mid-turn leaves
   // it open, and the next start runs the turn again without re-recording the message.
+  // The session log keeps its lines until this turn's note line and index rows are written
+  // (MemoryPersist 50, Indexing 55): after a crash they are rebuilt from it.
+  const release = writes.hold();
   const running = deps.pipeline.run(turn);
+  void running.finally(release).catch(() => undefined);
   const finish = async () => {
     await running;
     // A turn that ended without an answer (an apology) still keeps the user's words.
@@ -82,16 +65,29 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
     deps.measured(turn);
   };
   let timer: NodeJS.Timeout | undefined;
-  const late = await Promise.race([
-    running.then(() => false),
-    new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), config.turnTimeoutMs))),
+  let stopped!: () => void;
+  let settled = false;
+  // /stop (stop.ts) ends it through the same controller as the deadline: one way to stop a turn.
+  if (stop) {
+    stop.stopTurn = () => {
+      if (settled || turn.response !== undefined || turn.delivered || deadline.signal.aborted) return 'complete';
+      deadline.abort(new AppError('turn.stopped', { chat: session.id }));
+      stopped();
+      return turn.streamed.trim() ? 'stopped' : 'stopped-empty';
+    };
+  }
+  const outcome = await Promise.race([
+    running.then(() => 'done' as const),
+    new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), config.turnTimeoutMs))),
+    new Promise<'stopped'>((resolve) => (stopped = () => resolve('stopped'))),
   ]);
   clearTimeout(timer);
+  if (outcome === 'stopped') return halted(turn, writes, finish);
   // Past the deadline with no answer on its way: stop the turn (its LLM call and tools are
   // aborted, and it saves nothing more), close it as any failed turn, and give the slot back.
   // The chat's own queue waits until the stopped work has wound down (bounded by the timeouts
   // of what cannot be aborted, such as a compaction), so the chat never overlaps itself.
-  if (late && turn.response === undefined && !turn.delivered) {
+  if (outcome === 'late' && turn.response === undefined && !turn.delivered) {
     deadline.abort(new AppError('turn.timeout', { ms: config.turnTimeoutMs }));
     turn.delivered = true; // the notice below is the turn's one reply
     endTurn(turn, 'deadline', `over TURN_TIMEOUT_MS (${config.turnTimeoutMs} ms)`);
@@ -100,7 +96,27 @@ export async function runTurn(deps: TurnRunDeps, msg: InboundMessage, reply: Rep
     return { close: true, release: true, say: deadlineText(turn.id, config.turnTimeoutMs), quiet: true, windDown: finish };
   }
   await finish();
+  settled = true;
   // A system on the reply path failed before anything was sent (the runner logged it).
   if (turn.failure && !turn.delivered) return { close: true, failure: { errorId: turn.failure.errorId, code: turn.failure.code } };
   return { close: true };
+}
+
+/**
+ * A turn /stop ended (its controller is aborted: the LLM call and tools stop, nothing more of it
+ * is saved, MemoryPersist and Indexing do not run). The text streamed so far is the answer it
+ * leaves, marked as stopped, in the session and in the chat (a channel's preview is finished
+ * with it); with no text, the session gets a short marker and a preview showing a status is
+ * ended with one. The slot is given back at once; the chat's queue waits for the wind-down.
+ */
+async function halted(turn: Turn, writes: SessionWriter, finish: () => Promise<void>): Promise<Ending> {
+  endTurn(turn, 'stop', 'stopped by /stop');
+  turn.delivered = true;
+  const partial = turn.streamed;
+  const kept = stoppedText(partial);
+  writes.record(makeMessage('assistant', kept, { stopped: true }));
+  await writes.commit();
+  turn.log.info({ code: 'turn.stopped', keptChars: partial.trim() ? partial.length : 0, systems: turn.timings.map((t) => t.system) }, 'turn stopped by /stop; the text so far is kept, marked');
+  if (!partial.trim()) await turn.progress?.end?.('⏹ Stopped.');
+  return { close: true, release: true, ...(partial.trim() ? { say: kept } : {}), quiet: true, windDown: finish };
 }

@@ -26,4 +26,16 @@ export class IndexingService {
     if (id) embed(id);
     return id;
   }
+
+  /**
+   * `ingestMessage` unless the message is indexed already (the start after a crash, writing the
+   * rows of the session log's exchanges again): 'saved', 'present', or 'later' (the index cannot
+   * tell now: off, locked; the message stays in the session and its note).
+   */
+  ingestOnce(e: EpisodeInput & { sourceMessageId: string; role: string }): 'saved' | 'present' | 'later' {
+    const have = this.index.hasEpisode(e.scope, e.sourceMessageId, e.role);
+    if (have === undefined) return 'later';
+    if (have) return 'present';
+    return this.ingestMessage(e) ? 'saved' : 'later';
+  }
 }

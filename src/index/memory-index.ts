@@ -185,6 +185,13 @@ export class MemoryIndex {
     return id;
   }
 
+  /** Whether a message's episode row is in the index (by scope, source message id and role); undefined when that cannot be told now. */
+  hasEpisode(scope: string, sourceMessageId: string, role: string): boolean | undefined {
+    return this.guard('reading an episode', undefined, (db) =>
+      db.prepare("SELECT 1 FROM memories WHERE scope = ? AND source_message_id = ? AND kind = 'episode' AND source_role = ? LIMIT 1").get(scope, sourceMessageId, role) !== undefined,
+    );
+  }
+
   saveFacts(facts: FactInput[]): SavedFact[] {
     return this.guard('saving facts', [], (_db, p) => p.writer.saveFacts(facts), true);
   }

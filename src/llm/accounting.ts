@@ -3,7 +3,7 @@
  * every response's usage in this shape; the usage store (src/usage/) adds it up per chat and day.
  */
 
-export const USAGE_KINDS = ['answer', 'summary', 'consolidation', 'facts', 'reflection', 'embeddings'] as const;
+export const USAGE_KINDS = ['answer', 'summary', 'consolidation', 'facts', 'reflection', 'embeddings', 'transcription'] as const;
 export type UsageKind = (typeof USAGE_KINDS)[number];
 
 /** Who a call is billed to: the chat (session key `channel:chatId`, or a memory scope) and why. */
@@ -17,6 +17,8 @@ export interface TokenUsage {
   /** Part of promptTokens the server served from its prompt cache (0 when not reported). */
   cachedTokens: number;
   completionTokens: number;
+  /** Seconds of audio transcribed (speech-to-text bills by duration); absent for other calls. */
+  audioSeconds?: number | undefined;
 }
 
 /** A completion's `usage` as the API reports it (streamed or not), in our terms. */

@@ -3,16 +3,22 @@
  * OpenAI or any compatible server by OPENAI_BASE_URL. The SDK's own retries are off: ours
  * (core/retry.ts) honour retry-after and are shared with Telegram. Each call has a hard
  * timeout of our own that covers the whole response, body included.
+ *
+ * Models: LLM_MODEL and LLM_MODEL_BALANCED by tier, or the model a chat chose (/model, any of
+ * LLM_MODELS, each on the default server or its own); LLM_FALLBACK is tried, in order, when the
+ * model asked fails for a reason that is not the request's (errors.ts, fallsOver). This is the
+ * one place that decides it, for answers and background calls alike.
  */
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { Config } from '../config/env.js';
+import { NO_API_KEY, type Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
 import { withRetry } from '../core/retry.js';
 import { normalizeToolCall, type ToolCall } from '../sessions/model.js';
-import { LlmError, classifyLlmError, toLlmError } from './errors.js';
+import { LlmError, classifyLlmError, fallsOver, toLlmError } from './errors.js';
 import { toTokenUsage, type TokenUsage, type UsageAccount } from './accounting.js';
 import { readStream, refusesStreamOptions, streamingBody, type StreamSupport } from './stream.js';
+import { transcribeAudio, type TranscriptionRequest, type TranscriptionResult } from './transcribe.js';
 
 export type ModelTier = 'default' | 'balanced';
 
@@ -32,19 +38,30 @@ export interface ChatCallOptions {
   account?: UsageAccount | undefined;
   /** Aborts the call (and any retry) at once: the turn's deadline. */
   signal?: AbortSignal | undefined;
-  /** Set: the answer is streamed and this gets its text so far as it grows (llm/stream.ts). */
+  /** Set: the answer is streamed and this gets its text so far as it grows (llm/stream.ts); a fallback starts it again from nothing. */
   onText?: ((soFar: string) => void) | undefined;
+  /** The model to ask (a chat's /model choice); unset: the tier's. */
+  model?: string | undefined;
+  /** false: this model only, no LLM_FALLBACK (the doctor checks one model). */
+  fallback?: boolean | undefined;
+  /** Before a fallback model is asked: the request fitted to that model's context, or undefined to send it as it is. */
+  refit?: ((model: string) => Promise<ChatCompletionMessageParam[] | undefined>) | undefined;
 }
 
-/** Receives the `usage` of every accounted response. */
-export type UsageSink = (account: UsageAccount, usage: TokenUsage) => void;
+/** Receives the `usage` of every accounted response, with the model that answered. */
+export type UsageSink = (account: UsageAccount, usage: TokenUsage, model: string) => void;
 
 export interface ChatResult {
   content: string;
   toolCalls: ToolCall[];
   finishReason: string | null;
   usage: TokenUsage | null;
+  /** The model that answered (its name as configured). */
   model: string;
+  /** The model name the server reported in its answer (e.g. a dated version), when it gave one. */
+  served: string | undefined;
+  /** Set when a fallback answered: the model asked first. */
+  fallbackFrom?: string | undefined;
 }
 
 /** o-series and gpt-5 take `max_completion_tokens` and only the default temperature. */
@@ -74,36 +91,93 @@ function readToolCalls(raw: unknown): ToolCall[] {
   return out;
 }
 
+/** One server a model is reached on: its SDK client, and what it turned out to accept when streaming. */
+interface Endpoint {
+  sdk: OpenAI;
+  stream: StreamSupport;
+}
+
+export type LlmClientConfig = Pick<Config, 'openaiApiKey' | 'openaiBaseUrl' | 'model' | 'modelBalanced' | 'llmTimeoutMs' | 'llmMaxRetries'> & Partial<Pick<Config, 'models' | 'fallback'>>;
+
 export class LlmClient {
+  /** The default server's client (OPENAI_BASE_URL): transcription and embeddings use it too. */
   readonly sdk: OpenAI;
   /** Set by the app: where the usage of accounted calls goes. A failing sink never fails a call. */
   usageSink: UsageSink | undefined;
   /** Set by the app: true when a call billed to this account must not be made (daily token budget). */
   gate: ((account: UsageAccount) => boolean) | undefined;
-  /** What the server turned out to accept when streaming (learned once, kept for the process). */
-  private readonly streamSupport: StreamSupport = { usageOption: true };
+  private readonly defaultEndpoint: Endpoint;
+  /** LLM_MODELS entries with a server of their own, by lower-cased name. */
+  private readonly own = new Map<string, { name: string; endpoint: Endpoint }>();
 
   constructor(
-    private readonly config: Pick<Config, 'openaiApiKey' | 'openaiBaseUrl' | 'model' | 'modelBalanced' | 'llmTimeoutMs' | 'llmMaxRetries'>,
+    private readonly config: LlmClientConfig,
     private readonly log: Logger,
   ) {
-    this.sdk = new OpenAI({
-      apiKey: config.openaiApiKey,
-      baseURL: config.openaiBaseUrl ?? null,
-      maxRetries: 0,
-      timeout: config.llmTimeoutMs,
-    });
+    const client = (baseURL: string | undefined, apiKey: string) => new OpenAI({ apiKey, baseURL: baseURL ?? null, maxRetries: 0, timeout: config.llmTimeoutMs });
+    this.sdk = client(config.openaiBaseUrl, config.openaiApiKey);
+    this.defaultEndpoint = { sdk: this.sdk, stream: { usageOption: true } };
+    const shared = new Map<string, Endpoint>();
+    for (const m of config.models ?? []) {
+      if (m.baseUrl === undefined) continue;
+      const apiKey = m.apiKey ?? NO_API_KEY;
+      // Models on one server with one key share a client (and what it learned about streaming).
+      const key = JSON.stringify([m.baseUrl, apiKey]);
+      let endpoint = shared.get(key);
+      if (!endpoint) shared.set(key, (endpoint = { sdk: client(m.baseUrl, apiKey), stream: { usageOption: true } }));
+      this.own.set(m.name.toLowerCase(), { name: m.name, endpoint });
+    }
   }
 
   modelFor(tier: ModelTier = 'default'): string {
     return tier === 'balanced' ? this.config.modelBalanced : this.config.model;
   }
 
+  /** The models tried for a call that asks `first`: it, then LLM_FALLBACK in order (each once). */
+  chainFor(first: string): string[] {
+    const chain = [first];
+    for (const m of this.config.fallback ?? []) if (!chain.some((c) => c.toLowerCase() === m.toLowerCase())) chain.push(m);
+    return chain;
+  }
+
+  private endpointOf(model: string): Endpoint {
+    return this.own.get(model.toLowerCase())?.endpoint ?? this.defaultEndpoint;
+  }
+
+  /**
+   * One chat completion. It asks `model` (or the tier's model); when that fails in a way
+   * another model may not — its server down, slow, out of its 429 budget, or refusing the
+   * model — after its retries, the same request goes to the next model of LLM_FALLBACK
+   * (`fallsOver`). A failure caused by the request itself (a 400, too long) is thrown at once.
+   */
   async chat(opts: ChatCallOptions): Promise<ChatResult> {
     if (opts.account && this.gate?.(opts.account)) {
       throw new LlmError('llm.budget_exhausted', 'rejected', `${opts.account.kind} for ${opts.account.chat} not made: the chat has used its daily token budget`);
     }
-    const model = this.modelFor(opts.tier);
+    const log = opts.log ?? this.log;
+    const first = opts.model ?? this.modelFor(opts.tier);
+    const chain = opts.fallback === false ? [first] : this.chainFor(first);
+    let messages = opts.messages;
+    for (let i = 0; ; i++) {
+      const model = chain[i]!;
+      try {
+        if (i > 0 && opts.refit) messages = (await opts.refit(model)) ?? messages;
+        const res = await this.chatOnce(model, { ...opts, messages }, log);
+        if (i === 0) return res;
+        log.info({ model, fallbackFrom: first, kind: opts.account?.kind, chat: opts.account?.chat }, `answered by ${model}, the fallback for ${first}`);
+        return { ...res, fallbackFrom: first };
+      } catch (err) {
+        const next = chain[i + 1];
+        if (next === undefined || opts.signal?.aborted || !fallsOver(err)) throw err;
+        const e = toLlmError(err, false);
+        log.warn({ model, next, code: e.code, status: e.status }, `${model} failed (${e.code}${e.status ? ` ${e.status}` : ''}); asking ${next} instead`);
+      }
+    }
+  }
+
+  /** The call to one model, with its retries. */
+  private async chatOnce(model: string, opts: ChatCallOptions, log: Logger): Promise<ChatResult> {
+    const endpoint = this.endpointOf(model);
     const reasoning = isReasoningModel(model);
     const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = { model, messages: opts.messages };
     if (opts.tools && opts.tools.length > 0) {
@@ -115,11 +189,10 @@ export class LlmClient {
       if (reasoning) body.max_completion_tokens = opts.maxTokens;
       else body.max_tokens = opts.maxTokens;
     }
-    const log = opts.log ?? this.log;
     const timeoutMs = opts.timeoutMs ?? this.config.llmTimeoutMs;
-    if (opts.onText) return this.chatStreamed(body, opts.onText, model, timeoutMs, opts, log);
+    if (opts.onText) return this.chatStreamed(endpoint, body, opts.onText, timeoutMs, opts, log);
     const res = await this.call(
-      async (signal) => this.sdk.chat.completions.create(body, { signal, timeout: timeoutMs }),
+      async (signal) => endpoint.sdk.chat.completions.create(body, { signal, timeout: timeoutMs }),
       timeoutMs,
       opts.retries ?? this.config.llmMaxRetries,
       log,
@@ -132,7 +205,7 @@ export class LlmClient {
     const usage: TokenUsage | null = res.usage
       ? toTokenUsage(res.usage)
       : null;
-    if (usage && opts.account) this.report(opts.account, usage, log);
+    if (usage && opts.account) this.report(opts.account, usage, model, log);
     const msg = choice.message;
     const toolCalls = readToolCalls(msg.tool_calls);
     return {
@@ -140,7 +213,8 @@ export class LlmClient {
       toolCalls,
       finishReason: choice.finish_reason ?? null,
       usage,
-      model: res.model ?? model,
+      model,
+      served: res.model,
     };
   }
 
@@ -149,15 +223,15 @@ export class LlmClient {
    * covers it to its last event, and a retry starts the text again from nothing.
    */
   private async chatStreamed(
+    endpoint: Endpoint,
     body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
     onText: (soFar: string) => void,
-    model: string,
     timeoutMs: number,
     opts: ChatCallOptions,
     log: Logger,
   ): Promise<ChatResult> {
     const attempt = async (signal: AbortSignal) => {
-      const stream = await this.sdk.chat.completions.create(streamingBody(body, this.streamSupport), { signal, timeout: timeoutMs });
+      const stream = await endpoint.sdk.chat.completions.create(streamingBody(body, endpoint.stream), { signal, timeout: timeoutMs });
       return readStream(stream, onText);
     };
     const run = () => this.call(attempt, timeoutMs, opts.retries ?? this.config.llmMaxRetries, log, opts.signal);
@@ -165,18 +239,19 @@ export class LlmClient {
     try {
       res = await run();
     } catch (err) {
-      if (!this.streamSupport.usageOption || !refusesStreamOptions((err as { cause?: unknown }).cause ?? err)) throw err;
-      this.streamSupport.usageOption = false;
-      log.warn('the LLM server refuses stream_options; streaming without usage figures from now on');
+      if (!endpoint.stream.usageOption || !refusesStreamOptions((err as { cause?: unknown }).cause ?? err)) throw err;
+      endpoint.stream.usageOption = false;
+      log.warn({ model: body.model }, 'the LLM server refuses stream_options; streaming without usage figures from now on');
       res = await run();
     }
-    if (res.usage && opts.account) this.report(opts.account, res.usage, log);
+    if (res.usage && opts.account) this.report(opts.account, res.usage, body.model, log);
     return {
       content: res.content,
       toolCalls: readToolCalls(res.toolCalls),
       finishReason: res.finishReason,
       usage: res.usage,
-      model: res.model ?? model,
+      model: body.model,
+      served: res.model,
     };
   }
 
@@ -192,13 +267,23 @@ export class LlmClient {
       this.config.llmMaxRetries,
       this.log,
     );
-    if (res.usage) this.report(account, { promptTokens: res.usage.prompt_tokens ?? 0, cachedTokens: 0, completionTokens: 0 }, this.log);
+    if (res.usage) this.report(account, { promptTokens: res.usage.prompt_tokens ?? 0, cachedTokens: 0, completionTokens: 0 }, model, this.log);
     return res.data.map((d) => d.embedding as number[]);
   }
 
-  private report(account: UsageAccount, usage: TokenUsage, log: Logger): void {
+  /**
+   * Speech to text (transcribe.ts), billed to `chat` as kind `transcription`. Not held back by
+   * the daily budget's gate: the message it belongs to passed the budget check already.
+   */
+  async transcribe(chat: string, req: TranscriptionRequest): Promise<TranscriptionResult> {
+    const r = await transcribeAudio(this.sdk, req);
+    if (r.ok) this.report({ chat, kind: 'transcription' }, r.usage, req.model, this.log);
+    return r;
+  }
+
+  private report(account: UsageAccount, usage: TokenUsage, model: string, log: Logger): void {
     try {
-      this.usageSink?.(account, usage);
+      this.usageSink?.(account, usage, model);
     } catch (err) {
       log.warn({ err }, 'could not record token usage');
     }

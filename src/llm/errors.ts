@@ -80,3 +80,33 @@ export function refusedImage(err: unknown): err is LlmError {
   if (!(err instanceof LlmError) || err.code !== 'llm.rejected' || err.status === undefined) return false;
   return err.status >= 400 && err.status < 500 && ![401, 403, 404].includes(err.status);
 }
+
+/** A 4xx whose text says the server does not have, or will not serve, the model (servers word it differently). */
+const MODEL_REFUSED = /\bmodel\b[^\n]{0,120}?\b(not found|does not exist|doesn't exist|not exist|decommissioned|do(?:es)? not have access|no access|not a valid model)|\b(unknown|invalid|unsupported) model\b/i;
+
+/**
+ * The model or its server failed, not the request: the same request may well succeed with
+ * another model (LLM_FALLBACK). Called after the retries gave up: a 5xx, a timeout, a lost
+ * connection, a 429 past its budget, an answer that could not be read, or a refusal of the model
+ * itself (401/403/404, or a 4xx saying the model is unknown). Never for a request the server
+ * refused as such (400, 413, 422 …): another model would refuse it too, and "too long" is
+ * compaction's to handle. Nor for a call the daily budget stopped.
+ */
+export function fallsOver(err: unknown): boolean {
+  if (!(err instanceof LlmError)) return false;
+  switch (err.code) {
+    case 'llm.timeout':
+    case 'llm.unreachable':
+    case 'llm.rate_limited':
+    case 'llm.bad_response':
+      return true;
+    case 'llm.rejected': {
+      const s = err.status;
+      if (s === undefined || s >= 500 || [401, 403, 404, 408, 409].includes(s)) return true;
+      const cause = err.cause as { code?: unknown } | undefined;
+      return cause?.code === 'model_not_found' || MODEL_REFUSED.test(err.message);
+    }
+    default:
+      return false;
+  }
+}

@@ -8,6 +8,7 @@ import type { McpConfig, McpServerConfig } from '../config/mcp.js';
 import type { Logger } from '../core/log.js';
 import type { Tool, ToolChat, ToolSource } from '../tools/types.js';
 import { McpConnection, type Backoff } from './connection.js';
+import { splitTopic } from '../core/group.js';
 
 export interface McpServersDeps {
   log: Logger;
@@ -62,9 +63,8 @@ export class McpServers implements ToolSource {
 export function allowedIn(server: McpServerConfig, chat: ToolChat): boolean {
   if (!chat.group) return true;
   if (typeof server.groups === 'boolean') return server.groups;
-  // A forum topic's session chat id is "<group>:<topic>".
-  const group = chat.chatId.replace(/:\d+$/, '');
-  return server.groups.includes(group);
+  // A forum topic is its group's (core/group.ts reads the id).
+  return server.groups.includes(splitTopic(chat.chatId).chatId);
 }
 
 function groupsNote(server: McpServerConfig): string {

@@ -6,12 +6,13 @@
  * Bytes are fetched per turn through the channel that knows the file id (`MediaFetchers`).
  */
 
-import type { ImageRef, StoredAttachment } from '../core/message.js';
+import type { AudioRef, ImageRef, StoredAttachment } from '../core/message.js';
+import { announcedReadable } from './image-info.js';
 
 export type Download = { ok: true; bytes: Buffer; filePath: string } | { ok: false; reason: 'too_big' | 'failed'; detail: string };
 
-/** Downloads one file of a channel by its id, refusing more than `maxBytes`. */
-export type FileFetcher = (fileId: string, maxBytes: number) => Promise<Download>;
+/** Downloads one file of a channel by its id, refusing more than `maxBytes`; `signal` gives up early. */
+export type FileFetcher = (fileId: string, maxBytes: number, signal?: AbortSignal) => Promise<Download>;
 
 /** The most an image may weigh: the Bot API's download limit for bots. */
 export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
@@ -43,8 +44,40 @@ export function imagePlaceholder(ref: ImageRef, caption: string | undefined, not
   return `[${what}${note ? `; ${note}` : ''}]${caption ? ` ${caption}` : ''}`;
 }
 
-export function storedAttachment(ref: ImageRef): StoredAttachment {
+export function storedAttachment(ref: ImageRef | AudioRef): StoredAttachment {
   return { kind: ref.kind, fileId: ref.fileId };
+}
+
+/**
+ * The message text with the note put into its image placeholder (`[Photo; note] caption`): what
+ * the session keeps of an image the model never saw. A quote the message carries comes first
+ * (as "> " lines, then a blank line), so the placeholder is the first one at the start of the
+ * text or after a blank line.
+ */
+export function withImageNote(text: string, ref: ImageRef, note: string): string {
+  const bare = imagePlaceholder(ref, undefined);
+  const at = text.startsWith(bare) ? 0 : text.indexOf(`\n\n${bare}`) + 2;
+  if (at === 1) return `${text} [${note}]`;
+  return text.slice(0, at) + imagePlaceholder(ref, undefined, note) + text.slice(at + bare.length);
+}
+
+/**
+ * Why this image cannot go to the model, decided without its bytes, as the one line the user
+ * gets; undefined when it can. The line says what happened and what to do; the session keeps
+ * the image's file id.
+ */
+export function imageRefusal(ref: ImageRef, vision: boolean): string | undefined {
+  const what = ref.kind === 'photo' ? 'photo' : 'image';
+  const saved = 'It is saved in our conversation';
+  if (!vision) return `The model I use reads text only, so I can't look at your ${what}. ${saved}; describe it in words if you need an answer now.`;
+  if (ref.fileSize !== undefined && ref.fileSize > MAX_IMAGE_BYTES) {
+    return `Your ${what} is larger than ${MAX_IMAGE_BYTES / 1024 / 1024} MB, the most a bot can download from Telegram. Please send it as a photo, or a smaller file.`;
+  }
+  // The bytes decide in the end (image-info.ts); this only answers HEIC and the like at once.
+  if (ref.kind === 'document' && !announcedReadable(ref.mimeType)) {
+    return `I can read JPEG, PNG, GIF and WebP images, and this file is ${ref.mimeType}. ${saved}; send it as a photo instead (Telegram converts it).`;
+  }
+  return undefined;
 }
 
 /** An inbound message's image reference as read back from the journal, or undefined when unusable. */

@@ -142,9 +142,7 @@ export class CompactionService {
       removed = dropped.size;
       next = [...keptSystem, ...summaries, ...(n > 0 ? [makeMessage('system', markerText(n))] : []), ...survivors, ...tail];
     }
-    session.metadata.messagesCompacted += removed;
-    session.metadata.lastCompaction = { at: new Date().toISOString(), kind, removed, kept: tail.length };
-    await writes.replace(next);
+    await writes.replace(next, { at: new Date().toISOString(), kind, removed, kept: tail.length });
     if (kind === 'summary') {
       this.log.info({ session: session.id, reason: req.reason }, `Compacted with LLM summary: removed ${removed} messages, kept ${tail.length}`);
     } else {

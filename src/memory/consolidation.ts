@@ -30,6 +30,11 @@ export interface ConsolidationContext {
   scope: string;
   sessionId: string;
   chat?: string | undefined;
+  /**
+   * The messages leave for good (/new): a fallback keeps every user and assistant message whole,
+   * not only the last ones cut short, so "nothing was lost" holds.
+   */
+  keepAll?: boolean;
 }
 
 export interface ConsolidationOutcome {
@@ -162,10 +167,11 @@ export function parseConsolidation(text: string): ConsolidationResult | null {
   return out.historyEntry !== undefined || out.memoryUpdate !== undefined ? out : null;
 }
 
-export function rawFallbackEntry(messages: SessionMessage[], reason: string, tz: string): string {
-  const last = messages.slice(-RAW_FALLBACK_MESSAGES);
-  const lines = last.map((m) => `- [${stamp(m.timestamp, tz)}] ${m.role}: ${collapseLineBreaks(cutChars(m.content, RAW_FALLBACK_CHARS))}`);
-  return [`[raw-fallback] Consolidation failed (${reason}). Last ${last.length} of ${messages.length} messages:`, ...lines].join('\n');
+export function rawFallbackEntry(messages: SessionMessage[], reason: string, tz: string, keepAll = false): string {
+  const kept = keepAll ? messages.filter((m) => m.role === 'user' || m.role === 'assistant') : messages.slice(-RAW_FALLBACK_MESSAGES);
+  const lines = kept.map((m) => `- [${stamp(m.timestamp, tz)}] ${m.role}: ${collapseLineBreaks(keepAll ? m.content : cutChars(m.content, RAW_FALLBACK_CHARS))}`);
+  const what = keepAll ? `All ${kept.length} user and assistant messages of ${messages.length}` : `Last ${kept.length} of ${messages.length} messages`;
+  return [`[raw-fallback] Consolidation failed (${reason}). ${what}:`, ...lines].join('\n');
 }
 
 export class ConsolidationService {
@@ -224,7 +230,7 @@ export class ConsolidationService {
         }
         if (!historyWritten) {
           // The model gave memory but no history: keep the raw words in history anyway.
-          await files.appendHistory(rawFallbackEntry(messages, 'no history_entry in the answer', this.opts.timezone));
+          await files.appendHistory(rawFallbackEntry(messages, 'no history_entry in the answer', this.opts.timezone, ctx?.keepAll));
           historyWritten = true;
         }
         if (parsed.facts?.length && ctx && this.factsSink) {
@@ -245,7 +251,7 @@ export class ConsolidationService {
       detail = errorMessage(err);
     }
     this.log.warn({ messages: messages.length, reason, ...(detail ? { err: detail } : {}) }, 'failed; writing a [raw-fallback] history entry');
-    await files.appendHistory(rawFallbackEntry(messages, reason, this.opts.timezone));
+    await files.appendHistory(rawFallbackEntry(messages, reason, this.opts.timezone, ctx?.keepAll));
     return { kind: 'raw-fallback', historyWritten: true, memoryUpdated: false, reason };
   }
 }

@@ -105,7 +105,7 @@ export class MemoryFiles {
     readonly dir: string,
     readonly root: string = dir,
   ) {
-    this.versions = new MemoryVersions(dir);
+    this.versions = new MemoryVersions(dir, root);
   }
 
   /** The last verdict on this folder: it lies inside `root` once links are followed. */
@@ -206,16 +206,31 @@ export class MemoryFiles {
     return readForPrompt(file, st);
   }
 
+  /** HISTORY.md, read like MEMORY.md (inside the folder, a regular file, secrets scrubbed). */
+  async readHistory(): Promise<string> {
+    const { file, st } = await this.fileAndStat(HISTORY_FILE);
+    return readForPrompt(file, st);
+  }
+
+  /** Version `n` of MEMORY.md, when kept; refused (storage.path_escape) when versions/ links out of the folder. */
+  async readVersion(n: number): Promise<string | undefined> {
+    const text = await this.versions.read(n);
+    return text === undefined ? undefined : scrubSecrets(text);
+  }
+
   /**
-   * Appends one line to a daily note: one fsynced write in append mode, not a rewrite of the
-   * whole day's file on every message (a busy day's note grows to hundreds of KB). Only the
-   * daemon writes notes (one daemon per workspace), so appends are serialized in-process. A
-   * kill cannot tear a single small write, and no earlier line is ever touched.
+   * Appends one line to a daily note: one write in append mode, not a rewrite of the whole
+   * day's file on every message (a busy day's note grows to hundreds of KB). Only the daemon
+   * writes notes (one daemon per workspace; daily-notes.ts is the one writer), so appends are
+   * serialized in-process. A kill cannot tear a single small write, and no earlier line is ever
+   * touched. `durable` false: not fsynced (the line is rebuilt from the session log after a
+   * crash); returns the file, for a later `syncFile`.
    */
-  async appendNote(date: string, line: string): Promise<void> {
+  async appendNote(date: string, line: string, durable = true): Promise<string> {
     const file = await this.file(`${date}.md`);
     await ensureDir(this.dir);
-    await appendLine(file, scrubSecrets(line));
+    await appendLine(file, scrubSecrets(line), durable);
+    return file;
   }
 
   /** Appends `## <iso>\n<entry>` to HISTORY.md and to HISTORY-YYYY-MM.md (month of the timestamp). */

@@ -44,6 +44,12 @@ export function formatNoteLine(at: Date, timezone: string, user: string, assista
   return `[${time}] ${noteBody(user, assistant)}`;
 }
 
+/** `[HH:mm] Assistant (reminder): {text}` — a delivered reminder, cut to 300 chars. */
+export function formatReminderLine(at: Date, timezone: string, text: string): string {
+  const time = format(new TZDate(at.getTime(), timezone), 'HH:mm');
+  return `[${time}] Assistant (reminder): ${oneLine(cutChars(text, ASSISTANT_NOTE_CHARS))}`;
+}
+
 /** The body of a note line (`[HH:mm] ` stripped), or undefined for a line of another shape. */
 export function noteLineBody(line: string): string | undefined {
   const m = /^\[\d\d:\d\d\] (User: .*)$/.exec(line);

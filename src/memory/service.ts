@@ -6,9 +6,11 @@
 import path from 'node:path';
 import { sessionFileKey } from '../storage/paths.js';
 import { MemoryFiles } from './files.js';
+import { LRUCache } from 'lru-cache';
 
 export class MemoryService {
-  private readonly cache = new Map<string, MemoryFiles>();
+  /** The chats' MemoryFiles, made again when dropped (they hold no state a turn relies on across messages). */
+  private readonly cache = new LRUCache<string, MemoryFiles>({ max: 1_000 });
 
   constructor(
     readonly root: string,

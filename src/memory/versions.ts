@@ -10,9 +10,11 @@
  * `redact` removes lines from every stored version (used by /forget). The refusal counter of
  * the rewrite guard lives in the same index, so /status shows it across restarts.
  */
-import { readFile, readdir, unlink } from 'node:fs/promises';
+import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
+import { readRegular } from '../storage/regular.js';
+import { resolveInside } from '../storage/paths.js';
 import { diffEntries } from './guard.js';
 
 export const MAX_VERSIONS = 50;
@@ -52,9 +54,18 @@ export class MemoryVersions {
   readonly dir: string;
   private readonly indexFile: string;
 
-  constructor(memoryDir: string) {
+  /** `root`: the memory folder versions/ must stay inside once links are followed (as the chat's folder must). */
+  constructor(
+    private readonly memoryDir: string,
+    private readonly root: string = memoryDir,
+  ) {
     this.dir = path.join(memoryDir, VERSIONS_DIR);
     this.indexFile = path.join(this.dir, 'index.json');
+  }
+
+  /** Refused (storage.path_escape) when versions/ (or the chat's folder) is a link out of the memory folder. */
+  private inside(): Promise<string> {
+    return resolveInside(this.memoryDir, VERSIONS_DIR, this.root);
   }
 
   private textFile(n: number): string {
@@ -62,8 +73,10 @@ export class MemoryVersions {
   }
 
   private async load(): Promise<IndexFile> {
+    await this.inside();
     try {
-      const raw = JSON.parse(await readFile(this.indexFile, 'utf8')) as Partial<IndexFile>;
+      // Only a regular file: a FIFO named index.json would hold a thread for good.
+      const raw = JSON.parse(await readRegular(this.indexFile)) as Partial<IndexFile>;
       if (!Array.isArray(raw.entries)) return empty();
       return { version: 1, next: raw.next ?? 1, entries: raw.entries, refused: raw.refused ?? { count: 0 } };
     } catch {
@@ -72,6 +85,7 @@ export class MemoryVersions {
   }
 
   private async withIndex<T>(fn: (idx: IndexFile) => Promise<T>): Promise<T> {
+    await this.inside();
     await ensureDir(this.dir);
     return withFileLock(this.indexFile, async () => {
       const idx = await this.load();
@@ -89,7 +103,8 @@ export class MemoryVersions {
   async read(n: number): Promise<string | undefined> {
     const idx = await this.load();
     if (!idx.entries.some((e) => e.n === n)) return undefined;
-    return readFile(this.textFile(n), 'utf8').catch(() => undefined);
+    // Opened only if it is a regular file (a FIFO named 3.md would hold a thread).
+    return readRegular(this.textFile(n)).catch(() => undefined);
   }
 
   async refusals(): Promise<IndexFile['refused']> {
@@ -109,7 +124,7 @@ export class MemoryVersions {
   async record(before: string, after: string, source: string): Promise<number> {
     return this.withIndex(async (idx) => {
       const last = idx.entries.at(-1);
-      const lastText = last ? await readFile(this.textFile(last.n), 'utf8').catch(() => undefined) : undefined;
+      const lastText = last ? await readRegular(this.textFile(last.n)).catch(() => undefined) : undefined;
       if (lastText !== before) {
         // The text being replaced is not a version yet (first change, or edited by hand).
         this.add(idx, before, last ? 'hand edit' : before.trim() ? 'before versioning' : 'empty', lastText ?? '');
@@ -159,6 +174,7 @@ export class MemoryVersions {
   async redact(drop: (line: string) => boolean): Promise<number> {
     let removed = 0;
     let names: string[];
+    await this.inside();
     try {
       names = await readdir(this.dir);
     } catch {
@@ -168,7 +184,7 @@ export class MemoryVersions {
       for (const name of names) {
         if (!/^\d+\.md$/.test(name)) continue;
         const file = path.join(this.dir, name);
-        const text = await readFile(file, 'utf8').catch(() => '');
+        const text = await readRegular(file).catch(() => '');
         const lines = text.split('\n');
         const kept = lines.filter((l) => !drop(l));
         if (kept.length === lines.length) continue;

@@ -8,21 +8,22 @@
  *      session log), and a line to today's note;
  *   3. send it through the channel;
  *   4. mark the occurrence sent.
- * Mark-then-send, so a reminder goes out at most once, like every reply (README, "Replies go out
+ * Mark-then-send, so a reminder goes out at most once, like every reply (docs/behaviour.md, "Replies go out
  * at most once"). A kill between 1 and 2 leaves a claim with no session message: it was never
  * sent, and the next start delivers it (late). A kill between 2 and 4 leaves a claim whose
  * message is in the session: it may have gone out, so it is not sent again (logged as
  * uncertain). Due while the daemon was down: delivered once at start, saying when it was due.
+ * Several occurrences folded into one message (pace.ts: the chat's hourly cap) follow the same
+ * steps together: all claimed, one session message marked with all of them, one send, all
+ * marked sent. A chat its channel no longer serves is skipped before anything is claimed.
  */
 import type { Logger } from '../core/log.js';
 import type { ErrorCode } from '../core/errors.js';
 import type { SessionStore } from '../sessions/store.js';
-import type { MemoryService } from '../memory/service.js';
+import type { DailyNotes } from '../memory/daily-notes.js';
 import { makeMessage, sessionKey } from '../sessions/model.js';
-import { format } from 'date-fns';
-import { TZDate } from '@date-fns/tz';
-import { cutChars, localDate } from '../memory/notes.js';
 import type { Delivery, Reminder, ReminderStore } from './store.js';
+import { ReminderPace, reminderText, UNSERVED_RECHECK_MS } from './pace.js';
 import {
   MAX_AHEAD_MS,
   describeTime,
@@ -36,21 +37,27 @@ import {
 } from './time.js';
 
 export const MAX_PENDING_PER_CHAT = 50;
-/** Delivered later than this after its due time (and not just at start) counts as late. */
-const LATE_AFTER_MS = 60_000;
 /** The timer never sleeps longer than this (clock changes, suspended machines). */
 const MAX_SLEEP_MS = 60_000;
 
 export type SendFn = (chatId: string, text: string) => Promise<void>;
+/** Whether the channel still serves a chat (its access rules); a reminder service cannot import channels. */
+export type ServedFn = (chatId: string) => boolean | Promise<boolean>;
+
+/** Default of REMINDERS_PER_CHAT_PER_HOUR. */
+export const REMINDERS_PER_CHAT_PER_HOUR = 10;
 
 export interface ReminderDeps {
   store: ReminderStore;
   sessions: SessionStore;
-  memory: MemoryService;
+  /** The daily notes' one writer: a delivered reminder gets its line there. */
+  notes: DailyNotes;
   timezone: string;
   log: Logger;
   /** Runs a task in the chat's queue (the dispatcher): a delivery never interleaves with a turn. */
   queue: (key: string, task: () => Promise<void>) => Promise<void>;
+  /** Reminder messages one chat gets per hour at most (REMINDERS_PER_CHAT_PER_HOUR); the rest are folded. */
+  perChatPerHour?: number;
   now?: () => number;
 }
 
@@ -61,9 +68,23 @@ export function occurrenceKey(d: Pick<Delivery, 'reminderId' | 'dueAt'>): string
   return `${d.reminderId}@${d.dueAt}`;
 }
 
+/** True when a session message delivered this occurrence (alone, or folded: the keys space-separated). */
+function carries(m: { reminder?: string | undefined }, key: string): boolean {
+  return m.reminder !== undefined && m.reminder.split(' ').includes(key);
+}
+
+/** One line for lists: "Mon 23 Nov 2026, 09:00 — call the dentist (repeats: daily)". */
+export function describeReminder(r: Reminder): string {
+  return `${shortTime(r.dueAt, r.timezone)} — ${r.text}${r.repeat ? ` (repeats: ${r.repeat})` : ''}`;
+}
+
 export class ReminderService {
   readonly now: () => number;
   private senders = new Map<string, SendFn>();
+  private served = new Map<string, ServedFn>();
+  private readonly pace: ReminderPace;
+  /** Chats logged as no longer served (once each, until they are served again). */
+  private readonly unservedLogged = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private startedAt = Number.POSITIVE_INFINITY;
   private stopped = false;
@@ -74,6 +95,7 @@ export class ReminderService {
 
   constructor(private readonly deps: ReminderDeps) {
     this.now = deps.now ?? Date.now;
+    this.pace = new ReminderPace(deps.perChatPerHour ?? REMINDERS_PER_CHAT_PER_HOUR);
   }
 
   get timezone(): string {
@@ -88,7 +110,7 @@ export class ReminderService {
   async settleClaims(): Promise<void> {
     for (const d of this.deps.store.claimed()) {
       const session = await this.deps.sessions.getOrCreate(d.channel, d.chatId);
-      if (session.messages.some((m) => m.reminder === occurrenceKey(d))) {
+      if (session.messages.some((m) => carries(m, occurrenceKey(d)))) {
         this.deps.store.finish(d, 'sent', this.now());
         this.deps.log.warn(
           { code: 'reminder.delivery_uncertain' satisfies ErrorCode, session: d.chat, reminder: d.reminderId },
@@ -157,12 +179,16 @@ export class ReminderService {
 
   /** One line for lists: "Mon 23 Nov 2026, 09:00 — call the dentist (daily)". */
   describe(r: Reminder): string {
-    return `${shortTime(r.dueAt, r.timezone)} — ${r.text}${r.repeat ? ` (repeats: ${r.repeat})` : ''}`;
+    return describeReminder(r);
   }
 
-  /** Starts delivering on these channels: what is due (or was left claimed) now, then on time. */
-  async start(senders: Record<string, SendFn>): Promise<number> {
+  /**
+   * Starts delivering on these channels: what is due (or was left claimed) now, then on time.
+   * `served` (per channel): whether a chat is still served; a chat that is not gets nothing.
+   */
+  async start(senders: Record<string, SendFn>, served: Record<string, ServedFn> = {}): Promise<number> {
     this.senders = new Map(Object.entries(senders));
+    this.served = new Map(Object.entries(served));
     this.startedAt = this.now();
     this.stopped = false;
     const n = await this.runDue();
@@ -204,67 +230,123 @@ export class ReminderService {
     if (this.stopped) return 0;
     const channels = [...this.senders.keys()];
     const now = this.now();
+    const held = this.pace.held(now);
+    // Per chat, oldest first: claims a kill left open, then what is due.
+    const chats = new Map<string, Array<Delivery | Reminder>>();
+    const add = (chat: string, item: Delivery | Reminder) => chats.set(chat, [...(chats.get(chat) ?? []), item]);
+    for (const d of this.deps.store.claimed(channels)) if (!this.inFlight.has(occurrenceKey(d)) && !held.has(d.chat)) add(d.chat, d);
+    for (const r of this.deps.store.due(now, channels)) if (!held.has(r.chat)) add(r.chat, r);
     const work: Array<Promise<void>> = [];
-    for (const d of this.deps.store.claimed(channels)) {
-      if (!this.inFlight.has(occurrenceKey(d))) work.push(this.enqueue(d));
-    }
-    for (const r of this.deps.store.due(now, channels)) {
-      const repeat = repeatFromString(r.repeat);
-      // A repeating reminder missed several times while the daemon was down is delivered once,
-      // and moves on to its first time after now.
-      const next = repeat ? nextAfter(repeat, r.timezone, r.dueAt, now) : null;
-      const d = this.deps.store.claim(r, next, now);
-      if (d) work.push(this.enqueue(d));
+    let occurrences = 0;
+    for (const [chat, items] of chats) {
+      const { channel, chatId } = items[0]!;
+      if (!(await this.serves(chat, channel, chatId, now))) continue;
+      const plan = this.pace.plan(chat, items, now);
+      if (!plan) {
+        this.deps.log.info({ session: chat, due: items.length, perHour: this.pace.perHour }, 'a chat had its reminder messages for this hour; the rest wait and come together');
+        continue;
+      }
+      const single = plan.single.flatMap((i) => this.claimed(i, now));
+      const folded = plan.folded.flatMap((i) => this.claimed(i, now));
+      for (const d of single) work.push(this.enqueue([d]));
+      if (folded.length > 0) {
+        this.deps.log.info({ session: chat, folded: folded.length, perHour: this.pace.perHour }, 'more reminders due than a chat gets in an hour; folded into one message');
+        work.push(this.enqueue(folded));
+      }
+      occurrences += single.length + folded.length;
     }
     await Promise.all(work);
-    return work.length;
+    return occurrences;
   }
 
-  private enqueue(d: Delivery): Promise<void> {
-    const key = occurrenceKey(d);
-    this.inFlight.add(key);
+  /** A claim a kill left open as it is; a due reminder claimed now (undefined: someone else took it). */
+  private claimed(item: Delivery | Reminder, now: number): Delivery[] {
+    if ('reminderId' in item) return [item];
+    const repeat = repeatFromString(item.repeat);
+    // A repeating reminder missed several times while the daemon was down is delivered once,
+    // and moves on to its first time after now.
+    const next = repeat ? nextAfter(repeat, item.timezone, item.dueAt, now) : null;
+    const d = this.deps.store.claim(item, next, now);
+    return d ? [d] : [];
+  }
+
+  /**
+   * Whether the chat's channel still serves it. One that does not is held (its reminders stay,
+   * unclaimed) and asked about again later; it is logged once, not at every tick.
+   */
+  private async serves(chat: string, channel: string, chatId: string, now: number): Promise<boolean> {
+    const served = this.served.get(channel);
+    let ok = true;
+    try {
+      ok = served ? await served(chatId) : true;
+    } catch (err) {
+      // Cannot tell (e.g. the channel could not look the user up): it was served when the reminder was set.
+      this.deps.log.warn({ err, session: chat }, 'could not tell whether a chat is still served; delivering its reminders');
+    }
+    if (ok) {
+      this.unservedLogged.delete(chat);
+      return true;
+    }
+    this.pace.hold(chat, { until: now + UNSERVED_RECHECK_MS, why: 'unserved' });
+    if (!this.unservedLogged.has(chat)) {
+      this.unservedLogged.add(chat);
+      this.deps.log.warn(
+        { session: chat, pending: this.deps.store.countPending(chat) },
+        `the ${channel} channel no longer serves this chat; its reminders are kept but not delivered (npm run memory -- reminders --chat ${chat} lists them)`,
+      );
+    }
+    return false;
+  }
+
+  /** Delivers occurrences of one chat in its queue: one message for one, or one folded message for several. */
+  private enqueue(ds: Delivery[]): Promise<void> {
+    const keys = ds.map(occurrenceKey);
+    for (const k of keys) this.inFlight.add(k);
+    const first = ds[0]!;
     return this.deps
-      .queue(d.chat, () => this.deliver(d))
-      .catch((err: unknown) => this.deps.log.error({ err, session: d.chat, reminder: d.reminderId }, 'a reminder could not be delivered; it stays claimed and is tried at the next start'))
-      .finally(() => this.inFlight.delete(key));
+      .queue(first.chat, () => this.deliver(ds))
+      .catch((err: unknown) => this.deps.log.error({ err, session: first.chat, reminders: ds.map((d) => d.reminderId) }, 'a reminder could not be delivered; it stays claimed and is tried at the next start'))
+      .finally(() => {
+        for (const k of keys) this.inFlight.delete(k);
+      });
   }
 
-  /** Text as the user sees it; a late one says when it was due. */
-  private message(d: Delivery, now: number): string {
-    const late = d.dueAt < this.startedAt || now - d.dueAt > LATE_AFTER_MS;
-    if (!late) return `⏰ Reminder: ${d.text}`;
-    const down = d.dueAt < this.startedAt ? ', while I was not running' : '';
-    return `⏰ Reminder (late — it was due ${shortTime(d.dueAt, this.deps.timezone)}${down}): ${d.text}`;
-  }
-
-  private async deliver(d: Delivery): Promise<void> {
-    const send = this.senders.get(d.channel);
+  private async deliver(all: Delivery[]): Promise<void> {
+    const first = all[0]!;
+    const send = this.senders.get(first.channel);
     if (!send) return;
     const now = this.now();
-    const session = await this.deps.sessions.getOrCreate(d.channel, d.chatId);
-    const key = occurrenceKey(d);
-    if (session.messages.some((m) => m.reminder === key)) {
-      // Recorded in an earlier run that was killed before confirming: may have been sent.
-      this.deps.store.finish(d, 'sent', now);
-      return;
-    }
-    const text = this.message(d, now);
-    await this.deps.sessions.writer(session).append(makeMessage('assistant', text, { reminder: key }));
+    const session = await this.deps.sessions.getOrCreate(first.channel, first.chatId);
+    // Recorded in an earlier run that was killed before confirming: may have been sent.
+    const recorded = all.filter((d) => session.messages.some((m) => carries(m, occurrenceKey(d))));
+    for (const d of recorded) this.deps.store.finish(d, 'sent', now);
+    const ds = all.filter((d) => !recorded.includes(d));
+    if (ds.length === 0) return;
+    const text = reminderText(ds, { now, startedAt: this.startedAt, timezone: this.deps.timezone, perHour: this.pace.perHour });
+    // Stamped with the delivery's time: its note line is made from the message, here and in a
+    // rebuild from the session log after a crash (turn/derived.ts).
+    const message = makeMessage('assistant', text, { reminder: ds.map(occurrenceKey).join(' '), timestamp: new Date(now).toISOString() });
+    const writes = this.deps.sessions.writer(session);
+    const release = writes.hold();
     try {
-      const time = format(new TZDate(now, this.deps.timezone), 'HH:mm');
-      const line = `[${time}] Assistant (reminder): ${cutChars(text, 300).replace(/\r\n|\r|\n/g, ' ')}`;
-      await this.deps.memory.forChat(d.channel, d.chatId).appendNote(localDate(new Date(now), this.deps.timezone), line);
-    } catch (err) {
-      this.deps.log.warn({ err, session: d.chat }, 'could not write the reminder to the daily note; it is in the session');
+      await writes.append(message);
+      try {
+        const entry = this.deps.notes.entryOf(message, undefined);
+        if (entry) await this.deps.notes.append({ channel: first.channel, chatId: first.chatId }, entry);
+      } catch (err) {
+        this.deps.log.warn({ err, session: first.chat }, 'could not write the reminder to the daily note; it is in the session');
+      }
+    } finally {
+      release();
     }
     try {
-      await send(d.chatId, text);
-      this.deps.store.finish(d, 'sent', this.now());
-      this.deps.log.info({ session: d.chat, reminder: d.reminderId, lateMs: Math.max(0, now - d.dueAt) }, 'reminder delivered');
+      await send(first.chatId, text);
+      for (const d of ds) this.deps.store.finish(d, 'sent', this.now());
+      this.deps.log.info({ session: first.chat, reminders: ds.map((d) => d.reminderId), lateMs: Math.max(0, now - first.dueAt) }, ds.length === 1 ? 'reminder delivered' : 'reminders delivered in one message');
     } catch (err) {
       // Not retried: the channel already re-sends what provably did not arrive.
-      this.deps.store.finish(d, 'failed', this.now());
-      this.deps.log.error({ err, session: d.chat, reminder: d.reminderId }, 'the channel refused a reminder; it is in the session and the note');
+      for (const d of ds) this.deps.store.finish(d, 'failed', this.now());
+      this.deps.log.error({ err, session: first.chat, reminders: ds.map((d) => d.reminderId) }, 'the channel refused a reminder; it is in the session and the note');
     }
   }
 
@@ -278,7 +360,11 @@ export class ReminderService {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.stopped || this.senders.size === 0 || this.running) return;
-    const next = this.deps.store.nextDue([...this.senders.keys()]);
+    // Held chats (over their hourly messages, or no longer served) wake the timer when their hold ends.
+    const held = this.pace.held(this.now());
+    const due = this.deps.store.nextDue([...this.senders.keys()], [...held.keys()]);
+    const release = this.pace.nextRelease();
+    const next = due === undefined ? release : release === undefined ? due : Math.min(due, release);
     if (next === undefined) return;
     const wait = Math.min(Math.max(0, next - this.now()), MAX_SLEEP_MS);
     this.timer = setTimeout(() => {

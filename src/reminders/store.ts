@@ -181,11 +181,14 @@ export class ReminderStore {
     ).map(toReminder);
   }
 
-  /** The soonest due time of a pending reminder on these channels. */
-  nextDue(channels: string[]): number | undefined {
+  /** The soonest due time of a pending reminder on these channels, leaving out the chats in `except`. */
+  nextDue(channels: string[], except: string[] = []): number | undefined {
     if (channels.length === 0) return undefined;
-    const marks = channels.map(() => '?').join(',');
-    const row = this.db.prepare(`SELECT MIN(due_at) AS at FROM reminders WHERE status = 'pending' AND channel IN (${marks})`).get(...channels) as { at: number | null };
+    const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
+    const skip = except.length > 0 ? ` AND chat NOT IN (${marks(except.length)})` : '';
+    const row = this.db
+      .prepare(`SELECT MIN(due_at) AS at FROM reminders WHERE status = 'pending' AND channel IN (${marks(channels.length)})${skip}`)
+      .get(...channels, ...except) as { at: number | null };
     return row.at ?? undefined;
   }
 
@@ -224,15 +227,15 @@ export class ReminderStore {
     return (this.db.prepare('SELECT * FROM deliveries WHERE chat = ? ORDER BY due_at').all(chat) as DeliveryRow[]).map(toDelivery);
   }
 
-  /**
-   * Removes every reminder and delivery record of a chat (purge, forget). With secure_delete
-   * and a truncating checkpoint, no byte of their text stays in the file or its WAL.
-   */
   /** Every chat with reminders or delivery records (purge finds a group's forum topics among them). */
   chats(): string[] {
     return (this.db.prepare('SELECT chat FROM reminders UNION SELECT chat FROM deliveries').all() as Array<{ chat: string }>).map((r) => r.chat);
   }
 
+  /**
+   * Removes every reminder and delivery record of a chat (purge, forget). With secure_delete
+   * and a truncating checkpoint, no byte of their text stays in the file or its WAL.
+   */
   deleteChat(chat: string): number {
     const n = this.db.transaction(() => {
       const r = this.db.prepare('DELETE FROM reminders WHERE chat = ?').run(chat).changes;

@@ -6,6 +6,7 @@
 import cron from 'node-cron';
 import { addDays, format } from 'date-fns';
 import { TZDate } from '@date-fns/tz';
+import { LRUCache } from 'lru-cache';
 
 /** Reminders further ahead than this are refused (a typo in the year, most likely). */
 export const MAX_AHEAD_MS = 5 * 366 * 24 * 3600 * 1000;
@@ -52,10 +53,20 @@ export function parseRepeat(raw: string): { ok: true; repeat: Repeat } | { ok: f
   const r = raw.trim();
   if (/^daily$/i.test(r)) return { ok: true, repeat: 'daily' };
   if (/^weekly$/i.test(r)) return { ok: true, repeat: 'weekly' };
-  if (r.split(/\s+/).length !== 5 || !cron.validate(r)) {
+  if (r.split(/\s+/).length !== 5 || !cron.validate(r) || !parses(r)) {
     return { ok: false, reason: `repeat "${raw}" is not "daily", "weekly" or a 5-field cron expression (minute hour day month weekday, e.g. "30 8 * * 1-5")` };
   }
   return { ok: true, repeat: { cron: r } };
+}
+
+/** node-cron validates field by field; a day no month has ("30 2") is refused only when a task is made. */
+function parses(expr: string): boolean {
+  try {
+    matcherOf(expr, 'UTC');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function repeatToString(r: Repeat): string {
@@ -68,22 +79,32 @@ export function repeatFromString(s: string | null): Repeat | null {
   return p.ok ? p.repeat : null;
 }
 
-/** node-cron's matcher for an expression, kept per expression and zone (creating one parses it). */
-const matchers = new Map<string, { getNextMatch(d: Date): Date }>();
+/** node-cron's matcher of an expression in a zone (the parsed fields and the next-match walk). */
+interface CronMatcher {
+  /** Seconds, minutes, hours, day of month, month, weekday: the values each field allows. */
+  expressions: Array<Array<number | string>>;
+  getNextMatch(d: Date): Date;
+}
 
-function cronNext(expr: string, timezone: string, after: number): number {
+/** Matchers, kept per expression and zone (creating one parses it). */
+const matchers = new LRUCache<string, CronMatcher>({ max: 500 });
+
+function matcherOf(expr: string, timezone: string): CronMatcher {
   const key = `${timezone} ${expr}`;
   let matcher = matchers.get(key);
   if (!matcher) {
     // A task that is never started: only its time matcher is used (node-cron computes the next
     // match in the zone, DST included); destroyed at once so node-cron keeps no reference.
     const task = cron.createTask(expr, () => undefined, { timezone });
-    matcher = (task as unknown as { timeMatcher: { getNextMatch(d: Date): Date } }).timeMatcher;
+    matcher = (task as unknown as { timeMatcher: CronMatcher }).timeMatcher;
     void task.destroy();
-    if (matchers.size > 500) matchers.clear();
     matchers.set(key, matcher);
   }
-  return matcher.getNextMatch(new Date(after)).getTime();
+  return matcher;
+}
+
+function cronNext(expr: string, timezone: string, after: number): number {
+  return matcherOf(expr, timezone).getNextMatch(new Date(after)).getTime();
 }
 
 /** The occurrence after `prev`: the same wall-clock time a day or a week later (DST-safe), or the next cron match. */
@@ -99,17 +120,79 @@ export function nextAfter(repeat: Repeat, timezone: string, due: number, now: nu
   return n;
 }
 
-/** A reason when a repeat would fire more often than MIN_REPEAT_GAP_MS; null when it is fine. */
+const DAY_MS = 24 * 3600 * 1000;
+/** How far ahead a repeat's firing rate is judged: a year, so a day-of-month or month field shows. */
+export const RATE_WINDOW_MS = 366 * DAY_MS;
+
+/**
+ * A reason when a repeat fires more often than every MIN_REPEAT_GAP_MS anywhere in the year
+ * after `first`; null when it is fine. Only the repeat's own times count, not the gap from
+ * `first` (the `at` of the reminder) to its first match.
+ */
 export function tooFrequent(repeat: Repeat, timezone: string, first: number): string | null {
   if (typeof repeat === 'string') return null;
-  // Gaps over the first week (patterns repeat by weekday) or 200 occurrences, whichever ends first.
-  let prev = first;
-  for (let i = 0; i < 200 && prev - first < 8 * 24 * 3600 * 1000; i++) {
-    const next = cronNext(repeat.cron, timezone, prev);
-    if (next - prev < MIN_REPEAT_GAP_MS) return `repeat "${repeat.cron}" would fire more often than every ${MIN_REPEAT_GAP_MS / 60_000} minutes`;
-    prev = next;
+  const gap = shortestGap(repeat.cron, timezone, first, first + RATE_WINDOW_MS);
+  if (gap === null || gap >= MIN_REPEAT_GAP_MS) return null;
+  const every = gap <= 60_000 ? 'minute' : `${Math.round(gap / 60_000)} minutes`;
+  return `repeat "${repeat.cron}" would fire more often than every ${MIN_REPEAT_GAP_MS / 60_000} minutes (every ${every} at times)`;
+}
+
+/**
+ * The shortest time between two consecutive fires of a 5-field cron expression whose days fall
+ * in [from, until), as node-cron fires it in `timezone`; null when it fires at most once.
+ *
+ * Walking every fire of a year takes ~1 s for a quarter-hourly expression (35,000 matches),
+ * too long for a tool call on the one event loop. So the walk is by firing day (at most 366):
+ * on a day without a clock change the fires are the expression's times of day, whose
+ * shortest gap is known up front; the gap from one firing day to the next is its first fire minus the
+ * last one before; only on a day the clock changes (twice a year) are the real fires walked, since
+ * a skipped hour can bring two fires closer than the times say (01:55 and 03:05 on the spring
+ * night are 10 minutes apart).
+ */
+export function shortestGap(expr: string, timezone: string, from: number, until: number): number | null {
+  const fields = expr.trim().split(/\s+/);
+  const fires = matcherOf(expr, timezone);
+  const [, minutes, hours] = fires.expressions as [unknown, number[], number[]];
+  const times = hours.flatMap((h) => minutes.map((m) => (h * 60 + m) * 60_000)).sort((a, b) => a - b);
+  let withinDay = Number.POSITIVE_INFINITY;
+  for (let i = 1; i < times.length; i++) withinDay = Math.min(withinDay, times[i]! - times[i - 1]!);
+  // The days it fires on: node-cron's own day, month and weekday rules, matched at noon.
+  const days = matcherOf(`0 0 12 ${fields[2]} ${fields[3]} ${fields[4]}`, timezone);
+  let best = Number.POSITIVE_INFINITY;
+  let fired = 0;
+  let previousLast: number | undefined;
+  let noon = days.getNextMatch(new Date(startOfDay(from, timezone) - 1)).getTime();
+  while (noon < until && best >= MIN_REPEAT_GAP_MS) {
+    const dayStart = startOfDay(noon, timezone);
+    const dayEnd = addDays(new TZDate(dayStart, timezone), 1).getTime();
+    let firstFire: number;
+    let lastFire: number;
+    if (dayEnd - dayStart === DAY_MS) {
+      firstFire = dayStart + times[0]!;
+      lastFire = dayStart + times.at(-1)!;
+      best = Math.min(best, withinDay);
+      fired += times.length;
+    } else {
+      const real: number[] = [];
+      for (let t = fires.getNextMatch(new Date(dayStart - 1000)).getTime(); t < dayEnd && real.length <= times.length + 1; t = fires.getNextMatch(new Date(t)).getTime()) real.push(t);
+      if (real.length === 0) {
+        noon = days.getNextMatch(new Date(noon)).getTime();
+        continue;
+      }
+      for (let i = 1; i < real.length; i++) best = Math.min(best, real[i]! - real[i - 1]!);
+      [firstFire, lastFire] = [real[0]!, real.at(-1)!];
+      fired += real.length;
+    }
+    if (previousLast !== undefined) best = Math.min(best, firstFire - previousLast);
+    previousLast = lastFire;
+    noon = days.getNextMatch(new Date(noon)).getTime();
   }
-  return null;
+  return fired > 1 ? best : null;
+}
+
+function startOfDay(ms: number, timezone: string): number {
+  const d = new TZDate(ms, timezone);
+  return new TZDate(d.getFullYear(), d.getMonth(), d.getDate(), 0, 0, 0, timezone).getTime();
 }
 
 /** "Monday 23 November 2026, 09:00 (Europe/Berlin, UTC+01:00)" */

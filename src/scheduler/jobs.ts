@@ -28,7 +28,7 @@ export class Scheduler {
   /** Runs a job now unless it is already running. */
   async runNow(job: JobName): Promise<JobResult | null> {
     if (this.running.has(job)) {
-      this.log.info({ job }, `[Upkeep] ${job} is still running; this run is skipped`);
+      this.log.info({ job }, `${job} is still running; this run is skipped`);
       return null;
     }
     this.running.add(job);
@@ -42,10 +42,10 @@ export class Scheduler {
   start(): void {
     for (const s of SCHEDULE) {
       this.tasks.push(
-        cron.schedule(s.cron, () => void this.runNow(s.job).catch((err: unknown) => this.log.error({ job: s.job, err: errorMessage(err) }, '[Upkeep] job failed')), { timezone: this.timezone, noOverlap: true, name: `upkeep-${s.job}` }),
+        cron.schedule(s.cron, () => void this.runNow(s.job).catch((err: unknown) => this.log.error({ job: s.job, err: errorMessage(err) }, 'job failed')), { timezone: this.timezone, noOverlap: true, name: `upkeep-${s.job}` }),
       );
     }
-    this.log.info({ timezone: this.timezone, jobs: SCHEDULE.map((s) => `${s.job} ${s.cron}`) }, '[Upkeep] nightly jobs scheduled');
+    this.log.info({ timezone: this.timezone, jobs: SCHEDULE.map((s) => `${s.job} ${s.cron}`) }, 'nightly jobs scheduled');
   }
 
   async stop(): Promise<void> {

@@ -9,8 +9,8 @@ import { AppError } from '../core/errors.js';
 import { RuntimeConfigStore, memoryBudgetTokens } from '../config/runtime.js';
 import { SessionStore } from '../sessions/store.js';
 import { LlmClient } from '../llm/client.js';
-import { lookupModel } from '../llm/catalogue.js';
-import { createTokenCounter } from '../llm/tokens.js';
+import { ChatModels, type ActiveModel } from '../llm/chat-models.js';
+import type { Session } from '../sessions/model.js';
 import { UsageStore } from '../usage/usage.js';
 import { TokenBudget } from '../usage/budget.js';
 import { ToolRegistry } from '../tools/registry.js';
@@ -22,7 +22,7 @@ import { InstructionsSource } from '../context/instructions.js';
 import { Dispatcher } from '../queue/dispatcher.js';
 import { Inbox } from '../queue/inbox.js';
 import { TurnStats } from '../turn/stats.js';
-import { contextLimit, type Services } from './services.js';
+import { chatModel, type Services } from './services.js';
 import { MemoryService } from '../memory/service.js';
 import { ForgetService } from '../privacy/forget.js';
 import { ConsolidationService } from '../memory/consolidation.js';
@@ -37,6 +37,8 @@ import { Scheduler } from '../scheduler/jobs.js';
 import { ReminderStore } from '../reminders/store.js';
 import { MediaFetchers } from '../media/attachments.js';
 import { ReminderService } from '../reminders/service.js';
+import { DailyNotes } from '../memory/daily-notes.js';
+import { DerivedWrites } from '../turn/derived.js';
 
 export interface ServiceOptions {
   /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
@@ -53,7 +55,8 @@ export interface Built {
   instructions: InstructionsSource;
   embedder: Embedder | undefined;
   fit: ContextFit;
-  contextLimit: () => number;
+  /** The model a chat answers with (services.ts chatModel). */
+  modelOf: (session: Session) => ActiveModel;
 }
 
 export async function buildServices(config: Config, log: Logger, opts: ServiceOptions): Promise<Built> {
@@ -68,7 +71,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   await sessions.init();
   const llm = new LlmClient(config, componentLogger(log, 'LLM'));
   const usage = new UsageStore(path.join(config.workspaceDir, 'usage.db'), config.timezone, { log: componentLogger(log, 'Usage') });
-  llm.usageSink = (account, u) => usage.record(account, u);
+  llm.usageSink = (account, u, model) => usage.record(account, u, new Date(), model);
   const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
   llm.gate = (account) => budget.pausesBackground(account);
   const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
@@ -80,6 +83,10 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     embedder.init();
   }
   const indexing = new IndexingService(index, embedder);
+  const notes = new DailyNotes(memory, config.timezone, componentLogger(log, 'MemoryPersist'));
+  const derived = new DerivedWrites({ notes, indexing, memory, runtime, sessions, log: componentLogger(log, 'MemoryPersist') });
+  // The session log forgets its lines only once the note lines derived from them are on disk.
+  sessions.deriveFromLog({ flush: () => derived.flush(), durable: () => !notes.unsynced });
   const upkeep = new Upkeep(index, llm, componentLogger(log, 'Upkeep'), {
     accurateNer: false,
     timeoutMs: config.consolidationTimeoutMs,
@@ -90,10 +97,11 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   const reminders = new ReminderService({
     store: new ReminderStore(path.join(config.workspaceDir, 'schedules.db'), componentLogger(log, 'Reminders')),
     sessions,
-    memory,
+    notes,
     timezone: config.timezone,
     log: componentLogger(log, 'Reminders'),
     queue: (key, task) => dispatcher.submit(key, task),
+    perChatPerHour: config.remindersPerChatPerHour,
     ...(opts.now ? { now: opts.now } : {}),
   });
   // Before any channel starts: a reminder recorded just before a kill is not sent again.
@@ -117,8 +125,8 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     tools.addSource(mcp);
     mcp.start();
   }
-  const model = lookupModel(config.model, config.vision);
-  const tokens = await createTokenCounter(model.encoding);
+  const models = await ChatModels.create(config);
+  const { info: model, tokens } = models.defaultModel;
   const stats = new TurnStats();
   const consolidation = new ConsolidationService(
     llm,
@@ -139,17 +147,14 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     componentLogger(log, 'AutoCompact'),
   );
   const instructions = new InstructionsSource(config.workspaceDir);
-  const limit = () => contextLimit({ model, runtime });
+  const modelOf = (session: Session) => chatModel({ models, runtime }, session);
   const fit = new ContextFit({
     compaction,
     memory,
-    tokens,
-    contextLimit: limit,
+    model: modelOf,
     toolDefinitions: () => tools.definitions(),
     lastSystemPromptTokens: (id) => stats.lastTurn(id)?.systemPromptTokens,
-    systemPromptBound: () => {
-      return tokens.countText(instructions.cachedText()) + memoryBudgetTokens(limit(), runtime.get().memory);
-    },
+    systemPromptBound: (m) => m.tokens.countText(instructions.cachedText()) + memoryBudgetTokens(m.limit, runtime.get().memory),
   });
   const compactor = new AutoCompactor({ fit, runtime });
   const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
@@ -163,6 +168,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     tools,
     tokens,
     model,
+    models,
     stats,
     memory,
     runtime,
@@ -177,6 +183,8 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     budget,
     media,
     mcp,
+    notes,
+    derived,
   };
-  return { services, dispatcher, inbox, instructions, embedder, fit, contextLimit: limit };
+  return { services, dispatcher, inbox, instructions, embedder, fit, modelOf };
 }

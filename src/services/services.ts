@@ -6,6 +6,8 @@ import type { LlmClient } from '../llm/client.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { TokenCounter } from '../llm/tokens.js';
 import type { ModelInfo } from '../llm/catalogue.js';
+import type { ActiveModel, ChatModels } from '../llm/chat-models.js';
+import type { Session } from '../sessions/model.js';
 import type { TurnStats } from '../turn/stats.js';
 import type { MemoryService } from '../memory/service.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
@@ -20,6 +22,8 @@ import type { UsageStore } from '../usage/usage.js';
 import type { TokenBudget } from '../usage/budget.js';
 import type { MediaFetchers } from '../media/attachments.js';
 import type { McpServers } from '../mcp/servers.js';
+import type { DailyNotes } from '../memory/daily-notes.js';
+import type { DerivedWrites } from '../turn/derived.js';
 
 export interface Services {
   config: Config;
@@ -27,8 +31,11 @@ export interface Services {
   sessions: SessionStore;
   llm: LlmClient;
   tools: ToolRegistry;
+  /** LLM_MODEL's tokenizer and catalogue entry; a chat's own model is `chatModel(services, session)`. */
   tokens: TokenCounter;
   model: ModelInfo;
+  /** The models chats may answer with (LLM_MODEL, LLM_MODELS) and the fallbacks: limit, tokenizer, images. */
+  models: ChatModels;
   stats: TurnStats;
   memory: MemoryService;
   runtime: RuntimeConfigStore;
@@ -46,11 +53,27 @@ export interface Services {
   budget: TokenBudget;
   /** Channels' file downloaders (images are fetched per turn by file id). */
   media: MediaFetchers;
+  /** The one writer of daily-note lines (exchanges via `derived`, reminders). */
+  notes: DailyNotes;
+  /** A turn's note line and index rows, derived from the session log (and rebuilt from it after a crash). */
+  derived: DerivedWrites;
   /** MCP_CONFIG's servers, whose tools join the registry's (undefined: none configured). */
   mcp: McpServers | undefined;
 }
 
-/** The context limit budgets are measured against: min(model input limit, compaction.maxContextTokens). */
-export function contextLimit(s: Pick<Services, 'model' | 'runtime'>): number {
-  return Math.min(s.model.maxInputTokens, s.runtime.get().compaction.maxContextTokens);
+/** The context limit budgets are measured against: min(the model's input limit, compaction.maxContextTokens). */
+export function contextLimit(model: ModelInfo, runtime: RuntimeConfigStore): number {
+  return Math.min(model.maxInputTokens, runtime.get().compaction.maxContextTokens);
+}
+
+/** The model a chat answers with (its /model choice while still offered, else LLM_MODEL), with its context limit. */
+export function chatModel(s: Pick<Services, 'models' | 'runtime'>, session: Session): ActiveModel {
+  const m = s.models.of(session.metadata.model);
+  return { ...m, limit: contextLimit(m.info, s.runtime) };
+}
+
+/** Any configured model by name (a fallback too) with its context limit; undefined for a name the settings do not hold. */
+export function modelNamed(s: Pick<Services, 'models' | 'runtime'>, name: string): ActiveModel | undefined {
+  const m = s.models.get(name);
+  return m && { ...m, limit: contextLimit(m.info, s.runtime) };
 }

@@ -34,6 +34,8 @@ export interface SessionMessage {
   senderName?: string;
   /** Already consolidated into memory by a truncation that kept it. */
   consolidated?: boolean;
+  /** An answer /stop cut short (its text so far, marked): no note line or index rows derive from it. */
+  stopped?: boolean;
   /** A delivered reminder: `<reminder id>@<due ms>` (reminders/service.ts; no second delivery). */
   reminder?: string;
   /**
@@ -41,7 +43,7 @@ export interface SessionMessage {
    * `noteKey`), so their daily-note lines stay out of the prompt while the summary is there.
    */
   covers?: string[];
-  /** An image that came with a user message: its file id only (`content` holds the placeholder). */
+  /** An image or voice note that came with a user message: its file id only (`content` holds the placeholder or transcript). */
   attachment?: StoredAttachment;
   /** An album's images (one user message for the whole album), in its order. */
   attachments?: StoredAttachment[];
@@ -62,6 +64,8 @@ export interface SessionMetadata {
   /** Messages removed by compaction so far. */
   messagesCompacted: number;
   lastCompaction?: CompactionRecord;
+  /** The model this chat chose with /model (kept across /new and restarts); unset: LLM_MODEL. */
+  model?: string;
 }
 
 export interface Session {
@@ -165,6 +169,7 @@ export function repairMessage(raw: unknown, repaired: { fields: number } = { fie
   for (const k of ['toolCallId', 'sourceId'] as const) if (m[k] !== undefined) set(k, optionalString(m[k]));
   for (const k of ['toolName', 'senderName'] as const) if (m[k] !== undefined) set(k, typeof m[k] === 'string' ? m[k] : undefined);
   if (m.consolidated !== undefined) set('consolidated', typeof m.consolidated === 'boolean' ? m.consolidated : undefined);
+  if (m.stopped !== undefined) set('stopped', m.stopped === true ? true : undefined);
   if (m.covers !== undefined) set('covers', Array.isArray(m.covers) && m.covers.every((k) => typeof k === 'string') ? m.covers : undefined);
   if (m.attachment !== undefined) set('attachment', validAttachment(m.attachment) ? m.attachment : undefined);
   if (m.attachments !== undefined) set('attachments', Array.isArray(m.attachments) && m.attachments.every(validAttachment) ? m.attachments : undefined);
@@ -173,7 +178,7 @@ export function repairMessage(raw: unknown, repaired: { fields: number } = { fie
 
 function validAttachment(v: unknown): boolean {
   const a = v as Record<string, unknown> | null;
-  return !!a && typeof a === 'object' && (a.kind === 'photo' || a.kind === 'document') && typeof a.fileId === 'string';
+  return !!a && typeof a === 'object' && ['photo', 'document', 'voice', 'audio'].includes(a.kind as string) && typeof a.fileId === 'string';
 }
 
 function repairCompaction(v: unknown): CompactionRecord | undefined {
@@ -203,13 +208,17 @@ export function parseSession(raw: unknown, channelType: string, chatId: string, 
   const lastCompaction = repairCompaction(meta.lastCompaction);
   if (meta.lastCompaction !== undefined && !lastCompaction) repaired.fields++;
   for (const k of ['messagesReceived', 'messagesCompacted'] as const) if (meta[k] !== undefined && typeof meta[k] !== 'number') repaired.fields++;
+  const { model: storedModel, ...others } = metaRest;
+  const model = typeof storedModel === 'string' && storedModel !== '' ? storedModel : undefined;
+  if (storedModel !== undefined && model === undefined) repaired.fields++;
   return {
     id: sessionKey(channelType, chatId),
     channelType,
     chatId,
     messages,
     metadata: {
-      ...metaRest,
+      ...others,
+      ...(model !== undefined ? { model } : {}),
       conversationId: typeof meta.conversationId === 'string' ? meta.conversationId : fresh.metadata.conversationId,
       messagesReceived: typeof meta.messagesReceived === 'number' ? meta.messagesReceived : 0,
       messagesCompacted: typeof meta.messagesCompacted === 'number' ? meta.messagesCompacted : 0,

@@ -18,8 +18,9 @@ import { ensureDir, removeStaleTempFiles, withFileLock, writeFileAtomic } from '
 import { isInside, sessionFileKey } from '../storage/paths.js';
 import { AppError } from '../core/errors.js';
 import { newConversationId, newSession, parseSession, sessionKey, type Session, type SessionMessage } from './model.js';
-import { SessionWal } from './wal.js';
+import { SessionWal, type WalLine } from './wal.js';
 import type { SessionWriter } from './writer.js';
+import { answered, findRecorded, userMessageOf } from './received.js';
 import { ChatNames } from './names.js';
 
 /** How long a session file may lag behind its log (its messages are durable meanwhile). */
@@ -79,9 +80,35 @@ export class SessionStore {
     await this.replay();
   }
 
-  /** Applies log lines a crash kept from reaching their session files, then empties the log. */
+  /** The log lines the last run left (replayed into the session files), until `takeLastRun`. */
+  private lastRun: WalLine[] = [];
+
+  /**
+   * The lines the last run left in the session log, for what derives from them (the daily
+   * notes and index rows, turn/derived.ts): taken once. The log keeps them until `forgetLog`.
+   */
+  takeLastRun(): WalLine[] {
+    return this.lastRun.splice(0);
+  }
+
+  /** Empties the session log once what derives from its lines is written (start, stop). */
+  forgetLog(): Promise<void> {
+    return this.wal.truncate(true);
+  }
+
+  /**
+   * What derives from the log's lines: `flush` makes it durable before the log forgets them,
+   * `durable` says (where the log decides) that nothing written since is still unsynced.
+   */
+  deriveFromLog(derived: { flush: () => Promise<void>; durable: () => boolean }): void {
+    this.wal.beforeForget = derived.flush;
+    this.wal.forgettable = derived.durable;
+  }
+
+  /** Applies log lines a crash kept from reaching their session files; the log keeps them (see takeLastRun). */
   private async replay(): Promise<void> {
     const lines = await this.wal.read();
+    this.lastRun = lines;
     // Ids already in each session, built once per session (not per line: restarts stay fast).
     const touched = new Map<string, { session: Session; have: Set<string> }>();
     let restored = 0;
@@ -99,7 +126,6 @@ export class SessionStore {
       session.walSeq = line.seq;
     }
     for (const { session } of touched.values()) await this.save(session);
-    await this.wal.truncate(true);
     if (restored > 0) this.log.warn({ messages: restored, sessions: touched.size }, 'restored messages a crash kept from reaching their session files');
   }
 
@@ -246,12 +272,22 @@ export class SessionStore {
   writer(session: Session): SessionWriter {
     // Looked up at each call: an idle session's entry may have been dropped and made again.
     const entry = () => this.entryOf(session.id);
+    const record = (message: SessionMessage) => {
+      session.messages.push(message);
+      entry().owed.push(message);
+    };
     return {
       session,
-      record: (message) => {
-        session.messages.push(message);
-        entry().owed.push(message);
+      receive: (msg) => {
+        const found = findRecorded(session.messages, msg);
+        if (found) return { message: found, fresh: false, answered: answered(session.messages, found) };
+        const message = userMessageOf(msg);
+        session.metadata.messagesReceived++;
+        record(message);
+        return { message, fresh: true, answered: false };
       },
+      record,
+      hold: () => this.wal.hold(),
       commit: async () => {
         const e = entry();
         if (e.owed.length > 0) await this.commit(session, e, []);
@@ -260,8 +296,17 @@ export class SessionStore {
         session.messages.push(message);
         await this.commit(session, entry(), [message]);
       },
-      replace: async (messages) => {
+      revise: async (message, content) => {
+        message.content = content;
+        // Owed: the next log line carries it as it is now. Already logged: the file is rewritten.
+        if (!entry().owed.includes(message)) await this.save(session);
+      },
+      replace: async (messages, compaction) => {
         session.messages = messages;
+        if (compaction) {
+          session.metadata.messagesCompacted += compaction.removed;
+          session.metadata.lastCompaction = compaction;
+        }
         // A message still owed stays owed in the form it now has (a compaction may flag it);
         // one dropped must not come back with the next log line.
         const now = new Map(messages.map((m) => [m.id, m]));
@@ -273,6 +318,11 @@ export class SessionStore {
         session.messages = [];
         session.metadata.conversationId = newConversationId();
         entry().owed = [];
+        await this.save(session);
+      },
+      setModel: async (model) => {
+        if (model === undefined) delete session.metadata.model;
+        else session.metadata.model = model;
         await this.save(session);
       },
     };

@@ -18,6 +18,8 @@ export interface WalLine {
   seq: number;
   channelType: string;
   chatId: string;
+  /** The conversation (metadata.conversationId) the messages belong to: what their index rows carry. */
+  conversation?: string;
   messages: SessionMessage[];
 }
 
@@ -71,12 +73,33 @@ export class SessionWal {
   }
 
   /** Logs `messages` of a session durably; returns the line's sequence number. */
-  append(session: { id: string; channelType: string; chatId: string }, messages: SessionMessage[]): { seq: number; written: Promise<void> } {
+  append(session: { id: string; channelType: string; chatId: string; metadata: { conversationId: string } }, messages: SessionMessage[]): { seq: number; written: Promise<void> } {
     const seq = (this.seq = Math.max(Date.now() * 1000, this.seq + 1));
     this.pending.set(session.id, seq);
-    const text = `${JSON.stringify({ seq, channelType: session.channelType, chatId: session.chatId, messages } satisfies WalLine)}\n`;
+    const line: WalLine = { seq, channelType: session.channelType, chatId: session.chatId, conversation: session.metadata.conversationId, messages };
+    const text = `${JSON.stringify(line)}\n`;
     const written = this.log.append(text, true);
     return { seq, written };
+  }
+
+  /**
+   * Runs before the log forgets its lines: what is derived from them (daily notes, index rows)
+   * is made durable first, or the log is kept (the hook throws).
+   */
+  beforeForget: (() => Promise<void>) | undefined;
+  /** Checked again where the log decides: false while something derived is not yet durable (a note written after `beforeForget`). */
+  forgettable: () => boolean = () => true;
+  /** Work still deriving from logged lines (a turn before its note and index rows are written): the log is kept meanwhile. */
+  private holds = 0;
+
+  /** Keeps the log's lines until the returned release is called (once). */
+  hold(): () => void {
+    this.holds++;
+    let held = true;
+    return () => {
+      if (held) this.holds--;
+      held = false;
+    };
   }
 
   /** The session's file now holds every line up to `upTo`. */
@@ -95,8 +118,9 @@ export class SessionWal {
    * Decided inside the serial chain, so a line appended meanwhile is never cut away.
    */
   async truncate(force: boolean): Promise<void> {
+    await this.beforeForget?.();
     await this.log.replaceIf(() =>
-      !force && (this.pending.size > 0 || this.log.bytes <= TRUNCATE_BYTES) ? null : `${JSON.stringify({ base: this.seq } satisfies Base)}\n`,
+      !force && (this.pending.size > 0 || this.holds > 0 || !this.forgettable() || this.log.bytes <= TRUNCATE_BYTES) ? null : `${JSON.stringify({ base: this.seq } satisfies Base)}\n`,
     );
   }
 

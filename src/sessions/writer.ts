@@ -3,24 +3,43 @@
  * compaction, a reminder: whoever changes a session's messages does it through one of these,
  * so the store's protocol — record → commit → checkpoint — is kept by the store, not by callers:
  *
+ *   receive  records a user's message unless the session has it already (received.ts: the one
+ *            "already recorded?" rule), counting it in `messagesReceived` once;
  *   record   adds a message in memory only, owed to the log: for words already durable
  *            elsewhere (the user's message is in the inbox journal), so a turn's messages reach
  *            the disk in one write with its answer;
  *   commit   makes everything owed durable: one fsynced line in the session log (wal.ts); the
  *            session file is rewritten in the background (a checkpoint);
  *   append   record + commit;
+ *   revise   gives a message of the session its final text (a voice note's transcript, a photo
+ *            the model could not see): one still owed is written with it; one already on disk
+ *            (a message recovered after a restart) has its file rewritten now;
  *   replace  sets the messages (compaction, forget) and rewrites the file now; a message
- *            dropped is no longer owed, so the next log line cannot bring it back;
- *   clear    /new: no messages and a new conversation id, written now.
+ *            dropped is no longer owed, so the next log line cannot bring it back; a
+ *            compaction's record (`messagesCompacted`, `lastCompaction`) comes with it;
+ *   clear    /new: no messages and a new conversation id, written now;
+ *   setModel /model: the chat's model (undefined: back to LLM_MODEL), written now.
  */
-import type { Session, SessionMessage } from './model.js';
+import type { InboundMessage } from '../core/message.js';
+import type { CompactionRecord, Session, SessionMessage } from './model.js';
+import type { Received } from './received.js';
 
 export interface SessionWriter {
   readonly session: Session;
+  /** The user's message: found in the session, or recorded now (owed, like `record`). */
+  receive(msg: InboundMessage): Received;
   record(message: SessionMessage): void;
+  /**
+   * Keeps the session log's lines until released: for work that derives from what it logs (a
+   * turn's note line and index rows, a reminder's note line) and must be done, or rebuilt from
+   * the log after a crash, before the log forgets them.
+   */
+  hold(): () => void;
   /** Makes what was recorded durable; nothing to do when nothing is owed. */
   commit(): Promise<void>;
   append(message: SessionMessage): Promise<void>;
-  replace(messages: SessionMessage[]): Promise<void>;
+  revise(message: SessionMessage, content: string): Promise<void>;
+  replace(messages: SessionMessage[], compaction?: CompactionRecord): Promise<void>;
   clear(): Promise<void>;
+  setModel(model: string | undefined): Promise<void>;
 }

@@ -42,13 +42,15 @@ const appended = new LRUCache<string, true>({ max: 10_000 });
 
 /**
  * Appends `line` + newline to `file` as one write, fsynced (the directory too when the file is
- * new). For files only this daemon writes (daily notes): appends are serialized in-process —
- * no lock files, four system calls. A file whose last line lost its newline (a power cut, a
- * hand edit) gets one first; that is checked once per file per run.
+ * new) unless `durable` is false: then it is written (a kill cannot lose it, a power cut can)
+ * and the caller makes it durable later (`syncFile`) or can rebuild it. For files only this
+ * daemon writes (daily notes): appends are serialized in-process — no lock files, four system
+ * calls. A file whose last line lost its newline (a power cut, a hand edit) gets one first;
+ * that is checked once per file per run.
  */
-export function appendLine(file: string, line: string): Promise<void> {
+export function appendLine(file: string, line: string, durable = true): Promise<void> {
   const prev = appending.get(file) ?? Promise.resolve();
-  const next = prev.catch(() => undefined).then(() => appendNow(file, line));
+  const next = prev.catch(() => undefined).then(() => appendNow(file, line, durable));
   appending.set(file, next);
   void next.finally(() => {
     if (appending.get(file) === next) appending.delete(file);
@@ -56,7 +58,7 @@ export function appendLine(file: string, line: string): Promise<void> {
   return next;
 }
 
-async function appendNow(file: string, line: string): Promise<void> {
+async function appendNow(file: string, line: string, durable: boolean): Promise<void> {
   let created = false;
   try {
     const known = appended.has(file);
@@ -74,7 +76,7 @@ async function appendNow(file: string, line: string): Promise<void> {
         }
       }
       await fh.write(`${lead}${line}\n`);
-      await fh.sync();
+      if (durable) await fh.sync();
       appended.set(file, true);
     } finally {
       await fh.close();
@@ -83,7 +85,28 @@ async function appendNow(file: string, line: string): Promise<void> {
     if (isAppError(err, 'storage.not_a_file')) throw err;
     throw new AppError('storage.write_failed', { action: 'append to', target: path.basename(file), reason: (err as Error).message }, { cause: err });
   }
-  if (created) await syncDir(path.dirname(file));
+  if (created && durable) await syncDir(path.dirname(file));
+}
+
+/**
+ * Makes what was written to `file` durable (its data and its directory entry): for files
+ * appended to with `durable: false`. Waits for appends in progress first. A file that is gone
+ * is nothing to sync.
+ */
+export async function syncFile(file: string): Promise<void> {
+  await appending.get(file)?.catch(() => undefined);
+  try {
+    const fh = await openRegular(file, 'read');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new AppError('storage.write_failed', { action: 'sync', target: path.basename(file), reason: (err as Error).message }, { cause: err });
+  }
+  await syncDir(path.dirname(file));
 }
 
 async function syncDir(dir: string): Promise<void> {

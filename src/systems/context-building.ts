@@ -10,6 +10,7 @@ import { ORDER } from '../turn/order.js';
 import type { System } from '../turn/system.js';
 import type { PromptSection } from '../turn/turn.js';
 import type { InstructionsSource } from '../context/instructions.js';
+import { componentLogger } from '../core/log.js';
 
 export interface ContextBuildingDeps {
   instructions: InstructionsSource;
@@ -43,7 +44,7 @@ export function createContextBuildingSystem(deps: ContextBuildingDeps): System {
       }
       turn.turnSections = perTurn;
       turn.turnPrompt = joinSections(perTurn);
-      turn.log.debug(`[Context] system prompt: ${turn.systemPrompt.length} chars in ${sections.length} sections; this message: ${turn.turnPrompt.length} chars`);
+      componentLogger(turn.log, 'Context').debug(`system prompt: ${turn.systemPrompt.length} chars in ${sections.length} sections; this message: ${turn.turnPrompt.length} chars`);
     },
   };
 }

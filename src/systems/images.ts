@@ -2,7 +2,10 @@
  * Images (15) — reads: `turn.inbound.image` (a file id; the message's text is its placeholder
  * and caption), or `turn.inbound.images` (an album collected into one message). Writes:
  * `turn.images`, the images as request content, which ToolLoop (30) sends with the user's
- * message of this turn only; nothing of them is stored. It runs first: images that cannot be
+ * message of this turn only; nothing of them is stored. An image the model cannot take, as far
+ * as its announced size and type or the model tell (media/attachments.ts, imageRefusal), is
+ * answered with one line before any download, and the user message's text is revised to say
+ * it was not shown (with the file id). It runs before the rest: images that cannot be
  * loaded and came without words end the turn with one line before compaction or memory search
  * spend anything on them. With words (or, in an album, with some pictures seen), the turn goes
  * on and the reply says what was not seen — once for the whole album.
@@ -12,7 +15,7 @@ import type { System } from '../turn/system.js';
 import { endTurn, type Turn } from '../turn/turn.js';
 import { componentLogger } from '../core/log.js';
 import type { ImageCost, ImageDetail } from '../llm/vision.js';
-import { imagePlaceholder, readImageRef, type FileFetcher, type MediaFetchers } from '../media/attachments.js';
+import { imagePlaceholder, imageRefusal, readImageRef, withImageNote, type FileFetcher, type MediaFetchers } from '../media/attachments.js';
 import { type ImageRef } from '../core/message.js';
 import { loadTurnImage } from '../turn/turn-image.js';
 import { albumNoun, loadAlbumImages, missedText } from '../turn/album-images.js';
@@ -20,11 +23,7 @@ import type { Logger } from '../core/log.js';
 
 export interface ImagesDeps {
   fetchers: MediaFetchers;
-  /** The model's image cost; null when it reads text only. */
-  vision: ImageCost | null;
   detail?: ImageDetail;
-  /** The context limit (services.ts): an image may take at most half of it, the rest is the conversation's. */
-  contextLimit?: () => number;
 }
 
 function hasImage(turn: Turn): boolean {
@@ -43,6 +42,18 @@ export function createImagesSystem(deps: ImagesDeps): System {
       if (album.length > 0) return runAlbum(turn, deps, album, log);
       const ref = readImageRef(turn.inbound.image);
       if (!ref) return;
+      // What is clear without the bytes (a text-only model, over 20 MB, HEIC…): one line, no
+      // download, no request; the session's text says the model never saw it, with the file id.
+      const refusal = imageRefusal(ref, turn.model.info.vision !== null);
+      if (refusal) {
+        await turn.writes.revise(turn.userMessage, withImageNote(turn.inbound.text, ref, `not shown to the model; Telegram file_id: ${ref.fileId}`));
+        log.info({ fileId: ref.fileId }, 'image not shown to the model (decided before any download)');
+        await turn.writes.commit();
+        await turn.reply(refusal);
+        turn.delivered = true;
+        endTurn(turn, 'Images', 'image refused up front');
+        return;
+      }
       const load = await loadTurnImage(loadOptions(turn, deps), ref);
       if (load.ok) {
         turn.images = [load.image];
@@ -65,22 +76,23 @@ export function createImagesSystem(deps: ImagesDeps): System {
 }
 
 /**
- * How this turn's images are loaded: from its channel, at the model's cost, and together within
- * half the context limit (one picture or a whole album: the conversation keeps the other half).
+ * How this turn's images are loaded: from its channel, at the cost of the chat's model (null: it
+ * reads text only), and together within half its context limit (one picture or a whole album:
+ * the conversation keeps the other half).
  */
 function loadOptions(turn: Turn, deps: ImagesDeps): { fetch: FileFetcher | undefined; cost: ImageCost | null; detail?: ImageDetail; maxTokens?: number } {
   return {
     fetch: deps.fetchers.get(turn.inbound.channel),
-    cost: deps.vision,
+    cost: turn.model.info.vision,
     ...(deps.detail ? { detail: deps.detail } : {}),
-    ...(deps.contextLimit ? { maxTokens: Math.floor(deps.contextLimit() / 2) } : {}),
+    maxTokens: Math.floor(turn.model.limit / 2),
   };
 }
 
 /** An album's turn: every picture it can, one line about the rest. */
 async function runAlbum(turn: Turn, deps: ImagesDeps, refs: ImageRef[], log: Logger): Promise<void> {
   const noun = albumNoun(refs);
-  if (!deps.vision) {
+  if (!turn.model.info.vision) {
     // As for a single photo: the model is not asked; the session keeps the album's file ids.
     await turn.reply(`The model I use reads text only, so I can't look at your ${noun}. They are saved in our conversation; describe them in words if you need an answer now.`);
     turn.delivered = true;

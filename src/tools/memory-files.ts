@@ -21,6 +21,7 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
 
   const read: Tool<Record<string, never>> = {
     name: 'memory_read',
+    access: 'managers',
     description: 'Read MEMORY.md, the long-term memory about the user.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
     async execute(_args, ctx) {
@@ -50,6 +51,7 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
 
   const rewrite: Tool<{ content: string; section?: string }> = {
     name: 'memory_rewrite',
+    access: 'managers',
     description: 'Replace all of MEMORY.md, or the body of one "## section", to correct or reorganise it.',
     parameters: {
       type: 'object',

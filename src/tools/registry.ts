@@ -23,6 +23,11 @@ export type ToolCallContext = Omit<ToolContext, 'signal'> & {
   deadline: AbortSignal;
 };
 
+/** A `managers` tool only for a sender who may manage the chat (as the matching command). */
+function allowed(tool: Tool, chat: ToolChat): boolean {
+  return tool.access !== 'managers' || chat.manages;
+}
+
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
   private readonly sources: ToolSource[] = [];
@@ -43,7 +48,7 @@ export class ToolRegistry {
 
   /** The tools `chat` is offered; without a chat, every tool some chat could be offered. */
   private offered(chat?: ToolChat): Tool[] {
-    return [...this.tools.values(), ...this.sources.flatMap((s) => s.list(chat))];
+    return [...this.tools.values(), ...this.sources.flatMap((s) => s.list(chat))].filter((t) => !chat || allowed(t, chat));
   }
 
   names(chat?: ToolChat): string[] {
@@ -74,6 +79,9 @@ export class ToolRegistry {
     }
     if (!tool) {
       return done(`Error: there is no tool named "${call.name}". Available tools: ${this.names(known.chat).join(', ') || 'none'}.`, 'tool.unknown');
+    }
+    if (!allowed(tool, known.chat)) {
+      return done(`Error: ${tool.name} is for the bot's owner (or a group admin) in this group; tell the user it was not done and that they can ask them.`, 'tool.not_allowed');
     }
     let args: unknown;
     try {

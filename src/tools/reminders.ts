@@ -55,6 +55,7 @@ export function createReminderTools(reminders: ReminderService): Tool<any>[] {
 
   const cancel: Tool<{ id: number }> = {
     name: 'cancel_scheduled',
+    access: 'managers',
     description: 'Cancel a pending reminder by id.',
     parameters: {
       type: 'object',

@@ -7,6 +7,12 @@ export interface ToolChat {
   chatId: string;
   /** Several people talk there (a Telegram group or supergroup): tools that reach outside are off unless allowed. */
   group: boolean;
+  /**
+   * The sender may manage the chat's shared memory: an owner, a group admin (GROUP_ADMINS_MANAGE),
+   * the user of a private chat — who may run /memory and /reminders cancel. A group member may
+   * not, and so neither may the model on their behalf (`access: 'managers'` tools).
+   */
+  manages: boolean;
 }
 
 /** What a tool knows of the call: the chat it came from, never the pipeline's turn. */
@@ -27,6 +33,8 @@ export interface Tool<A = Record<string, unknown>> {
   parameters: JsonSchema & { type: 'object' };
   /** Its own deadline (an MCP server's `timeoutMs`); unset: TOOL_TIMEOUT_MS. */
   timeoutMs?: number | undefined;
+  /** `managers`: what the matching command is (shows the shared memory whole, or changes it for everyone); unset: everyone. */
+  access?: 'everyone' | 'managers' | undefined;
   execute(args: A, ctx: ToolContext): Promise<string> | string;
 }
 

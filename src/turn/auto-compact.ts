@@ -5,7 +5,7 @@
  * grows only into what the prompt leaves it. Also `/compact N`. Counting and compacting are the
  * ContextFit service's (context-fit.ts), which ToolLoop (30) uses on its own.
  */
-import type { Logger } from '../core/log.js';
+import { componentLogger, type Logger } from '../core/log.js';
 import type { Session } from '../sessions/model.js';
 import type { SessionWriter } from '../sessions/writer.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
@@ -42,7 +42,7 @@ export class AutoCompactor {
     if (ratio <= THRESHOLD) return null;
     const hard = ratio > HARD_THRESHOLD;
     const keepLast = hard ? Math.max(2, Math.floor(rc.keepLastMessages / 2)) : rc.keepLastMessages;
-    log.info({ tokens, limit, threshold: Math.floor(limit * THRESHOLD), messages: session.messages.length }, `[AutoCompact] Context too large: ~${tokens} tokens (threshold ${Math.floor(limit * THRESHOLD)}), ${session.messages.length} messages. Compacting...`);
+    componentLogger(log, 'AutoCompact').info({ tokens, limit, threshold: Math.floor(limit * THRESHOLD), messages: session.messages.length }, `Context too large: ~${tokens} tokens (threshold ${Math.floor(limit * THRESHOLD)}), ${session.messages.length} messages. Compacting...`);
     // A truncation aims under 60 % on the same count, so the next turns do not truncate again.
     const systemTokens = this.deps.fit.reservedSystemTokens(session);
     const result = await this.deps.fit.compact(writes, keepLast, hard ? 'hard' : 'auto', { bounded: true, imageTokens, systemTokens });

@@ -5,7 +5,10 @@
  *   - ToolLoop (30), before every LLM call: the exact request must fit; if a round of tool
  *     results pushed it over, compact now (the guard that makes "never over the limit" hold),
  *     and once more, harder, when the provider still says "context length exceeded".
- * Neither calls the other: both call this. Limit = min(model maxInputTokens, compaction.maxContextTokens).
+ * Neither calls the other: both call this. Limit = min(model maxInputTokens, compaction.maxContextTokens),
+ * the model being the one the session answers with (its /model choice, else LLM_MODEL), counted
+ * with that model's tokenizer. A fallback model with a smaller limit gets the request fitted to it
+ * before it is asked (`fit` with `to`, from the tool loop).
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Session, SessionMessage } from '../sessions/model.js';
@@ -27,11 +30,17 @@ const TRUNCATION_TARGET = 0.6;
  */
 const RESERVE_SHARE = 0.5;
 
+/** The model a request is measured for: its tokenizer and context limit. */
+export interface FitModel {
+  tokens: TokenCounter;
+  limit: number;
+}
+
 export interface ContextFitDeps {
   compaction: CompactionService;
   memory: MemoryService;
-  tokens: TokenCounter;
-  contextLimit: () => number;
+  /** The model `session` answers with, as it counts. */
+  model: (session: Session) => FitModel;
   toolDefinitions: () => ChatCompletionTool[];
   /** Tokens of the system prompt last built for this session (measured after its last turn), if any. */
   lastSystemPromptTokens: (sessionId: string) => number | undefined;
@@ -40,7 +49,7 @@ export interface ContextFitDeps {
    * `# Relevant Memory` hold together, since the two memory sections share that budget (a
    * MEMORY.md bigger than the budget aside). Used before the first prompt, and by system 18.
    */
-  systemPromptBound: () => number;
+  systemPromptBound: (model: FitModel) => number;
 }
 
 /** What fitting one request needs to know: the session, where the current exchange starts, the prompts it carries. */
@@ -58,24 +67,25 @@ export interface FitContext {
 export class ContextFit {
   constructor(private readonly deps: ContextFitDeps) {}
 
-  get limit(): number {
-    return this.deps.contextLimit();
+  /** The context limit of the model `session` answers with. */
+  limitOf(session: Session): number {
+    return this.deps.model(session).limit;
   }
 
-  private countSession(session: Session, systemTokens: number): number {
-    let n = 3 + systemTokens + this.deps.tokens.countTools(this.deps.toolDefinitions());
-    for (const m of session.messages) n += this.messageTokens(m);
+  private countSession(session: Session, systemTokens: number, model: FitModel): number {
+    let n = 3 + systemTokens + model.tokens.countTools(this.deps.toolDefinitions());
+    for (const m of session.messages) n += this.messageTokens(m, model.tokens);
     return n;
   }
 
   /** Cached by message object: toApiMessage gives one request object per stored message, and the counter keeps its count. */
-  private messageTokens(m: SessionMessage): number {
-    return this.deps.tokens.countMessages([toApiMessage(m)]) - 3;
+  private messageTokens(m: SessionMessage, tokens: TokenCounter): number {
+    return tokens.countMessages([toApiMessage(m)]) - 3;
   }
 
   /** The system prompt's size: the last one built for this session, or an upper bound before the first. */
-  systemTokens(session: Session): number {
-    return this.deps.lastSystemPromptTokens(session.id) ?? this.deps.systemPromptBound();
+  systemTokens(session: Session, model: FitModel = this.deps.model(session)): number {
+    return this.deps.lastSystemPromptTokens(session.id) ?? this.deps.systemPromptBound(model);
   }
 
   /**
@@ -88,8 +98,9 @@ export class ContextFit {
    * the memory's share, and every turn until the compaction costs more.
    */
   reservedSystemTokens(session: Session): number {
-    const room = Math.floor(this.deps.contextLimit() * RESERVE_SHARE) - this.deps.tokens.countTools(this.deps.toolDefinitions());
-    return Math.max(this.systemTokens(session), Math.min(this.deps.systemPromptBound(), room));
+    const model = this.deps.model(session);
+    const room = Math.floor(model.limit * RESERVE_SHARE) - model.tokens.countTools(this.deps.toolDefinitions());
+    return Math.max(this.systemTokens(session, model), Math.min(this.deps.systemPromptBound(model), room));
   }
 
   /**
@@ -98,28 +109,29 @@ export class ContextFit {
    * (what system 18 weighs against its thresholds).
    */
   usage(session: Session): { tokens: number; reserved: number; limit: number; ratio: number } {
-    const limit = this.deps.contextLimit();
-    const system = this.systemTokens(session);
-    const tokens = this.countSession(session, system);
+    const model = this.deps.model(session);
+    const system = this.systemTokens(session, model);
+    const tokens = this.countSession(session, system, model);
     const reserved = tokens - system + this.reservedSystemTokens(session);
-    return { tokens, reserved, limit, ratio: tokens / limit };
+    return { tokens, reserved, limit: model.limit, ratio: tokens / model.limit };
   }
 
   /**
    * Compacts the writer's session keeping its last `keepLast` messages. `bounded`: a truncation (no summary)
    * drops only as much as needed to reach 60 % of the limit; unbounded, every unprotected exchange.
-   * `imageTokens`: the turn's image, fixed like the prompt.
+   * `imageTokens`: the turn's image, fixed like the prompt. `to`: the model to fit (default: the session's).
    */
-  compact(writes: SessionWriter, keepLast: number, reason: CompactRequest['reason'], opts: { systemTokens?: number; imageTokens?: number; bounded: boolean }): Promise<CompactResult> {
+  compact(writes: SessionWriter, keepLast: number, reason: CompactRequest['reason'], opts: { systemTokens?: number; imageTokens?: number; bounded: boolean; to?: FitModel }): Promise<CompactResult> {
     const session = writes.session;
-    const systemTokens = opts.systemTokens ?? this.systemTokens(session);
+    const model = opts.to ?? this.deps.model(session);
+    const systemTokens = opts.systemTokens ?? this.systemTokens(session, model);
     const req: CompactRequest = {
       keepLast,
       reason,
       scope: this.deps.memory.scopeKey(session.channelType, session.chatId),
-      targetTokens: opts.bounded ? Math.floor(this.deps.contextLimit() * TRUNCATION_TARGET) : Infinity,
-      fixedTokens: 3 + systemTokens + (opts.imageTokens ?? 0) + this.deps.tokens.countTools(this.deps.toolDefinitions()),
-      countMessage: (m) => this.messageTokens(m),
+      targetTokens: opts.bounded ? Math.floor(model.limit * TRUNCATION_TARGET) : Infinity,
+      fixedTokens: 3 + systemTokens + (opts.imageTokens ?? 0) + model.tokens.countTools(this.deps.toolDefinitions()),
+      countMessage: (m) => this.messageTokens(m, model.tokens),
     };
     return this.deps.compaction.compact(writes, this.deps.memory.forChat(session.channelType, session.chatId), req);
   }
@@ -128,26 +140,27 @@ export class ContextFit {
    * Before an LLM call: when the exact request would exceed the limit, compact the session
    * (keeping only the current exchange) and return what was done, so the caller rebuilds its
    * messages; null when it fits. Throws a context-length error when even that cannot make it fit.
+   * `to`: another model than the session's (a fallback about to be asked).
    */
-  async fit(ctx: FitContext, messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[]): Promise<CompactResult | null> {
-    const used = this.deps.tokens.countMessages(messages) + this.deps.tokens.countTools(tools);
-    if (used <= this.deps.contextLimit()) return null;
-    return this.shrink(ctx, 'overflow');
+  async fit(ctx: FitContext, messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[], to?: FitModel): Promise<CompactResult | null> {
+    const model = to ?? this.deps.model(ctx.writes.session);
+    const used = model.tokens.countMessages(messages) + model.tokens.countTools(tools);
+    if (used <= model.limit) return null;
+    return this.shrink(ctx, 'overflow', model);
   }
 
   /** Compacts hard, keeping only what follows the user's current message. */
-  async shrink(ctx: FitContext, reason: CompactRequest['reason'] = 'overflow'): Promise<CompactResult> {
-    const limit = this.deps.contextLimit();
+  async shrink(ctx: FitContext, reason: CompactRequest['reason'] = 'overflow', to?: FitModel): Promise<CompactResult> {
     const session = ctx.writes.session;
+    const model = to ?? this.deps.model(session);
     const idx = session.messages.lastIndexOf(ctx.userMessage);
     const keepLast = Math.max(1, idx >= 0 ? session.messages.length - idx : 2);
-    const { tokens } = this.deps;
-    const systemTokens = promptTokens(tokens, ctx.systemPrompt, ctx.turnPrompt) || this.systemTokens(session);
+    const systemTokens = promptTokens(model.tokens, ctx.systemPrompt, ctx.turnPrompt) || this.systemTokens(session, model);
     const imageTokens = (ctx.images ?? []).reduce((sum, i) => sum + i.tokens, 0);
-    const result = await this.compact(ctx.writes, keepLast, reason, { systemTokens, imageTokens, bounded: true });
-    const after = this.countSession(session, systemTokens + imageTokens);
-    if (after > limit) {
-      throw new LlmError('llm.context_length_exceeded', 'rejected', `the current exchange alone needs ~${after} tokens, over the limit of ${limit}`);
+    const result = await this.compact(ctx.writes, keepLast, reason, { systemTokens, imageTokens, bounded: true, to: model });
+    const after = this.countSession(session, systemTokens + imageTokens, model);
+    if (after > model.limit) {
+      throw new LlmError('llm.context_length_exceeded', 'rejected', `the current exchange alone needs ~${after} tokens, over the limit of ${model.limit}`);
     }
     return result;
   }

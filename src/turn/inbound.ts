@@ -12,8 +12,13 @@ export interface CleanedText {
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g;
 
+/** The text without control characters (tab and newline kept, CR LF made LF) and lone surrogates. */
+export function stripControl(raw: string): string {
+  return raw.toWellFormed().replace(/\r\n?/g, '\n').replace(CONTROL, '');
+}
+
 export function cleanInboundText(raw: string, maxChars: number): CleanedText {
-  let text = raw.toWellFormed().replace(/\r\n?/g, '\n').replace(CONTROL, '');
+  let text = stripControl(raw);
   let truncated = 0;
   if (text.length > maxChars) {
     // Cut on a code point boundary, never inside a surrogate pair.

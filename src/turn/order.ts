@@ -1,8 +1,9 @@
 /**
  * Every system's place in the pipeline, in one table. 18/20/30/50/55 come from the design
- * (seed 001); 15 and 40 are ours. `docs/pipeline.md` shows the same table and a test keeps them equal.
+ * (seed 001); 10, 15 and 40 are ours. `docs/pipeline.md` shows the same table and a test keeps them equal.
  */
 export const ORDER = {
+  Transcription: 10,
   Images: 15,
   AutoCompaction: 18,
   ContextBuilding: 20,

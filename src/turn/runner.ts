@@ -4,7 +4,7 @@
  * refused when the pipeline is built, not discovered at run time.
  */
 import { AppError, errorMessage, isAppError } from '../core/errors.js';
-import type { Logger } from '../core/log.js';
+import { componentLogger, type Logger } from '../core/log.js';
 import { ORDER } from './order.js';
 import type { System } from './system.js';
 import type { Turn } from './turn.js';
@@ -28,16 +28,17 @@ export class Pipeline {
   }
 
   async run(turn: Turn): Promise<void> {
+    const log = componentLogger(turn.log, 'Pipeline');
     for (const sys of this.systems) {
       if (turn.ended) {
-        turn.log.debug({ system: sys.name }, `[Pipeline] ${sys.name} not run: turn ended by ${turn.ended.by} (${turn.ended.reason})`);
+        log.debug({ system: sys.name }, `${sys.name} not run: turn ended by ${turn.ended.by} (${turn.ended.reason})`);
         continue;
       }
       const t0 = performance.now();
       try {
         // The predicate runs inside the wrap point too: a throwing predicate is that system's failure.
         if (sys.shouldRun && !sys.shouldRun(turn)) {
-          turn.log.debug({ system: sys.name }, `[Pipeline] ${sys.name} skipped: ${sys.shouldRun.name || 'shouldRun'} is false`);
+          log.debug({ system: sys.name }, `${sys.name} skipped: ${sys.shouldRun.name || 'shouldRun'} is false`);
           turn.timings.push({ system: sys.name, order: sys.order, ms: 0, outcome: 'skipped' });
           continue;
         }
@@ -45,27 +46,27 @@ export class Pipeline {
         turn.timings.push({ system: sys.name, order: sys.order, ms: performance.now() - t0, outcome: 'ok' });
       } catch (err) {
         turn.timings.push({ system: sys.name, order: sys.order, ms: performance.now() - t0, outcome: 'failed' });
-        await this.handleFailure(turn, sys, err);
+        await this.handleFailure(turn, sys, err, log);
       }
     }
   }
 
-  private async handleFailure(turn: Turn, sys: System, err: unknown): Promise<void> {
+  private async handleFailure(turn: Turn, sys: System, err: unknown, log: Logger): Promise<void> {
     if (turn.signal.aborted) {
-      // Stopped at the turn's deadline, which already logged it and told the user.
-      turn.log.debug({ system: sys.name }, `[Pipeline] ${sys.name} stopped by the turn deadline`);
+      // Stopped at the turn's deadline or by /stop, which already logged it and told the user.
+      log.debug({ system: sys.name }, `${sys.name} stopped (${turn.ended?.reason ?? 'turn deadline'})`);
       turn.ended ??= { by: sys.name, reason: 'turn deadline' };
       return;
     }
     const code = isAppError(err) ? err.code : 'pipeline.system_failed';
     if (sys.onFailure === 'skip') {
-      turn.log.warn({ system: sys.name, order: sys.order, code, err }, `[Pipeline] ${sys.name} failed after the reply; continuing: ${errorMessage(err)}`);
+      log.warn({ system: sys.name, order: sys.order, code, err }, `${sys.name} failed after the reply; continuing: ${errorMessage(err)}`);
       return;
     }
     const errorId = turn.id;
     // The intake (dispatch/intake.ts) tells the user, with this id, once the turn has ended.
     turn.failure = { system: sys.name, errorId, code };
-    turn.log.error({ system: sys.name, order: sys.order, code, errorId, err }, `[Pipeline] ${sys.name} failed; the user gets an apology`);
+    log.error({ system: sys.name, order: sys.order, code, errorId, err }, `${sys.name} failed; the user gets an apology`);
     turn.ended = { by: sys.name, reason: `failed: ${code}` };
   }
 }

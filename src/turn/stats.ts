@@ -8,6 +8,8 @@ export interface TurnRecord {
   systemPromptTokens: number;
   promptSections: Array<{ name: string; chars: number }>;
   memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number; approximate?: boolean }> } | undefined;
+  /** The model that wrote the answer (undefined: the turn gave none), and the one asked first when a fallback did. */
+  answeredBy?: { model: string; fallbackFrom?: string | undefined } | undefined;
 }
 
 const MAX_CHATS = 10_000;

@@ -10,27 +10,28 @@ import { IMAGE_REFUSED_NOTICE, IMAGES_REFUSED_NOTICE } from '../llm/vision.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ToolCallContext, ToolRegistry } from '../tools/registry.js';
 import type { ToolChat } from '../tools/types.js';
-import { makeMessage } from '../sessions/model.js';
+import { makeMessage, type SessionMessage } from '../sessions/model.js';
 import { buildRequestMessages, toApiMessage } from '../llm/messages.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import { compactionNotice, type CompactResult } from '../memory/compaction.js';
-import type { FitContext } from './context-fit.js';
+import type { FitContext, FitModel } from './context-fit.js';
+import type { ActiveModel } from '../llm/chat-models.js';
 import type { TurnImage } from './turn-image.js';
 import type { AnswerProgress } from '../core/progress.js';
 import { toolStatus } from '../llm/stream.js';
-import { isGroupChat } from '../core/message.js';
+import { isGroupChat, type InboundMessage } from '../core/message.js';
 
 /** Keeps requests within the context limit (the ContextFit service, turn/context-fit.ts). */
 export interface ContextGuard {
   /** Compacts when the exact request is over the limit; null when it fits, else what was done (rebuild the request). */
-  fit(ctx: FitContext, messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[]): Promise<CompactResult | null>;
+  fit(ctx: FitContext, messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[], to?: FitModel): Promise<CompactResult | null>;
   /** The provider said "too long": compact harder (once per turn). */
   shrink(ctx: FitContext, reason: 'overflow'): Promise<CompactResult>;
 }
 
 /** What the loop reads and writes of one turn (the pipeline's Turn has these fields). */
 export interface ToolLoopContext extends FitContext {
-  readonly inbound: { readonly channel: string; readonly chatId: string; readonly group?: boolean | undefined };
+  readonly inbound: Pick<InboundMessage, 'channel' | 'chatId' | 'chat' | 'role'>;
   readonly log: Logger;
   /** The turn's deadline: once aborted, nothing more is asked, run or saved. */
   readonly signal: AbortSignal;
@@ -38,10 +39,18 @@ export interface ToolLoopContext extends FitContext {
   readonly usage: { llmCalls: number; toolCalls: number; promptTokens: number; completionTokens: number };
   /** The final answer; set before it is saved, so a deadline passing meanwhile leaves it be. */
   response: string | undefined;
+  /** The answer as the session keeps it (what the note line and index rows derive from). */
+  answer: SessionMessage | undefined;
   /** This turn's images (Images 15); dropped when the server refuses requests carrying them. */
   images: TurnImage[];
   /** Where a channel shows the answer while it is written (drafts, an edited message); none: not streamed. */
   readonly progress?: AnswerProgress | undefined;
+  /** The chat's model: asked first (LLM_FALLBACK after it). */
+  readonly model: Pick<ActiveModel, 'name'>;
+  /** The model that wrote the answer, and the one asked first when a fallback did. */
+  answeredBy: { model: string; fallbackFrom?: string | undefined } | undefined;
+  /** The answer's text streamed so far in this round ('' when none): what a stopped turn keeps. */
+  streamed: string;
 }
 
 export interface ToolLoopDeps {
@@ -49,11 +58,14 @@ export interface ToolLoopDeps {
   tools: ToolRegistry;
   maxIterations: number;
   guard?: ContextGuard | undefined;
+  /** A fallback model's limit and tokenizer by name, to fit the request to it before it is asked. */
+  fallbackModel?: ((name: string) => FitModel | undefined) | undefined;
 }
 
 /** The chat as tools see it: whether it is a group decides which MCP servers it gets. */
 function toolChat(inbound: ToolLoopContext['inbound']): ToolChat {
-  return { channel: inbound.channel, chatId: inbound.chatId, group: isGroupChat(inbound) };
+  // A message journaled before roles were kept has none: a member (fail closed), as commands do.
+  return { channel: inbound.channel, chatId: inbound.chatId, group: isGroupChat(inbound), manages: inbound.role === 'owner' || inbound.role === 'admin' };
 }
 
 /** What a tool learns of the turn: its chat, conversation, log and deadline (tools/types.ts). */
@@ -73,10 +85,14 @@ function noteCompaction(turn: ToolLoopContext, result: CompactResult): void {
   if (result.kind !== 'none') turn.notices.push(compactionNotice(result));
 }
 
-/** With a channel that shows answers as they grow, each call is streamed to it (llm/stream.ts). */
+/** With a channel that shows answers as they grow, each call is streamed to it (llm/stream.ts); the text is kept for /stop. */
 function streamTo(turn: ToolLoopContext): ((soFar: string) => void) | undefined {
   const progress = turn.progress;
-  return progress ? (soFar) => progress.text(soFar) : undefined;
+  if (!progress) return undefined;
+  return (soFar) => {
+    turn.streamed = soFar;
+    progress.text(soFar);
+  };
 }
 
 export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Promise<void> {
@@ -85,6 +101,16 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
   let messages: ChatCompletionMessageParam[] = build();
   const tools = deps.tools.definitions(toolChat(turn.inbound));
   let shrunk = false;
+  // A fallback model with a smaller context gets the request fitted to it first (llm/client.ts asks).
+  const refit = deps.guard && deps.fallbackModel
+    ? async (name: string) => {
+        const to = deps.fallbackModel!(name);
+        const fitted = to ? await deps.guard!.fit(turn, messages, tools, to) : null;
+        if (!fitted) return undefined;
+        noteCompaction(turn, fitted);
+        return (messages = build());
+      }
+    : undefined;
   for (let round = 1; ; round++) {
     const toolsAllowed = round <= deps.maxIterations;
     const fitted = deps.guard ? await deps.guard.fit(turn, messages, tools) : null;
@@ -93,9 +119,20 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
       messages = build();
     }
     checkDeadline(turn);
+    turn.streamed = '';
     let res;
     try {
-      res = await deps.llm.chat({ messages, tools, toolChoice: toolsAllowed ? 'auto' : 'none', log, account: { chat: turn.writes.session.id, kind: 'answer' }, signal: turn.signal, onText: streamTo(turn) });
+      res = await deps.llm.chat({
+        messages,
+        tools,
+        toolChoice: toolsAllowed ? 'auto' : 'none',
+        log,
+        account: { chat: turn.writes.session.id, kind: 'answer' },
+        signal: turn.signal,
+        onText: streamTo(turn),
+        model: turn.model.name,
+        refit,
+      });
     } catch (err) {
       checkDeadline(turn);
       if (turn.images.length > 0 && refusedImage(err)) {
@@ -124,6 +161,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     if (res.toolCalls.length > 0 && toolsAllowed) {
       const assistant = makeMessage('assistant', res.content, { toolCalls: res.toolCalls });
       turn.writes.record(assistant);
+      turn.streamed = ''; // saved with the calls: a /stop during the tools keeps nothing twice
       messages.push(toApiMessage(assistant));
       for (const call of res.toolCalls) {
         turn.progress?.status(toolStatus(call.name));
@@ -144,7 +182,9 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     const text = res.content.trim() ? res.content : EMPTY_ANSWER;
     // Set before the write: from here on the answer is on its way and the deadline leaves it be.
     turn.response = text;
-    await turn.writes.append(makeMessage('assistant', text));
+    turn.answeredBy = { model: res.model, ...(res.fallbackFrom ? { fallbackFrom: res.fallbackFrom } : {}) };
+    turn.answer = makeMessage('assistant', text);
+    await turn.writes.append(turn.answer);
     return;
   }
 }

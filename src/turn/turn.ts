@@ -9,6 +9,7 @@ import type { SessionWriter } from '../sessions/writer.js';
 import type { TurnImage } from './turn-image.js';
 import type { AnswerProgress } from '../core/progress.js';
 import type { InboundMessage } from '../core/message.js';
+import { unknownModel, type ActiveModel } from '../llm/chat-models.js';
 
 export interface PromptSection {
   /** e.g. "instructions", "memory", "relevant-memory" */
@@ -35,10 +36,14 @@ export interface Turn {
   readonly userMessage: SessionMessage;
   /** Sends text to this chat through the channel the message came from. */
   readonly reply: (text: string) => Promise<void>;
+  /** Sends a line before the answer without ending its preview (a voice note's transcript, SHOW_TRANSCRIPT). */
+  readonly aside: (text: string) => Promise<void>;
   /** Aborted when the turn runs past TURN_TIMEOUT_MS: LLM calls and tools stop, nothing more is saved. */
   readonly signal: AbortSignal;
   /** Where the channel shows the answer as it is written (absent: it appears when done). */
   readonly progress: AnswerProgress | undefined;
+  /** The model this chat answers with (its /model choice, else LLM_MODEL): its limit, tokenizer and whether it reads images. */
+  readonly model: ActiveModel;
 
   /**
    * ContextBuilding 20: the sections of the system prompt, in order, and their join. Only what
@@ -58,6 +63,12 @@ export interface Turn {
   images: TurnImage[];
   /** ToolLoop 30: the final answer. */
   response: string | undefined;
+  /** ToolLoop 30: the answer as the session keeps it (what MemoryPersist and Indexing derive from). */
+  answer: SessionMessage | undefined;
+  /** ToolLoop 30: the model that wrote the answer, and the one asked first when a fallback did (LLM_FALLBACK). */
+  answeredBy: { model: string; fallbackFrom?: string | undefined } | undefined;
+  /** ToolLoop 30: the text streamed so far in the current round (what /stop keeps, marked, of an unfinished answer). */
+  streamed: string;
   /** Short lines appended to the reply (e.g. "Compacted the conversation: …"). */
   notices: string[];
   /** ResponseDelivery 40: true once the answer (or an apology) reached the channel. */
@@ -80,9 +91,12 @@ export function createTurn(init: {
   log: Logger;
   userMessage: SessionMessage;
   reply: (text: string) => Promise<void>;
+  aside?: ((text: string) => Promise<void>) | undefined;
   id?: string;
   signal?: AbortSignal;
   progress?: AnswerProgress | undefined;
+  /** Unset (a turn built by hand): an unknown model, the catalogue's default limit. */
+  model?: ActiveModel | undefined;
 }): Turn {
   const id = init.id ?? newTurnId();
   const session = init.writes.session;
@@ -94,8 +108,10 @@ export function createTurn(init: {
     log: init.log.child({ turn: id, session: session.id }),
     userMessage: init.userMessage,
     reply: init.reply,
+    aside: init.aside ?? init.reply,
     signal: init.signal ?? new AbortController().signal,
     progress: init.progress,
+    model: init.model ?? unknownModel(),
     promptSections: [],
     systemPrompt: '',
     turnSections: [],
@@ -103,6 +119,9 @@ export function createTurn(init: {
     memory: undefined,
     images: [],
     response: undefined,
+    answer: undefined,
+    answeredBy: undefined,
+    streamed: '',
     notices: [],
     delivered: false,
     usage: { llmCalls: 0, toolCalls: 0, promptTokens: 0, completionTokens: 0 },

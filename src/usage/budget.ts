@@ -14,13 +14,14 @@ import type { InboundMessage } from '../core/message.js';
 import { isTopic } from '../core/group.js';
 import type { UsageStore } from './usage.js';
 import type { UsageAccount } from '../llm/accounting.js';
+import { LRUCache } from 'lru-cache';
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
 export class TokenBudget {
   private readonly exemptUsers: Set<string>;
   /** Chats whose latest sender was exempt: their background work is not paused either. */
-  private readonly exemptChats = new Map<string, boolean>();
+  private readonly exemptChats = new LRUCache<string, boolean>({ max: 10_000 });
 
   constructor(
     private readonly usage: UsageStore,

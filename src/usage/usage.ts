@@ -2,11 +2,16 @@
  * Token usage per chat per day (`workspace/usage.db`, SQLite): every LLM response's `usage`
  * (prompt tokens, the cached part of them when the server reports it, completion tokens) added
  * to one row per day × chat × kind. Answers (`answer`) are kept apart from background calls
- * (`summary`, `consolidation`, `facts`, `reflection`, `embeddings`). Its own small file rather
+ * (`summary`, `consolidation`, `facts`, `reflection`, `embeddings`); a voice note's speech to text is
+ * `transcription`, with the seconds of audio beside its tokens. Its own small file rather
  * than memory.db: accounting and budgets must keep working when the index is locked or off.
  *
  * Days are calendar dates in the configured TZ, like the daily notes. Embeddings are batched
  * across chats, so they are recorded under the chat `*`.
+ *
+ * Beside it, `usage_models` keeps the same sums per model that answered (a chat's /model choice,
+ * or an LLM_FALLBACK model that took over), so a bill can be read per model. Its own table:
+ * usage_daily's key stays as it was, and a file from before simply gains the table.
  */
 import Database from 'better-sqlite3';
 import path from 'node:path';
@@ -39,9 +44,21 @@ CREATE TABLE IF NOT EXISTS usage_daily (
   prompt_tokens     INTEGER NOT NULL DEFAULT 0,
   cached_tokens     INTEGER NOT NULL DEFAULT 0,
   completion_tokens INTEGER NOT NULL DEFAULT 0,
+  audio_seconds     REAL NOT NULL DEFAULT 0,   -- transcription: seconds of audio (billed by duration)
   PRIMARY KEY (day, chat, kind)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idx_usage_chat_day ON usage_daily(chat, day);
+CREATE TABLE IF NOT EXISTS usage_models (
+  day               TEXT NOT NULL,
+  chat              TEXT NOT NULL,
+  kind              TEXT NOT NULL,
+  model             TEXT NOT NULL,   -- the model that answered, as configured
+  calls             INTEGER NOT NULL DEFAULT 0,
+  prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+  cached_tokens     INTEGER NOT NULL DEFAULT 0,
+  completion_tokens INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (day, chat, kind, model)
+) WITHOUT ROWID;
 `;
 
 function totals(rows: Array<TokenUsage & { calls: number }>): UsageTotals {
@@ -59,6 +76,9 @@ function totals(rows: Array<TokenUsage & { calls: number }>): UsageTotals {
 export class UsageStore {
   private readonly db: Database.Database;
   private readonly add: Database.Statement;
+  /** A group's rows of a day (prepared at first use: asked before every message of a budgeted chat). */
+  private groupRows: Database.Statement | undefined;
+  private readonly addModel: Database.Statement;
   /** Where a damaged usage.db went when this one started empty (its counts start again at 0). */
   readonly setAside: string | undefined;
 
@@ -74,6 +94,9 @@ export class UsageStore {
         synchronous: 'NORMAL',
         setup: (db) => {
           db.exec(SCHEMA);
+          // A usage.db from before transcriptions were recorded: the column is added, rows keep 0.
+          const columns = db.prepare('PRAGMA table_info(usage_daily)').all() as Array<{ name: string }>;
+          if (!columns.some((c) => c.name === 'audio_seconds')) db.exec('ALTER TABLE usage_daily ADD COLUMN audio_seconds REAL NOT NULL DEFAULT 0');
           quickCheck(db, file);
         },
         log: opts.log ?? silentLogger(),
@@ -84,8 +107,16 @@ export class UsageStore {
     this.add = opts.readonly
       ? (undefined as unknown as Database.Statement)
       : this.db.prepare(
-          `INSERT INTO usage_daily (day, chat, kind, calls, prompt_tokens, cached_tokens, completion_tokens) VALUES (?, ?, ?, 1, ?, ?, ?)
+          `INSERT INTO usage_daily (day, chat, kind, calls, prompt_tokens, cached_tokens, completion_tokens, audio_seconds) VALUES (?, ?, ?, 1, ?, ?, ?, ?)
            ON CONFLICT (day, chat, kind) DO UPDATE SET calls = calls + 1, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+             cached_tokens = cached_tokens + excluded.cached_tokens, completion_tokens = completion_tokens + excluded.completion_tokens,
+             audio_seconds = audio_seconds + excluded.audio_seconds`,
+        );
+    this.addModel = opts.readonly
+      ? (undefined as unknown as Database.Statement)
+      : this.db.prepare(
+          `INSERT INTO usage_models (day, chat, kind, model, calls, prompt_tokens, cached_tokens, completion_tokens) VALUES (?, ?, ?, ?, 1, ?, ?, ?)
+           ON CONFLICT (day, chat, kind, model) DO UPDATE SET calls = calls + 1, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
              cached_tokens = cached_tokens + excluded.cached_tokens, completion_tokens = completion_tokens + excluded.completion_tokens`,
         );
   }
@@ -95,9 +126,27 @@ export class UsageStore {
     return localDate(at, this.timezone);
   }
 
-  record(account: UsageAccount, usage: TokenUsage, at: Date = new Date()): void {
+  /** `model`: the model that answered; the call is then also added to its row of `usage_models`. */
+  record(account: UsageAccount, usage: TokenUsage, at: Date = new Date(), model?: string): void {
     const n = (x: number) => (Number.isFinite(x) && x > 0 ? Math.round(x) : 0);
-    this.add.run(this.dayOf(at), account.chat, account.kind, n(usage.promptTokens), n(usage.cachedTokens), n(usage.completionTokens));
+    const day = this.dayOf(at);
+    const figures = [n(usage.promptTokens), n(usage.cachedTokens), n(usage.completionTokens)];
+    const seconds = usage.audioSeconds !== undefined && Number.isFinite(usage.audioSeconds) && usage.audioSeconds > 0 ? usage.audioSeconds : 0;
+    this.db.transaction(() => {
+      this.add.run(day, account.chat, account.kind, ...figures, seconds);
+      if (model) this.addModel.run(day, account.chat, account.kind, model, ...figures);
+    })();
+  }
+
+  /** One chat's calls and tokens on one day (default today) per model that answered, most tokens first. */
+  byModel(chat: string, day: string = this.dayOf()): Array<UsageTotals & { model: string }> {
+    const rows = this.db
+      .prepare(
+        `SELECT model, SUM(calls) AS calls, SUM(prompt_tokens) AS promptTokens, SUM(cached_tokens) AS cachedTokens, SUM(completion_tokens) AS completionTokens
+         FROM usage_models WHERE day = ? AND chat = ? GROUP BY model`,
+      )
+      .all(day, chat) as Array<TokenUsage & { model: string; calls: number }>;
+    return rows.map((r) => ({ ...r, total: r.promptTokens + r.completionTokens })).sort((a, b) => b.total - a.total);
   }
 
   /**
@@ -112,7 +161,8 @@ export class UsageStore {
     if (opts.chat) (where.push('chat = ?'), params.push(opts.chat));
     return this.db
       .prepare(
-        `SELECT day, chat, kind, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens
+        `SELECT day, chat, kind, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens,
+           audio_seconds AS audioSeconds
          FROM usage_daily ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY day, chat, kind`,
       )
       .all(...params) as UsageRow[];
@@ -132,24 +182,23 @@ export class UsageStore {
     const group = groupOf(chat);
     const prefix = `${group}:`;
     // The day narrows by the primary key; the prefix narrows to the group's topics, and groupOf decides.
-    const rows = this.db
-      .prepare(
-        `SELECT chat, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens
-         FROM usage_daily WHERE day = ? AND (chat = ? OR substr(chat, 1, ?) = ?)`,
-      )
-      .all(day, group, prefix.length, prefix) as Array<UsageRow>;
+    this.groupRows ??= this.db.prepare(
+      `SELECT chat, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens
+       FROM usage_daily WHERE day = ? AND (chat = ? OR substr(chat, 1, ?) = ?)`,
+    );
+    const rows = this.groupRows.all(day, group, prefix.length, prefix) as Array<UsageRow>;
     return totals(rows.filter((r) => groupOf(r.chat) === group));
   }
 
   /** Every chat with rows (purge finds a group's topics among them). */
   chats(): string[] {
-    return (this.db.prepare('SELECT DISTINCT chat FROM usage_daily').all() as Array<{ chat: string }>).map((r) => r.chat);
+    return (this.db.prepare('SELECT chat FROM usage_daily UNION SELECT chat FROM usage_models').all() as Array<{ chat: string }>).map((r) => r.chat);
   }
 
   /** Purge: every row of one chat, overwritten on disk (secure_delete) and the log truncated. */
   deleteChat(chat: string): number {
     this.db.pragma('secure_delete = ON');
-    const n = this.db.prepare('DELETE FROM usage_daily WHERE chat = ?').run(chat).changes;
+    const n = this.db.prepare('DELETE FROM usage_daily WHERE chat = ?').run(chat).changes + this.db.prepare('DELETE FROM usage_models WHERE chat = ?').run(chat).changes;
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     return n;
   }

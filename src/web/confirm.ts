@@ -7,13 +7,14 @@
  * them, and the page then asks to preview again.
  */
 import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 export const CONFIRM_TTL_MS = 10 * 60_000;
 /** Open previews kept at once; the oldest go first (a page left open does not grow this). */
 const MAX_OPEN = 100;
 
 export class Confirmations {
-  private readonly open = new Map<string, { what: string; until: number }>();
+  private readonly open = new LRUCache<string, { what: string; until: number }>({ max: MAX_OPEN });
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -21,7 +22,6 @@ export class Confirmations {
   issue(what: string): string {
     const token = randomBytes(18).toString('base64url');
     this.open.set(token, { what, until: this.now() + CONFIRM_TTL_MS });
-    while (this.open.size > MAX_OPEN) this.open.delete(this.open.keys().next().value!);
     return token;
   }
 

@@ -5,15 +5,18 @@
  * function). Reads only; edits go through MemoryFiles.update and ForgetService (server.ts).
  */
 import { createHash } from 'node:crypto';
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Services } from '../services/services.js';
-import { HISTORY_FILE, MEMORY_FILE } from '../memory/files.js';
+import { HISTORY_FILE, MEMORY_FILE, type MemoryFiles } from '../memory/files.js';
+import { readRegular } from '../storage/regular.js';
+import { AppError } from '../core/errors.js';
 import { isSummary } from '../memory/compaction.js';
 import type { UsageRow } from '../usage/usage.js';
 import type { ChatNames } from '../sessions/names.js';
 import type { ChatKind } from '../core/message.js';
 import { parseSessionChatId } from '../channels/telegram/topics.js';
+import { chatOfFileKey } from '../storage/paths.js';
 
 export interface ChatSummary {
   /** `{channel}:{chatId}` as the channel gave it: the page's handle for the chat. */
@@ -95,17 +98,36 @@ export function usageDays(rows: UsageRow[], since: string, until: string): Usage
 
 export const hashText = (t: string): string => createHash('sha256').update(t).digest('hex');
 
-async function readOr(file: string): Promise<string> {
+/** How long the page waits for one file: a slow disk answers the request without it, never holds it. */
+export const READ_DEADLINE_MS = 5_000;
+
+/** `read`, or `storage.read_timeout` after READ_DEADLINE_MS (the read itself runs on; its result is dropped). */
+export async function withinDeadline<T>(what: string, read: Promise<T>, ms = READ_DEADLINE_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new AppError('storage.read_timeout', { file: what, ms })), ms);
+  });
+  read.catch(() => undefined);
   try {
-    return await readFile(file, 'utf8');
-  } catch {
-    return '';
+    return await Promise.race([read, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
-/** Size and newest mtime of a file or a folder (one level of sub-folders, e.g. versions/). */
+/**
+ * A session file's text, for the chat list: only a regular file in sessions/ itself (a link is
+ * skipped, a FIFO is never opened), within the deadline; '' for anything else.
+ */
+async function readSessionFile(file: string): Promise<string> {
+  const st = await lstat(file).catch(() => null);
+  if (!st?.isFile()) return '';
+  return withinDeadline(path.basename(file), readRegular(file)).catch(() => '');
+}
+
+/** Size and newest mtime of a file or a folder (one level of sub-folders, e.g. versions/); links are not followed. */
 async function footprint(p: string, depth = 1): Promise<{ bytes: number; mtime: number }> {
-  const st = await stat(p).catch(() => null);
+  const st = await lstat(p).catch(() => null);
   if (!st) return { bytes: 0, mtime: 0 };
   if (st.isFile()) return { bytes: st.size, mtime: st.mtimeMs };
   if (!st.isDirectory() || depth < 0) return { bytes: 0, mtime: 0 };
@@ -117,15 +139,6 @@ async function footprint(p: string, depth = 1): Promise<{ bytes: number; mtime: 
     mtime = Math.max(mtime, f.mtime);
   }
   return { bytes, mtime };
-}
-
-/** The chat's original key from an encoded file name (storage/paths.ts safeComponent is %XX of UTF-8). */
-function decodeKey(name: string): string | undefined {
-  try {
-    return name.split(':').map((part) => decodeURIComponent(part)).join(':');
-  } catch {
-    return undefined;
-  }
 }
 
 export class MemoryPageData {
@@ -140,7 +153,13 @@ export class MemoryPageData {
     const keys = new Map<string, { channel: string; chatId: string }>();
     for (const name of await readdir(this.sessionsDir).catch(() => [] as string[])) {
       if (!name.endsWith('.json') || name.startsWith('.')) continue;
-      const raw = await readOr(path.join(this.sessionsDir, name));
+      // The file's name says whose it is (storage/paths.ts); only a name shortened with a hash does not.
+      const known = chatOfFileKey(name.slice(0, -'.json'.length));
+      if (known) {
+        keys.set(`${known.channel}:${known.chatId}`, known);
+        continue;
+      }
+      const raw = await readSessionFile(path.join(this.sessionsDir, name));
       try {
         const j = JSON.parse(raw) as { channelType?: unknown; chatId?: unknown };
         if (typeof j.channelType === 'string' && typeof j.chatId === 'string') keys.set(`${j.channelType}:${j.chatId}`, { channel: j.channelType, chatId: j.chatId });
@@ -151,9 +170,8 @@ export class MemoryPageData {
     if (this.s.config.memoryScope === 'chat') {
       for (const ent of await readdir(this.s.memory.root, { withFileTypes: true }).catch(() => [])) {
         if (!ent.isDirectory()) continue;
-        const key = decodeKey(ent.name);
-        const i = key?.indexOf(':') ?? -1;
-        if (key && i > 0 && !keys.has(key)) keys.set(key, { channel: key.slice(0, i), chatId: key.slice(i + 1) });
+        const chat = chatOfFileKey(ent.name);
+        if (chat && !keys.has(`${chat.channel}:${chat.chatId}`)) keys.set(`${chat.channel}:${chat.chatId}`, chat);
       }
     }
     const out: ChatSummary[] = [];
@@ -171,24 +189,34 @@ export class MemoryPageData {
     return (await this.chats()).find((c) => c.key === key);
   }
 
+  // Memory files are read through the bot's own readers (memory/files.ts): inside the chat's
+  // folder once links are followed, regular files only (a FIFO is refused unopened), secrets
+  // scrubbed; and each within READ_DEADLINE_MS. A file that fails either way shows as empty
+  // here; the page says so where it matters (the save of MEMORY.md checks it again under its lock).
+
   async memory(chat: ChatSummary): Promise<{ text: string; hash: string; versions: unknown[] }> {
     const files = this.s.memory.forChat(chat.channel, chat.chatId);
-    const text = await readOr(path.join(files.dir, MEMORY_FILE));
-    return { text, hash: hashText(text), versions: await files.versions.list() };
+    const text = await withinDeadline(MEMORY_FILE, files.readMemory());
+    return { text, hash: hashText(text), versions: await withinDeadline('versions/index.json', files.versions.list()) };
   }
 
   async version(chat: ChatSummary, n: number): Promise<string | undefined> {
-    return this.s.memory.forChat(chat.channel, chat.chatId).versions.read(n);
+    return withinDeadline(`versions/${n}.md`, this.s.memory.forChat(chat.channel, chat.chatId).readVersion(n));
   }
 
   async notes(chat: ChatSummary): Promise<Array<{ date: string; text: string }>> {
     const files = this.s.memory.forChat(chat.channel, chat.chatId);
     const list = (await files.listNotes()).slice(-RECENT_NOTES).reverse();
-    return Promise.all(list.map(async (n) => ({ date: n.date, text: await readOr(path.join(files.dir, `${n.date}.md`)) })));
+    return Promise.all(list.map(async (n) => ({ date: n.date, text: await this.note(files, n.date) })));
+  }
+
+  /** One daily note's text, '' when it cannot be read (a link out, not a regular file, too slow). */
+  private note(files: MemoryFiles, date: string): Promise<string> {
+    return withinDeadline(`${date}.md`, files.readNote(date)).catch(() => '');
   }
 
   async history(chat: ChatSummary, max = 50): Promise<Array<{ at: string; text: string }>> {
-    const text = await readOr(path.join(this.s.memory.forChat(chat.channel, chat.chatId).dir, HISTORY_FILE));
+    const text = await withinDeadline(HISTORY_FILE, this.s.memory.forChat(chat.channel, chat.chatId).readHistory()).catch(() => '');
     const entries = text
       .split(/^## /m)
       .filter((e) => e.trim())
@@ -262,7 +290,7 @@ export class MemoryPageData {
     }
     const files = this.s.memory.forChat(chat.channel, chat.chatId);
     for (const n of (await files.listNotes()).slice(-TIMELINE_DAYS)) {
-      at(n.date).notes += (await readOr(path.join(files.dir, `${n.date}.md`))).split('\n').filter((l) => l.trim()).length;
+      at(n.date).notes += (await this.note(files, n.date)).split('\n').filter((l) => l.trim()).length;
     }
     for (const h of await this.history(chat, 10_000)) if (/^\d{4}-\d\d-\d\d/.test(h.at)) at(h.at.slice(0, 10)).consolidations++;
     for (const v of (await this.memory(chat)).versions as Array<{ at: string }>) at(v.at.slice(0, 10)).versions++;

@@ -1,6 +1,6 @@
 /**
  * The memory page's HTTP server (fastify): one static page + script, and JSON APIs over
- * MemoryPageData. Security model (README "Memory page"):
+ * MemoryPageData. Security model (docs/memory-page.md, "Security model"):
  * - every request needs the token: `/?token=` once (it becomes an HttpOnly SameSite=Strict
  *   cookie, and the browser is sent to `/` so the token leaves the address bar), then the cookie,
  *   or `Authorization: Bearer <token>` for scripts; anything else is 401;
@@ -18,6 +18,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import cookie from '@fastify/cookie';
 import type { Services } from '../services/services.js';
 import type { Logger } from '../core/log.js';
+import { isAppError, type ErrorCode } from '../core/errors.js';
 import { MEMORY_FILE, withNewline } from '../memory/files.js';
 import { MemoryPageData, hashText, type ChatSummary } from './data.js';
 import { sameToken } from './token.js';
@@ -25,6 +26,7 @@ import { MIN_FORGET_CHARS } from '../privacy/forget.js';
 import { PAGE_HTML, PAGE_JS } from './page.js';
 import { Confirmations } from './confirm.js';
 import { lineDiff } from './diff.js';
+import { allowedHosts, pageAddress } from './address.js';
 
 export const COOKIE = 'membot_page';
 const BODY_LIMIT = 2 * 1024 * 1024;
@@ -35,6 +37,8 @@ const FACT_MAX_CHARS = 1000;
 export interface MemoryPageOptions {
   token: string;
   host: string;
+  /** MEMORY_PAGE_ORIGIN: the addresses it is also opened at (behind a TLS proxy). */
+  origins?: readonly string[];
   /** 0: the OS picks (tests). */
   port: number;
 }
@@ -50,19 +54,12 @@ const STALE_MEMORY = 'Not saved: MEMORY.md changed since you opened it (the bot 
 const NEEDS_PREVIEW = 'Preview first: send the same request without "confirm", then again with "confirm" set to the token the preview gave.';
 const STALE_PREVIEW = 'Nothing changed: this preview has run out (already used, older than 10 minutes, or made before a restart) or does not match the request. Preview again.';
 
-const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
-const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+const UNREADABLE = new Set<ErrorCode>(['storage.not_a_file', 'storage.path_escape', 'storage.read_timeout']);
 
-function hostAllowed(header: string | undefined, host: string, port: number): boolean {
-  if (WILDCARD_HOSTS.has(host)) return true;
-  if (!header) return false;
-  const names = LOOPBACK_NAMES.includes(host) || host === '::1' ? LOOPBACK_NAMES : [host.includes(':') ? `[${host}]` : host];
-  return names.some((n) => header.toLowerCase() === `${n}:${port}`.toLowerCase());
-}
-
-function originMatches(req: FastifyRequest): boolean {
+function originMatches(req: FastifyRequest, origins: readonly string[]): boolean {
   const origin = req.headers.origin;
   if (!origin || origin === 'null') return false;
+  if (origins.includes(origin)) return true;
   try {
     return new URL(origin).host === req.headers.host;
   } catch {
@@ -76,22 +73,23 @@ function bearer(req: FastifyRequest): string | undefined {
 }
 
 export async function startMemoryPage(services: Services, log: Logger, opts: MemoryPageOptions): Promise<MemoryPage> {
-  const app = buildServer(services, log, opts);
+  let hosts = new Set<string>();
+  const app = buildServer(services, log, opts, () => hosts);
   await app.listen({ host: opts.host, port: opts.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
-  (app as unknown as { actualPort: number }).actualPort = port;
-  const shownHost = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-  return { url: `http://${shownHost}:${port}/`, close: () => app.close() };
+  // Known once the port is (0: the OS picks it); until then no request is answered anyway.
+  hosts = allowedHosts(opts.host, port, opts.origins ?? []);
+  return { url: pageAddress(opts.host, port), close: () => app.close() };
 }
 
-function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): FastifyInstance {
+function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, hostsNow: () => Set<string>): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT });
   const data = new MemoryPageData(services);
   const confirmations = new Confirmations();
   void app.register(cookie);
 
-  const portOf = () => (app as unknown as { actualPort?: number }).actualPort ?? opts.port;
+  const origins = opts.origins ?? [];
 
   app.addHook('onRequest', async (req, reply) => {
     void reply.headers({
@@ -101,7 +99,7 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
       'x-frame-options': 'DENY',
       'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'",
     });
-    if (!hostAllowed(req.headers.host, opts.host, portOf())) {
+    if (!hostsNow().has((req.headers.host ?? '').toLowerCase())) {
       return reply.code(421).type('text/plain').send('Wrong host: open the page at the address the daemon printed.');
     }
     const url = new URL(req.url, 'http://x');
@@ -117,13 +115,19 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions): 
         .type(url.pathname.startsWith('/api/') ? 'application/json' : 'text/plain')
         .send(url.pathname.startsWith('/api/') ? { error: 'Token required.' } : 'Token required: open the link the daemon printed at start (npm run doctor prints it again).');
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD' && !originMatches(req)) {
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !originMatches(req, origins)) {
       return reply.code(403).send({ error: 'Refused: this change did not come from the memory page itself (Origin missing or foreign).' });
     }
     return undefined;
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
+    // A memory file the bot's own readers refuse (a link out, not a regular file) or that did
+    // not come within the deadline: said plainly; nothing of the file is sent.
+    if (isAppError(err) && UNREADABLE.has(err.code)) {
+      log.warn({ code: err.code, err: err.message }, 'memory page: a memory file could not be read');
+      return reply.code(503).send({ error: `${err.message}. Nothing else is affected; fix or remove that file, then reload.` });
+    }
     const code = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (code === 500) log.error({ err: err.message }, 'memory page: request failed');
     void reply.code(code).send({ error: code === 500 ? 'Something went wrong on the server; the log has the details.' : err.message });

@@ -1,12 +1,15 @@
 /**
  * The daemon's hook for the memory page: off unless MEMORY_PAGE_PORT is set. The token is a log
- * secret; the full link (with it) is printed to stderr only the first time a random token is
- * made, later starts print the address and where to find the token (`npm run doctor`).
+ * secret and is never printed: the start prints the address and where the token is kept (a 0600
+ * file, or MEMORY_PAGE_TOKEN); `npm run doctor` prints the whole link on request.
  */
 import type { Services } from '../services/services.js';
 import { componentLogger, registerSecret, type Logger } from '../core/log.js';
 import type { MemoryPage } from './server.js';
-import { resolvePageToken } from './token.js';
+import path from 'node:path';
+import { resolvePageToken, TOKEN_FILE } from './token.js';
+import { isWildcardHost } from './address.js';
+
 
 export async function startConfiguredMemoryPage(services: Services, log: Logger): Promise<MemoryPage | undefined> {
   const { memoryPagePort: port, memoryPageHost: host, memoryPageToken, workspaceDir } = services.config;
@@ -16,12 +19,15 @@ export async function startConfiguredMemoryPage(services: Services, log: Logger)
   const pageLog = componentLogger(log, 'MemoryPage');
   const { token, created } = await resolvePageToken(workspaceDir, memoryPageToken);
   registerSecret(token);
-  const page = await startMemoryPage(services, pageLog, { token, host, port });
-  process.stderr.write(
-    created
-      ? `memory page: open ${page.url}?token=${token} (this link is shown once; npm run doctor prints it again)\n`
-      : `memory page: ${page.url} (the link with its token: npm run doctor)\n`,
-  );
-  pageLog.info({ url: page.url }, 'memory page started');
+  const origins = services.config.memoryPageOrigins;
+  const page = await startMemoryPage(services, pageLog, { token, host, port, origins });
+  // Never the token itself: this line lands in log files (pm2 keeps stderr). Where it is kept
+  // (0600, readable by the daemon's user only) and how to get the whole link instead.
+  const where = memoryPageToken ? 'MEMORY_PAGE_TOKEN' : path.join(workspaceDir, TOKEN_FILE);
+  process.stderr.write(`memory page: ${page.url} — open it with ?token=<the token in ${where}>${created ? ' (made just now)' : ''}; npm run doctor prints the whole link\n`);
+  if (isWildcardHost(host) && origins.length === 0) {
+    pageLog.warn(`the memory page listens on ${host} but answers only at 127.0.0.1/localhost: set MEMORY_PAGE_ORIGIN to the address people open it at (e.g. https://memory.example.com behind your TLS proxy)`);
+  }
+  pageLog.info({ url: page.url, origins }, 'memory page started');
   return page;
 }

@@ -243,7 +243,7 @@ test('/new with consolidation failing still clears, and the words are in history
   const responder: Responder = (req, i) => (promptKind(req) === 'consolidation' ? { status: 500 } : memoryAwareResponder(req, i));
   return withBot({ responder }, async (bot) => {
     await bot.send(CHAT, 'Remember the code word: pelican.');
-    assert.deepEqual(await bot.send(CHAT, '/new'), ['Session cleared.']);
+    assert.match((await bot.send(CHAT, '/new'))[0]!, /^Session cleared, but saving it to memory failed: .*\nNothing was lost/);
     assert.deepEqual(session(bot).messages, []);
     const history = await readFile(path.join(bot.workspace, 'memory', SESSION_ID, 'HISTORY.md'), 'utf8');
     assert.match(history, /\[raw-fallback\]/);

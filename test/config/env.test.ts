@@ -22,6 +22,8 @@ test('defaults: only a key set gives the documented values and no problems', () 
     model: 'gpt-4o-mini',
     modelBalanced: 'gpt-4o-mini',
     vision: undefined,
+    models: [],
+    fallback: [],
     llmTimeoutMs: 60_000,
     llmMaxRetries: 2,
     maxToolIterations: 8,
@@ -46,9 +48,12 @@ test('defaults: only a key set gives the documented values and no problems', () 
     rateLimitPerMinute: 20,
     maxQueuedPerChat: 10,
     albumWaitMs: 1200,
+    remindersPerChatPerHour: 10,
+    transcriptionTimeoutMs: 60_000,
     memoryPagePort: 0,
     memoryPageHost: '127.0.0.1',
     memoryPageToken: undefined,
+    memoryPageOrigins: [],
     telegram: {
       botToken: undefined,
       apiRoot: undefined,
@@ -161,6 +166,14 @@ test('a bad whole number gives one problem line naming the variable, and the def
   // Several bad values: one line each.
   const many = loadConfig({ ...KEY, TZ: 'UTC', LLM_TIMEOUT_MS: 'x', MAX_CONCURRENT_TURNS: '0', LOG_LEVEL: 'loud' });
   assert.equal(many.problems.length, 3);
+});
+
+test('TRANSCRIPTION_TIMEOUT_MS: half the turn by default (at most 60 s); one at or past TURN_TIMEOUT_MS is a problem (a note is transcribed inside its turn)', () => {
+  assert.equal(loadConfig({ ...KEY, TURN_TIMEOUT_MS: '30000' }).config.transcriptionTimeoutMs, 15_000);
+  assert.equal(loadConfig({ ...KEY, TRANSCRIPTION_TIMEOUT_MS: '5000' }).config.transcriptionTimeoutMs, 5000);
+  const line = assertOneProblem({ TURN_TIMEOUT_MS: '30000', TRANSCRIPTION_TIMEOUT_MS: '30000' }, 'TRANSCRIPTION_TIMEOUT_MS');
+  assert.match(line, /not shorter than TURN_TIMEOUT_MS=30000/);
+  assertOneProblem({ REMINDERS_PER_CHAT_PER_HOUR: '0' }, 'REMINDERS_PER_CHAT_PER_HOUR');
 });
 
 test('bad TZ, LOG_LEVEL, MEMORY_SCOPE and OPENAI_BASE_URL each give one problem line naming the variable', () => {

@@ -83,3 +83,19 @@ test('a file that is not there is one problem line; MCP_CONFIG unset means no se
   assert.deepEqual(problems, ["MCP_CONFIG /nonexistent/mcp.json cannot be read (ENOENT) — check the path (a relative one starts at the daemon's working directory), or remove MCP_CONFIG"]);
   assert.deepEqual(loadConfig(KEY).config.mcp.servers, []);
 });
+
+test('a credential written literally in the file is a log secret too: every header value (and its token), and env entries named like a key', async () => {
+  const { config, problems } = await withFile(
+    {
+      servers: {
+        files: { command: 'npx', env: { API_KEY: 'literal-api-key-0001', MODE: 'verbose-mode-on' } },
+        calendar: { url: 'http://127.0.0.1:9000/mcp', headers: { Authorization: 'Bearer literal-token-0002' } },
+      },
+    },
+    {},
+  );
+  assert.deepEqual(problems, []);
+  const secrets = configSecrets(config);
+  for (const s of ['literal-api-key-0001', 'Bearer literal-token-0002', 'literal-token-0002']) assert.ok(secrets.includes(s), s);
+  assert.ok(!secrets.includes('verbose-mode-on'), 'an ordinary setting stays readable in the log');
+});

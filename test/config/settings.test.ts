@@ -1,11 +1,12 @@
 /**
- * One table of settings (src/config/reader.ts) and one reader: the README's settings table and
+ * One table of settings (src/config/reader.ts) and one reader: docs/configuration.md's settings table and
  * .env.example list exactly the table's names, renamed settings still work with one warning,
  * and each kind of value is read and refused the same way whatever the setting.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import dotenv from 'dotenv';
 import { fileURLToPath } from 'node:url';
 import { RENAMED, SETTINGS, SettingsReader } from '../../src/config/reader.js';
 import { loadConfig } from '../../src/config/env.js';
@@ -13,18 +14,35 @@ import { loadConfig } from '../../src/config/env.js';
 const file = (rel: string) => fileURLToPath(new URL(`../../${rel}`, import.meta.url));
 const KEY = { OPENAI_API_KEY: 'sk-test-key-123456', TZ: 'UTC' };
 
-test("the README's settings table lists the table's settings, in its order", async () => {
-  const lines = (await readFile(file('README.md'), 'utf8')).split('\n');
+test("docs/configuration.md's settings table lists the table's settings, in its order", async () => {
+  const lines = (await readFile(file('docs/configuration.md'), 'utf8')).split('\n');
   const header = lines.findIndex((l) => /^\| variable \| default \| meaning \|/.test(l));
-  assert.ok(header >= 0, 'README has a "| variable | default | meaning |" table');
+  assert.ok(header >= 0, 'docs/configuration.md has a "| variable | default | meaning |" table');
   const names: string[] = [];
   for (let i = header + 2; lines[i]?.startsWith('|'); i++) names.push(/^\| `([A-Z0-9_]+)`/.exec(lines[i]!)?.[1] ?? `unreadable row: ${lines[i]}`);
   assert.deepEqual(names, [...SETTINGS]);
 });
 
-test('.env.example sets every setting of the table once, and nothing else', async () => {
-  const names = (await readFile(file('.env.example'), 'utf8')).split('\n').flatMap((l) => /^([A-Z][A-Z0-9_]*)=/.exec(l)?.[1] ?? []);
+test('.env.example sets every setting of the table once (TZ as a commented example), and nothing else', async () => {
+  // TZ must stay unset by default (the system's zone); its line is an example to uncomment.
+  const names = (await readFile(file('.env.example'), 'utf8')).split('\n').flatMap((l) => /^(?:# )?([A-Z][A-Z0-9_]*)=/.exec(l)?.[1] ?? []);
   assert.deepEqual([...names].sort(), [...SETTINGS].sort());
+});
+
+test('.env.example sets each setting to its documented default, and leaves empty those whose default is not a value (system, random, OpenAI, …)', async () => {
+  const example = dotenv.parse(await readFile(file('.env.example'), 'utf8'));
+  const lines = (await readFile(file('docs/configuration.md'), 'utf8')).split('\n');
+  const header = lines.findIndex((l) => /^\| variable \| default \| meaning \|/.test(l));
+  const wrong: string[] = [];
+  for (let i = header + 2; lines[i]?.startsWith('|'); i++) {
+    const [, name, def] = /^\| `([A-Z0-9_]+)` \| ([^|]*) \|/.exec(lines[i]!)!;
+    const literal = /^(\d+)$|^`([^`]+)`$/.exec(def!.trim());
+    const want = literal ? (literal[1] ?? literal[2]!) : '';
+    // A default that names another setting (`LLM_MODEL`) is not a value to copy.
+    const expected = /^[A-Z][A-Z0-9_]+$/.test(want) ? '' : want;
+    if ((example[name!] ?? '') !== expected) wrong.push(`${name}: .env.example ${JSON.stringify(example[name!] ?? '')}, documented ${def!.trim()}`);
+  }
+  assert.deepEqual(wrong, []);
 });
 
 test('the old timeout names still work, with one warning each naming the new name; the new name wins', () => {

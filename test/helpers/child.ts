@@ -45,23 +45,55 @@ export interface CliRun {
   stderr: string;
 }
 
+/** A child process whose output is collected as it comes; killed (SIGKILL) after `timeoutMs`. */
+export interface Spawned {
+  out: () => string;
+  err: () => string;
+  write: (text: string) => void;
+  /** Writes `text` (if any) and closes stdin. */
+  end: (text?: string) => void;
+  exited: Promise<number | null>;
+  kill: () => void;
+}
+
+/** Starts `cmd` with exactly `env` (build it with childEnv) in `cwd`. */
+export function spawnCollected(cmd: string, args: string[], opts: { env: Record<string, string>; cwd: string; timeoutMs?: number }): Spawned {
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  // A child that exits before reading its input closes the pipe: not the test's failure.
+  child.stdin.on('error', () => undefined);
+  const guard = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(guard);
+      resolve(code);
+    });
+  });
+  return { out: () => out, err: () => err, write: (text) => child.stdin.write(text), end: (text) => child.stdin.end(text), exited, kill: () => child.kill('SIGKILL') };
+}
+
+/** Runs `cmd` to its end with `input` on stdin (then closed): exit code and output. */
+export async function runToEnd(cmd: string, args: string[], opts: { env: Record<string, string>; cwd: string; input?: string }): Promise<CliRun> {
+  const p = spawnCollected(cmd, args, opts);
+  p.end(opts.input);
+  const code = await p.exited;
+  return { code, stdout: p.out(), stderr: p.err() };
+}
+
 /**
  * Runs a CLI script of the repo (e.g. `src/cli/memory.ts`) to completion from the repo root,
- * with a test API key and warnings-only logs unless `env` says otherwise.
+ * with a test API key and warnings-only logs unless `env` says otherwise. `input`: piped to its
+ * stdin, then closed (the daemon on the terminal answers each line and exits).
  */
-export function runCli(script: string, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
-      cwd: repoRoot,
-      env: childEnv({ LOG_LEVEL: 'warn', OPENAI_API_KEY: 'sk-test-key-123456', ...env }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+export function runCli(script: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<CliRun> {
+  return runToEnd(process.execPath, ['--import', 'tsx', script, ...args], {
+    cwd: repoRoot,
+    env: childEnv({ LOG_LEVEL: 'warn', OPENAI_API_KEY: 'sk-test-key-123456', ...env }),
+    ...(input !== undefined ? { input } : {}),
   });
 }
 

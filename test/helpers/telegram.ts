@@ -20,8 +20,6 @@ import { TelegramServer } from 'telegram-test-api/lib/telegramServer.js';
 import { createApp, type App } from '../../src/app/app.js';
 import { TelegramChannel, type TelegramTuning } from '../../src/channels/telegram/channel.js';
 import { loadTelegramConfig, type TelegramConfig } from '../../src/config/env.js';
-import { keepInSession } from '../../src/channels/keep.js';
-import { Transcriber } from '../../src/llm/transcribe.js';
 import { startFakeLlm, type FakeLlm, type Responder } from './fake-llm.js';
 import { captureLog, tempDir, testConfig, type CapturedLog } from './workspace.js';
 
@@ -147,8 +145,19 @@ async function startEmulatorServer(): Promise<TelegramServer> {
   }
 }
 
-export async function startTelegramEmulator(token = TEST_TOKEN): Promise<TelegramEmulator> {
+export interface EmulatorOptions {
+  /**
+   * getUpdates as Telegram does it: an update stays until a later call confirms it with an
+   * offset above its id (the emulator forgets an update once it has been read). For a program
+   * that looks at updates without taking them (npm run setup waiting for the owner's message).
+   */
+  keepUntilConfirmed?: boolean;
+}
+
+export async function startTelegramEmulator(token = TEST_TOKEN, opts: EmulatorOptions = {}): Promise<TelegramEmulator> {
   const server = await startEmulatorServer();
+  /** Updates read from the emulator and not yet confirmed (keepUntilConfirmed). */
+  let held: Array<{ update_id: number }> = [];
   const emulatorUrl = server.config.apiURL;
   const calls: ProxyCall[] = [];
   const interceptors = new Map<string, Interceptor[]>();
@@ -203,6 +212,11 @@ export async function startTelegramEmulator(token = TEST_TOKEN): Promise<Telegra
       } catch (err) {
         status = 502;
         text = JSON.stringify({ ok: false, error_code: 502, description: `proxy: ${String(err)}` });
+      }
+      if (opts.keepUntilConfirmed && method === 'getUpdates' && forward && status === 200) {
+        held.push(...((JSON.parse(text) as { result?: Array<{ update_id: number }> }).result ?? []));
+        if (typeof body?.offset === 'number') held = held.filter((u) => u.update_id >= body.offset);
+        text = JSON.stringify({ ok: true, result: held.slice(0, typeof body?.limit === 'number' ? body.limit : 100) });
       }
       if (plan?.transform) text = JSON.stringify(plan.transform(JSON.parse(text)));
       if (plan?.delayMs) await new Promise((r) => setTimeout(r, plan!.delayMs));
@@ -351,9 +365,7 @@ export async function startTelegramBot(
       workspaceDir: ws.dir,
       log: logs.log,
       commands: app.commands.list(),
-      transcriber: telegramConfig.transcriptionModel ? new Transcriber(app.services.llm.sdk, telegramConfig.transcriptionModel) : undefined,
-      keep: keepInSession({ dispatcher: app.dispatcher, sessions: app.services.sessions }),
-      images: { media: app.services.media, vision: app.services.model.vision !== null },
+      media: app.services.media,
       tuning: { ...FAST_TUNING, ...opts.tuning },
     });
   let channel = makeChannel();

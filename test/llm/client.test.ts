@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LlmClient } from '../../src/llm/client.js';
-import { LlmError } from '../../src/llm/errors.js';
 import { startFakeLlm, text, type FakeLlm, type Responder } from '../helpers/fake-llm.js';
+import { llmFailure as failure } from '../helpers/llm-failure.js';
 import { captureLog, testConfig } from '../helpers/workspace.js';
 
 const API_KEY = 'sk-test-key-123456';
@@ -19,16 +19,6 @@ async function withServer(responder: Responder, fn: (llm: FakeLlm) => Promise<vo
 
 function client(url: string, env: Record<string, string> = {}): LlmClient {
   return new LlmClient(testConfig({ OPENAI_BASE_URL: url, OPENAI_API_KEY: API_KEY, ...env }), captureLog().log);
-}
-
-async function failure(p: Promise<unknown>): Promise<LlmError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof LlmError, `expected an LlmError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the call to fail');
 }
 
 /** Replies with `status` for the first `times` requests, then with a normal answer. */
@@ -196,7 +186,8 @@ test('a successful answer: content, tool calls, usage and model are returned', a
       assert.deepEqual(res.toolCalls, [{ id: 'c1', name: 'get_current_time', arguments: '{}' }]);
       assert.equal(res.finishReason, 'tool_calls');
       assert.deepEqual(res.usage, { promptTokens: 12, cachedTokens: 0, completionTokens: 3 });
-      assert.equal(res.model, 'served-model');
+      assert.equal(res.model, 'gpt-4o-mini', 'the model asked, as configured');
+      assert.equal(res.served, 'served-model', 'and the name the server gave it');
     },
   );
 });

@@ -43,7 +43,7 @@ test('a server killed mid-life: its tools go, a call meanwhile says "not connect
   const { bot, close } = await botWith({ fx: { ...stdioFixture(), tools: ['forecast'] } }, (_req, i) => (i % 2 === 0 ? toolCalls([{ name: 'fx__forecast', args: { city: 'Oslo' } }]) : text('done')));
   const fx = bot.app.services.mcp!.get('fx')!;
   const tools = bot.app.services.tools;
-  const chat = { channel: 'test', chatId: '1', group: false };
+  const chat = { channel: 'test', chatId: '1', group: false, manages: true };
   try {
     await until(() => fx.state.kind === 'connected', 20_000, 'fx connected');
     const first = fx.pid!;
@@ -115,7 +115,7 @@ test('a server that announces a changed tool list is listed again: the new tool 
   try {
     await until(() => c.state.kind === 'connected', 20_000, 'fx connected');
     assert.deepEqual(c.offered().map((t) => t.name), ['fx__grow']);
-    const ctx = { chat: { channel: 'test', chatId: '1', group: false }, conversationId: 'x', log: captureLog().log, signal: new AbortController().signal };
+    const ctx = { chat: { channel: 'test', chatId: '1', group: false, manages: true }, conversationId: 'x', log: captureLog().log, signal: new AbortController().signal };
     assert.match(await c.find('fx__grow')!.execute({}, ctx), /\ngrown$/);
     await until(() => c.find('fx__extra') !== undefined, 5_000, 'the new tool listed');
     assert.match(await c.find('fx__extra')!.execute({}, ctx), /\nextra here$/);

@@ -19,6 +19,7 @@ import { toolUser, until } from '../helpers/reminders.js';
 import { captureLog, tempDir } from '../helpers/workspace.js';
 import { SessionStore } from '../../src/sessions/store.js';
 import { MemoryService } from '../../src/memory/service.js';
+import { DailyNotes } from '../../src/memory/daily-notes.js';
 import { ReminderStore } from '../../src/reminders/store.js';
 import { ReminderService } from '../../src/reminders/service.js';
 import { localDate } from '../../src/memory/notes.js';
@@ -115,12 +116,13 @@ async function readScheduled(dir: string): Promise<Array<{ id: number; due_at: n
 }
 
 /** Builds the reminder service on `dir` in a child process, runs `body`, which ends in a kill -9. */
-function runThenKill(dir: string, body: string): void {
+function runThenKill(dir: string, body: string, options = ''): void {
   const src = (p: string) => JSON.stringify(path.join(repoRoot, 'src', p));
   const script = `
     import { appendFileSync } from 'node:fs';
     import { SessionStore } from ${src('sessions/store.ts')};
     import { MemoryService } from ${src('memory/service.ts')};
+    import { DailyNotes } from ${src('memory/daily-notes.ts')};
     import { ReminderStore } from ${src('reminders/store.ts')};
     import { ReminderService } from ${src('reminders/service.ts')};
     import { silentLogger } from ${src('core/log.ts')};
@@ -128,7 +130,7 @@ function runThenKill(dir: string, body: string): void {
     const sessions = new SessionStore(dir + '/sessions', silentLogger());
     await sessions.init();
     const store = new ReminderStore(dir + '/schedules.db', silentLogger());
-    const reminders = new ReminderService({ store, sessions, memory: new MemoryService(dir + '/memory', 'chat'), timezone: 'UTC', log: silentLogger(), queue: (_k, t) => t() });
+    const reminders = new ReminderService({ store, sessions, notes: new DailyNotes(new MemoryService(dir + '/memory', 'chat'), 'UTC', silentLogger()), timezone: 'UTC', log: silentLogger(), queue: (_k, t) => t(), ${options} });
     ${body}
     await new Promise((r) => setTimeout(r, 10_000));
   `;
@@ -141,7 +143,7 @@ async function reopen(dir: string) {
   const sessions = new SessionStore(path.join(dir, 'sessions'), logs.log);
   await sessions.init();
   const store = new ReminderStore(path.join(dir, 'schedules.db'), logs.log);
-  const reminders = new ReminderService({ store, sessions, memory: new MemoryService(path.join(dir, 'memory'), 'chat'), timezone: 'UTC', log: logs.log, queue: (_k, t) => t() });
+  const reminders = new ReminderService({ store, sessions, notes: new DailyNotes(new MemoryService(path.join(dir, 'memory'), 'chat'), 'UTC', logs.log), timezone: 'UTC', log: logs.log, queue: (_k, t) => t() });
   await reminders.settleClaims();
   const sent: string[] = [];
   const started = await reminders.start({ test: async (_c, text) => void sent.push(text) });
@@ -166,6 +168,36 @@ test('killed after the send, before it was marked sent: the next start does not 
       assert.equal((await reminderMessages(r.sessions)).length, 1, 'in the session once');
       assert.deepEqual(r.store.deliveries('test:k').map((d) => d.state), ['sent']);
       assert.ok(r.logs.lines().some((l) => l.code === 'reminder.delivery_uncertain'), 'the uncertain case is logged');
+    } finally {
+      r.reminders.close();
+      await r.sessions.close();
+    }
+  } finally {
+    await ws.cleanup();
+  }
+});
+
+test('a folded message (over the hourly cap) killed after the send, before it was marked sent: none of its reminders is sent again', async () => {
+  const ws = await tempDir();
+  const out = path.join(ws.dir, 'sent.txt');
+  try {
+    runThenKill(
+      ws.dir,
+      `
+      const dueAt = Date.now() + 200;
+      for (const text of ['feed the fish', 'water the plants', 'lock the door']) store.add({ chat: 'test:k', channel: 'test', chatId: 'k', text, dueAt, repeat: null, timezone: 'UTC', createdAt: Date.now() });
+      await reminders.start({ test: async (_c, text) => { appendFileSync(${JSON.stringify(out)}, text + '\\n'); process.kill(process.pid, 'SIGKILL'); } });
+    `,
+      'perChatPerHour: 1',
+    );
+    assert.match(await readFile(out, 'utf8'), /^⏰ 3 reminders together .*\n• feed the fish\n• water the plants\n• lock the door\n$/, 'one message, sent once');
+    const r = await reopen(ws.dir);
+    try {
+      assert.equal(await r.reminders.runDue(), 0);
+      assert.deepEqual(r.sent, [], 'not sent again');
+      assert.deepEqual((await reminderMessages(r.sessions)).map((m) => m.reminder!.split(' ').length), [3], 'one session message for the three');
+      assert.deepEqual(r.store.deliveries('test:k').map((d) => d.state), ['sent', 'sent', 'sent']);
+      assert.equal(r.logs.lines().filter((l) => l.code === 'reminder.delivery_uncertain').length, 3);
     } finally {
       r.reminders.close();
       await r.sessions.close();

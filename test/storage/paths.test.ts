@@ -24,7 +24,7 @@ test('safeComponent turns hostile ids into one plain path component', () => {
     // One component: joining it under a directory stays directly inside that directory.
     assert.equal(path.dirname(path.join('/base', out)), '/base');
   }
-  // The README's example, and ordinary ids stay readable.
+  // The example in docs/how-it-works.md (Files), and ordinary ids stay readable.
   assert.equal(safeComponent('../../etc/x'), '%2E%2E%2F%2E%2E%2Fetc%2Fx');
   assert.equal(safeComponent('123456789'), '123456789');
   assert.equal(safeComponent('-100_abc'), '-100_abc');

@@ -11,7 +11,7 @@ import { makeMessage, newSession } from '../../src/sessions/model.js';
 import { silentLogger } from '../../src/core/log.js';
 import { startTestBot, unsavedWriter, type TestBot } from '../helpers/app.js';
 
-function turn(fields: Partial<Pick<Turn, 'response' | 'failure'>> = {}): Turn {
+function turn(fields: Partial<Pick<Turn, 'response' | 'answer' | 'failure'>> = {}): Turn {
   const t = createTurn({
     inbound: { channel: 'test', chatId: '1', userId: 'u1', text: 'hi', receivedAt: new Date() },
     writes: unsavedWriter(newSession('test', '1')),
@@ -29,8 +29,8 @@ function runs(bot: TestBot, name: SystemName, t: Turn): boolean {
   return system.shouldRun ? system.shouldRun(t) : true;
 }
 
-const answered = () => turn({ response: 'an answer' });
-const failed = () => turn({ response: 'an answer', failure: { system: 'ToolLoop', errorId: 'e1', code: 'llm.unreachable' } });
+const answered = () => turn({ response: 'an answer', answer: makeMessage('assistant', 'an answer') });
+const failed = () => turn({ response: 'an answer', answer: makeMessage('assistant', 'an answer'), failure: { system: 'ToolLoop', errorId: 'e1', code: 'llm.unreachable' } });
 
 test('with everything on: context and the tool loop always run; delivery, notes and indexing need an answer, and notes and indexing a turn that did not fail', async () => {
   const bot = await startTestBot();

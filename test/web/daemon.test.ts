@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startFakeLlm } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
@@ -42,29 +43,31 @@ function startDaemon(env: Record<string, string>, cwd: string) {
   return { child, stderr: () => stderr, exited, waitFor };
 }
 
-test('daemon: MEMORY_PAGE_PORT starts the page with a random token printed once; SIGTERM stops it; the next start does not print it', async () => {
+test('daemon: MEMORY_PAGE_PORT starts the page with a random token kept in a 0600 file the start names, never printed; SIGTERM stops it; the next start uses the same token', async () => {
   const llm = await startFakeLlm();
   const ws = await tempDir();
   try {
     const port = await freePort();
     const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TZ: 'UTC', OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, MEMORY_PAGE_PORT: String(port) };
     const first = startDaemon(env, ws.dir);
-    const [, link, token] = await first.waitFor(/memory page: open (http:\/\/127\.0\.0\.1:\d+\/\?token=([\w-]+))/);
-    assert.equal((await fetch(link!, { redirect: 'manual' })).status, 303);
+    const [, url, where] = await first.waitFor(/memory page: (http:\/\/127\.0\.0\.1:\d+\/) — open it with \?token=<the token in (\S+)> \(made just now\)/);
+    assert.equal(where, path.join(ws.dir, '.memory-page-token'));
+    assert.equal((await stat(where!)).mode & 0o777, 0o600);
+    const token = (await readFile(where!, 'utf8')).trim();
+    assert.equal((await fetch(`${url}?token=${token}`, { redirect: 'manual' })).status, 303);
     assert.equal((await fetch(`http://127.0.0.1:${port}/api/chats`)).status, 401);
     assert.equal((await fetch(`http://127.0.0.1:${port}/api/chats`, { headers: { authorization: `Bearer ${token}` } })).status, 200);
     first.child.kill('SIGTERM');
     assert.equal(await first.exited, 0);
     await assert.rejects(fetch(`http://127.0.0.1:${port}/api/chats`), 'stopped with the daemon');
-    const logLines = first.stderr().split('\n').filter((l) => l.startsWith('{'));
-    assert.ok(logLines.length > 0 && logLines.every((l) => !l.includes(token!)), 'the token is in no log line');
+    assert.ok(!first.stderr().includes(token), 'the token is in no line the daemon wrote');
 
     const second = startDaemon(env, ws.dir);
-    await second.waitFor(/memory page: http:\/\/127\.0\.0\.1:\d+\/ \(the link with its token: npm run doctor\)/);
+    await second.waitFor(/memory page: http:\/\/127\.0\.0\.1:\d+\/ — open it with \?token=<the token in \S+>; npm run doctor prints the whole link/);
     assert.equal((await fetch(`http://127.0.0.1:${port}/api/chats`, { headers: { authorization: `Bearer ${token}` } })).status, 200, 'the same token still works');
     second.child.kill('SIGTERM');
     assert.equal(await second.exited, 0);
-    assert.ok(!second.stderr().includes(token!));
+    assert.ok(!second.stderr().includes(token));
   } finally {
     await llm.close();
     await ws.cleanup();

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { MEMORY, TOKEN, pageApi, startPageBot } from './helpers.js';
@@ -202,4 +203,47 @@ test('memory page: forget previews (nothing removed), then removes the words thr
   } finally {
     await t.close();
   }
+});
+
+test('memory page on 0.0.0.0: Host is still checked — its loopback names and the MEMORY_PAGE_ORIGIN hosts pass, any other name gets 421; the configured origin may make changes', async () => {
+  const { startMemoryPage } = await import('../../src/web/server.js');
+  const t = await startPageBot();
+  const page = await startMemoryPage(t.bot.app.services, t.bot.logs.log, { token: TOKEN, host: '0.0.0.0', port: 0, origins: ['https://memory.example.com'] });
+  try {
+    const port = new URL(page.url).port;
+    assert.equal(page.url, `http://127.0.0.1:${port}/`, 'the address printed is one the page answers, not 0.0.0.0');
+    assert.equal((await fetch(`${page.url}api/chats`, { headers: auth })).status, 200);
+    const at = (host: string, extra: Record<string, string> = {}) =>
+      new Promise<number>((resolve, reject) => {
+        // fetch() sets Host from the URL; a raw request sets it as a rebinding page's browser would.
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/api/chats', headers: { host, ...auth, ...extra } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    assert.equal(await at(`127.0.0.1:${port}`), 200);
+    assert.equal(await at(`localhost:${port}`), 200);
+    assert.equal(await at('memory.example.com'), 200, 'the configured origin, behind its TLS proxy');
+    assert.equal(await at(`evil.example:${port}`), 421, 'a rebinding name is refused although the page listens on every address');
+    assert.equal(await at('memory.example.com:8443'), 421);
+    const save = await fetch(`${page.url}api/memory`, {
+      method: 'PUT',
+      headers: { ...auth, 'content-type': 'application/json', origin: 'https://memory.example.com' },
+      body: JSON.stringify({ chat: 'test:1', text: 'x', base: sha(MEMORY) }),
+    });
+    assert.notEqual(save.status, 403, 'a change from the configured origin is taken');
+  } finally {
+    await page.close();
+    await t.close();
+  }
+});
+
+test('MEMORY_PAGE_ORIGIN: addresses are checked at start, kept as origins', async () => {
+  const { loadConfig } = await import('../../src/config/env.js');
+  const base = { OPENAI_API_KEY: 'sk-x', TZ: 'UTC' };
+  assert.deepEqual(loadConfig({ ...base, MEMORY_PAGE_ORIGIN: 'https://memory.example.com, http://10.0.0.5:8790/' }).config.memoryPageOrigins, ['https://memory.example.com', 'http://10.0.0.5:8790']);
+  const bad = loadConfig({ ...base, MEMORY_PAGE_ORIGIN: 'memory.example.com,https://x.example/path' });
+  assert.equal(bad.problems.filter((p) => /^MEMORY_PAGE_ORIGIN has/.test(p)).length, 2);
 });

@@ -15,6 +15,7 @@
 import type { Logger } from '../../core/log.js';
 import type { DmPolicy } from '../../config/env.js';
 import type { PairingStore } from './pairing.js';
+import { LRUCache } from 'lru-cache';
 
 export interface Sender {
   userId: string;
@@ -46,7 +47,8 @@ const HOUR = 3600_000;
 export class AccessControl {
   private readonly users: Set<string>;
   private readonly groups: Set<string>;
-  private readonly refusedAt = new Map<string, number>();
+  /** When each stranger was last told (a crowd of new accounts cannot grow it past its bound). */
+  private readonly refusedAt = new LRUCache<string, number>({ max: 10_000 });
   /** When the refusal messages of the last hour went out, oldest first. */
   private readonly refusalTimes: number[] = [];
   private capLoggedAt = -Infinity;
@@ -100,6 +102,23 @@ export class AccessControl {
     }
   }
 
+  /**
+   * Whether the bot still serves a chat it once served (reminders ask before each delivery): a
+   * group while it is in TELEGRAM_ALLOWED_GROUPS; a private chat (its id is the user's) while
+   * its user would get in by TELEGRAM_DM_POLICY — open, listed, or approved and not revoked.
+   * `username`: the user's handle when known, for a user listed as @username.
+   */
+  async serves(chatId: string, username?: string): Promise<boolean> {
+    if (chatId.startsWith('-')) return this.groups.has(chatId);
+    if (this.opts.dmPolicy === 'open' || this.isOwner({ userId: chatId, username })) return true;
+    return this.opts.dmPolicy === 'pairing' && (await this.opts.pairing.isApproved(chatId));
+  }
+
+  /** True when some allowed user is listed by @username only (serves() then needs the handle). */
+  get listsUsernames(): boolean {
+    return [...this.users].some((u) => !/^\d+$/.test(u));
+  }
+
   /** One of the bot's owners: listed in TELEGRAM_ALLOWED_USERS by id or username. */
   isOwner(s: Pick<Sender, 'userId' | 'username'>): boolean {
     return this.users.has(s.userId) || (!!s.username && this.users.has(s.username.toLowerCase()));
@@ -120,8 +139,6 @@ export class AccessControl {
       return undefined;
     }
     this.refusalTimes.push(now);
-    // Bounded: forget users whose hour is over (a crowd of strangers must not grow this map).
-    if (this.refusedAt.size >= 10_000) for (const [id, t] of this.refusedAt) if (now - t >= interval) this.refusedAt.delete(id);
     this.refusedAt.set(userId, now);
     return text;
   }

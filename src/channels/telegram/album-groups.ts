@@ -7,23 +7,19 @@
  * long after any album has finished arriving. After a kill, the channel adds the albums of the
  * unfinished messages the journal gives back (TelegramChannelOptions.unfinished).
  */
+import { LRUCache } from 'lru-cache';
+
 const KEEP_MS = 10 * 60_000;
 const MAX_ENTRIES = 1000;
 
 export class AddressedAlbums {
-  private readonly seen = new Map<string, number>();
+  private readonly seen = new LRUCache<string, number>({ max: MAX_ENTRIES });
 
   constructor(private readonly now: () => number = Date.now) {}
 
   add(chatId: string, albumId: string): void {
-    const at = this.now();
-    this.seen.delete(`${chatId}:${albumId}`);
-    this.seen.set(`${chatId}:${albumId}`, at);
-    // Oldest first (insertion order): drop what expired, and the oldest beyond the cap.
-    for (const [key, t] of this.seen) {
-      if (this.seen.size <= MAX_ENTRIES && at - t <= KEEP_MS) break;
-      this.seen.delete(key);
-    }
+    // The oldest leave beyond the cap; an expired one is refused by `has`.
+    this.seen.set(`${chatId}:${albumId}`, this.now());
   }
 
   has(chatId: string, albumId: string): boolean {

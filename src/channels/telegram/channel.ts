@@ -6,6 +6,9 @@
  *   update log (taken at most once, on disk first) → readUpdate (text / media / ignore)
  *   → access control (strangers stop here) → the sender's role (roles.ts) → typing indicator → `onMessage` (app.handle),
  *   which queues the message behind earlier ones of the same chat and runs the turn.
+ * The channel only translates: a voice note, a photo, a sticker become an InboundMessage that
+ * describes them, handed over at once; whether they are read, refused, downloaded or
+ * transcribed is the intake's and the turn's to decide, under the limits every message meets.
  * Updates are handed over one after another without waiting for turns, so chats run side by
  * side while each chat keeps its order (the dispatcher's per-chat queue).
  *
@@ -23,14 +26,14 @@ import type { InboundMessage } from '../../core/message.js';
 import type { Channel, InboundHandler, ReplyFn } from '../../core/channel.js';
 import { AccessControl } from './access.js';
 import { Delivery } from './delivery.js';
-import { readUpdate, TEXT_ONLY_REPLY, type BotIdentity } from './inbound.js';
+import { readUpdate, type BotIdentity, type Inbound } from './inbound.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { parseSessionChatId, sessionChatId } from './topics.js';
-import type { Transcriber } from '../../llm/transcribe.js';
-import type { KeepFn } from '../keep.js';
 import { downloadFile } from './media.js';
-import { prepareMedia, type MediaIntakeDeps } from './media-intake.js';
-import type { MediaFetchers } from '../../media/attachments.js';
+import { imagePlaceholder, type MediaFetchers } from '../../media/attachments.js';
+import { audioPlaceholder } from '../../media/audio.js';
+import { albumItemText } from './photos.js';
+import { withQuote } from './reply-context.js';
 import { UpdateLog } from './update-log.js';
 import { PlaceholderStore, type Placeholder } from './placeholders.js';
 import { settleLeftOver, StreamPreview, StreamState, type StreamTuning } from './stream-preview.js';
@@ -42,6 +45,7 @@ import { AddressedAlbums } from './album-groups.js';
 import { chatLabelOf } from './chat-label.js';
 import { ChatRoles } from './roles.js';
 import { parseCommand } from '../../commands/router.js';
+import { LRUCache } from 'lru-cache';
 
 /** Knobs with production defaults; tests make them short. */
 export interface TelegramTuning {
@@ -66,12 +70,8 @@ export interface TelegramChannelOptions {
   /** Registered with setMyCommands at start (with /start added). */
   commands?: Array<{ name: string; description: string }>;
   tuning?: Partial<TelegramTuning>;
-  /** Speech to text for voice notes and audio; without it they are kept untranscribed. */
-  transcriber?: Transcriber | undefined;
-  /** Stores a message in its session without a turn (a voice note that could not be transcribed, an image the model cannot see). */
-  keep?: KeepFn | undefined;
-  /** Photos and image files: the app's downloaders (this channel registers there) and whether the model reads images. */
-  images?: { media: MediaFetchers; vision: boolean } | undefined;
+  /** The app's downloaders: this channel registers its own, so turns fetch photos and voice notes by file id. */
+  media?: MediaFetchers | undefined;
   /** Polling gave up for good (Telegram refused the token while running). */
   onFatal?: (err: unknown) => void;
   /**
@@ -92,13 +92,14 @@ export class TelegramChannel implements Channel {
   private readonly log: Logger;
   private readonly stream: StreamState;
   private readonly typing: TypingIndicator;
-  private readonly media: MediaIntakeDeps;
   private readonly addressedAlbums = new AddressedAlbums();
+  /** Private chats' @usernames seen on messages (serves(): users listed by handle). */
+  private readonly usernames = new LRUCache<string, string>({ max: 10_000 });
   private transport: Transport | undefined;
   private onMessage: InboundHandler | undefined;
   private identity: BotIdentity | undefined;
   private accepting = false;
-  /** Replies sent directly by the channel (pairing, "text only"), for a clean stop. */
+  /** Replies sent directly by the channel (to strangers: pairing, refusals), for a clean stop. */
   private readonly sideReplies = new Set<Promise<unknown>>();
 
   constructor(private readonly opts: TelegramChannelOptions) {
@@ -108,11 +109,9 @@ export class TelegramChannel implements Channel {
     const t = opts.tuning ?? {};
     this.delivery = new Delivery({ telegram: this.bot.telegram, log: this.log, tuning: { ...t, retries: t.sendRetries } });
     this.typing = new TypingIndicator(this.delivery, t.typingIntervalMs);
-    const vision = opts.images?.vision ?? false;
-    this.media = { telegram: this.bot.telegram, delivery: this.delivery, log: this.log, keep: opts.keep, transcriber: opts.transcriber, vision, showTranscript: opts.telegram.showTranscript };
     this.updateLog = new UpdateLog(path.join(opts.workspaceDir, 'telegram', 'updates.json'), this.log);
     this.pairing = new PairingStore(pairingFile(opts.workspaceDir));
-    opts.images?.media.register(this.name, (fileId, maxBytes) => downloadFile(this.bot.telegram, fileId, maxBytes));
+    opts.media?.register(this.name, (fileId, maxBytes, signal) => downloadFile(this.bot.telegram, fileId, maxBytes, 60_000, signal));
     const placeholders = new PlaceholderStore(path.join(opts.workspaceDir, 'telegram', 'placeholders.json'), this.log);
     this.stream = new StreamState(opts.telegram.streaming ?? 'draft', t.stream, placeholders, this.delivery, this.log);
     this.access = new AccessControl({
@@ -171,6 +170,26 @@ export class TelegramChannel implements Channel {
   }
 
   /**
+   * Whether the bot still serves this session's chat (a forum topic: its group), by the access
+   * rules a message would meet now. For a user listed by @username only, the handle is the one
+   * seen on their messages since the start, else Telegram's (getChat); when neither is known
+   * the chat counts as served (it was when the reminder was set).
+   */
+  async serves(chatId: string): Promise<boolean> {
+    const to = parseSessionChatId(chatId).chatId;
+    if (await this.access.serves(to)) return true;
+    if (to.startsWith('-') || !this.access.listsUsernames) return false;
+    let username = this.usernames.get(to);
+    if (username === undefined) {
+      const chat = (await this.bot.telegram.getChat(to).catch(() => undefined)) as { username?: string } | undefined;
+      if (!chat) return true;
+      username = chat.username ?? '';
+      this.usernames.set(to, username);
+    }
+    return this.access.serves(to, username || undefined);
+  }
+
+  /**
    * The way back for a message the last run accepted and did not finish (journal recovery):
    * streamed like a live one, and finishing in place the placeholder that run left for it.
    */
@@ -179,7 +198,9 @@ export class TelegramChannel implements Channel {
     const adopted = this.stream.placeholders.take(msg.chatId, msg.messageId);
     const preview = this.preview(to.chatId, to.threadId, undefined, !to.chatId.startsWith('-'), msg, adopted);
     preview?.start();
-    return replyThrough(this.delivery, to.chatId, { threadId: to.threadId }, preview);
+    const reply = replyThrough(this.delivery, to.chatId, { threadId: to.threadId }, preview);
+    reply.aside = async (text) => void (await this.delivery.sendPlain(to.chatId, text, { threadId: to.threadId }));
+    return reply;
   }
 
   /** After recovery: placeholders of the last run that no recovered turn took say the bot restarted. */
@@ -238,6 +259,7 @@ export class TelegramChannel implements Channel {
     // A further item of a group album the bot was addressed in: answered with it, not marked again.
     const laterItem = r.kind === 'image' && r.group && r.albumId !== undefined && this.addressedAlbums.has(sender.chatId, r.albumId);
     if (r.kind === 'image' && r.group && r.albumId) this.addressedAlbums.add(sender.chatId, r.albumId);
+    if (!r.group && sender.username) this.usernames.set(sender.chatId, sender.username);
     const decision = await this.access.check(sender);
     if (!decision.allow) {
       this.log.info({ updateId: update.update_id, userId: sender.userId, chatId: sender.chatId, reason: decision.reason }, 'message refused');
@@ -245,32 +267,24 @@ export class TelegramChannel implements Channel {
       return;
     }
     const threadId = r.threadId;
-    if (r.kind === 'unsupported') {
-      this.sideReply(sender.chatId, TEXT_ONLY_REPLY, r.group ? r.messageId : undefined, threadId);
-      return;
-    }
     const msg: InboundMessage = {
       channel: this.name,
       chatId: sessionChatId({ chatId: sender.chatId, threadId }),
       userId: sender.userId,
       userName: sender.name ?? sender.username,
       username: sender.username,
-      text: r.kind === 'text' ? r.text : '',
+      text: '',
       messageId: String(r.messageId),
       receivedAt: new Date(),
+      ...translated(r),
       chat: chatLabelOf((update as Update.MessageUpdate).message, threadId),
       role: await this.roles.roleOf(sender, r.kind === 'text' && parseCommand(r.text) !== null),
     };
     const chatId = sender.chatId;
     const ack = this.opts.telegram.ackReaction;
     // In a group several people talk at once: the reaction shows whose message is being answered.
-    if (r.group && ack && !laterItem) void this.delivery.react(chatId, r.messageId, ack);
+    if (r.group && ack && !laterItem && r.kind !== 'unsupported') void this.delivery.react(chatId, r.messageId, ack);
     const sendOptions = { replyTo: r.group ? r.messageId : undefined, threadId };
-    const refusal = await prepareMedia(r, msg, chatId, sendOptions, this.media);
-    if (refusal !== undefined) {
-      this.sideReply(chatId, refusal, sendOptions.replyTo, threadId);
-      return;
-    }
     const stopTyping = this.typing.start(chatId, threadId);
     const preview = this.preview(chatId, threadId, sendOptions.replyTo, !r.group, msg);
     const reply = replyThrough(this.delivery, chatId, sendOptions, preview, stopTyping);
@@ -279,6 +293,7 @@ export class TelegramChannel implements Channel {
       preview?.close();
       await this.delivery.sendDocument(chatId, doc, sendOptions);
     };
+    reply.aside = async (text) => void (await this.delivery.sendPlain(chatId, text, sendOptions));
     // The turn is not awaited (it runs in the chat's queue while the next update is routed);
     // its acceptance is: the message is durably journaled before the update counts as taken.
     const handled = this.onMessage!(msg, reply);
@@ -299,5 +314,27 @@ export class TelegramChannel implements Channel {
       .catch((err: unknown) => this.log.warn({ err, chatId }, 'reply could not be sent'))
       .finally(() => this.sideReplies.delete(p));
     this.sideReplies.add(p);
+  }
+}
+
+/**
+ * What an update says, in the app's terms (the rest of the InboundMessage is the sender's):
+ * text as it is; a voice note as its placeholder and reference (the turn transcribes it); an
+ * image as its placeholder, caption and quote (the turn downloads it, or says why not); an
+ * album item with its album id (the intake collects the album); anything else named, for the
+ * intake to say it cannot read it. No decision here: every message meets the same intake.
+ */
+function translated(r: Exclude<Inbound, { kind: 'ignore' }>): Partial<InboundMessage> {
+  switch (r.kind) {
+    case 'text':
+      return { text: r.text };
+    case 'audio':
+      return { text: audioPlaceholder(r.audio, r.caption), audio: r.audio };
+    case 'image':
+      return r.albumId
+        ? { text: albumItemText(r), image: r.image, albumId: r.albumId }
+        : { text: withQuote(imagePlaceholder(r.image, r.caption), r.quote), image: r.image };
+    case 'unsupported':
+      return { unreadable: r.what };
   }
 }

@@ -1,12 +1,13 @@
 /**
- * Reads one Telegram update into what the channel should do with it: pass text on, answer
- * "text only", or ignore it (and why). Pure, so every rule here has a unit test.
+ * Reads one Telegram update into what the channel hands on — text, a voice note, an image, or
+ * something it cannot read (named) — or ignores it (and why). Pure, so every rule here has a
+ * unit test. Nothing here answers the user: the intake does, for every message alike.
  *
- * - Voice notes and audio files are 'audio' (transcribed by the channel: media.ts).
+ * - Voice notes and audio files are 'audio' (transcribed in the turn: systems/transcription.ts).
  * - Photos and image documents are 'image' (shown to the model when it reads images: photos.ts);
  *   one of an album carries its media_group_id, and the intake answers the album as one message.
- * - Text and captions are text. Stickers and other media without a caption get
- *   the "I can read text only" answer. Service messages (joins, pins, …) are ignored.
+ * - Text and captions are text. Stickers and other media without a caption are 'unsupported'
+ *   (the intake says what it cannot read). Service messages (joins, pins, …) are ignored.
  * - Edited messages are ignored: the answer to the original already exists, and answering the
  *   edit would give the user a second reply to one question.
  * - In groups only messages addressed to the bot count: a mention of @bot, a reply to one of
@@ -20,22 +21,37 @@ import type { Update, Message } from 'telegraf/types';
 import type { Sender } from './access.js';
 import { quotedMessage, withQuote, type BotIdentity, type QuotedMessage } from './reply-context.js';
 import { topicOf } from './topics.js';
-import { audioOf, type AudioRef } from './media.js';
+import { audioOf } from './media.js';
 import { imageOf } from './photos.js';
-import type { ImageRef } from '../../core/message.js';
+import type { AudioRef, ImageRef } from '../../core/message.js';
 
 export type { BotIdentity };
 
 export type Inbound =
   | { kind: 'ignore'; reason: string }
   | { kind: 'text'; sender: Sender; text: string; messageId: number; group: boolean; threadId?: number | undefined }
-  | { kind: 'unsupported'; sender: Sender; messageId: number; group: boolean; threadId?: number | undefined }
+  | { kind: 'unsupported'; sender: Sender; what: string; messageId: number; group: boolean; threadId?: number | undefined }
   | { kind: 'audio'; sender: Sender; audio: AudioRef; caption: string | undefined; messageId: number; group: boolean; threadId?: number | undefined }
   | { kind: 'image'; sender: Sender; image: ImageRef; caption: string | undefined; quote: QuotedMessage | undefined; messageId: number; group: boolean; threadId?: number | undefined; albumId?: string | undefined };
 
-export const TEXT_ONLY_REPLY = 'I can read text only (for now).';
-
-const MEDIA_KEYS = ['sticker', 'voice', 'photo', 'video', 'video_note', 'audio', 'document', 'animation', 'location', 'venue', 'contact', 'poll', 'dice', 'story', 'game'];
+/** Media the bot cannot read, as the user is told about them ("… not a sticker"). */
+const MEDIA: Record<string, string> = {
+  sticker: 'a sticker',
+  voice: 'this voice message',
+  photo: 'this photo',
+  video: 'a video',
+  video_note: 'a video message',
+  audio: 'this audio file',
+  document: 'this kind of file',
+  animation: 'a GIF',
+  location: 'a location',
+  venue: 'a place',
+  contact: 'a contact',
+  poll: 'a poll',
+  dice: 'a dice roll',
+  story: 'a story',
+  game: 'a game',
+};
 
 /** `albumAddressed`: whether an earlier item of this group album addressed the bot (album-groups.ts). */
 export function readUpdate(update: Update, bot: BotIdentity, albumAddressed?: (chatId: string, albumId: string) => boolean): Inbound {
@@ -74,7 +90,8 @@ export function readUpdate(update: Update, bot: BotIdentity, albumAddressed?: (c
     return { kind: 'image', sender, image, caption, quote: quotedMessage(m, bot), messageId: m.message_id, group, threadId: topicOf(m), albumId };
   }
   if (raw === undefined || raw.trim() === '') {
-    if (MEDIA_KEYS.some((k) => k in m)) return { kind: 'unsupported', sender, messageId: m.message_id, group, threadId: topicOf(m) };
+    const media = Object.keys(MEDIA).find((k) => k in m);
+    if (media) return { kind: 'unsupported', sender, what: MEDIA[media]!, messageId: m.message_id, group, threadId: topicOf(m) };
     return { kind: 'ignore', reason: 'service message' };
   }
 

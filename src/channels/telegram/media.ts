@@ -1,26 +1,18 @@
 /**
- * Media the bot reads beyond text. Voice notes and audio files: found in the message,
- * downloaded with getFile (the Bot API serves bots files up to 20 MB), turned into text by the
- * Transcriber. The transcript becomes the user's message, marked as coming from voice; when
- * there is none the note's file id is kept in the session instead, so nothing sent is lost.
+ * Files on Telegram: a message's voice note or audio file, found and described (the turn
+ * transcribes it: systems/transcription.ts), and the one downloader for any file id — getFile,
+ * then the bytes, at most 20 MB (the Bot API's limit for bots). The app's turns fetch images and
+ * notes through it (registered with MediaFetchers by the channel).
  */
 import type { Telegram } from 'telegraf';
 import type { Message } from 'telegraf/types';
 import { MAX_IMAGE_BYTES, type Download } from '../../media/attachments.js';
+import type { AudioRef } from '../../core/message.js';
 
 export type { Download } from '../../media/attachments.js';
 
 /** The Bot API's download limit for bots. */
 export const MAX_DOWNLOAD_BYTES = MAX_IMAGE_BYTES;
-
-export interface AudioRef {
-  kind: 'voice' | 'audio';
-  fileId: string;
-  fileSize?: number | undefined;
-  duration?: number | undefined;
-  mimeType?: string | undefined;
-  fileName?: string | undefined;
-}
 
 /** The voice note or audio file of a message (an audio *document* is left to the caption). */
 export function audioOf(m: Message & Record<string, any>): AudioRef | undefined {
@@ -37,25 +29,17 @@ export function audioOf(m: Message & Record<string, any>): AudioRef | undefined 
   };
 }
 
-/** How a voice message is stored: the model and anyone reading the session see where it came from. */
-export function voiceText(transcript: string, caption?: string): string {
-  return `[Voice message, transcribed] ${transcript}${caption ? `\n\n${caption}` : ''}`;
-}
-
-/** What the session keeps of a note that could not be transcribed (the file id gets it back later). */
-export function untranscribedText(a: AudioRef, caption?: string): string {
-  const len = a.duration !== undefined ? `, ${a.duration} s` : '';
-  return `[${a.kind === 'voice' ? 'Voice message' : 'Audio file'}${len}, not transcribed; Telegram file_id: ${a.fileId}]${caption ? `\n\n${caption}` : ''}`;
-}
-
 /**
  * getFile, then the file itself, refusing anything over the limit (before and while reading:
  * the size Telegram announces is not trusted). Only http(s) links: a local Bot API server's
  * absolute paths would be a file read outside the workspace.
  */
-export async function downloadFile(telegram: Telegram, fileId: string, maxBytes = MAX_DOWNLOAD_BYTES, timeoutMs = 60_000): Promise<Download> {
+export async function downloadFile(telegram: Telegram, fileId: string, maxBytes = MAX_DOWNLOAD_BYTES, timeoutMs = 60_000, signal?: AbortSignal): Promise<Download> {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), timeoutMs);
+  const stop = () => ac.abort();
+  signal?.addEventListener('abort', stop, { once: true });
+  if (signal?.aborted) ac.abort();
   try {
     const file = await telegram.getFile(fileId);
     if (typeof file.file_size === 'number' && file.file_size > maxBytes) return { ok: false, reason: 'too_big', detail: `${file.file_size} bytes` };
@@ -80,6 +64,7 @@ export async function downloadFile(telegram: Telegram, fileId: string, maxBytes 
     return { ok: false, reason: 'failed', detail: (err as Error).name === 'AbortError' ? 'timed out' : describe(err) };
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener('abort', stop);
   }
 }
 

@@ -4,15 +4,13 @@
  * so more pixels would cost download time and nothing else). An image sent as a document
  * (image/* MIME type) is taken as it is, up to the Bot API's 20 MB download limit.
  *
- * The channel decides up front what it can without downloading: a text-only model, a format
- * the model cannot read, a file over the limit. Each gets one line, and the session keeps the
- * placeholder with the file id (keep.ts), so nothing the user sent is lost.
+ * The channel only describes the image (an ImageRef); what can be seen of it is decided in the
+ * turn (systems/images.ts), after the limits every message meets.
  */
 import type { Message } from 'telegraf/types';
-import { imagePlaceholder, MAX_IMAGE_BYTES } from '../../media/attachments.js';
+import { imagePlaceholder } from '../../media/attachments.js';
 import { type ImageRef } from '../../core/message.js';
 import { withQuote, type QuotedMessage } from './reply-context.js';
-import { announcedReadable } from '../../media/image-info.js';
 
 export const MAX_PHOTO_SIDE = 2048;
 export const MAX_PHOTO_BYTES = 10 * 1024 * 1024;
@@ -50,39 +48,7 @@ function photoRef(sizes: PhotoSize[]): ImageRef | undefined {
   return { kind: 'photo', fileId: pick.file_id, fileSize: pick.file_size, width: pick.width, height: pick.height, mimeType: 'image/jpeg' };
 }
 
-/**
- * Why this image cannot go to the model, as the one line the user gets, or undefined when it
- * can. The line says what happened and what to do; the session keeps the image's file id.
- */
-export function imageRefusal(ref: ImageRef, vision: boolean): string | undefined {
-  const what = ref.kind === 'photo' ? 'photo' : 'image';
-  const saved = 'It is saved in our conversation';
-  if (!vision) return `The model I use reads text only, so I can't look at your ${what}. ${saved}; describe it in words if you need an answer now.`;
-  if (ref.fileSize !== undefined && ref.fileSize > MAX_IMAGE_BYTES) {
-    return `Your ${what} is larger than ${MAX_IMAGE_BYTES / 1024 / 1024} MB, the most a bot can download from Telegram. Please send it as a photo, or a smaller file.`;
-  }
-  // The bytes decide in the end (media/image-info.ts); this only answers HEIC and the like at once.
-  if (ref.kind === 'document' && !announcedReadable(ref.mimeType)) {
-    return `I can read JPEG, PNG, GIF and WebP images, and this file is ${ref.mimeType}. ${saved}; send it as a photo instead (Telegram converts it).`;
-  }
-  return undefined;
-}
-
 /** An album item's text: its placeholder and own caption (after a quote); the album's turn decides what the model sees. */
 export function albumItemText(r: { image: ImageRef; caption: string | undefined; quote: QuotedMessage | undefined }): string {
   return withQuote(imagePlaceholder(r.image, r.caption), r.quote);
-}
-
-/**
- * The message text for an image: its placeholder and caption (after a quote, if it replies to
- * something), and — when it cannot go to the model — the line for the user, in which case the
- * text also names the file id, so the session shows how to get the image back.
- */
-export function imageMessage(
-  r: { image: ImageRef; caption: string | undefined; quote: QuotedMessage | undefined },
-  vision: boolean,
-): { text: string; refusal?: string | undefined } {
-  const refusal = imageRefusal(r.image, vision);
-  const note = refusal ? `not shown to the model; Telegram file_id: ${r.image.fileId}` : undefined;
-  return { text: withQuote(imagePlaceholder(r.image, r.caption, note), r.quote), refusal };
 }

@@ -133,6 +133,26 @@ export class StreamPreview implements AnswerProgress {
     clearTimeout(this.timer);
   }
 
+  /**
+   * The answer will not come (/stop before any text): a placeholder showing a status is edited
+   * to `line`, so it does not say "searching memory…" for ever; a draft is ephemeral and simply
+   * stops; nothing is sent when nothing was shown.
+   */
+  async end(line: string): Promise<void> {
+    this.close();
+    await this.inFlight;
+    const id = this.placeholder;
+    this.placeholder = undefined;
+    this.mode = 'none';
+    if (id === undefined) return;
+    const { sessionChat, source, chatId } = this.target;
+    this.state.edited(chatId);
+    await this.state.delivery
+      .previewCall('editMessageText', { chat_id: chatId, message_id: id, text: line })
+      .catch((err: unknown) => this.state.log.warn({ chatId, err: describeError(err) }, 'a stopped answer\'s placeholder could not be marked'));
+    if (source !== undefined) await this.state.placeholders.remove(sessionChat, source);
+  }
+
   /** Delivers the finished answer (or an apology): in the placeholder when there is one, else as new messages. */
   async finish(markdown: string, options: SendOptions): Promise<void> {
     const delivery = this.state.delivery;

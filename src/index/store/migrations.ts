@@ -243,6 +243,9 @@ export const MIGRATIONS: Array<string | ((db: Db) => void)> = [
   INSERT OR IGNORE INTO scope_speakers (scope, speaker)
     SELECT DISTINCT scope, speaker FROM memories WHERE kind = 'episode' AND speaker IS NOT NULL;
   `,
+  // v6: a message's rows by its source id, so the start after a crash can tell in one lookup
+  // whether an exchange of the session log is indexed (src/index/ingest.ts, ingestOnce).
+  `CREATE INDEX IF NOT EXISTS idx_mem_source ON memories(scope, source_message_id);`,
 ];
 
 /** The schema version this program writes: one per migration. */

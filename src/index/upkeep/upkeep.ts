@@ -75,9 +75,9 @@ export class Upkeep {
         result.skipped ?? result.detail,
       );
     } catch (err) {
-      this.log.warn({ job, err: errorMessage(err) }, '[Upkeep] the run could not be recorded in memory.db');
+      this.log.warn({ job, err: errorMessage(err) }, 'the run could not be recorded in memory.db');
     }
-    this.log.info({ job, ms: Date.now() - started, changed: result.changed, skipped: result.skipped }, `[Upkeep] ${job}: ${result.skipped ? `skipped (${result.skipped})` : result.detail}`);
+    this.log.info({ job, ms: Date.now() - started, changed: result.changed, skipped: result.skipped }, `${job}: ${result.skipped ? `skipped (${result.skipped})` : result.detail}`);
     return result;
   }
 
@@ -117,7 +117,7 @@ export class Upkeep {
           facts += saved.filter((s) => !s.duplicateOf).length;
         } catch (err) {
           ok = false;
-          this.log.warn({ session: p.session_id, err: errorMessage(err) }, '[Upkeep] consolidation of a session failed; it stays pending for the next run');
+          this.log.warn({ session: p.session_id, err: errorMessage(err) }, 'consolidation of a session failed; it stays pending for the next run');
           break;
         }
       }

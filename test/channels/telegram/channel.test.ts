@@ -26,7 +26,7 @@ test('a message gets the model\'s reply, with a typing indicator, in session tel
     // The emulator answers 500 to sendChatAction and setMyCommands: shrugged off, logged.
     assert.ok(bot.logs.lines().some((l) => /sendChatAction failed \(cosmetic, ignored\)/.test(l.msg)));
     const commands = bot.tg.callsOf('setMyCommands')[0]!.body.commands.map((c: { command: string }) => c.command);
-    assert.deepEqual(commands.sort(), ['compact', 'export', 'forget', 'help', 'memory', 'new', 'reminders', 'start', 'status']);
+    assert.deepEqual(commands.sort(), ['compact', 'export', 'forget', 'help', 'memory', 'model', 'new', 'reminders', 'start', 'status', 'stop']);
 
     const session = await bot.sessionFile(OWNER);
     assert.deepEqual(session.messages.map((m: { content: string }) => m.content), ['hello there', 'echo: hello there']);
@@ -121,7 +121,7 @@ test('a 10,000-character answer arrives as ordered chunks of at most 4096 charac
   }
 });
 
-test('stickers, video notes and other documents without caption get "text only" (photos: photos.test.ts); a caption is read; edited messages are ignored', async () => {
+test('stickers, video notes and other documents without caption get one line naming them, from the intake (photos: photos.test.ts); a caption is read; edited messages are ignored', async () => {
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER) } });
   try {
     const owner = bot.tg.user({ userId: OWNER });
@@ -137,7 +137,10 @@ test('stickers, video notes and other documents without caption get "text only" 
     await owner.send({ document: { file_id: 'd', file_name: 'report.pdf', mime_type: 'application/pdf' } });
     await owner.send({ video: { file_id: 'v2', width: 1, height: 1, duration: 1 }, caption: 'what is this?' });
     const msgs = await bot.tg.waitForBotMessages(OWNER, 4);
-    assert.deepEqual(msgs.slice(0, 3).map((m) => m.text), Array(3).fill('I can read text only (for now).'));
+    assert.deepEqual(
+      msgs.slice(0, 3).map((m) => m.text),
+      ['a sticker', 'a video message', 'this kind of file'].map((what) => `I can read text, voice messages and photos, not ${what}, so nothing was sent to the model. Please say it in words.`),
+    );
     assert.equal(msgs[3]!.text, 'echo: what is this?');
     assert.deepEqual(bot.llm.chatRequests().map(lastUserText), ['what is this?'], 'the edit reached nobody');
   } finally {

@@ -9,7 +9,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTelegramBot } from '../../helpers/telegram.js';
 import { png } from '../../helpers/images.js';
-import { imageMessage } from '../../../src/channels/telegram/photos.js';
+import { imagePlaceholder, imageRefusal, withImageNote } from '../../../src/media/attachments.js';
+import type { ImageRef } from '../../../src/core/message.js';
 
 const OWNER = 111;
 const sizes = (prefix: string) => ({
@@ -140,15 +141,46 @@ test('image documents: a PNG goes as image/png; HEIC is refused up front; bytes 
   }
 });
 
-test('what is refused before any download: text-only model, over 20 MB, formats the model cannot read (image/jpg is a JPEG)', () => {
-  const doc = (mimeType: string, fileSize = 1000) => ({ image: { kind: 'document' as const, fileId: 'f1', fileName: 'x', mimeType, fileSize }, caption: 'see', quote: undefined });
-  assert.equal(imageMessage(doc('image/jpg'), true).refusal, undefined);
-  assert.equal(imageMessage(doc('image/webp'), true).refusal, undefined);
-  assert.match(imageMessage(doc('image/tiff'), true).refusal!, /this file is image\/tiff/);
-  assert.match(imageMessage(doc('image/png', 21 * 1024 * 1024), true).refusal!, /^Your image is larger than 20 MB/);
-  const textOnly = imageMessage(doc('image/png'), false);
-  assert.match(textOnly.refusal!, /^The model I use reads text only/);
-  assert.equal(textOnly.text, '[Image: x; not shown to the model; Telegram file_id: f1] see');
-  const quoted = imageMessage({ image: { kind: 'photo', fileId: 'p' }, caption: 'this one?', quote: { author: 'you', text: 'pick a colour' } }, true);
-  assert.deepEqual(quoted, { text: '[Quoting a message by you]\n> pick a colour\n\n[Photo] this one?', refusal: undefined });
+test('what is refused before any download: text-only model, over 20 MB, formats the model cannot read (image/jpg is a JPEG); the note goes into the placeholder, after a quote', () => {
+  const doc = (mimeType: string, fileSize = 1000): ImageRef => ({ kind: 'document', fileId: 'f1', fileName: 'x', mimeType, fileSize });
+  assert.equal(imageRefusal(doc('image/jpg'), true), undefined);
+  assert.equal(imageRefusal(doc('image/webp'), true), undefined);
+  assert.match(imageRefusal(doc('image/tiff'), true)!, /this file is image\/tiff/);
+  assert.match(imageRefusal(doc('image/png', 21 * 1024 * 1024), true)!, /^Your image is larger than 20 MB/);
+  assert.match(imageRefusal(doc('image/png'), false)!, /^The model I use reads text only/);
+  const note = 'not shown to the model; Telegram file_id: f1';
+  assert.equal(withImageNote(imagePlaceholder(doc('image/png'), 'see'), doc('image/png'), note), '[Image: x; not shown to the model; Telegram file_id: f1] see');
+  // A quote that itself mentions [Photo] is left alone: the placeholder follows the quote.
+  const photo: ImageRef = { kind: 'photo', fileId: 'p' };
+  const quoted = '[Quoting a message by you]\n> here is a [Photo] of it\n\n[Photo] this one?';
+  assert.equal(withImageNote(quoted, photo, 'n'), '[Quoting a message by you]\n> here is a [Photo] of it\n\n[Photo; n] this one?');
+});
+
+test('photos meet the flood limits before anything is decided or downloaded: a text-only model refuses no more than the rate allows; over the rate nothing is fetched', async () => {
+  const rate = (n: number) => `That is more than ${n} messages in a minute, so I saved this one without answering it. Please send it again in a minute if you still need an answer.`;
+  const textOnly = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER), LLM_MODEL: 'gpt-3.5-turbo', RATE_LIMIT_PER_MINUTE: '2' } });
+  try {
+    const owner = textOnly.tg.user({ userId: OWNER });
+    for (const p of ['a', 'b', 'c', 'd']) await owner.send({ ...sizes(p), caption: `photo ${p}` });
+    const msgs = (await textOnly.tg.waitForBotMessages(OWNER, 4)).map((m) => m.text);
+    assert.deepEqual(msgs.filter((t) => t.startsWith('The model I use reads text only')).length, 2);
+    assert.deepEqual(msgs.filter((t) => t === rate(2)).length, 2, 'the rest get the rate line, not a refusal each');
+    const kept = (await textOnly.sessionFile(OWNER)).messages.map((m: { content: string }) => m.content);
+    assert.equal(kept.length, 4, 'all four kept');
+  } finally {
+    await textOnly.close();
+  }
+  const vision = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER), LLM_MODEL: 'gpt-4o', RATE_LIMIT_PER_MINUTE: '1' } });
+  try {
+    const owner = vision.tg.user({ userId: OWNER });
+    vision.tg.addFile('e_l', png(64, 64), 'photos/e.png');
+    vision.tg.addFile('f_l', png(64, 64), 'photos/f.png');
+    await owner.send({ ...sizes('e'), caption: 'first' });
+    await owner.send({ ...sizes('f'), caption: 'second' });
+    const msgs = (await vision.tg.waitForBotMessages(OWNER, 2)).map((m) => m.text);
+    assert.deepEqual(msgs.sort(), [rate(1), 'echo: [Photo] first']);
+    assert.deepEqual(vision.tg.callsOf('getFile').map((c) => c.body.file_id), ['e_l'], 'the photo over the rate is never fetched');
+  } finally {
+    await vision.close();
+  }
 });

@@ -75,7 +75,7 @@ test('a corrected fact is embedded too, a memory embedded again replaces its vec
     embedder.init();
     const tools = createMemoryIndexTools(index, new MemoryService(ws.dir, 'chat'), embedder);
     const tool = (name: string) => tools.find((t) => t.name === name)!;
-    const ctx: ToolContext = { chat: { channel: 'test', chatId: '1', group: false }, conversationId: 'conv-1', log: silentLogger(), signal: new AbortController().signal };
+    const ctx: ToolContext = { chat: { channel: 'test', chatId: '1', group: false, manages: true }, conversationId: 'conv-1', log: silentLogger(), signal: new AbortController().signal };
 
     const saved = await tool('remember_fact').execute({ fact: 'Ann plays the cello on Sundays' }, ctx);
     const oldId = /Saved as (fact_[0-9a-f]+)/.exec(saved)?.[1];
@@ -207,7 +207,7 @@ test('during the scrub after a /forget, remember_fact waits instead of dropping 
   withEmbeddings(embeddings, async ({ index, embedder, dir }) => {
     const ingest = new IndexingService(index, embedder);
     const tools = createMemoryIndexTools(index, new MemoryService(dir, 'chat'), embedder);
-    const ctx: ToolContext = { chat: { channel: 'test', chatId: '1', group: false }, conversationId: 'conv-1', log: silentLogger(), signal: new AbortController().signal };
+    const ctx: ToolContext = { chat: { channel: 'test', chatId: '1', group: false, manages: true }, conversationId: 'conv-1', log: silentLogger(), signal: new AbortController().signal };
     const scrub = index.scrubFreedSpace();
     assert.equal(ingest.ingestMessage({ content: 'Our puppy chewed the sofa', role: 'user', speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(), sourceMessageId: 'm1' }), null, 'held');
     const saved = await tools.find((t) => t.name === 'remember_fact')!.execute({ fact: 'Ann adopted a kitten called Pepper' }, ctx);

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { MemoryIndex } from '../../../src/index/memory-index.js';
 import { Upkeep, JOB_NAMES } from '../../../src/index/upkeep/upkeep.js';
 import { LlmClient } from '../../../src/llm/client.js';
-import { silentLogger } from '../../../src/core/log.js';
+import { componentLogger, silentLogger } from '../../../src/core/log.js';
 import { startFakeLlm, text, lastUserText, type FakeLlm, type Responder } from '../../helpers/fake-llm.js';
 import { captureLog, tempDir, testConfig } from '../../helpers/workspace.js';
 import { Scheduler } from '../../../src/scheduler/jobs.js';
@@ -38,7 +38,7 @@ async function setup(responder?: Responder, file = ':memory:') {
   const logs = captureLog();
   const index = new MemoryIndex(file, silentLogger());
   const client = new LlmClient(testConfig({ OPENAI_BASE_URL: llm.url }), silentLogger());
-  const upkeep = new Upkeep(index, client, logs.log);
+  const upkeep = new Upkeep(index, client, componentLogger(logs.log, 'Upkeep'));
   const db = index.database!;
   const row = (id: string) => db.prepare('SELECT * FROM memories WHERE id = ?').get(id) as Row;
   const facts = () => db.prepare("SELECT * FROM memories WHERE kind = 'fact' ORDER BY rowid").all() as Row[];

@@ -1,0 +1,27 @@
+// pm2: `npx pm2 start ecosystem.config.cjs` (after `npm ci && npm run build`; README, "Keep it running").
+// CommonJS (.cjs) so pm2's require() reads it on every Node >= 20, whatever the package type.
+// One instance in fork mode: sessions are cached in memory and chats are ordered per process,
+// so two instances would race. kill_timeout is longer than SHUTDOWN_TIMEOUT_MS (20 s) so pm2
+// lets running turns finish before it sends SIGKILL. Exit code 2 is a settings problem (a line
+// in the error log says what to set): restarting cannot fix it, so pm2 stops there and shows
+// "stopped" (no restart_delay: with one, pm2 7 shows "waiting restart" for a process it will
+// not restart). A crash is restarted at once; 50 restarts within a minute and pm2 gives up.
+// Logs: info on stdout (~/.pm2/logs/membot-out-0.log), warnings and errors on stderr
+// (~/.pm2/logs/membot-error-0.log); `npx pm2 logs membot` shows both.
+module.exports = {
+  apps: [
+    {
+      name: 'membot',
+      script: 'dist/main.js',
+      // The project folder, whatever folder pm2 is started from: the daemon reads .env there.
+      cwd: __dirname,
+      exec_mode: 'fork',
+      instances: 1,
+      autorestart: true,
+      stop_exit_codes: [2],
+      max_restarts: 50,
+      kill_timeout: 30000,
+      env: { NODE_ENV: 'production' },
+    },
+  ],
+};

@@ -1,0 +1,119 @@
+/**
+ * /stop: what a chat has under way — the message being answered and the ones waiting behind it
+ * in its queue — and stopping it. The intake (intake.ts) handles /stop as soon as it arrives,
+ * outside the chat's queue (it must not wait behind the turn it stops), and asks `stop` here:
+ *
+ * - the running turn is stopped through its own AbortController, the one TURN_TIMEOUT_MS uses
+ *   (turn-run.ts): its LLM call and tools are aborted and it saves nothing more but the text
+ *   streamed so far, marked (`stoppedText`);
+ * - every waiting message is marked: when its turn in the queue comes it is saved in the
+ *   session unanswered (a command is not run) and its journal entry closed, without a reply;
+ * - an answer already complete (being sent, or its notes being written) is left alone.
+ *
+ * In a group anyone may /stop, but a member stops only what is theirs: the answer to their own
+ * message and their own waiting messages. The bot's owners (and group admins where
+ * GROUP_ADMINS_MANAGE=on) stop everything of the chat.
+ */
+import type { Role } from '../core/message.js';
+import { isManager, parseCommand } from '../commands/router.js';
+
+/** The message is /stop (also /stop@bot, with or without words after it). */
+export function isStop(text: string): boolean {
+  return parseCommand(text)?.name === 'stop';
+}
+
+/** What /stop keeps of an unfinished answer: its text so far and the marker. */
+export const STOPPED_MARK = '… [stopped]';
+/** The assistant message a turn stopped before any text leaves in the session. */
+export const STOPPED_EMPTY = '[stopped before answering]';
+
+/** The session's (and the chat's) copy of an answer stopped after `partial` was written. */
+export function stoppedText(partial: string): string {
+  return partial.trim() ? `${partial.trimEnd()} ${STOPPED_MARK}` : STOPPED_EMPTY;
+}
+
+/** One message of a chat, from the moment it is queued until it is settled. */
+export class StopHandle {
+  /** Marked by /stop before it ran: saved unanswered when its turn comes. */
+  stopped = false;
+  /** Set while its answer is being written: stops it (saying whether text was kept), or says it was already complete. */
+  stopTurn: (() => 'stopped' | 'stopped-empty' | 'complete') | undefined;
+  /** The command it turned out to be (commands run to their end: they are not stopped). */
+  command: string | undefined;
+
+  constructor(readonly userId: string) {}
+}
+
+export interface StopOutcome {
+  /** The running answer: stopped (with or without text kept), already complete, someone else's, or none. */
+  turn: 'stopped' | 'stopped-empty' | 'complete' | 'not-yours' | 'none';
+  /** Waiting messages marked to be saved unanswered. */
+  skipped: number;
+  /** A command being run (it is not stopped). */
+  command: string | undefined;
+}
+
+export class ChatStops {
+  /** Per chat (session key), its messages in queue order; the first may be running. */
+  private readonly chats = new Map<string, StopHandle[]>();
+
+  /** `adminsManage`: GROUP_ADMINS_MANAGE, for the wording only (roles come with the message). */
+  constructor(private readonly adminsManage = false) {}
+
+  /** A message of `key` is queued. */
+  enter(key: string, userId: string): StopHandle {
+    const handle = new StopHandle(userId);
+    const list = this.chats.get(key) ?? [];
+    list.push(handle);
+    this.chats.set(key, list);
+    return handle;
+  }
+
+  /** Its handling ended (settled). */
+  leave(key: string, handle: StopHandle): void {
+    const list = this.chats.get(key)?.filter((h) => h !== handle) ?? [];
+    if (list.length > 0) this.chats.set(key, list);
+    else this.chats.delete(key);
+  }
+
+  /** /stop from `by` in chat `key`: stops what they may stop, and says what it did. */
+  stop(key: string, by: { userId: string; role: Role | undefined }): StopOutcome {
+    const manager = isManager(by.role ?? 'member');
+    const out: StopOutcome = { turn: 'none', skipped: 0, command: undefined };
+    for (const h of this.chats.get(key) ?? []) {
+      const mine = manager || h.userId === by.userId;
+      if (h.stopTurn) {
+        if (!mine) out.turn = 'not-yours';
+        else out.turn = h.stopTurn();
+      } else if (h.command !== undefined) {
+        out.command = h.command;
+      } else if (mine && !h.stopped) {
+        h.stopped = true;
+        out.skipped++;
+      }
+    }
+    return out;
+  }
+
+  /** The one line /stop answers. */
+  text(o: StopOutcome): string {
+    const n = o.skipped;
+    const waiting = `${n} waiting message${n === 1 ? '' : 's'}`;
+    const skipped = n === 0 ? '' : ` I also skipped ${waiting}; ${n === 1 ? 'it is' : 'they are'} kept in our conversation, unanswered.`;
+    switch (o.turn) {
+      case 'stopped':
+        return `Stopped. What was written so far is kept, marked [stopped].${skipped} Your next message is answered as usual.`;
+      case 'stopped-empty':
+        return `Stopped before an answer was written; your message is kept.${skipped} Your next message is answered as usual.`;
+      case 'complete':
+        return `The answer was already complete, so there was nothing to stop.${skipped}`;
+      case 'not-yours': {
+        const who = this.adminsManage ? "they, the bot's owner or a group admin" : "they or the bot's owner";
+        return `The answer being written is for someone else's message, so I did not stop it: only ${who} can.${skipped}`;
+      }
+      case 'none':
+        if (n > 0) return `Skipped ${waiting}; ${n === 1 ? 'it is' : 'they are'} kept in our conversation, unanswered.`;
+        return o.command ? `Nothing to stop: /${o.command} is running and ends by itself.` : 'Nothing to stop.';
+    }
+  }
+}

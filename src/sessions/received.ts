@@ -1,0 +1,52 @@
+/**
+ * A user's message as the session keeps it, and the one rule for "already recorded?": a message
+ * can reach the session twice — recovered from the journal after a kill, or redelivered by a
+ * channel — and must be recorded (and counted in `messagesReceived`) once, and answered once.
+ * The session writer's `receive` is the only caller that records a user's message.
+ */
+import type { InboundMessage } from '../core/message.js';
+import { storedAttachment } from '../media/attachments.js';
+import { makeMessage, type SessionMessage } from './model.js';
+
+/**
+ * The session's copy of a message: the newest user message with its source id and its text,
+ * or with its source id and its file (a voice note's text becomes its transcript, a photo the
+ * model could not see gets a note: the file id is what stays).
+ */
+export function findRecorded(messages: SessionMessage[], msg: InboundMessage): SessionMessage | undefined {
+  const file = (msg.audio ?? msg.image)?.fileId;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== 'user' || m.sourceId === undefined || m.sourceId !== msg.messageId) continue;
+    if (m.content === msg.text || (file !== undefined && m.attachment?.fileId === file)) return m;
+  }
+  return undefined;
+}
+
+/** True when an assistant answer (not a tool call) follows `user` in the session. */
+export function answered(messages: SessionMessage[], user: SessionMessage): boolean {
+  const i = messages.indexOf(user);
+  return messages.slice(i + 1).some((m) => m.role === 'assistant' && !(m.toolCalls && m.toolCalls.length > 0));
+}
+
+/** The session message for an inbound one; its time is when the channel received it. */
+export function userMessageOf(msg: InboundMessage): SessionMessage {
+  return makeMessage('user', msg.text, {
+    timestamp: msg.receivedAt.toISOString(),
+    ...(msg.messageId ? { sourceId: msg.messageId } : {}),
+    ...(msg.userName ? { senderName: msg.userName } : {}),
+    ...(msg.image ? { attachment: storedAttachment(msg.image) } : {}),
+    ...(msg.audio ? { attachment: storedAttachment(msg.audio) } : {}),
+    ...(msg.images ? { attachments: msg.images.map(storedAttachment) } : {}),
+  });
+}
+
+/** What `SessionWriter.receive` found or did. */
+export interface Received {
+  /** The session's copy of the message (found, or recorded now). */
+  message: SessionMessage;
+  /** Recorded now (owed to the log until the next commit); false: the session had it already. */
+  fresh: boolean;
+  /** An answer to it is in the session already: it must not be answered again. */
+  answered: boolean;
+}

@@ -1,0 +1,79 @@
+/**
+ * The README is a quick start a new user reads on one screen, the reference lives in docs/, and
+ * they stay in step with the project: every link resolves, the test command is the one CI runs,
+ * and one Node version is stated everywhere.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { repoRoot } from './helpers/child.js';
+
+const read = (rel: string) => readFile(path.join(repoRoot, rel), 'utf8');
+
+test("the README's first screen is the quick start: BotFather, clone, npm ci, setup, start, pm2", async () => {
+  const lines = (await read('README.md')).split('\n');
+  const start = lines.indexOf('## Quick start');
+  const end = lines.findIndex((l, i) => i > start && /^## /.test(l));
+  assert.ok(start >= 0 && start < 8, 'the quick start comes first');
+  assert.ok(end - start <= 60, `the quick start is ${end - start} lines`);
+  const quick = lines.slice(start, end).join('\n');
+  for (const step of ['Node.js 20', '@BotFather', '/newbot', 'git clone', 'npm ci', 'npm run setup', 'npm start', 'npx pm2 start ecosystem.config.cjs', 'npx pm2 save', 'npx pm2 startup', 'npm ci && npm test']) {
+    assert.ok(quick.includes(step), `the quick start says ${step}`);
+  }
+  assert.ok(lines.length <= 80, `the README is ${lines.length} lines; the reference belongs in docs/`);
+});
+
+test('README states the test command CI runs, exactly', async () => {
+  const ci = (await read('.ci/run')).split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
+  assert.equal(ci.at(-1), 'npm ci && npm test');
+  assert.match(await read('README.md'), /^npm ci && npm test$/m);
+});
+
+test('one Node version: package.json engines, the README, CI, the ecosystem file loads on it', async () => {
+  const pkg = JSON.parse(await read('package.json')) as { engines: { node: string }; devDependencies: Record<string, string> };
+  assert.equal(pkg.engines.node, '>=20');
+  const readme = await read('README.md');
+  assert.match(readme, /Node\.js 20 or newer/);
+  assert.match(readme, /Node >= 20/);
+  assert.doesNotMatch(readme + (await read('ecosystem.config.cjs')), /Node >= ?2[1-9]|20\.\d+/, 'no other version named');
+  assert.match(await read('.ci/run'), /engines\.node/, 'CI checks the running Node against engines');
+  assert.match(pkg.devDependencies['@types/node']!, /^\^20\./, 'typed against the oldest Node it runs on');
+  // pm2 require()s the ecosystem file: CommonJS, so any Node 20 loads it (an ESM one needs 20.19).
+  const { apps } = createRequire(import.meta.url)(path.join(repoRoot, 'ecosystem.config.cjs')) as { apps: Array<Record<string, unknown>> };
+  assert.equal(apps.length, 1);
+  assert.deepEqual([apps[0]!.script, apps[0]!.cwd, apps[0]!.instances, apps[0]!.stop_exit_codes], ['dist/main.js', repoRoot, 1, [2]]);
+});
+
+test('every relative link of README.md and docs/*.md points to a file (and a heading) that exists', async () => {
+  const files = ['README.md', ...(await readdir(path.join(repoRoot, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const broken: string[] = [];
+  for (const file of files) {
+    const text = await read(file);
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue;
+      const [rel, anchor] = target!.split('#') as [string, string | undefined];
+      const dest = rel ? path.join(path.dirname(path.join(repoRoot, file)), rel) : path.join(repoRoot, file);
+      if (!existsSync(dest)) {
+        broken.push(`${file}: ${target}`);
+        continue;
+      }
+      if (anchor && !(await headings(dest)).includes(anchor)) broken.push(`${file}: ${target} (no such heading)`);
+    }
+  }
+  assert.deepEqual(broken, []);
+});
+
+/** GitHub's anchors of a Markdown file's headings. */
+async function headings(file: string): Promise<string[]> {
+  if (!file.endsWith('.md')) return [];
+  const text = await readFile(file, 'utf8');
+  return [...text.matchAll(/^#{1,6} (.+)$/gm)].map(([, h]) =>
+    h!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-'),
+  );
+}
