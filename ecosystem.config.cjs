@@ -8,11 +8,16 @@
 // not restart). A crash is restarted at once; 50 restarts within a minute and pm2 gives up.
 // Logs: info on stdout (~/.pm2/logs/membot-out-0.log), warnings and errors on stderr
 // (~/.pm2/logs/membot-error-0.log); `npx pm2 logs membot` shows both.
+// node_args are those of `npm start` (test/start-flags.test.ts keeps them equal): a heap sized
+// for a small machine. Without them V8 on a machine with much RAM lets the heap grow to several
+// times what is live (docs/BENCHMARKS.md, "Resident memory"). Raise --max-old-space-size if the
+// log ever says the heap ran out.
 module.exports = {
   apps: [
     {
       name: 'membot',
       script: 'dist/main.js',
+      node_args: ['--max-old-space-size=512', '--max-semi-space-size=2'],
       // The project folder, whatever folder pm2 is started from: the daemon reads .env there.
       cwd: __dirname,
       exec_mode: 'fork',
