@@ -91,6 +91,8 @@ export interface DaemonMemoryOptions {
   nodeFlags?: string[];
   /** Extra settings for the daemon. */
   env?: Record<string, string>;
+  /** Rounds of `turns` (2: the first and the leak check; more shows where growth stops). */
+  rounds?: number;
   /** Runs after each round's figures (e.g. to take a heap snapshot), before the daemon stops. */
   afterRound?: (round: number, daemon: { pid: number; workspace: string }) => Promise<void>;
 }
@@ -155,21 +157,23 @@ export async function benchDaemonMemory(opts: DaemonMemoryOptions = {}): Promise
       await opts.afterRound?.(++rounds, { pid, workspace: ws.dir });
       return { seconds, peakKb, medianKb, end, mappings, threads, idle };
     };
-    const one = await round();
-    const two = await round();
+    const results: Array<Awaited<ReturnType<typeof round>>> = [];
+    for (let n = 0; n < (opts.rounds ?? 2); n++) results.push(await round());
     clearInterval(sampler);
     const spaces = (x: Report) => Object.entries(x.spaces).filter(([, v]) => v >= 1).map(([k, v]) => `${k.replace(/_space$/, '')} ${v.toFixed(0)}`).join(', ');
     const line = (x: Report) =>
       `${x.rss.toFixed(0)} MiB (anonymous ${x.anonymous?.toFixed(0)}, file-backed ${x.fileBacked?.toFixed(0)}; main-thread V8 heap used ${x.heapUsed.toFixed(0)} of ${x.heapTotal.toFixed(0)}, buffers and native objects ${x.external.toFixed(0)} of which ArrayBuffers ${x.arrayBuffers.toFixed(0)})`;
+    const delta = (a: number, b: number) => `${b >= a ? '+' : ''}${(b - a).toFixed(0)} MiB`;
     out['built daemon, Telegram, 1,000 chats: started (polling, 2 s after the first getUpdates)'] = line(started);
-    out['after 10,000 turns'] = `${line(one.end)}; during the round: median ${MiB(one.medianKb)}, peak ${MiB(one.peakKb)} MiB; ${(TURNS / one.seconds).toFixed(0)} turns/s; ${one.threads} threads`;
-    out['  10 s later, idle'] = line(one.idle);
-    out['  V8 heap spaces, largest mappings (MiB resident)'] = `${spaces(one.end)}; ${one.mappings}`;
-    out['after 10,000 more turns (leak check)'] = `${line(two.end)} (${two.end.rss >= one.end.rss ? '+' : ''}${(two.end.rss - one.end.rss).toFixed(0)} MiB); during the round: median ${MiB(two.medianKb)}, peak ${MiB(two.peakKb)} MiB; ${(TURNS / two.seconds).toFixed(0)} turns/s`;
-    out['  10 s later, idle (leak check)'] = `${line(two.idle)} (${two.idle.rss >= one.idle.rss ? '+' : ''}${(two.idle.rss - one.idle.rss).toFixed(0)} MiB)`;
-    out['  V8 heap spaces, largest mappings (MiB resident) (leak check)'] = `${spaces(two.end)}; ${two.mappings}`;
+    results.forEach((r, n) => {
+      const prev = results[n - 1];
+      const name = n === 0 ? 'after 10,000 turns' : `after ${(n + 1) * 10},000 turns (leak check: ${delta(prev!.end.rss, r.end.rss)})`;
+      out[name] = `${line(r.end)}; during the round: median ${MiB(r.medianKb)}, peak ${MiB(r.peakKb)} MiB; ${(TURNS / r.seconds).toFixed(0)} turns/s; ${r.threads} threads`;
+      out[`  10 s later, idle${prev ? ` (${delta(prev.idle.rss, r.idle.rss)})` : ''}`] = line(r.idle);
+      out[`  V8 heap spaces, largest mappings (MiB resident)${n ? ` (${(n + 1) * 10},000)` : ''}`] = `${spaces(r.end)}; ${r.mappings}`;
+    });
     const answered = [...replies.values()].reduce((a, b) => a + b, 0);
-    out['replies'] = `${answered} to ${2 * TURNS} messages${other.length ? `; other texts: ${other.map((t) => JSON.stringify(t)).join(', ')}` : ''}; load average at the end ${load()}`;
+    out['replies'] = `${answered} to ${results.length * TURNS} messages${other.length ? `; other texts: ${other.map((t) => JSON.stringify(t)).join(', ')}` : ''}; load average at the end ${load()}`;
   } finally {
     if (daemon.exitCode === null) {
       daemon.kill('SIGTERM');

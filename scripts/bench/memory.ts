@@ -10,7 +10,8 @@
  * resident size after every 1,000 — flat after the first 1,000 is the target (issue 11: a cache
  * keyed by lines cut out of each prompt kept every prompt alive), also under tsx.
  * `--daemon`: the built daemon only. `--node-flags="…"`: the daemon's Node flags instead of
- * those of `npm start` (e.g. `--node-flags=` for none, to compare).
+ * those of `npm start` (e.g. `--node-flags=` for none, to compare). `--rounds=N`: N rounds of
+ * 10,000 turns instead of 2, to see where growth stops.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -74,7 +75,8 @@ async function runChild(mode: string): Promise<any> {
 export async function benchMemory(): Promise<Record<string, string>> {
   const flagArg = process.argv.find((a) => a.startsWith('--node-flags='));
   const nodeFlags = flagArg === undefined ? startFlags() : flagArg.slice('--node-flags='.length).split(' ').filter(Boolean);
-  const daemon = await benchDaemonMemory({ nodeFlags });
+  const roundsArg = process.argv.find((a) => a.startsWith('--rounds='));
+  const daemon = await benchDaemonMemory({ nodeFlags, rounds: roundsArg ? Number(roundsArg.slice('--rounds='.length)) : undefined });
   if (process.argv.includes('--daemon')) return daemon;
   const m = (await runChild('--child')) as {
     before: number;

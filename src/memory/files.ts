@@ -69,15 +69,18 @@ async function readOrEmpty(file: string): Promise<string> {
  * Texts of memory files read for the prompt, kept while the file is unchanged (same inode,
  * size and mtime): every turn reads MEMORY.md and eight daily notes, and a stat is one system
  * call where a read is four. Bounded by files and by characters (a busy day's note is
- * megabytes); a hand edit changes mtime and is seen on the next turn.
+ * megabytes); a hand edit changes mtime and is seen on the next turn. 4 M characters: with
+ * 32 M the cache was what kept the daemon growing over 1,000 busy chats (every chat's note of
+ * the day, a line longer each turn: +1 MiB of heap per 5,000 turns in a heap snapshot diff,
+ * docs/BENCHMARKS.md "Resident memory"); the chats that talk now fit, the others pay a read.
  */
 const promptCache = new LRUCache<string, { ino: number; size: number; mtimeMs: number; text: string }>({
   max: 2_000,
-  maxSize: 32_000_000,
+  maxSize: 4_000_000,
   sizeCalculation: (v) => Math.max(1, v.text.length),
 });
 /** A text bigger than this is read each time rather than pushing out most of the others. */
-const PROMPT_CACHE_MAX_TEXT = 8_000_000;
+const PROMPT_CACHE_MAX_TEXT = 1_000_000;
 
 /** `st`: the file's stat (links followed); null when it does not exist. */
 async function readForPrompt(file: string, st: Stats | null): Promise<string> {
