@@ -19,6 +19,7 @@ import { childEnv, repoRoot, telegramDaemonEnv } from '../../test/helpers/child.
 import { tempDir } from '../../test/helpers/workspace.js';
 import { startLlmProcess } from './llm-process.js';
 import { rng, userText } from './text.js';
+import type { MemoryReport } from '../../src/core/memory-report.js';
 
 const REPLY = 'Sure, noted. Here is a short answer to that.';
 const CHATS = 1_000;
@@ -59,17 +60,8 @@ export function smapsByMapping(pid: number, top = 6): string {
     .join(', ');
 }
 
-interface Report {
-  rss: number;
-  heapUsed: number;
-  heapTotal: number;
-  external: number;
-  arrayBuffers: number;
-  v8Physical: number;
-  spaces: Record<string, number>;
-  anonymous?: number;
-  fileBacked?: number;
-}
+/** The line the daemon logs on SIGUSR2. */
+type Report = MemoryReport;
 
 /** Asks the daemon for its memory report (SIGUSR2) and reads the line it logs. */
 async function report(daemon: ChildProcess, logFile: string): Promise<Report> {
