@@ -10,7 +10,7 @@ import { readFile, statfs, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadDotEnv } from '../config/dotenv.js';
-import { configSecrets, loadConfig } from '../config/env.js';
+import { configSecrets, loadConfig, type Config } from '../config/env.js';
 import { LlmClient } from '../llm/client.js';
 import { LlmError } from '../llm/errors.js';
 import { registerSecret, scrubSecrets, silentLogger } from '../core/log.js';
@@ -59,7 +59,8 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
   results.push(await checkWorkspace(config.workspaceDir));
 
   const llmConfigured = !problems.some((p) => /^OPENAI_/.test(p));
-  results.push(llmConfigured ? await checkLlm(config, timeoutMs) : { name: 'LLM', status: 'skip', detail: 'not checked: the OPENAI_* settings above are invalid' });
+  if (llmConfigured) results.push(...(await checkLlms(config, timeoutMs)));
+  else results.push({ name: 'LLM', status: 'skip', detail: 'not checked: the OPENAI_* settings above are invalid' });
 
   if (!telegram.botToken) results.push({ name: 'Telegram', status: 'skip', detail: 'TELEGRAM_BOT_TOKEN not set: the daemon runs in the terminal' });
   else if (problems.some((p) => /^TELEGRAM_(BOT_TOKEN|API_ROOT)/.test(p))) results.push({ name: 'Telegram', status: 'skip', detail: 'not checked: the TELEGRAM_* settings above are invalid' });
@@ -100,24 +101,46 @@ async function checkWorkspace(dir: string): Promise<CheckResult> {
   }
 }
 
-async function checkLlm(config: ReturnType<typeof loadConfig>['config'], timeoutMs: number): Promise<CheckResult> {
-  const llm = new LlmClient({ ...config, llmTimeoutMs: Math.min(config.llmTimeoutMs, timeoutMs) }, silentLogger());
-  const where = config.openaiBaseUrl ?? 'OpenAI';
+/**
+ * LLM_MODEL, then every other model the daemon may ask — the LLM_MODELS a chat can switch to and
+ * the LLM_FALLBACK models — each with one 1-token request on its own server, without fallback:
+ * a fallback that does not answer is found here, not on the day the first model fails.
+ */
+export function modelsToCheck(config: Config): string[] {
+  const out: string[] = [];
+  for (const name of [config.model, ...config.models.map((m) => m.name), ...config.fallback]) {
+    if (!out.some((m) => m.toLowerCase() === name.toLowerCase())) out.push(name);
+  }
+  return out;
+}
+
+async function checkLlm(config: Config, timeoutMs: number, llm: LlmClient, model: string): Promise<CheckResult> {
+  const first = model === config.model;
+  const name = first ? 'LLM' : `LLM ${model}`;
+  const own = config.models.find((m) => m.name.toLowerCase() === model.toLowerCase());
+  const where = own?.baseUrl ?? config.openaiBaseUrl ?? 'OpenAI';
+  // Where the operator set what failed: the default server's settings, or the model's LLM_MODELS entry.
+  const setting = own?.baseUrl ? `its LLM_MODELS entry (${model}=${own.baseUrl})` : 'OPENAI_BASE_URL';
   const started = Date.now();
   try {
-    await llm.chat({ messages: [{ role: 'user', content: 'Reply with: ok' }], maxTokens: 1, retries: 0, timeoutMs, fallback: false });
-    return { name: 'LLM', status: 'ok', detail: `${config.model} at ${where} answered in ${Date.now() - started} ms` };
+    await llm.chat({ model, messages: [{ role: 'user', content: 'Reply with: ok' }], maxTokens: 1, retries: 0, timeoutMs, fallback: false });
+    return { name, status: 'ok', detail: `${model} at ${where} answered in ${Date.now() - started} ms` };
   } catch (err) {
     const e = err instanceof LlmError ? err : undefined;
     // An odd 200 (no choice for a 1-token request) still proves the server and the key work.
-    if (e?.code === 'llm.bad_response') return { name: 'LLM', status: 'ok', detail: `${config.model} at ${where} answered (with no choice) in ${Date.now() - started} ms` };
-    let fix = `check OPENAI_BASE_URL (${where}) and that the server is running`;
-    if (e?.status === 401 || e?.status === 403) fix = 'the server refused the key — set a valid OPENAI_API_KEY';
-    else if (e?.status === 404) fix = `the server does not know model ${config.model} or the path — check LLM_MODEL and OPENAI_BASE_URL (most servers end in /v1)`;
+    if (e?.code === 'llm.bad_response') return { name, status: 'ok', detail: `${model} at ${where} answered (with no choice) in ${Date.now() - started} ms` };
+    let fix = `check ${setting} (${where}) and that the server is running`;
+    if (e?.status === 401 || e?.status === 403) fix = own?.keyVariable ? `the server refused the key — set a valid ${own.keyVariable}` : 'the server refused the key — set a valid OPENAI_API_KEY';
+    else if (e?.status === 404) fix = first ? `the server does not know model ${model} or the path — check LLM_MODEL and OPENAI_BASE_URL (most servers end in /v1)` : `the server does not know model ${model} or the path — check LLM_MODELS / LLM_FALLBACK (most servers end in /v1)`;
     else if (e?.code === 'llm.timeout') fix = `no answer within ${timeoutMs} ms — check the server's load, or raise LLM_TIMEOUT_MS`;
     else if (e?.code === 'llm.rate_limited') fix = 'the server is rate limiting this key — wait, or check the plan/quota';
-    return { name: 'LLM', status: 'fail', detail: scrubSecrets(`${where}: ${(err as Error).message}`), fix };
+    return { name, status: 'fail', detail: scrubSecrets(`${where}: ${(err as Error).message}`), fix };
   }
+}
+
+async function checkLlms(config: Config, timeoutMs: number): Promise<CheckResult[]> {
+  const llm = new LlmClient({ ...config, llmTimeoutMs: Math.min(config.llmTimeoutMs, timeoutMs) }, silentLogger());
+  return Promise.all(modelsToCheck(config).map((model) => checkLlm(config, timeoutMs, llm, model)));
 }
 
 async function checkTelegram(token: string, apiRoot: string | undefined, timeoutMs: number): Promise<CheckResult> {

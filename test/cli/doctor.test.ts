@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { exitCodeFor, formatReport, runDoctor } from '../../src/cli/doctor.js';
 import { freePort, startTelegramEmulator } from '../helpers/telegram.js';
-import { startFakeLlm } from '../helpers/fake-llm.js';
+import { completion, startFakeLlm } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -31,6 +31,41 @@ test('doctor: everything reachable → every check ok (or skipped), one tiny LLM
   } finally {
     await llm.close();
     await tg.close();
+    await ws.cleanup();
+  }
+});
+
+test('doctor asks every model the daemon may use: LLM_MODELS on their own servers and LLM_FALLBACK, each once; a dead one fails with its own fix', async () => {
+  // The default server knows gpt-a and gpt-fb; "gpt-gone" it does not (404, as OpenAI answers).
+  const main = await startFakeLlm((req) =>
+    req.body?.model === 'gpt-gone' ? { status: 404, json: { error: { message: 'The model `gpt-gone` does not exist', type: 'invalid_request_error' } } } : { json: completion('ok', undefined, String(req.body?.model)) },
+  );
+  const other = await startFakeLlm();
+  const ws = await tempDir();
+  try {
+    const deadPort = await freePort();
+    const env = {
+      OPENAI_BASE_URL: main.url,
+      LLM_MODEL: 'gpt-a',
+      LLM_MODELS: `gpt-a,gpt-own=${other.url}|OTHER_KEY,gpt-dead=http://127.0.0.1:${deadPort}/v1`,
+      OTHER_KEY: 'sk-other-secret-0123456789',
+      LLM_FALLBACK: 'gpt-fb,gpt-gone,gpt-own',
+      WORKSPACE_DIR: ws.dir,
+      TZ: 'UTC',
+    };
+    const results = await runDoctor({ env, cwd: ws.dir, timeoutMs: 5000 });
+    const by = Object.fromEntries(results.map((r) => [r.name, r]));
+    assert.deepEqual(results.filter((r) => r.name.startsWith('LLM')).map((r) => `${r.name} ${r.status}`), ['LLM ok', 'LLM gpt-own ok', 'LLM gpt-dead fail', 'LLM gpt-fb ok', 'LLM gpt-gone fail']);
+    assert.deepEqual(main.chatRequests().map((r) => r.body.model).sort(), ['gpt-a', 'gpt-fb', 'gpt-gone'], 'each model on the default server asked once, no fallback');
+    assert.deepEqual(other.chatRequests().map((r) => r.body.model), ['gpt-own'], 'gpt-own asked on its own server, once');
+    assert.equal(other.chatRequests()[0]!.headers.authorization, 'Bearer sk-other-secret-0123456789', 'with its own key');
+    assert.match(by['LLM gpt-dead']!.fix!, new RegExp(`LLM_MODELS entry \\(gpt-dead=http://127\\.0\\.0\\.1:${deadPort}/v1\\)`));
+    assert.match(by['LLM gpt-gone']!.fix!, /does not know model gpt-gone .*LLM_MODELS \/ LLM_FALLBACK/);
+    assert.ok(!formatReport(results).includes('sk-other-secret'), 'no key in the report');
+    assert.equal(exitCodeFor(results), 1);
+  } finally {
+    await main.close();
+    await other.close();
     await ws.cleanup();
   }
 });
