@@ -35,6 +35,9 @@ async function main(): Promise<void> {
   const { telegram } = config;
   const log = createLogger({ level: config.logLevel, ...logDestination(mode.logs) });
   const mainLog = componentLogger(log, 'Main');
+  // `kill -USR2 <pid>`: one log line of what the daemon holds in memory (docs/operations.md,
+  // "Memory"). Set before anything slow: Node's default for SIGUSR2 is to end the process.
+  process.on('SIGUSR2', () => mainLog.info({ memory: memoryReport() }, 'memory report'));
 
   let daemonLock: Awaited<ReturnType<typeof acquireDaemonLock>>;
   try {
@@ -111,8 +114,6 @@ async function main(): Promise<void> {
   onFatal = (reason) => void shutdown(reason, 1);
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  // `kill -USR2 <pid>`: one log line of what the daemon holds in memory (docs/BENCHMARKS.md, "Resident memory").
-  process.on('SIGUSR2', () => mainLog.info({ memory: memoryReport() }, 'memory report'));
   if (channel.finished) void channel.finished.then(() => shutdown('end of input'));
 }
 

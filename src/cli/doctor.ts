@@ -102,13 +102,13 @@ async function checkWorkspace(dir: string): Promise<CheckResult> {
 }
 
 /**
- * LLM_MODEL, then every other model the daemon may ask — the LLM_MODELS a chat can switch to and
- * the LLM_FALLBACK models — each with one 1-token request on its own server, without fallback:
+ * LLM_MODEL, then every other model the daemon may ask — LLM_MODEL_BALANCED (compaction,
+ * consolidation, upkeep), the LLM_MODELS a chat can switch to and the LLM_FALLBACK models — each with one 1-token request on its own server, without fallback:
  * a fallback that does not answer is found here, not on the day the first model fails.
  */
 export function modelsToCheck(config: Config): string[] {
   const out: string[] = [];
-  for (const name of [config.model, ...config.models.map((m) => m.name), ...config.fallback]) {
+  for (const name of [config.model, config.modelBalanced, ...config.models.map((m) => m.name), ...config.fallback]) {
     if (!out.some((m) => m.toLowerCase() === name.toLowerCase())) out.push(name);
   }
   return out;
@@ -121,6 +121,7 @@ async function checkLlm(config: Config, timeoutMs: number, llm: LlmClient, model
   const where = own?.baseUrl ?? config.openaiBaseUrl ?? 'OpenAI';
   // Where the operator set what failed: the default server's settings, or the model's LLM_MODELS entry.
   const setting = own?.baseUrl ? `its LLM_MODELS entry (${model}=${own.baseUrl})` : 'OPENAI_BASE_URL';
+  const named = first ? 'LLM_MODEL' : model === config.modelBalanced ? 'LLM_MODEL_BALANCED' : 'LLM_MODELS / LLM_FALLBACK';
   const started = Date.now();
   try {
     await llm.chat({ model, messages: [{ role: 'user', content: 'Reply with: ok' }], maxTokens: 1, retries: 0, timeoutMs, fallback: false });
@@ -130,8 +131,13 @@ async function checkLlm(config: Config, timeoutMs: number, llm: LlmClient, model
     // An odd 200 (no choice for a 1-token request) still proves the server and the key work.
     if (e?.code === 'llm.bad_response') return { name, status: 'ok', detail: `${model} at ${where} answered (with no choice) in ${Date.now() - started} ms` };
     let fix = `check ${setting} (${where}) and that the server is running`;
-    if (e?.status === 401 || e?.status === 403) fix = own?.keyVariable ? `the server refused the key — set a valid ${own.keyVariable}` : 'the server refused the key — set a valid OPENAI_API_KEY';
-    else if (e?.status === 404) fix = first ? `the server does not know model ${model} or the path — check LLM_MODEL and OPENAI_BASE_URL (most servers end in /v1)` : `the server does not know model ${model} or the path — check LLM_MODELS / LLM_FALLBACK (most servers end in /v1)`;
+    if (e?.status === 401 || e?.status === 403) {
+      // A model on its own server gets its own key, or none: OPENAI_API_KEY is never sent there.
+      if (own?.keyVariable) fix = `the server refused the key — set a valid ${own.keyVariable}`;
+      else if (own?.baseUrl) fix = `the server wants a key — write it as ${model}=${own.baseUrl}|KEY_VARIABLE in LLM_MODELS and set KEY_VARIABLE`;
+      else fix = 'the server refused the key — set a valid OPENAI_API_KEY';
+    }
+    else if (e?.status === 404) fix = `the server does not know model ${model} or the path — check ${named} and ${setting} (most servers end in /v1)`;
     else if (e?.code === 'llm.timeout') fix = `no answer within ${timeoutMs} ms — check the server's load, or raise LLM_TIMEOUT_MS`;
     else if (e?.code === 'llm.rate_limited') fix = 'the server is rate limiting this key — wait, or check the plan/quota';
     return { name, status: 'fail', detail: scrubSecrets(`${where}: ${(err as Error).message}`), fix };

@@ -116,7 +116,8 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     config.toolTimeoutMs,
   );
   // Connected in the background: a slow or dead server never holds up the start. The MCP SDK is
-  // loaded only when a server is configured: it holds ~9 MiB of heap (docs/BENCHMARKS.md, "Resident memory").
+  // loaded only when a server is configured: loading it took the daemon's start from ~150 to
+  // ~182 MiB resident (docs/BENCHMARKS.md, "Resident memory").
   const mcp =
     config.mcp.servers.length > 0
       ? new (await import('../mcp/servers.js')).McpServers(config.mcp, { log: componentLogger(log, 'MCP'), toolTimeoutMs: config.toolTimeoutMs })

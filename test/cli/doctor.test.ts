@@ -40,14 +40,18 @@ test('doctor asks every model the daemon may use: LLM_MODELS on their own server
   const main = await startFakeLlm((req) =>
     req.body?.model === 'gpt-gone' ? { status: 404, json: { error: { message: 'The model `gpt-gone` does not exist', type: 'invalid_request_error' } } } : { json: completion('ok', undefined, String(req.body?.model)) },
   );
-  const other = await startFakeLlm();
+  // A server that wants a key: gpt-nokey is listed on it without one.
+  const other = await startFakeLlm((req) =>
+    req.headers.authorization === 'Bearer sk-other-secret-0123456789' ? { json: completion('ok', undefined, String(req.body?.model)) } : { status: 401, json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } } },
+  );
   const ws = await tempDir();
   try {
     const deadPort = await freePort();
     const env = {
       OPENAI_BASE_URL: main.url,
       LLM_MODEL: 'gpt-a',
-      LLM_MODELS: `gpt-a,gpt-own=${other.url}|OTHER_KEY,gpt-dead=http://127.0.0.1:${deadPort}/v1`,
+      LLM_MODEL_BALANCED: 'gpt-bal',
+      LLM_MODELS: `gpt-a,gpt-own=${other.url}|OTHER_KEY,gpt-dead=http://127.0.0.1:${deadPort}/v1,gpt-nokey=${other.url}`,
       OTHER_KEY: 'sk-other-secret-0123456789',
       LLM_FALLBACK: 'gpt-fb,gpt-gone,gpt-own',
       WORKSPACE_DIR: ws.dir,
@@ -55,13 +59,12 @@ test('doctor asks every model the daemon may use: LLM_MODELS on their own server
     };
     const results = await runDoctor({ env, cwd: ws.dir, timeoutMs: 5000 });
     const by = Object.fromEntries(results.map((r) => [r.name, r]));
-    assert.deepEqual(results.filter((r) => r.name.startsWith('LLM')).map((r) => `${r.name} ${r.status}`), ['LLM ok', 'LLM gpt-own ok', 'LLM gpt-dead fail', 'LLM gpt-fb ok', 'LLM gpt-gone fail']);
-    assert.deepEqual(main.chatRequests().map((r) => r.body.model).sort(), ['gpt-a', 'gpt-fb', 'gpt-gone'], 'each model on the default server asked once, no fallback');
-    assert.deepEqual(other.chatRequests().map((r) => r.body.model), ['gpt-own'], 'gpt-own asked on its own server, once');
-    assert.equal(other.chatRequests()[0]!.headers.authorization, 'Bearer sk-other-secret-0123456789', 'with its own key');
+    assert.deepEqual(results.filter((r) => r.name.startsWith('LLM')).map((r) => `${r.name} ${r.status}`), ['LLM ok', 'LLM gpt-bal ok', 'LLM gpt-own ok', 'LLM gpt-dead fail', 'LLM gpt-nokey fail', 'LLM gpt-fb ok', 'LLM gpt-gone fail']);
+    assert.deepEqual(main.chatRequests().map((r) => r.body.model).sort(), ['gpt-a', 'gpt-bal', 'gpt-fb', 'gpt-gone'], 'each model on the default server asked once, no fallback');
+    assert.deepEqual(other.chatRequests().map((r) => r.body.model).sort(), ['gpt-nokey', 'gpt-own'], 'the others on their own server, once each');
+    assert.match(by['LLM gpt-nokey']!.fix!, /gpt-nokey=http:\/\/127\.0\.0\.1:\d+\/v1\|KEY_VARIABLE in LLM_MODELS/, 'OPENAI_API_KEY is never sent there: its entry needs a key');
     assert.match(by['LLM gpt-dead']!.fix!, new RegExp(`LLM_MODELS entry \\(gpt-dead=http://127\\.0\\.0\\.1:${deadPort}/v1\\)`));
-    assert.match(by['LLM gpt-gone']!.fix!, /does not know model gpt-gone .*LLM_MODELS \/ LLM_FALLBACK/);
-    assert.ok(!formatReport(results).includes('sk-other-secret'), 'no key in the report');
+    assert.match(by['LLM gpt-gone']!.fix!, /does not know model gpt-gone .*LLM_MODELS \/ LLM_FALLBACK and OPENAI_BASE_URL/);
     assert.equal(exitCodeFor(results), 1);
   } finally {
     await main.close();
