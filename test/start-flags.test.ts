@@ -1,18 +1,27 @@
 /**
  * `npm start` and pm2 (ecosystem.config.cjs) run the daemon with the same Node flags: a heap
  * sized for a small machine (docs/BENCHMARKS.md, "Resident memory"). A flag only one of them
- * had would make the two ways of running the bot differ by ~100 MiB.
+ * had would make the two ways of running the bot differ by ~100 MiB. And `npm start` execs
+ * Node, so a SIGTERM sent to npm (systemd, docker, a process manager) reaches the daemon.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './helpers/child.js';
+import { tempDir } from './helpers/workspace.js';
+import { waitFor } from './helpers/telegram.js';
+
+function startScript(): string {
+  return (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+}
 
 function startFlags(): string[] {
-  const start = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  const start = startScript().split(/\s+/);
+  assert.equal(start.shift(), 'exec');
   assert.equal(start[0], 'node');
   assert.equal(start.at(-1), 'dist/main.js');
   return start.slice(1, -1);
@@ -28,4 +37,37 @@ test('with those flags Node caps the heap near 512 MiB and keeps the young gener
   const { limit, young } = JSON.parse(out) as { limit: number; young: number };
   assert.ok(limit > 500 * 2 ** 20 && limit < 600 * 2 ** 20, `heap limit ${(limit / 2 ** 20).toFixed(0)} MiB`);
   assert.ok(young <= 4 * 2 ** 20, `new space ${(young / 2 ** 20).toFixed(1)} MiB`);
+});
+
+test('npm start: a SIGTERM to the shell npm runs the script in reaches Node (Debian\'s sh would otherwise keep Node as its child and drop the signal)', async () => {
+  // npm runs the start script with `sh -c` and forwards SIGTERM to that shell; here the script
+  // runs the same way, with a stand-in for dist/main.js that records the signal.
+  const ws = await tempDir();
+  try {
+    mkdirSync(path.join(ws.dir, 'dist'));
+    const got = path.join(ws.dir, 'got-sigterm');
+    writeFileSync(
+      path.join(ws.dir, 'dist', 'main.js'),
+      `process.on('SIGTERM', () => { require('fs').writeFileSync(${JSON.stringify(got)}, 'yes'); process.exit(0); }); console.log('ready ' + process.pid); setInterval(() => {}, 1000);`,
+    );
+    writeFileSync(path.join(ws.dir, 'package.json'), '{"type":"commonjs"}');
+    const sh = spawn('/bin/sh', ['-c', startScript()], { cwd: ws.dir, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    sh.stdout!.on('data', (d: Buffer) => (out += d));
+    await waitFor(() => out.includes('ready'), 10_000, 'the stand-in to start');
+    sh.kill('SIGTERM');
+    await once(sh, 'exit');
+    try {
+      assert.equal(readFileSync(got, 'utf8'), 'yes', 'Node got the SIGTERM');
+    } finally {
+      // Without exec the stand-in outlives the shell (and holds its pipe): end it either way.
+      try {
+        process.kill(Number(/ready (\d+)/.exec(out)?.[1]), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  } finally {
+    await ws.cleanup();
+  }
 });
