@@ -10,6 +10,9 @@ import { createRequire } from 'node:module';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { repoRoot } from './helpers/child.js';
+import { tempDir, testConfig } from './helpers/workspace.js';
+import { createApp } from '../src/app/app.js';
+import { silentLogger } from '../src/core/log.js';
 
 const read = (rel: string) => readFile(path.join(repoRoot, rel), 'utf8');
 
@@ -77,3 +80,26 @@ async function headings(file: string): Promise<string[]> {
       .replace(/ /g, '-'),
   );
 }
+
+test("README's group table says what a member may and may not run, as the commands decide it", async () => {
+  const ws = await tempDir();
+  // No LLM is asked: the app is built only to read its commands' access.
+  const app = await createApp(testConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', WORKSPACE_DIR: ws.dir }), silentLogger());
+  try {
+    const row = (await read('README.md')).split('\n').find((l) => l.startsWith('| other members |'));
+    assert.ok(row, 'the README has the row for group members');
+    const [may, mayNot] = row.split(' — not ') as [string, string];
+    const named = (text: string) => [...text.matchAll(/`\/([a-z]+)(?: ([a-z]+))?`/g)].map((m) => ({ label: m[0], name: m[1]!, args: m[2] ?? '' }));
+    const refusal = (c: { label: string; name: string; args: string }) => {
+      const cmd = app.commands.find(c.name);
+      assert.ok(cmd, `${c.label} is a command`);
+      return app.commands.refusal(cmd, c.args, 'member');
+    };
+    assert.ok(named(may).length >= 4 && named(mayNot).length >= 7, 'the row names the commands on both sides');
+    for (const c of named(may)) assert.equal(refusal(c), null, `${c.label}: the README says members may`);
+    for (const c of named(mayNot)) assert.notEqual(refusal(c), null, `${c.label}: the README says members may not`);
+  } finally {
+    await app.stop();
+    await ws.cleanup();
+  }
+});
