@@ -15,7 +15,6 @@ import type { HandleResult, ReplyFn } from '../core/channel.js';
 import type { CommandRouter } from '../commands/router.js';
 import type { Services } from '../services/services.js';
 import { buildServices, type ServiceOptions } from '../services/build.js';
-import { chatModel } from '../services/services.js';
 import { buildCommands, buildPipeline } from './systems.js';
 import { promptTokens } from '../llm/tokens.js';
 
@@ -81,7 +80,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
         memory: turn.memory,
         answeredBy: turn.answeredBy,
       }),
-    modelOf: (session) => chatModel(services, session),
+    modelOf: built.modelOf,
     // No message prefix here: each system tags its own lines ([Context], [ToolLoop], …).
     log: log.child({ component: 'Turn' }),
   });

@@ -30,7 +30,7 @@ import type { Built } from '../services/build.js';
 import { modelNamed } from '../services/services.js';
 
 export function buildPipeline(built: Built, log: Logger): Pipeline {
-  const { services, instructions, embedder, fit, modelOf } = built;
+  const { services, instructions, embedder, fit } = built;
   const { config, memory, runtime, index, llm, tools, compactor, indexing } = services;
   return new Pipeline(
     [

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadDotEnv } from '../config/dotenv.js';
 import { configSecrets, loadConfig, type Config } from '../config/env.js';
+import { uniqueNames } from '../config/models.js';
 import { LlmClient } from '../llm/client.js';
 import { LlmError } from '../llm/errors.js';
 import { registerSecret, scrubSecrets, silentLogger } from '../core/log.js';
@@ -107,11 +108,7 @@ async function checkWorkspace(dir: string): Promise<CheckResult> {
  * a fallback that does not answer is found here, not on the day the first model fails.
  */
 export function modelsToCheck(config: Config): string[] {
-  const out: string[] = [];
-  for (const name of [config.model, config.modelBalanced, ...config.models.map((m) => m.name), ...config.fallback]) {
-    if (!out.some((m) => m.toLowerCase() === name.toLowerCase())) out.push(name);
-  }
-  return out;
+  return uniqueNames(config.model, config.modelBalanced, ...config.models.map((m) => m.name), ...config.fallback);
 }
 
 async function checkLlm(config: Config, timeoutMs: number, llm: LlmClient, model: string): Promise<CheckResult> {

@@ -12,9 +12,14 @@ import type { ChatModel } from '../llm/chat-models.js';
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
+/** What a model reads, as /model and /status say it (`vision`: its image cost, null when it reads none). */
+export function visionLabel(vision: unknown): string {
+  return vision ? 'reads images' : 'text only';
+}
+
 /** "128,000 tokens · reads images" */
 function traits(m: ChatModel, limit: number): string {
-  return `${fmt(limit)} tokens · ${m.info.vision ? 'reads images' : 'text only'}`;
+  return `${fmt(limit)} tokens · ${visionLabel(m.info.vision)}`;
 }
 
 

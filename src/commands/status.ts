@@ -11,6 +11,7 @@ import { THRESHOLD } from '../turn/auto-compact.js';
 import { setAsideCopies } from '../storage/sqlite.js';
 import { isTopic } from '../core/group.js';
 import { chatModel } from '../services/services.js';
+import { visionLabel } from './model.js';
 import type { TurnRecord } from '../turn/stats.js';
 
 export function formatDuration(ms: number): string {
@@ -50,7 +51,7 @@ function tokensTodayLine(services: StatusServices, chat: string): string {
 /** "gpt-4.1 · reads images", the chat's model as it answers now. */
 function modelText(services: StatusServices, session: Parameters<Command['run']>[0]['session']): string {
   const m = chatModel(services, session);
-  return `${m.name}${m.info.vision ? ' · reads images' : ' · text only'}`;
+  return `${m.name} · ${visionLabel(m.info.vision)}`;
 }
 
 /** Who wrote the last answer: "Last answer by llama3 (fallback from gpt-4.1)". */
@@ -90,6 +91,7 @@ export function createStatusCommand(): Command {
       // The chat's own model: its limit, tokenizer and images (/model), else LLM_MODEL's.
       const { tokens, info: model, name } = chatModel(services, session);
       const chosen = session.metadata.model !== undefined && name !== llm.modelFor('default');
+      const fallbacks = llm.chainFor(name).slice(1);
       const { tokens: used, reserved, limit } = services.compactor.usage(session);
       const pct = ((used / limit) * 100).toFixed(1);
       const reservedPct = ((reserved / limit) * 100).toFixed(1);
@@ -108,7 +110,7 @@ export function createStatusCommand(): Command {
         meta.lastCompaction
           ? `Last compaction: ${meta.lastCompaction.at.replace('T', ' ').slice(0, 16)} UTC, ${meta.lastCompaction.kind} (removed ${meta.lastCompaction.removed}, kept ${meta.lastCompaction.kept})`
           : 'Last compaction: never',
-        `Model: ${name}${chosen ? ` (chosen with /model; default ${llm.modelFor('default')})` : ''} (summaries: ${llm.modelFor('balanced')})${model.vision ? ' · reads images' : ' · text only'}${llm.chainFor(name).length > 1 ? ` · fallback: ${llm.chainFor(name).slice(1).join(', ')}` : ''}`,
+        `Model: ${name}${chosen ? ` (chosen with /model; default ${llm.modelFor('default')})` : ''} (summaries: ${llm.modelFor('balanced')}) · ${visionLabel(model.vision)}${fallbacks.length > 0 ? ` · fallback: ${fallbacks.join(', ')}` : ''}`,
         ...[lastAnswerText(last)].filter((l): l is string => l !== undefined),
         tokensTodayLine(services, session.id),
         `Uptime: ${formatDuration(Date.now() - stats.startedAt)}`,

@@ -25,6 +25,12 @@ export interface ModelEndpoint {
   apiKey: string | undefined;
 }
 
+/** `names` without repeats, case aside (servers match model names so); the first spelling is kept. */
+export function uniqueNames(...names: string[]): string[] {
+  const seen = new Set<string>();
+  return names.filter((n) => !seen.has(n.toLowerCase()) && seen.add(n.toLowerCase()));
+}
+
 /** Model names as providers spell them: `gpt-4.1`, `openai/gpt-4o`, `llama3.1:8b`, `claude-3-5-sonnet@20240620`. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$/;
 const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;

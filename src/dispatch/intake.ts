@@ -130,17 +130,9 @@ export class Intake {
     // before it completes, so a message answered is always a message the journal holds.
     // A recovered message is already there: it is not written again, so a kill during recovery
     // cannot leave two open copies of it (they would double with every such kill).
-    const journal = recovered ? inbox.adopt(recovered.id) : inbox.accept(msg);
-    const accepted = journal.durable.then(
-      () => journal.id,
-      (err: unknown) => {
-        // A refused message is not kept anyway; one that is handled says it could not be journaled.
-        if (verdict !== 'queue') log.warn({ err, session: key }, 'could not journal an inbound message; handling it anyway');
-        return null;
-      },
-    );
-    const job: Job = { key, journalId: journal.id, reply: whenTaken(reply, accepted), release: () => undefined };
-    if (album && verdict !== 'queue') this.albums.add(album, { journalId: journal.id, msg, attempt: recovered?.attempt ?? 0, durable: accepted });
+    // A refused message is not kept anyway; one that is handled says it could not be journaled.
+    const { job, accepted } = this.journal(key, recovered ? inbox.adopt(recovered.id) : inbox.accept(msg), reply, verdict !== 'queue' ? 'an inbound message' : undefined);
+    if (album && verdict !== 'queue') this.albums.add(album, { journalId: job.journalId, msg, attempt: recovered?.attempt ?? 0, durable: accepted });
     let done: HandleResult;
     if (verdict === 'queue') {
       // Refused at once, outside the chat's queue (that is what is full), and not kept: the user
@@ -210,19 +202,28 @@ export class Intake {
   }
 
   /**
+   * The job of a journaled message: its reply waits until the journal entry is durable
+   * (`accepted`: its id, or null when the write failed — logged as `what`, unless undefined).
+   */
+  private journal(key: string, journal: { id: string; durable: Promise<unknown> }, reply: ReplyFn, what: string | undefined) {
+    const accepted = journal.durable.then(
+      () => journal.id,
+      (err: unknown) => {
+        if (what) this.deps.log.warn({ err, session: key }, `could not journal ${what}; handling it anyway`);
+        return null;
+      },
+    );
+    const job: Job = { key, journalId: journal.id, reply: whenTaken(reply, accepted), release: () => undefined };
+    return { job, accepted };
+  }
+
+  /**
    * /stop, at once and outside the chat's queue (stop.ts): journaled and closed like any message,
    * so a kill before the answer handles it after the restart (where, nothing running, it says so).
    */
   private stopNow(key: string, msg: InboundMessage, reply: ReplyFn): HandleResult {
-    const journal = this.deps.inbox.accept(msg);
-    const accepted = journal.durable.then(
-      () => journal.id,
-      (err: unknown) => {
-        this.deps.log.warn({ err, session: key }, 'could not journal a /stop; handling it anyway');
-        return null;
-      },
-    );
-    const job: Job = { key, journalId: journal.id, reply: whenTaken(reply, accepted), release: () => undefined, command: 'stop' };
+    const { job, accepted } = this.journal(key, this.deps.inbox.accept(msg), reply, 'a /stop');
+    job.command = 'stop';
     const { stops } = this;
     const outcome = stops.stop(key, { userId: msg.userId, role: msg.role });
     this.deps.log.info({ session: key, ...outcome }, '/stop');

@@ -6,6 +6,7 @@
  * loaded once per encoding at start, so switching a chat costs nothing.
  */
 import type { Config } from '../config/env.js';
+import { uniqueNames } from '../config/models.js';
 import { lookupModel, type ModelInfo } from './catalogue.js';
 import { createTokenCounter, EstimateCounter, type TokenCounter } from './tokens.js';
 
@@ -36,9 +37,8 @@ export class ChatModels {
   }
 
   static async create(config: ModelsConfig): Promise<ChatModels> {
-    const choices = [config.model];
-    for (const m of config.models) if (!choices.some((c) => c.toLowerCase() === m.name.toLowerCase())) choices.push(m.name);
-    const names = [...choices, ...config.fallback.filter((f) => !choices.some((c) => c.toLowerCase() === f.toLowerCase()))];
+    const choices = uniqueNames(config.model, ...config.models.map((m) => m.name));
+    const names = uniqueNames(...choices, ...config.fallback);
     const counters = new Map<string, Promise<TokenCounter>>();
     const known = await Promise.all(
       names.map(async (name) => {

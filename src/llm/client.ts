@@ -12,6 +12,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { NO_API_KEY, type Config } from '../config/env.js';
+import { uniqueNames } from '../config/models.js';
 import type { Logger } from '../core/log.js';
 import { withRetry } from '../core/retry.js';
 import { normalizeToolCall, type ToolCall } from '../sessions/model.js';
@@ -135,9 +136,7 @@ export class LlmClient {
 
   /** The models tried for a call that asks `first`: it, then LLM_FALLBACK in order (each once). */
   chainFor(first: string): string[] {
-    const chain = [first];
-    for (const m of this.config.fallback ?? []) if (!chain.some((c) => c.toLowerCase() === m.toLowerCase())) chain.push(m);
-    return chain;
+    return uniqueNames(first, ...(this.config.fallback ?? []));
   }
 
   private endpointOf(model: string): Endpoint {

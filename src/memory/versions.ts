@@ -74,6 +74,11 @@ export class MemoryVersions {
 
   private async load(): Promise<IndexFile> {
     await this.inside();
+    return this.readIndex();
+  }
+
+  /** index.json as it is (the caller has checked the folder is inside the chat's). */
+  private async readIndex(): Promise<IndexFile> {
     try {
       // Only a regular file: a FIFO named index.json would hold a thread for good.
       const raw = JSON.parse(await readRegular(this.indexFile)) as Partial<IndexFile>;
@@ -88,7 +93,7 @@ export class MemoryVersions {
     await this.inside();
     await ensureDir(this.dir);
     return withFileLock(this.indexFile, async () => {
-      const idx = await this.load();
+      const idx = await this.readIndex();
       const out = await fn(idx);
       await writeFileAtomic(this.indexFile, `${JSON.stringify(idx, null, 1)}\n`);
       return out;

@@ -233,7 +233,11 @@ export class ReminderService {
     const held = this.pace.held(now);
     // Per chat, oldest first: claims a kill left open, then what is due.
     const chats = new Map<string, Array<Delivery | Reminder>>();
-    const add = (chat: string, item: Delivery | Reminder) => chats.set(chat, [...(chats.get(chat) ?? []), item]);
+    const add = (chat: string, item: Delivery | Reminder) => {
+      const list = chats.get(chat);
+      if (list) list.push(item);
+      else chats.set(chat, [item]);
+    };
     for (const d of this.deps.store.claimed(channels)) if (!this.inFlight.has(occurrenceKey(d)) && !held.has(d.chat)) add(d.chat, d);
     for (const r of this.deps.store.due(now, channels)) if (!held.has(r.chat)) add(r.chat, r);
     const work: Array<Promise<void>> = [];

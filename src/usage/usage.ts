@@ -79,6 +79,8 @@ export class UsageStore {
   /** A group's rows of a day (prepared at first use: asked before every message of a budgeted chat). */
   private groupRows: Database.Statement | undefined;
   private readonly addModel: Database.Statement;
+  /** Both rows of one call in one transaction (wrapped once: `record` runs for every LLM call). */
+  private readonly addBoth: (day: string, chat: string, kind: string, figures: number[], seconds: number, model: string | undefined) => void;
   /** Where a damaged usage.db went when this one started empty (its counts start again at 0). */
   readonly setAside: string | undefined;
 
@@ -119,6 +121,10 @@ export class UsageStore {
            ON CONFLICT (day, chat, kind, model) DO UPDATE SET calls = calls + 1, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
              cached_tokens = cached_tokens + excluded.cached_tokens, completion_tokens = completion_tokens + excluded.completion_tokens`,
         );
+    this.addBoth = this.db.transaction((day: string, chat: string, kind: string, figures: number[], seconds: number, model: string | undefined) => {
+      this.add.run(day, chat, kind, ...figures, seconds);
+      if (model) this.addModel.run(day, chat, kind, model, ...figures);
+    });
   }
 
   /** The day (YYYY-MM-DD, in TZ) a moment belongs to. */
@@ -132,10 +138,7 @@ export class UsageStore {
     const day = this.dayOf(at);
     const figures = [n(usage.promptTokens), n(usage.cachedTokens), n(usage.completionTokens)];
     const seconds = usage.audioSeconds !== undefined && Number.isFinite(usage.audioSeconds) && usage.audioSeconds > 0 ? usage.audioSeconds : 0;
-    this.db.transaction(() => {
-      this.add.run(day, account.chat, account.kind, ...figures, seconds);
-      if (model) this.addModel.run(day, account.chat, account.kind, model, ...figures);
-    })();
+    this.addBoth(day, account.chat, account.kind, figures, seconds, model);
   }
 
   /** One chat's calls and tokens on one day (default today) per model that answered, most tokens first. */

@@ -198,9 +198,7 @@ export class TelegramChannel implements Channel {
     const adopted = this.stream.placeholders.take(msg.chatId, msg.messageId);
     const preview = this.preview(to.chatId, to.threadId, undefined, !to.chatId.startsWith('-'), msg, adopted);
     preview?.start();
-    const reply = replyThrough(this.delivery, to.chatId, { threadId: to.threadId }, preview);
-    reply.aside = async (text) => void (await this.delivery.sendPlain(to.chatId, text, { threadId: to.threadId }));
-    return reply;
+    return replyThrough(this.delivery, to.chatId, { threadId: to.threadId }, preview);
   }
 
   /** After recovery: placeholders of the last run that no recovered turn took say the bot restarted. */
@@ -293,7 +291,6 @@ export class TelegramChannel implements Channel {
       preview?.close();
       await this.delivery.sendDocument(chatId, doc, sendOptions);
     };
-    reply.aside = async (text) => void (await this.delivery.sendPlain(chatId, text, sendOptions));
     // The turn is not awaited (it runs in the chat's queue while the next update is routed);
     // its acceptance is: the message is durably journaled before the update counts as taken.
     const handled = this.onMessage!(msg, reply);

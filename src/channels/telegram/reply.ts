@@ -14,5 +14,7 @@ export function replyThrough(delivery: Delivery, chatId: string, send: SendOptio
     else await delivery.sendMarkdown(chatId, text, send);
   };
   if (preview) reply.progress = preview;
+  // A line beside the answer (a notice, a refusal): plain text, to the same chat and topic.
+  reply.aside = async (text) => void (await delivery.sendPlain(chatId, text, send));
   return reply;
 }
