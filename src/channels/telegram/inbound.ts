@@ -11,8 +11,9 @@
  * - Edited messages are ignored: the answer to the original already exists, and answering the
  *   edit would give the user a second reply to one question.
  * - In groups only messages addressed to the bot count: a mention of @bot, a reply to one of
- *   its messages, or a command (`/status`, `/status@bot`; not `/status@otherbot`). The mention
- *   is taken out of the text.
+ *   its messages, or a command (`/status`, `/status@bot`). The mention is taken out of the text.
+ * - A command for another bot (`/new@otherbot`) is ignored in every chat, also as a reply to
+ *   this bot or after a mention of it: it is the other bot's to answer.
  * - `/start` (Telegram's first message to any bot) is answered like `/help`.
  * - A reply carries the message it answers, as a marked quote (reply-context.ts).
  * - A message in a forum topic carries the topic's thread id (its own session: topics.ts).
@@ -24,6 +25,7 @@ import { topicOf } from './topics.js';
 import { audioOf } from './media.js';
 import { imageOf } from './photos.js';
 import type { AudioRef, ImageRef } from '../../core/message.js';
+import { parseCommand } from '../../commands/router.js';
 
 export type { BotIdentity };
 
@@ -96,6 +98,10 @@ export function readUpdate(update: Update, bot: BotIdentity, albumAddressed?: (c
   }
 
   let text = group ? stripMention(raw, bot.username) : raw.trim();
+  // A command for another bot is that bot's, however it reached this one (a reply to this bot,
+  // a mention of it before the command): neither run here nor answered.
+  const forBot = parseCommand(text)?.bot;
+  if (forBot && forBot.toLowerCase() !== bot.username.toLowerCase()) return { kind: 'ignore', reason: 'command for another bot' };
   if (text === '') text = '/help';
   if (/^\/start(@\w+)?(\s|$)/i.test(text)) text = '/help';
   text = withQuote(text, quotedMessage(m, bot));

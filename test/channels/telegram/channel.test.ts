@@ -179,3 +179,35 @@ test('groups: only allowed groups, only when mentioned or replied to, one sessio
     await bot.close();
   }
 });
+
+test('a command for another bot is never run here: /new@otherbot as a reply to the bot, "@thisbot /status@otherbot" — no reply, the group conversation kept', async () => {
+  const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER), TELEGRAM_ALLOWED_GROUPS: '-1001' } });
+  try {
+    const owner = bot.tg.user({ userId: OWNER, chatId: -1001, type: 'supergroup', chatTitle: 'Team', firstName: 'Olga' });
+    await owner.say('@TestNameBot the plum code is 4471');
+    await bot.tg.waitForBotMessages(-1001, 1);
+    const botMessageId = bot.tg.server.storage.botMessages.at(-1)!.messageId;
+    // Meant for another bot in the group: Telegram sends it as a reply to this bot's message.
+    await owner.say('/new@OtherBot', { reply_to_message: { message_id: botMessageId, from: { id: 666, is_bot: true, first_name: 'Bot' } } });
+    await owner.say('@TestNameBot /status@OtherBot', { entities: [{ type: 'mention', offset: 0, length: 12 }] });
+    await owner.say('/start@OtherBot');
+    // Updates are read in order: once this one is answered, the ones before it were seen.
+    await owner.say('@TestNameBot what is the plum code?');
+    // One chat's queue answers in order: a command run before it would have answered first.
+    const msgs = await bot.tg.waitForBotMessages(-1001, 2);
+    assert.deepEqual(
+      bot.tg.botMessages(-1001).map((m) => m.text),
+      ['echo: the plum code is 4471', 'echo: what is the plum code?'],
+      `nothing answered the other bot's commands: ${JSON.stringify(msgs.map((m) => m.text))}`,
+    );
+    const session = await bot.sessionFile(-1001);
+    assert.deepEqual(
+      session.messages.map((m: { content: string }) => m.content),
+      ['the plum code is 4471', 'echo: the plum code is 4471', 'what is the plum code?', 'echo: what is the plum code?'],
+      'the conversation was not cleared, and the commands were not kept as words',
+    );
+    assert.equal(bot.tg.callsOf('setMessageReaction').length, 2, 'no 👀 on a message for another bot');
+  } finally {
+    await bot.close();
+  }
+});

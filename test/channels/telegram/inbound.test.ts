@@ -117,3 +117,21 @@ test('an album item carries its media_group_id; in a group a further item counts
   assert.equal(readUpdate(msg({ photo: sizes, media_group_id: 'g3' }, group), BOT, known).kind, 'ignore', 'another album of the group');
   assert.equal(readUpdate(msg({ text: 'chatter', media_group_id: 'g2' }, { id: -100999, type: 'group' }), BOT, known).kind, 'ignore', 'the same album id in another group');
 });
+
+test('a command for another bot is ignored: alone, as a reply to this bot, after a mention of this bot, in a private chat', () => {
+  const fromBot = { message_id: 5, date: 0, chat: group, from: { id: BOT.id, is_bot: true, first_name: 'MemBot' }, text: 'hello' };
+  const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
+    ['alone in a group', { text: '/new@OtherBot' }, group],
+    ['as a reply to this bot', { text: '/new@OtherBot', reply_to_message: fromBot }, group],
+    ['after a mention of this bot', { text: '@MemBot /status@OtherBot', entities: [{ type: 'mention', offset: 0, length: 7 }] }, group],
+    ['in a private chat', { text: '/forget@OtherBot my address' }, { id: 42, type: 'private' }],
+    ['/start for another bot', { text: '/start@OtherBot' }, { id: 42, type: 'private' }],
+  ];
+  for (const [what, fields, chat] of cases) {
+    const r = readUpdate(msg(fields, chat), BOT);
+    assert.equal(r.kind, 'ignore', what);
+  }
+  // Its own name, in any case, is still its own command.
+  const own = readUpdate(msg({ text: '/new@membot', reply_to_message: fromBot }, group), BOT);
+  assert.equal(own.kind === 'text' && own.text, '/new@membot');
+});
