@@ -45,6 +45,7 @@ import { AddressedAlbums } from './album-groups.js';
 import { chatLabelOf } from './chat-label.js';
 import { ChatRoles } from './roles.js';
 import { parseCommand } from '../../commands/router.js';
+import { isStop } from '../../dispatch/stop.js';
 import { LRUCache } from 'lru-cache';
 
 /** Knobs with production defaults; tests make them short. */
@@ -280,10 +281,13 @@ export class TelegramChannel implements Channel {
     };
     const chatId = sender.chatId;
     const ack = this.opts.telegram.ackReaction;
+    // /stop is answered at once, with no turn to show: no 👀 and no "typing…" (a member's flood
+    // of /stop, answered once a minute, would otherwise still be one Bot API call each).
+    const stop = r.kind === 'text' && isStop(r.text);
     // In a group several people talk at once: the reaction shows whose message is being answered.
-    if (r.group && ack && !laterItem && r.kind !== 'unsupported') void this.delivery.react(chatId, r.messageId, ack);
+    if (r.group && ack && !laterItem && !stop && r.kind !== 'unsupported') void this.delivery.react(chatId, r.messageId, ack);
     const sendOptions = { replyTo: r.group ? r.messageId : undefined, threadId };
-    const stopTyping = this.typing.start(chatId, threadId);
+    const stopTyping = stop ? () => undefined : this.typing.start(chatId, threadId);
     const preview = this.preview(chatId, threadId, sendOptions.replyTo, !r.group, msg);
     const reply = replyThrough(this.delivery, chatId, sendOptions, preview, stopTyping);
     reply.document = async (doc) => {
