@@ -23,9 +23,11 @@ test('a private text message is text, with the sender and session chat id', () =
   assert.deepEqual(r.sender, { userId: '42', username: 'ann', name: 'Ann Lee', chatId: '42', chatType: 'private' });
 });
 
-test('a caption is text; a sticker or video note without caption is "unsupported"; voice and audio are "audio"', () => {
-  const video = readUpdate(msg({ video: { file_id: 'x' }, caption: 'what is this?' }), BOT);
-  assert.equal(video.kind === 'text' && video.text, 'what is this?');
+test('media it cannot read is "unsupported", named, with its caption if any; voice and audio are "audio"', () => {
+  const video = readUpdate(msg({ video: { file_id: 'x' }, caption: ' what is this? ' }), BOT);
+  assert.deepEqual(video.kind === 'unsupported' && [video.what, video.label, video.caption], ['a video', 'Video', 'what is this?']);
+  const pdf = readUpdate(msg({ document: { file_id: 'p', file_name: 'q3\nreport.pdf', mime_type: 'application/pdf' }, caption: 'read this' }), BOT);
+  assert.deepEqual(pdf.kind === 'unsupported' && [pdf.what, pdf.label, pdf.caption], ['this kind of file', 'File: q3 report.pdf', 'read this']);
   const voice = readUpdate(msg({ voice: { file_id: 'v', duration: 3, mime_type: 'audio/ogg' } }), BOT);
   assert.deepEqual(voice.kind === 'audio' && voice.audio, { kind: 'voice', fileId: 'v', fileSize: undefined, duration: 3, mimeType: 'audio/ogg', fileName: undefined });
   const song = readUpdate(msg({ audio: { file_id: 'a', file_name: 'song.mp3' }, caption: 'lyrics?' }), BOT);
