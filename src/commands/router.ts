@@ -1,7 +1,9 @@
 /**
  * Recognises `/name args` and `/name@botname args`, finds the command and says whether the
  * sender's role lets them run it (each command declares its `access`; nothing else re-checks).
- * Unknown commands get a pointer to /help instead of reaching the model.
+ * Unknown commands get a pointer to /help instead of reaching the model. Which bot a
+ * `/name@botname` is for is the channel's to judge (it knows its own name): the Telegram channel
+ * never hands on a command addressed to another bot.
  */
 import type { Role } from '../core/message.js';
 import type { Command } from './types.js';
@@ -14,12 +16,14 @@ export function isManager(role: Role): boolean {
 export interface ParsedCommand {
   name: string;
   args: string;
+  /** The bot named after the command (`/status@membot` → `membot`), as written; absent without one. */
+  bot?: string;
 }
 
 export function parseCommand(text: string): ParsedCommand | null {
-  const m = /^\/([A-Za-z0-9_]{1,32})(?:@[A-Za-z0-9_]+)?(?:\s+([\s\S]*))?$/.exec(text.trim());
+  const m = /^\/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]+))?(?:\s+([\s\S]*))?$/.exec(text.trim());
   if (!m) return null;
-  return { name: m[1]!.toLowerCase(), args: (m[2] ?? '').trim() };
+  return { name: m[1]!.toLowerCase(), args: (m[3] ?? '').trim(), ...(m[2] ? { bot: m[2] } : {}) };
 }
 
 export class CommandRouter {

@@ -63,7 +63,10 @@ export interface InboundMessage {
    * the caption): the intake treats it as any message, the turn transcribes it.
    */
   audio?: AudioRef | undefined;
-  /** Something the bot cannot read (a sticker, a video note…), named; `text` is empty. */
+  /**
+   * Something the bot cannot read (a sticker, a PDF…), named ("this kind of file"); `text` is
+   * empty, or its caption after a placeholder saying it was not read (the reply says so too).
+   */
   unreadable?: string | undefined;
   /**
    * The channel's album id (Telegram's media_group_id): items of one album sent together are

@@ -226,8 +226,10 @@ export class Intake {
     job.command = 'stop';
     const { stops } = this;
     const outcome = stops.stop(key, { userId: msg.userId, role: msg.role });
-    this.deps.log.info({ session: key, ...outcome }, '/stop');
-    const done: HandleResult = this.settle(job, async () => ({ close: true, say: stops.text(outcome) }));
+    // One that did nothing is answered once a minute per chat (stop.ts): no flood of replies.
+    const say = stops.reply(key, outcome);
+    this.deps.log.info({ session: key, ...outcome, answered: say !== undefined }, '/stop');
+    const done: HandleResult = this.settle(job, async () => ({ close: true, say }));
     done.accepted = accepted;
     return done;
   }

@@ -13,6 +13,11 @@
  * In a group anyone may /stop, but a member stops only what is theirs: the answer to their own
  * message and their own waiting messages. The bot's owners (and group admins where
  * GROUP_ADMINS_MANAGE=on) stop everything of the chat.
+ *
+ * A /stop that did nothing ("Nothing to stop.", someone else's answer, one already complete) is
+ * answered once per chat a minute; further ones are silent. /stop skips the flood limits (it is
+ * the way out of a full queue), so without this a member's 150 /stop would be 150 bot messages,
+ * and Telegram (about 20 a minute per group) would hold back the chat's real answers for minutes.
  */
 import type { Role } from '../core/message.js';
 import { isManager, parseCommand } from '../commands/router.js';
@@ -53,12 +58,20 @@ export interface StopOutcome {
   command: string | undefined;
 }
 
+/** After a /stop that did nothing was answered in a chat, further ones there are silent this long. */
+export const IDLE_STOP_QUIET_MS = 60_000;
+
 export class ChatStops {
   /** Per chat (session key), its messages in queue order; the first may be running. */
   private readonly chats = new Map<string, StopHandle[]>();
+  /** Per chat, until when a /stop that did nothing gets no reply. */
+  private readonly quietUntil = new Map<string, number>();
 
   /** `adminsManage`: GROUP_ADMINS_MANAGE, for the wording only (roles come with the message). */
-  constructor(private readonly adminsManage = false) {}
+  constructor(
+    private readonly adminsManage = false,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** A message of `key` is queued. */
   enter(key: string, userId: string): StopHandle {
@@ -93,6 +106,21 @@ export class ChatStops {
       }
     }
     return out;
+  }
+
+  /**
+   * What /stop in chat `key` answers: the line, or nothing for one that did nothing (stopped no
+   * answer, skipped no message) when the chat was told so within IDLE_STOP_QUIET_MS.
+   */
+  reply(key: string, o: StopOutcome): string | undefined {
+    const idle = o.skipped === 0 && o.turn !== 'stopped' && o.turn !== 'stopped-empty';
+    if (!idle) return this.text(o);
+    const now = this.now();
+    if ((this.quietUntil.get(key) ?? 0) > now) return undefined;
+    // Chats whose quiet time is over are forgotten, so the map holds only the last minute's.
+    if (this.quietUntil.size >= 1_000) for (const [k, until] of this.quietUntil) if (until <= now) this.quietUntil.delete(k);
+    this.quietUntil.set(key, now + IDLE_STOP_QUIET_MS);
+    return this.text(o);
   }
 
   /** The one line /stop answers. */

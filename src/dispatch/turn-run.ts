@@ -51,6 +51,9 @@ export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: Inb
   if (truncated > 0) {
     turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
   }
+  // Words that came with something the bot cannot read (a PDF with a caption): answered, and
+  // the user is told the attachment itself was not read (its placeholder tells the model).
+  if (msg.unreadable) turn.notices.push(`I can't open ${msg.unreadable} (I read text, voice messages and photos), so I answered from your words only.`);
   // The entry closes only once the turn has run (answered or apologised): a kill mid-turn leaves
   // it open, and the next start runs the turn again without re-recording the message.
   // The session log keeps its lines until this turn's note line and index rows are written

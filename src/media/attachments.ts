@@ -44,6 +44,16 @@ export function imagePlaceholder(ref: ImageRef, caption: string | undefined, not
   return `[${what}${note ? `; ${note}` : ''}]${caption ? ` ${caption}` : ''}`;
 }
 
+/**
+ * The text a file the bot cannot read (a PDF, a video…) stands for when words came with it:
+ * `[File: report.pdf; attached, but not read: the bot cannot open this kind of file] caption`.
+ * The model answers the words and knows a file came that it never saw, so it does not answer
+ * as if it had read it; the session keeps the same text.
+ */
+export function unreadablePlaceholder(label: string, caption: string): string {
+  return `[${label}; attached, but not read: the bot cannot open this kind of file] ${caption}`;
+}
+
 export function storedAttachment(ref: ImageRef | AudioRef): StoredAttachment {
   return { kind: ref.kind, fileId: ref.fileId };
 }

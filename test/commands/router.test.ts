@@ -8,10 +8,10 @@ import { CommandRouter, parseCommand } from '../../src/commands/router.js';
 import type { Command } from '../../src/commands/types.js';
 import { startTestBot } from '../helpers/app.js';
 
-test('parseCommand reads /name, /name@bot, arguments over several lines, any case', () => {
+test('parseCommand reads /name, /name@bot (the bot it names, for the channel to judge), arguments over several lines, any case', () => {
   assert.deepEqual(parseCommand('/status'), { name: 'status', args: '' });
-  assert.deepEqual(parseCommand('/status@membot_bot'), { name: 'status', args: '' });
-  assert.deepEqual(parseCommand('  /Forget@MemBot   my old address  '), { name: 'forget', args: 'my old address' });
+  assert.deepEqual(parseCommand('/status@membot_bot'), { name: 'status', args: '', bot: 'membot_bot' });
+  assert.deepEqual(parseCommand('  /Forget@MemBot   my old address  '), { name: 'forget', args: 'my old address', bot: 'MemBot' });
   assert.deepEqual(parseCommand('/remind in 5 min\ncall Ana'), { name: 'remind', args: 'in 5 min\ncall Ana' });
 });
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { loadedSession, startTestBot } from '../helpers/app.js';
 import { waitFor } from '../helpers/telegram.js';
 import { echoResponder, lastUserText, type Responder } from '../helpers/fake-llm.js';
-import { ChatStops, stoppedText } from '../../src/dispatch/stop.js';
+import { ChatStops, IDLE_STOP_QUIET_MS, stoppedText } from '../../src/dispatch/stop.js';
 
 /** Never answers a message asking to "hang" (the client's abort is the only way out). */
 const hangFor: Responder = (req, i) => (/hang/.test(lastUserText(req)) ? { hang: true } : echoResponder(req, i));
@@ -77,4 +77,25 @@ test('who may stop what: a member only the answer to their own message and their
   assert.equal(new ChatStops(true).text({ turn: 'not-yours', skipped: 0, command: undefined }), "The answer being written is for someone else's message, so I did not stop it: only they, the bot's owner or a group admin can.");
   assert.equal(stoppedText('The capital of Fra'), 'The capital of Fra … [stopped]');
   assert.equal(stoppedText('  '), '[stopped before answering]');
+});
+
+test('a /stop that did nothing is answered once a minute per chat; one that stops or skips something always is', () => {
+  let now = 1_000_000;
+  const stops = new ChatStops(false, () => now);
+  const nothing = (key: string) => stops.reply(key, stops.stop(key, { userId: 'ann', role: 'member' }));
+  assert.equal(nothing('g'), 'Nothing to stop.');
+  assert.equal(nothing('g'), undefined, 'the second within the minute is silent');
+  assert.equal(nothing('h'), 'Nothing to stop.', 'another chat is answered');
+  // Someone else's answer being written: also nothing done, also silent within the minute.
+  const bobs = stops.enter('g', 'bob');
+  bobs.stopTurn = () => 'stopped';
+  assert.equal(nothing('g'), undefined);
+  // One that does something is always answered.
+  const annWaiting = stops.enter('g', 'ann');
+  assert.match(stops.reply('g', stops.stop('g', { userId: 'ann', role: 'member' }))!, /I also skipped 1 waiting message/);
+  assert.match(stops.reply('g', stops.stop('g', { userId: 'bob', role: 'member' }))!, /^Stopped\./);
+  stops.leave('g', bobs);
+  stops.leave('g', annWaiting);
+  now += IDLE_STOP_QUIET_MS;
+  assert.equal(nothing('g'), 'Nothing to stop.', 'a minute later it is answered again');
 });

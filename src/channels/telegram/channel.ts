@@ -30,7 +30,7 @@ import { readUpdate, type BotIdentity, type Inbound } from './inbound.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { parseSessionChatId, sessionChatId } from './topics.js';
 import { downloadFile } from './media.js';
-import { imagePlaceholder, type MediaFetchers } from '../../media/attachments.js';
+import { imagePlaceholder, unreadablePlaceholder, type MediaFetchers } from '../../media/attachments.js';
 import { audioPlaceholder } from '../../media/audio.js';
 import { albumItemText } from './photos.js';
 import { withQuote } from './reply-context.js';
@@ -45,6 +45,7 @@ import { AddressedAlbums } from './album-groups.js';
 import { chatLabelOf } from './chat-label.js';
 import { ChatRoles } from './roles.js';
 import { parseCommand } from '../../commands/router.js';
+import { isStop } from '../../dispatch/stop.js';
 import { LRUCache } from 'lru-cache';
 
 /** Knobs with production defaults; tests make them short. */
@@ -280,10 +281,15 @@ export class TelegramChannel implements Channel {
     };
     const chatId = sender.chatId;
     const ack = this.opts.telegram.ackReaction;
-    // In a group several people talk at once: the reaction shows whose message is being answered.
-    if (r.group && ack && !laterItem && r.kind !== 'unsupported') void this.delivery.react(chatId, r.messageId, ack);
+    // /stop is answered at once, with no turn to show: no 👀 and no "typing…" (a member's flood
+    // of /stop, answered once a minute, would otherwise still be one Bot API call each).
+    const stop = r.kind === 'text' && isStop(r.text);
+    // In a group several people talk at once: the reaction shows whose message is being answered
+    // (not a sticker or file without words: that gets one line from the intake).
+    const answered = r.kind !== 'unsupported' || r.caption !== undefined;
+    if (r.group && ack && !laterItem && !stop && answered) void this.delivery.react(chatId, r.messageId, ack);
     const sendOptions = { replyTo: r.group ? r.messageId : undefined, threadId };
-    const stopTyping = this.typing.start(chatId, threadId);
+    const stopTyping = stop ? () => undefined : this.typing.start(chatId, threadId);
     const preview = this.preview(chatId, threadId, sendOptions.replyTo, !r.group, msg);
     const reply = replyThrough(this.delivery, chatId, sendOptions, preview, stopTyping);
     reply.document = async (doc) => {
@@ -319,7 +325,8 @@ export class TelegramChannel implements Channel {
  * text as it is; a voice note as its placeholder and reference (the turn transcribes it); an
  * image as its placeholder, caption and quote (the turn downloads it, or says why not); an
  * album item with its album id (the intake collects the album); anything else named, for the
- * intake to say it cannot read it. No decision here: every message meets the same intake.
+ * intake to say it cannot read it, or with a caption the caption after a placeholder naming it.
+ * No decision here: every message meets the same intake.
  */
 function translated(r: Exclude<Inbound, { kind: 'ignore' }>): Partial<InboundMessage> {
   switch (r.kind) {
@@ -332,6 +339,8 @@ function translated(r: Exclude<Inbound, { kind: 'ignore' }>): Partial<InboundMes
         ? { text: albumItemText(r), image: r.image, albumId: r.albumId }
         : { text: withQuote(imagePlaceholder(r.image, r.caption), r.quote), image: r.image };
     case 'unsupported':
-      return { unreadable: r.what };
+      // With words the words are answered (the placeholder tells the model what it did not
+      // read); without, the intake says what it cannot read.
+      return r.caption ? { text: withQuote(unreadablePlaceholder(r.label, r.caption), r.quote), unreadable: r.what } : { unreadable: r.what };
   }
 }

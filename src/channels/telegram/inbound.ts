@@ -6,13 +6,16 @@
  * - Voice notes and audio files are 'audio' (transcribed in the turn: systems/transcription.ts).
  * - Photos and image documents are 'image' (shown to the model when it reads images: photos.ts);
  *   one of an album carries its media_group_id, and the intake answers the album as one message.
- * - Text and captions are text. Stickers and other media without a caption are 'unsupported'
- *   (the intake says what it cannot read). Service messages (joins, pins, …) are ignored.
+ * - Text is text. Stickers, videos, PDFs and other media it cannot read are 'unsupported', named:
+ *   without a caption the intake says what it cannot read; with one the caption is answered,
+ *   after a placeholder that tells the model a file it could not read came with it (and the
+ *   reply says so: dispatch/turn-run.ts). Service messages (joins, pins, …) are ignored.
  * - Edited messages are ignored: the answer to the original already exists, and answering the
  *   edit would give the user a second reply to one question.
  * - In groups only messages addressed to the bot count: a mention of @bot, a reply to one of
- *   its messages, or a command (`/status`, `/status@bot`; not `/status@otherbot`). The mention
- *   is taken out of the text.
+ *   its messages, or a command (`/status`, `/status@bot`). The mention is taken out of the text.
+ * - A command for another bot (`/new@otherbot`) is ignored in every chat, also as a reply to
+ *   this bot or after a mention of it: it is the other bot's to answer.
  * - `/start` (Telegram's first message to any bot) is answered like `/help`.
  * - A reply carries the message it answers, as a marked quote (reply-context.ts).
  * - A message in a forum topic carries the topic's thread id (its own session: topics.ts).
@@ -24,33 +27,34 @@ import { topicOf } from './topics.js';
 import { audioOf } from './media.js';
 import { imageOf } from './photos.js';
 import type { AudioRef, ImageRef } from '../../core/message.js';
+import { parseCommand } from '../../commands/router.js';
 
 export type { BotIdentity };
 
 export type Inbound =
   | { kind: 'ignore'; reason: string }
   | { kind: 'text'; sender: Sender; text: string; messageId: number; group: boolean; threadId?: number | undefined }
-  | { kind: 'unsupported'; sender: Sender; what: string; messageId: number; group: boolean; threadId?: number | undefined }
+  | { kind: 'unsupported'; sender: Sender; what: string; label: string; caption: string | undefined; quote: QuotedMessage | undefined; messageId: number; group: boolean; threadId?: number | undefined }
   | { kind: 'audio'; sender: Sender; audio: AudioRef; caption: string | undefined; messageId: number; group: boolean; threadId?: number | undefined }
   | { kind: 'image'; sender: Sender; image: ImageRef; caption: string | undefined; quote: QuotedMessage | undefined; messageId: number; group: boolean; threadId?: number | undefined; albumId?: string | undefined };
 
-/** Media the bot cannot read, as the user is told about them ("… not a sticker"). */
-const MEDIA: Record<string, string> = {
-  sticker: 'a sticker',
-  voice: 'this voice message',
-  photo: 'this photo',
-  video: 'a video',
-  video_note: 'a video message',
-  audio: 'this audio file',
-  document: 'this kind of file',
-  animation: 'a GIF',
-  location: 'a location',
-  venue: 'a place',
-  contact: 'a contact',
-  poll: 'a poll',
-  dice: 'a dice roll',
-  story: 'a story',
-  game: 'a game',
+/** Media the bot cannot read: as the user is told about them ("… not a sticker"), and as the model sees them beside a caption. */
+const MEDIA: Record<string, [what: string, label: string]> = {
+  sticker: ['a sticker', 'Sticker'],
+  voice: ['this voice message', 'Voice message'],
+  photo: ['this photo', 'Photo'],
+  video: ['a video', 'Video'],
+  video_note: ['a video message', 'Video message'],
+  audio: ['this audio file', 'Audio file'],
+  document: ['this kind of file', 'File'],
+  animation: ['a GIF', 'GIF'],
+  location: ['a location', 'Location'],
+  venue: ['a place', 'Place'],
+  contact: ['a contact', 'Contact'],
+  poll: ['a poll', 'Poll'],
+  dice: ['a dice roll', 'Dice roll'],
+  story: ['a story', 'Story'],
+  game: ['a game', 'Game'],
 };
 
 /** `albumAddressed`: whether an earlier item of this group album addressed the bot (album-groups.ts). */
@@ -89,13 +93,20 @@ export function readUpdate(update: Update, bot: BotIdentity, albumAddressed?: (c
   if (image) {
     return { kind: 'image', sender, image, caption, quote: quotedMessage(m, bot), messageId: m.message_id, group, threadId: topicOf(m), albumId };
   }
-  if (raw === undefined || raw.trim() === '') {
-    const media = Object.keys(MEDIA).find((k) => k in m);
-    if (media) return { kind: 'unsupported', sender, what: MEDIA[media]!, messageId: m.message_id, group, threadId: topicOf(m) };
-    return { kind: 'ignore', reason: 'service message' };
+  const media = Object.keys(MEDIA).find((k) => k in m);
+  if (media) {
+    const [what, label] = MEDIA[media]!;
+    const name: unknown = m[media]?.file_name;
+    const named = typeof name === 'string' && name.trim() ? `${label}: ${name.replace(/\s+/g, ' ').trim().slice(0, 80)}` : label;
+    return { kind: 'unsupported', sender, what, label: named, caption, quote: quotedMessage(m, bot), messageId: m.message_id, group, threadId: topicOf(m) };
   }
+  if (raw === undefined || raw.trim() === '') return { kind: 'ignore', reason: 'service message' };
 
   let text = group ? stripMention(raw, bot.username) : raw.trim();
+  // A command for another bot is that bot's, however it reached this one (a reply to this bot,
+  // a mention of it before the command): neither run here nor answered.
+  const forBot = parseCommand(text)?.bot;
+  if (forBot && forBot.toLowerCase() !== bot.username.toLowerCase()) return { kind: 'ignore', reason: 'command for another bot' };
   if (text === '') text = '/help';
   if (/^\/start(@\w+)?(\s|$)/i.test(text)) text = '/help';
   text = withQuote(text, quotedMessage(m, bot));

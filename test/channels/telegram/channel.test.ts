@@ -121,7 +121,7 @@ test('a 10,000-character answer arrives as ordered chunks of at most 4096 charac
   }
 });
 
-test('stickers, video notes and other documents without caption get one line naming them, from the intake (photos: photos.test.ts); a caption is read; edited messages are ignored', async () => {
+test('stickers, video notes and other documents without caption get one line naming them, from the intake (photos: photos.test.ts); edited messages are ignored', async () => {
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER) } });
   try {
     const owner = bot.tg.user({ userId: OWNER });
@@ -135,14 +135,14 @@ test('stickers, video notes and other documents without caption get one line nam
     await owner.send({ sticker: { file_id: 'stk', width: 1, height: 1 } });
     await owner.send({ video_note: { file_id: 'v', duration: 1, length: 1 } });
     await owner.send({ document: { file_id: 'd', file_name: 'report.pdf', mime_type: 'application/pdf' } });
-    await owner.send({ video: { file_id: 'v2', width: 1, height: 1, duration: 1 }, caption: 'what is this?' });
+    await owner.say('and this?');
     const msgs = await bot.tg.waitForBotMessages(OWNER, 4);
     assert.deepEqual(
       msgs.slice(0, 3).map((m) => m.text),
       ['a sticker', 'a video message', 'this kind of file'].map((what) => `I can read text, voice messages and photos, not ${what}, so nothing was sent to the model. Please say it in words.`),
     );
-    assert.equal(msgs[3]!.text, 'echo: what is this?');
-    assert.deepEqual(bot.llm.chatRequests().map(lastUserText), ['what is this?'], 'the edit reached nobody');
+    assert.equal(msgs[3]!.text, 'echo: and this?');
+    assert.deepEqual(bot.llm.chatRequests().map(lastUserText), ['and this?'], 'the edit reached nobody');
   } finally {
     await bot.close();
   }
@@ -175,6 +175,64 @@ test('groups: only allowed groups, only when mentioned or replied to, one sessio
       ['Alice', 'Bob'],
       'one session for the group, senders kept apart',
     );
+  } finally {
+    await bot.close();
+  }
+});
+
+test('a command for another bot is never run here: /new@otherbot as a reply to the bot, "@thisbot /status@otherbot" — no reply, the group conversation kept', async () => {
+  const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER), TELEGRAM_ALLOWED_GROUPS: '-1001' } });
+  try {
+    const owner = bot.tg.user({ userId: OWNER, chatId: -1001, type: 'supergroup', chatTitle: 'Team', firstName: 'Olga' });
+    await owner.say('@TestNameBot the plum code is 4471');
+    await bot.tg.waitForBotMessages(-1001, 1);
+    const botMessageId = bot.tg.server.storage.botMessages.at(-1)!.messageId;
+    // Meant for another bot in the group: Telegram sends it as a reply to this bot's message.
+    await owner.say('/new@OtherBot', { reply_to_message: { message_id: botMessageId, from: { id: 666, is_bot: true, first_name: 'Bot' } } });
+    await owner.say('@TestNameBot /status@OtherBot', { entities: [{ type: 'mention', offset: 0, length: 12 }] });
+    await owner.say('/start@OtherBot');
+    // Updates are read in order: once this one is answered, the ones before it were seen.
+    await owner.say('@TestNameBot what is the plum code?');
+    // One chat's queue answers in order: a command run before it would have answered first.
+    const msgs = await bot.tg.waitForBotMessages(-1001, 2);
+    assert.deepEqual(
+      bot.tg.botMessages(-1001).map((m) => m.text),
+      ['echo: the plum code is 4471', 'echo: what is the plum code?'],
+      `nothing answered the other bot's commands: ${JSON.stringify(msgs.map((m) => m.text))}`,
+    );
+    const session = await bot.sessionFile(-1001);
+    assert.deepEqual(
+      session.messages.map((m: { content: string }) => m.content),
+      ['the plum code is 4471', 'echo: the plum code is 4471', 'what is the plum code?', 'echo: what is the plum code?'],
+      'the conversation was not cleared, and the commands were not kept as words',
+    );
+    assert.equal(bot.tg.callsOf('setMessageReaction').length, 2, 'no 👀 on a message for another bot');
+  } finally {
+    await bot.close();
+  }
+});
+
+test('a file it cannot read, with a caption: the caption is answered, the reply says the file was not read, and the model is told a file came that it never saw', async () => {
+  const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER) } });
+  try {
+    const owner = bot.tg.user({ userId: OWNER });
+    await owner.send({ document: { file_id: 'pdf1', file_unique_id: 'u_pdf1', file_name: 'report.pdf', mime_type: 'application/pdf', file_size: 48_000 }, caption: 'read this' });
+    await owner.send({ video: { file_id: 'vid1', file_unique_id: 'u_vid1', width: 1, height: 1, duration: 3 }, caption: 'what happens here?' });
+    const msgs = await bot.tg.waitForBotMessages(OWNER, 2);
+    const seen = bot.llm.chatRequests().map(lastUserText);
+    assert.deepEqual(seen, [
+      '[File: report.pdf; attached, but not read: the bot cannot open this kind of file] read this',
+      '[Video; attached, but not read: the bot cannot open this kind of file] what happens here?',
+    ]);
+    assert.deepEqual(
+      msgs.map((m) => m.text),
+      [
+        `echo: ${seen[0]}\n\nℹ️ I can't open this kind of file (I read text, voice messages and photos), so I answered from your words only.`,
+        `echo: ${seen[1]}\n\nℹ️ I can't open a video (I read text, voice messages and photos), so I answered from your words only.`,
+      ],
+    );
+    const session = await bot.sessionFile(OWNER);
+    assert.equal(session.messages[0].content, seen[0], 'later turns see that a file came and was not read');
   } finally {
     await bot.close();
   }

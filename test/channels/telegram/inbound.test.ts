@@ -23,9 +23,11 @@ test('a private text message is text, with the sender and session chat id', () =
   assert.deepEqual(r.sender, { userId: '42', username: 'ann', name: 'Ann Lee', chatId: '42', chatType: 'private' });
 });
 
-test('a caption is text; a sticker or video note without caption is "unsupported"; voice and audio are "audio"', () => {
-  const video = readUpdate(msg({ video: { file_id: 'x' }, caption: 'what is this?' }), BOT);
-  assert.equal(video.kind === 'text' && video.text, 'what is this?');
+test('media it cannot read is "unsupported", named, with its caption if any; voice and audio are "audio"', () => {
+  const video = readUpdate(msg({ video: { file_id: 'x' }, caption: ' what is this? ' }), BOT);
+  assert.deepEqual(video.kind === 'unsupported' && [video.what, video.label, video.caption], ['a video', 'Video', 'what is this?']);
+  const pdf = readUpdate(msg({ document: { file_id: 'p', file_name: 'q3\nreport.pdf', mime_type: 'application/pdf' }, caption: 'read this' }), BOT);
+  assert.deepEqual(pdf.kind === 'unsupported' && [pdf.what, pdf.label, pdf.caption], ['this kind of file', 'File: q3 report.pdf', 'read this']);
   const voice = readUpdate(msg({ voice: { file_id: 'v', duration: 3, mime_type: 'audio/ogg' } }), BOT);
   assert.deepEqual(voice.kind === 'audio' && voice.audio, { kind: 'voice', fileId: 'v', fileSize: undefined, duration: 3, mimeType: 'audio/ogg', fileName: undefined });
   const song = readUpdate(msg({ audio: { file_id: 'a', file_name: 'song.mp3' }, caption: 'lyrics?' }), BOT);
@@ -116,4 +118,22 @@ test('an album item carries its media_group_id; in a group a further item counts
   assert.equal(later.kind === 'image' && later.albumId, 'g2');
   assert.equal(readUpdate(msg({ photo: sizes, media_group_id: 'g3' }, group), BOT, known).kind, 'ignore', 'another album of the group');
   assert.equal(readUpdate(msg({ text: 'chatter', media_group_id: 'g2' }, { id: -100999, type: 'group' }), BOT, known).kind, 'ignore', 'the same album id in another group');
+});
+
+test('a command for another bot is ignored: alone, as a reply to this bot, after a mention of this bot, in a private chat', () => {
+  const fromBot = { message_id: 5, date: 0, chat: group, from: { id: BOT.id, is_bot: true, first_name: 'MemBot' }, text: 'hello' };
+  const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
+    ['alone in a group', { text: '/new@OtherBot' }, group],
+    ['as a reply to this bot', { text: '/new@OtherBot', reply_to_message: fromBot }, group],
+    ['after a mention of this bot', { text: '@MemBot /status@OtherBot', entities: [{ type: 'mention', offset: 0, length: 7 }] }, group],
+    ['in a private chat', { text: '/forget@OtherBot my address' }, { id: 42, type: 'private' }],
+    ['/start for another bot', { text: '/start@OtherBot' }, { id: 42, type: 'private' }],
+  ];
+  for (const [what, fields, chat] of cases) {
+    const r = readUpdate(msg(fields, chat), BOT);
+    assert.equal(r.kind, 'ignore', what);
+  }
+  // Its own name, in any case, is still its own command.
+  const own = readUpdate(msg({ text: '/new@membot', reply_to_message: fromBot }, group), BOT);
+  assert.equal(own.kind === 'text' && own.text, '/new@membot');
 });

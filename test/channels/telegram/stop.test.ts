@@ -98,6 +98,29 @@ test('/stop with nothing running: "Nothing to stop."; no LLM call, nothing saved
   }
 });
 
+test('a member\'s flood of /stop in a group gets one "Nothing to stop." (Telegram allows ~20 bot messages a minute there), no 👀 or "typing…" each; a real question after it is answered', async () => {
+  const bot = await startTelegramBot({ env: ENV });
+  try {
+    const member = bot.tg.user({ userId: 301, chatId: GROUP, type: 'supergroup', chatTitle: 'Team' });
+    const FLOOD = 50;
+    for (let i = 0; i < FLOOD; i++) await member.say('/stop');
+    await member.say('@TestNameBot are you still there?');
+    await bot.tg.waitForBotMessages(GROUP, 2, 20_000);
+    // Every /stop handled and closed (they are answered outside the queue: wait for all of them).
+    await waitFor(() => bot.logs.lines().filter((l) => l.msg === '/stop').length === FLOOD, 20_000, `${FLOOD} /stop handled`);
+    for (const until = Date.now() + 5_000; (await openJournal(bot)) > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await openJournal(bot), 0, 'every /stop closed in the journal');
+    assert.deepEqual(
+      bot.tg.botMessages(GROUP).map((m) => m.text),
+      ['Nothing to stop.', 'echo: are you still there?'],
+    );
+    assert.equal(bot.tg.callsOf('setMessageReaction').length, 1, 'the 👀 marks only the question');
+    assert.ok(bot.tg.callsOf('sendChatAction').length < 5, 'no "typing…" per /stop');
+  } finally {
+    await bot.close();
+  }
+});
+
 test('group: a member cannot stop another member\'s answer; the asker can — the placeholder is finished marked, their waiting message kept unanswered', async () => {
   const bot = await startTelegramBot({ env: ENV, responder: slowFor(/write a lot/) });
   try {
