@@ -23,6 +23,12 @@ export interface Sender {
   name?: string | undefined;
   chatId: string;
   chatType: 'private' | 'group' | 'supergroup' | 'channel';
+  /**
+   * Sent on behalf of a chat rather than a user: `group` — the group itself, i.e. one of its
+   * anonymous admins (only an admin can post as the group); `channel` — a member posting as a
+   * channel. `userId` is then that chat's id; such a sender is never one of the bot's owners.
+   */
+  asChat?: 'group' | 'channel' | undefined;
 }
 
 export type AccessDecision = { allow: true } | { allow: false; reason: string; reply?: string | undefined };
@@ -119,8 +125,9 @@ export class AccessControl {
     return [...this.users].some((u) => !/^\d+$/.test(u));
   }
 
-  /** One of the bot's owners: listed in TELEGRAM_ALLOWED_USERS by id or username. */
-  isOwner(s: Pick<Sender, 'userId' | 'username'>): boolean {
+  /** One of the bot's owners: listed in TELEGRAM_ALLOWED_USERS by id or username (a message sent as a chat is nobody's). */
+  isOwner(s: Pick<Sender, 'userId' | 'username' | 'asChat'>): boolean {
+    if (s.asChat) return false;
     return this.users.has(s.userId) || (!!s.username && this.users.has(s.username.toLowerCase()));
   }
 
