@@ -69,6 +69,7 @@ async function main(): Promise<void> {
         media: app.services.media,
         onFatal: () => onFatal('Telegram refused the bot token'),
         unfinished: app.leftOver(),
+        sharedMemory: config.memoryScope === 'global',
       })
     : new ConsoleChannel({ chatId: config.consoleChatId });
   try {

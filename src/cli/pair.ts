@@ -1,6 +1,6 @@
 /**
- * `npm run pair -- approve <CODE> | list | revoke <id|@username>` — the owner's side of
- * Telegram pairing. Works on `workspace/telegram/pairing.json` (WORKSPACE_DIR, from the
+ * `npm run pair -- approve <CODE> | list | revoke <id|@username|group id>` — the owner's side of
+ * Telegram pairing (and of the groups approved with /allow in the group: group-gate.ts). Works on `workspace/telegram/pairing.json` (WORKSPACE_DIR, from the
  * environment or .env) under the same lock the running daemon uses, so it is safe while the
  * bot runs; an approval takes effect on the user's next message.
  *
@@ -19,8 +19,8 @@ export interface PairCliIo {
 
 const USAGE = [
   'usage: npm run pair -- approve <CODE>        let the user who got this code talk to the bot',
-  '       npm run pair -- list                  approved users, pending codes and strangers waiting',
-  '       npm run pair -- revoke <id|@username> take an approval back',
+  '       npm run pair -- list                  approved users and groups, pending codes, strangers waiting',
+  '       npm run pair -- revoke <id|@username> take an approval back (a group: its id, e.g. -1001234567890)',
 ].join('\n');
 
 function utc(iso: string): string {
@@ -49,16 +49,22 @@ export async function runPair(args: string[], workspaceDir: string, io: PairCliI
     case 'revoke': {
       if (!arg) break;
       if (await store.revoke(arg)) {
-        io.out(`Revoked ${arg}. Their next message gets a new pairing code (TELEGRAM_ALLOWED_USERS still lets listed users in).`);
+        io.out(
+          arg.trim().startsWith('-')
+            ? `Revoked group ${arg.trim()}: the bot stays quiet there from its next message (TELEGRAM_ALLOWED_GROUPS still serves listed groups).`
+            : `Revoked ${arg}. Their next message gets a new pairing code (TELEGRAM_ALLOWED_USERS still lets listed users in).`,
+        );
         return 0;
       }
-      io.err(`No approved user or pending code matches ${arg} — run "npm run pair -- list"`);
+      io.err(`No approved user, group or pending code matches ${arg} — run "npm run pair -- list"`);
       return 1;
     }
     case 'list': {
-      const { approved, pending, waiting } = await store.list();
+      const { approved, pending, waiting, groups } = await store.list();
       io.out(`Approved users (${approved.length}):`);
       for (const a of approved) io.out(`  ${who(a)}  approved ${utc(a.approvedAt)}`);
+      io.out(`Approved groups (${groups.length}, with /allow):`);
+      for (const g of groups) io.out(`  ${g.chatId}${g.title ? ` (${g.title})` : ''}  approved ${utc(g.approvedAt)} by ${g.approvedBy}`);
       io.out(`Pending codes (${pending.length}, at most 3):`);
       for (const p of pending) io.out(`  ${p.code}  ${who(p)}  expires ${utc(p.expiresAt)}`);
       // The backlog: who wrote and got no code. A user id here can be let in with TELEGRAM_ALLOWED_USERS.

@@ -71,3 +71,27 @@ test('risk: pairing slots hogged — the owner sees the backlog (turned away, co
     await ws.cleanup();
   }
 });
+
+test('pair: groups approved with /allow are listed, and revoked by their id (the running daemon sees it)', async () => {
+  const ws = await tempDir();
+  try {
+    const daemonSide = new PairingStore(pairingFile(ws.dir));
+    assert.equal(await daemonSide.approveGroup({ chatId: '-1001234567890', title: 'Plums', by: '111' }), true);
+    assert.equal(await daemonSide.approveGroup({ chatId: '-1001234567890', title: 'Plums', by: '111' }), false, 'once');
+    assert.equal(await daemonSide.isGroupApproved('-1001234567890'), true);
+
+    let c = io();
+    assert.equal(await runPair(['list'], ws.dir, c.io), 0);
+    assert.match(c.out.join('\n'), /Approved groups \(1, with \/allow\):\n {2}-1001234567890 \(Plums\) {2}approved .* UTC by 111/);
+
+    c = io();
+    assert.equal(await runPair(['revoke', '-1001234567890'], ws.dir, c.io), 0);
+    assert.match(c.out[0]!, /^Revoked group -1001234567890: the bot stays quiet there/);
+    assert.equal(await daemonSide.isGroupApproved('-1001234567890'), false);
+    c = io();
+    assert.equal(await runPair(['revoke', '-1001234567890'], ws.dir, c.io), 1);
+    assert.match(c.err[0]!, /No approved user, group or pending code matches/);
+  } finally {
+    await ws.cleanup();
+  }
+});

@@ -367,6 +367,7 @@ export async function startTelegramBot(
       commands: app.commands.list(),
       media: app.services.media,
       tuning: { ...FAST_TUNING, ...opts.tuning },
+      sharedMemory: config.memoryScope === 'global',
     });
   let channel = makeChannel();
   await channel.start((msg, reply) => app.handle(msg, reply));

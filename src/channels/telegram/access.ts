@@ -10,7 +10,9 @@
  *   expired unapproved), and the daemon logs the user id and the code for the owner.
  * Refusal messages ("private bot", "no free code") go out at most once per user per hour and
  * at most MAX_REFUSALS_PER_HOUR in all, so a crowd of new accounts cannot make the bot talk.
- * Groups: only chats listed in TELEGRAM_ALLOWED_GROUPS; everything else is ignored silently.
+ * Groups: chats listed in TELEGRAM_ALLOWED_GROUPS and groups an owner approved with /allow
+ * (kept in the pairing file; none with MEMORY_SCOPE=global, where the one memory is the owner's).
+ * What an unserved group hears is group-gate.ts's to decide.
  */
 import type { Logger } from '../../core/log.js';
 import type { DmPolicy } from '../../config/env.js';
@@ -23,6 +25,12 @@ export interface Sender {
   name?: string | undefined;
   chatId: string;
   chatType: 'private' | 'group' | 'supergroup' | 'channel';
+  /**
+   * Sent on behalf of a chat rather than a user: `group` — the group itself, i.e. one of its
+   * anonymous admins (only an admin can post as the group); `channel` — a member posting as a
+   * channel. `userId` is then that chat's id; such a sender is never one of the bot's owners.
+   */
+  asChat?: 'group' | 'channel' | undefined;
 }
 
 export type AccessDecision = { allow: true } | { allow: false; reason: string; reply?: string | undefined };
@@ -33,6 +41,8 @@ export interface AccessOptions {
   allowedUsers: string[];
   allowedGroups: string[];
   pairing: PairingStore;
+  /** MEMORY_SCOPE=global: groups approved with /allow are not served (the one memory is the owner's). */
+  sharedMemory?: boolean | undefined;
   log: Logger;
   /** One refusal per user per this long (ms), so a stranger cannot make the bot spam. */
   refusalIntervalMs?: number;
@@ -62,7 +72,7 @@ export class AccessControl {
 
   async check(s: Sender): Promise<AccessDecision> {
     if (s.chatType === 'group' || s.chatType === 'supergroup') {
-      return this.groups.has(s.chatId) ? { allow: true } : { allow: false, reason: 'group not in TELEGRAM_ALLOWED_GROUPS' };
+      return (await this.servesGroup(s.chatId)) ? { allow: true } : { allow: false, reason: 'group not served (not in TELEGRAM_ALLOWED_GROUPS, not approved with /allow)' };
     }
     if (s.chatType !== 'private') return { allow: false, reason: `chat type ${s.chatType} is not served` };
     if (this.opts.dmPolicy === 'open' || this.isOwner(s)) return { allow: true };
@@ -109,9 +119,21 @@ export class AccessControl {
    * `username`: the user's handle when known, for a user listed as @username.
    */
   async serves(chatId: string, username?: string): Promise<boolean> {
-    if (chatId.startsWith('-')) return this.groups.has(chatId);
+    if (chatId.startsWith('-')) return this.servesGroup(chatId);
     if (this.opts.dmPolicy === 'open' || this.isOwner({ userId: chatId, username })) return true;
     return this.opts.dmPolicy === 'pairing' && (await this.opts.pairing.isApproved(chatId));
+  }
+
+  /** Listed in TELEGRAM_ALLOWED_GROUPS, or approved with /allow. A pairing file that cannot be read serves no approved group (fail closed). */
+  async servesGroup(chatId: string): Promise<boolean> {
+    if (this.groups.has(chatId)) return true;
+    if (this.opts.sharedMemory) return false;
+    try {
+      return await this.opts.pairing.isGroupApproved(chatId);
+    } catch (err) {
+      this.opts.log.error({ err, chatId }, 'pairing check failed; group message refused');
+      return false;
+    }
   }
 
   /** True when some allowed user is listed by @username only (serves() then needs the handle). */
@@ -119,8 +141,9 @@ export class AccessControl {
     return [...this.users].some((u) => !/^\d+$/.test(u));
   }
 
-  /** One of the bot's owners: listed in TELEGRAM_ALLOWED_USERS by id or username. */
-  isOwner(s: Pick<Sender, 'userId' | 'username'>): boolean {
+  /** One of the bot's owners: listed in TELEGRAM_ALLOWED_USERS by id or username (a message sent as a chat is nobody's). */
+  isOwner(s: Pick<Sender, 'userId' | 'username' | 'asChat'>): boolean {
+    if (s.asChat) return false;
     return this.users.has(s.userId) || (!!s.username && this.users.has(s.username.toLowerCase()));
   }
 

@@ -4,7 +4,7 @@
  *
  * Inbound, per update, in update order:
  *   update log (taken at most once, on disk first) → readUpdate (text / media / ignore)
- *   → access control (strangers stop here) → the sender's role (roles.ts) → typing indicator → `onMessage` (app.handle),
+ *   → access control (strangers stop here; in a group the bot does not serve, group-gate.ts) → the sender's role (roles.ts) → typing indicator → `onMessage` (app.handle),
  *   which queues the message behind earlier ones of the same chat and runs the turn.
  * The channel only translates: a voice note, a photo, a sticker become an InboundMessage that
  * describes them, handed over at once; whether they are read, refused, downloaded or
@@ -44,6 +44,7 @@ import { replyThrough } from './reply.js';
 import { AddressedAlbums } from './album-groups.js';
 import { chatLabelOf } from './chat-label.js';
 import { ChatRoles } from './roles.js';
+import { GroupGate } from './group-gate.js';
 import { parseCommand } from '../../commands/router.js';
 import { isStop } from '../../dispatch/stop.js';
 import { LRUCache } from 'lru-cache';
@@ -80,6 +81,8 @@ export interface TelegramChannelOptions {
    * addressed to the bot, so its pictures still arriving count as addressed (album-groups.ts).
    */
   unfinished?: InboundMessage[] | undefined;
+  /** MEMORY_SCOPE=global: no group is approved with /allow (group-gate.ts). */
+  sharedMemory?: boolean | undefined;
 }
 
 export class TelegramChannel implements Channel {
@@ -90,6 +93,7 @@ export class TelegramChannel implements Channel {
   readonly pairing: PairingStore;
   private readonly access: AccessControl;
   private readonly roles: ChatRoles;
+  private readonly groups: GroupGate;
   private readonly log: Logger;
   private readonly stream: StreamState;
   private readonly typing: TypingIndicator;
@@ -120,8 +124,10 @@ export class TelegramChannel implements Channel {
       allowedUsers: opts.telegram.allowedUsers,
       allowedGroups: opts.telegram.allowedGroups,
       pairing: this.pairing,
+      sharedMemory: opts.sharedMemory,
       log: this.log,
     });
+    this.groups = new GroupGate({ access: this.access, pairing: this.pairing, sharedMemory: opts.sharedMemory ?? false, log: this.log });
     this.roles = new ChatRoles({
       adminsManage: opts.telegram.groupAdminsManage,
       isOwner: (s) => this.access.isOwner(s),
@@ -249,6 +255,11 @@ export class TelegramChannel implements Channel {
   }
 
   private async route(update: Update): Promise<void> {
+    if ('my_chat_member' in update) {
+      const note = await this.groups.added(update.my_chat_member);
+      if (note) this.sideReply(note.chatId, note.text);
+      return;
+    }
     const r = readUpdate(update, this.identity!, (chat, album) => this.addressedAlbums.has(chat, album));
     if (r.kind === 'ignore') {
       this.log.debug({ updateId: update.update_id, reason: r.reason }, 'update ignored');
@@ -259,10 +270,12 @@ export class TelegramChannel implements Channel {
     const laterItem = r.kind === 'image' && r.group && r.albumId !== undefined && this.addressedAlbums.has(sender.chatId, r.albumId);
     if (r.kind === 'image' && r.group && r.albumId) this.addressedAlbums.add(sender.chatId, r.albumId);
     if (!r.group && sender.username) this.usernames.set(sender.chatId, sender.username);
-    const decision = await this.access.check(sender);
+    const decision = r.group
+      ? await this.groups.admit(sender, r.kind === 'text' ? r.text : undefined, chatLabelOf((update as Update.MessageUpdate).message, undefined).name)
+      : await this.access.check(sender);
     if (!decision.allow) {
       this.log.info({ updateId: update.update_id, userId: sender.userId, chatId: sender.chatId, reason: decision.reason }, 'message refused');
-      if (decision.reply) this.sideReply(sender.chatId, decision.reply);
+      if (decision.reply) this.sideReply(sender.chatId, decision.reply, r.group ? r.messageId : undefined, r.threadId);
       return;
     }
     const threadId = r.threadId;

@@ -10,6 +10,8 @@
  *   without a caption the intake says what it cannot read; with one the caption is answered,
  *   after a placeholder that tells the model a file it could not read came with it (and the
  *   reply says so: dispatch/turn-run.ts). Service messages (joins, pins, …) are ignored.
+ * - The sender (sender.ts): a person, or a chat — an anonymous group admin, a member posting as a
+ *   channel. Bots and a linked channel's automatic forwards are ignored.
  * - Edited messages are ignored: the answer to the original already exists, and answering the
  *   edit would give the user a second reply to one question.
  * - In groups only messages addressed to the bot count: a mention of @bot, a reply to one of
@@ -22,6 +24,7 @@
  */
 import type { Update, Message } from 'telegraf/types';
 import type { Sender } from './access.js';
+import { senderOf } from './sender.js';
 import { quotedMessage, withQuote, type BotIdentity, type QuotedMessage } from './reply-context.js';
 import { topicOf } from './topics.js';
 import { audioOf } from './media.js';
@@ -65,17 +68,12 @@ export function readUpdate(update: Update, bot: BotIdentity, albumAddressed?: (c
     return { kind: 'ignore', reason: `update type ${type} is not handled` };
   }
   const m = update.message as Message & Record<string, any>;
-  if (!m.from) return { kind: 'ignore', reason: 'message without a sender' };
-  if (m.from.is_bot) return { kind: 'ignore', reason: 'message from a bot' };
+  if (m.is_automatic_forward) return { kind: 'ignore', reason: "a linked channel's post forwarded into its discussion group" };
+  // A person, an anonymous admin (the group posting as itself) or a member posting as a channel.
+  const sender = senderOf(m);
+  if (!sender) return { kind: 'ignore', reason: m.from ? 'message from a bot' : 'message without a sender' };
   const chatType = m.chat.type;
   const group = chatType === 'group' || chatType === 'supergroup';
-  const sender: Sender = {
-    userId: String(m.from.id),
-    username: m.from.username,
-    name: [m.from.first_name, m.from.last_name].filter(Boolean).join(' ') || undefined,
-    chatId: String(m.chat.id),
-    chatType,
-  };
   const raw: string | undefined = typeof m.text === 'string' ? m.text : typeof m.caption === 'string' ? m.caption : undefined;
 
   const albumId = typeof m.media_group_id === 'string' && m.media_group_id !== '' ? m.media_group_id : undefined;

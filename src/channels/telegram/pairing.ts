@@ -4,6 +4,8 @@
  * once); the owner approves it with `npm run pair -- approve <CODE>`. Approvals and pending
  * codes live in `workspace/telegram/pairing.json`, written atomically under a file lock
  * because two processes use it: the daemon (codes) and the `pair` command (approvals).
+ * The groups an owner approved from Telegram (`/allow`: group-gate.ts) live there too, with
+ * the unserved groups whose owner was already told how to turn them on.
  *
  * Slots cannot be hogged: a code that expires unapproved is not renewed for its user for a
  * day, however often they write, so a freed slot goes to someone new. Strangers turned away
@@ -50,11 +52,29 @@ export interface WaitingStranger extends TelegramUserRef {
   retryAfter?: string | undefined;
 }
 
+/** A group an owner let in with /allow (served as if listed in TELEGRAM_ALLOWED_GROUPS). */
+export interface ApprovedGroup {
+  chatId: string;
+  title?: string | undefined;
+  approvedAt: string;
+  /** The owner's user id. */
+  approvedBy: string;
+}
+
+/** An unserved group whose owner was told how to turn it on (told once). */
+export interface ToldGroup {
+  chatId: string;
+  title?: string | undefined;
+  at: string;
+}
+
 interface PairingFile {
   version: 1;
   approved: ApprovedUser[];
   pending: PendingPairing[];
   waiting: WaitingStranger[];
+  groups: ApprovedGroup[];
+  told: ToldGroup[];
 }
 
 export type PairingRequestResult =
@@ -77,6 +97,8 @@ const WAITING_KEEP_MS = 24 * 3600_000;
 const MAX_WAITING = 100;
 /** A stranger's "last seen" is rewritten at most this often. */
 const WAITING_TOUCH_MS = 10 * 60_000;
+/** Unserved groups remembered as told; the oldest are forgotten first (told once more, at worst). */
+const MAX_TOLD = 200;
 
 export function pairingFile(workspaceDir: string): string {
   return path.join(workspaceDir, 'telegram', 'pairing.json');
@@ -93,7 +115,7 @@ export class PairingStore {
   private readonly maxPending: number;
   private readonly cooldownMs: number;
   private readonly now: () => number;
-  private cache: { key: string; approved: Set<string> } | undefined;
+  private cache: { key: string; approved: Set<string>; groups: Set<string> } | undefined;
 
   constructor(
     readonly file: string,
@@ -165,22 +187,46 @@ export class PairingStore {
     });
   }
 
-  /** Removes an approval (and any pending code) by user id or @username. True if anything was removed. */
+  /**
+   * Removes an approval (and any pending code) by user id or @username, or a group's approval by
+   * its id (the group's owner is then told again how to turn it on). True if anything was removed.
+   */
   async revoke(idOrUsername: string): Promise<boolean> {
     const key = idOrUsername.trim().replace(/^@/, '').toLowerCase();
     const matches = (u: TelegramUserRef) => u.userId === key || (u.username ?? '').toLowerCase() === key;
     return this.update((data) => {
-      const before = data.approved.length + data.pending.length;
+      const before = data.approved.length + data.pending.length + data.groups.length;
       data.approved = data.approved.filter((a) => !matches(a));
       data.pending = data.pending.filter((p) => !matches(p));
       data.waiting = data.waiting.filter((w) => !matches(w));
-      return data.approved.length + data.pending.length < before;
+      data.groups = data.groups.filter((g) => g.chatId !== key);
+      data.told = data.told.filter((t) => t.chatId !== key);
+      return data.approved.length + data.pending.length + data.groups.length < before;
     });
   }
 
-  async list(): Promise<{ approved: ApprovedUser[]; pending: PendingPairing[]; waiting: WaitingStranger[] }> {
+  async list(): Promise<{ approved: ApprovedUser[]; pending: PendingPairing[]; waiting: WaitingStranger[]; groups: ApprovedGroup[] }> {
     const data = this.prune(await this.read());
-    return { approved: data.approved, pending: data.pending, waiting: data.waiting };
+    return { approved: data.approved, pending: data.pending, waiting: data.waiting, groups: data.groups };
+  }
+
+  /** An owner's /allow: the group is served from its next message on. False when it already was approved. */
+  async approveGroup(group: { chatId: string; title?: string | undefined; by: string }): Promise<boolean> {
+    return this.update((data) => {
+      if (data.groups.some((g) => g.chatId === group.chatId)) return false;
+      data.groups.push({ chatId: group.chatId, ...(group.title ? { title: group.title } : {}), approvedAt: new Date(this.now()).toISOString(), approvedBy: group.by });
+      return true;
+    });
+  }
+
+  /** Records that an unserved group's owner was told how to turn it on: true the first time only. */
+  async markTold(group: { chatId: string; title?: string | undefined }): Promise<boolean> {
+    return this.update((data) => {
+      if (data.told.some((t) => t.chatId === group.chatId)) return false;
+      data.told.push({ chatId: group.chatId, ...(group.title ? { title: group.title } : {}), at: new Date(this.now()).toISOString() });
+      if (data.told.length > MAX_TOLD) data.told.splice(0, data.told.length - MAX_TOLD);
+      return true;
+    });
   }
 
   /**
@@ -188,6 +234,15 @@ export class PairingStore {
    * it from another process), so an approval or a revocation takes effect on the next message.
    */
   async isApproved(userId: string): Promise<boolean> {
+    return (await this.current()).approved.has(userId);
+  }
+
+  /** Is this group approved (/allow)? Re-read like isApproved: a revocation applies at the next message. */
+  async isGroupApproved(chatId: string): Promise<boolean> {
+    return (await this.current()).groups.has(chatId);
+  }
+
+  private async current(): Promise<{ approved: Set<string>; groups: Set<string> }> {
     let key = 'missing';
     try {
       const st = await stat(this.file);
@@ -197,9 +252,9 @@ export class PairingStore {
     }
     if (this.cache?.key !== key) {
       const data = await this.read();
-      this.cache = { key, approved: new Set(data.approved.map((a) => a.userId)) };
+      this.cache = { key, approved: new Set(data.approved.map((a) => a.userId)), groups: new Set(data.groups.map((g) => g.chatId)) };
     }
-    return this.cache.approved.has(userId);
+    return this.cache;
   }
 
   private async read(): Promise<PairingFile> {
@@ -212,9 +267,11 @@ export class PairingStore {
         waiting: Array.isArray(parsed.waiting)
           ? parsed.waiting.filter((w) => w && typeof w.userId === 'string' && typeof w.lastAt === 'string' && Number.isFinite(Date.parse(w.lastAt)))
           : [],
+        groups: Array.isArray(parsed.groups) ? parsed.groups.filter((g) => g && typeof g.chatId === 'string') : [],
+        told: Array.isArray(parsed.told) ? parsed.told.filter((t) => t && typeof t.chatId === 'string') : [],
       };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, approved: [], pending: [], waiting: [] };
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, approved: [], pending: [], waiting: [], groups: [], told: [] };
       throw new AppError('pairing.unreadable', { file: this.file, reason: (err as Error).message }, { cause: err });
     }
   }

@@ -34,12 +34,15 @@ export interface PollTuning {
   maxDelayMs: number;
 }
 
+/** Messages, and the bot's own membership changes (added to a group: group-gate.ts). */
+export const ALLOWED_UPDATES = ['message', 'my_chat_member'];
+
 export const POLL_DEFAULTS: PollTuning = {
   pollTimeoutSec: 30,
   emptyPollDelayMs: 250,
   watchdogIntervalMs: 10_000,
   stallAfterMs: undefined,
-  allowedUpdates: ['message'],
+  allowedUpdates: ALLOWED_UPDATES,
   baseDelayMs: 1000,
   maxDelayMs: 30_000,
 };

@@ -6,6 +6,11 @@
  * - In a group the bot's owners (TELEGRAM_ALLOWED_USERS) are `owner`s; with
  *   GROUP_ADMINS_MANAGE=on the group's Telegram admins (status creator or administrator, asked
  *   with getChatMember) are `admin`s; everyone else is a `member`.
+ * - A message the group sent as itself comes from one of its anonymous admins (Telegram lets
+ *   only admins post as the group, and hides which one): with GROUP_ADMINS_MANAGE=on an `admin`
+ *   for a command, without a lookup — as an admin posting as themselves; else a `member`. Never
+ *   an `owner`: who is behind it is unknown. A member posting as a channel is a `member`, never
+ *   looked up (its id is the channel's, not a person's).
  *
  * An admin is looked up only for a command (a role decides nothing else), and the answer is kept
  * per (group, user) for 10 minutes in a bounded cache, so a busy group costs one call per person
@@ -41,6 +46,7 @@ export class ChatRoles {
   async roleOf(s: Sender, command: boolean): Promise<Role> {
     if (s.chatType === 'private' || this.opts.isOwner(s)) return 'owner';
     if (!this.opts.adminsManage || !command) return 'member';
+    if (s.asChat) return s.asChat === 'group' ? 'admin' : 'member';
     return (await this.isAdmin(s.chatId, s.userId)) ? 'admin' : 'member';
   }
 

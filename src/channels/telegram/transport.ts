@@ -9,7 +9,7 @@ import type { Update } from 'telegraf/types';
 import type { TelegramConfig } from '../../config/env.js';
 import type { Logger } from '../../core/log.js';
 import { describeError } from './errors.js';
-import { Poller, type PollTuning } from './polling.js';
+import { ALLOWED_UPDATES, Poller, type PollTuning } from './polling.js';
 import { startupCall } from './startup.js';
 import { WebhookServer } from './webhook.js';
 
@@ -47,7 +47,7 @@ function webhookTransport(opts: TransportOptions, url: string): Transport {
       const bound = await server.listen();
       await startupCall(
         'setWebhook',
-        () => opts.telegram.setWebhook(url, { secret_token: secret, allowed_updates: ['message'], max_connections: 1 }),
+        () => opts.telegram.setWebhook(url, { secret_token: secret, allowed_updates: ALLOWED_UPDATES as never, max_connections: 1 }),
         opts.tuning?.baseDelayMs,
       );
       opts.log.info({ bot, url, listen: `${bound.host}:${bound.port}` }, 'Telegram channel started (webhook)');
