@@ -16,6 +16,9 @@ const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
 /** A section name over several lines could open a heading of its own in MEMORY.md. */
 const SECTION_NOT_ONE_LINE = 'Error: the section name must be one line (no line breaks), e.g. "Preferences". Nothing was saved.';
 
+/** notes_read asked for a file that is not a daily note or history. */
+const NOT_NOTES = 'Error: refused — notes_read reads daily notes (YYYY-MM-DD.md) and the history log (HISTORY.md, HISTORY-YYYY-MM.md) only. MEMORY.md is read with memory_read.';
+
 export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
   const filesFor = (ctx: ToolContext): MemoryFiles => memory.forChat(ctx.chat.channel, ctx.chat.chatId);
 
@@ -81,14 +84,16 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
     },
   };
 
+  // Daily notes and history only: MEMORY.md (and its versions, which keep what a rewrite took
+  // out) is memory_read's, which a group member is not offered (issue 33 item 2).
   const notes: Tool<{ date?: string; file?: string }> = {
     name: 'notes_read',
-    description: 'Read one day\'s conversation notes, or a memory-folder file by name (e.g. "HISTORY-2026-02.md").',
+    description: 'Read one day\'s conversation notes, or a history file by name (HISTORY.md, or HISTORY-YYYY-MM.md for one month).',
     parameters: {
       type: 'object',
       properties: {
         date: { type: 'string', pattern: DATE, description: 'Day, YYYY-MM-DD.' },
-        file: { type: 'string', maxLength: 200, description: 'Memory-folder file name.' },
+        file: { type: 'string', maxLength: 200, description: 'A daily note (YYYY-MM-DD.md) or history file (HISTORY.md, HISTORY-YYYY-MM.md).' },
       },
       additionalProperties: false,
     },
@@ -96,7 +101,8 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
       const files = filesFor(ctx);
       if (!date && !file) return 'Error: give a date (YYYY-MM-DD) or a file name.';
       try {
-        const text = date ? await files.readNote(date) : await files.readRelative(file!);
+        const text = date ? await files.readNote(date) : await files.readNoteOrHistory(file!);
+        if (text === undefined) return NOT_NOTES;
         return text.trim() ? text : `No notes${date ? ` for ${date}` : ` in ${file}`}.`;
       } catch (err) {
         if (isAppError(err, 'storage.path_escape')) return `Error: refused — ${err.message}. Only files inside the memory folder can be read.`;
