@@ -9,7 +9,7 @@ import { isOneLine, type MemoryFiles } from '../memory/files.js';
 import type { Tool, ToolContext } from './types.js';
 import { isAppError } from '../core/errors.js';
 import { replaceSection, withNewline } from '../memory/files.js';
-import { guardedMemoryWrite, MAX_DROP } from '../memory/guard.js';
+import { guardedMemoryWrite, MAX_DROP, TurnBaselines } from '../memory/guard.js';
 
 const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
 
@@ -21,6 +21,10 @@ const NOT_NOTES = 'Error: refused — notes_read reads daily notes (YYYY-MM-DD.m
 
 export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
   const filesFor = (ctx: ToolContext): MemoryFiles => memory.forChat(ctx.chat.channel, ctx.chat.chatId);
+  const baselines = new TurnBaselines();
+  /** MEMORY.md as this turn found it, taken before the turn's first change of it (guard.ts). */
+  const turnStart = (ctx: ToolContext, files: MemoryFiles): Promise<string | undefined> =>
+    ctx.turnId === undefined ? Promise.resolve(undefined) : baselines.take(ctx.turnId, memory.scopeKey(ctx.chat.channel, ctx.chat.chatId), () => files.readMemory());
 
   const read: Tool<Record<string, never>> = {
     name: 'memory_read',
@@ -47,7 +51,10 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
     },
     async execute({ fact, section }, ctx) {
       if (section !== undefined && !isOneLine(section)) return SECTION_NOT_ONE_LINE;
-      await filesFor(ctx).appendMemory(fact, section);
+      const files = filesFor(ctx);
+      // Taken first: entries added to pad the file do not make a later rewrite's drops look small.
+      await turnStart(ctx, files);
+      await files.appendMemory(fact, section);
       return `Saved to MEMORY.md${section ? ` under "${section}"` : ''}.`;
     },
   };
@@ -68,17 +75,20 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
     async execute({ content, section }, ctx) {
       if (section !== undefined && !isOneLine(section)) return SECTION_NOT_ONE_LINE;
       const files = filesFor(ctx);
-      // Guarded (guard.ts): a rewrite that loses more than a quarter of the entries is refused.
+      // Guarded (guard.ts): a rewrite that loses more than a quarter of the entries — of the file
+      // now, or of the file as this turn found it (rewrites one after another) — is refused.
       const res = await guardedMemoryWrite(files, {
         source: 'tool memory_rewrite',
         maxDrop: MAX_DROP,
         log: ctx.log,
         scope: memory.scopeKey(ctx.chat.channel, ctx.chat.chatId),
+        baseline: await turnStart(ctx, files),
         next: (cur) => (section ? replaceSection(cur, section, content) : withNewline(content)),
       });
       if (res.refused) {
         const r = res.refused;
-        return `Refused: this rewrite would drop ${r.dropped} of ${r.prior} entries of MEMORY.md (at most ${Math.round(r.maxDrop * 100)} % may go); MEMORY.md is unchanged. Keep the existing entries and change only what needs changing.`;
+        const of = r.sinceTurnStart ? `the ${r.prior} entries MEMORY.md had when this turn began (at most ${Math.round(r.maxDrop * 100)} % may go in one turn)` : `${r.prior} entries of MEMORY.md (at most ${Math.round(r.maxDrop * 100)} % may go)`;
+        return `Refused: this rewrite would drop ${r.dropped} of ${of}; MEMORY.md is unchanged. Keep the existing entries and change only what needs changing.`;
       }
       return section ? `Section "${section}" of MEMORY.md replaced.` : 'MEMORY.md replaced.';
     },
