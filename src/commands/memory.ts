@@ -1,13 +1,17 @@
 /**
- * /memory [N]: MEMORY.md and the daily notes on disk. A long MEMORY.md is shown in parts of
- * about 3,500 characters (one Telegram message each, cut between lines), part N on request, so
- * a 1 MB file is one reply that says how to see the rest, not 250 messages.
+ * /memory [N]: MEMORY.md, the chat's facts (memory-facts.ts) and the daily notes on disk. A long
+ * MEMORY.md is shown in parts of about 3,500 characters (one Telegram message each, cut between
+ * lines), part N on request, so a 1 MB file is one reply that says how to see the rest, not 250
+ * messages; the facts fill what the first part leaves of the message.
  */
 import type { Command } from './types.js';
 import { runMemorySubcommand } from './memory-history.js';
+import { factsOverview, listFacts } from './memory-facts.js';
 import { isAppError } from '../core/errors.js';
 
 export const MEMORY_PART_CHARS = 3_500;
+/** One reply of /memory at most: a Telegram message (4,096) with room to spare. */
+const REPLY_CHARS = 4_000;
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -63,11 +67,13 @@ function showMemory(memory: string, args: string): string {
 export function createMemoryCommand(): Command {
   return {
     name: 'memory',
-    description: 'Show your long-term memory (MEMORY.md); /memory history lists its versions, /memory undo takes back the last change',
+    description: 'Show your long-term memory (MEMORY.md and saved facts); /memory facts lists every fact, /memory history lists its versions, /memory undo takes back the last change',
     // MEMORY.md word for word is the core of what /export gives; in a group it is the group's shared memory.
     access: 'managers',
     async run(ctx) {
       const { inbound, services, args } = ctx;
+      const facts = /^facts(?:\s+(.*))?$/is.exec(args.trim());
+      if (facts) return listFacts(ctx, (facts[1] ?? '').trim());
       // "/memory 2" is a part of a long file; any other word is a subcommand (history, undo).
       if (args.trim() && !/^\d+$/.test(args.trim())) return runMemorySubcommand(ctx);
       const files = services.memory.forChat(inbound.channel, inbound.chatId);
@@ -84,13 +90,13 @@ export function createMemoryCommand(): Command {
         throw err;
       });
       const bytes = notes.reduce((a, n) => a + n.bytes, 0);
-      const lines = [shown];
-      lines.push(
+      const notesLine =
         notes.length === 0
           ? 'Daily notes: none yet.'
-          : `Daily notes: ${notes.length} file${notes.length === 1 ? '' : 's'}, ${formatBytes(bytes)} (${notes[0]!.date} … ${notes.at(-1)!.date}).`,
-      );
-      return lines.join('\n\n');
+          : `Daily notes: ${notes.length} file${notes.length === 1 ? '' : 's'}, ${formatBytes(bytes)} (${notes[0]!.date} … ${notes.at(-1)!.date}).`;
+      // With the first part (or the whole file): the facts, in what the message has left.
+      if (args.trim() !== '' && Number(args.trim()) !== 1) return [shown, notesLine].join('\n\n');
+      return [shown, factsOverview(ctx, REPLY_CHARS - shown.length - notesLine.length - 4), notesLine].join('\n\n');
     },
   };
 }

@@ -16,3 +16,11 @@ export function collapseLineBreaks(text: string): string {
   out.push(parts.at(-1)!.trimStart());
   return out.join(' ');
 }
+
+/** `text` up to `max` characters, never half a surrogate pair; `…` ends it when it was cut. */
+export function clipText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = Math.max(0, max - 1);
+  if (/[\uD800-\uDBFF]/.test(text[end - 1] ?? '')) end--;
+  return `${text.slice(0, end)}…`;
+}

@@ -96,7 +96,9 @@ export class CompactionService {
   /** Compacts the writer's session; the new message list is written through it (and saved now). */
   async compact(writes: SessionWriter, files: MemoryFiles, req: CompactRequest): Promise<CompactResult> {
     const session = writes.session;
-    const all = session.messages;
+    // A copy: the summary takes seconds, and a /stop meanwhile adds its marker to the session
+    // (kept by `replace`, which is told what this compaction worked from).
+    const all = session.messages.slice();
     const start = tailStart(all, req.keepLast);
     const old = all.slice(0, start);
     const tail = all.slice(start);
@@ -142,7 +144,7 @@ export class CompactionService {
       removed = dropped.size;
       next = [...keptSystem, ...summaries, ...(n > 0 ? [makeMessage('system', markerText(n))] : []), ...survivors, ...tail];
     }
-    await writes.replace(next, { at: new Date().toISOString(), kind, removed, kept: tail.length });
+    await writes.replace(next, { at: new Date().toISOString(), kind, removed, kept: tail.length }, all);
     if (kind === 'summary') {
       this.log.info({ session: session.id, reason: req.reason }, `Compacted with LLM summary: removed ${removed} messages, kept ${tail.length}`);
     } else {

@@ -26,6 +26,11 @@ export const HISTORY_FILE = 'HISTORY.md';
 const NOTE_RE = /^(\d{4}-\d{2}-\d{2})\.md$/;
 const MONTHLY_RE = /^HISTORY-(\d{4}-\d{2})\.md$/;
 
+/** A daily note's or a history file's name, as it lies in the memory folder (no path). */
+export function isNoteOrHistory(name: string): boolean {
+  return NOTE_RE.test(name) || MONTHLY_RE.test(name) || name === HISTORY_FILE;
+}
+
 export interface NoteFileInfo {
   date: string;
   bytes: number;
@@ -263,10 +268,15 @@ export class MemoryFiles {
     return out.sort((a, b) => a.date.localeCompare(b.date));
   }
 
-  /** Reads a file named by the model, refusing anything that resolves outside this directory. */
-  async readRelative(relative: string): Promise<string> {
-    const file = await resolveInside(this.dir, relative, this.root);
-    return readOrEmpty(file);
+  /**
+   * A daily note or history file named by the model (notes_read); undefined for any other name.
+   * MEMORY.md and its versions are not among them: they are read whole with memory_read, which a
+   * group member is not offered (and versions keep entries a rewrite removed).
+   */
+  async readNoteOrHistory(name: string): Promise<string | undefined> {
+    if (!isNoteOrHistory(name)) return undefined;
+    const { file, st } = await this.fileAndStat(name);
+    return readForPrompt(file, st);
   }
 
   /** Case-insensitive keyword search over daily notes and the monthly history files, newest first. */

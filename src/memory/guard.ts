@@ -7,7 +7,12 @@
  * refused — the file stays as it was, the refusal is logged once (code
  * `memory.rewrite_refused`) and counted for /status. Adding and editing pass: an entry counts
  * as kept when most of its words are still in one entry of the new text.
+ *
+ * Within one turn the rewrites are also judged against MEMORY.md as the turn found it (before its
+ * first change): eight rewrites in one answer, each dropping a quarter of what the one before
+ * left, took a file from 20 entries to 3 (the path a prompt injection in a tool result takes).
  */
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '../core/log.js';
 
 /** Share of prior entries a rewrite may drop. */
@@ -58,6 +63,8 @@ export interface RewriteVerdict {
   dropped: number;
   /** The share allowed to go (0.25 or 0.5). */
   maxDrop: number;
+  /** Judged against MEMORY.md as the turn began (the text before its first change), not the file now. */
+  sinceTurnStart?: boolean;
 }
 
 export function checkRewrite(before: string, after: string, maxDrop: number): RewriteVerdict {
@@ -95,27 +102,59 @@ export interface GuardedTarget {
 }
 
 /**
+ * MEMORY.md as each running turn found it, per turn and scope: taken once, before the turn's
+ * first change of the file, and kept for an hour. Bounded: past 500 turns at once the oldest is
+ * taken again at its next change (each rewrite is still judged against the file as it is).
+ */
+export class TurnBaselines {
+  private readonly texts = new LRUCache<string, Promise<string>>({ max: 500, ttl: 3_600_000 });
+
+  /** The text for (`turnId`, `scope`), read with `read` the first time it is asked for. */
+  take(turnId: string, scope: string, read: () => Promise<string>): Promise<string> {
+    const key = `${turnId}\u0000${scope}`;
+    let text = this.texts.get(key);
+    if (!text) {
+      text = read();
+      this.texts.set(key, text);
+      // A failed read is not kept: the next change tries again.
+      text.catch(() => this.texts.delete(key));
+    }
+    return text;
+  }
+}
+
+/**
  * Writes `next(current)` to MEMORY.md (decided under the file's lock, against what is on disk
  * at that moment) unless the guard refuses it. `source` names the writer in versions and logs.
+ * `baseline`: MEMORY.md as the turn began (TurnBaselines); the rewrite must also keep enough of it.
  */
 export async function guardedMemoryWrite(
   files: GuardedTarget,
-  opts: { source: string; maxDrop: number; log: Logger; next: (current: string) => string | null; scope?: string },
+  opts: { source: string; maxDrop: number; log: Logger; next: (current: string) => string | null; scope?: string; baseline?: string | undefined },
 ): Promise<GuardedWriteResult> {
   let refused: RewriteVerdict | undefined;
   const written = await files.changeMemory(opts.source, (current) => {
     const next = opts.next(current);
     if (next === null) return null;
-    const verdict = checkRewrite(current, next, opts.maxDrop);
-    if (verdict.ok) return next;
-    refused = verdict;
-    return null;
+    // The turn's start first (when the file has changed since): when both refuse, the model hears of the whole turn's drops.
+    const sinceStart = opts.baseline === undefined || opts.baseline === current ? [] : [{ ...checkRewrite(opts.baseline, next, opts.maxDrop), sinceTurnStart: true }];
+    refused = [...sinceStart, checkRewrite(current, next, opts.maxDrop)].find((v) => !v.ok);
+    return refused ? null : next;
   });
   if (refused) {
-    const v = refused;
+    const v: RewriteVerdict = refused;
+    const against = v.sinceTurnStart ? ' MEMORY.md had when the turn began' : '';
     opts.log.warn(
-      { code: 'memory.rewrite_refused', source: opts.source, prior: v.prior, dropped: v.dropped, maxDropPercent: Math.round(v.maxDrop * 100), ...(opts.scope ? { scope: opts.scope } : {}) },
-      `refused a MEMORY.md rewrite by ${opts.source}: it dropped ${v.dropped} of ${v.prior} entries (more than ${Math.round(v.maxDrop * 100)} %); the file is unchanged`,
+      {
+        code: 'memory.rewrite_refused',
+        source: opts.source,
+        prior: v.prior,
+        dropped: v.dropped,
+        maxDropPercent: Math.round(v.maxDrop * 100),
+        ...(v.sinceTurnStart ? { since: 'turn start' } : {}),
+        ...(opts.scope ? { scope: opts.scope } : {}),
+      },
+      `refused a MEMORY.md rewrite by ${opts.source}: it dropped ${v.dropped} of the ${v.prior} entries${against} (more than ${Math.round(v.maxDrop * 100)} %); the file is unchanged`,
     );
     await files.versions.noteRefusal({ at: new Date().toISOString(), source: opts.source, prior: v.prior, dropped: v.dropped }).catch(() => undefined);
     return { written: false, refused: v };

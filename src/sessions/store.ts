@@ -301,15 +301,19 @@ export class SessionStore {
         // Owed: the next log line carries it as it is now. Already logged: the file is rewritten.
         if (!entry().owed.includes(message)) await this.save(session);
       },
-      replace: async (messages, compaction) => {
-        session.messages = messages;
+      replace: async (messages, compaction, basedOn) => {
+        // Written while the caller worked from its copy (a compaction waits for its summary, a
+        // /stop meanwhile leaves its marker): kept, after the new list.
+        const known = basedOn ? new Set([...basedOn, ...messages].map((m) => m.id)) : undefined;
+        const since = known ? session.messages.filter((m) => !known.has(m.id)) : [];
+        session.messages = [...messages, ...since];
         if (compaction) {
           session.metadata.messagesCompacted += compaction.removed;
           session.metadata.lastCompaction = compaction;
         }
         // A message still owed stays owed in the form it now has (a compaction may flag it);
         // one dropped must not come back with the next log line.
-        const now = new Map(messages.map((m) => [m.id, m]));
+        const now = new Map(session.messages.map((m) => [m.id, m]));
         const e = entry();
         e.owed = e.owed.flatMap((m) => now.get(m.id) ?? []);
         await this.save(session);

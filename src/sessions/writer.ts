@@ -16,7 +16,9 @@
  *            (a message recovered after a restart) has its file rewritten now;
  *   replace  sets the messages (compaction, forget) and rewrites the file now; a message
  *            dropped is no longer owed, so the next log line cannot bring it back; a
- *            compaction's record (`messagesCompacted`, `lastCompaction`) comes with it;
+ *            compaction's record (`messagesCompacted`, `lastCompaction`) comes with it; given
+ *            the copy the new list was made from, what the session gained since (a /stop's
+ *            marker written while a compaction waited for its summary) is kept after it;
  *   clear    /new: no messages and a new conversation id, written now;
  *   setModel /model: the chat's model (undefined: back to LLM_MODEL), written now.
  */
@@ -39,7 +41,8 @@ export interface SessionWriter {
   commit(): Promise<void>;
   append(message: SessionMessage): Promise<void>;
   revise(message: SessionMessage, content: string): Promise<void>;
-  replace(messages: SessionMessage[], compaction?: CompactionRecord): Promise<void>;
+  /** `basedOn`: the messages `messages` was made from; a message recorded since stays, after them. */
+  replace(messages: SessionMessage[], compaction?: CompactionRecord, basedOn?: readonly SessionMessage[]): Promise<void>;
   clear(): Promise<void>;
   setModel(model: string | undefined): Promise<void>;
 }

@@ -22,6 +22,11 @@ export interface ToolContext {
   /** The chat's current conversation id (a new one after /new); facts a tool saves carry it. */
   conversationId: string;
   log: Logger;
+  /**
+   * The turn the call belongs to: the calls of one turn share it (memory_rewrite judges them all
+   * against MEMORY.md as the turn found it). Unset outside a turn.
+   */
+  turnId?: string | undefined;
   /** Aborted when the tool's timeout passes or the turn's deadline: long tools should stop early. */
   signal: AbortSignal;
 }

@@ -31,6 +31,8 @@ export interface ContextGuard {
 
 /** What the loop reads and writes of one turn (the pipeline's Turn has these fields). */
 export interface ToolLoopContext extends FitContext {
+  /** The turn's id: its tool calls carry it (tools/types.ts `turnId`). */
+  readonly id: string;
   readonly inbound: Pick<InboundMessage, 'channel' | 'chatId' | 'chat' | 'role'>;
   readonly log: Logger;
   /** The turn's deadline: once aborted, nothing more is asked, run or saved. */
@@ -68,9 +70,9 @@ function toolChat(inbound: ToolLoopContext['inbound']): ToolChat {
   return { channel: inbound.channel, chatId: inbound.chatId, group: isGroupChat(inbound), manages: inbound.role === 'owner' || inbound.role === 'admin' };
 }
 
-/** What a tool learns of the turn: its chat, conversation, log and deadline (tools/types.ts). */
+/** What a tool learns of the turn: its chat, conversation, id, log and deadline (tools/types.ts). */
 function toolCallContext(turn: ToolLoopContext): ToolCallContext {
-  return { chat: toolChat(turn.inbound), conversationId: turn.writes.session.metadata.conversationId, log: turn.log, deadline: turn.signal };
+  return { chat: toolChat(turn.inbound), conversationId: turn.writes.session.metadata.conversationId, turnId: turn.id, log: turn.log, deadline: turn.signal };
 }
 
 export const EMPTY_ANSWER = 'The model returned an empty answer. Please rephrase or try again.';

@@ -166,6 +166,19 @@ test('/compact with summary and consolidation failing: truncation, and the messa
   });
 });
 
+test('risk: /compact says "Compacted" when it removed nothing — with no summary and only instructions older than the kept ones, it says nothing was removed and why', () => {
+  const responder: Responder = (req, i) => (promptKind(req) === 'summary' ? { status: 500 } : memoryAwareResponder(req, i));
+  return withBot({ responder }, async (bot) => {
+    for (let i = 0; i < 4; i++) await bot.send(CHAT, `Remember: always call me Captain ${i}.`);
+    const before = session(bot).messages.map((m) => m.content);
+    const first = await compact(bot, '2');
+    assert.equal(first, 'Nothing removed: the model was unavailable for a summary, and without one I keep instructions and errors with their corrections, which is all the older messages are. Memory updated. Try /compact again later.');
+    assert.deepEqual(session(bot).messages.map((m) => m.content), before, 'the conversation is as it was');
+    // Again: they were saved to memory the first time, so nothing is said about memory either.
+    assert.equal(await compact(bot, '2'), 'Nothing removed: the model was unavailable for a summary, and without one I keep instructions and errors with their corrections, which is all the older messages are. Try /compact again later.');
+  });
+});
+
 test('two truncations leave one marker counting everything removed so far', () => {
   const responder: Responder = (req, i) => (promptKind(req) === 'summary' ? { status: 500 } : memoryAwareResponder(req, i));
   return withBot({ responder }, async (bot) => {

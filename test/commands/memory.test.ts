@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
+import { echoResponder, lastUserText, text, toolCalls, type Responder } from '../helpers/fake-llm.js';
 
 const memDir = (bot: TestBot, chatId: string): string => path.join(bot.workspace, 'memory', `test:${chatId}`);
 const AT = new Date('2026-03-10T12:00:00Z');
@@ -178,6 +179,68 @@ test('risk: /memory of a 1 MB MEMORY.md floods the chat — it shows the first ~
     assert.ok(last.includes(lines.at(-1)!));
     assert.doesNotMatch(last, /for the next part/);
     assert.match((await bot.send('1', `/memory ${parts + 5}`))[0]!, new RegExp(`has ${parts} parts`));
+  } finally {
+    await bot.close();
+  }
+});
+
+test('risk: facts saved with remember_fact are seen from Telegram only through /export — /memory shows the chat\'s facts; a corrected one and another chat\'s are not shown', async () => {
+  // "remember <fact>" makes the model call remember_fact; the tool's result ends the turn.
+  const responder: Responder = (req, i) => {
+    if (req.body.messages.at(-1)?.role === 'tool') return text(`noted: ${req.body.messages.at(-1).content}`);
+    const m = /^remember (.+)$/.exec(lastUserText(req));
+    return m ? toolCalls([{ name: 'remember_fact', args: { fact: m[1] } }]) : echoResponder(req, i);
+  };
+  const bot = await startTestBot({ responder });
+  try {
+    const [saved] = await bot.send('1', 'remember Ada keeps her bees in Lisbon');
+    await bot.send('1', 'remember The queen bee is called Beatrix');
+    await bot.send('2', 'remember Bruno plays the cello');
+    const id = /Saved as (fact_[0-9a-f]+)/.exec(saved!)![1]!;
+    assert.ok(bot.app.services.index.correctFact(id, 'test:1', 'Ada moved her bees to Porto'));
+
+    const [reply] = await bot.send('1', '/memory');
+    assert.match(reply!, /📌 Facts \(2 facts, newest first\):\n/);
+    assert.match(reply!, /^- Ada moved her bees to Porto$/m);
+    assert.match(reply!, /^- The queen bee is called Beatrix$/m);
+    assert.doesNotMatch(reply!, /Lisbon/, 'the corrected fact is retired');
+    assert.doesNotMatch(reply!, /cello/, "another chat's fact");
+    assert.match(reply!, /Long-term memory is empty[\s\S]*📌 Facts[\s\S]*Daily notes:/, 'between MEMORY.md and the notes');
+    const [other] = await bot.send('3', '/memory');
+    assert.match(other!, /📌 Facts: none saved yet\./);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('risk: /memory with a long MEMORY.md and many facts outgrows one Telegram message — the facts take what part 1 leaves, /memory facts lists them all part by part', async () => {
+  const bot = await startTestBot();
+  try {
+    await mkdir(memDir(bot, '1'), { recursive: true });
+    await writeFile(path.join(memDir(bot, '1'), 'MEMORY.md'), Array.from({ length: 400 }, (_, i) => `- line ${i} of a long memory about the orchard`).join('\n'));
+    const facts = Array.from({ length: 300 }, (_, i) => `Crate c${i} is stored on shelf s${i}`);
+    assert.equal(bot.app.services.index.saveFacts(facts.map((content) => ({ content, scope: 'test:1' }))).length, 300);
+
+    const [first] = await bot.send('1', '/memory');
+    assert.ok(first!.length <= 4_000, `${first!.length} characters`);
+    assert.match(first!, /part 1 of \d+/);
+    assert.match(first!, /📌 Facts \(300 facts, newest first\):\n- Crate c\d+/);
+    assert.match(first!, /… \d+ facts more: \/memory facts lists them all\.\n\nDaily notes:/);
+    const [second] = await bot.send('1', '/memory 2');
+    assert.doesNotMatch(second!, /📌/, 'the facts come with the first part only');
+
+    const [part1] = await bot.send('1', '/memory facts');
+    const parts = Number(/part 1 of (\d+)/.exec(part1!)?.[1]);
+    assert.ok(parts >= 3, part1!.slice(0, 200));
+    const listed: string[] = [];
+    for (let n = 1; n <= parts; n++) {
+      const [part] = await bot.send('1', `/memory facts ${n}`);
+      assert.ok(part!.length <= 4_000, `part ${n}: ${part!.length} characters`);
+      assert.match(part!, n < parts ? new RegExp(`Send /memory facts ${n + 1} for the next part`) : /^(?![\s\S]*next part)/);
+      listed.push(...part!.split('\n').filter((l) => l.startsWith('- ')).map((l) => l.slice(2)));
+    }
+    assert.deepEqual(listed.sort(), [...facts].sort(), 'every fact once, across the parts');
+    assert.match((await bot.send('1', `/memory facts ${parts + 1}`))[0]!, new RegExp(`The facts fill ${parts} parts`));
   } finally {
     await bot.close();
   }

@@ -160,7 +160,9 @@ test("risk: one user's facts, notes, history or index rows leak into another cha
     assert.match(aFound('memory_read'), new RegExp(SECRET));
     assert.match(aFound('get_entity_info'), /^Bramblewick/);
     assert.ok(JSON.parse(aFound('memory_stats')).byKind.fact >= 2, 'control: A has facts (remember_fact + consolidation)');
-    assert.match(aFound('notes_read', 1), new RegExp(SECRET), "control: the relative path reaches A's MEMORY.md from A");
+    // notes_read takes a note's or history file's name, never a path (nor MEMORY.md): refused in A too.
+    assert.match(aFound('notes_read', 1), /^Error: refused/);
+    assert.doesNotMatch(aFound('notes_read', 1), new RegExp(SECRET));
 
     // B: nothing of A in any request body the model got during B's turns.
     assert.ok(r.bRequests.length >= 4, `B made ${r.bRequests.length} requests`);

@@ -214,6 +214,29 @@ test('replace writes the new message list to the file at once', async () => {
   }
 });
 
+test('risk: replace drops what was written while its list was made — given the copy it worked from, a message added since stays, after the new list, in the file', async () => {
+  const s = await openStore();
+  try {
+    const original = conversation(10);
+    const session = await sessionWith(s, 'd', [...original]);
+    const writes = s.store.writer(session);
+    const copy = session.messages.slice();
+    // Meanwhile (a /stop while the summary is written): one committed, one only recorded.
+    const marker = makeMessage('assistant', '[stopped before answering]', { stopped: true });
+    await writes.append(marker);
+    const recorded = makeMessage('user', 'one more');
+    writes.record(recorded);
+    const summary = makeMessage('system', '[Conversation summary]\nThe user said hello ten times.');
+    await writes.replace([summary, ...copy.slice(6)], undefined, copy);
+    const want = [summary, ...original.slice(6), marker, recorded].map((m) => m.content);
+    assert.deepEqual(session.messages.map((m) => m.content), want);
+    const file = await readJson(s.store.fileFor('test', 'd'));
+    assert.deepEqual(file.messages.map((m: SessionMessage) => m.content), want);
+  } finally {
+    await s.cleanup();
+  }
+});
+
 test('risk: a recorded message a compaction dropped comes back with the next log line — replace leaves only kept messages owed, in their new form', async () => {
   const ws = await tempDir();
   try {

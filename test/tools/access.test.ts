@@ -60,3 +60,32 @@ test('a group member asking the model: memory_read, memory_rewrite and cancel_sc
     await bot.close();
   }
 });
+
+test('risk: a group member reads MEMORY.md or an old version word for word through notes_read — refused, and the words never reach the model', async () => {
+  const bot = await startTestBot({ responder: model });
+  try {
+    const files = bot.app.services.memory.forChat('test', GROUP);
+    // Version 2 keeps a line the rewrite after it took out; MEMORY.md now holds other words.
+    await files.writeMemory('- The launch code is 4711.\n', 'test');
+    await files.writeMemory('- Standup is at nine in room Bellatrix.\n', 'test');
+    assert.match((await files.readVersion(2)) ?? '', /4711/, 'the old words are kept in versions/2.md');
+    await files.appendHistory('The team planned the Orion release.');
+
+    for (const file of ['MEMORY.md', 'versions/1.md', 'versions/2.md', './MEMORY.md']) {
+      const before = bot.llm.chatRequests().length;
+      const [reply] = await bot.send(GROUP, `call notes_read ${JSON.stringify({ file })}`, member);
+      const next = bot.llm.chatRequests().slice(before).at(-1)!;
+      assert.ok(lastTool(next) !== undefined && !/Bellatrix/.test(lastTool(next)!), `${file}: MEMORY.md's words are not in the tool result`);
+      assert.ok(!JSON.stringify(next.body).includes('4711'), `${file}: the removed words reach no part of the next request`);
+      assert.match(reply!, /result: Error: refused — notes_read reads daily notes/, file);
+    }
+    // What notes_read is for still works for a member: the history log.
+    const [history] = await bot.send(GROUP, 'call notes_read {"file":"HISTORY.md"}', member);
+    assert.match(history!, /Orion release/);
+    // The owner reads MEMORY.md with memory_read, not notes_read.
+    const [byOwner] = await bot.send(GROUP, 'call notes_read {"file":"MEMORY.md"}', owner);
+    assert.match(byOwner!, /read with memory_read/);
+  } finally {
+    await bot.close();
+  }
+});

@@ -115,11 +115,14 @@ test('notes_read refuses paths outside the memory folder and leaks none of their
     await mkdir(memDir(bot, '1'), { recursive: true });
     await symlink(secret, path.join(memDir(bot, '1'), 'link.md'));
     await symlink(path.join(outside.dir, 'sub'), path.join(memDir(bot, '1'), 'linkdir'));
+    // Named like a note, so only the containment check stands between it and the secret.
+    await symlink(secret, path.join(memDir(bot, '1'), '2026-01-05.md'));
 
     const attempts: Array<{ file: string; mustNotContain: string[] }> = [
       { file: '../../sessions/test:1.json', mustNotContain: ['PINEAPPLE-42', '"messages"', 'conversationId'] },
       { file: '/etc/passwd', mustNotContain: ['root:', '/bin/'] },
       { file: 'link.md', mustNotContain: ['OUTSIDE-SECRET-CONTENT'] },
+      { file: '2026-01-05.md', mustNotContain: ['OUTSIDE-SECRET-CONTENT'] },
       { file: 'linkdir/inner.md', mustNotContain: ['OUTSIDE-SUBDIR-CONTENT'] },
       { file: `../../../${path.basename(outside.dir)}/secret.txt`, mustNotContain: ['OUTSIDE-SECRET-CONTENT'] },
     ];
@@ -287,7 +290,7 @@ test('risk: a FIFO in the memory folder blocks a thread — notes_read, notes_se
       execFileSync('mkfifo', [p]);
       fifos.push(p);
     }
-    const byFile = await callTool(bot, '1', 'notes_read', { file: 'pipe.md' });
+    const byFile = await callTool(bot, '1', 'notes_read', { file: 'HISTORY-2026-03.md' });
     assert.match(byFile.toolMessage, /not a regular file/, byFile.toolMessage);
     const byDate = await callTool(bot, '1', 'notes_read', { date: '2026-03-01' });
     assert.match(byDate.toolMessage, /not a regular file/, byDate.toolMessage);
