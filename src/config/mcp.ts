@@ -38,6 +38,8 @@ export interface McpServerConfig {
   timeoutMs: number | undefined;
   /** The bound on one message it sends (src/mcp/cap.ts): its `maxAnswerBytes`, else MCP_MAX_ANSWER_BYTES. */
   maxAnswerBytes: number;
+  /** Its tools taken at most (in the order it lists them): its `maxTools`, else DEFAULT_MAX_TOOLS or the length of `tools`. */
+  maxTools: number;
 }
 
 export interface McpConfig {
@@ -50,6 +52,10 @@ export interface McpConfig {
 
 export const NO_MCP: McpConfig = { file: undefined, servers: [], secrets: [] };
 
+/** A server's tools taken at most when it sets no `maxTools`: each is sent with every request (~300 tokens). */
+export const DEFAULT_MAX_TOOLS = 32;
+/** The functions a chat request may hold (OpenAI refuses more): no server may ask for more. */
+export const MAX_FUNCTIONS = 128;
 /** MCP_MAX_ANSWER_BYTES unset: 10 MiB, as the SDK's own stdio transport bounds a line. */
 export const DEFAULT_MAX_ANSWER_BYTES = 10 * 1024 * 1024;
 /** The bounds of `maxAnswerBytes` and MCP_MAX_ANSWER_BYTES. */
@@ -61,7 +67,7 @@ export interface McpDefaults {
   maxAnswerBytes: number;
 }
 
-const SERVER_KEYS = ['command', 'args', 'env', 'cwd', 'url', 'headers', 'tools', 'groups', 'timeoutMs', 'maxAnswerBytes'] as const;
+const SERVER_KEYS = ['command', 'args', 'env', 'cwd', 'url', 'headers', 'tools', 'groups', 'timeoutMs', 'maxAnswerBytes', 'maxTools'] as const;
 const NAME = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;
 const MAX_NAME = 32;
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -148,6 +154,8 @@ function readServer(name: string, s: unknown, env: Env, dir: string, secrets: st
     groups: readGroups(s.groups, `${at}.groups`),
     timeoutMs: wholeIn(s.timeoutMs, 10, 600_000, `${at}.timeoutMs`, 'ms'),
     maxAnswerBytes: wholeIn(s.maxAnswerBytes, minBytes, maxBytes, `${at}.maxAnswerBytes`, 'bytes') ?? defaults.maxAnswerBytes,
+    // Listing more than the default in `tools` asks for them all.
+    maxTools: wholeIn(s.maxTools, 1, MAX_FUNCTIONS, `${at}.maxTools`, 'tools') ?? Math.max(DEFAULT_MAX_TOOLS, tools?.length ?? 0),
   };
 }
 

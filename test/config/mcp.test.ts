@@ -27,7 +27,7 @@ test('a valid file: a program and a URL, ${NAME} filled from the environment and
   const { config, problems, dir } = await withFile(
     {
       servers: {
-        files: { command: 'npx', args: ['-y', 'some-mcp-server'], env: { GITHUB_TOKEN: '${GH_TOKEN}', MODE: 'read-only' }, cwd: 'srv', tools: ['read_file'], groups: ['-100123', -100456], timeoutMs: 5000, maxAnswerBytes: 2048 },
+        files: { command: 'npx', args: ['-y', 'some-mcp-server'], env: { GITHUB_TOKEN: '${GH_TOKEN}', MODE: 'read-only' }, cwd: 'srv', tools: ['read_file'], groups: ['-100123', -100456], timeoutMs: 5000, maxAnswerBytes: 2048, maxTools: 3 },
         calendar: { url: 'http://127.0.0.1:9000/mcp', headers: { Authorization: 'Bearer ${CAL_TOKEN}' }, groups: true },
       },
     },
@@ -43,6 +43,7 @@ test('a valid file: a program and a URL, ${NAME} filled from the environment and
       groups: ['-100123', '-100456'],
       timeoutMs: 5000,
       maxAnswerBytes: 2048,
+      maxTools: 3,
     },
     {
       name: 'calendar',
@@ -51,6 +52,7 @@ test('a valid file: a program and a URL, ${NAME} filled from the environment and
       groups: true,
       timeoutMs: undefined,
       maxAnswerBytes: 10_485_760,
+      maxTools: 32,
     },
   ]);
   const secrets = configSecrets(config);
@@ -74,6 +76,7 @@ test('each mistake is one problem line naming the file and the key', async () =>
     [{ servers: { files: { command: 'x', tools: [] } } }, /servers\.files\.tools is empty/],
     [{ servers: { files: { command: 'x', timeoutMs: 0 } } }, /servers\.files\.timeoutMs must be a whole number of ms from 10 to 600000/],
     [{ servers: { files: { command: 'x', maxAnswerBytes: 100 } } }, /servers\.files\.maxAnswerBytes must be a whole number of bytes from 1024 to 1073741824/],
+    [{ servers: { files: { command: 'x', maxTools: 129 } } }, /servers\.files\.maxTools must be a whole number of tools from 1 to 128/],
     [{ servers: { files: { command: 'x', env: { T: '${NOT_SET}' } } } }, /servers\.files\.env\.T uses \$\{NOT_SET\}, which is not set in the environment/],
     [{ servers: { files: { command: 'x', args: ['a', 3] } } }, /servers\.files\.args must be a list of non-empty strings/],
     ['{ "servers": ', /is not valid JSON/],
@@ -87,10 +90,11 @@ test('each mistake is one problem line naming the file and the key', async () =>
   }
 });
 
-test('MCP_MAX_ANSWER_BYTES is the bound of a server without maxAnswerBytes', async () => {
-  const { config, problems } = await withFile({ servers: { a: { command: 'x' }, b: { command: 'x', maxAnswerBytes: 4096 } } }, { MCP_MAX_ANSWER_BYTES: '65536' });
+test('MCP_MAX_ANSWER_BYTES is the bound of a server without maxAnswerBytes; a tools list longer than the default maxTools takes them all', async () => {
+  const tools = Array.from({ length: 40 }, (_, i) => `t${i}`);
+  const { config, problems } = await withFile({ servers: { a: { command: 'x', tools }, b: { command: 'x', maxAnswerBytes: 4096 } } }, { MCP_MAX_ANSWER_BYTES: '65536' });
   assert.deepEqual(problems, []);
-  assert.deepEqual(config.mcp.servers.map((s) => s.maxAnswerBytes), [65_536, 4096]);
+  assert.deepEqual(config.mcp.servers.map((s) => [s.maxAnswerBytes, s.maxTools]), [[65_536, 40], [4096, 32]]);
   const bad = await withFile({ servers: { a: { command: 'x' } } }, { MCP_MAX_ANSWER_BYTES: '10MB' });
   assert.deepEqual(bad.problems, ['MCP_MAX_ANSWER_BYTES="10MB" is not a whole number from 1024 to 1073741824 — fix it in .env or remove it to use 10485760']);
 });

@@ -58,7 +58,7 @@ test('a server killed mid-life: its tools go, a call meanwhile says "not connect
 
 test('a server that cannot start is tried again after 1, 2, 4 … times the base delay, capped, saying why; stop ends the retries', async () => {
   const logs = captureLog();
-  const server: McpServerConfig = { name: 'broken', transport: { kind: 'stdio', command: 'sh', args: ['-c', 'echo missing config >&2; exit 1'], env: {}, cwd: undefined }, tools: undefined, groups: false, timeoutMs: undefined, maxAnswerBytes: 10_485_760 };
+  const server: McpServerConfig = { name: 'broken', transport: { kind: 'stdio', command: 'sh', args: ['-c', 'echo missing config >&2; exit 1'], env: {}, cwd: undefined }, tools: undefined, groups: false, timeoutMs: undefined, maxAnswerBytes: 10_485_760, maxTools: 32 };
   const c = new McpConnection(server, { log: logs.log, toolTimeoutMs: 5_000, backoff: { baseMs: 40, capMs: 200, healthyMs: 60_000, random: () => 1 } });
   c.start();
   const delays = () => logs.lines().filter((l) => l.retryInMs !== undefined).map((l) => l.retryInMs as number);
@@ -92,7 +92,7 @@ test('a server that never answers does not hold up the start: the bot answers wi
 });
 
 test('a server that announces a changed tool list is listed again: the new tool is offered', async () => {
-  const server: McpServerConfig = { name: 'fx', transport: { kind: 'stdio', ...stdioFixture(), env: {}, cwd: undefined }, tools: ['grow', 'extra'], groups: false, timeoutMs: undefined, maxAnswerBytes: 10_485_760 };
+  const server: McpServerConfig = { name: 'fx', transport: { kind: 'stdio', ...stdioFixture(), env: {}, cwd: undefined }, tools: ['grow', 'extra'], groups: false, timeoutMs: undefined, maxAnswerBytes: 10_485_760, maxTools: 32 };
   const c = new McpConnection(server, { log: captureLog().log, toolTimeoutMs: 5_000 });
   c.start();
   try {
