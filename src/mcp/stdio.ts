@@ -93,6 +93,8 @@ export class GroupStdioTransport implements Transport {
     const stdin = this.child?.stdin;
     if (!stdin || this.closing || stdin.destroyed) throw new Error('Not connected');
     if ('method' in message && 'id' in message) this.pending.add(message.id);
+    // A request given up (its deadline, the turn's) is answered by no one any more.
+    if ('method' in message && message.method === 'notifications/cancelled') this.pending.delete((message.params as { requestId?: RequestId } | undefined)?.requestId ?? '');
     if (!stdin.write(serializeMessage(message))) await once(stdin, 'drain');
   }
 
