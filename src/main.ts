@@ -39,18 +39,50 @@ async function main(): Promise<void> {
   // "Memory"). Set before anything slow: Node's default for SIGUSR2 is to end the process.
   process.on('SIGUSR2', () => mainLog.info({ memory: memoryReport() }, 'memory report'));
 
-  let daemonLock: Awaited<ReturnType<typeof acquireDaemonLock>>;
+  // What has started, for the stop. SIGTERM and SIGINT are taken from here on, before anything
+  // slow: one that comes while the daemon is still starting (MCP servers may already run) stops
+  // what has started so far, the same way, instead of Node's default of ending the process there.
+  let lockTaking: ReturnType<typeof acquireDaemonLock> | undefined;
+  let appStarting: Promise<Awaited<ReturnType<typeof createApp>>> | undefined;
+  let channel: (Channel & { finished?: Promise<void> }) | undefined;
+  let channelUp = false;
+  let pageStarting: Promise<{ close(): Promise<void> } | undefined> | undefined;
+  let stopping = false;
+  const shutdown = async (reason: string, exitCode = 0): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    mainLog.info({ reason }, 'stopping: no new messages, finishing running turns');
+    if (channelUp) await channel?.stop();
+    await (await pageStarting?.catch(() => undefined))?.close();
+    // An app still being made is waited for: its MCP servers run already and are ended by its stop.
+    const app = await appStarting?.catch(() => undefined);
+    if (app) {
+      const { drained } = await app.stop();
+      if (!drained) mainLog.warn({ timeoutMs: config.shutdownTimeoutMs }, 'some turns did not finish before the shutdown timeout');
+    }
+    await (await lockTaking?.catch(() => undefined))?.release();
+    mainLog.info('stopped');
+    log.flush();
+    process.exit(exitCode);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  let daemonLock: Awaited<typeof lockTaking>;
   try {
-    daemonLock = await acquireDaemonLock(config.workspaceDir);
+    lockTaking = acquireDaemonLock(config.workspaceDir);
+    daemonLock = await lockTaking;
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
     process.exit(1);
   }
+  if (stopping) return;
   if (daemonLock.removedLocks > 0) mainLog.warn({ removed: daemonLock.removedLocks }, 'the previous daemon was killed; removed the file locks it left');
 
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
-    app = await createApp(config, log, { scheduler: true });
+    appStarting = createApp(config, log, { scheduler: true });
+    app = await appStarting;
   } catch (err) {
     if (isAppError(err, 'config.invalid')) {
       process.stderr.write(`config: ${err.message}\n`);
@@ -58,64 +90,53 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  if (stopping) return;
   // Telegram when a bot token is set, else the terminal.
-  let onFatal: (reason: string) => void = () => undefined;
-  const channel: Channel & { finished?: Promise<void> } = telegram.botToken
+  const started: Channel & { finished?: Promise<void> } = telegram.botToken
     ? new TelegramChannel({
         telegram: { ...telegram, botToken: telegram.botToken },
         workspaceDir: config.workspaceDir,
         log: componentLogger(log, 'Telegram'),
         commands: app.commands.list(),
         media: app.services.media,
-        onFatal: () => onFatal('Telegram refused the bot token'),
+        onFatal: () => void shutdown('Telegram refused the bot token', 1),
         unfinished: app.leftOver(),
         sharedMemory: config.memoryScope === 'global',
       })
     : new ConsoleChannel({ chatId: config.consoleChatId });
+  channel = started;
   try {
-    await channel.start((msg, reply) => app.handle(msg, reply));
+    await started.start((msg, reply) => app.handle(msg, reply));
   } catch (err) {
+    // A stop meanwhile (its getMe cut short) is that stop's to finish.
+    if (stopping) return;
     // E.g. a wrong token (getMe 401) or an unreachable Bot API: one line, no stack.
-    process.stderr.write(`${channel.name}: ${scrubSecrets((err as Error).message)}\n`);
+    process.stderr.write(`${started.name}: ${scrubSecrets((err as Error).message)}\n`);
     log.flush();
     process.exit(1);
   }
-  mainLog.info({ channel: channel.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
+  if (stopping) return;
+  channelUp = true;
+  mainLog.info({ channel: started.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
   // The memory page (MEMORY_PAGE_PORT): a failure to start it never stops the bot.
-  const memoryPage = await startConfiguredMemoryPage(app.services, log).catch((err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'));
-  if (mode.terminal && mode.logs.kind === 'file' && channel instanceof ConsoleChannel) {
-    channel.greet(terminalBanner({ model: config.model, chatId: config.consoleChatId, logFile: mode.logs.file, cwd: process.cwd() }));
+  pageStarting = startConfiguredMemoryPage(app.services, log).catch((err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'));
+  await pageStarting;
+  if (stopping) return;
+  if (mode.terminal && mode.logs.kind === 'file' && started instanceof ConsoleChannel) {
+    started.greet(terminalBanner({ model: config.model, chatId: config.consoleChatId, logFile: mode.logs.file, cwd: process.cwd() }));
   }
   // Messages accepted before a kill and never finished are handled now, in their chats' order.
   void app
-    .recover((msg) => channel.replyFor?.(msg) ?? ((text) => channel.send(msg.chatId, text)))
-    .then(() => channel.settleInterrupted?.())
+    .recover((msg) => started.replyFor?.(msg) ?? ((text) => started.send(msg.chatId, text)))
+    .then(() => started.settleInterrupted?.())
     .catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
   // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.
   // A chat the channel no longer serves (a group taken off the list, a revoked user) gets none.
-  const served: Record<string, ServedFn> = channel instanceof TelegramChannel ? { [channel.name]: (chatId) => channel.serves(chatId) } : {};
+  const served: Record<string, ServedFn> = started instanceof TelegramChannel ? { [started.name]: (chatId) => started.serves(chatId) } : {};
   void app.services.reminders
-    .start({ [channel.name]: (chatId, text) => channel.send(chatId, text) }, served)
+    .start({ [started.name]: (chatId, text) => started.send(chatId, text) }, served)
     .catch((err: unknown) => mainLog.error({ err }, 'reminders could not start'));
-
-  let stopping = false;
-  const shutdown = async (reason: string, exitCode = 0): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    mainLog.info({ reason }, 'stopping: no new messages, finishing running turns');
-    await channel.stop();
-    await memoryPage?.close();
-    const { drained } = await app.stop();
-    if (!drained) mainLog.warn({ timeoutMs: config.shutdownTimeoutMs }, 'some turns did not finish before the shutdown timeout');
-    await daemonLock.release();
-    mainLog.info('stopped');
-    log.flush();
-    process.exit(exitCode);
-  };
-  onFatal = (reason) => void shutdown(reason, 1);
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  if (channel.finished) void channel.finished.then(() => shutdown('end of input'));
+  if (started.finished) void started.finished.then(() => shutdown('end of input'));
 }
 
 const DAEMON_USAGE = [

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { SettingsReader, isHttpUrl, type Env, type SettingName } from './reader.js';
-import { NO_MCP, readMcpConfig, type McpConfig } from './mcp.js';
+import { ANSWER_BYTES_RANGE, DEFAULT_MAX_ANSWER_BYTES, NO_MCP, readMcpConfig, type McpConfig } from './mcp.js';
 import { readFallback, readModelChoices, type ModelEndpoint } from './models.js';
 
 export interface Config {
@@ -127,7 +127,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
 
   const model = r.str('LLM_MODEL') ?? 'gpt-4o-mini';
   const mcpFile = r.str('MCP_CONFIG');
-  const mcp = mcpFile === undefined ? { config: NO_MCP } : readMcpConfig(mcpFile, env, cwd);
+  const maxAnswerBytes = r.int('MCP_MAX_ANSWER_BYTES', DEFAULT_MAX_ANSWER_BYTES, ...ANSWER_BYTES_RANGE);
+  const mcp = mcpFile === undefined ? { config: NO_MCP } : readMcpConfig(mcpFile, env, cwd, { maxAnswerBytes });
   if (mcp.problem) r.problem(mcp.problem);
   const config: Config = {
     openaiApiKey: apiKey ?? '',

@@ -36,6 +36,10 @@ export interface McpServerConfig {
   groups: boolean | string[];
   /** One call's deadline; undefined: TOOL_TIMEOUT_MS. */
   timeoutMs: number | undefined;
+  /** The bound on one message it sends (src/mcp/cap.ts): its `maxAnswerBytes`, else MCP_MAX_ANSWER_BYTES. */
+  maxAnswerBytes: number;
+  /** Its tools taken at most (in the order it lists them): its `maxTools`, else DEFAULT_MAX_TOOLS or the length of `tools`. */
+  maxTools: number;
 }
 
 export interface McpConfig {
@@ -48,7 +52,22 @@ export interface McpConfig {
 
 export const NO_MCP: McpConfig = { file: undefined, servers: [], secrets: [] };
 
-const SERVER_KEYS = ['command', 'args', 'env', 'cwd', 'url', 'headers', 'tools', 'groups', 'timeoutMs'] as const;
+/** A server's tools taken at most when it sets no `maxTools`: each is sent with every request (~300 tokens). */
+export const DEFAULT_MAX_TOOLS = 32;
+/** The functions a chat request may hold (OpenAI refuses more): no server may ask for more. */
+export const MAX_FUNCTIONS = 128;
+/** MCP_MAX_ANSWER_BYTES unset: 10 MiB, as the SDK's own stdio transport bounds a line. */
+export const DEFAULT_MAX_ANSWER_BYTES = 10 * 1024 * 1024;
+/** The bounds of `maxAnswerBytes` and MCP_MAX_ANSWER_BYTES. */
+export const ANSWER_BYTES_RANGE = [1_024, 1_073_741_824] as const;
+
+/** What a server takes when its entry does not say. */
+export interface McpDefaults {
+  /** MCP_MAX_ANSWER_BYTES. */
+  maxAnswerBytes: number;
+}
+
+const SERVER_KEYS = ['command', 'args', 'env', 'cwd', 'url', 'headers', 'tools', 'groups', 'timeoutMs', 'maxAnswerBytes', 'maxTools'] as const;
 const NAME = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;
 const MAX_NAME = 32;
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -63,7 +82,7 @@ function isObject(v: unknown): v is Json {
 }
 
 /** Reads and checks the file; `problem` is the first thing wrong with it, as one line. */
-export function readMcpConfig(raw: string, env: Env, cwd: string): { config: McpConfig; problem?: string } {
+export function readMcpConfig(raw: string, env: Env, cwd: string, defaults: McpDefaults): { config: McpConfig; problem?: string } {
   const file = path.resolve(cwd, raw);
   const where = `MCP_CONFIG ${file}`;
   let text: string;
@@ -81,7 +100,7 @@ export function readMcpConfig(raw: string, env: Env, cwd: string): { config: Mcp
   }
   const secrets: string[] = [];
   try {
-    const servers = readServers(data, env, path.dirname(file), secrets);
+    const servers = readServers(data, env, path.dirname(file), secrets, defaults);
     return { config: { file, servers, secrets } };
   } catch (err) {
     if (!isAppError(err, 'config.invalid')) throw err;
@@ -89,13 +108,13 @@ export function readMcpConfig(raw: string, env: Env, cwd: string): { config: Mcp
   }
 }
 
-function readServers(data: unknown, env: Env, dir: string, secrets: string[]): McpServerConfig[] {
+function readServers(data: unknown, env: Env, dir: string, secrets: string[], defaults: McpDefaults): McpServerConfig[] {
   if (!isObject(data) || !isObject(data.servers)) throw problem('must be an object {"servers": {"<name>": {...}}}');
   for (const key of Object.keys(data)) if (key !== 'servers') throw problem(`"${key}" is not a known key — the file holds only "servers"`);
-  return Object.entries(data.servers).map(([name, value]) => readServer(name, value, env, dir, secrets));
+  return Object.entries(data.servers).map(([name, value]) => readServer(name, value, env, dir, secrets, defaults));
 }
 
-function readServer(name: string, s: unknown, env: Env, dir: string, secrets: string[]): McpServerConfig {
+function readServer(name: string, s: unknown, env: Env, dir: string, secrets: string[], defaults: McpDefaults): McpServerConfig {
   if (!NAME.test(name) || name.length > MAX_NAME) {
     throw problem(`server name "${name}" may hold only letters, digits, - and single _ (up to ${MAX_NAME} characters): it prefixes its tools' names`);
   }
@@ -127,7 +146,23 @@ function readServer(name: string, s: unknown, env: Env, dir: string, secrets: st
     tools = strings(s.tools, `${at}.tools`);
     if (tools.length === 0) throw problem(`${at}.tools is empty — list the tools to allow, or remove it to allow all`);
   }
-  return { name, transport, tools, groups: readGroups(s.groups, `${at}.groups`), timeoutMs: readTimeout(s.timeoutMs, `${at}.timeoutMs`) };
+  const [minBytes, maxBytes] = ANSWER_BYTES_RANGE;
+  return {
+    name,
+    transport,
+    tools,
+    groups: readGroups(s.groups, `${at}.groups`),
+    timeoutMs: wholeIn(s.timeoutMs, 10, 600_000, `${at}.timeoutMs`, 'ms'),
+    maxAnswerBytes: wholeIn(s.maxAnswerBytes, minBytes, maxBytes, `${at}.maxAnswerBytes`, 'bytes') ?? defaults.maxAnswerBytes,
+    // Listing more than the default in `tools` asks for them all.
+    maxTools: wholeIn(s.maxTools, 1, MAX_FUNCTIONS, `${at}.maxTools`, 'tools') ?? Math.max(DEFAULT_MAX_TOOLS, tools?.length ?? 0),
+  };
+}
+
+function wholeIn(v: unknown, min: number, max: number, at: string, unit: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (!Number.isInteger(v) || (v as number) < min || (v as number) > max) throw problem(`${at} must be a whole number of ${unit} from ${min} to ${max}`);
+  return v as number;
 }
 
 function nonEmpty(v: unknown, at: string): string {
@@ -177,10 +212,4 @@ function readGroups(v: unknown, at: string): boolean | string[] {
     throw problem(`${at} must be true (every group), false (none) or a list of group chat ids such as "-1001234567890"`);
   }
   return ids as string[];
-}
-
-function readTimeout(v: unknown, at: string): number | undefined {
-  if (v === undefined) return undefined;
-  if (!Number.isInteger(v) || (v as number) < 10 || (v as number) > 600_000) throw problem(`${at} must be a whole number of ms from 10 to 600000`);
-  return v as number;
 }

@@ -27,7 +27,7 @@ export const ERRORS = {
   'tool.not_allowed': { meaning: "The model called a tool the sender may not use here (a group member asking for what only the owner or a group admin may do); it was not run.", message: '{tool}: {detail}' },
   'tool.timeout': { meaning: 'A tool did not finish within its timeout.', message: '{tool}: {detail}' },
   'mcp.unreachable': { meaning: 'An MCP server could not be started or reached (program not found, it exited, connection refused); it is retried with back-off and its tools are left out meanwhile.', message: 'MCP server {server}: {detail}' },
-  'mcp.rejected': { meaning: 'An MCP server answered with an error (the remote said no): a protocol error, or an HTTP error status.', message: 'MCP server {server}: {detail}' },
+  'mcp.rejected': { meaning: 'An MCP server answered with an error (the remote said no): a protocol error, an HTTP error status, or an answer over MCP_MAX_ANSWER_BYTES ("answer too large").', message: 'MCP server {server}: {detail}' },
   'mcp.timeout': { meaning: 'An MCP server did not finish starting or listing its tools within its deadline (timeoutMs, else TOOL_TIMEOUT_MS).', message: 'MCP server {server} did not answer within {ms} ms' },
   'mcp.tool_failed': { meaning: "An MCP server ran a tool and reported that it failed (isError); the model gets the server's text as an error result.", message: '{detail}' },
   'session.corrupt': { meaning: 'A session file could not be parsed; it was renamed aside and a fresh session started.', message: 'the session file is unusable: {problem}' },

@@ -7,7 +7,7 @@ import type { McpConfig, McpServerConfig } from '../config/mcp.js';
 import { isAppError } from '../core/errors.js';
 import { scrubSecrets, silentLogger } from '../core/log.js';
 import { openSession } from './client.js';
-import { buildTools } from './tools.js';
+import { buildTools, someNames } from './tools.js';
 
 export interface McpCheck {
   name: string;
@@ -27,10 +27,14 @@ async function checkServer(server: McpServerConfig, timeoutMs: number): Promise<
   try {
     const session = await openSession(server, { timeoutMs, log: silentLogger() });
     await session.close();
-    const { tools, skipped } = buildTools(server.name, session.tools, server.tools, undefined, async () => '');
+    const { tools, skipped, overMax } = buildTools(server.name, session.tools, { allowed: server.tools, maxTools: server.maxTools }, async () => '');
     const missing = (server.tools ?? []).filter((n) => !session.tools.some((l) => l.name === n));
     const names = tools.map((x) => x.name.slice(server.name.length + 2));
-    const notes = [...(missing.length ? [`allowed but not offered: ${missing.join(', ')}`] : []), ...skipped.map((s) => `${s.tool} left out: ${s.why}`)];
+    const notes = [
+      ...(missing.length ? [`allowed but not offered: ${missing.join(', ')}`] : []),
+      ...skipped.map((s) => `${s.tool} left out: ${s.why}`),
+      ...(overMax.length ? [`${overMax.length} more left out, past its maxTools ${server.maxTools} (${someNames(overMax)}) — pick the ones wanted with "tools"`] : []),
+    ];
     return { name, status: 'ok', detail: scrubSecrets(`${where}: ${tools.length} tool(s)${names.length ? ` (${names.join(', ')})` : ''}${notes.length ? `; ${notes.join('; ')}` : ''}`) };
   } catch (err) {
     const detail = scrubSecrets(`${where}: ${(err as Error).message}`);

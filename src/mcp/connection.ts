@@ -11,7 +11,7 @@ import { backoffDelay } from '../core/retry.js';
 import type { Tool, ToolContext } from '../tools/types.js';
 import { listTools, mcpFailure, openSession, type OpenSession } from './client.js';
 import { renderResult } from './output.js';
-import { buildTools, type ListedTool } from './tools.js';
+import { buildTools, someNames, type ListedTool } from './tools.js';
 
 export interface Backoff {
   baseMs: number;
@@ -27,6 +27,8 @@ export const DEFAULT_BACKOFF: Backoff = { baseMs: 1_000, capMs: 60_000, healthyM
 const SDK_GRACE_MS = 5_000;
 /** Starting a server (`npx` may fetch a package first) and listing its tools may take this long, or its timeoutMs when longer. */
 export const CONNECT_TIMEOUT_MS = 30_000;
+/** Names in one log line of tools left out, at most (a server may list thousands). */
+export const MAX_LOGGED_NAMES = 100;
 
 export type McpState =
   | { kind: 'connecting'; since: number; attempt: number; downSince: number | undefined }
@@ -45,6 +47,8 @@ export class McpConnection {
   /** A lost session being closed (its process ended): a stop waits for it too. */
   private closing: Promise<void> | undefined;
   private known: Tool[] = [];
+  /** The server's names of its tools past `maxTools` (not offered). */
+  overMax: string[] = [];
   state: McpState = { kind: 'down', since: Date.now(), retryAt: Date.now(), reason: 'not started' };
 
   constructor(
@@ -162,10 +166,15 @@ export class McpConnection {
   }
 
   private adopt(listed: ListedTool[]): void {
-    const { tools, skipped } = buildTools(this.server.name, listed, this.server.tools, this.server.timeoutMs, (tool, args, ctx) => this.call(tool, args, ctx));
-    const missing = (this.server.tools ?? []).filter((name) => !listed.some((t) => t.name === name));
-    if (skipped.length > 0 || missing.length > 0) this.deps.log.warn({ server: this.server.name, skipped, missing }, 'MCP server tools left out');
+    const s = this.server;
+    const { tools, skipped, overMax } = buildTools(s.name, listed, { allowed: s.tools, timeoutMs: s.timeoutMs, maxTools: s.maxTools }, (tool, args, ctx) => this.call(tool, args, ctx));
+    const missing = (s.tools ?? []).filter((name) => !listed.some((t) => t.name === name));
+    if (skipped.length > 0 || missing.length > 0 || overMax.length > 0) {
+      const over = overMax.length > 0 ? { overMaxTools: overMax.slice(0, MAX_LOGGED_NAMES), overMaxToolsCount: overMax.length, maxTools: s.maxTools } : {};
+      this.deps.log.warn({ server: s.name, skipped: skipped.slice(0, MAX_LOGGED_NAMES), missing, ...over }, 'MCP server tools left out');
+    }
     this.known = tools;
+    this.overMax = overMax;
   }
 
   private async call(tool: string, args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
@@ -191,7 +200,7 @@ export class McpConnection {
     const at = (ms: number) => new Date(ms).toISOString().slice(11, 19) + ' UTC';
     switch (s.kind) {
       case 'connected':
-        return `connected, ${this.known.length} tool${this.known.length === 1 ? '' : 's'}`;
+        return `connected, ${this.known.length} tool${this.known.length === 1 ? '' : 's'}${this.overMax.length > 0 ? `; ${this.overMax.length} more left out, past its maxTools ${this.server.maxTools} (${someNames(this.overMax)})` : ''}`;
       case 'connecting':
         return `connecting (attempt ${s.attempt}${s.downSince ? `, down since ${at(s.downSince)}` : ''})`;
       case 'down':

@@ -120,7 +120,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   // ~182 MiB resident (docs/BENCHMARKS.md, "Resident memory").
   const mcp =
     config.mcp.servers.length > 0
-      ? new (await import('../mcp/servers.js')).McpServers(config.mcp, { log: componentLogger(log, 'MCP'), toolTimeoutMs: config.toolTimeoutMs })
+      ? new (await import('../mcp/servers.js')).McpServers(config.mcp, { log: componentLogger(log, 'MCP'), toolTimeoutMs: config.toolTimeoutMs, ownTools: tools.names().length })
       : undefined;
   if (mcp) {
     tools.addSource(mcp);

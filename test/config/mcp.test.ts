@@ -27,7 +27,7 @@ test('a valid file: a program and a URL, ${NAME} filled from the environment and
   const { config, problems, dir } = await withFile(
     {
       servers: {
-        files: { command: 'npx', args: ['-y', 'some-mcp-server'], env: { GITHUB_TOKEN: '${GH_TOKEN}', MODE: 'read-only' }, cwd: 'srv', tools: ['read_file'], groups: ['-100123', -100456], timeoutMs: 5000 },
+        files: { command: 'npx', args: ['-y', 'some-mcp-server'], env: { GITHUB_TOKEN: '${GH_TOKEN}', MODE: 'read-only' }, cwd: 'srv', tools: ['read_file'], groups: ['-100123', -100456], timeoutMs: 5000, maxAnswerBytes: 2048, maxTools: 3 },
         calendar: { url: 'http://127.0.0.1:9000/mcp', headers: { Authorization: 'Bearer ${CAL_TOKEN}' }, groups: true },
       },
     },
@@ -42,8 +42,18 @@ test('a valid file: a program and a URL, ${NAME} filled from the environment and
       tools: ['read_file'],
       groups: ['-100123', '-100456'],
       timeoutMs: 5000,
+      maxAnswerBytes: 2048,
+      maxTools: 3,
     },
-    { name: 'calendar', transport: { kind: 'http', url: 'http://127.0.0.1:9000/mcp', headers: { Authorization: 'Bearer cal-token-abcdef123' } }, tools: undefined, groups: true, timeoutMs: undefined },
+    {
+      name: 'calendar',
+      transport: { kind: 'http', url: 'http://127.0.0.1:9000/mcp', headers: { Authorization: 'Bearer cal-token-abcdef123' } },
+      tools: undefined,
+      groups: true,
+      timeoutMs: undefined,
+      maxAnswerBytes: 10_485_760,
+      maxTools: 32,
+    },
   ]);
   const secrets = configSecrets(config);
   assert.ok(secrets.includes('ghp_secretvalue12345') && secrets.includes('cal-token-abcdef123'), 'values from the environment are secrets');
@@ -65,6 +75,8 @@ test('each mistake is one problem line naming the file and the key', async () =>
     [{ servers: { files: { command: 'x', groups: ['42'] } } }, /servers\.files\.groups must be/],
     [{ servers: { files: { command: 'x', tools: [] } } }, /servers\.files\.tools is empty/],
     [{ servers: { files: { command: 'x', timeoutMs: 0 } } }, /servers\.files\.timeoutMs must be a whole number of ms from 10 to 600000/],
+    [{ servers: { files: { command: 'x', maxAnswerBytes: 100 } } }, /servers\.files\.maxAnswerBytes must be a whole number of bytes from 1024 to 1073741824/],
+    [{ servers: { files: { command: 'x', maxTools: 129 } } }, /servers\.files\.maxTools must be a whole number of tools from 1 to 128/],
     [{ servers: { files: { command: 'x', env: { T: '${NOT_SET}' } } } }, /servers\.files\.env\.T uses \$\{NOT_SET\}, which is not set in the environment/],
     [{ servers: { files: { command: 'x', args: ['a', 3] } } }, /servers\.files\.args must be a list of non-empty strings/],
     ['{ "servers": ', /is not valid JSON/],
@@ -76,6 +88,15 @@ test('each mistake is one problem line naming the file and the key', async () =>
     assert.match(problems[0]!, expected);
     assert.deepEqual(config.mcp.servers, [], 'no server from a bad file');
   }
+});
+
+test('MCP_MAX_ANSWER_BYTES is the bound of a server without maxAnswerBytes; a tools list longer than the default maxTools takes them all', async () => {
+  const tools = Array.from({ length: 40 }, (_, i) => `t${i}`);
+  const { config, problems } = await withFile({ servers: { a: { command: 'x', tools }, b: { command: 'x', maxAnswerBytes: 4096 } } }, { MCP_MAX_ANSWER_BYTES: '65536' });
+  assert.deepEqual(problems, []);
+  assert.deepEqual(config.mcp.servers.map((s) => [s.maxAnswerBytes, s.maxTools]), [[65_536, 40], [4096, 32]]);
+  const bad = await withFile({ servers: { a: { command: 'x' } } }, { MCP_MAX_ANSWER_BYTES: '10MB' });
+  assert.deepEqual(bad.problems, ['MCP_MAX_ANSWER_BYTES="10MB" is not a whole number from 1024 to 1073741824 — fix it in .env or remove it to use 10485760']);
 });
 
 test('a file that is not there is one problem line; MCP_CONFIG unset means no servers', async () => {

@@ -54,6 +54,8 @@ export interface Spawned {
   end: (text?: string) => void;
   exited: Promise<number | null>;
   kill: () => void;
+  /** Sends `sig` (a stop the way systemd or pm2 asks: SIGTERM). */
+  signal: (sig: NodeJS.Signals) => void;
 }
 
 /** Starts `cmd` with exactly `env` (build it with childEnv) in `cwd`. */
@@ -73,7 +75,7 @@ export function spawnCollected(cmd: string, args: string[], opts: { env: Record<
       resolve(code);
     });
   });
-  return { out: () => out, err: () => err, write: (text) => child.stdin.write(text), end: (text) => child.stdin.end(text), exited, kill: () => child.kill('SIGKILL') };
+  return { out: () => out, err: () => err, write: (text) => child.stdin.write(text), end: (text) => child.stdin.end(text), exited, kill: () => child.kill('SIGKILL'), signal: (sig) => child.kill(sig) };
 }
 
 /** Runs `cmd` to its end with `input` on stdin (then closed): exit code and output. */

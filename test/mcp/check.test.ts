@@ -60,7 +60,7 @@ test('a bad MCP_CONFIG: the daemon exits 2 with one line naming the file and the
     assert.equal(stdout, '');
     const lines = stderr.split('\n').filter(Boolean);
     assert.equal(lines.length, 1, stderr);
-    assert.equal(lines[0], `config: MCP_CONFIG ${path.join(ws.dir, 'mcp.json')}: servers.files.tols is not a known key — use command, args, env, cwd, url, headers, tools, groups, timeoutMs`);
+    assert.equal(lines[0], `config: MCP_CONFIG ${path.join(ws.dir, 'mcp.json')}: servers.files.tols is not a known key — use command, args, env, cwd, url, headers, tools, groups, timeoutMs, maxAnswerBytes, maxTools`);
     assert.deepEqual(await readdir(ws.dir), ['mcp.json'], 'no workspace made before the check');
   } finally {
     await ws.cleanup();

@@ -15,7 +15,7 @@ import { tempDir } from '../helpers/workspace.js';
 import { freePort } from '../helpers/telegram.js';
 import { startHttpMcpServer } from '../fixtures/mcp-server.js';
 
-const server = (name: string, transport: McpServerConfig['transport']): McpServerConfig => ({ name, transport, tools: undefined, groups: false, timeoutMs: undefined });
+const server = (name: string, transport: McpServerConfig['transport']): McpServerConfig => ({ name, transport, tools: undefined, groups: false, timeoutMs: undefined, maxAnswerBytes: 10_485_760, maxTools: 32 });
 const stdio = (command: string, args: string[]): McpServerConfig['transport'] => ({ kind: 'stdio', command, args, env: {}, cwd: undefined });
 const open = (s: McpServerConfig, timeoutMs = 5_000) => openSession(s, { timeoutMs, log: silentLogger() });
 

@@ -5,11 +5,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { startTestBot } from '../helpers/app.js';
-import { text, toolCalls, type Responder } from '../helpers/fake-llm.js';
-import { captureLog, tempDir } from '../helpers/workspace.js';
+import { text, toolCalls } from '../helpers/fake-llm.js';
+import { startMcpBot } from '../helpers/mcp.js';
+import { captureLog } from '../helpers/workspace.js';
 import { until } from '../helpers/reminders.js';
 import { stdioFixture } from '../fixtures/mcp-server.js';
 import { McpConnection } from '../../src/mcp/connection.js';
@@ -24,23 +22,8 @@ function alive(pid: number): boolean {
   }
 }
 
-/** A bot whose MCP_CONFIG holds `servers`. */
-async function botWith(servers: Record<string, unknown>, responder?: Responder) {
-  const dir = await tempDir('membot-mcp-');
-  const file = path.join(dir.dir, 'mcp.json');
-  await writeFile(file, JSON.stringify({ servers }));
-  const bot = await startTestBot({ ...(responder ? { responder } : {}), env: { MCP_CONFIG: file } });
-  return {
-    bot,
-    close: async () => {
-      await bot.close();
-      await dir.cleanup();
-    },
-  };
-}
-
 test('a server killed mid-life: its tools go, a call meanwhile says "not connected, try later", it is started again and its tools come back; the stop leaves no process', async () => {
-  const { bot, close } = await botWith({ fx: { ...stdioFixture(), tools: ['forecast'] } }, (_req, i) => (i % 2 === 0 ? toolCalls([{ name: 'fx__forecast', args: { city: 'Oslo' } }]) : text('done')));
+  const { bot, close } = await startMcpBot({ fx: { ...stdioFixture(), tools: ['forecast'] } }, { responder: (_req, i) => (i % 2 === 0 ? toolCalls([{ name: 'fx__forecast', args: { city: 'Oslo' } }]) : text('done')) });
   const fx = bot.app.services.mcp!.get('fx')!;
   const tools = bot.app.services.tools;
   const chat = { channel: 'test', chatId: '1', group: false, manages: true };
@@ -75,7 +58,7 @@ test('a server killed mid-life: its tools go, a call meanwhile says "not connect
 
 test('a server that cannot start is tried again after 1, 2, 4 … times the base delay, capped, saying why; stop ends the retries', async () => {
   const logs = captureLog();
-  const server: McpServerConfig = { name: 'broken', transport: { kind: 'stdio', command: 'sh', args: ['-c', 'echo missing config >&2; exit 1'], env: {}, cwd: undefined }, tools: undefined, groups: false, timeoutMs: undefined };
+  const server: McpServerConfig = { name: 'broken', transport: { kind: 'stdio', command: 'sh', args: ['-c', 'echo missing config >&2; exit 1'], env: {}, cwd: undefined }, tools: undefined, groups: false, timeoutMs: undefined, maxAnswerBytes: 10_485_760, maxTools: 32 };
   const c = new McpConnection(server, { log: logs.log, toolTimeoutMs: 5_000, backoff: { baseMs: 40, capMs: 200, healthyMs: 60_000, random: () => 1 } });
   c.start();
   const delays = () => logs.lines().filter((l) => l.retryInMs !== undefined).map((l) => l.retryInMs as number);
@@ -95,7 +78,7 @@ test('a server that cannot start is tried again after 1, 2, 4 … times the base
 });
 
 test('a server that never answers does not hold up the start: the bot answers without its tools meanwhile', async () => {
-  const { bot, close } = await botWith({ mute: { command: 'sh', args: ['-c', 'exec sleep 60'] } });
+  const { bot, close } = await startMcpBot({ mute: { command: 'sh', args: ['-c', 'exec sleep 60'] } });
   try {
     const mute = bot.app.services.mcp!.get('mute')!;
     assert.equal(mute.state.kind, 'connecting');
@@ -109,7 +92,7 @@ test('a server that never answers does not hold up the start: the bot answers wi
 });
 
 test('a server that announces a changed tool list is listed again: the new tool is offered', async () => {
-  const server: McpServerConfig = { name: 'fx', transport: { kind: 'stdio', ...stdioFixture(), env: {}, cwd: undefined }, tools: ['grow', 'extra'], groups: false, timeoutMs: undefined };
+  const server: McpServerConfig = { name: 'fx', transport: { kind: 'stdio', ...stdioFixture(), env: {}, cwd: undefined }, tools: ['grow', 'extra'], groups: false, timeoutMs: undefined, maxAnswerBytes: 10_485_760, maxTools: 32 };
   const c = new McpConnection(server, { log: captureLog().log, toolTimeoutMs: 5_000 });
   c.start();
   try {

@@ -6,11 +6,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startTestBot, type TestBot } from '../helpers/app.js';
-import { lastUserText, text, toolCalls, type RecordedRequest, type Responder } from '../helpers/fake-llm.js';
-import { tempDir } from '../helpers/workspace.js';
+import type { TestBot } from '../helpers/app.js';
+import type { RecordedRequest } from '../helpers/fake-llm.js';
+import { callingModel, startMcpBot, toolResults } from '../helpers/mcp.js';
 import { until } from '../helpers/reminders.js';
 import { startHttpMcpServer, stdioFixture, type HttpMcpServer } from '../fixtures/mcp-server.js';
 import { MAX_OUTPUT_CHARS } from '../../src/mcp/output.js';
@@ -18,29 +18,7 @@ import { MAX_OUTPUT_CHARS } from '../../src/mcp/output.js';
 const FIXTURE_SECRET = 'fixture-secret-7f3a9c2e41';
 const WEB_TOKEN = 'web-token-55aa66bb77cc';
 
-/** The tool results at the end of a request, without the line saying where they came from. */
-function toolResults(req: RecordedRequest): string[] {
-  const msgs = req.body.messages as Array<{ role: string; content: string }>;
-  const out: string[] = [];
-  for (let i = msgs.length - 1; i >= 0 && msgs[i]!.role === 'tool'; i--) out.unshift(msgs[i]!.content);
-  return out;
-}
-
 const offered = (req: RecordedRequest): string[] => ((req.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
-
-/**
- * The model: "call <tool> <json>" calls that tool; a question about the weather calls
- * fx__forecast; once results are back it answers with what they said.
- */
-const model: Responder = (req) => {
-  const results = toolResults(req);
-  if (results.length > 0) return text(`The tool answered: ${results.map((r) => r.replace(/^\[Output of tool [^\n]*\n/m, '')).join(' | ')}`);
-  const user = lastUserText(req);
-  const m = /^call (\S+)(?: (.+))?$/s.exec(user);
-  if (m) return toolCalls([{ name: m[1]!, args: m[2] ? JSON.parse(m[2]) : {} }]);
-  if (/weather/i.test(user)) return toolCalls([{ name: 'fx__forecast', args: { city: 'Oslo' } }]);
-  return text('No tool needed.');
-};
 
 let bot: TestBot;
 let web: HttpMcpServer;
@@ -48,26 +26,19 @@ let cleanup: () => Promise<void>;
 
 before(async () => {
   web = await startHttpMcpServer({ token: WEB_TOKEN });
-  const dir = await tempDir('membot-mcp-');
-  const file = path.join(dir.dir, 'mcp.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      servers: {
-        fx: { ...stdioFixture(), env: { FIXTURE_SECRET: '${FIXTURE_SECRET}' }, tools: ['forecast', 'big', 'env', 'fail', 'picture'] },
-        web: { url: web.url, headers: { Authorization: 'Bearer ${WEB_TOKEN}' }, tools: ['slow', 'forecast'], groups: ['-100777'], timeoutMs: 300 },
-      },
-    }),
-  );
-  bot = await startTestBot({ responder: model, env: { MCP_CONFIG: file, FIXTURE_SECRET, WEB_TOKEN } });
-  cleanup = dir.cleanup;
+  ({ bot, close: cleanup } = await startMcpBot(
+    {
+      fx: { ...stdioFixture(), env: { FIXTURE_SECRET: '${FIXTURE_SECRET}' }, tools: ['forecast', 'big', 'env', 'fail', 'picture'] },
+      web: { url: web.url, headers: { Authorization: 'Bearer ${WEB_TOKEN}' }, tools: ['slow', 'forecast'], groups: ['-100777'], timeoutMs: 300 },
+    },
+    { responder: callingModel, env: { FIXTURE_SECRET, WEB_TOKEN } },
+  ));
   await until(() => bot.app.services.mcp!.connections.every((c) => c.state.kind === 'connected'), 20_000, 'both servers connected');
 });
 
 after(async () => {
-  await bot?.close();
-  await web?.close();
   await cleanup?.();
+  await web?.close();
 });
 
 /** Sends `text` and returns the reply and the LLM requests the turn made. */

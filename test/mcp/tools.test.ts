@@ -21,9 +21,30 @@ test('names are <server>__<tool>, in the characters a function name may hold, 64
   assert.equal(long.length, 64);
   assert.notEqual(toolName('calendar', `${'x'.repeat(100)}y`), long, 'two long names differ');
   const listed: ListedTool[] = [{ name: 'a.b' }, { name: 'a/b' }, { name: 'a_b' }];
-  const names = buildTools('s', listed, undefined, undefined, async () => '').tools.map((t) => t.name);
+  const names = buildTools('s', listed, {}, async () => '').tools.map((t) => t.name);
   assert.equal(new Set(names).size, 3, names.join(', '));
   for (const n of names) assert.match(n, VALID);
+});
+
+test('a name listed three times: one tool, the repeats left out with why; a name never given twice, even when its hashed form is taken', () => {
+  const built = buildTools('s', [{ name: 'lookup' }, { name: 'lookup' }, { name: 'lookup' }, { name: 'other' }], {}, async () => '');
+  assert.deepEqual(built.tools.map((t) => t.name), ['s__lookup', 's__other']);
+  assert.deepEqual(built.skipped, [
+    { tool: 'lookup', why: 'it is listed more than once' },
+    { tool: 'lookup', why: 'it is listed more than once' },
+  ]);
+  const taken = new Set<string>();
+  for (let i = 0; i < 3; i++) taken.add(toolName('s', 'lookup', taken));
+  assert.equal(taken.size, 3, [...taken].join(', '));
+  for (const n of taken) assert.match(n, VALID);
+});
+
+test('maxTools: the first ones in the server\'s order are taken, the rest named as left out', () => {
+  const listed: ListedTool[] = ['a', 'b', 'odd', 'c', 'd'].map((name) => ({ name, ...(name === 'odd' ? { inputSchema: { type: 'string' } } : {}) }));
+  const built = buildTools('s', listed, { maxTools: 2 }, async () => '');
+  assert.deepEqual(built.tools.map((t) => t.name), ['s__a', 's__b']);
+  assert.deepEqual(built.overMax, ['c', 'd']);
+  assert.deepEqual(built.skipped.map((x) => x.tool), ['odd'], 'a refused tool takes no place');
 });
 
 test('only the allowed tools; a schema that is not an object schema or is huge leaves its tool out, with why', () => {
@@ -33,19 +54,19 @@ test('only the allowed tools; a schema that is not an object schema or is huge l
     { name: 'odd', inputSchema: { type: 'string' } },
     { name: 'huge', inputSchema: { type: 'object', properties: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`p${i}`, { type: 'string', description: 'x'.repeat(20) }])) } },
   ];
-  const all = buildTools('fs', listed, undefined, 1234, async () => '');
+  const all = buildTools('fs', listed, { timeoutMs: 1234 }, async () => '');
   assert.deepEqual(all.tools.map((t) => t.name), ['fs__read', 'fs__write']);
   assert.deepEqual(all.skipped.map((s) => s.tool), ['odd', 'huge']);
   assert.match(all.skipped[0]!.why, /type "string", not "object"/);
   assert.deepEqual(all.tools[0]!.parameters, { type: 'object', properties: { path: { type: 'string' } } }, 'the schema as the server gave it, without $schema');
   assert.equal(all.tools[0]!.timeoutMs, 1234);
   assert.match(all.tools[0]!.description, /^\(from MCP server "fs"\) Reads\.$/);
-  const allowed = buildTools('fs', listed, ['read'], undefined, async () => '');
+  const allowed = buildTools('fs', listed, { allowed: ['read'] }, async () => '');
   assert.deepEqual(allowed.tools.map((t) => t.name), ['fs__read']);
 });
 
 test('a description is cleaned of control characters and cut', () => {
-  const [tool] = buildTools('s', [{ name: 't', description: `a\u0000b\u001b[31m${'y'.repeat(5000)}` }], undefined, undefined, async () => '').tools;
+  const [tool] = buildTools('s', [{ name: 't', description: `a\u0000b\u001b[31m${'y'.repeat(5000)}` }], {}, async () => '').tools;
   assert.ok(!/[\u0000-\u0008\u001b]/.test(tool!.description));
   assert.ok(tool!.description.length < MAX_DESCRIPTION_CHARS + 40, `${tool!.description.length} characters`);
 });
