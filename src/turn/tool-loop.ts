@@ -34,7 +34,7 @@ export interface ContextGuard {
 }
 
 /**
- * The journal entry of the turn's message (queue/inbox.ts, wired by dispatch/turn-run.ts): what
+ * The journal entry of the turn's message (queue/inbox.ts, made by dispatch/intake.ts): what
  * earlier runs were doing when the process died, and where each call is marked as it runs.
  */
 export interface CallJournal {
