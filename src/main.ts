@@ -16,6 +16,8 @@ import { startConfiguredMemoryPage } from './web/start.js';
 import { memoryReport } from './core/memory-report.js';
 import { runMode, terminalBanner, type LogRoute } from './app/run-mode.js';
 import { answerHelp } from './cli/help.js';
+import { purgeOptions } from './cli/purge.js';
+import { finishInterruptedPurges } from './privacy/purge.js';
 
 async function main(): Promise<void> {
   answerHelp(process.argv.slice(2), DAEMON_USAGE);
@@ -79,6 +81,9 @@ async function main(): Promise<void> {
   if (stopping) return;
   if (daemonLock.removedLocks > 0) mainLog.warn({ removed: daemonLock.removedLocks }, 'the previous daemon was killed; removed the file locks it left');
 
+  // A purge a kill cut short (npm run memory -- purge) is finished before anything opens the chat's files.
+  await finishInterruptedPurges(purgeOptions(config, componentLogger(log, 'Purge'))).catch((err: unknown) => mainLog.error({ err }, 'a purge cut off by the last stop could not be finished; tried again at the next start'));
+
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
     appStarting = createApp(config, log, { scheduler: true });
@@ -126,8 +131,9 @@ async function main(): Promise<void> {
     started.greet(terminalBanner({ model: config.model, chatId: config.consoleChatId, logFile: mode.logs.file, cwd: process.cwd() }));
   }
   // Messages accepted before a kill and never finished are handled now, in their chats' order.
+  // A /forget the last run did not finish was finished at start (createApp): its chat is told.
   void app
-    .recover((msg) => started.replyFor?.(msg) ?? ((text) => started.send(msg.chatId, text)))
+    .recover((msg) => started.replyFor?.(msg) ?? ((text) => started.send(msg.chatId, text)), { [started.name]: (chatId, text) => started.send(chatId, text) })
     .then(() => started.settleInterrupted?.())
     .catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
   // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.

@@ -17,6 +17,7 @@ import type { Services } from '../services/services.js';
 import { buildServices, type ServiceOptions } from '../services/build.js';
 import { buildCommands, buildPipeline } from './systems.js';
 import { promptTokens } from '../llm/tokens.js';
+import { forgetNotice } from '../privacy/forget.js';
 
 export type { ReplyFn } from '../core/channel.js';
 
@@ -36,8 +37,9 @@ export interface App {
   /**
    * Handles messages accepted before the last stop (or kill) that never reached the session or
    * never got an answer; `replyFor` gives the way back to each one's chat. Returns how many.
+   * `senders` (per channel): tells each chat whose /forget the start finished (privacy/forget.ts).
    */
-  recover(replyFor: (msg: InboundMessage) => ReplyFn): Promise<number>;
+  recover(replyFor: (msg: InboundMessage) => ReplyFn, senders?: Record<string, (chatId: string, text: string) => Promise<void>>): Promise<number>;
   /** The messages the last run left unfinished, before `recover` takes them (a channel reads what it needs to know of them). */
   leftOver(): InboundMessage[];
   /** Stops taking messages, waits for running turns (bounded), flushes sessions. */
@@ -59,6 +61,9 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   await derived.recover(sessions.takeLastRun());
   // Forgetting fsyncs the notes first (deriveFromLog); a failure keeps the log for the next start.
   await sessions.forgetLog().catch((err: unknown) => log.warn({ err }, 'the session log is kept for the next start'));
+  // A /forget a kill cut short is finished now: after what the log rebuilt (it may hold the
+  // words), before any message, reminder or page can show them. Its chat is told in `recover`.
+  const forgets = await services.forget.finishInterrupted();
   // Taken over before any channel starts (see Intake.open).
   const intake = await Intake.open({
     config,
@@ -91,7 +96,24 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     dispatcher,
     commands,
     handle: (msg, reply) => intake.handle(msg, reply),
-    recover: (replyFor) => intake.recover(replyFor),
+    recover(replyFor, senders = {}) {
+      // The messages are queued first, at once (Intake.recover); the chats are told meanwhile.
+      const recovered = intake.recover(replyFor);
+      const told = Promise.all(
+        forgets.splice(0).map(async ({ id, record }) => {
+          const send = senders[record.channel];
+          if (!send) return; // another channel's chat: told when that channel runs
+          // Told at most once, as every reply: the record goes first (it holds no words by now).
+          try {
+            await services.forget.told(id);
+            await send(record.chatId, forgetNotice(record));
+          } catch (err) {
+            log.error({ err, chat: `${record.channel}:${record.chatId}` }, 'could not tell a chat its /forget was finished');
+          }
+        }),
+      );
+      return Promise.all([recovered, told]).then(([n]) => n);
+    },
     leftOver: () => intake.leftOverMessages(),
     async stop() {
       reminders.stop();

@@ -5,10 +5,15 @@
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
 import { acquireDaemonLock } from '../storage/daemon-lock.js';
-import { purgeChat } from '../privacy/purge.js';
+import { finishInterruptedPurges, purgeChat, type PurgeOptions } from '../privacy/purge.js';
 import { splitTopic } from '../core/group.js';
 import { PairingStore, pairingFile } from '../channels/telegram/pairing.js';
 import type { CliIo } from './io.js';
+
+/** What a purge needs of the settings; the pairing is taken back only by a purge that asks (--pairing). */
+export function purgeOptions(config: Config, log: Logger): PurgeOptions {
+  return { workspaceDir: config.workspaceDir, memoryScope: config.memoryScope, log, revokePairing: (userId) => new PairingStore(pairingFile(config.workspaceDir)).revoke(userId) };
+}
 
 export async function runPurge(chat: { channel: string; chatId: string }, args: string[], config: Config, log: Logger, io: CliIo): Promise<number> {
   let lock: Awaited<ReturnType<typeof acquireDaemonLock>>;
@@ -19,9 +24,13 @@ export async function runPurge(chat: { channel: string; chatId: string }, args: 
     return 1;
   }
   try {
-    const r = await purgeChat(chat, { workspaceDir: config.workspaceDir, memoryScope: config.memoryScope, log,
-      ...(args.includes('--pairing') ? { revokePairing: (userId: string) => new PairingStore(pairingFile(config.workspaceDir)).revoke(userId) } : {}),
-    });
+    const opts = purgeOptions(config, log);
+    // A purge the last run (a kill, Ctrl+C) left half done is finished first.
+    for (const left of await finishInterruptedPurges(opts)) {
+      io.out(left.givenUp ? `The purge of ${left.chat} was cut off in two runs in a row, so it was given up: run it again.` : `Finished the purge of ${left.chat} that an earlier run began and did not end.`);
+    }
+    const { revokePairing, ...withoutPairing } = opts;
+    const r = await purgeChat(chat, args.includes('--pairing') ? opts : withoutPairing);
     const id = `${chat.channel}:${chat.chatId}`;
     const n = r.topics.length;
     const topics = n === 0 ? '' : ` and its ${n} forum topic${n === 1 ? '' : 's'} (${r.topics.map((t) => splitTopic(t).threadId ?? t).join(', ')})`;

@@ -35,7 +35,7 @@ export function createForgetCommand(): Command {
         if (!req || Date.now() - req.at > CONFIRM_WINDOW_MS) {
           return req ? 'That /forget request is older than 10 minutes; send /forget <words> again.' : 'Nothing to confirm: send /forget <words> first.';
         }
-        const r = await services.forget.apply(chat, req.words);
+        const r = await services.forget.apply(chat, req.words, { notify: true });
         const removed = describeCounts(r.counts);
         const also = [r.versionLines > 0 ? `${r.versionLines} line${r.versionLines === 1 ? '' : 's'} of older MEMORY.md versions` : '', 'the session log and the message journal'].filter(Boolean).join(', ');
         return [

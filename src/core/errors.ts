@@ -26,6 +26,7 @@ export const ERRORS = {
   'tool.failed': { meaning: 'A tool threw while running.', message: '{tool}: {detail}' },
   'tool.not_allowed': { meaning: "The model called a tool the sender may not use here (a group member asking for what only the owner or a group admin may do); it was not run.", message: '{tool}: {detail}' },
   'tool.timeout': { meaning: 'A tool did not finish within its timeout.', message: '{tool}: {detail}' },
+  'tool.interrupted': { meaning: 'The daemon stopped (crashed or was killed) while this tool ran for a message; after the restart the recovered message did not run the tool again and the model was told.', message: '{tool}: {detail}' },
   'mcp.unreachable': { meaning: 'An MCP server could not be started or reached (program not found, it exited, connection refused); it is retried with back-off and its tools are left out meanwhile.', message: 'MCP server {server}: {detail}' },
   'mcp.rejected': { meaning: 'An MCP server answered with an error (the remote said no): a protocol error, an HTTP error status, or an answer over MCP_MAX_ANSWER_BYTES ("answer too large").', message: 'MCP server {server}: {detail}' },
   'mcp.timeout': { meaning: 'An MCP server did not finish starting or listing its tools within its deadline (timeoutMs, else TOOL_TIMEOUT_MS).', message: 'MCP server {server} did not answer within {ms} ms' },

@@ -12,6 +12,7 @@
  * opens the window anew, so items Telegram sends again after the restart still join it.
  */
 import type { InboundMessage } from '../core/message.js';
+import type { InterruptedCall } from '../queue/inbox.js';
 import { readImageRef } from '../media/attachments.js';
 import { sleep } from '../core/retry.js';
 
@@ -20,6 +21,8 @@ export interface AlbumItem {
   msg: InboundMessage;
   /** Restarts its handling survived (journal recovery); 0 for a fresh item. */
   attempt: number;
+  /** Tool calls an earlier run of it died in (journal recovery): the album does not run those tools again. */
+  interrupted?: InterruptedCall[] | undefined;
   /** Settles once the item is on disk in the journal. */
   durable?: Promise<unknown> | undefined;
 }

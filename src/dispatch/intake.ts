@@ -23,7 +23,8 @@ import { parseCommand, type CommandRouter } from '../commands/router.js';
 import type { Services } from '../services/services.js';
 import type { TokenBudget } from '../usage/budget.js';
 import type { Dispatcher } from '../queue/dispatcher.js';
-import type { Inbox, InboxEntry } from '../queue/inbox.js';
+import { argumentsHash, type Inbox, type InboxEntry } from '../queue/inbox.js';
+import type { CallJournal } from '../turn/tool-loop.js';
 import type { ChatLimits } from './limits.js';
 import { apologyText } from './apology.js';
 import { runTurn, type TurnRunDeps } from './turn-run.js';
@@ -31,8 +32,13 @@ import type { Ending } from './ending.js';
 import { AlbumCollector, mergeAlbum } from './albums.js';
 import { ChatStops, isStop, type StopHandle } from './stop.js';
 
-/** A message whose handling started this many times without finishing is not handled again. */
-export const MAX_RECOVERY_ATTEMPTS = 3;
+/**
+ * A message whose handling started this many times without finishing is not handled again: it
+ * is run once more after a restart, and a second death while it runs is taken as its doing (the
+ * tool a run died in is not run again anyway: turn/tool-loop.ts). So no one message can take
+ * the daemon, and every chat with it, down more than twice.
+ */
+export const MAX_RECOVERY_ATTEMPTS = 2;
 
 const EMPTY_TEXT = 'Your message had no readable text (only control characters or spaces), so nothing was sent to the model. Please type it again.';
 /** A message the channel could not read (a sticker, a video…): what the bot reads instead. */
@@ -132,7 +138,7 @@ export class Intake {
     // cannot leave two open copies of it (they would double with every such kill).
     // A refused message is not kept anyway; one that is handled says it could not be journaled.
     const { job, accepted } = this.journal(key, recovered ? inbox.adopt(recovered.id) : inbox.accept(msg), reply, verdict !== 'queue' ? 'an inbound message' : undefined);
-    if (album && verdict !== 'queue') this.albums.add(album, { journalId: job.journalId, msg, attempt: recovered?.attempt ?? 0, durable: accepted });
+    if (album && verdict !== 'queue') this.albums.add(album, { journalId: job.journalId, msg, attempt: recovered?.attempt ?? 0, interrupted: recovered?.interrupted ?? [], durable: accepted });
     let done: HandleResult;
     if (verdict === 'queue') {
       // Refused at once, outside the chat's queue (that is what is full), and not kept: the user
@@ -198,7 +204,20 @@ export class Intake {
       // Closed before it runs: a command is not run again after a restart.
       return { close: true, say: () => this.runCommand(writes, msg, job, cmd.name, cmd.args) };
     }
-    return runTurn(this.deps, writes, msg, job.reply, cleaned.truncated, recovered !== undefined, job.stop);
+    return runTurn(this.deps, writes, msg, job.reply, cleaned.truncated, recovered !== undefined, job.stop, this.callJournal(job, recovered));
+  }
+
+  /** Where the turn's tool loop marks each call under the message's journal entry (see inbox.ts). */
+  private callJournal(job: Job, recovered: InboxEntry | undefined): CallJournal {
+    const { inbox, log } = this.deps;
+    // A mark that cannot be written costs only the protection it gives: the call runs anyway.
+    const mark = (write: Promise<void>) => write.catch((err: unknown) => log.warn({ err, session: job.key }, 'could not mark a tool call in the journal'));
+    return {
+      interrupted: recovered?.interrupted ?? [],
+      hash: argumentsHash,
+      started: (call) => mark(inbox.callStarted(job.journalId, call.name, call.arguments)),
+      ended: () => mark(inbox.callEnded(job.journalId)),
+    };
   }
 
   /**
@@ -249,7 +268,8 @@ export class Intake {
     if (items.length > 1) this.deps.log.info({ session: job.key, items: items.length, images: msg.images?.length ?? 1 }, 'album collected into one message');
     // Counts towards giving up like its most-restarted item: an album that kills the daemon is given up on as a whole.
     const attempt = Math.max(...items.map((i) => i.attempt));
-    return { msg, recovered: recovered || attempt > 0 ? { id: job.journalId, attempt, msg } : undefined };
+    const interrupted = items.flatMap((i) => i.interrupted ?? []);
+    return { msg, recovered: recovered || attempt > 0 ? { id: job.journalId, attempt, interrupted, msg } : undefined };
   }
 
   private async runCommand(writes: SessionWriter, msg: InboundMessage, job: Job, name: string, args: string): Promise<string> {

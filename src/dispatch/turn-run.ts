@@ -10,6 +10,7 @@ import { AppError } from '../core/errors.js';
 import type { ActiveModel } from '../llm/chat-models.js';
 import { makeMessage, type Session } from '../sessions/model.js';
 import { createTurn, endTurn, type Turn } from '../turn/turn.js';
+import type { CallJournal } from '../turn/tool-loop.js';
 import type { SessionWriter } from '../sessions/writer.js';
 import { stoppedText, type StopHandle } from './stop.js';
 import { type InboundMessage } from '../core/message.js';
@@ -27,8 +28,11 @@ export interface TurnRunDeps {
   log: Logger;
 }
 
-/** `writes`: the chat's session writer, the one the intake loaded for this message. */
-export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: InboundMessage, reply: ReplyFn, truncated: number, recovered: boolean, stop?: StopHandle): Promise<Ending> {
+/**
+ * `writes`: the chat's session writer, the one the intake loaded for this message; `calls`: its
+ * journal entry, where the tool loop marks each call (and finds those an earlier run died in).
+ */
+export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: InboundMessage, reply: ReplyFn, truncated: number, recovered: boolean, stop?: StopHandle, calls?: CallJournal): Promise<Ending> {
   const { config } = deps;
   const session = writes.session;
   // A message already in the session (a recovery after a kill, or a channel redelivering an
@@ -47,7 +51,7 @@ export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: Inb
     return { close: true };
   }
   const deadline = new AbortController();
-  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, aside: reply.aside, signal: deadline.signal, progress: reply.progress, model: deps.modelOf?.(session) });
+  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, aside: reply.aside, signal: deadline.signal, progress: reply.progress, model: deps.modelOf?.(session), calls });
   if (truncated > 0) {
     turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
   }

@@ -10,6 +10,9 @@
  * the line stays, the file is rewritten atomically); MEMORY.md entries, facts, indexed
  * messages and user/assistant session messages that contain them are removed whole. A summary
  * or a tool call in the session is redacted instead, so the conversation stays a valid request.
+ *
+ * A forget is recorded before anything is removed (journal.ts) and takes pending
+ * reminders first; one a kill cut short is finished at the next start, and its chat told.
  */
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -21,51 +24,37 @@ import { withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { sessionFileKey } from '../storage/paths.js';
 import { HISTORY_FILE, MEMORY_FILE, type MemoryFiles } from '../memory/files.js';
 import type { MemoryService } from '../memory/service.js';
+import { crashPoint } from '../core/crash-point.js';
+import { Phrase, redactJsonLines } from './phrase.js';
+import { MAX_ATTEMPTS, PrivacyJournal, type JournalRecord } from './journal.js';
+import type { ForgetCounts } from './forget-text.js';
 
-export const REDACTED = '[forgotten]';
-/** Shorter words would take out far more than the user means ("/forget a"). */
-export const MIN_FORGET_CHARS = 3;
+export { MIN_FORGET_CHARS, Phrase, REDACTED, redactJsonLines } from './phrase.js';
+export { describeCounts, forgetNotice, type ForgetCounts } from './forget-text.js';
 
-/** The words to forget: matched case-insensitively, any run of spaces between them. */
-export class Phrase {
-  readonly text: string;
-  private readonly once: RegExp;
-  private readonly all: RegExp;
+/** Where forgets under way are recorded (journal.ts), in the workspace. */
+export const FORGETTING_DIR = 'forgetting';
 
-  constructor(words: string) {
-    this.text = words.trim().replace(/\s+/g, ' ');
-    const body = this.text
-      .split(' ')
-      .map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-      .join('\\s+');
-    this.once = new RegExp(body, 'iu');
-    this.all = new RegExp(body, 'giu');
-  }
-
-  test(s: string): boolean {
-    return this.once.test(s);
-  }
-
-  redact(s: string): string {
-    return s.replace(this.all, REDACTED);
-  }
+/**
+ * A forget under way. The words stay in the workspace only as long as it runs: once finished
+ * (or given up) the record is rewritten without them, and deleted when the chat was told.
+ */
+export interface ForgetRecord extends JournalRecord {
+  /** The words; gone from the file once the forget is finished or given up. */
+  words?: string | undefined;
+  /** Asked in the chat (/forget confirm): it is told when a start finishes the forget. The memory page's are only logged. */
+  notify: boolean;
+  /** What the preview counted before anything was removed: what the chat is told went. */
+  counts: ForgetCounts;
+  /** Set by the start that finished (or gave up on) it, until the chat has been told. */
+  outcome?: 'finished' | 'given-up' | undefined;
+  /** The index could not be cleaned when it was finished (why). */
+  indexOff?: string | undefined;
 }
 
 export interface ChatRef {
   channel: string;
   chatId: string;
-}
-
-export interface ForgetCounts {
-  memoryEntries: number;
-  facts: number;
-  /** Indexed messages (episodes) and weekly insights. */
-  indexedMessages: number;
-  noteLines: number;
-  historyLines: number;
-  sessionMessages: number;
-  /** Pending reminders whose text holds the words (schedules.db). */
-  reminders: number;
 }
 
 export interface ForgetReport {
@@ -118,36 +107,6 @@ async function names(dir: string): Promise<string[]> {
 
 const countLines = (text: string, p: Phrase): number => text.split('\n').filter((l) => p.test(l)).length;
 
-/** Redacts the words in every string of a JSON value. */
-function redactValue(v: unknown, p: Phrase): unknown {
-  if (typeof v === 'string') return p.test(v) ? p.redact(v) : v;
-  if (Array.isArray(v)) return v.map((x) => redactValue(x, p));
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, redactValue(x, p)]));
-  return v;
-}
-
-/**
- * A JSON-lines text with the words redacted in every string of the lines `mine` accepts (the
- * chat's own lines of a shared log); a torn line that holds them is dropped.
- */
-export function redactJsonLines(text: string, p: Phrase, mine: (line: any) => boolean = () => true): string {
-  return text
-    .split('\n')
-    .flatMap((line) => {
-      if (!line.trim()) return [line];
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        return p.test(line) ? [] : [line];
-      }
-      if (!mine(parsed)) return [line];
-      const next = JSON.stringify(redactValue(parsed, p));
-      return next === JSON.stringify(parsed) ? [line] : [next];
-    })
-    .join('\n');
-}
-
 /** Which session messages go and which are redacted (see the top of this file). */
 function sessionPlan(messages: SessionMessage[], p: Phrase): { keep: SessionMessage[]; touched: number } {
   const keep: SessionMessage[] = [];
@@ -172,7 +131,12 @@ function sessionPlan(messages: SessionMessage[], p: Phrase): { keep: SessionMess
 }
 
 export class ForgetService {
-  constructor(private readonly deps: ForgetDeps) {}
+  /** Forgets under way (journal.ts): finished at the next start when a kill cuts one short. */
+  private readonly records: PrivacyJournal<ForgetRecord>;
+
+  constructor(private readonly deps: ForgetDeps) {
+    this.records = new PrivacyJournal(path.join(deps.workspaceDir, FORGETTING_DIR), deps.log);
+  }
 
   private filesOf(chat: ChatRef): MemoryFiles {
     return this.deps.memory.forChat(chat.channel, chat.chatId);
@@ -212,13 +176,69 @@ export class ForgetService {
     return { words: p.text, counts, total: Object.values(counts).reduce((a, b) => a + b, 0) };
   }
 
-  /** Removes the words everywhere this chat's memory keeps them (see the top of this file). */
-  async apply(chat: ChatRef, words: string): Promise<ForgetApplied> {
+  /**
+   * Removes the words everywhere this chat's memory keeps them (see the top of this file).
+   * Recorded first (journal.ts), so a kill part-way is finished at the next start;
+   * `notify`: the chat asked, and is told then.
+   */
+  async apply(chat: ChatRef, words: string, opts: { notify?: boolean } = {}): Promise<ForgetApplied> {
     const p = new Phrase(words);
     const report = await this.preview(chat, words);
+    const id = await this.records.begin({ channel: chat.channel, chatId: chat.chatId, words: p.text, notify: opts.notify === true, counts: report.counts, attempt: 1 });
+    crashPoint('forget:recorded');
+    const applied = await this.remove(chat, p, report);
+    await this.records.end(id);
+    return applied;
+  }
+
+  /**
+   * Finishes the forgets an earlier run began and did not end (at start, before any message is
+   * handled or reminder sent): each is rewritten without its words once done. Returns those
+   * whose chat is still to be told (`told` removes each record then).
+   */
+  async finishInterrupted(): Promise<Array<{ id: string; record: ForgetRecord }>> {
+    const toTell: Array<{ id: string; record: ForgetRecord }> = [];
+    for (const { id, record } of await this.records.left()) {
+      const chat = { channel: record.channel, chatId: record.chatId };
+      const at = { chat: `${chat.channel}:${chat.chatId}`, attempt: record.attempt };
+      let done = record;
+      try {
+        if (!record.outcome && (record.attempt >= MAX_ATTEMPTS || !record.words)) {
+          this.deps.log.error(at, 'a /forget did not finish in several runs in a row; given up (the chat is told)');
+          done = { ...record, words: undefined, outcome: 'given-up' };
+          await this.records.update(id, done);
+        } else if (!record.outcome) {
+          this.deps.log.warn(at, 'a /forget was cut off by the last stop; finishing it');
+          await this.records.update(id, { ...record, attempt: record.attempt + 1 });
+          const p = new Phrase(record.words!);
+          const applied = await this.remove(chat, p, await this.preview(chat, p.text));
+          done = { ...record, words: undefined, outcome: 'finished', indexOff: applied.indexOff };
+          await this.records.update(id, done);
+        }
+        if (done.notify) toTell.push({ id, record: done });
+        else await this.records.end(id);
+      } catch (err) {
+        // The daemon starts anyway; the record stays for the next start (which counts this run).
+        this.deps.log.error({ ...at, err }, 'a /forget cut off by the last stop could not be finished; tried again at the next start');
+      }
+    }
+    return toTell;
+  }
+
+  /** The chat was told of a forget `finishInterrupted` finished: its record goes. */
+  told(id: string): Promise<void> {
+    return this.records.end(id);
+  }
+
+  /** The removal itself, in an order that takes first what could show the words again soonest. */
+  private async remove(chat: ChatRef, p: Phrase, report: ForgetReport): Promise<ForgetApplied> {
     const files = this.filesOf(chat);
     const touched: string[] = [];
     const rel = (file: string) => path.relative(this.deps.workspaceDir, file);
+
+    // Reminders first: a due one would post the words into the chat while the rest runs.
+    if ((this.deps.reminders?.deleteMatching(chat.channel, chat.chatId, (t) => p.test(t)) ?? 0) > 0) touched.push('schedules.db');
+    crashPoint('forget:reminders');
 
     // MEMORY.md first (its pre-image becomes a version), then every version is redacted.
     let memoryVersion: number | undefined;
@@ -268,6 +288,7 @@ export class ForgetService {
         const rows = erase.matching(scope, (t) => p.test(t));
         const removed = erase.memoriesAndEntities(rows, scope, (t) => p.test(t));
         if (removed > 0 || rows.length > 0) touched.push('memory.db');
+        crashPoint('forget:rows');
         // In a worker: the other chats are answered meanwhile (index/store/scrubber.ts).
         await this.deps.index.scrubFreedSpace();
       } catch (err) {
@@ -277,7 +298,6 @@ export class ForgetService {
     } else {
       indexOff = this.deps.index.disabledReason ?? 'the index is off';
     }
-    if ((this.deps.reminders?.deleteMatching(chat.channel, chat.chatId, (t) => p.test(t)) ?? 0) > 0) touched.push('schedules.db');
     this.deps.log.info({ chat: `${chat.channel}:${chat.chatId}`, removed: report.counts, versionLines, files: touched.length }, 'forgot words on request');
     return { ...report, ...(memoryVersion !== undefined ? { memoryVersion } : {}), versionLines, files: touched, ...(indexOff ? { indexOff } : {}) };
   }
@@ -305,20 +325,4 @@ export class ForgetService {
       return true;
     });
   }
-}
-
-const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
-
-/** "1 MEMORY.md entry, 2 facts, …" — the non-zero counts, for the replies. */
-export function describeCounts(c: ForgetCounts): string {
-  const parts = [
-    c.memoryEntries && plural(c.memoryEntries, 'MEMORY.md entry', 'MEMORY.md entries'),
-    c.facts && plural(c.facts, 'fact'),
-    c.indexedMessages && plural(c.indexedMessages, 'indexed message'),
-    c.noteLines && plural(c.noteLines, 'daily-note line'),
-    c.historyLines && plural(c.historyLines, 'history line'),
-    c.sessionMessages && plural(c.sessionMessages, 'message in this conversation', 'messages in this conversation'),
-    c.reminders && plural(c.reminders, 'pending reminder'),
-  ].filter(Boolean) as string[];
-  return parts.join(', ');
 }

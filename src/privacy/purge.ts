@@ -7,6 +7,10 @@
  * every forum topic of it along (core/group.ts: `-100123` takes `-100123:7`), wherever one left a
  * trace; a topic alone is just that topic. Other chats are not touched. Runs with the daemon
  * stopped (the CLI holds the daemon lock meanwhile): a running daemon caches sessions.
+ *
+ * A purge is recorded before anything is deleted (`purging/`, journal.ts) and takes the
+ * reminders first; one a kill cut short is finished by the next start of the daemon, or by the
+ * next purge, before anything else.
  */
 import { readFile, readdir, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -20,6 +24,8 @@ import type { ChatRef } from './forget.js';
 import { ReminderStore } from '../reminders/store.js';
 import { UsageStore } from '../usage/usage.js';
 import { setAsideCopies } from '../storage/sqlite.js';
+import { crashPoint } from '../core/crash-point.js';
+import { MAX_ATTEMPTS, PrivacyJournal, type JournalRecord } from './journal.js';
 
 export interface PurgeOptions {
   workspaceDir: string;
@@ -113,12 +119,84 @@ async function topicsOf(chat: ChatRef, opts: PurgeOptions, stores: Stores): Prom
   return [...keys].filter((k) => k !== group && k.startsWith(prefix) && groupOf(k) === group).map((k) => k.slice(prefix.length)).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
 }
 
+/** Where purges under way are recorded (journal.ts), in the workspace. */
+export const PURGING_DIR = 'purging';
+
+/** A purge under way: its chat, the topics found with it, and whether the pairing goes too. */
+interface PurgeRecord extends JournalRecord {
+  topics: string[];
+  pairing: boolean;
+}
+
+const purgeJournal = (opts: PurgeOptions) => new PrivacyJournal<PurgeRecord>(path.join(opts.workspaceDir, PURGING_DIR), opts.log);
+
+/**
+ * Deletes every trace of the chat (see the top of this file). Recorded first (journal.ts), so a
+ * kill part-way is finished by the next start of the daemon or the next purge
+ * (`finishInterruptedPurges`).
+ */
 export async function purgeChat(chat: ChatRef, opts: PurgeOptions): Promise<PurgeReport> {
+  return purgeRecorded(chat, opts);
+}
+
+/** A purge the last run began and did not end: finished now, or given up on after `MAX_ATTEMPTS` runs. */
+export interface InterruptedPurge {
+  chat: string;
+  report?: PurgeReport;
+  givenUp?: true;
+}
+
+/**
+ * Finishes the purges an earlier run began and a kill cut short; called with the daemon lock
+ * held, before the daemon builds anything (and by the purge command before its own purge).
+ * `revokePairing` is used only for a purge that asked for it.
+ */
+export async function finishInterruptedPurges(opts: PurgeOptions): Promise<InterruptedPurge[]> {
+  const journal = purgeJournal(opts);
+  const out: InterruptedPurge[] = [];
+  for (const { id, record } of await journal.left()) {
+    const chat = { channel: record.channel, chatId: record.chatId };
+    const name = `${chat.channel}:${chat.chatId}`;
+    if (record.attempt >= MAX_ATTEMPTS) {
+      opts.log.error({ chat: name, attempt: record.attempt }, 'a purge did not finish in several runs in a row; given up: run it again');
+      await journal.end(id);
+      out.push({ chat: name, givenUp: true });
+      continue;
+    }
+    opts.log.warn({ chat: name }, 'a purge was cut off by the last stop; finishing it');
+    try {
+      // Counted before anything is opened: a purge that kills the process anywhere is given up in time.
+      const resumed = { id, record: { ...record, attempt: record.attempt + 1 } };
+      await journal.update(id, resumed.record);
+      const { revokePairing, ...rest } = opts;
+      out.push({ chat: name, report: await purgeRecorded(chat, record.pairing ? opts : rest, resumed) });
+    } catch (err) {
+      // The record stays (this run counted) for the next start or purge.
+      opts.log.error({ chat: name, err }, 'a purge cut off by the last stop could not be finished; tried again next time');
+    }
+  }
+  return out;
+}
+
+/**
+ * The purge itself, recorded (or, `resumed`, its record updated) once its topics are known and
+ * before anything is deleted; the record goes when it is done.
+ */
+async function purgeRecorded(chat: ChatRef, opts: PurgeOptions, resumed?: { id: string; record: PurgeRecord }): Promise<PurgeReport> {
+  const journal = purgeJournal(opts);
   const stores = await openStores(opts);
   try {
-    const topics = isTopic(`${chat.channel}:${chat.chatId}`) ? [] : await topicsOf(chat, opts, stores);
+    const found = isTopic(`${chat.channel}:${chat.chatId}`) ? [] : await topicsOf(chat, opts, stores);
+    // A resumed purge: the topics found when it began, and any the traces left still name.
+    const topics = [...new Set([...(resumed?.record.topics ?? []), ...found])].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+    let id: string;
+    if (resumed) await journal.update((id = resumed.id), { ...resumed.record, topics });
+    else id = await journal.begin({ ...chat, topics, pairing: opts.revokePairing !== undefined, attempt: 1 });
+    crashPoint('purge:recorded');
     const chats: ChatRef[] = [chat, ...topics.map((chatId) => ({ channel: chat.channel, chatId }))];
-    return { topics, ...(await purgeChats(chats, opts, stores)) };
+    const report = { topics, ...(await purgeChats(chats, opts, stores)) };
+    await journal.end(id);
+    return report;
   } finally {
     stores.index?.close();
     stores.reminders?.close();
@@ -133,6 +211,10 @@ async function purgeChats(chats: ChatRef[], opts: PurgeOptions, stores: Stores):
   const fileKeys = chats.map((c) => sessionFileKey(c.channel, c.chatId));
   const deleted: string[] = [];
   const kept: string[] = [];
+
+  // Reminders first: one due would post into the chat if the daemon started before the rest went.
+  const reminders = stores.reminders ? [...ids].reduce((n, id) => n + stores.reminders!.deleteChat(id), 0) : 0;
+  if (reminders > 0) deleted.push(`${reminders} reminder(s) in schedules.db (with their delivery records)`);
 
   const sessionsDir = path.join(ws, 'sessions');
   for (const name of await readdir(sessionsDir).catch(() => [] as string[])) {
@@ -153,6 +235,7 @@ async function purgeChats(chats: ChatRef[], opts: PurgeOptions, stores: Stores):
     return typeof l?.id === 'string' && entries.has(l.id);
   });
   if (inboxLines > 0) deleted.push(`${inboxLines} line(s) of the inbox journal inbox.jsonl`);
+  crashPoint('purge:files');
   const named = await dropChatNames(path.join(ws, 'sessions.names.json'), [...ids]);
   if (named === 'entry') deleted.push(`${ids.size > 1 ? 'their names' : 'its name'} in sessions.names.json`);
   else if (named === 'file') deleted.push('sessions.names.json (unreadable, so removed whole: the other chats\' names are kept again as they talk)');
@@ -182,8 +265,6 @@ async function purgeChats(chats: ChatRef[], opts: PurgeOptions, stores: Stores):
       deleted.push(`${memories} memories in memory.db (with their full-text, entity and vector entries; freed space scrubbed)`);
     }
   }
-  const reminders = stores.reminders ? [...ids].reduce((n, id) => n + stores.reminders!.deleteChat(id), 0) : 0;
-  if (reminders > 0) deleted.push(`${reminders} reminder(s) in schedules.db (with their delivery records)`);
   const usage = stores.usage ? [...ids].reduce((n, id) => n + stores.usage!.deleteChat(id), 0) : 0;
   if (usage > 0) deleted.push(`${usage} row(s) of token usage in usage.db`);
 

@@ -5,30 +5,65 @@
  * while the message waits behind others of its chat, or mid-turn — the next start finds it
  * and handles it then. A message is therefore never lost between "accepted" and "on disk",
  * and replies are not repeated: a turn whose answer is already in the session is not re-run.
+ *
+ * Each tool call a turn makes is marked here too, as it starts and as it ends (`call`/`called`):
+ * a call still open when the process died is named in the entry's `interrupted`, and the
+ * recovered turn does not run that tool again (turn/tool-loop.ts) — an MCP answer that kills
+ * the daemon cannot kill it again at every start.
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { InboundMessage } from '../core/message.js';
 import { AppendLog } from '../storage/append-log.js';
+
+/** A tool call that was running when the process died: its tool and a hash of its arguments (never the arguments). */
+export interface InterruptedCall {
+  tool: string;
+  args: string;
+}
 
 export interface InboxEntry {
   id: string;
   msg: InboundMessage;
   /** How many times its handling has started (in this and earlier runs) without finishing. */
   attempt: number;
+  /** Tool calls of earlier runs that never ended (the process died while they ran), oldest first. */
+  interrupted: InterruptedCall[];
 }
 
 type Line =
   | { t: 'in'; id: string; attempt?: number; msg: Omit<InboundMessage, 'receivedAt'> & { receivedAt: string } }
   | { t: 'start'; id: string }
+  | ({ t: 'call'; id: string } & InterruptedCall)
+  | { t: 'called'; id: string }
   | { t: 'done'; id: string };
+
+/**
+ * A short hash of a call's arguments, the same for the same JSON whatever its spacing or key
+ * order: enough to tell "the same call" in the log, without keeping the words in the journal.
+ */
+export function argumentsHash(args: string): string {
+  let canonical = args.trim();
+  try {
+    canonical = JSON.stringify(sorted(JSON.parse(canonical)));
+  } catch {
+    /* not JSON: hashed as it came */
+  }
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+}
+
+function sorted(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sorted);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])]));
+  return v;
+}
 
 const ROTATE_BYTES = 1_000_000;
 
 export class Inbox {
   private readonly pending = new Set<string>();
-  /** Three lines per message, each one write to a file kept open. */
+  /** Three lines per message (two more per tool call), each one write to a file kept open. */
   private readonly log: AppendLog;
 
   constructor(readonly file: string) {
@@ -48,6 +83,14 @@ export class Inbox {
       return { entries: [], duplicates: [] };
     }
     const open = new Map<string, InboxEntry>();
+    // The call each open entry has under way: closed by `called`; still open at a `start` (a
+    // later run began) or at the end of the file, the process died while it ran.
+    const running = new Map<string, InterruptedCall>();
+    const cutOff = (id: string) => {
+      const call = running.get(id);
+      running.delete(id);
+      if (call) open.get(id)?.interrupted.push(call);
+    };
     for (const raw of text.split('\n')) {
       if (!raw.trim()) continue;
       let line: Line;
@@ -56,12 +99,17 @@ export class Inbox {
       } catch {
         continue; // a line torn by the kill: nothing was promised for it yet
       }
-      if (line.t === 'in') open.set(line.id, { id: line.id, attempt: line.attempt ?? 0, msg: { ...line.msg, receivedAt: new Date(line.msg.receivedAt) } });
+      if (line.t === 'in') open.set(line.id, { id: line.id, attempt: line.attempt ?? 0, interrupted: [], msg: { ...line.msg, receivedAt: new Date(line.msg.receivedAt) } });
       else if (line.t === 'start') {
+        cutOff(line.id);
         const e = open.get(line.id);
         if (e) e.attempt++;
-      } else open.delete(line.id);
+      } else if (line.t === 'call') {
+        if (open.has(line.id)) running.set(line.id, { tool: String(line.tool), args: String(line.args) });
+      } else if (line.t === 'called') running.delete(line.id);
+      else open.delete(line.id);
     }
+    for (const id of [...running.keys()]) cutOff(id);
     const byMessage = new Map<string, InboxEntry>();
     const duplicates: string[] = [];
     for (const e of open.values()) {
@@ -71,6 +119,7 @@ export class Inbox {
       if (!first) byMessage.set(key, e);
       else {
         first.attempt = Math.max(first.attempt, e.attempt);
+        first.interrupted.push(...e.interrupted);
         duplicates.push(e.id);
       }
     }
@@ -104,6 +153,20 @@ export class Inbox {
   /** Handling begins (the message left its queue): counts towards giving up on a poison message. */
   async started(id: string): Promise<void> {
     if (this.pending.has(id)) await this.append({ t: 'start', id }, false);
+  }
+
+  /**
+   * A tool call of the entry's turn is about to run (`args`: its arguments as the model sent
+   * them; only their hash is written). Like `start`, written but not fsynced: it must survive
+   * the process dying during the call, which the page cache does.
+   */
+  async callStarted(id: string, tool: string, args: string): Promise<void> {
+    if (this.pending.has(id)) await this.append({ t: 'call', id, tool, args: argumentsHash(args) }, false);
+  }
+
+  /** The call `callStarted` named has ended (whatever its outcome). */
+  async callEnded(id: string): Promise<void> {
+    if (this.pending.has(id)) await this.append({ t: 'called', id }, false);
   }
 
   /**

@@ -3,14 +3,18 @@
  * it answers in words. After `maxIterations` rounds of tools the model is asked once more with
  * tools switched off, so a turn always ends with an answer and a bounded number of calls.
  * Every round's assistant and tool messages are made durable (session log) as it ends.
+ *
+ * Each call is marked in the message's journal entry as it starts and ends (`CallJournal`). A
+ * message recovered after the process died during one of its calls does not run that tool again:
+ * the model gets a result saying the bot stopped while it ran, and answers without it.
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { isContextLengthError, refusedImage } from '../llm/errors.js';
 import { IMAGE_REFUSED_NOTICE, IMAGES_REFUSED_NOTICE } from '../llm/vision.js';
 import type { LlmClient } from '../llm/client.js';
-import type { ToolCallContext, ToolRegistry } from '../tools/registry.js';
+import type { ToolCallContext, ToolOutcome, ToolRegistry } from '../tools/registry.js';
 import type { ToolChat } from '../tools/types.js';
-import { makeMessage, type SessionMessage } from '../sessions/model.js';
+import { makeMessage, type SessionMessage, type ToolCall } from '../sessions/model.js';
 import { buildRequestMessages, toApiMessage } from '../llm/messages.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import { compactionNotice, type CompactResult } from '../memory/compaction.js';
@@ -27,6 +31,20 @@ export interface ContextGuard {
   fit(ctx: FitContext, messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[], to?: FitModel): Promise<CompactResult | null>;
   /** The provider said "too long": compact harder (once per turn). */
   shrink(ctx: FitContext, reason: 'overflow'): Promise<CompactResult>;
+}
+
+/**
+ * The journal entry of the turn's message (queue/inbox.ts, made by dispatch/intake.ts): what
+ * earlier runs were doing when the process died, and where each call is marked as it runs.
+ */
+export interface CallJournal {
+  /** Tools whose call was running when an earlier run of this message died (`args`: the arguments' hash). */
+  readonly interrupted: ReadonlyArray<{ tool: string; args: string }>;
+  /** The hash `interrupted` keeps of a call's arguments. */
+  hash(args: string): string;
+  /** Written before the call runs; a failure to write is logged by the journal, never thrown. */
+  started(call: ToolCall): Promise<void>;
+  ended(): Promise<void>;
 }
 
 /** What the loop reads and writes of one turn (the pipeline's Turn has these fields). */
@@ -53,6 +71,8 @@ export interface ToolLoopContext extends FitContext {
   answeredBy: { model: string; fallbackFrom?: string | undefined } | undefined;
   /** The answer's text streamed so far in this round ('' when none): what a stopped turn keeps. */
   streamed: string;
+  /** The message's journal entry; unset: a turn not journaled (tests, built by hand). */
+  readonly calls?: CallJournal | undefined;
 }
 
 export interface ToolLoopDeps {
@@ -76,6 +96,30 @@ function toolCallContext(turn: ToolLoopContext): ToolCallContext {
 }
 
 export const EMPTY_ANSWER = 'The model returned an empty answer. Please rephrase or try again.';
+
+/** What the model reads instead of the result of a tool the process died running (for this message, in an earlier run). */
+export const NOT_RUN_AGAIN = (tool: string) =>
+  `Not run: the bot stopped (it crashed or was killed) while "${tool}" was running for this message, and after its restart the tool is not called again for this message, in case it is what stopped the bot. Whether that earlier call took effect is unknown. Answer without it, and tell the user the tool could not be used for this message.`;
+
+/**
+ * Runs one call, marked in the journal while it runs; a tool an earlier run of this message died
+ * in is not run again (see the top of this file).
+ */
+async function runCall(deps: ToolLoopDeps, turn: ToolLoopContext, call: ToolCall, log: Logger): Promise<ToolOutcome> {
+  const journal = turn.calls;
+  const died = journal?.interrupted.filter((c) => c.tool === call.name) ?? [];
+  if (died.length > 0) {
+    const same = died.some((c) => c.args === journal!.hash(call.arguments));
+    log.warn({ code: 'tool.interrupted', tool: call.name, sameArguments: same }, 'a tool the last run died in was asked for again; not run for this recovered message');
+    return { content: NOT_RUN_AGAIN(call.name), ok: false, code: 'tool.interrupted', durationMs: 0 };
+  }
+  await journal?.started(call);
+  try {
+    return await deps.tools.execute(call, toolCallContext(turn));
+  } finally {
+    await journal?.ended();
+  }
+}
 
 /** Past the turn's deadline nothing more is asked, run or saved: the user already has an apology. */
 function checkDeadline(turn: ToolLoopContext): void {
@@ -167,7 +211,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
       messages.push(toApiMessage(assistant));
       for (const call of res.toolCalls) {
         turn.progress?.status(toolStatus(call.name));
-        const outcome = await deps.tools.execute(call, toolCallContext(turn));
+        const outcome = await runCall(deps, turn, call, log);
         checkDeadline(turn);
         turn.usage.toolCalls++;
         log.info({ tool: call.name, ok: outcome.ok, code: outcome.code, ms: Math.round(outcome.durationMs) }, `tool ${call.name} ${outcome.ok ? 'ok' : 'error'}`);

@@ -10,6 +10,7 @@ import type { TurnImage } from './turn-image.js';
 import type { AnswerProgress } from '../core/progress.js';
 import type { InboundMessage } from '../core/message.js';
 import { unknownModel, type ActiveModel } from '../llm/chat-models.js';
+import type { CallJournal } from './tool-loop.js';
 
 export interface PromptSection {
   /** e.g. "instructions", "memory", "relevant-memory" */
@@ -44,6 +45,8 @@ export interface Turn {
   readonly progress: AnswerProgress | undefined;
   /** The model this chat answers with (its /model choice, else LLM_MODEL): its limit, tokenizer and whether it reads images. */
   readonly model: ActiveModel;
+  /** The message's journal entry: ToolLoop marks each call there, and skips a tool an earlier run died in (tool-loop.ts). */
+  readonly calls: CallJournal | undefined;
 
   /**
    * ContextBuilding 20: the sections of the system prompt, in order, and their join. Only what
@@ -97,6 +100,7 @@ export function createTurn(init: {
   progress?: AnswerProgress | undefined;
   /** Unset (a turn built by hand): an unknown model, the catalogue's default limit. */
   model?: ActiveModel | undefined;
+  calls?: CallJournal | undefined;
 }): Turn {
   const id = init.id ?? newTurnId();
   const session = init.writes.session;
@@ -112,6 +116,7 @@ export function createTurn(init: {
     signal: init.signal ?? new AbortController().signal,
     progress: init.progress,
     model: init.model ?? unknownModel(),
+    calls: init.calls,
     promptSections: [],
     systemPrompt: '',
     turnSections: [],

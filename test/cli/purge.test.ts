@@ -13,7 +13,8 @@ import { startTestBot } from '../helpers/app.js';
 import { echoResponder, promptKind, text, type Responder } from '../helpers/fake-llm.js';
 import { runChatCommand } from '../../src/cli/memory-chat.js';
 import { silentLogger } from '../../src/core/log.js';
-import { testConfig } from '../helpers/workspace.js';
+import { filesContaining, filesMatching, testConfig } from '../helpers/workspace.js';
+import { memoryCli, startDaemonChild } from '../helpers/child.js';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { PairingStore, pairingFile } from '../../src/channels/telegram/pairing.js';
 import { UsageStore } from '../../src/usage/usage.js';
@@ -25,21 +26,6 @@ const responder: Responder = (req, i) => {
   const word = /PLUM11|KIWI22/.exec(prompt)?.[0] ?? 'nothing';
   return text(JSON.stringify({ history_entry: `[2026-03-10 12:00] Talked about ${word}.`, memory_update: `- The code word is ${word}.`, facts: [`The code word is ${word}.`] }));
 };
-
-/** Files whose name or bytes (read as latin1) match `re`. */
-async function filesMatching(dir: string, re: RegExp): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!e.isFile()) continue;
-    const file = path.join(e.parentPath ?? (e as any).path, e.name);
-    if (re.test(path.relative(dir, file)) || re.test((await readFile(file)).toString('latin1'))) out.push(path.relative(dir, file));
-  }
-  return out;
-}
-
-function filesContaining(dir: string, needle: string): Promise<string[]> {
-  return filesMatching(dir, new RegExp(needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i'));
-}
 
 async function snapshot(dir: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
@@ -217,5 +203,58 @@ test('purge --chat telegram:<group> takes the group and every forum topic of it,
   } finally {
     await bot.llm.close();
     await rm(ws, { recursive: true, force: true });
+  }
+});
+
+/** Two chats that talked, consolidated and each set a reminder; the daemon stopped. */
+async function twoChats(): Promise<{ ws: string; closeLlm: () => Promise<void> }> {
+  const bot = await startTestBot({ responder });
+  for (const [chat, word] of [['1', 'PLUM11'], ['2', 'KIWI22']] as const) {
+    await bot.send(chat, `my code word is ${word}`);
+    await bot.send(chat, '/new');
+    assert.ok(bot.app.services.reminders.schedule('test', chat, { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${word}` }).ok);
+  }
+  await bot.app.stop();
+  return { ws: bot.workspace, closeLlm: () => bot.llm.close() };
+}
+
+const pendingOf = (ws: string, chat: string) => {
+  const store = new ReminderStore(path.join(ws, 'schedules.db'), silentLogger());
+  try {
+    return store.chats().includes(chat);
+  } finally {
+    store.close();
+  }
+};
+
+test('risk: a purge killed part-way leaves the chat half there — the next start of the daemon finishes it before anything else; so does the next purge', async () => {
+  for (const finisher of ['daemon', 'purge'] as const) {
+    const { ws, closeLlm } = await twoChats();
+    try {
+      // Killed after the reminders, session files and log lines went; memory folder and memory.db rows still there.
+      const killed = await memoryCli(['purge', '--chat', 'test:1'], { WORKSPACE_DIR: ws, MEMBOT_CRASH_AT: 'purge:files' });
+      assert.equal(killed.code, null, `killed mid-purge: ${killed.stdout}${killed.stderr}`);
+      assert.ok((await filesContaining(ws, 'PLUM11')).length > 0, 'the kill left the chat half there');
+      assert.equal(pendingOf(ws, 'test:1'), false, 'its reminders went first');
+
+      if (finisher === 'daemon') {
+        // The terminal daemon with no input: it starts, then stops at the end of its input.
+        const daemon = startDaemonChild({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'sk-test-key-123456', WORKSPACE_DIR: ws, LOG_LEVEL: 'info' }, ws);
+        const code = await new Promise((r) => daemon.child.once('close', r));
+        assert.equal(code, 0, daemon.log());
+        assert.match(daemon.log(), /a purge was cut off by the last stop; finishing it/);
+      } else {
+        const next = await memoryCli(['purge', '--chat', 'test:3'], { WORKSPACE_DIR: ws });
+        assert.equal(next.code, 0, next.stderr);
+        assert.match(next.stdout, /^Finished the purge of test:1 that an earlier run began and did not end\.\nPurged test:3\./);
+      }
+      assert.deepEqual(await filesContaining(ws, 'PLUM11'), [], `${finisher}: no byte of chat 1 left`);
+      assert.deepEqual(await filesContaining(ws, 'test:1'), [], `${finisher}: not even its id (the purge's own record included)`);
+      assert.ok((await filesContaining(ws, 'KIWI22')).length >= 4, `${finisher}: the other chat is still there`);
+      assert.equal(pendingOf(ws, 'test:2'), true);
+    } finally {
+      await closeLlm();
+      await rm(ws, { recursive: true, force: true });
+    }
   }
 });

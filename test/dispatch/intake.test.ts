@@ -1,7 +1,7 @@
 /**
  * The intake (src/dispatch/intake.ts) on real parts — journal, dispatcher, session store in a
  * temp dir — with a small stand-in pipeline: recovery of what an earlier run left open, giving
- * up after three restarts, and the one failure wrap (one apology; the entry closed only when
+ * up after MAX_RECOVERY_ATTEMPTS restarts, and the one failure wrap (one apology; the entry closed only when
  * the message's words are safe).
  */
 import { test } from 'node:test';
@@ -153,7 +153,7 @@ test(`give-up: a message started ${MAX_RECOVERY_ATTEMPTS} times is not run again
     await r.recover();
     assert.deepEqual(r.turns, []);
     assert.equal(r.replies.length, 1);
-    assert.match(r.replies[0]!, /failed 3 times in a row .*It is saved; send it again/);
+    assert.match(r.replies[0]!, new RegExp(`failed ${MAX_RECOVERY_ATTEMPTS} times in a row .*It is saved; send it again`));
     await r.sessions.flush();
     assert.deepEqual(await sessionContents(ws.dir), ['user: poison']);
     assert.deepEqual(await r.open(), []);

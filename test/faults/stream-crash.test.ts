@@ -8,32 +8,17 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTelegramEmulator, waitFor } from '../helpers/telegram.js';
 import { startFakeLlm, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
-import { childEnv, mainTs, telegramDaemonEnv, tsxLoader } from '../helpers/child.js';
+import { startDaemonChild, telegramDaemonEnv } from '../helpers/child.js';
 import { RESTARTED_TEXT } from '../../src/channels/telegram/stream-preview.js';
 
 const GROUP = -1009;
 const ANSWER = `**Done**: ${Array.from({ length: 300 }, (_, i) => `part${i}`).join(' ')}.`;
 const FINAL_HTML = `<b>Done</b>: ${ANSWER.slice('**Done**: '.length)}`;
-
-function startDaemon(env: Record<string, string>, cwd: string): { child: ChildProcess; started: Promise<void>; log: () => string } {
-  const child = spawn(process.execPath, ['--import', tsxLoader, mainTs], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  let resolve!: () => void;
-  const started = new Promise<void>((r) => (resolve = r));
-  const onData = (c: Buffer) => {
-    log += c.toString();
-    if (log.includes('daemon started')) resolve();
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  return { child, started, log: () => log };
-}
 
 test('kill -9 mid-stream: after the restart each chat has its answer once, the group placeholder finished in place', { timeout: 120_000 }, async () => {
   const tg = await startTelegramEmulator();
@@ -41,7 +26,7 @@ test('kill -9 mid-stream: after the restart each chat has its answer once, the g
   const llm = await startFakeLlm(() => ({ ...text(ANSWER), stream: { chunkChars: 10, paceMs: pace } }));
   const ws = await tempDir('membot-stream-crash-');
   const env = telegramDaemonEnv({ llmUrl: llm.url, workspace: ws.dir, tg }, { TELEGRAM_ALLOWED_USERS: '111', TELEGRAM_ALLOWED_GROUPS: String(GROUP), TELEGRAM_DM_POLICY: 'allowlist' });
-  let daemon = startDaemon(env, ws.dir);
+  let daemon = startDaemonChild(env, ws.dir);
   try {
     await daemon.started;
     await tg.user({ userId: 111 }).say('write the long answer');
@@ -59,7 +44,7 @@ test('kill -9 mid-stream: after the restart each chat has its answer once, the g
     assert.equal(tg.botMessages(111).length, 0, 'nothing but drafts in the private chat yet');
 
     pace = 5;
-    daemon = startDaemon(env, ws.dir);
+    daemon = startDaemonChild(env, ws.dir);
     await daemon.started;
     await waitFor(() => tg.botMessages(111).length >= 1 && tg.botMessages(GROUP)[0]?.text === FINAL_HTML, 60_000, 'both answers finished');
     await new Promise((r) => setTimeout(r, 1500)); // anything more would show now

@@ -3,7 +3,7 @@
  * tsx <script>`, with an environment built from nothing but what the test gives (the shell's
  * settings or a developer's .env must not leak in) plus what Node needs to run.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -37,6 +37,21 @@ export function telegramDaemonEnv(
     LOG_LEVEL: 'info',
     ...extra,
   };
+}
+
+/** The daemon (src/main.ts through tsx) with exactly `env` (childEnv added); `started` resolves at its "daemon started" line. */
+export function startDaemonChild(env: Record<string, string>, cwd: string): { child: ChildProcess; started: Promise<void>; log: () => string } {
+  const child = spawn(process.execPath, ['--import', tsxLoader, mainTs], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  let resolve!: () => void;
+  const started = new Promise<void>((r) => (resolve = r));
+  const onData = (c: Buffer) => {
+    log += c.toString();
+    if (log.includes('daemon started')) resolve();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  return { child, started, log: () => log };
 }
 
 export interface CliRun {

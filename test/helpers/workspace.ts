@@ -1,5 +1,5 @@
 /** Temp workspaces, configs and captured logs for tests. */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -9,6 +9,22 @@ import { createLogger, type Logger } from '../../src/core/log.js';
 export async function tempDir(prefix = 'membot-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Files under `dir` whose name or bytes (read as latin1) match `re`: what a forget or purge left. */
+export async function filesMatching(dir: string, re: RegExp): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!e.isFile()) continue;
+    const file = path.join(e.parentPath ?? (e as any).path, e.name);
+    if (re.test(path.relative(dir, file)) || re.test((await readFile(file)).toString('latin1'))) out.push(path.relative(dir, file));
+  }
+  return out;
+}
+
+/** Files under `dir` whose name or bytes hold `needle` (ASCII, any case). */
+export function filesContaining(dir: string, needle: string): Promise<string[]> {
+  return filesMatching(dir, new RegExp(needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i'));
 }
 
 /**

@@ -12,6 +12,7 @@ import { startTestBot, type TestBot } from '../helpers/app.js';
 import { echoResponder, promptKind, text, type Responder } from '../helpers/fake-llm.js';
 import { Phrase, redactJsonLines } from '../../src/privacy/forget.js';
 import { IndexingService } from '../../src/index/ingest.js';
+import { filesContaining } from '../helpers/workspace.js';
 
 const WORD = 'PAPAYA42';
 const FACTS = '# Memory\n- The user is called Ada.\n- Ada keeps bees in Lisbon.\n';
@@ -26,19 +27,6 @@ const responder: Responder = (req, i) => {
     }),
   );
 };
-
-/** Every file under `dir` whose bytes contain `needle` (ASCII, any case). */
-async function filesContaining(dir: string, needle: string): Promise<string[]> {
-  const out: string[] = [];
-  const want = needle.toLowerCase();
-  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!e.isFile()) continue;
-    const file = path.join(e.parentPath ?? (e as any).path, e.name);
-    const bytes = await readFile(file);
-    if (bytes.toString('latin1').toLowerCase().includes(want)) out.push(path.relative(dir, file));
-  }
-  return out;
-}
 
 async function seeded(): Promise<TestBot> {
   return startTestBot({
@@ -138,6 +126,33 @@ test('a /forget confirmed while another chat\'s scrub runs also takes what was h
     assert.doesNotMatch(done!, /could not|failed/i, done);
     assert.deepEqual(index.search(WORD, { scope, limit: 5 }).map((r) => r.content), [], 'the held message was written, then forgotten');
     assert.deepEqual((await filesContaining(bot.workspace, WORD)).filter((f) => f.startsWith('memory.db')), []);
+  } finally {
+    await bot.close();
+  }
+});
+
+test('a forget left by earlier runs: one cut off in two runs is given up and its chat told to ask again; one from the memory page is finished and only logged; no record is left', async () => {
+  const counts = { memoryEntries: 1, facts: 0, indexedMessages: 0, noteLines: 0, historyLines: 0, sessionMessages: 0, reminders: 0 };
+  const bot = await startTestBot({
+    prepare: async (ws) => {
+      await mkdir(path.join(ws, 'memory', 'test:1'), { recursive: true });
+      await writeFile(path.join(ws, 'memory', 'test:1', 'MEMORY.md'), `${FACTS}- The secret word is ${WORD}.\n`);
+      await mkdir(path.join(ws, 'forgetting'), { recursive: true });
+      // Begun, then cut off, then taken up once more and cut off again: not a third time.
+      await writeFile(path.join(ws, 'forgetting', 'aaaaaaaaaaaa.json'), JSON.stringify({ channel: 'test', chatId: '2', words: 'MANGO77', notify: true, counts, attempt: 2 }));
+      // The memory page's, cut off once.
+      await writeFile(path.join(ws, 'forgetting', 'bbbbbbbbbbbb.json'), JSON.stringify({ channel: 'test', chatId: '1', words: WORD, notify: false, counts, attempt: 1 }));
+    },
+  });
+  try {
+    const told: Array<[string, string]> = [];
+    await bot.app.recover(() => async () => undefined, { test: async (chatId, text) => void told.push([chatId, text]) });
+    assert.deepEqual(told, [['2', '⚠️ Your /forget confirm was cut off by a restart of the bot twice, so I stopped: what you asked to forget may still be kept. Send /forget <words> again, then /forget confirm.']]);
+    assert.equal(await readFile(path.join(bot.workspace, 'memory', 'test:1', 'MEMORY.md'), 'utf8'), FACTS, "the page's forget was finished");
+    assert.deepEqual(await filesContaining(bot.workspace, WORD), []);
+    assert.deepEqual(await filesContaining(bot.workspace, 'MANGO77'), [], 'a given-up record keeps no words either');
+    assert.deepEqual(await readdir(path.join(bot.workspace, 'forgetting')), []);
+    assert.ok(bot.logs.lines().some((l) => /a \/forget did not finish in several runs in a row; given up/.test(l.msg)));
   } finally {
     await bot.close();
   }

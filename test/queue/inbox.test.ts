@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { appendFile, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Inbox } from '../../src/queue/inbox.js';
+import { argumentsHash, Inbox } from '../../src/queue/inbox.js';
+import { MAX_RECOVERY_ATTEMPTS } from '../../src/dispatch/intake.js';
 import type { InboundMessage } from '../../src/core/message.js';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { lastUserText, text } from '../helpers/fake-llm.js';
@@ -72,7 +73,7 @@ test('a journal holding copies of one message (older versions wrote them at each
   }
 });
 
-test('risk: a message given up on after three restarts mid-turn vanishes — it is saved in the session and the user is told; the LLM is not called for it', async () => {
+test('risk: a message given up on after restarts mid-turn vanishes — it is saved in the session and the user is told; the LLM is not called for it', async () => {
   const bot = await startTestBot({
     responder: (req) => text(`echo: ${lastUserText(req)}`),
     prepare: async (ws) => {
@@ -81,15 +82,15 @@ test('risk: a message given up on after three restarts mid-turn vanishes — it 
       const fine = earlier.accept(message('5', 'waited in its queue', '51'));
       await Promise.all([poison.durable, fine.durable]);
       await earlier.shutdown();
-      // Three starts of the first (each run died in its turn); the second never left its queue.
-      for (let i = 0; i < 3; i++) await appendFile(journalIn(ws), `${JSON.stringify({ t: 'start', id: poison.id })}\n`);
+      // Starts of the first (each run died in its turn); the second never left its queue.
+      for (let i = 0; i < MAX_RECOVERY_ATTEMPTS; i++) await appendFile(journalIn(ws), `${JSON.stringify({ t: 'start', id: poison.id })}\n`);
     },
   });
   try {
     const file = journalIn(bot.workspace);
     const replies = await recover(bot);
     assert.equal(replies.get('5')?.join(), 'echo: waited in its queue');
-    assert.match(replies.get('4')?.join() ?? '', /failed 3 times in a row .*saved; send it again/);
+    assert.match(replies.get('4')?.join() ?? '', new RegExp(`failed ${MAX_RECOVERY_ATTEMPTS} times in a row .*saved; send it again`));
     assert.deepEqual(bot.llm.requests.map((r) => lastUserText(r)), ['waited in its queue']);
     await bot.app.services.sessions.flush();
     const session = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:4.json'), 'utf8'));
@@ -143,6 +144,58 @@ test('an unfinished message keeps counting its starts across restarts under its 
   await second.shutdown();
   assert.equal((await new Inbox(file).unfinished()).entries[0]?.attempt, 2);
   await rm(file, { force: true });
+});
+
+test('risk: a message that kills the daemon outside any tool call (in the model call, say) takes it down at every restart — run once more, then given up', async () => {
+  const bot = await startTestBot({
+    responder: (req) => text(`echo: ${lastUserText(req)}`),
+    prepare: async (ws) => {
+      const earlier = new Inbox(journalIn(ws));
+      const twice = earlier.accept(message('11', 'died in two runs', '111'));
+      const once = earlier.accept(message('12', 'died in one run', '121'));
+      await Promise.all([twice.durable, once.durable]);
+      await earlier.shutdown();
+      // No tool call marked: each run died elsewhere in its turn.
+      const start = (id: string) => `${JSON.stringify({ t: 'start', id })}\n`;
+      await appendFile(journalIn(ws), start(twice.id) + start(once.id) + start(twice.id));
+    },
+  });
+  try {
+    const replies = await recover(bot);
+    assert.deepEqual(replies.get('12'), ['echo: died in one run'], 'one death: run again');
+    assert.match(replies.get('11')?.join() ?? '', /^Answering your message failed 2 times in a row \(the bot restarted each time\), so I stopped trying\. It is saved/);
+    assert.deepEqual(bot.llm.requests.map((r) => lastUserText(r)), ['died in one run'], 'a message that was running at two deaths is not run a third time');
+  } finally {
+    await bot.close();
+  }
+});
+
+test('a tool call still open when the process died is named in its entry, across restarts; a call that ended is not; only the hash of its arguments is written', async () => {
+  const file = path.join(tmpdir(), `membot-inbox-calls-${process.pid}-${Date.now()}.jsonl`);
+  try {
+    const first = new Inbox(file);
+    const { id } = first.accept(message('7', 'look it up', '71'));
+    await first.started(id);
+    await first.callStarted(id, 'web__search', '{"q": "SECRETWORD", "n": 3}');
+    await first.callEnded(id);
+    await first.callStarted(id, 'web__fetch', '{"url":"https://example.org/SECRETWORD"}');
+    await first.shutdown(); // killed during the second call
+    const second = new Inbox(file);
+    const [entry] = (await second.unfinished()).entries;
+    assert.deepEqual(entry?.interrupted, [{ tool: 'web__fetch', args: argumentsHash('{ "url": "https://example.org/SECRETWORD" }') }]);
+    second.adopt(id);
+    await second.started(id);
+    await second.callStarted(id, 'memory_search', '{}');
+    await second.shutdown(); // killed again, in another call
+    const third = (await new Inbox(file).unfinished()).entries[0];
+    assert.deepEqual(third?.interrupted.map((c) => c.tool), ['web__fetch', 'memory_search'], 'each run\'s interrupted call, oldest first');
+    assert.equal(third?.attempt, 2);
+    const journal = await readFile(file, 'utf8');
+    assert.equal(journal.split('SECRETWORD').length - 1, 0, 'the arguments themselves are not in the journal');
+    assert.equal(argumentsHash('{"n":3,"q":"SECRETWORD"}'), argumentsHash('{"q": "SECRETWORD", "n": 3}'), 'the same arguments hash the same whatever their order and spacing');
+  } finally {
+    await rm(file, { force: true });
+  }
 });
 
 test("an album's items close with its first item's entry: nothing of an answered album is left open for the next start", async () => {
