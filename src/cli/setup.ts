@@ -176,7 +176,8 @@ async function setup(opts: SetupOptions): Promise<number> {
   io.out('Done. Start the bot with: npm start');
   if (path.dirname(envFile) !== opts.cwd) io.out(`(it reads .env from the folder it starts in: ${path.dirname(envFile)})`);
   io.out(bot ? `Then write to @${bot.username} in Telegram.` : 'It is a chat in this terminal (no Telegram bot token given).');
-  io.out('Keep it running after you log out, and after a reboot: npx pm2 start ecosystem.config.cjs && npx pm2 save && npx pm2 startup');
+  // pm2 runs dist/main.js and builds nothing: on a clone that never ran npm start there is none yet.
+  io.out('Keep it running after you log out, and after a reboot: npm run build && npx pm2 start ecosystem.config.js && npx pm2 save && npx pm2 startup');
   return 0;
 }
 
