@@ -11,9 +11,10 @@ import { existsSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-const root = process.cwd();
+// The project folder (this file is in its scripts/), whatever folder it is run from.
+const root = path.dirname(import.meta.dirname);
 const tsc = createRequire(path.join(root, 'package.json')).resolve('typescript/bin/tsc');
-const built = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json', ...process.argv.slice(2)], { stdio: 'inherit' });
+const built = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
 
 /** Removes what tsc emitted for a source no longer in src/ (and folders left empty); returns what it removed. */
 function prune(distDir, srcDir) {
