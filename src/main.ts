@@ -148,7 +148,7 @@ async function main(): Promise<void> {
 const DAEMON_USAGE = [
   'usage: npm start                       the bot: Telegram when TELEGRAM_BOT_TOKEN is set, else a chat in this terminal',
   '       npm start --silent < input.txt  piped: one message per line in, one reply per message on stdout',
-  'Settings come from .env (npm run setup writes it; all of them: docs/configuration.md). Under pm2: npx pm2 start ecosystem.config.cjs',
+  'Settings come from .env (npm run setup writes it; all of them: docs/configuration.md). Under pm2: npm run build && npx pm2 start ecosystem.config.js',
 ].join('\n');
 
 function logDestination(route: LogRoute): { file?: string; split?: boolean } {

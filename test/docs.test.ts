@@ -6,10 +6,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { repoRoot } from './helpers/child.js';
+import { ecosystemApps } from './helpers/ecosystem.js';
 import { tempDir, testConfig } from './helpers/workspace.js';
 import { createApp } from '../src/app/app.js';
 import { silentLogger } from '../src/core/log.js';
@@ -23,7 +23,7 @@ test("the README's first screen is the quick start: BotFather, clone, npm ci, se
   assert.ok(start >= 0 && start < 8, 'the quick start comes first');
   assert.ok(end - start <= 60, `the quick start is ${end - start} lines`);
   const quick = lines.slice(start, end).join('\n');
-  for (const step of ['Node.js 20', '@BotFather', '/newbot', 'git clone', 'npm ci', 'npm run setup', 'npm start', 'npx pm2 start ecosystem.config.cjs', 'npx pm2 save', 'npx pm2 startup', 'npm ci && npm test']) {
+  for (const step of ['Node.js 20.19', '@BotFather', '/newbot', 'git clone', 'npm ci', 'npm run setup', 'npm start', 'npx pm2 start ecosystem.config.js', 'npx pm2 save', 'npx pm2 startup', 'npm ci && npm test']) {
     assert.ok(quick.includes(step), `the quick start says ${step}`);
   }
   assert.ok(lines.length <= 80, `the README is ${lines.length} lines; the reference belongs in docs/`);
@@ -35,17 +35,19 @@ test('README states the test command CI runs, exactly', async () => {
   assert.match(await read('README.md'), /^npm ci && npm test$/m);
 });
 
-test('one Node version: package.json engines, the README, CI, the ecosystem file loads on it', async () => {
+test('one Node version, 20.19 (where require() loads an ES module): package.json engines, the README, CI, and pm2 loads the ecosystem file on it', async () => {
   const pkg = JSON.parse(await read('package.json')) as { engines: { node: string }; devDependencies: Record<string, string> };
-  assert.equal(pkg.engines.node, '>=20');
+  assert.equal(pkg.engines.node, '>=20.19');
   const readme = await read('README.md');
-  assert.match(readme, /Node\.js 20 or newer/);
-  assert.match(readme, /Node >= 20/);
-  assert.doesNotMatch(readme + (await read('ecosystem.config.cjs')), /Node >= ?2[1-9]|20\.\d+/, 'no other version named');
+  assert.match(readme, /Node\.js 20\.19 or newer/);
+  assert.match(readme, /Node >= 20\.19/);
+  const named = [...(readme + (await read('ecosystem.config.js')) + (await read('docs/operations.md'))).matchAll(/Node(?:\.js)? (?:>= ?)?(\d+(?:\.\d+)?)/g)].map((m) => m[1]);
+  assert.deepEqual([...new Set(named)], ['20.19'], 'no other version named');
   assert.match(await read('.ci/run'), /engines\.node/, 'CI checks the running Node against engines');
-  assert.match(pkg.devDependencies['@types/node']!, /^\^20\./, 'typed against the oldest Node it runs on');
-  // pm2 require()s the ecosystem file: CommonJS, so any Node 20 loads it (an ESM one needs 20.19).
-  const { apps } = createRequire(import.meta.url)(path.join(repoRoot, 'ecosystem.config.cjs')) as { apps: Array<Record<string, unknown>> };
+  assert.match(pkg.devDependencies['@types/node']!, /^\^20\.19/, 'typed against the oldest Node it runs on');
+  assert.ok(!existsSync(path.join(repoRoot, 'ecosystem.config.cjs')), 'one ecosystem file, the name the design card gives');
+  // pm2 require()s the ecosystem file: an ES module, which this Node's require() loads.
+  const apps = ecosystemApps();
   assert.equal(apps.length, 1);
   assert.deepEqual([apps[0]!.script, apps[0]!.cwd, apps[0]!.instances, apps[0]!.stop_exit_codes], ['dist/main.js', repoRoot, 1, [2]]);
 });

@@ -1,5 +1,5 @@
 /**
- * `npm start` and pm2 (ecosystem.config.cjs) run the daemon with the same Node flags: a heap
+ * `npm start` and pm2 (ecosystem.config.js) run the daemon with the same Node flags: a heap
  * sized for a small machine (docs/BENCHMARKS.md, "Resident memory"). A flag only one of them
  * had would make the two ways of running the bot differ by ~100 MiB. And `npm start` execs
  * Node, so a SIGTERM sent to npm (systemd, docker, a process manager) reaches the daemon.
@@ -8,10 +8,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './helpers/child.js';
+import { ecosystemApps } from './helpers/ecosystem.js';
 import { tempDir } from './helpers/workspace.js';
 import { waitFor } from './helpers/telegram.js';
 
@@ -28,8 +28,7 @@ function startFlags(): string[] {
 }
 
 test('npm start and pm2 give Node the same flags', () => {
-  const { apps } = createRequire(import.meta.url)(path.join(repoRoot, 'ecosystem.config.cjs')) as { apps: Array<{ node_args?: string[] }> };
-  assert.deepEqual(apps[0]!.node_args ?? [], startFlags());
+  assert.deepEqual(ecosystemApps()[0]!.node_args ?? [], startFlags());
 });
 
 test('with those flags Node caps the heap near 512 MiB and keeps the young generation small', () => {

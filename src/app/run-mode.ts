@@ -13,7 +13,7 @@
  *   only what needs a look.
  *
  * Under pm2 with no bot token the daemon would sit "online" reading a stdin nobody writes to;
- * it refuses to start instead (exit 2, which ecosystem.config.cjs tells pm2 not to restart).
+ * it refuses to start instead (exit 2, which ecosystem.config.js tells pm2 not to restart).
  */
 import path from 'node:path';
 import type { Config } from '../config/env.js';

@@ -131,15 +131,14 @@ export interface OwnerWait {
   until: number;
   /** Pause between polls that brought nothing new (pending updates make Telegram answer at once). */
   gapMs: number;
-  /** Asked for each sender; false: keep waiting for someone else. */
+  /**
+   * Asked for each sender, a person's answer (it could be anyone who found the bot); false: keep
+   * waiting for someone else. Messages already waiting are offered too (someone who pressed
+   * Start before setup asked).
+   */
   accept: (owner: Owner) => Promise<boolean>;
   /** Called once what was already waiting is known: the moment to ask for the message. */
   ready: () => void;
-  /**
-   * Offer the senders of private messages that were already waiting too (someone who pressed
-   * Start before setup asked). Only when a person confirms each one: it could be anyone.
-   */
-  offerEarlier?: boolean;
 }
 
 /** The sender of the first new private message, or why there is none. Confirms no update. */
@@ -160,17 +159,14 @@ export async function waitForOwner(tg: Telegram, opts: OwnerWait): Promise<{ own
       }
       return { problem: telegramProblem(err, undefined) };
     }
-    // What was waiting before setup asked is not taken for the owner's message unless offered and confirmed.
     const fresh = updates.filter((u) => !seen.has(u.update_id));
     for (const u of fresh) seen.add(u.update_id);
     if (first) opts.ready();
-    if (!first || opts.offerEarlier) {
-      for (const u of fresh) {
-        const m = 'message' in u ? u.message : undefined;
-        if (!m || m.chat.type !== 'private' || !m.from || m.from.is_bot) continue;
-        const owner = { id: m.from.id, username: m.from.username, name: [m.from.first_name, m.from.last_name].filter(Boolean).join(' ') };
-        if (await opts.accept(owner)) return { owner };
-      }
+    for (const u of fresh) {
+      const m = 'message' in u ? u.message : undefined;
+      if (!m || m.chat.type !== 'private' || !m.from || m.from.is_bot) continue;
+      const owner = { id: m.from.id, username: m.from.username, name: [m.from.first_name, m.from.last_name].filter(Boolean).join(' ') };
+      if (await opts.accept(owner)) return { owner };
     }
     first = false;
     await new Promise((r) => setTimeout(r, Math.min(opts.gapMs, Math.max(0, opts.until - Date.now()))));

@@ -1,8 +1,8 @@
 /**
  * `npm run setup` — from a fresh clone to a working bot: asks for the LLM (base URL, key,
  * model) and the Telegram bot token, checks each for real (setup-checks.ts), learns the owner's
- * user id from one message they send the bot, and writes .env (atomic, 0600, other lines
- * kept). Nothing is written until every check has passed; secrets are read without echo and
+ * user id from one message they send the bot (confirmed at the terminal; --yes needs --owner),
+ * and writes .env (atomic, 0600, other lines kept). Nothing is written until every check has passed; secrets are read without echo and
  * never printed. Flags (and the usual environment variables) answer the questions, so scripts
  * and tests run it without a terminal.
  *
@@ -31,7 +31,8 @@ export const SETUP_USAGE = `usage: npm run setup [-- options]
   --bot-token TOKEN    Telegram bot token from @BotFather [TELEGRAM_BOT_TOKEN]
   --no-telegram        no Telegram: the bot is a chat in the terminal
   --api-root URL       another Bot API server [TELEGRAM_API_ROOT]
-  --owner ID           your Telegram user id (or @username): skips waiting for your message
+  --owner ID           your Telegram user id (or @username): skips waiting for your message;
+                       needed with --yes (no one is there to confirm who wrote)
   --owner-wait SEC     how long to wait for your message to the bot (default 120; 0: do not wait)
   --workspace DIR      where memory and sessions live (default ./workspace) [WORKSPACE_DIR]
   --out PATH           the file to write (default .env; the daemon reads .env where it starts)
@@ -141,6 +142,12 @@ async function setup(opts: SetupOptions): Promise<number> {
     if (!ask) throw new Stop(`${envFile} exists — pass --yes to update it (the lines setup does not ask about are kept)`, 2);
     if (!(await ask.confirm(`${envFile} exists. Update it? (only the settings asked here change; every other line is kept)`, true))) return 0;
   }
+  // Without a person to say "that is me", whoever messages the bot first would become its owner
+  // (a stranger who found the bot's name): refused before any check runs.
+  const token = flags.noTelegram ? undefined : (flags.botToken ?? current.TELEGRAM_BOT_TOKEN)?.trim();
+  if (!ask && token && flags.owner === undefined && flags.ownerWaitSec > 0) {
+    throw new Stop('with --yes (or no terminal) nobody confirms who messages the bot, so a stranger could become its owner — add --owner <your numeric user id or @username>, or --owner-wait 0 for no owner yet', 2);
+  }
 
   const llm = await setUpLlm(flags, current, opts);
   const bot = await setUpTelegram(flags, current, opts);
@@ -169,7 +176,8 @@ async function setup(opts: SetupOptions): Promise<number> {
   io.out('Done. Start the bot with: npm start');
   if (path.dirname(envFile) !== opts.cwd) io.out(`(it reads .env from the folder it starts in: ${path.dirname(envFile)})`);
   io.out(bot ? `Then write to @${bot.username} in Telegram.` : 'It is a chat in this terminal (no Telegram bot token given).');
-  io.out('Keep it running after you log out, and after a reboot: npx pm2 start ecosystem.config.cjs && npx pm2 save && npx pm2 startup');
+  // pm2 runs dist/main.js and builds nothing: on a clone that never ran npm start there is none yet.
+  io.out('Keep it running after you log out, and after a reboot: npm run build && npx pm2 start ecosystem.config.js && npx pm2 save && npx pm2 startup');
   return 0;
 }
 
@@ -271,17 +279,18 @@ async function setUpOwner(bot: Bot, flags: Flags, current: Record<string, string
     return [...new Set([...listed, who])].join(',');
   };
   if (flags.owner !== undefined) return add(flags.owner);
-  if (flags.ownerWaitSec === 0) return undefined;
+  // Only a person may say which sender is them (setup() refuses to wait without one).
+  if (flags.ownerWaitSec === 0 || !ask) return undefined;
 
-  if (ask) ask.say('\n3/3  You, the owner: the bot answers you without asking, and only you approve others.');
+  ask.say('\n3/3  You, the owner: the bot answers you without asking, and only you approve others.');
   const tg = telegramClient(bot.token, bot.apiRoot);
   const got = await waitForOwner(tg, {
     until: Date.now() + flags.ownerWaitSec * 1000,
     gapMs: opts.ownerPollGapMs ?? 1000,
-    accept: async (o) => (ask ? ask.confirm(`A message from ${describe(o)}. Is this you?`, true) : true),
-    // Asked only once the messages already waiting are known, so the owner's cannot be taken for one of them.
+    // No by default: Enter on a stranger's message must not make them the owner.
+    accept: (o) => ask.confirm(`A message from ${describe(o)}. Is this you?`, false),
+    // Asked once the messages already waiting are known: those are offered first, each to be confirmed.
     ready: () => io.out(`Send any message to @${bot.username} in Telegram now (https://t.me/${bot.username}); waiting up to ${flags.ownerWaitSec} s for it.`),
-    offerEarlier: ask !== undefined,
   });
   if ('owner' in got) {
     io.out(`Owner: ${describe(got.owner)}, added to TELEGRAM_ALLOWED_USERS.`);
@@ -292,7 +301,6 @@ async function setUpOwner(bot: Bot, flags: Flags, current: Record<string, string
     return add(String(got.owner.id));
   }
   const problem = got.problem === 'no message reached the bot in time' ? `no message reached @${bot.username} within ${flags.ownerWaitSec} s` : got.problem;
-  if (!ask) throw new Stop(`${problem} — send it while setup waits, or pass --owner <your numeric user id>`, 1);
   ask.say(`  ✗ ${problem}.`);
   const id = await ask.ask('Your numeric Telegram user id (Enter: none; you then pair like anyone else: npm run pair)');
   return id ? add(id) : undefined;

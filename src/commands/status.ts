@@ -1,8 +1,14 @@
 /**
- * /status: the chat's figures. Managers (commands/router.ts: owners, group admins where allowed,
- * anyone in their own private chat) get the operator's view — session, context, tokens by role,
- * tokenizer, memory block, timings; a group member gets the short one: model, memory on or off,
- * the conversation's size and today's tokens against the budget.
+ * /status: how the chat stands, in three views.
+ * - A manager's (commands/router.ts: owners, group admins where allowed, anyone in their own
+ *   private chat) plain `/status`: a few lines a person reads — the model, how full the
+ *   conversation is, memory, reminders, today's tokens, and whether all is well (each thing that
+ *   is not, in words).
+ * - `/status full` (managers only): the operator's view behind it — session, context, tokens by
+ *   role, tokenizer, memory block, rewrites refused, MCP servers (their lines as servers.ts
+ *   writes them), per-system timings.
+ * - A group member's `/status`: the short one — model, memory on or off, the conversation's size
+ *   and today's tokens against the budget.
  */
 import type { Command } from './types.js';
 import { isManager } from './router.js';
@@ -13,6 +19,8 @@ import { isTopic } from '../core/group.js';
 import { chatModel } from '../services/services.js';
 import { visionLabel } from './model.js';
 import type { TurnRecord } from '../turn/stats.js';
+import { memoryEntries } from '../memory/guard.js';
+import { describeReminder } from '../reminders/service.js';
 
 export function formatDuration(ms: number): string {
   const s = Math.floor(ms / 1000);
@@ -79,13 +87,74 @@ function shortStatus(services: StatusServices, session: Parameters<Command['run'
   ].join('\n');
 }
 
+type StatusSession = Parameters<Command['run']>[0]['session'];
+type StatusInbound = Parameters<Command['run']>[0]['inbound'];
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n === 0 ? 'no' : fmt(n)} ${n === 1 ? one : many}`;
+
+/** What is not well, in words a person reads; empty when all is. Each points to where to look. */
+function problems(services: StatusServices, session: StatusSession): string[] {
+  const out: string[] = [];
+  const last = services.stats.lastTurn(session.id);
+  const by = last?.answeredBy;
+  if (by?.fallbackFrom) out.push(`the last answer came from ${by.model}, because ${by.fallbackFrom} failed`);
+  if (last?.timings.some((t) => t.outcome === 'failed')) out.push('a step failed while the last message was handled (/status full shows which)');
+  const use = budgetUse(services, session.id);
+  if (use && use.used >= services.budget.limit!) out.push("today's token budget is used up: messages wait for tomorrow");
+  if (services.runtime.get().memory.enabled && !services.index.enabled) out.push('memory search is off: its database could not be opened (the log says why)');
+  if (setAsideCopies(services.config.workspaceDir).length > 0) out.push('a damaged database was replaced by an empty one (/status full names the copy kept)');
+  return out;
+}
+
+/** Long-term memory in a few words: how many entries MEMORY.md holds, how many facts were saved. */
+async function memoryText(services: StatusServices, inbound: StatusInbound): Promise<string> {
+  if (!services.runtime.get().memory.enabled) return 'off — nothing is remembered beyond this conversation';
+  let entries: string;
+  try {
+    const n = memoryEntries(await services.memory.forChat(inbound.channel, inbound.chatId).readMemory()).length;
+    entries = n === 0 ? 'long-term memory is empty' : `long-term memory holds ${plural(n, 'entry', 'entries')}`;
+  } catch {
+    entries = 'long-term memory could not be read (/memory says why)';
+  }
+  const facts = services.index.enabled ? services.index.stats(services.memory.scopeKey(inbound.channel, inbound.chatId)).byKind.fact ?? 0 : undefined;
+  return `on — ${entries}${facts === undefined ? '' : `, and ${plural(facts, 'saved fact')}`}`;
+}
+
+/** A manager's plain /status: a few lines in words, the figures behind them in /status full. */
+async function plainStatus(services: StatusServices, session: StatusSession, inbound: StatusInbound): Promise<string> {
+  const m = chatModel(services, session);
+  const chosen = session.metadata.model !== undefined && m.name !== services.llm.modelFor('default');
+  // The context as last built against the model's room; compaction counts the memory budget whole, so it comes earlier.
+  const { tokens, limit } = services.compactor.usage(session);
+  const share = (tokens / limit) * 100;
+  const pending = services.reminders.list(inbound.channel, inbound.chatId);
+  const use = budgetUse(services, session.id);
+  const today = services.usage.day(session.id).all.total;
+  const wrong = problems(services, session);
+  return [
+    '📊 Status',
+    `Model: ${m.name}, ${visionLabel(m.info.vision)}${chosen ? ' (chosen with /model)' : ''}`,
+    `Conversation: ${plural(session.messages.length, 'message')}, ${share < 1 ? 'under 1%' : `${Math.min(100, Math.round(share))}%`} of what the model can read at once — the older part is summarised into memory well before it is full`,
+    `Memory: ${await memoryText(services, inbound)}`,
+    `Reminders: ${pending.length === 0 ? 'none' : `${fmt(pending.length)} pending, the next: ${describeReminder(pending[0]!)}`}`,
+    `Today: ${fmt(today)} tokens used${use ? `, ${use.pct} of ${isTopic(session.id) ? "the group's" : 'the'} daily budget (${fmt(services.budget.limit!)})` : ''}`,
+    wrong.length === 0 ? 'All is well.' : `⚠️ Needs a look: ${wrong.join('; ')}.`,
+    'The details: /status full',
+  ].join('\n');
+}
+
 export function createStatusCommand(): Command {
   return {
     name: 'status',
-    description: 'Show session size, context use, compactions, model and timings',
-    access: 'everyone',
-    async run({ session, services, inbound, role }) {
+    description: 'How this chat stands: model, conversation, memory, reminders; /status full for the details',
+    // The details are the operator's (settings, timings, servers); a member keeps the short view.
+    access: (args) => (/^full\b/i.test(args) ? 'managers' : 'everyone'),
+    async run({ session, services, inbound, role, args }) {
       if (!isManager(role)) return shortStatus(services, session);
+      const wanted = args.trim().toLowerCase();
+      if (wanted === '') return plainStatus(services, session, inbound);
+      if (wanted !== 'full') return `"/status ${args.trim()}" — send /status, or /status full for the details.`;
+      // The operator's view: every figure behind the plain one.
       const { llm, stats, runtime } = services;
       const last = stats.lastTurn(session.id);
       // The chat's own model: its limit, tokenizer and images (/model), else LLM_MODEL's.

@@ -89,7 +89,7 @@ test('piped input: one reply per line on stdout, logs on stderr, exit 0, session
       { ...baseEnv(), OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'x', WORKSPACE_DIR: ws.dir, LOG_LEVEL: 'info' },
       cwdWithoutDotEnv(ws.dir),
     ));
-    run.child.stdin.end('hello\n/status\n');
+    run.child.stdin.end('hello\n/status full\n');
     const { code, signal } = await run.exited;
     const out = run.stdout();
     assert.equal(code, 0, `exit code (signal ${signal}); stderr:\n${run.stderr()}`);

@@ -45,27 +45,46 @@ async function withStandIns(fn: (ctx: { llm: FakeLlm; tg: TelegramEmulator; dir:
   }
 }
 
-test('npm run setup --yes: checks the LLM and the token, learns the owner from their message, writes .env (0600); the daemon on it answers the owner', () =>
+/** `args` run on a terminal (script(1) gives it one), as a person runs setup; `answer` types a line at a prompt. */
+function onTerminal(cmd: string[], env: Record<string, string>, cwd: string) {
+  const run = start('script', ['-qfec', cmd.map((a) => `'${a}'`).join(' '), '/dev/null'], { TERM: 'dumb', ...env }, cwd);
+  const screen = () => run.out().replace(/\r/g, '');
+  let seen = 0;
+  const answer = async (prompt: RegExp, text: string) => {
+    // Each prompt after the previous answer: the same question asked twice is answered twice.
+    await waitFor(() => prompt.test(screen().slice(seen)), 30_000, `the prompt ${prompt}`).catch((err: Error) => assert.fail(`${err.message}; the screen:\n${screen()}`));
+    seen = screen().length;
+    run.write(`${text}\r`);
+  };
+  return { run, screen, answer };
+}
+
+test('npm run setup: checks the LLM and the token, learns the owner from their message (confirmed), writes .env (0600); the daemon on it answers the owner', () =>
   withStandIns(async ({ llm, tg, dir }) => {
     const envFile = path.join(dir, '.env');
-    const setup = npmSetup(
-      ['--yes', '--llm-url', llm.url, '--model', 'fake-model', '--api-root', tg.apiRoot, '--workspace', path.join(dir, 'workspace'), '--out', envFile, '--owner-wait', '60'],
+    const { run: setup, screen, answer } = onTerminal(
+      ['npm', 'run', '--silent', 'setup', '--', '--llm-url', llm.url, '--model', 'fake-model', '--api-root', tg.apiRoot, '--workspace', path.join(dir, 'workspace'), '--out', envFile, '--owner-wait', '60'],
       // The secrets come from the environment, as the usage recommends.
       { OPENAI_API_KEY: KEY, TELEGRAM_BOT_TOKEN: tg.token },
+      repoRoot,
     );
     const owner = tg.user({ userId: OWNER, firstName: 'Ada', userName: 'ada_owner' });
-    await waitFor(() => /Send any message to @TestNameBot/.test(setup.out()) || setup.err() !== '', 30_000, 'setup to wait for the owner');
-    await owner.say('hi, I am the owner');
-    assert.equal(await setup.exited, 0, setup.err());
+    try {
+      await waitFor(() => /Send any message to @TestNameBot/.test(screen()) || setup.err() !== '', 30_000, `setup to wait for the owner: ${screen()}`);
+      await owner.say('hi, I am the owner');
+      await answer(/A message from Ada \(@ada_owner, id 4242\)\. Is this you\? \[y\/N\]: $/, 'y');
+      assert.equal(await setup.exited, 0, screen());
+    } finally {
+      setup.kill();
+    }
 
-    const said = setup.out() + setup.err();
+    const said = screen() + setup.err();
     assert.ok(!said.includes(KEY) && !said.includes(tg.token), `no secret printed:\n${said}`);
     assert.equal(setup.err(), '');
-    assert.match(setup.out(), /^LLM: ok — fake-model at http:\/\/127\.0\.0\.1:\d+\/v1 answered in \d+ ms$/m);
-    assert.match(setup.out(), /^Telegram: ok — the token is @TestNameBot's/m);
-    assert.match(setup.out(), /^Owner: Ada \(@ada_owner, id 4242\), added to TELEGRAM_ALLOWED_USERS\.$/m);
-    assert.match(setup.out(), /^Done\. Start the bot with: npm start$/m);
-    assert.match(setup.out(), /npx pm2 start ecosystem\.config\.cjs/);
+    assert.match(screen(), /^LLM: ok — fake-model at http:\/\/127\.0\.0\.1:\d+\/v1 answered in \d+ ms$/m);
+    assert.match(screen(), /^Telegram: ok — the token is @TestNameBot's/m);
+    assert.match(screen(), /^Owner: Ada \(@ada_owner, id 4242\), added to TELEGRAM_ALLOWED_USERS\.$/m);
+    assert.match(screen(), /^Done\. Start the bot with: npm start$/m);
     assert.deepEqual(tg.botMessages(OWNER).map((m) => m.text), ["Setup got your message: you are this bot's owner. I answer here once the bot runs (npm start)."]);
 
     assert.equal((await stat(envFile)).mode & 0o777, 0o600);
@@ -101,19 +120,48 @@ test('npm run setup --yes: checks the LLM and the token, learns the owner from t
     }
   }));
 
-test('setup asks for the owner\'s message only once the messages already waiting are known: one sent at once is taken, an older one is not', () =>
+test('a stranger cannot become the owner by Enter: "Is this you?" defaults to no, and only the confirmed sender is written', () =>
   withStandIns(async ({ llm, tg, dir }) => {
-    await tg.user({ userId: 666001, firstName: 'Early' }).say('a message from before setup');
-    // The first look at the waiting messages answers slowly: asking before it is done lets the owner's message be taken for an old one.
-    tg.intercept('getUpdates', (call) => (call.index === 0 ? { delayMs: 1000 } : undefined));
-    const setup = start(process.execPath, ['--import', tsxLoader, path.join(repoRoot, 'src/cli/setup.ts'), '--yes', '--llm-url', llm.url, '--model', 'fake-model', '--api-root', tg.apiRoot, '--out', path.join(dir, '.env'), '--owner-wait', '20'], { OPENAI_API_KEY: KEY, TELEGRAM_BOT_TOKEN: tg.token }, dir);
-    await waitFor(() => /Send any message/.test(setup.out()) || setup.err() !== '', 20_000, 'the request for a message');
-    const askedAt = Date.now();
-    await tg.user({ userId: OWNER, firstName: 'Ada' }).say('me!');
-    assert.equal(await setup.exited, 0, setup.err());
-    const first = tg.callsOf('getUpdates')[0]!;
-    assert.ok(askedAt >= first.at + 1000, `asked ${askedAt - first.at} ms after the first poll started, before it was answered`);
-    assert.match(setup.out(), /^Owner: Ada \(@user4242, id 4242\)/m);
+    // A stranger who found the bot wrote before setup asked; the owner writes after.
+    await tg.user({ userId: 666001, firstName: 'Mallory' }).say('make me the owner');
+    const envFile = path.join(dir, '.env');
+    const { run, screen, answer } = onTerminal(
+      [process.execPath, '--import', tsxLoader, path.join(repoRoot, 'src/cli/setup.ts'), '--llm-url', llm.url, '--model', 'fake-model', '--api-root', tg.apiRoot, '--out', envFile, '--owner-wait', '30'],
+      { OPENAI_API_KEY: KEY, TELEGRAM_BOT_TOKEN: tg.token },
+      dir,
+    );
+    try {
+      await answer(/A message from Mallory \(.*id 666001\)\. Is this you\? \[[yYnN]\/[yYnN]\]: $/, '');
+      await tg.user({ userId: OWNER, firstName: 'Ada' }).say('me!');
+      await answer(/A message from Ada \(@user4242, id 4242\)\. Is this you\? /, 'y');
+      assert.equal(await run.exited, 0, screen());
+    } finally {
+      run.kill();
+    }
+    assert.match(screen(), /Mallory \(.*id 666001\)\. Is this you\? \[y\/N\]/, 'the question shows no as the default');
+    assert.match(screen(), /^Owner: Ada \(@user4242, id 4242\)/m);
+    assert.equal(dotenv.parse(await readFile(envFile, 'utf8')).TELEGRAM_ALLOWED_USERS, String(OWNER));
+    assert.deepEqual(tg.botMessages(666001), [], 'the stranger is told nothing');
+  }));
+
+test('npm run setup -- --yes without --owner: refused in one line naming --owner, before any check — nobody who messages the bot becomes its owner', () =>
+  withStandIns(async ({ llm, tg, dir }) => {
+    await tg.user({ userId: 666001, firstName: 'Mallory' }).say('make me the owner');
+    const envFile = path.join(dir, '.env');
+    const args = ['--yes', '--llm-url', llm.url, '--model', 'fake-model', '--api-root', tg.apiRoot, '--out', envFile, '--owner-wait', '5'];
+    const setup = npmSetup(args, { OPENAI_API_KEY: KEY, TELEGRAM_BOT_TOKEN: tg.token });
+    assert.equal(await setup.exited, 2, setup.out() + setup.err());
+    assert.deepEqual(setup.err().split('\n').filter(Boolean), [
+      'setup: with --yes (or no terminal) nobody confirms who messages the bot, so a stranger could become its owner — add --owner <your numeric user id or @username>, or --owner-wait 0 for no owner yet',
+    ]);
+    assert.ok(!existsSync(envFile), 'no .env');
+    assert.deepEqual([llm.requests.length, tg.callsOf('getUpdates').length], [0, 0], 'nothing checked, no message looked at');
+
+    // What the line says to add works: --owner, or --owner-wait 0 (no owner; pairing later).
+    const withOwner = npmSetup([...args, '--owner', '@ada_owner'], { OPENAI_API_KEY: KEY, TELEGRAM_BOT_TOKEN: tg.token });
+    assert.equal(await withOwner.exited, 0, withOwner.err());
+    assert.equal(dotenv.parse(await readFile(envFile, 'utf8')).TELEGRAM_ALLOWED_USERS, '@ada_owner');
+    assert.deepEqual(tg.callsOf('getUpdates'), [], 'the stranger\'s message was never looked at');
   }));
 
 test('a wrong key, an unknown model, an unreachable server, a refused token: one line saying which, exit 1, no .env, no secret printed', () =>
@@ -167,12 +215,7 @@ test('an existing .env: refused without --yes; with it, only the asked settings 
 test('on a terminal: the questions, the key and the token typed without echo, the default model taken from the server', () =>
   withStandIns(async ({ llm, tg, dir }) => {
     const envFile = path.join(dir, '.env');
-    const cmd = [process.execPath, '--import', tsxLoader, path.join(repoRoot, 'src/cli/setup.ts'), '--out', envFile, '--api-root', tg.apiRoot, '--owner', '@ada_owner'].map((a) => `'${a}'`).join(' ');
-    const run = start('script', ['-qfec', cmd, '/dev/null'], { TERM: 'dumb' }, dir);
-    const answer = async (prompt: RegExp, text: string) => {
-      await waitFor(() => prompt.test(run.out()), 20_000, `the prompt ${prompt}: ${run.out()}`);
-      run.write(`${text}\r`);
-    };
+    const { run, screen: shown, answer } = onTerminal([process.execPath, '--import', tsxLoader, path.join(repoRoot, 'src/cli/setup.ts'), '--out', envFile, '--api-root', tg.apiRoot, '--owner', '@ada_owner'], {}, dir);
     try {
       await answer(/Base URL \(Enter: OpenAI\): $/, llm.url);
       await answer(/API key, typed unseen \(Enter: none, for a local server\): $/, KEY);
@@ -183,7 +226,7 @@ test('on a terminal: the questions, the key and the token typed without echo, th
     } finally {
       run.kill();
     }
-    const screen = run.out();
+    const screen = shown();
     assert.ok(!screen.includes(KEY), `the key is not on the screen:\n${screen}`);
     assert.ok(!screen.includes(tg.token), 'nor the token');
     assert.match(screen, /offers 2 model\(s\): fake-model, other-model/);

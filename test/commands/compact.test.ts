@@ -324,7 +324,7 @@ function line(reply: string, prefix: string): string {
 test('/status shows context use, tokens by role, messages, compactions and the exact tokenizer', () =>
   withBot({ runtimeConfig: { compaction: { maxContextTokens: 3000, keepLastMessages: 20 } } }, async (bot) => {
     await talk(bot, 6);
-    const [s1] = await bot.send(CHAT, '/status');
+    const [s1] = await bot.send(CHAT, '/status full');
     const usage = bot.app.services.compactor.usage(session(bot));
     const ctx = /^Context: ([\d,]+) \/ ([\d,]+) tokens \((\d+\.\d)%\)/.exec(line(s1!, 'Context: '));
     assert.ok(ctx, line(s1!, 'Context: '));
@@ -351,7 +351,7 @@ test('/status shows context use, tokens by role, messages, compactions and the e
 
     // After a compaction: fewer messages in session, received unchanged, compacted count and kind.
     assert.match(await compact(bot, '4'), /8 messages summarized/);
-    const [s2] = await bot.send(CHAT, '/status');
+    const [s2] = await bot.send(CHAT, '/status full');
     assert.match(line(s2!, 'Messages: '), /^Messages: 5 in session, 6 received in this chat, 8 compacted so far$/);
     assert.match(line(s2!, 'Last compaction:'), /^Last compaction: \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC, summary \(removed 8, kept 4\)$/);
     const ctx2 = /^Context: ([\d,]+) \//.exec(line(s2!, 'Context: '))!;
@@ -363,7 +363,7 @@ test('/status after a truncation names the kind "truncation"', () => {
   return withBot({ responder }, async (bot) => {
     await talk(bot, 4);
     assert.match(await compact(bot, '2'), /without a summary/);
-    const [s] = await bot.send(CHAT, '/status');
+    const [s] = await bot.send(CHAT, '/status full');
     assert.match(line(s!, 'Last compaction:'), /, truncation \(removed 6, kept 2\)$/);
     assert.match(line(s!, 'Messages: '), /6 compacted so far$/);
   });
@@ -372,7 +372,7 @@ test('/status after a truncation names the kind "truncation"', () => {
 test('/status says "estimate" for a model with no known tokenizer (LLM_MODEL=llama3)', () =>
   withBot({ env: { LLM_MODEL: 'llama3' } }, async (bot) => {
     await talk(bot, 2);
-    const [s] = await bot.send(CHAT, '/status');
+    const [s] = await bot.send(CHAT, '/status full');
     assert.match(line(s!, 'Tokenizer:'), /^Tokenizer: estimate\b/);
     assert.ok(!line(s!, 'Tokenizer:').includes('exact'));
     // The unknown model's conservative default limit applies.
@@ -385,7 +385,7 @@ test('/status says "estimate" for a model with no known tokenizer (LLM_MODEL=lla
 
 test('a command never reaches the chat model', () =>
   withBot({ responder: (req) => (promptKind(req) === 'chat' ? text('should not happen') : memoryAwareResponder(req, 0)) }, async (bot) => {
-    await bot.send(CHAT, '/status');
+    await bot.send(CHAT, '/status full');
     await bot.send(CHAT, '/compact');
     assert.equal(bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').length, 0);
   }));

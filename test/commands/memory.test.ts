@@ -123,18 +123,18 @@ test('/new clears the session and keeps every memory file (byte-identical; histo
 test('/status shows the memory block size in tokens and its budget', async () => {
   const bot = await startTestBot();
   try {
-    const [none] = await bot.send('1', '/status');
+    const [none] = await bot.send('1', '/status full');
     assert.doesNotMatch(none!, /Memory block:/, 'no turn yet, nothing to report');
 
     await bot.send('1', 'hello', { receivedAt: AT });
-    const [empty] = await bot.send('1', '/status');
+    const [empty] = await bot.send('1', '/status full');
     assert.match(empty!, /^Memory block: (0 tokens \(budget 12,500\)|empty( \(budget 12,500\))?)$/m);
 
     await mkdir(memDir(bot, '1'), { recursive: true });
     const memory = Array.from({ length: 20 }, (_, i) => `- fact ${i}: the user keeps ${i} beehives in Porto.`).join('\n');
     await writeFile(path.join(memDir(bot, '1'), 'MEMORY.md'), memory + '\n');
     await bot.send('1', 'again', { receivedAt: AT });
-    const [status] = await bot.send('1', '/status');
+    const [status] = await bot.send('1', '/status full');
     const m = /^Memory block: ([\d,]+) tokens \(budget ([\d,]+)\)$/m.exec(status!);
     assert.ok(m, status);
     const tokens = Number(m[1]!.replace(/,/g, ''));

@@ -56,12 +56,12 @@ test("the chat's model sets its context limit and tokenizer (catalogue); /status
   const bot = await startTestBot({ env: MODELS, runtimeConfig: { compaction: { maxContextTokens: 200_000 } } });
   try {
     await bot.send('1', 'hello there');
-    const before = (await bot.send('1', '/status'))[0]!;
+    const before = (await bot.send('1', '/status full'))[0]!;
     assert.match(before, /^Context: [\d,]+ \/ 128,000 tokens/m);
     assert.match(before, /^Tokenizer: exact \(o200k_base\)$/m);
     assert.match(before, /^Model: gpt-4o-mini \(summaries: gpt-4o-mini\) · reads images$/m);
     await bot.send('1', '/model gpt-4');
-    const after = (await bot.send('1', '/status'))[0]!;
+    const after = (await bot.send('1', '/status full'))[0]!;
     assert.match(after, /^Context: [\d,]+ \/ 8,192 tokens/m);
     assert.match(after, /^Tokenizer: exact \(cl100k_base\)$/m);
     assert.match(after, /^Model: gpt-4 \(chosen with \/model; default gpt-4o-mini\) \(summaries: gpt-4o-mini\) · text only$/m);

@@ -62,7 +62,7 @@ test('DAILY_TOKEN_BUDGET counts the whole group: once its topics together used i
 
     const owner = inGroup(bot, OWNER);
     assert.equal((await ask(bot, owner, '@TestNameBot owner here', 11)).text, 'echo: owner here', 'the owner has no budget');
-    assert.match((await ask(bot, owner, '/status', 7)).text, /^Tokens today: 15 \(answers 15, .* · daily budget 20 for the whole group \(45 used by its topics together, 100\.0%\)$/m);
+    assert.match((await ask(bot, owner, '/status full', 7)).text, /^Tokens today: 15 \(answers 15, .* · daily budget 20 for the whole group \(45 used by its topics together, 100\.0%\)$/m);
     assert.match((await ask(bot, member, '/status', 7)).text, /^Tokens today: 15 in this topic, 45 in the group, of its daily budget of 20 \(100\.0%\)$/m);
     assert.equal((await ask(bot, inGroup(bot, MEMBER, OTHER), '@TestNameBot hello')).text, 'echo: hello', 'another group has its own budget');
   } finally {

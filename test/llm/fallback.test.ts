@@ -158,7 +158,7 @@ test('through the daemon: model A answers 500s, model B takes over — the reply
     const counts = perModel(bot.llm.requests);
     t.diagnostic(`requests per model: ${JSON.stringify(counts)}`);
     assert.deepEqual(counts, { 'model-a': 3, 'model-b': 1 }, 'A: the first try and 2 retries; then B once');
-    const [status] = await bot.send('1', '/status');
+    const [status] = await bot.send('1', '/status full');
     assert.match(status!, /^Model: model-a \(summaries: model-a\) · text only · fallback: model-b$/m);
     assert.match(status!, /^Last answer by model-b \(fallback from model-a, which failed\)$/m);
     const line = bot.logs.lines().find((l) => l.msg?.endsWith('answered by model-b, the fallback for model-a'));

@@ -84,7 +84,7 @@ test('a server that never answers does not hold up the start: the bot answers wi
     assert.equal(mute.state.kind, 'connecting');
     assert.deepEqual(await bot.send('1', 'hi'), ['echo: hi']);
     assert.ok(!(bot.llm.chatRequests()[0]!.body.tools as any[]).some((t) => t.function.name.startsWith('mute__')));
-    const [status] = await bot.send('1', '/status');
+    const [status] = await bot.send('1', '/status full');
     assert.match(status!, /^ {2}mute \(stdio\): connecting \(attempt 1\) · private chats only$/m);
   } finally {
     await close();

@@ -117,7 +117,7 @@ test('group chats get no MCP tools unless the server lists them (a forum topic c
 });
 
 test('/status lists each server with its state and tool count', async () => {
-  const [status] = await bot.send('7', '/status');
+  const [status] = await bot.send('7', '/status full');
   assert.match(status!, /^MCP servers: 2$/m);
   assert.match(status!, /^ {2}fx \(stdio\): connected, 5 tools · private chats only$/m);
   assert.match(status!, /^ {2}web \(http\): connected, 2 tools · in 1 listed group too$/m);

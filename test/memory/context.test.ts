@@ -178,7 +178,7 @@ test('over budget: the oldest recent day goes first; MEMORY.md, today and newer 
     assert.ok(block.includes(`### 2026-03-09\n${day1.join('\n')}`), 'the newer recent day stays');
     assert.ok(!block.includes('2026-03-07') && !block.includes('older'), 'the oldest recent day is dropped');
 
-    const [status] = await bot.send('1', '/status');
+    const [status] = await bot.send('1', '/status full');
     assert.match(status!, /Memory trimmed to fit: recent day 2026-03-07 \(\d+ tokens\)$/m);
     assert.doesNotMatch(status!, /2026-03-09|today's notes/);
     const m = /Memory block: (\d+) tokens \(budget (\d+)\)/.exec(status!);
@@ -216,7 +216,7 @@ test('far over budget: recent days oldest first, then the oldest lines of today;
     assert.ok(kept.length > 0 && kept.length < today.length, `kept ${kept.length} of ${today.length} lines of today`);
     assert.deepEqual(kept, today.slice(today.length - kept.length), 'the newest lines of today are the ones kept, in order');
 
-    const [status] = await bot.send('1', '/status');
+    const [status] = await bot.send('1', '/status full');
     const size = /Memory block: (\d+) tokens \(budget (\d+)\)/.exec(status!);
     assert.ok(size, status);
     assert.equal(Number(size[2]), 150);

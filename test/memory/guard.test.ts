@@ -59,7 +59,7 @@ test('a destructive memory_update at /new is refused: facts kept, history writte
     assert.equal(refusals.length, 1, 'logged once');
     assert.equal(refusals[0]!.source, 'consolidation');
     assert.equal(refusals[0]!.dropped, 4);
-    const [status] = await bot.send('1', '/status');
+    const [status] = await bot.send('1', '/status full');
     assert.match(status!, /Memory rewrites refused: 1 \(last .* consolidation: would have dropped 4 of 4 entries\)/);
     // The prompt of the next turn still carries the secret word.
     await bot.send('1', 'what is the secret word?');
@@ -78,7 +78,7 @@ test('a legitimate memory_update (an edit and an addition) passes and is kept as
     await bot.send('1', '/new');
     assert.equal(await readFile(path.join(memDir(bot), 'MEMORY.md'), 'utf8'), edited);
     assert.equal(bot.logs.lines().filter((l) => l.code === 'memory.rewrite_refused').length, 0);
-    const [status] = await bot.send('1', '/status');
+    const [status] = await bot.send('1', '/status full');
     assert.match(status!, /Memory rewrites refused: 0/);
   } finally {
     await bot.close();

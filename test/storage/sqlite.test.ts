@@ -43,7 +43,7 @@ test('each of memory.db, schedules.db and usage.db, damaged: set aside byte for 
     assert.deepEqual(errors.map((l) => l.file).sort(), [...DATABASES].sort(), 'one error line per file');
     assert.ok(errors.every((l) => l.level === 50));
 
-    const [status] = await bot.send('1', '/status');
+    const [status] = await bot.send('1', '/status full');
     assert.match(status!, /Damaged databases set aside/);
     for (const name of DATABASES) assert.match(status!, new RegExp(`${name.replace('.', '\\.')}\\.corrupt-`));
 

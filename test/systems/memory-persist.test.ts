@@ -110,7 +110,7 @@ test('memory.enabled=false: no note is written and no # Memory is sent', async (
       assert.ok(!system.includes('Ada'), 'MEMORY.md not sent');
     }
     assert.deepEqual((await readdir(memDir(bot, '8'))).sort(), ['2026-03-09.md', 'MEMORY.md'], 'no note file written');
-    const [status] = await bot.send('8', '/status');
+    const [status] = await bot.send('8', '/status full');
     assert.match(status!, /Memory block: empty/);
     assert.match(status!, /MemoryPersist skipped/);
   } finally {

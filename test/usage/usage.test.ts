@@ -29,10 +29,10 @@ test("usage from the server's `usage` field lands in /status: today's tokens of 
     await bot.send('1', 'again');
     await bot.send('2', 'another chat');
     await bot.send('1', '/compact 1');
-    const [status] = await bot.send('1', '/status');
+    const [status] = await bot.send('1', '/status full');
     // 2 answers × 1,050 = 2,100; consolidation + summary 2 × 220 = 440; 1,200 of 2,400 prompt tokens cached.
     assert.match(status!, /^Tokens today: 2,540 \(answers 2,100, background 440; prompt 2,400, completion 140\) · 50\.0% of prompt tokens cached$/m);
-    const [status2] = await bot.send('2', '/status');
+    const [status2] = await bot.send('2', '/status full');
     assert.match(status2!, /^Tokens today: 1,050 \(answers 1,050, background 0;.*60\.0% of prompt tokens cached$/m);
 
     const rows = bot.app.services.usage.rows({ chat: 'test:1' });
@@ -98,7 +98,7 @@ test('DAILY_TOKEN_BUDGET: once the chat has used it, the next message gets one l
     const [cleared] = await bot.send('1', '/new');
     assert.match(cleared!, /^Session cleared, but saving it to memory failed: this chat's daily token budget is used up\.\nNothing was lost: the whole conversation is in the history log/);
     assert.equal(bot.llm.requests.length, before, 'no consolidation call');
-    const [status] = await bot.send('1', '/status');
+    const [status] = await bot.send('1', '/status full');
     assert.match(status!, /daily budget 2,000 \(100\.0% used\)/);
 
     // Another chat has its own budget.

@@ -41,14 +41,14 @@ test('/status, /new and /start work as on the console, without asking the model'
     const owner = bot.tg.user({ userId: OWNER });
     await owner.say('remember me');
     await bot.tg.waitForBotMessages(OWNER, 1);
-    await owner.say('/status');
+    await owner.say('/status full');
     const status = (await bot.tg.waitForBotMessages(OWNER, 2))[1]!.text;
     assert.match(status, /Session: telegram:111/);
     assert.match(status, /Messages: 2 in session/);
 
     await owner.say('/new');
     await bot.tg.waitForBotMessages(OWNER, 3);
-    await owner.say('/status');
+    await owner.say('/status full');
     assert.match((await bot.tg.waitForBotMessages(OWNER, 4))[3]!.text, /Messages: 0 in session/, '/new cleared the session');
 
     await owner.say('/start');

@@ -72,7 +72,7 @@ test('the daemon serves a conversation end to end: reply, /status, a stranger re
     const owner = tg.user({ userId: OWNER });
     await owner.say('hello bot');
     assert.equal((await tg.waitForBotMessages(OWNER, 1, 15_000))[0]!.text, 'echo: hello bot');
-    await owner.say('/status');
+    await owner.say('/status full');
     assert.match((await tg.waitForBotMessages(OWNER, 2, 15_000))[1]!.text, /Session: telegram:111/);
 
     const stranger = tg.user({ userId: 333 });

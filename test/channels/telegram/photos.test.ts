@@ -87,7 +87,7 @@ test('a text-only model: one line, no LLM call and no download, the photo kept w
     assert.deepEqual(session.messages[0].attachment, { kind: 'photo', fileId: 'dog_l' });
     assert.equal(bot.llm.chatRequests().length, 1, 'only "hello" reached the model');
     assert.equal(bot.tg.botMessages(OWNER)[1]!.text, 'echo: hello');
-    await owner.say('/status');
+    await owner.say('/status full');
     const status = (await bot.tg.waitForBotMessages(OWNER, 3))[2]!.text;
     assert.match(status, /Model: gpt-3\.5-turbo \(summaries: gpt-3\.5-turbo\) · text only/);
   } finally {

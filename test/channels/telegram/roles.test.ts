@@ -101,7 +101,7 @@ test('a group member is refused /export, /forget, /memory, /memory undo, /new, /
     assert.match(await readFile(path.join(bot.workspace, 'memory', `telegram:${GROUP}`, 'MEMORY.md'), 'utf8'), /Max waters the plums/);
 
     // The owner may: full /status, the document, the forget request it made, a new conversation.
-    assert.match(await ask(bot, owner, '/status'), new RegExp(`^Session: telegram:${GROUP} `, 'm'));
+    assert.match(await ask(bot, owner, '/status full'), new RegExp(`^Session: telegram:${GROUP} `, 'm'));
     assert.match(await ask(bot, owner, '/forget confirm'), /^🗑 Forgot “plum code”/);
     assert.match(await ask(bot, owner, '/export'), /^📦 Sent: memory-export-/);
     assert.equal(bot.tg.callsOf('sendDocument').length, 1);
@@ -117,7 +117,7 @@ test('GROUP_ADMINS_MANAGE=on: a Telegram admin of the group may (looked up once,
   try {
     assert.equal(await ask(bot, member, '/export'), "Only the bot's owner or a group admin can use /export in this group, so nothing was done. Ask one of them if it is needed.");
     assert.match(await ask(bot, admin, '/export'), /^📦 Sent: memory-export-/);
-    assert.match(await ask(bot, admin, '/status'), new RegExp(`^Session: telegram:${GROUP} `, 'm'), 'an admin gets the full /status');
+    assert.match(await ask(bot, admin, '/status full'), new RegExp(`^Session: telegram:${GROUP} `, 'm'), 'an admin gets the full /status');
     const lookups = bot.tg.callsOf('getChatMember');
     assert.deepEqual(
       lookups.map((c) => [String(c.body.chat_id), String(c.body.user_id)]),
@@ -146,7 +146,7 @@ test('in a private chat the user is the owner of their own chat: /export and the
     await someone.say('/export');
     await waitFor(() => bot.tg.callsOf('sendDocument').length === 1 && bot.tg.botMessages(404).length >= 1, 10_000, 'the document and the reply');
     assert.match(bot.tg.botMessages(404)[0]!.text, /^📦 Sent: memory-export-/);
-    await someone.say('/status');
+    await someone.say('/status full');
     assert.match((await bot.tg.waitForBotMessages(404, 2))[1]!.text, /^Session: telegram:404 /m);
   } finally {
     await bot.close();
