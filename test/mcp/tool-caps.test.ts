@@ -2,7 +2,7 @@
  * Servers that list too many tools cannot make every request fail or cost a fortune: each
  * server's tools are taken up to its `maxTools` (32 unless set), a request holds 128 functions
  * at most with the bot's own first, names are unique, and what was left out is named in the
- * log and in /status.
+ * log and in /status full.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { startMcpBot } from '../helpers/mcp.js';
 import { until } from '../helpers/reminders.js';
 import { stdioFixture } from '../fixtures/mcp-server.js';
 
-test('150 and 120 listed tools: 32 from the first (its default maxTools), the second fills the request up to 128 functions; /status and the log name the rest', async () => {
+test('150 and 120 listed tools: 32 from the first (its default maxTools), the second fills the request up to 128 functions; /status full and the log name the rest', async () => {
   const fixture = stdioFixture();
   const { bot, close } = await startMcpBot({
     many: { ...fixture, env: { FIXTURE_EXTRA_TOOLS: '150' } },
@@ -29,7 +29,7 @@ test('150 and 120 listed tools: 32 from the first (its default maxTools), the se
     assert.equal(names.filter((n) => n.startsWith('more__')).length, 128 - own - 32);
     assert.equal(names.filter((n) => !n.includes('__')).length, own, "the bot's own tools all stay");
 
-    const [status] = await bot.send('1', '/status');
+    const [status] = await bot.send('1', '/status full');
     // The fixture lists 7 tools of its own before the extra ones, and one after.
     assert.match(status!, /^ {2}many \(stdio\): connected, 32 tools; 126 more left out, past its maxTools 32 \(extra_25, extra_26, extra_27, extra_28, extra_29 and 121 more\) · private chats only$/m);
     const cut = 128 - (128 - own - 32);

@@ -62,7 +62,7 @@ test('risk: an anonymous group admin is ignored — with GROUP_ADMINS_MANAGE=on 
   try {
     assert.equal(await ask(bot, () => s.anonymous('@TestNameBot the plum code is 4471')), 'echo: the plum code is 4471');
     assert.match(await ask(bot, () => s.anonymous('/export')), /^📦 Sent: memory-export-/);
-    assert.match(await ask(bot, () => s.anonymous('/status')), new RegExp(`^Session: telegram:${GROUP} `, 'm'), 'the full /status');
+    assert.match(await ask(bot, () => s.anonymous('/status full')), new RegExp(`^Session: telegram:${GROUP} `, 'm'), 'the full /status');
     assert.equal(bot.tg.callsOf('sendDocument').length, 1);
     assert.equal(bot.tg.callsOf('getChatMember').length, 0, 'posting as the group proves the admin: nobody is looked up');
     const saved = (await bot.sessionFile(GROUP)).messages.find((m: any) => m.role === 'user');
