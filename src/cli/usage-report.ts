@@ -30,7 +30,13 @@ export function formatUsageTables(rows: UsageRow[]): string {
     lines.push(['all', fmt(all.calls), fmt(sumUsage(list.filter((r) => r.kind === 'answer')).total), fmt(sumUsage(list.filter((r) => r.kind !== 'answer')).total), fmt(all.promptTokens), all.promptTokens > 0 ? `${((all.cachedTokens / all.promptTokens) * 100).toFixed(1)}%` : '-', fmt(all.completionTokens), fmt(all.total)]);
     const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
     const row = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-    out.push(`${chat === '*' ? '* (embeddings, all chats)' : chat}`, row(header), ...lines.map(row), '');
+    out.push(`${chat === '*' ? '* (embeddings, all chats)' : chat}`, row(header), ...lines.map(row));
+    const estimated = list.reduce((n, r) => n + r.estimatedTokens, 0);
+    const estimatedCalls = list.reduce((n, r) => n + r.estimatedCalls, 0);
+    if (estimatedCalls > 0) {
+      out.push(`(${fmt(estimated)} of these tokens are the bot's own count for ${fmt(estimatedCalls)} call${estimatedCalls === 1 ? '' : 's'} that ended without the server's figures: stopped, timed out or cut off)`);
+    }
+    out.push('');
   }
   return out.join('\n').trimEnd();
 }

@@ -36,8 +36,17 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$/;
 const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const EXAMPLE = 'e.g. gpt-4.1=https://api.example.com/v1|EXAMPLE_KEY';
 
+/**
+ * The comma-separated entries of `name`. An empty entry (`a,,b`, a trailing comma) is a problem
+ * line, not skipped: it is most often a name lost in an edit, and the chain would quietly be
+ * shorter than the operator believes.
+ */
 function entries(r: SettingsReader, name: 'LLM_MODELS' | 'LLM_FALLBACK'): string[] {
-  return (r.str(name) ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const value = r.str(name);
+  if (value === undefined) return [];
+  const all = value.split(',').map((e) => e.trim());
+  if (all.some((e) => e === '')) r.problem(`${name} has an empty entry (two commas in a row, or one at an end) — write one model name between each pair of commas`);
+  return all.filter(Boolean);
 }
 
 function checkName(r: SettingsReader, setting: string, name: string): boolean {

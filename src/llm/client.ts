@@ -17,8 +17,9 @@ import type { Logger } from '../core/log.js';
 import { withRetry } from '../core/retry.js';
 import { normalizeToolCall, type ToolCall } from '../sessions/model.js';
 import { LlmError, classifyLlmError, fallsOver, toLlmError } from './errors.js';
-import { toTokenUsage, type TokenUsage, type UsageAccount } from './accounting.js';
-import { readStream, refusesStreamOptions, streamingBody, type StreamSupport } from './stream.js';
+import { estimateUsage, outputText, toTokenUsage, type TokenUsage, type UsageAccount } from './accounting.js';
+import { readStream, refusesStreamOptions, streamingBody, streamSoFar, type StreamSupport } from './stream.js';
+import { EstimateCounter, type TokenCounter } from './tokens.js';
 import { transcribeAudio, type TranscriptionRequest, type TranscriptionResult } from './transcribe.js';
 
 export type ModelTier = 'default' | 'balanced';
@@ -107,6 +108,9 @@ export class LlmClient {
   usageSink: UsageSink | undefined;
   /** Set by the app: true when a call billed to this account must not be made (daily token budget). */
   gate: ((account: UsageAccount) => boolean) | undefined;
+  /** Set by the app: a model's tokenizer, to estimate a call that ended without usage (unset or unknown: characters / 3.5). */
+  tokensFor: ((model: string) => TokenCounter | undefined) | undefined;
+  private roughTokens: TokenCounter | undefined;
   private readonly defaultEndpoint: Endpoint;
   /** LLM_MODELS entries with a server of their own, by lower-cased name. */
   private readonly own = new Map<string, { name: string; endpoint: Endpoint }>();
@@ -191,7 +195,16 @@ export class LlmClient {
     const timeoutMs = opts.timeoutMs ?? this.config.llmTimeoutMs;
     if (opts.onText) return this.chatStreamed(endpoint, body, opts.onText, timeoutMs, opts, log);
     const res = await this.call(
-      async (signal) => endpoint.sdk.chat.completions.create(body, { signal, timeout: timeoutMs }),
+      async (signal) => {
+        const sent = !signal.aborted;
+        try {
+          return await endpoint.sdk.chat.completions.create(body, { signal, timeout: timeoutMs });
+        } catch (err) {
+          // Let go of by us (/stop, a deadline) after it was sent: the server has the prompt.
+          if (sent && signal.aborted) this.bill(opts, body, null, '', log);
+          throw err;
+        }
+      },
       timeoutMs,
       opts.retries ?? this.config.llmMaxRetries,
       log,
@@ -204,11 +217,12 @@ export class LlmClient {
     const usage: TokenUsage | null = res.usage
       ? toTokenUsage(res.usage)
       : null;
-    if (usage && opts.account) this.report(opts.account, usage, model, log);
     const msg = choice.message;
     const toolCalls = readToolCalls(msg.tool_calls);
+    const content = typeof msg.content === 'string' ? msg.content : '';
+    this.bill(opts, body, usage, outputText(content, toolCalls), log);
     return {
-      content: typeof msg.content === 'string' ? msg.content : '',
+      content,
       toolCalls,
       finishReason: choice.finish_reason ?? null,
       usage,
@@ -230,8 +244,19 @@ export class LlmClient {
     log: Logger,
   ): Promise<ChatResult> {
     const attempt = async (signal: AbortSignal) => {
-      const stream = await endpoint.sdk.chat.completions.create(streamingBody(body, endpoint.stream), { signal, timeout: timeoutMs });
-      return readStream(stream, onText);
+      const sent = !signal.aborted;
+      const soFar = streamSoFar();
+      let answering = false;
+      try {
+        const stream = await endpoint.sdk.chat.completions.create(streamingBody(body, endpoint.stream), { signal, timeout: timeoutMs });
+        answering = true;
+        return await readStream(stream, onText, soFar);
+      } catch (err) {
+        // Stopped, timed out or cut off once the server had the request: it cost the prompt
+        // and what it generated so far (each attempt of a retry its own).
+        if (soFar.usage || answering || (sent && signal.aborted)) this.bill(opts, body, soFar.usage, outputText(soFar.content, soFar.calls.values()), log);
+        throw err;
+      }
     };
     const run = () => this.call(attempt, timeoutMs, opts.retries ?? this.config.llmMaxRetries, log, opts.signal);
     let res;
@@ -243,10 +268,12 @@ export class LlmClient {
       log.warn({ model: body.model }, 'the LLM server refuses stream_options; streaming without usage figures from now on');
       res = await run();
     }
-    if (res.usage && opts.account) this.report(opts.account, res.usage, body.model, log);
+    // A server that sends no usage (it ignores or refused stream_options) is counted by us.
+    const toolCalls = readToolCalls(res.toolCalls);
+    this.bill(opts, body, res.usage, outputText(res.content, toolCalls), log);
     return {
       content: res.content,
-      toolCalls: readToolCalls(res.toolCalls),
+      toolCalls,
       finishReason: res.finishReason,
       usage: res.usage,
       model: body.model,
@@ -278,6 +305,25 @@ export class LlmClient {
     const r = await transcribeAudio(this.sdk, req);
     if (r.ok) this.report({ chat, kind: 'transcription' }, r.usage, req.model, this.log);
     return r;
+  }
+
+  /**
+   * Records what an accounted chat call cost: the server's `usage`, or without it our count of
+   * the request and of `output`, what the model generated (accounting.ts, estimateUsage).
+   */
+  private bill(opts: ChatCallOptions, body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, usage: TokenUsage | null, output: string, log: Logger): void {
+    if (!opts.account) return;
+    let cost = usage;
+    if (!cost) {
+      try {
+        cost = estimateUsage(this.tokensFor?.(body.model) ?? (this.roughTokens ??= new EstimateCounter()), body, output);
+      } catch (err) {
+        log.warn({ err }, 'could not estimate token usage');
+        return;
+      }
+      log.debug({ model: body.model, chat: opts.account.chat, promptTokens: cost.promptTokens, completionTokens: cost.completionTokens }, 'no usage from the server for this call; recording an estimate');
+    }
+    this.report(opts.account, cost, body.model, log);
   }
 
   private report(account: UsageAccount, usage: TokenUsage, model: string, log: Logger): void {

@@ -3,7 +3,7 @@
  * sessions/integrity.ts) so a session interrupted mid-tool-loop still makes a valid request.
  */
 import type { ChatCompletionContentPartImage, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import type { SessionMessage } from '../sessions/model.js';
+import { reminderNote, type SessionMessage } from '../sessions/model.js';
 import { repairToolPairs } from '../sessions/integrity.js';
 
 /**
@@ -29,6 +29,8 @@ function convert(m: SessionMessage): ChatCompletionMessageParam {
     case 'user':
       return { role: 'user', content: m.content };
     case 'assistant':
+      // The user's words the bot delivered: given as a user's note, not as the model's turn.
+      if (m.reminder !== undefined) return { role: 'user', content: reminderNote(m) };
       if (m.toolCalls && m.toolCalls.length > 0) {
         return {
           role: 'assistant',

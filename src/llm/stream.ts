@@ -36,47 +36,58 @@ export function refusesStreamOptions(err: unknown): boolean {
   return e?.status === 400 && typeof e.message === 'string' && /stream_options|include_usage/i.test(e.message);
 }
 
-/** Reads one streamed completion to its end, calling `onText` with the text so far. */
-export async function readStream(stream: AsyncIterable<ChatCompletionChunk>, onText: (soFar: string) => void): Promise<StreamedMessage> {
-  let content = '';
+/**
+ * What a stream delivered so far, kept up to date as its events arrive: a stream that ends early
+ * (stopped, timed out, cut off) is still accounted for from it (llm/accounting.ts).
+ */
+export interface StreamSoFar {
+  content: string;
+  /** Tool calls by index, their arguments as joined so far. */
+  calls: Map<number, { id: string; name: string; arguments: string }>;
+  usage: TokenUsage | null;
+}
+
+export function streamSoFar(): StreamSoFar {
+  return { content: '', calls: new Map(), usage: null };
+}
+
+/** Reads one streamed completion to its end, calling `onText` with the text so far (and keeping `soFar` up to date). */
+export async function readStream(stream: AsyncIterable<ChatCompletionChunk>, onText: (soFar: string) => void, soFar: StreamSoFar = streamSoFar()): Promise<StreamedMessage> {
   let finishReason: string | null = null;
-  let usage: TokenUsage | null = null;
   let model: string | undefined;
   let chunks = 0;
-  const calls = new Map<number, { id: string; name: string; args: string }>();
+  const calls = soFar.calls;
   for await (const chunk of stream) {
     chunks++;
     model ??= chunk.model;
-    if (chunk.usage) {
-      const u = chunk.usage;
-      usage = toTokenUsage(u);
-    }
+    if (chunk.usage) soFar.usage = toTokenUsage(chunk.usage);
     const choice = chunk.choices?.[0];
     if (!choice) continue;
     if (choice.finish_reason) finishReason = choice.finish_reason;
     const delta = choice.delta;
     if (!delta) continue;
     if (typeof delta.content === 'string' && delta.content.length > 0) {
-      content += delta.content;
-      onText(content);
+      soFar.content += delta.content;
+      onText(soFar.content);
     }
     for (const [i, d] of (delta.tool_calls ?? []).entries()) {
       // Servers that omit `index` send each call whole in one delta: its place in the list says which.
       const key = typeof d.index === 'number' ? d.index : i;
-      const call = calls.get(key) ?? { id: '', name: '', args: '' };
+      const call = calls.get(key) ?? { id: '', name: '', arguments: '' };
       if (d.id) call.id = d.id;
       if (d.function?.name) call.name += d.function.name;
-      if (d.function?.arguments) call.args += d.function.arguments;
+      if (d.function?.arguments) call.arguments += d.function.arguments;
       calls.set(key, call);
     }
   }
+  const { content, usage } = soFar;
   if (chunks === 0) {
     // A server that answered stream: true with something other than events (or nothing at all).
     throw new LlmError('llm.bad_response', 'rejected', 'the LLM server sent no streamed events; set STREAMING=off if it cannot stream');
   }
   const toolCalls = [...calls.entries()]
     .sort((a, b) => a[0] - b[0])
-    .map(([, c]) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.args } }));
+    .map(([, c]) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
   return { content, toolCalls, finishReason, usage, model };
 }
 

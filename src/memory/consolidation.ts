@@ -9,7 +9,7 @@ import { format } from 'date-fns';
 import { TZDate } from '@date-fns/tz';
 import type { LlmClient } from '../llm/client.js';
 import type { Logger } from '../core/log.js';
-import type { SessionMessage } from '../sessions/model.js';
+import { reminderNote, type SessionMessage } from '../sessions/model.js';
 import type { MemoryFiles } from './files.js';
 import { cutChars } from './notes.js';
 import { errorMessage, isAppError } from '../core/errors.js';
@@ -64,9 +64,11 @@ function stamp(iso: string, tz: string): string {
 export function formatForPrompt(messages: SessionMessage[], tz: string): string {
   return messages
     .map((m) => {
-      const who = m.role === 'tool' ? `TOOL(${m.toolName ?? '?'})` : m.role.toUpperCase();
       const calls = m.toolCalls?.length ? ` [called ${m.toolCalls.map((c) => c.name).join(', ')}]` : '';
       const max = m.role === 'tool' ? 300 : MAX_PROMPT_CHARS_PER_MESSAGE;
+      // A delivered reminder is a user's text, not the assistant's: a note, quoted (sessions/model.ts).
+      if (m.reminder !== undefined) return `[${stamp(m.timestamp, tz)}] NOTE: ${reminderNote({ content: cutChars(m.content, max) })}`;
+      const who = m.role === 'tool' ? `TOOL(${m.toolName ?? '?'})` : m.role.toUpperCase();
       return `[${stamp(m.timestamp, tz)}] ${who}: ${cutChars(m.content, max)}${calls}`;
     })
     .join('\n');
@@ -169,7 +171,7 @@ export function parseConsolidation(text: string): ConsolidationResult | null {
 
 export function rawFallbackEntry(messages: SessionMessage[], reason: string, tz: string, keepAll = false): string {
   const kept = keepAll ? messages.filter((m) => m.role === 'user' || m.role === 'assistant') : messages.slice(-RAW_FALLBACK_MESSAGES);
-  const lines = kept.map((m) => `- [${stamp(m.timestamp, tz)}] ${m.role}: ${collapseLineBreaks(keepAll ? m.content : cutChars(m.content, RAW_FALLBACK_CHARS))}`);
+  const lines = kept.map((m) => `- [${stamp(m.timestamp, tz)}] ${m.reminder !== undefined ? 'reminder (set by a user)' : m.role}: ${collapseLineBreaks(keepAll ? m.content : cutChars(m.content, RAW_FALLBACK_CHARS))}`);
   const what = keepAll ? `All ${kept.length} user and assistant messages of ${messages.length}` : `Last ${kept.length} of ${messages.length} messages`;
   return [`[raw-fallback] Consolidation failed (${reason}). ${what}:`, ...lines].join('\n');
 }

@@ -2,7 +2,7 @@
  * The one writer of daily-note lines. Every line is derived from the session log, the one
  * durable record of a turn (sessions/wal.ts): an answered exchange (`[HH:mm] User: … |
  * Assistant: …`, at the time the user's message was received) and a delivered reminder
- * (`[HH:mm] Assistant (reminder): …`). So a line is written without waiting for fsync, and
+ * (`[HH:mm] Reminder (set by a user): …`). So a line is written without waiting for fsync, and
  * after a crash it is written again from the log unless the note already holds it (`ensure`):
  * every exchange once, none twice. `flush` makes the lines written so far durable, before the
  * session log may forget the lines they come from.

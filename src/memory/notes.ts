@@ -44,10 +44,13 @@ export function formatNoteLine(at: Date, timezone: string, user: string, assista
   return `[${time}] ${noteBody(user, assistant)}`;
 }
 
-/** `[HH:mm] Assistant (reminder): {text}` — a delivered reminder, cut to 300 chars. */
+/**
+ * `[HH:mm] Reminder (set by a user): {text}` — a delivered reminder, cut to 300 chars. Not
+ * "Assistant": notes reach the prompt, and the words are a user's (sessions/model.ts reminderNote).
+ */
 export function formatReminderLine(at: Date, timezone: string, text: string): string {
   const time = format(new TZDate(at.getTime(), timezone), 'HH:mm');
-  return `[${time}] Assistant (reminder): ${oneLine(cutChars(text, ASSISTANT_NOTE_CHARS))}`;
+  return `[${time}] Reminder (set by a user): ${oneLine(cutChars(text, ASSISTANT_NOTE_CHARS))}`;
 }
 
 /** The body of a note line (`[HH:mm] ` stripped), or undefined for a line of another shape. */

@@ -1,6 +1,7 @@
 /**
  * How many reminder messages a chat gets, and when a chat gets none. Two rules, both held in
- * memory by the reminder service (service.ts):
+ * memory by the reminder service (service.ts), which keys them by group: a forum's topics
+ * together are one chat here, as for the flood limit and the budget (core/group.ts).
  *
  * - At most REMINDERS_PER_CHAT_PER_HOUR messages per chat in any hour. Reminders due beyond
  *   that are folded into one message listing them (the last message the hour allows); when the
@@ -89,7 +90,7 @@ const LATE_AFTER_MS = 60_000;
  * What the chat gets for one occurrence, or several folded: `⏰ Reminder: …`, a late one
  * saying when it was due (and that the bot was not running, when it was due before the start).
  */
-export function reminderText(ds: Delivery[], at: { now: number; startedAt: number; timezone: string; perHour: number }): string {
+export function reminderText(ds: Delivery[], at: { now: number; startedAt: number; timezone: string; perHour: number; topic: boolean }): string {
   const lateness = (d: Delivery): string | undefined => {
     if (d.dueAt >= at.startedAt && at.now - d.dueAt <= LATE_AFTER_MS) return undefined;
     return `late — it was due ${shortTime(d.dueAt, at.timezone)}${d.dueAt < at.startedAt ? ', while I was not running' : ''}`;
@@ -102,5 +103,7 @@ export function reminderText(ds: Delivery[], at: { now: number; startedAt: numbe
     const late = lateness(d);
     return `• ${d.text}${late ? ` (${late})` : ''}`;
   });
-  return [`⏰ ${ds.length} reminders together (this chat gets at most ${at.perHour} reminder messages an hour):`, ...lines].join('\n');
+  const who = at.topic ? 'this group gets at most' : 'this chat gets at most';
+  const hour = at.topic ? 'reminder messages an hour, its topics together' : 'reminder messages an hour';
+  return [`⏰ ${ds.length} reminders together (${who} ${at.perHour} ${hour}):`, ...lines].join('\n');
 }

@@ -22,6 +22,7 @@ import type { ErrorCode } from '../core/errors.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { DailyNotes } from '../memory/daily-notes.js';
 import { makeMessage, sessionKey } from '../sessions/model.js';
+import { groupOf, isTopic } from '../core/group.js';
 import type { Delivery, Reminder, ReminderStore } from './store.js';
 import { ReminderPace, reminderText, UNSERVED_RECHECK_MS } from './pace.js';
 import {
@@ -139,8 +140,13 @@ export class ReminderService {
       repeat = repeatToString(r.repeat);
     }
     const chat = sessionKey(channel, chatId);
-    if (this.deps.store.countPending(chat) >= MAX_PENDING_PER_CHAT) {
-      return { ok: false, reason: `this chat already has ${MAX_PENDING_PER_CHAT} pending reminders (the limit); cancel some first (/reminders lists them)` };
+    // A group's forum topics share its limit (as they share its budget): one member cannot pile
+    // up 50 per topic.
+    if (this.deps.store.countPendingInGroup(groupOf(chat)) >= MAX_PENDING_PER_CHAT) {
+      const reason = isTopic(chat)
+        ? `this group already has ${MAX_PENDING_PER_CHAT} pending reminders in its topics together (the limit); cancel some first (/reminders in a topic lists that topic's)`
+        : `this chat already has ${MAX_PENDING_PER_CHAT} pending reminders (the limit); cancel some first (/reminders lists them)`;
+      return { ok: false, reason };
     }
     const reminder = this.deps.store.add({ chat, channel, chatId, text, dueAt: at.ms, repeat, timezone: tz, createdAt: now });
     this.deps.log.info({ session: chat, reminder: reminder.id, dueAt: new Date(at.ms).toISOString(), repeat }, 'reminder scheduled');
@@ -150,6 +156,11 @@ export class ReminderService {
 
   list(channel: string, chatId: string): Reminder[] {
     return this.deps.store.pending(sessionKey(channel, chatId));
+  }
+
+  /** Pending reminders counted against MAX_PENDING_PER_CHAT: the chat's, or its group's with all its topics. */
+  countPending(channel: string, chatId: string): number {
+    return this.deps.store.countPendingInGroup(groupOf(sessionKey(channel, chatId)));
   }
 
   cancel(channel: string, chatId: string, id: number): Reminder | undefined {
@@ -230,6 +241,7 @@ export class ReminderService {
     if (this.stopped) return 0;
     const channels = [...this.senders.keys()];
     const now = this.now();
+    // Held, and paced, per group: a forum's topics share REMINDERS_PER_CHAT_PER_HOUR.
     const held = this.pace.held(now);
     // Per chat, oldest first: claims a kill left open, then what is due.
     const chats = new Map<string, Array<Delivery | Reminder>>();
@@ -238,14 +250,14 @@ export class ReminderService {
       if (list) list.push(item);
       else chats.set(chat, [item]);
     };
-    for (const d of this.deps.store.claimed(channels)) if (!this.inFlight.has(occurrenceKey(d)) && !held.has(d.chat)) add(d.chat, d);
-    for (const r of this.deps.store.due(now, channels)) if (!held.has(r.chat)) add(r.chat, r);
+    for (const d of this.deps.store.claimed(channels)) if (!this.inFlight.has(occurrenceKey(d)) && !held.has(groupOf(d.chat))) add(d.chat, d);
+    for (const r of this.deps.store.due(now, channels)) if (!held.has(groupOf(r.chat))) add(r.chat, r);
     const work: Array<Promise<void>> = [];
     let occurrences = 0;
     for (const [chat, items] of chats) {
       const { channel, chatId } = items[0]!;
       if (!(await this.serves(chat, channel, chatId, now))) continue;
-      const plan = this.pace.plan(chat, items, now);
+      const plan = this.pace.plan(groupOf(chat), items, now);
       if (!plan) {
         this.deps.log.info({ session: chat, due: items.length, perHour: this.pace.perHour }, 'a chat had its reminder messages for this hour; the rest wait and come together');
         continue;
@@ -291,7 +303,7 @@ export class ReminderService {
       this.unservedLogged.delete(chat);
       return true;
     }
-    this.pace.hold(chat, { until: now + UNSERVED_RECHECK_MS, why: 'unserved' });
+    this.pace.hold(groupOf(chat), { until: now + UNSERVED_RECHECK_MS, why: 'unserved' });
     if (!this.unservedLogged.has(chat)) {
       this.unservedLogged.add(chat);
       this.deps.log.warn(
@@ -326,7 +338,7 @@ export class ReminderService {
     for (const d of recorded) this.deps.store.finish(d, 'sent', now);
     const ds = all.filter((d) => !recorded.includes(d));
     if (ds.length === 0) return;
-    const text = reminderText(ds, { now, startedAt: this.startedAt, timezone: this.deps.timezone, perHour: this.pace.perHour });
+    const text = reminderText(ds, { now, startedAt: this.startedAt, timezone: this.deps.timezone, perHour: this.pace.perHour, topic: isTopic(first.chat) });
     // Stamped with the delivery's time: its note line is made from the message, here and in a
     // rebuild from the session log after a crash (turn/derived.ts).
     const message = makeMessage('assistant', text, { reminder: ds.map(occurrenceKey).join(' '), timestamp: new Date(now).toISOString() });
@@ -366,7 +378,7 @@ export class ReminderService {
     if (this.stopped || this.senders.size === 0 || this.running) return;
     // Held chats (over their hourly messages, or no longer served) wake the timer when their hold ends.
     const held = this.pace.held(this.now());
-    const due = this.deps.store.nextDue([...this.senders.keys()], [...held.keys()]);
+    const due = this.deps.store.nextDue([...this.senders.keys()], held.size > 0 ? (chat) => held.has(groupOf(chat)) : undefined);
     const release = this.pace.nextRelease();
     const next = due === undefined ? release : release === undefined ? due : Math.min(due, release);
     if (next === undefined) return;

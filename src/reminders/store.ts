@@ -10,6 +10,7 @@
  * once only. Every change is one transaction with synchronous=FULL, so a claim survives kill -9.
  */
 import type { Logger } from '../core/log.js';
+import { groupOf } from '../core/group.js';
 import { openSqlite, quickCheck, type Db } from '../storage/sqlite.js';
 
 
@@ -164,6 +165,18 @@ export class ReminderStore {
     return (this.db.prepare("SELECT COUNT(*) AS n FROM reminders WHERE chat = ? AND status = 'pending'").get(chat) as { n: number }).n;
   }
 
+  /**
+   * Pending reminders of a group and its forum topics together (`group`: a group's key, see
+   * core/group.ts); a private chat is its own group. A topic's key is the group's, `:`, its
+   * thread: the keys from "group:" up to "group;" (the next character), then checked with groupOf.
+   */
+  countPendingInGroup(group: string): number {
+    const rows = this.db
+      .prepare("SELECT chat, COUNT(*) AS n FROM reminders WHERE status = 'pending' AND (chat = ? OR (chat >= ? AND chat < ?)) GROUP BY chat")
+      .all(group, `${group}:`, `${group};`) as Array<{ chat: string; n: number }>;
+    return rows.filter((r) => groupOf(r.chat) === group).reduce((sum, r) => sum + r.n, 0);
+  }
+
   /** Cancels one of this chat's pending reminders; undefined when there is no such pending one. */
   cancel(chat: string, id: number): Reminder | undefined {
     const row = this.db.prepare("SELECT * FROM reminders WHERE chat = ? AND id = ? AND status = 'pending'").get(chat, id) as ReminderRow | undefined;
@@ -181,15 +194,20 @@ export class ReminderStore {
     ).map(toReminder);
   }
 
-  /** The soonest due time of a pending reminder on these channels, leaving out the chats in `except`. */
-  nextDue(channels: string[], except: string[] = []): number | undefined {
+  /** The soonest due time of a pending reminder on these channels, leaving out the chats `skip` names (held ones). */
+  nextDue(channels: string[], skip?: (chat: string) => boolean): number | undefined {
     if (channels.length === 0) return undefined;
-    const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
-    const skip = except.length > 0 ? ` AND chat NOT IN (${marks(except.length)})` : '';
-    const row = this.db
-      .prepare(`SELECT MIN(due_at) AS at FROM reminders WHERE status = 'pending' AND channel IN (${marks(channels.length)})${skip}`)
-      .get(...channels, ...except) as { at: number | null };
-    return row.at ?? undefined;
+    const marks = channels.map(() => '?').join(',');
+    if (!skip) {
+      const row = this.db.prepare(`SELECT MIN(due_at) AS at FROM reminders WHERE status = 'pending' AND channel IN (${marks})`).get(...channels) as { at: number | null };
+      return row.at ?? undefined;
+    }
+    const rows = this.db
+      .prepare(`SELECT chat, MIN(due_at) AS at FROM reminders WHERE status = 'pending' AND channel IN (${marks}) GROUP BY chat`)
+      .all(...channels) as Array<{ chat: string; at: number }>;
+    let next: number | undefined;
+    for (const r of rows) if (!skip(r.chat) && (next === undefined || r.at < next)) next = r.at;
+    return next;
   }
 
   /**

@@ -59,10 +59,17 @@ export function parseRepeat(raw: string): { ok: true; repeat: Repeat } | { ok: f
   return { ok: true, repeat: { cron: r } };
 }
 
-/** node-cron validates field by field; a day no month has ("30 2") is refused only when a task is made. */
+/** Where `parses` asks for a first fire: any date would do, the calendar repeats. */
+const FIRES_FROM = Date.UTC(2000, 0, 1);
+
+/**
+ * node-cron validates field by field; a day no month has ("30 2") is refused only when a task is
+ * made, and a day rule no date meets ("31 * 1#1": the 31st is never a first Monday) only when
+ * the next fire is asked (it looks 100 years ahead, more than the calendar's 28-year cycle).
+ */
 function parses(expr: string): boolean {
   try {
-    matcherOf(expr, 'UTC');
+    matcherOf(expr, 'UTC').getNextMatch(new Date(FIRES_FROM));
     return true;
   } catch {
     return false;
@@ -121,33 +128,40 @@ export function nextAfter(repeat: Repeat, timezone: string, due: number, now: nu
 }
 
 const DAY_MS = 24 * 3600 * 1000;
-/** How far ahead a repeat's firing rate is judged: a year, so a day-of-month or month field shows. */
-export const RATE_WINDOW_MS = 366 * DAY_MS;
+/**
+ * How far ahead a repeat's firing days are walked: 28 years, the Gregorian calendar's cycle of
+ * leap days and weekdays (1901–2099), so a rare day (29 February, 29 February on a Monday) is
+ * met, with its clock change or its neighbour day. The walk stops sooner, after
+ * RATE_FIRING_DAYS firing days: a year's worth for a daily repeat.
+ */
+export const RATE_HORIZON_MS = 28 * 365.25 * DAY_MS;
+const RATE_FIRING_DAYS = 366;
 
 /**
- * A reason when a repeat fires more often than every MIN_REPEAT_GAP_MS anywhere in the year
- * after `first`; null when it is fine. Only the repeat's own times count, not the gap from
- * `first` (the `at` of the reminder) to its first match.
+ * A reason when a repeat fires more often than every MIN_REPEAT_GAP_MS on any of its days;
+ * null when it is fine. Only the repeat's own times count, not the gap from `first` (the `at`
+ * of the reminder) to its first match.
  */
 export function tooFrequent(repeat: Repeat, timezone: string, first: number): string | null {
   if (typeof repeat === 'string') return null;
-  const gap = shortestGap(repeat.cron, timezone, first, first + RATE_WINDOW_MS);
+  const gap = shortestGap(repeat.cron, timezone, first, first + RATE_HORIZON_MS);
   if (gap === null || gap >= MIN_REPEAT_GAP_MS) return null;
   const every = gap <= 60_000 ? 'minute' : `${Math.round(gap / 60_000)} minutes`;
   return `repeat "${repeat.cron}" would fire more often than every ${MIN_REPEAT_GAP_MS / 60_000} minutes (every ${every} at times)`;
 }
 
 /**
- * The shortest time between two consecutive fires of a 5-field cron expression whose days fall
- * in [from, until), as node-cron fires it in `timezone`; null when it fires at most once.
+ * The shortest time between two consecutive fires of a 5-field cron expression, as node-cron
+ * fires it in `timezone`; null when it fires at most once.
  *
- * Walking every fire of a year takes ~1 s for a quarter-hourly expression (35,000 matches),
- * too long for a tool call on the one event loop. So the walk is by firing day (at most 366):
- * on a day without a clock change the fires are the expression's times of day, whose
- * shortest gap is known up front; the gap from one firing day to the next is its first fire minus the
- * last one before; only on a day the clock changes (twice a year) are the real fires walked, since
+ * The expression's times of day are the same on every day it fires, so their shortest gap counts
+ * whichever day that is — even one years away ("* * 29 2 *" fires every minute of its day, and is
+ * judged so before any 29 February comes near). What depends on the day is walked, by firing day
+ * in [from, until) and at most RATE_FIRING_DAYS of them: the gap from one firing day to the next
+ * (its first fire minus the last one before), and the real fires of a day the clock changes, since
  * a skipped hour can bring two fires closer than the times say (01:55 and 03:05 on the spring
- * night are 10 minutes apart).
+ * night are 10 minutes apart). Walking every fire instead would take ~1 s for a quarter-hourly
+ * expression (35,000 matches a year), too long for a tool call on the one event loop.
  */
 export function shortestGap(expr: string, timezone: string, from: number, until: number): number | null {
   const fields = expr.trim().split(/\s+/);
@@ -156,13 +170,17 @@ export function shortestGap(expr: string, timezone: string, from: number, until:
   const times = hours.flatMap((h) => minutes.map((m) => (h * 60 + m) * 60_000)).sort((a, b) => a - b);
   let withinDay = Number.POSITIVE_INFINITY;
   for (let i = 1; i < times.length; i++) withinDay = Math.min(withinDay, times[i]! - times[i - 1]!);
+  if (withinDay < MIN_REPEAT_GAP_MS) return withinDay;
   // The days it fires on: node-cron's own day, month and weekday rules, matched at noon.
   const days = matcherOf(`0 0 12 ${fields[2]} ${fields[3]} ${fields[4]}`, timezone);
-  let best = Number.POSITIVE_INFINITY;
+  const nextDay = (after: number): number => days.getNextMatch(new Date(after)).getTime();
+  let best = withinDay;
   let fired = 0;
+  let walked = 0;
   let previousLast: number | undefined;
-  let noon = days.getNextMatch(new Date(startOfDay(from, timezone) - 1)).getTime();
-  while (noon < until && best >= MIN_REPEAT_GAP_MS) {
+  let noon = nextDay(startOfDay(from, timezone) - 1);
+  while (noon < until && walked < RATE_FIRING_DAYS && best >= MIN_REPEAT_GAP_MS) {
+    walked++;
     const dayStart = startOfDay(noon, timezone);
     const dayEnd = addDays(new TZDate(dayStart, timezone), 1).getTime();
     let firstFire: number;
@@ -170,13 +188,12 @@ export function shortestGap(expr: string, timezone: string, from: number, until:
     if (dayEnd - dayStart === DAY_MS) {
       firstFire = dayStart + times[0]!;
       lastFire = dayStart + times.at(-1)!;
-      best = Math.min(best, withinDay);
       fired += times.length;
     } else {
       const real: number[] = [];
       for (let t = fires.getNextMatch(new Date(dayStart - 1000)).getTime(); t < dayEnd && real.length <= times.length + 1; t = fires.getNextMatch(new Date(t)).getTime()) real.push(t);
       if (real.length === 0) {
-        noon = days.getNextMatch(new Date(noon)).getTime();
+        noon = nextDay(noon);
         continue;
       }
       for (let i = 1; i < real.length; i++) best = Math.min(best, real[i]! - real[i - 1]!);
@@ -185,7 +202,7 @@ export function shortestGap(expr: string, timezone: string, from: number, until:
     }
     if (previousLast !== undefined) best = Math.min(best, firstFire - previousLast);
     previousLast = lastFire;
-    noon = days.getNextMatch(new Date(noon)).getTime();
+    noon = nextDay(noon);
   }
   return fired > 1 ? best : null;
 }

@@ -127,6 +127,9 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     mcp.start();
   }
   const models = await ChatModels.create(config);
+  // A call that ends without usage is estimated with its model's tokenizer (LLM_MODEL's for one
+  // not among the chat models, e.g. LLM_MODEL_BALANCED).
+  llm.tokensFor = (model) => (models.get(model) ?? models.defaultModel).tokens;
   const { info: model, tokens } = models.defaultModel;
   const stats = new TurnStats();
   const consolidation = new ConsolidationService(

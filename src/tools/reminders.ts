@@ -7,6 +7,8 @@
 import type { ReminderService } from '../reminders/service.js';
 import { MAX_PENDING_PER_CHAT } from '../reminders/service.js';
 import { describeTime, isoIn } from '../reminders/time.js';
+import { isTopic } from '../core/group.js';
+import { sessionKey } from '../sessions/model.js';
 import type { Tool, ToolContext } from './types.js';
 
 const chatOf = (ctx: ToolContext) => ctx.chat;
@@ -33,10 +35,11 @@ export function createReminderTools(reminders: ReminderService): Tool<any>[] {
       const r = reminders.schedule(channel, chatId, { at, text, repeat });
       if (!r.ok) return `Error: not scheduled — ${r.reason}.`;
       const rem = r.reminder;
-      const pending = reminders.list(channel, chatId).length;
+      const pending = reminders.countPending(channel, chatId);
+      const where = isTopic(sessionKey(channel, chatId)) ? 'This group (its topics together) has' : 'This chat has';
       return [
         `Scheduled reminder #${rem.id} for ${describeTime(rem.dueAt, tz)} [${isoIn(rem.dueAt, tz)}]${rem.repeat ? `, repeating ${rem.repeat}` : ''}: "${rem.text}".`,
-        `Now is ${describeTime(reminders.now(), tz)}. This chat has ${pending} pending reminder${pending === 1 ? '' : 's'} (limit ${MAX_PENDING_PER_CHAT}). Tell the user the time in words.`,
+        `Now is ${describeTime(reminders.now(), tz)}. ${where} ${pending} pending reminder${pending === 1 ? '' : 's'} (limit ${MAX_PENDING_PER_CHAT}). Tell the user the time in words.`,
       ].join('\n');
     },
   };

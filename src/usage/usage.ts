@@ -9,6 +9,11 @@
  * Days are calendar dates in the configured TZ, like the daily notes. Embeddings are batched
  * across chats, so they are recorded under the chat `*`.
  *
+ * A call that ended without the server's `usage` (stopped, timed out, cut off; a server that
+ * never reports it) is recorded from the daemon's own count (llm/accounting.ts estimateUsage)
+ * in the same row, so the budget sees it; `estimated_calls` and `estimated_tokens` say how much
+ * of the row is such an estimate.
+ *
  * Beside it, `usage_models` keeps the same sums per model that answered (a chat's /model choice,
  * or an LLM_FALLBACK model that took over), so a bill can be read per model. Its own table:
  * usage_daily's key stays as it was, and a file from before simply gains the table.
@@ -27,6 +32,9 @@ export interface UsageRow extends TokenUsage {
   chat: string;
   kind: UsageKind;
   calls: number;
+  /** Of `calls`, those the server reported no usage for, and their tokens (counted by the daemon). */
+  estimatedCalls: number;
+  estimatedTokens: number;
 }
 
 export interface UsageTotals extends TokenUsage {
@@ -45,6 +53,8 @@ CREATE TABLE IF NOT EXISTS usage_daily (
   cached_tokens     INTEGER NOT NULL DEFAULT 0,
   completion_tokens INTEGER NOT NULL DEFAULT 0,
   audio_seconds     REAL NOT NULL DEFAULT 0,   -- transcription: seconds of audio (billed by duration)
+  estimated_calls   INTEGER NOT NULL DEFAULT 0, -- calls of the row counted by the daemon: the server reported no usage
+  estimated_tokens  INTEGER NOT NULL DEFAULT 0, -- their prompt + completion tokens (part of the sums above)
   PRIMARY KEY (day, chat, kind)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idx_usage_chat_day ON usage_daily(chat, day);
@@ -60,6 +70,13 @@ CREATE TABLE IF NOT EXISTS usage_models (
   PRIMARY KEY (day, chat, kind, model)
 ) WITHOUT ROWID;
 `;
+
+/** Columns usage_daily gained after its first version, added to an older file at open. */
+const ADDED_COLUMNS = [
+  ['audio_seconds', 'REAL'],
+  ['estimated_calls', 'INTEGER'],
+  ['estimated_tokens', 'INTEGER'],
+] as const;
 
 function totals(rows: Array<TokenUsage & { calls: number }>): UsageTotals {
   const t: UsageTotals = { calls: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, total: 0 };
@@ -80,7 +97,9 @@ export class UsageStore {
   private groupRows: Database.Statement | undefined;
   private readonly addModel: Database.Statement;
   /** Both rows of one call in one transaction (wrapped once: `record` runs for every LLM call). */
-  private readonly addBoth: (day: string, chat: string, kind: string, figures: number[], seconds: number, model: string | undefined) => void;
+  private readonly addBoth: (day: string, chat: string, kind: string, figures: number[], extra: number[], model: string | undefined) => void;
+  /** usage_daily's columns (asked once, see `added`). */
+  private columns: Set<string> | undefined;
   /** Where a damaged usage.db went when this one started empty (its counts start again at 0). */
   readonly setAside: string | undefined;
 
@@ -96,9 +115,9 @@ export class UsageStore {
         synchronous: 'NORMAL',
         setup: (db) => {
           db.exec(SCHEMA);
-          // A usage.db from before transcriptions were recorded: the column is added, rows keep 0.
+          // A usage.db from before transcriptions (or estimates) were recorded: the columns are added, rows keep 0.
           const columns = db.prepare('PRAGMA table_info(usage_daily)').all() as Array<{ name: string }>;
-          if (!columns.some((c) => c.name === 'audio_seconds')) db.exec('ALTER TABLE usage_daily ADD COLUMN audio_seconds REAL NOT NULL DEFAULT 0');
+          for (const [name, type] of ADDED_COLUMNS) if (!columns.some((c) => c.name === name)) db.exec(`ALTER TABLE usage_daily ADD COLUMN ${name} ${type} NOT NULL DEFAULT 0`);
           quickCheck(db, file);
         },
         log: opts.log ?? silentLogger(),
@@ -109,10 +128,12 @@ export class UsageStore {
     this.add = opts.readonly
       ? (undefined as unknown as Database.Statement)
       : this.db.prepare(
-          `INSERT INTO usage_daily (day, chat, kind, calls, prompt_tokens, cached_tokens, completion_tokens, audio_seconds) VALUES (?, ?, ?, 1, ?, ?, ?, ?)
+          `INSERT INTO usage_daily (day, chat, kind, calls, prompt_tokens, cached_tokens, completion_tokens, audio_seconds, estimated_calls, estimated_tokens)
+             VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (day, chat, kind) DO UPDATE SET calls = calls + 1, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
              cached_tokens = cached_tokens + excluded.cached_tokens, completion_tokens = completion_tokens + excluded.completion_tokens,
-             audio_seconds = audio_seconds + excluded.audio_seconds`,
+             audio_seconds = audio_seconds + excluded.audio_seconds, estimated_calls = estimated_calls + excluded.estimated_calls,
+             estimated_tokens = estimated_tokens + excluded.estimated_tokens`,
         );
     this.addModel = opts.readonly
       ? (undefined as unknown as Database.Statement)
@@ -121,10 +142,19 @@ export class UsageStore {
            ON CONFLICT (day, chat, kind, model) DO UPDATE SET calls = calls + 1, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
              cached_tokens = cached_tokens + excluded.cached_tokens, completion_tokens = completion_tokens + excluded.completion_tokens`,
         );
-    this.addBoth = this.db.transaction((day: string, chat: string, kind: string, figures: number[], seconds: number, model: string | undefined) => {
-      this.add.run(day, chat, kind, ...figures, seconds);
+    this.addBoth = this.db.transaction((day: string, chat: string, kind: string, figures: number[], extra: number[], model: string | undefined) => {
+      this.add.run(day, chat, kind, ...figures, ...extra);
       if (model) this.addModel.run(day, chat, kind, model, ...figures);
     });
+  }
+
+  /**
+   * A column of ADDED_COLUMNS as a query reads it: 0 in an older file opened read-only (the
+   * report, `npm run memory -- usage`), which is not migrated until the daemon opens it.
+   */
+  private added(column: (typeof ADDED_COLUMNS)[number][0]): string {
+    this.columns ??= new Set((this.db.prepare('PRAGMA table_info(usage_daily)').all() as Array<{ name: string }>).map((c) => c.name));
+    return this.columns.has(column) ? column : '0';
   }
 
   /** The day (YYYY-MM-DD, in TZ) a moment belongs to. */
@@ -138,7 +168,8 @@ export class UsageStore {
     const day = this.dayOf(at);
     const figures = [n(usage.promptTokens), n(usage.cachedTokens), n(usage.completionTokens)];
     const seconds = usage.audioSeconds !== undefined && Number.isFinite(usage.audioSeconds) && usage.audioSeconds > 0 ? usage.audioSeconds : 0;
-    this.addBoth(day, account.chat, account.kind, figures, seconds, model);
+    const estimated = usage.estimated ? [1, figures[0]! + figures[2]!] : [0, 0];
+    this.addBoth(day, account.chat, account.kind, figures, [seconds, ...estimated], model);
   }
 
   /** One chat's calls and tokens on one day (default today) per model that answered, most tokens first. */
@@ -165,7 +196,7 @@ export class UsageStore {
     return this.db
       .prepare(
         `SELECT day, chat, kind, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens,
-           audio_seconds AS audioSeconds
+           ${this.added('audio_seconds')} AS audioSeconds, ${this.added('estimated_calls')} AS estimatedCalls, ${this.added('estimated_tokens')} AS estimatedTokens
          FROM usage_daily ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY day, chat, kind`,
       )
       .all(...params) as UsageRow[];

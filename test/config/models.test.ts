@@ -38,6 +38,9 @@ test('each mistake is one line saying what to write; the key is never echoed', (
     [{ LLM_MODELS: 'a model' }, /^LLM_MODELS has "a model", which is not a model name/],
     [{ LLM_FALLBACK: 'x=http://127.0.0.1:1/v1' }, /^LLM_FALLBACK has "x" with a server — give its server in LLM_MODELS and only its name here$/],
     [{ LLM_FALLBACK: 'b,b' }, /^LLM_FALLBACK names b twice/],
+    [{ LLM_FALLBACK: 'a,,b' }, /^LLM_FALLBACK has an empty entry \(two commas in a row, or one at an end\) — write one model name between each pair of commas$/],
+    [{ LLM_FALLBACK: 'a, ,b,' }, /^LLM_FALLBACK has an empty entry/],
+    [{ LLM_MODELS: 'a,,b' }, /^LLM_MODELS has an empty entry/],
   ];
   for (const [env, line] of cases) {
     const { problems } = loadConfig({ ...KEY, ...env });
@@ -45,6 +48,13 @@ test('each mistake is one line saying what to write; the key is never echoed', (
     assert.match(problems[0]!, line);
     assert.ok(!problems[0]!.includes('sk-live-abc123'), 'a pasted key is not printed');
   }
+});
+
+test('LLM_FALLBACK=a,,b is refused with one line, not read as a shorter chain', () => {
+  const { config, problems } = loadConfig({ ...KEY, LLM_FALLBACK: 'a,,b' });
+  assert.deepEqual(problems, ['LLM_FALLBACK has an empty entry (two commas in a row, or one at an end) — write one model name between each pair of commas']);
+  assert.deepEqual(config.fallback, ['a', 'b'], 'the names that are there are still read');
+  assert.deepEqual(loadConfig({ ...KEY, LLM_FALLBACK: '  ' }).problems, [], 'a blank value is no fallback, as unset');
 });
 
 test('a bad LLM_MODELS stops the daemon with exit 2 and one line', async () => {

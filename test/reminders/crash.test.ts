@@ -97,7 +97,7 @@ test('kill -9 before the due time: delivered once after the restart, with a late
     const session = JSON.parse(await readFile(path.join(ws.dir, 'sessions', 'console:local.json'), 'utf8'));
     assert.equal(session.messages.filter((m: { content: string }) => m.content.includes('take the cake out') && m.content.startsWith('⏰')).length, 1, 'once in the session');
     const note = await readFile(path.join(ws.dir, 'memory', 'console:local', `${localDate(new Date(row!.due_at), 'UTC')}.md`), 'utf8');
-    assert.equal(count(note, 'Assistant (reminder): ⏰ Reminder (late'), 1, 'once in the daily note');
+    assert.equal(count(note, 'Reminder (set by a user): ⏰ Reminder (late'), 1, 'once in the daily note');
   } finally {
     for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
     await llm.close();

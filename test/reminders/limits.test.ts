@@ -1,7 +1,7 @@
 /**
  * The limits on reminders, through the real daemon (createApp, the fake model calling
  * schedule_message, real SQLite, a clock the test moves): a repeat is judged by how often it
- * really fires over a year, and a chat gets at most REMINDERS_PER_CHAT_PER_HOUR reminder
+ * really fires, on whichever day, and a chat gets at most REMINDERS_PER_CHAT_PER_HOUR reminder
  * messages an hour, the rest folded into one.
  */
 import { test } from 'node:test';
@@ -10,10 +10,9 @@ import { startTestBot } from '../helpers/app.js';
 import { toolUser } from '../helpers/reminders.js';
 import { shortestGap } from '../../src/reminders/time.js';
 
-test('a repeat is judged by its real firing rate over a year: "* * 15 * *" refused, "*/15 * * * *" allowed whatever `at` is, a DST night counts', async () => {
-  const clock = Date.parse('2026-01-01T08:00:00Z');
-  // The user's message is "<at> | <repeat>"; the model schedules exactly that.
-  const bot = await startTestBot({
+/** A daemon in Europe/Berlin at `clock`; the user's message is "<at> | <repeat>" and the model schedules exactly that. */
+function schedulingBot(clock: number) {
+  return startTestBot({
     env: { TZ: 'Europe/Berlin' },
     appOptions: { now: () => clock },
     responder: toolUser((t) => {
@@ -21,6 +20,10 @@ test('a repeat is judged by its real firing rate over a year: "* * 15 * *" refus
       return [{ name: 'schedule_message', args: { at, text: `check ${repeat}`, repeat } }];
     }),
   });
+}
+
+test('a repeat is judged by its real firing rate over a year: "* * 15 * *" refused, "*/15 * * * *" allowed whatever `at` is, a DST night counts', async () => {
+  const bot = await schedulingBot(Date.parse('2026-01-01T08:00:00Z'));
   try {
     const ask = async (at: string, repeat: string) => (await bot.send('c1', `${at} | ${repeat}`))[0]!;
     // Every minute of the 15th: the first 8 days from the 1st never showed it.
@@ -42,6 +45,33 @@ test('a repeat is judged by its real firing rate over a year: "* * 15 * *" refus
   }
 });
 
+test('a rare firing day is judged wherever it is: "* * 29 2 *" two years ahead is refused, not let fire every minute that day', async () => {
+  // 1 March 2026: the next 29 February is 2028, the next one on a Monday 2044.
+  const bot = await schedulingBot(Date.parse('2026-03-01T08:00:00Z'));
+  try {
+    const ask = async (repeat: string) => (await bot.send('c1', `2026-03-02T10:00:00+01:00 | ${repeat}`))[0]!;
+    const refused = (repeat: string, every: string) =>
+      new RegExp(`Error: not scheduled — repeat "${repeat.replace(/[*]/g, '\\*')}" would fire more often than every 15 minutes \\(every ${every} at times\\)`);
+    for (const [repeat, every] of [
+      ['* * 29 2 *', 'minute'],
+      ['* 3 29 2 1', 'minute'],
+      ['*/5 * 31 12 *', '5 minutes'],
+      // 23:55 on 28 February, 00:00 on the 29th: only in a leap year.
+      ['0,55 0,23 28,29 2 *', '5 minutes'],
+      // 31 March on a Sunday (2030) is the night Berlin skips 02:00–03:00: 01:55 and 03:05 are 10 minutes apart.
+      ['5,55 1,3 31 3 0', '10 minutes'],
+    ] as const) assert.match(await ask(repeat), refused(repeat, every));
+    // A day no date ever is: refused as no expression, not scheduled to fail on delivery.
+    assert.match(await ask('0 9 31 * 1#1'), /Error: not scheduled — repeat "0 9 31 \* 1#1" is not "daily", "weekly" or a 5-field cron expression/);
+    // Rare days at a sane pace are welcome.
+    assert.match(await ask('0 9 29 2 *'), /Scheduled reminder #\d+ .*repeating 0 9 29 2 \*/);
+    assert.match(await ask('0,30 9 29 2 1'), /Scheduled reminder #\d+ .*repeating 0,30 9 29 2 1/);
+    assert.deepEqual(bot.app.services.reminders.list('test', 'c1').map((r) => r.repeat), ['0 9 29 2 *', '0,30 9 29 2 1']);
+  } finally {
+    await bot.close();
+  }
+});
+
 test('the firing rate is found by day, not by walking every fire: a year of a quarter-hourly repeat, a never-twice one', () => {
   const from = Date.parse('2026-01-01T00:00:00Z');
   const year = from + 366 * 86_400_000;
@@ -49,6 +79,7 @@ test('the firing rate is found by day, not by walking every fire: a year of a qu
   assert.equal(shortestGap('0 9 L * *', 'UTC', from, year), 28 * 86_400_000, 'last day of the month: February to March is the shortest');
   assert.equal(shortestGap('0 0 29 2 *', 'UTC', from, year), null, 'no 29 February in 2026');
   assert.equal(shortestGap('0,5 9 * * 1#2', 'UTC', from, year), 5 * 60_000, "the second Monday's two fires");
+  assert.equal(shortestGap('* * 29 2 *', 'UTC', from, year), 60_000, 'its times of day count though no 29 February is near');
 });
 
 test('at most REMINDERS_PER_CHAT_PER_HOUR reminder messages per chat an hour: the rest come folded into one, then wait for the hour', async () => {

@@ -13,7 +13,7 @@ import { toolUser, until } from '../helpers/reminders.js';
 import { localDate } from '../../src/memory/notes.js';
 import { MAX_PENDING_PER_CHAT } from '../../src/reminders/service.js';
 
-test('a reminder set through schedule_message arrives at its time, as an assistant message in the session and a line in the daily note', async () => {
+test('a reminder set through schedule_message arrives at its time, in the session (marked a reminder) and a line in the daily note', async () => {
   const bot = await startTestBot({
     env: { TZ: 'Europe/Berlin' },
     responder: toolUser((t) => (t.startsWith('remind me') ? [{ name: 'schedule_message', args: { at: new Date(Date.now() + 1500).toISOString(), text: 'stretch your legs' } }] : [])),
@@ -34,13 +34,13 @@ test('a reminder set through schedule_message arrives at its time, as an assista
     assert.equal(last.role, 'assistant');
     assert.equal(last.content, '⏰ Reminder: stretch your legs');
     const note = await bot.app.services.memory.forChat('test', 'c1').readNote(localDate(new Date(), 'Europe/Berlin'));
-    assert.match(note, /\[\d\d:\d\d\] Assistant \(reminder\): ⏰ Reminder: stretch your legs/);
+    assert.match(note, /\[\d\d:\d\d\] Reminder \(set by a user\): ⏰ Reminder: stretch your legs/);
     assert.deepEqual(bot.app.services.reminders.list('test', 'c1'), [], 'a one-time reminder is no longer pending');
 
-    // The next turn's model sees it in the history ("did you remind me?").
+    // The next turn's model sees it in the history ("did you remind me?"), as a note of what was delivered.
     await bot.send('c1', 'did you remind me?');
     const history = bot.llm.chatRequests().at(-1)!.body.messages.map((m: { content: string }) => m.content);
-    assert.ok(history.includes('⏰ Reminder: stretch your legs'));
+    assert.ok(history.some((c: string | null) => c?.startsWith('[A reminder was delivered to this chat.') && c.includes('"⏰ Reminder: stretch your legs"')));
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(delivered.length, 1, 'delivered once');
   } finally {

@@ -86,7 +86,7 @@ test('a crash right after a reminder was logged: its note line is written at the
     assert.equal(delivered.length, 1);
     const note = noteFile(ws.dir, '1');
     const line = (await readFile(note, 'utf8')).trimEnd();
-    assert.match(line, /^\[09:31\] Assistant \(reminder\): ⏰ Reminder: water the plants$/);
+    assert.match(line, /^\[09:31\] Reminder \(set by a user\): ⏰ Reminder: water the plants$/);
     await writeFile(note, '');
     await crash(first);
 
