@@ -14,6 +14,7 @@
  */
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { AppError } from '../core/errors.js';
 
 /** The JSON-RPC error code of an answer cut here (in the range JSON-RPC leaves to implementations). */
 export const ANSWER_TOO_LARGE = -32050;
@@ -48,7 +49,7 @@ const CUT_EVENT = 'membot-cut';
  * an event over the bound came on a stream that answers no request of ours (the standing GET
  * stream): nothing to answer, so the session is dropped (and opened again, client.ts).
  */
-export function cappedFetch(maxBytes: number, onStreamTooLarge: () => void, base: FetchLike = fetch): FetchLike {
+export function cappedFetch(server: string, maxBytes: number, onStreamTooLarge: () => void, base: FetchLike = fetch): FetchLike {
   return async (url, init) => {
     const stop = new AbortController();
     const signal = init?.signal ? AbortSignal.any([init.signal, stop.signal]) : stop.signal;
@@ -62,7 +63,7 @@ export function cappedFetch(maxBytes: number, onStreamTooLarge: () => void, base
         stop.abort();
         if (ids.length === 0) {
           onStreamTooLarge();
-          return undefined;
+          return new AppError('mcp.rejected', { server, detail: tooLargeText(maxBytes) });
         }
         // A line end and an event type of ours end the cut event: the SDK skips it.
         const answers = ids.map((id) => `data: ${JSON.stringify(tooLargeAnswer(id, maxBytes))}\n\n`).join('');
@@ -103,10 +104,9 @@ async function readUpTo(body: ReadableStream<Uint8Array>, max: number): Promise<
 
 /**
  * `body` passed through while `fits` says each chunk fits; at the first that does not, the
- * rest is cancelled and the stream ends with `onOver()`'s bytes, or with an error when it
- * gives none.
+ * rest is cancelled and the stream ends with `onOver()`'s bytes, or with its error.
  */
-function bounded(body: ReadableStream<Uint8Array>, fits: (chunk: Uint8Array) => boolean, onOver: () => Uint8Array | undefined): ReadableStream<Uint8Array> {
+function bounded(body: ReadableStream<Uint8Array>, fits: (chunk: Uint8Array) => boolean, onOver: () => Uint8Array | Error): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   return new ReadableStream<Uint8Array>(
     {
@@ -122,7 +122,7 @@ function bounded(body: ReadableStream<Uint8Array>, fits: (chunk: Uint8Array) => 
         if (fits(next.value)) return controller.enqueue(next.value);
         reader.cancel().catch(() => undefined);
         const tail = onOver();
-        if (!tail) return controller.error(new Error('an event on the server\'s stream was too large'));
+        if (tail instanceof Error) return controller.error(tail);
         controller.enqueue(tail);
         controller.close();
       },

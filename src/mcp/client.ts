@@ -67,10 +67,10 @@ export async function openSession(server: McpServerConfig, opts: OpenOptions): P
   };
   const transport =
     t.kind === 'stdio'
-      ? new GroupStdioTransport({ command: t.command, args: t.args, env: t.env, cwd: t.cwd, maxBytes: max, onStderr })
+      ? new GroupStdioTransport({ server: server.name, command: t.command, args: t.args, env: t.env, cwd: t.cwd, maxBytes: max, onStderr })
       : new StreamableHTTPClientTransport(new URL(t.url), {
           requestInit: { headers: t.headers },
-          fetch: cappedFetch(max, () => {
+          fetch: cappedFetch(server.name, max, () => {
             dropped = `it sent an event of more than ${max.toLocaleString('en-US')} bytes on its stream (maxAnswerBytes)`;
             void transport.close();
           }),

@@ -20,6 +20,7 @@ import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { tooLargeAnswer } from './cap.js';
+import { AppError } from '../core/errors.js';
 
 /** How long a program has after end of input, and after SIGTERM, before the next step. */
 export const KILL_AFTER_MS = 2_000;
@@ -29,6 +30,8 @@ const GROUP_POLL_MS = 50;
 const GROUPS = process.platform !== 'win32';
 
 export interface StdioParams {
+  /** The server's name in MCP_CONFIG (for errors). */
+  server: string;
   command: string;
   args: string[];
   /** Added to the few variables every program gets (the SDK's getDefaultEnvironment). */
@@ -58,7 +61,7 @@ export class GroupStdioTransport implements Transport {
   constructor(private readonly params: StdioParams) {}
 
   async start(): Promise<void> {
-    if (this.child) throw new Error('the MCP stdio transport is started already');
+    if (this.child) throw new AppError('internal.bug', { problem: 'the MCP stdio transport is started already' });
     const p = this.params;
     const child = spawn(p.command, p.args, {
       env: { ...getDefaultEnvironment(), ...p.env },
@@ -91,7 +94,7 @@ export class GroupStdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    if (!stdin || this.closing || stdin.destroyed) throw new Error('Not connected');
+    if (!stdin || this.closing || stdin.destroyed) throw new AppError('mcp.unreachable', { server: this.params.server, detail: 'not connected' });
     if ('method' in message && 'id' in message) this.pending.add(message.id);
     // A request given up (its deadline, the turn's) is answered by no one any more.
     if ('method' in message && message.method === 'notifications/cancelled') this.pending.delete((message.params as { requestId?: RequestId } | undefined)?.requestId ?? '');

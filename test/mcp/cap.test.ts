@@ -46,7 +46,7 @@ test('a standing stream of small events passes whole, far past the bound in all'
   });
   try {
     let dropped = false;
-    const res = await cappedFetch(64, () => (dropped = true))(server.url, { method: 'GET' });
+    const res = await cappedFetch('flood', 64, () => (dropped = true))(server.url, { method: 'GET' });
     const text = await res.text();
     assert.equal(text.split('\n\n').filter(Boolean).length, 500);
     assert.equal(dropped, false);
@@ -67,7 +67,7 @@ test('an endless event on the standing GET stream: the connection is closed and 
   });
   try {
     let dropped = false;
-    const res = await cappedFetch(100_000, () => (dropped = true))(server.url, { method: 'GET' });
+    const res = await cappedFetch('flood', 100_000, () => (dropped = true))(server.url, { method: 'GET' });
     await assert.rejects(res.text(), /too large/);
     assert.equal(dropped, true, 'the session is told to drop');
     await server.closed();
