@@ -114,11 +114,11 @@ async function runConversation(label: string, maxContextTokens: number): Promise
     const memDir = path.join(ws.dir, 'memory', `bench:${chatId}`);
     await mkdir(memDir, { recursive: true });
     const seed = rng(7);
-    await writeFile(path.join(memDir, 'MEMORY.md'), ['# About the user', ...Array.from({ length: 12 }, () => `- ${userText(seed)}`)].join('\n') + '\n');
+    await writeFile(path.join(memDir, 'MEMORY.md'), `${['# About the user', ...Array.from({ length: 12 }, () => `- ${userText(seed)}`)].join('\n')}\n`);
     const yesterday = new Date(DAY - 86_400_000);
     await writeFile(
       path.join(memDir, '2026-03-09.md'),
-      Array.from({ length: 15 }, (_, i) => formatNoteLine(new Date(yesterday.getTime() + i * 600_000), 'UTC', userText(seed), assistantText(seed))).join('\n') + '\n',
+      `${Array.from({ length: 15 }, (_, i) => formatNoteLine(new Date(yesterday.getTime() + i * 600_000), 'UTC', userText(seed), assistantText(seed))).join('\n')}\n`,
     );
     const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, LLM_MODEL: 'gpt-4.1' });
     const app = await createApp(config, silentLogger());

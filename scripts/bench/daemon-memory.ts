@@ -165,7 +165,7 @@ export async function benchDaemonMemory(opts: DaemonMemoryOptions = {}): Promise
       out[`  V8 heap spaces, largest mappings (MiB resident)${n ? ` (${(n + 1) * 10},000)` : ''}`] = `${spaces(r.end)}; ${r.mappings}`;
     });
     const answered = [...replies.values()].reduce((a, b) => a + b, 0);
-    out['replies'] = `${answered} to ${results.length * TURNS} messages${other.length ? `; other texts: ${other.map((t) => JSON.stringify(t)).join(', ')}` : ''}; load average at the end ${load()}`;
+    out.replies = `${answered} to ${results.length * TURNS} messages${other.length ? `; other texts: ${other.map((t) => JSON.stringify(t)).join(', ')}` : ''}; load average at the end ${load()}`;
   } finally {
     if (daemon.exitCode === null) {
       daemon.kill('SIGTERM');

@@ -4,7 +4,7 @@
 import type { Ctx } from './types.js';
 import { FILLER, FILLER_POOLS, OPENER_REPLIES, CLOSERS, OPENERS } from './filler.js';
 import { FEMALE, MALE, type PersonaSetup } from './personas.js';
-import { addDays, at, daysBetween, render, Rng } from './util.js';
+import { addDays, at, daysBetween, render, type Rng } from './util.js';
 
 export interface Session {
   /** 1-based; message ids are D<n>:<i>. */

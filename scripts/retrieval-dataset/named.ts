@@ -77,7 +77,7 @@ export function named(spec: NamedSpec): Kind {
         parts.push(pair(c, c.one(0, 1), fill(u, { ...vars, M: other }), fill(b, { ...vars, M: other }), undefined, false));
       }
       const entities: EntityDef[] = [];
-      if (spec.follow && spec.follow.length) {
+      if (spec.follow?.length) {
         entities.push({
           key: name,
           after: s,

@@ -164,7 +164,7 @@ export async function waitForOwner(tg: Telegram, opts: OwnerWait): Promise<{ own
     if (first) opts.ready();
     for (const u of fresh) {
       const m = 'message' in u ? u.message : undefined;
-      if (!m || m.chat.type !== 'private' || !m.from || m.from.is_bot) continue;
+      if (m?.chat.type !== 'private' || !m.from || m.from.is_bot) continue;
       const owner = { id: m.from.id, username: m.from.username, name: [m.from.first_name, m.from.last_name].filter(Boolean).join(' ') };
       if (await opts.accept(owner)) return { owner };
     }

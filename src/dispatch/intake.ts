@@ -16,7 +16,7 @@ import { sessionKey } from '../sessions/model.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { SessionWriter } from '../sessions/writer.js';
 import { newTurnId } from '../turn/turn.js';
-import { type InboundMessage } from '../core/message.js';
+import type { InboundMessage } from '../core/message.js';
 import { cleanInboundText } from '../turn/inbound.js';
 import type { HandleResult, ReplyFn } from '../core/channel.js';
 import { parseCommand, type CommandRouter } from '../commands/router.js';

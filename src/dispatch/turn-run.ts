@@ -13,7 +13,7 @@ import { createTurn, endTurn, type Turn } from '../turn/turn.js';
 import type { CallJournal } from '../turn/tool-loop.js';
 import type { SessionWriter } from '../sessions/writer.js';
 import { stoppedText, type StopHandle } from './stop.js';
-import { type InboundMessage } from '../core/message.js';
+import type { InboundMessage } from '../core/message.js';
 import type { ReplyFn } from '../core/channel.js';
 import { deadlineText } from './apology.js';
 import type { Ending } from './ending.js';

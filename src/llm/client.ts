@@ -211,7 +211,7 @@ export class LlmClient {
       opts.signal,
     );
     const choice = res.choices?.[0];
-    if (!choice || !choice.message) {
+    if (!choice?.message) {
       throw new LlmError('llm.bad_response', 'rejected', 'the LLM server answered without any choice');
     }
     const usage: TokenUsage | null = res.usage

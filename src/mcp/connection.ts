@@ -197,7 +197,7 @@ export class McpConnection {
   /** The state in words: "connected, 3 tools", "down since 12:03:04 UTC (…), retry in 8 s". */
   describe(now: number): string {
     const s = this.state;
-    const at = (ms: number) => new Date(ms).toISOString().slice(11, 19) + ' UTC';
+    const at = (ms: number) => `${new Date(ms).toISOString().slice(11, 19)} UTC`;
     switch (s.kind) {
       case 'connected':
         return `connected, ${this.known.length} tool${this.known.length === 1 ? '' : 's'}${this.overMax.length > 0 ? `; ${this.overMax.length} more left out, past its maxTools ${this.server.maxTools} (${someNames(this.overMax)})` : ''}`;

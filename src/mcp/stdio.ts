@@ -113,7 +113,10 @@ export class GroupStdioTransport implements Transport {
       const nl = chunk.indexOf(0x0a, from);
       const piece = chunk.subarray(from, nl === -1 ? chunk.length : nl);
       this.size += piece.length;
-      if (this.size > this.params.maxBytes) return this.tooLarge();
+      if (this.size > this.params.maxBytes) {
+        this.tooLarge();
+        return;
+      }
       this.parts.push(piece);
       if (nl === -1) return;
       const line = Buffer.concat(this.parts, this.size).toString('utf8').replace(/\r$/, '');

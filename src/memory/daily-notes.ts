@@ -37,7 +37,7 @@ export function noteEntryOf(answer: SessionMessage, user: SessionMessage | undef
     const at = new Date(answer.timestamp);
     return { date: localDate(at, timezone), line: formatReminderLine(at, timezone, answer.content) };
   }
-  if (!user || user.role !== 'user') return undefined;
+  if (user?.role !== 'user') return undefined;
   const at = new Date(user.timestamp);
   return { date: localDate(at, timezone), line: formatNoteLine(at, timezone, user.content, answer.content) };
 }

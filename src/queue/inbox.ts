@@ -12,7 +12,6 @@
  * the daemon cannot kill it again at every start.
  */
 import { readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import type { InboundMessage } from '../core/message.js';
 import { AppendLog } from '../storage/append-log.js';

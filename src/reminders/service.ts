@@ -71,7 +71,7 @@ export function occurrenceKey(d: Pick<Delivery, 'reminderId' | 'dueAt'>): string
 
 /** True when a session message delivered this occurrence (alone, or folded: the keys space-separated). */
 function carries(m: { reminder?: string | undefined }, key: string): boolean {
-  return m.reminder !== undefined && m.reminder.split(' ').includes(key);
+  return m.reminder?.split(' ').includes(key) === true;
 }
 
 /** One line for lists: "Mon 23 Nov 2026, 09:00 — call the dentist (repeats: daily)". */

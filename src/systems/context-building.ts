@@ -33,14 +33,14 @@ export function createContextBuildingSystem(deps: ContextBuildingDeps): System {
       const sections: PromptSection[] = [{ name: 'instructions', content: await deps.instructions.load() }];
       for (const build of deps.sections ?? []) {
         const s = await build(turn);
-        if (s && s.content.trim()) sections.push(s);
+        if (s?.content.trim()) sections.push(s);
       }
       turn.promptSections = sections;
       turn.systemPrompt = joinSections(sections);
       const perTurn: PromptSection[] = [];
       for (const build of deps.turnSections ?? []) {
         const s = await build(turn);
-        if (s && s.content.trim()) perTurn.push(s);
+        if (s?.content.trim()) perTurn.push(s);
       }
       turn.turnSections = perTurn;
       turn.turnPrompt = joinSections(perTurn);

@@ -16,7 +16,7 @@ import { endTurn, type Turn } from '../turn/turn.js';
 import { componentLogger } from '../core/log.js';
 import type { ImageCost, ImageDetail } from '../llm/vision.js';
 import { imagePlaceholder, imageRefusal, readImageRef, withImageNote, type FileFetcher, type MediaFetchers } from '../media/attachments.js';
-import { type ImageRef } from '../core/message.js';
+import type { ImageRef } from '../core/message.js';
 import { loadTurnImage } from '../turn/turn-image.js';
 import { albumNoun, loadAlbumImages, missedText } from '../turn/album-images.js';
 import type { Logger } from '../core/log.js';

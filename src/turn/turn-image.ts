@@ -6,7 +6,7 @@
 import type { ChatCompletionContentPartImage } from 'openai/resources/chat/completions';
 import { imagePart, type ImageCost, type ImageDetail } from '../llm/vision.js';
 import { MAX_IMAGE_BYTES, type FileFetcher } from '../media/attachments.js';
-import { type ImageRef } from '../core/message.js';
+import type { ImageRef } from '../core/message.js';
 import { readImageInfo, type ImageInfo } from '../media/image-info.js';
 
 export interface TurnImage {

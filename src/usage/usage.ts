@@ -19,7 +19,6 @@
  * usage_daily's key stays as it was, and a file from before simply gains the table.
  */
 import Database from 'better-sqlite3';
-import path from 'node:path';
 import { localDate } from '../memory/notes.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import { openSqlite, quickCheck } from '../storage/sqlite.js';

@@ -132,7 +132,7 @@ test('/status shows the memory block size in tokens and its budget', async () =>
 
     await mkdir(memDir(bot, '1'), { recursive: true });
     const memory = Array.from({ length: 20 }, (_, i) => `- fact ${i}: the user keeps ${i} beehives in Porto.`).join('\n');
-    await writeFile(path.join(memDir(bot, '1'), 'MEMORY.md'), memory + '\n');
+    await writeFile(path.join(memDir(bot, '1'), 'MEMORY.md'), `${memory}\n`);
     await bot.send('1', 'again', { receivedAt: AT });
     const [status] = await bot.send('1', '/status full');
     const m = /^Memory block: ([\d,]+) tokens \(budget ([\d,]+)\)$/m.exec(status!);

@@ -34,7 +34,7 @@ test('in the daemon, /help@botname is answered by the command and nothing reache
   try {
     const [plain] = await bot.send('1', '/help');
     const [addressed] = await bot.send('1', '/help@membot_bot');
-    assert.ok(plain && plain.includes('/status'), plain);
+    assert.ok(plain?.includes('/status'), plain);
     assert.equal(addressed, plain);
     assert.equal(bot.llm.chatRequests().length, 0);
   } finally {

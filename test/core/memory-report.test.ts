@@ -15,7 +15,7 @@ test('the memory report: resident size, the main heap within it, and (Linux) its
   const r = memoryReport();
   assert.ok(r.rss > 10, `resident ${r.rss} MiB`);
   assert.ok(r.heapUsed > 0 && r.heapUsed <= r.heapTotal && r.heapTotal < r.rss, JSON.stringify(r));
-  assert.ok((r.spaces['old_space'] ?? 0) > 0, 'the heap spaces are listed');
+  assert.ok((r.spaces.old_space ?? 0) > 0, 'the heap spaces are listed');
   if (process.platform === 'linux') {
     assert.ok(r.anonymous !== undefined && r.fileBacked !== undefined);
     assert.ok(Math.abs(r.anonymous + r.fileBacked - r.rss) < 0.15 * r.rss, `anonymous ${r.anonymous} + file-backed ${r.fileBacked} ≈ resident ${r.rss}`);

@@ -179,7 +179,7 @@ export async function startTelegramEmulator(token = TEST_TOKEN, opts: EmulatorOp
     req.on('end', async () => {
       const raw = Buffer.concat(chunks);
       const method = /\/bot[^/]+\/([A-Za-z]+)/.exec(req.url ?? '')?.[1] ?? '?';
-      let body: any = undefined;
+      let body: any ;
       try {
         body = raw.length ? JSON.parse(raw.toString('utf8')) : {};
       } catch {

@@ -30,7 +30,7 @@ function requestProblems(messages: any[]): string[] {
   messages.forEach((m, i) => {
     if (!['system', 'user', 'assistant', 'tool'].includes(m.role)) problems.push(`#${i}: bad role ${m.role}`);
     if (m.role === 'tool') {
-      if (!open || !open.has(m.tool_call_id)) problems.push(`#${i}: tool result ${m.tool_call_id} without a preceding assistant call`);
+      if (!open?.has(m.tool_call_id)) problems.push(`#${i}: tool result ${m.tool_call_id} without a preceding assistant call`);
       else open.delete(m.tool_call_id);
       return;
     }
@@ -517,7 +517,7 @@ test('summaries failing (500): truncation by importance keeps directives and err
         const m = before[i]!;
         if (m.role !== 'user') continue;
         const answer = before[i + 1];
-        if (!answer || answer.role !== 'assistant') continue;
+        if (answer?.role !== 'assistant') continue;
         const userKept = after.some((x) => x.id === m.id);
         const answerKept = after.some((x) => x.id === answer.id);
         assert.equal(userKept, answerKept, `exchange "${m.content.slice(0, 30)}" was split`);

@@ -29,9 +29,9 @@ test('parse tier 1: plain JSON', () => {
 test('parse tier 1: ```json fenced (and a bare ``` fence)', () => {
   const body = '{\n  "history_entry": "Planned a trip to Lisbon.",\n  "memory_update": "- travels in May"\n}';
   const want = { historyEntry: 'Planned a trip to Lisbon.', memoryUpdate: '- travels in May' };
-  assert.deepEqual(parseConsolidation('```json\n' + body + '\n```'), want);
-  assert.deepEqual(parseConsolidation('```JSON\n' + body + '\n```\n'), want);
-  assert.deepEqual(parseConsolidation('```\n' + body + '\n```'), want);
+  assert.deepEqual(parseConsolidation(`\`\`\`json\n${body}\n\`\`\``), want);
+  assert.deepEqual(parseConsolidation(`\`\`\`JSON\n${body}\n\`\`\`\n`), want);
+  assert.deepEqual(parseConsolidation(`\`\`\`\n${body}\n\`\`\``), want);
 });
 
 test('parse tier 2: JSON inside prose', () => {

@@ -165,9 +165,9 @@ test('over budget: the oldest recent day goes first; MEMORY.md, today and newer 
     const day3 = noteLines('older', 6);
     await writeMem(bot, '1', {
       'MEMORY.md': MEMORY_MD,
-      [`${TODAY}.md`]: today.join('\n') + '\n',
-      '2026-03-09.md': day1.join('\n') + '\n',
-      '2026-03-07.md': day3.join('\n') + '\n',
+      [`${TODAY}.md`]: `${today.join('\n')}\n`,
+      '2026-03-09.md': `${day1.join('\n')}\n`,
+      '2026-03-07.md': `${day3.join('\n')}\n`,
     });
     // Limit min(128k, 1000) → budget 25% = 250 tokens (≈ 875 chars); the block is ≈ 1,250 chars.
     await writeRuntimeConfig(bot, { compaction: { maxContextTokens: 1000 }, memory: { budgetPercent: 25 } });
@@ -202,9 +202,9 @@ test('far over budget: recent days oldest first, then the oldest lines of today;
     const longTerm = 'The user is called Ada.\nAda keeps bees and writes Rust.\nAda lives in Porto.\n';
     await writeMem(bot, '1', {
       'MEMORY.md': longTerm,
-      [`${TODAY}.md`]: today.join('\n') + '\n',
-      '2026-03-09.md': noteLines('yesterday', 2).join('\n') + '\n',
-      '2026-03-07.md': noteLines('older', 2).join('\n') + '\n',
+      [`${TODAY}.md`]: `${today.join('\n')}\n`,
+      '2026-03-09.md': `${noteLines('yesterday', 2).join('\n')}\n`,
+      '2026-03-07.md': `${noteLines('older', 2).join('\n')}\n`,
     });
     // Budget 15% of 1000 = 150 tokens (≈ 525 chars): only about four of today's lines fit.
     await writeRuntimeConfig(bot, { compaction: { maxContextTokens: 1000 }, memory: { budgetPercent: 15 } });
@@ -240,13 +240,13 @@ test('a MEMORY.md bigger than the whole budget is still sent whole; everything e
   const bot = await startTestBot();
   try {
     const longTerm = Array.from({ length: 40 }, (_, i) => `- Fact number ${i}: the user likes item ${i}.`).join('\n');
-    await writeMem(bot, '1', { 'MEMORY.md': longTerm + '\n', [`${TODAY}.md`]: noteLines('today', 3).join('\n') + '\n', '2026-03-09.md': noteLines('y', 1).join('\n') + '\n' });
+    await writeMem(bot, '1', { 'MEMORY.md': `${longTerm}\n`, [`${TODAY}.md`]: `${noteLines('today', 3).join('\n')}\n`, '2026-03-09.md': `${noteLines('y', 1).join('\n')}\n` });
     // Budget 5 % of 3,000 = 150 tokens, far below MEMORY.md's ~600 (the limit leaves room for the tool schemas).
     await writeRuntimeConfig(bot, { compaction: { maxContextTokens: 3000 }, memory: { budgetPercent: 5 } });
     await bot.send('1', 'hello', { receivedAt: NOW });
     assert.equal(memoryBlock(systemPrompt(bot, 0)), `# Memory\n\n## Long-term Memory\n${longTerm}`);
     // MEMORY.md itself is untouched on disk.
-    assert.equal(await readFile(path.join(memDir(bot, '1'), 'MEMORY.md'), 'utf8'), longTerm + '\n');
+    assert.equal(await readFile(path.join(memDir(bot, '1'), 'MEMORY.md'), 'utf8'), `${longTerm}\n`);
   } finally {
     await bot.close();
   }
@@ -298,9 +298,9 @@ test('risk: one long chat makes every turn slower — a busy day of 20,000 note 
     const today = noteLines('today', 20_000);
     const yesterday = noteLines('yesterday', 20_000);
     await mkdir(ws.dir, { recursive: true });
-    await writeFile(path.join(ws.dir, `${TODAY}.md`), today.join('\n') + '\n');
-    await writeFile(path.join(ws.dir, '2026-03-09.md'), yesterday.join('\n') + '\n');
-    await writeFile(path.join(ws.dir, '2026-03-08.md'), noteLines('small', 3).join('\n') + '\n');
+    await writeFile(path.join(ws.dir, `${TODAY}.md`), `${today.join('\n')}\n`);
+    await writeFile(path.join(ws.dir, '2026-03-09.md'), `${yesterday.join('\n')}\n`);
+    await writeFile(path.join(ws.dir, '2026-03-08.md'), `${noteLines('small', 3).join('\n')}\n`);
     const { createTokenCounter } = await import('../../src/llm/tokens.js');
     const counter = await createTokenCounter('o200k_base');
     let counted = 0;

@@ -71,7 +71,7 @@ test('a destructive memory_update at /new is refused: facts kept, history writte
 });
 
 test('a legitimate memory_update (an edit and an addition) passes and is kept as a version', async () => {
-  const edited = FACTS.replace('green tea', 'black coffee') + '- Ada has 3 hives.\n';
+  const edited = `${FACTS.replace('green tea', 'black coffee')}- Ada has 3 hives.\n`;
   const bot = await seeded(consolidationAnswer(edited));
   try {
     await bot.send('1', 'I switched to black coffee and I have 3 hives now');

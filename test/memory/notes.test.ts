@@ -62,16 +62,16 @@ test('newlines (\\n and \\r\\n) become single spaces, so a note is always one li
 
 test('an emoji (surrogate pair) at the cut boundary is kept whole, never half', () => {
   // 199 letters then an emoji: the emoji is character 200 and must survive intact.
-  const user = 'a'.repeat(199) + '😀' + 'tail';
-  const assistant = 'b'.repeat(299) + '🎉' + 'tail';
+  const user = `${'a'.repeat(199)}😀tail`;
+  const assistant = `${'b'.repeat(299)}🎉tail`;
   const p = parts(formatNoteLine(AT, 'UTC', user, assistant));
-  assert.equal(p.user, 'a'.repeat(199) + '😀');
-  assert.equal(p.assistant, 'b'.repeat(299) + '🎉');
+  assert.equal(p.user, `${'a'.repeat(199)}😀`);
+  assert.equal(p.assistant, `${'b'.repeat(299)}🎉`);
   assert.equal(Array.from(p.user).length, 200);
   assert.equal(Array.from(p.assistant).length, 300);
   assert.ok(!hasLoneSurrogate(p.user) && !hasLoneSurrogate(p.assistant));
   // 200 letters then an emoji: the emoji is cut entirely, no stray surrogate left.
-  const p2 = parts(formatNoteLine(AT, 'UTC', 'a'.repeat(200) + '😀', 'ok'));
+  const p2 = parts(formatNoteLine(AT, 'UTC', `${'a'.repeat(200)}😀`, 'ok'));
   assert.equal(p2.user, 'a'.repeat(200));
 });
 
@@ -79,7 +79,7 @@ test('a multi-code-point emoji (flag, ZWJ family) at the cut boundary is not spl
   // 🇩🇪 is two code points; 👨‍👩‍👧 is five. Cutting between them leaves a lone regional
   // indicator or a dangling zero-width joiner: a broken emoji in the note and the prompt.
   for (const emoji of ['🇩🇪', '👨‍👩‍👧']) {
-    const original = 'a'.repeat(199) + emoji + 'tail';
+    const original = `${'a'.repeat(199) + emoji}tail`;
     const p = parts(formatNoteLine(AT, 'UTC', original, 'ok'));
     const wholePrefix = graphemes(original).slice(0, graphemes(p.user).length).join('');
     assert.ok(p.user === wholePrefix, `the cut split ${emoji}: the note's user text ends with ${JSON.stringify(p.user.slice(-4))}`);
@@ -124,7 +124,7 @@ for (const c of [
 }
 
 test('end to end: long messages are cut in the note file and commands write no note', async () => {
-  const longAnswer = 'A'.repeat(280) + '\n' + 'B'.repeat(100);
+  const longAnswer = `${'A'.repeat(280)}\n${'B'.repeat(100)}`;
   const bot = await startTestBot({ responder: () => text(longAnswer) });
   try {
     const receivedAt = new Date('2026-03-05T09:15:00Z');
@@ -138,7 +138,7 @@ test('end to end: long messages are cut in the note file and commands write no n
     const p = parts(lines[0]!);
     assert.equal(p.time, '09:15');
     assert.equal(p.user, 'Q'.repeat(200));
-    assert.equal(p.assistant, 'A'.repeat(280) + ' ' + 'B'.repeat(19));
+    assert.equal(p.assistant, `${'A'.repeat(280)} ${'B'.repeat(19)}`);
     assert.equal(p.assistant.length, 300);
   } finally {
     await bot.close();

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { Inbox } from '../../src/queue/inbox.js';
 import { createTurn } from '../../src/turn/turn.js';
-import { type InboundMessage } from '../../src/core/message.js';
+import type { InboundMessage } from '../../src/core/message.js';
 import { silentLogger } from '../../src/core/log.js';
 import { imagePart } from '../../src/llm/vision.js';
 import { readImageInfo } from '../../src/media/image-info.js';

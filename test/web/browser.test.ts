@@ -57,7 +57,7 @@ async function open(width: number, height: number, hash = ''): Promise<Page> {
   return page;
 }
 
-const text = (page: Page, sel: string) => page.$eval(sel, (e: any) => e.innerText as string);
+const text = (page: Page, sel: string) => page.$eval(sel, (e: any) => e.textContent as string);
 const shown = (page: Page, sel: string) => page.$eval(sel, (e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().height > 0);
 async function tab(page: Page, name: string) {
   await page.click(`.tabs a[data-tab="${name}"]`);
@@ -220,7 +220,7 @@ test('memory page at 390 px: the chat list folds behind a button, every tab fits
   await page.click('#results li details summary');
   await fits('search results with details open');
   await tab(page, 'memory');
-  await page.$eval('#memory-text', (e: any) => (e.value += '- A very long line to see the preview wrap: ' + 'honeycomb '.repeat(30) + '\n'));
+  await page.$eval('#memory-text', (e: any) => (e.value += `- A very long line to see the preview wrap: ${'honeycomb '.repeat(30)}\n`));
   await page.click('#memory-save');
   await page.waitForSelector('#memory-confirm:not([hidden])');
   await fits('MEMORY.md preview');

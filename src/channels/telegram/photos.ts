@@ -9,7 +9,7 @@
  */
 import type { Message } from 'telegraf/types';
 import { imagePlaceholder } from '../../media/attachments.js';
-import { type ImageRef } from '../../core/message.js';
+import type { ImageRef } from '../../core/message.js';
 import { withQuote, type QuotedMessage } from './reply-context.js';
 
 export const MAX_PHOTO_SIDE = 2048;

@@ -48,7 +48,7 @@ test('only a single word longer than a message is cut, and never through a surro
 });
 
 test('a code block that fits stays whole in one chunk, even when that needs a new chunk', () => {
-  const code = '```js\n' + Array.from({ length: 5 }, (_, i) => `let v${i} = ${i};`).join('\n') + '\n```';
+  const code = `\`\`\`js\n${Array.from({ length: 5 }, (_, i) => `let v${i} = ${i};`).join('\n')}\n\`\`\``;
   const text = `${'p'.repeat(60)}\n\n${code}\n\nafter`;
   const chunks = splitMessage(text, 100);
   assert.ok(chunks.some((c) => c.includes(code)), `the block is intact in one chunk: ${JSON.stringify(chunks)}`);
