@@ -15,6 +15,7 @@ import { startTelegramEmulator, waitFor } from '../helpers/telegram.js';
 import { startFakeLlm, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 import { childEnv, mainTs, telegramDaemonEnv, tsxLoader } from '../helpers/child.js';
+import { patient } from '../helpers/wait.js';
 import { RESTARTED_TEXT } from '../../src/channels/telegram/stream-preview.js';
 
 const GROUP = -1009;
@@ -35,7 +36,7 @@ function startDaemon(env: Record<string, string>, cwd: string): { child: ChildPr
   return { child, started, log: () => log };
 }
 
-test('kill -9 mid-stream: after the restart each chat has its answer once, the group placeholder finished in place', { timeout: 120_000 }, async () => {
+test('kill -9 mid-stream: after the restart each chat has its answer once, the group placeholder finished in place', { timeout: patient(120_000) }, async () => {
   const tg = await startTelegramEmulator();
   let pace = 60; // the first run streams slowly (~2,700 characters, 10 a step): killed halfway
   const llm = await startFakeLlm(() => ({ ...text(ANSWER), stream: { chunkChars: 10, paceMs: pace } }));
