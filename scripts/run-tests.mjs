@@ -3,6 +3,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 function find(dir) {
   const out = [];
@@ -21,7 +22,9 @@ if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
-const res = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files], {
+// Two reporters on stdout: `spec` as before, and each file's duration with the slowest at the end.
+const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${fileURLToPath(new URL('test-durations.mjs', import.meta.url))}`, '--test-reporter-destination=stdout'];
+const res = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...reporters, '--test-concurrency=2', ...files], {
   stdio: 'inherit',
   env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },
 });

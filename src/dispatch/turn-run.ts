@@ -83,12 +83,13 @@ export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: Inb
       return turn.streamed.trim() ? 'stopped' : 'stopped-empty';
     };
   }
+  // The deadline's timer goes with the turn, also when the pipeline throws past its wrap point:
+  // left running it kept the process alive for TURN_TIMEOUT_MS after the turn had ended.
   const outcome = await Promise.race([
     running.then(() => 'done' as const),
     new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), config.turnTimeoutMs))),
     new Promise<'stopped'>((resolve) => (stopped = () => resolve('stopped'))),
-  ]);
-  clearTimeout(timer);
+  ]).finally(() => clearTimeout(timer));
   if (outcome === 'stopped') return halted(turn, writes, finish);
   // Past the deadline with no answer on its way: stop the turn (its LLM call and tools are
   // aborted, and it saves nothing more), close it as any failed turn, and give the slot back.

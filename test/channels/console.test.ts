@@ -15,6 +15,7 @@ import { lastUserText, startFakeLlm, text } from '../helpers/fake-llm.js';
 import { ConsoleChannel } from '../../src/channels/console.js';
 import { registerSecret } from '../../src/core/log.js';
 import { tempDir } from '../helpers/workspace.js';
+import { patient, waitFor } from '../helpers/wait.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const mainTs = path.join(repoRoot, 'src', 'main.ts');
@@ -43,7 +44,11 @@ interface Run {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function startMain(env: Record<string, string>, cwd: string, timeoutMs = 20_000): Run {
+/**
+ * The daemon in a child. The guard only ends a child that hangs: it counts from the spawn, so it
+ * covers the start under tsx too (8–15 s at load ~20 on 2 cores), and is far from any real run.
+ */
+function startMain(env: Record<string, string>, cwd: string, timeoutMs = patient(60_000)): Run {
   const child = spawn(process.execPath, ['--import', tsxLoader, mainTs], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -70,14 +75,6 @@ function jsonLines(s: string): Array<Record<string, any>> {
     }
   }
   return out;
-}
-
-async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 test('piped input: one reply per line on stdout, logs on stderr, exit 0, session on disk', async () => {
@@ -154,7 +151,14 @@ test('no OPENAI_API_KEY and no OPENAI_BASE_URL: exit 2 with one line on stderr a
 });
 
 test('SIGTERM while a turn is running: the reply is still printed and the exit code is 0', async () => {
-  const llm = await startFakeLlm((req) => ({ ...text(`echo: ${lastUserText(req)}`), delayMs: 1500 }));
+  // The model's answer is held until the daemon has taken the signal: it can only print the reply
+  // if it waits for the running turn, whatever the machine's speed.
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const llm = await startFakeLlm(async (req) => {
+    await released;
+    return text(`echo: ${lastUserText(req)}`);
+  });
   const ws = await tempDir();
   let started: Run | undefined;
   try {
@@ -163,21 +167,23 @@ test('SIGTERM while a turn is running: the reply is still printed and the exit c
       cwdWithoutDotEnv(ws.dir),
     ));
     run.child.stdin.write('slow question\n'); // stdin stays open: only the signal ends the run
-    await waitFor(() => llm.chatRequests().length > 0 || run.child.exitCode !== null, 15_000, 'the request to reach the fake LLM');
+    await waitFor(() => /daemon started/.test(run.stderr()) || run.child.exitCode !== null, 20_000, 'the daemon to start');
+    await waitFor(() => llm.chatRequests().length > 0 || run.child.exitCode !== null, 10_000, 'the request to reach the fake LLM');
     assert.equal(run.child.exitCode, null, `the daemon is still running; stderr:\n${run.stderr()}`);
-    assert.equal(run.stdout(), '', 'no reply yet when the signal is sent');
-    const signalledAt = Date.now();
     run.child.kill('SIGTERM');
+    await waitFor(() => /stopping: no new messages/.test(run.stderr()) || run.child.exitCode !== null, 10_000, 'the daemon to take the signal');
+    assert.equal(run.stdout(), '', 'no reply before the answer is released');
+    release();
 
     const { code, signal } = await run.exited;
     assert.equal(code, 0, `exit code (signal ${signal}); stderr:\n${run.stderr()}`);
     assert.equal(run.stdout(), 'echo: slow question\n');
-    assert.ok(Date.now() - signalledAt >= 1000, 'it waited for the running turn');
     assert.equal(llm.chatRequests().length, 1);
 
     const session = JSON.parse(await readFile(path.join(ws.dir, 'sessions', 'console:local.json'), 'utf8'));
     assert.deepEqual(session.messages.map((m: { content: string }) => m.content), ['slow question', 'echo: slow question']);
   } finally {
+    release();
     if (started && started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGKILL');
     await llm.close();
     await ws.cleanup();

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/env.js';
 import { exitCodeFor, runDoctor } from '../../src/cli/doctor.js';
 import { tempDir } from '../helpers/workspace.js';
+import { patient } from '../helpers/wait.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -230,7 +231,7 @@ test("risk: global scope with groups or strangers shares the owner's memory — 
   assert.deepEqual(loadConfig({ ...KEY, TZ: 'UTC', TELEGRAM_BOT_TOKEN: BOT_TOKEN, TELEGRAM_ALLOWED_GROUPS: '-1001234567890', TELEGRAM_DM_POLICY: 'open' }).problems, []);
 });
 
-test("risk: global scope with groups shares the owner's memory — the daemon exits 2 before starting, and doctor says the same", { timeout: 30_000 }, async () => {
+test("risk: global scope with groups shares the owner's memory — the daemon exits 2 before starting, and doctor says the same", { timeout: patient(30_000) }, async () => {
   const ws = await tempDir();
   try {
     const env = {
@@ -253,7 +254,7 @@ test("risk: global scope with groups shares the owner's memory — the daemon ex
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.stdin.end();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), patient(20_000));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     clearTimeout(timer);
     assert.equal(code, 2, stderr);

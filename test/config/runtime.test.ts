@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_RUNTIME_CONFIG, parseRuntimeConfig, RuntimeConfigStore } from '../../src/config/runtime.js';
 import { startTestBot } from '../helpers/app.js';
 import { captureLog, tempDir } from '../helpers/workspace.js';
+import { patient } from '../helpers/wait.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -192,7 +193,7 @@ function runMain(workspace: string): Promise<{ code: number | null; stdout: stri
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.stdin.end();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), patient(20_000));
     child.on('error', reject);
     child.on('exit', (code) => {
       clearTimeout(timer);
@@ -201,7 +202,7 @@ function runMain(workspace: string): Promise<{ code: number | null; stdout: stri
   });
 }
 
-test('an invalid runtime-config.json at start: the daemon exits 2 with one line naming the key', { timeout: 30_000 }, async () => {
+test('an invalid runtime-config.json at start: the daemon exits 2 with one line naming the key', { timeout: patient(30_000) }, async () => {
   const ws = await tempDir();
   try {
     await writeConfig(ws.dir, { memory: { recentDays: -3 } });
@@ -218,7 +219,7 @@ test('an invalid runtime-config.json at start: the daemon exits 2 with one line 
   }
 });
 
-test('contrast: the same start with a valid runtime-config.json runs and exits 0 at end of input', { timeout: 30_000 }, async () => {
+test('contrast: the same start with a valid runtime-config.json runs and exits 0 at end of input', { timeout: patient(30_000) }, async () => {
   const ws = await tempDir();
   try {
     await writeConfig(ws.dir, { memory: { recentDays: 3 } });

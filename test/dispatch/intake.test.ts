@@ -175,13 +175,18 @@ test(`give-up: a message started ${MAX_RECOVERY_ATTEMPTS} times is not run again
   }
 });
 
-test('a failure outside the pipeline\'s wrap point gets one apology and leaves the entry open for the next start', async () => {
+test('a failure outside the pipeline\'s wrap point gets one apology and leaves the entry open for the next start; its deadline timer does not keep the process alive', async () => {
   const ws = await tempDir();
   const r = await rig(ws.dir, async () => {
     throw new AppError('storage.write_failed', { action: 'write', target: 'the session', reason: 'disk full' });
   });
+  // What keeps the event loop alive (unref'd timers do not count): left behind by the turn, a
+  // daemon without its final process.exit(), or this file's process, waits TURN_TIMEOUT_MS.
+  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
   try {
+    const before = timers();
     await r.handle('hello', '11');
+    assert.equal(timers(), before, 'no timer of the ended turn is left');
     assert.equal(r.replies.length, 1);
     const id = /error id ([0-9a-f]+)/.exec(r.replies[0]!)?.[1];
     assert.ok(id, r.replies[0]);

@@ -18,6 +18,7 @@ import { startTelegramEmulator, waitFor, type TelegramEmulator } from '../helper
 import { lastUserText, startFakeLlm, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 import { childEnv, telegramDaemonEnv } from '../helpers/child.js';
+import { patient } from '../helpers/wait.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CHATS = 20;
@@ -73,7 +74,7 @@ async function allJsonParses(dir: string): Promise<string[]> {
   return bad;
 }
 
-test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is lost, nothing corrupt, no reply twice', { timeout: 420_000 }, async () => {
+test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is lost, nothing corrupt, no reply twice', { timeout: patient(420_000) }, async () => {
   // npm run build: compiles only what changed since the last build.
   const build = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'build.mjs')], { cwd: repoRoot, encoding: 'utf8' });
   assert.equal(build.status, 0, `build failed: ${build.stdout}${build.stderr}`);
@@ -216,8 +217,9 @@ test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is
     // Spawn to "daemon started" (built entry point). The target is 2 s, measured by the figure
     // printed above (docs/BENCHMARKS.md), not asserted: on a shared 2-core machine at load ~8 the
     // median reached 3.4–4.1 s with nothing wrong. This bound only catches a start that hangs
-    // or does work proportional to the data (a rebuild at every start).
-    assert.ok(report.restartToServingMs.median! <= 15_000, `restart to serving: ${JSON.stringify(report.restartToServingMs)}`);
+    // or does work proportional to the data (a rebuild at every start), scaled like every
+    // deadline of the tests (helpers/wait.ts).
+    assert.ok(report.restartToServingMs.median! <= patient(15_000), `restart to serving: ${JSON.stringify(report.restartToServingMs)}`);
   } finally {
     sending = false;
     if (daemon.child.exitCode === null && daemon.child.signalCode === null) daemon.child.kill('SIGKILL');

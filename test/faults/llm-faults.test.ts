@@ -14,6 +14,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { completion, echoResponder, lastUserText, type FakeReply, type Responder } from '../helpers/fake-llm.js';
+import { patient, waitFor } from '../helpers/wait.js';
 
 /** Words that make the responder fail while the fault is on (no other message contains them). */
 const TRIGGER = 'quokka-trigger';
@@ -41,15 +42,6 @@ async function noteText(bot: TestBot, chatId: string): Promise<string> {
 }
 
 const errorLines = (bot: TestBot, from: number) => bot.logs.lines().slice(from).filter((l) => l.level >= 50);
-
-/** Waits (bounded) until `cond` holds; a guard, never a speed assertion. */
-async function until(cond: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 function assertCleanApology(replies: string[]): string {
   assert.equal(replies.length, 1, `exactly one reply for the failed turn, got ${JSON.stringify(replies)}`);
@@ -201,13 +193,14 @@ test('risk: LLM connection cut in the middle of the response body leaves the use
 
 test('risk: LLM hang blocks other chats — chat B is answered while chat A waits on a hanging LLM call', async () => {
   const responder: Responder = (req, i) => (lastUserText(req).includes(TRIGGER) ? { hang: true } : echoResponder(req, i));
-  // A timeout long enough that B's whole turn fits inside A's hang; a guard, not a speed target.
-  const bot = await startTestBot({ responder, env: { LLM_TIMEOUT_MS: '3000', LLM_MAX_RETRIES: '0' } });
+  // A timeout long enough that B's two turns fit inside A's hang, scaled like every deadline of
+  // the tests (helpers/wait.ts) so a loaded machine fits them too: a guard, not a speed target.
+  const bot = await startTestBot({ responder, env: { LLM_TIMEOUT_MS: String(patient(3000)), LLM_MAX_RETRIES: '0' } });
   try {
     let aDone = false;
     const before = bot.logs.lines().length;
     const a = bot.send('a', `this ${TRIGGER} call hangs`).finally(() => (aDone = true));
-    await until(() => bot.llm.chatRequests().some((r) => lastUserText(r).includes(TRIGGER)), "A's request to reach the LLM");
+    await waitFor(() => bot.llm.chatRequests().some((r) => lastUserText(r).includes(TRIGGER)), 5_000, "A's request to reach the LLM");
     const b = await bot.send('b', 'are other chats served');
     assert.deepEqual(b, ['echo: are other chats served']);
     assert.equal(aDone, false, "B was answered while A's LLM call was still hanging");

@@ -14,13 +14,14 @@ import { startTelegramEmulator, waitFor } from '../helpers/telegram.js';
 import { startFakeLlm, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 import { startDaemonChild, telegramDaemonEnv } from '../helpers/child.js';
+import { patient } from '../helpers/wait.js';
 import { RESTARTED_TEXT } from '../../src/channels/telegram/stream-preview.js';
 
 const GROUP = -1009;
 const ANSWER = `**Done**: ${Array.from({ length: 300 }, (_, i) => `part${i}`).join(' ')}.`;
 const FINAL_HTML = `<b>Done</b>: ${ANSWER.slice('**Done**: '.length)}`;
 
-test('kill -9 mid-stream: after the restart each chat has its answer once, the group placeholder finished in place', { timeout: 120_000 }, async () => {
+test('kill -9 mid-stream: after the restart each chat has its answer once, the group placeholder finished in place', { timeout: patient(120_000) }, async () => {
   const tg = await startTelegramEmulator();
   let pace = 60; // the first run streams slowly (~2,700 characters, 10 a step): killed halfway
   const llm = await startFakeLlm(() => ({ ...text(ANSWER), stream: { chunkChars: 10, paceMs: pace } }));

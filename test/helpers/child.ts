@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { patient } from './wait.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const mainTs = path.join(repoRoot, 'src', 'main.ts');
@@ -60,7 +61,7 @@ export interface CliRun {
   stderr: string;
 }
 
-/** A child process whose output is collected as it comes; killed (SIGKILL) after `timeoutMs`. */
+/** A child process whose output is collected as it comes; killed (SIGKILL) after `timeoutMs` (default: a scaled minute). */
 export interface Spawned {
   out: () => string;
   err: () => string;
@@ -82,7 +83,8 @@ export function spawnCollected(cmd: string, args: string[], opts: { env: Record<
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   // A child that exits before reading its input closes the pipe: not the test's failure.
   child.stdin.on('error', () => undefined);
-  const guard = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+  // Only for a child that hangs: it counts from the spawn, the start under tsx included.
+  const guard = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? patient(60_000));
   const exited = new Promise<number | null>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => {

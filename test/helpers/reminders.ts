@@ -20,11 +20,5 @@ export function toolUser(plan: (userText: string, req: RecordedRequest) => Plann
   };
 }
 
-/** Waits until `cond` holds (polling), or fails naming `what`. */
-export async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** The tests' one polling wait (helpers/wait.ts), under the name the reminder tests import. */
+export { waitFor as until } from './wait.js';

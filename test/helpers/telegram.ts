@@ -22,6 +22,7 @@ import { TelegramChannel, type TelegramTuning } from '../../src/channels/telegra
 import { loadTelegramConfig, type TelegramConfig } from '../../src/config/env.js';
 import { startFakeLlm, type FakeLlm, type Responder } from './fake-llm.js';
 import { captureLog, tempDir, testConfig, type CapturedLog } from './workspace.js';
+import { waitFor } from './wait.js';
 
 export const TEST_TOKEN = '123456789:AAtest-token-for-the-emulator_0001';
 
@@ -124,13 +125,8 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** The tests' one polling wait (helpers/wait.ts), under the name the Telegram tests import. */
+export { waitFor } from './wait.js';
 
 async function startEmulatorServer(): Promise<TelegramServer> {
   // The emulator reads `port: 0` as "use 9000", so pick a free port first (and retry on a race).

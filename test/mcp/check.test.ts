@@ -13,6 +13,7 @@ import { freePort } from '../helpers/telegram.js';
 import { tempDir } from '../helpers/workspace.js';
 import { mainTs, runCli } from '../helpers/child.js';
 import { startHttpMcpServer, stdioFixture } from '../fixtures/mcp-server.js';
+import { patient } from '../helpers/wait.js';
 
 test('doctor: a line per MCP server — tools listed when it answers; a refused token and a dead URL fail with different fixes', async () => {
   const web = await startHttpMcpServer({ token: 'right-token-123456' });
@@ -31,7 +32,8 @@ test('doctor: a line per MCP server — tools listed when it answers; a refused 
       }),
     );
     const env = { OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, TZ: 'UTC', MCP_CONFIG: 'mcp.json', WEB_TOKEN: 'wrong-token-654321' };
-    const results = await runDoctor({ env, cwd: ws.dir, timeoutMs: 15_000 });
+    // The stdio server starts under tsx: scaled, a loaded machine takes several times longer.
+    const results = await runDoctor({ env, cwd: ws.dir, timeoutMs: patient(15_000) });
     const by = Object.fromEntries(results.map((r) => [r.name, r]));
     assert.equal(by['MCP fx']!.status, 'ok', by['MCP fx']!.detail);
     assert.match(by['MCP fx']!.detail, /: 2 tool\(s\) \(forecast, env\)$/);
@@ -50,7 +52,7 @@ test('doctor: a line per MCP server — tools listed when it answers; a refused 
   }
 });
 
-test('a bad MCP_CONFIG: the daemon exits 2 with one line naming the file and the key, before anything starts', { timeout: 30_000 }, async () => {
+test('a bad MCP_CONFIG: the daemon exits 2 with one line naming the file and the key, before anything starts', { timeout: patient(30_000) }, async () => {
   const ws = await tempDir();
   try {
     await writeFile(path.join(ws.dir, 'mcp.json'), JSON.stringify({ servers: { files: { command: 'npx', tols: ['read_file'] } } }));

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MemoryFiles } from '../../src/memory/files.js';
 import { tempDir } from '../helpers/workspace.js';
+import { patient } from '../helpers/wait.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const APPENDER = fileURLToPath(new URL('../fixtures/memory-appender.ts', import.meta.url));
@@ -85,7 +86,7 @@ test('50 parallel appendMemory calls in one process: 50 lines, none lost', () =>
     assert.ok((await readdir(path.join(dir, 'versions'))).every((n) => /^(\d+\.md|index\.json)$/.test(n)));
   }));
 
-test('two processes appending 30 facts each to one MEMORY.md at once: 60 distinct lines', { timeout: 60_000 }, () =>
+test('two processes appending 30 facts each to one MEMORY.md at once: 60 distinct lines', { timeout: patient(60_000) }, () =>
   withDir(async (dir) => {
     const children = ['alpha', 'beta'].map((tag) => {
       const child = spawn(process.execPath, ['--import', 'tsx', APPENDER, dir, tag, '30'], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -24,6 +24,7 @@ import { ReminderStore } from '../../src/reminders/store.js';
 import { ReminderService } from '../../src/reminders/service.js';
 import { localDate } from '../../src/memory/notes.js';
 import { childEnv } from '../helpers/child.js';
+import { patient } from '../helpers/wait.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const mainTs = path.join(repoRoot, 'src', 'main.ts');
@@ -48,10 +49,11 @@ function startDaemon(env: Record<string, string>, cwd: string): Daemon {
 
 const count = (hay: string, needle: string) => hay.split(needle).length - 1;
 
-test('kill -9 before the due time: delivered once after the restart, with a late note; kill -9 right after that delivery: not delivered again', { timeout: 90_000 }, async () => {
+test('kill -9 before the due time: delivered once after the restart, with a late note; kill -9 right after that delivery: not delivered again', { timeout: patient(90_000) }, async () => {
   const llm = await startFakeLlm(
     toolUser((t) => {
-      if (t === 'remind me soon') return [{ name: 'schedule_message', args: { at: new Date(Date.now() + 2000).toISOString(), text: 'take the cake out' } }];
+      // Due after the kill below, however slow the machine is to show the confirmation.
+      if (t === 'remind me soon') return [{ name: 'schedule_message', args: { at: new Date(Date.now() + patient(2000)).toISOString(), text: 'take the cake out' } }];
       if (t === 'remind me next week') return [{ name: 'schedule_message', args: { at: new Date(Date.now() + 7 * 86_400_000).toISOString(), text: 'renew the parking permit' } }];
       return [];
     }),
@@ -132,7 +134,7 @@ function runThenKill(dir: string, body: string, options = ''): void {
     const store = new ReminderStore(dir + '/schedules.db', silentLogger());
     const reminders = new ReminderService({ store, sessions, notes: new DailyNotes(new MemoryService(dir + '/memory', 'chat'), 'UTC', silentLogger()), timezone: 'UTC', log: silentLogger(), queue: (_k, t) => t(), ${options} });
     ${body}
-    await new Promise((r) => setTimeout(r, 10_000));
+    await new Promise((r) => setTimeout(r, ${patient(10_000)}));
   `;
   const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: repoRoot });
   assert.equal(r.signal, 'SIGKILL', `child did not reach the kill: ${r.stderr}`);

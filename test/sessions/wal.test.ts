@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SessionStore } from '../../src/sessions/store.js';
 import { captureLog, tempDir } from '../helpers/workspace.js';
+import { waitFor } from '../helpers/wait.js';
 
 const storeModule = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'sessions', 'store.ts');
 
@@ -107,12 +108,7 @@ test('the session file catches up on its own shortly after a logged message, wit
     const s = await store.getOrCreate('test', 'k');
     await store.writer(s).append({ id: 'm_1', role: 'user', content: 'hello', timestamp: new Date().toISOString() });
     const file = path.join(dir, 'test:k.json');
-    let content = '';
-    for (let i = 0; i < 100 && !content.includes('hello'); i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      content = await readFile(file, 'utf8').catch(() => '');
-    }
-    assert.match(content, /hello/);
+    await waitFor(async () => (await readFile(file, 'utf8').catch(() => '')).includes('hello'), 2_000, 'the message in the session file');
     await store.close();
   } finally {
     await ws.cleanup();

@@ -13,6 +13,7 @@ import { startTestBot, type TestBot } from '../helpers/app.js';
 import { lastUserText, text, toolCalls, type Responder } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 import { MemoryFiles } from '../../src/memory/files.js';
+import { patient } from '../helpers/wait.js';
 
 /**
  * "CALL <tool> <json args>" from the user makes the model call that tool; once a tool result
@@ -280,7 +281,7 @@ test('risk: symlinks followed outside the tools — a MEMORY.md, daily note or c
   }
 });
 
-test('risk: a FIFO in the memory folder blocks a thread — notes_read, notes_search, notes and /memory refuse special files without opening them', { timeout: 60_000 }, async () => {
+test('risk: a FIFO in the memory folder blocks a thread — notes_read, notes_search, notes and /memory refuse special files without opening them', { timeout: patient(60_000) }, async () => {
   const bot = await startTestBot({ responder: scripted, env: { TOOL_TIMEOUT_MS: '3000' } });
   const fifos: string[] = [];
   try {

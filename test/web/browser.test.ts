@@ -16,6 +16,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { MEMORY, TOKEN, startPageBot, type PageBot } from './helpers.js';
+import { patient } from '../helpers/wait.js';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 const SHOTS = process.env.MEMORY_PAGE_SCREENSHOT === 'docs' ? ['test-artifacts', 'docs'] : ['test-artifacts'];
@@ -28,7 +29,7 @@ before(async () => {
   // The browser first: when it cannot start, the test fails at once with the reason (and
   // `after` has no daemon to wait for), instead of leaving servers that keep the run alive.
   if (!CHROMIUM) throw new Error('chromium is not installed: run `apt-get install -y chromium` (.ci/run does it when missing)');
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, timeout: 20_000, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, timeout: patient(20_000), args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   t = await startPageBot();
   const bee = { chat: { kind: 'private', name: 'Ada Lovelace' } } as const;
   await t.bot.send('1', 'my bees are calm today', bee);

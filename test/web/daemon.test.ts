@@ -13,6 +13,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startFakeLlm } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
+import { patient, waitFor as waitUntil } from '../helpers/wait.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -30,15 +31,12 @@ function startDaemon(env: Record<string, string>, cwd: string) {
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  // Only for a daemon that hangs (counted from the spawn, the start under tsx included).
+  const guard = setTimeout(() => child.kill('SIGKILL'), patient(60_000));
   void exited.then(() => clearTimeout(guard));
   const waitFor = async (re: RegExp): Promise<RegExpExecArray> => {
-    for (let i = 0; i < 300; i++) {
-      const m = re.exec(stderr);
-      if (m) return m;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`not seen ${re}: ${stderr}`);
+    await waitUntil(() => re.test(stderr), 30_000, `${re} in the daemon's log`).catch(() => assert.fail(`not seen ${re}: ${stderr}`));
+    return re.exec(stderr)!;
   };
   return { child, stderr: () => stderr, exited, waitFor };
 }

@@ -14,6 +14,7 @@ import { startFakeLlm } from '../../helpers/fake-llm.js';
 import { tempDir } from '../../helpers/workspace.js';
 import { childEnv, mainTs, telegramDaemonEnv, tsxLoader } from '../../helpers/child.js';
 import { png } from '../../helpers/images.js';
+import { patient } from '../../helpers/wait.js';
 
 const OWNER = 111;
 
@@ -22,7 +23,8 @@ function daemon(env: Record<string, string>, cwd: string): { child: ChildProcess
   let log = '';
   child.stdout!.on('data', (c: Buffer) => (log += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (log += c.toString()));
-  const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  // Only for a daemon that hangs (counted from the spawn, the start under tsx included).
+  const guard = setTimeout(() => child.kill('SIGKILL'), patient(60_000));
   const exited = new Promise((resolve) => child.on('close', () => resolve(clearTimeout(guard))));
   return { child, log: () => log, exited };
 }
@@ -41,7 +43,7 @@ async function text(file: string): Promise<string> {
   return readFile(file, 'utf8').catch(() => '');
 }
 
-test('killed while an album waits for more pictures: after the restart it is answered once, with all its pictures', { timeout: 120_000 }, async () => {
+test('killed while an album waits for more pictures: after the restart it is answered once, with all its pictures', { timeout: patient(120_000) }, async () => {
   const tg = await startTelegramEmulator();
   const llm = await startFakeLlm();
   const ws = await tempDir();
@@ -63,15 +65,16 @@ test('killed while an album waits for more pictures: after the restart it is ans
     const updates = path.join(ws.dir, 'telegram', 'updates.json');
     let journaled = 0;
     let taken = 0;
-    await (async () => {
-      const until = Date.now() + 20_000;
-      while (Date.now() < until) {
+    // On a timeout the assertions below say which count fell short.
+    await waitFor(
+      async () => {
         journaled = ((await text(inbox)).match(/"t":"in"/g) ?? []).length;
         taken = ((await text(updates)).match(/\[\d+,\d+\]/g) ?? []).length;
-        if (journaled === 3 && taken === 3) return;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
+        return journaled === 3 && taken === 3;
+      },
+      20_000,
+      'three pictures journaled and taken',
+    ).catch(() => undefined);
     assert.equal(journaled, 3, run.log());
     assert.equal(taken, 3);
     assert.equal(tg.botMessages(OWNER).length, 0, 'no answer before the window closed');
@@ -96,7 +99,7 @@ test('killed while an album waits for more pictures: after the restart it is ans
   }
 });
 
-test('in a group, killed after the album\'s addressed picture: its other pictures, sent after the restart, still join it', { timeout: 120_000 }, async () => {
+test('in a group, killed after the album\'s addressed picture: its other pictures, sent after the restart, still join it', { timeout: patient(120_000) }, async () => {
   const GROUP = -1009;
   const tg = await startTelegramEmulator();
   const llm = await startFakeLlm();
@@ -114,12 +117,12 @@ test('in a group, killed after the album\'s addressed picture: its other picture
     // Journaled and its update taken: the next run gets it from the journal, not from Telegram again.
     const inbox = path.join(ws.dir, 'inbox.jsonl');
     const updates = path.join(ws.dir, 'telegram', 'updates.json');
-    const until = Date.now() + 20_000;
     let state = '';
-    while (Date.now() < until && state !== '1/1') {
-      state = `${((await text(inbox)).match(/"t":"in"/g) ?? []).length}/${((await text(updates)).match(/\[\d+,\d+\]/g) ?? []).length}`;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitFor(
+      async () => (state = `${((await text(inbox)).match(/"t":"in"/g) ?? []).length}/${((await text(updates)).match(/\[\d+,\d+\]/g) ?? []).length}`) === '1/1',
+      20_000,
+      'the picture journaled and taken',
+    ).catch(() => undefined);
     assert.equal(state, '1/1', `journaled/taken; ${run.log()}`);
     run.child.kill('SIGKILL');
     await run.exited;

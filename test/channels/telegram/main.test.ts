@@ -12,6 +12,7 @@ import { startTelegramEmulator, waitFor, type TelegramEmulator } from '../../hel
 import { lastUserText, startFakeLlm, text } from '../../helpers/fake-llm.js';
 import { tempDir } from '../../helpers/workspace.js';
 import { childEnv, telegramDaemonEnv } from '../../helpers/child.js';
+import { patient } from '../../helpers/wait.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -23,7 +24,8 @@ interface Run {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function run(script: string, args: string[], env: Record<string, string>, cwd: string, timeoutMs = 30_000): Run {
+/** A script in a child; the guard (counted from the spawn, the start under tsx included) only ends one that hangs. */
+function run(script: string, args: string[], env: Record<string, string>, cwd: string, timeoutMs = patient(60_000)): Run {
   const child = spawn(process.execPath, ['--import', tsxLoader, path.join(repoRoot, script), ...args], { cwd, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -94,14 +96,23 @@ test('the daemon serves a conversation end to end: reply, /status, a stranger re
 });
 
 test('SIGTERM during a turn: polling stops, the running turn\'s reply is still delivered, exit 0', async () => {
+  // The model's answer is held until the daemon has taken the signal: the reply can only arrive
+  // if the daemon waits for the running turn, however slow the machine.
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
   await withDaemon(
-    (req) => ({ ...text(`echo: ${lastUserText(req)}`), delayMs: 1500 }),
+    async (req) => {
+      await released;
+      return text(`echo: ${lastUserText(req)}`);
+    },
     async ({ tg, llm, daemon }) => {
       await waitFor(() => /daemon started/.test(daemon.stderr()) || daemon.child.exitCode !== null, 20_000, 'the daemon to start');
       await tg.user({ userId: OWNER }).say('slow question');
       await waitFor(() => llm.chatRequests().length > 0, 15_000, 'the request to reach the LLM');
-      assert.equal(tg.botMessages(OWNER).length, 0, 'no reply yet');
       daemon.child.kill('SIGTERM');
+      await waitFor(() => /stopping: no new messages/.test(daemon.stderr()) || daemon.child.exitCode !== null, 10_000, 'the daemon to take the signal');
+      assert.equal(tg.botMessages(OWNER).length, 0, 'no reply before the answer is released');
+      release();
       const { code, signal } = await daemon.exited;
       assert.equal(code, 0, `exit code (signal ${signal}); log:\n${daemon.stderr()}`);
       assert.deepEqual(tg.botMessages(OWNER).map((m) => m.text), ['echo: slow question']);
@@ -109,7 +120,7 @@ test('SIGTERM during a turn: polling stops, the running turn\'s reply is still d
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(tg.callsOf('getUpdates').length, pollsAtExit, 'no polling after exit');
     },
-  );
+  ).finally(release);
 });
 
 test('a token Telegram refuses: exit 1 with one line, and the token is not printed', async () => {

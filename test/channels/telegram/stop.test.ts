@@ -74,10 +74,7 @@ test('private chat: /stop mid-stream ends the answer at once, keeps what was wri
     assert.ok(sent.some((m) => m.role === 'assistant' && String(m.content).endsWith('… [stopped]')), 'the model sees the stopped answer as stopped');
     // Its daily note line comes after the reply (MemoryPersist 50): wait for it.
     let notes = '';
-    for (const until = Date.now() + 5_000; !/and now something short/.test(notes) && Date.now() < until; ) {
-      notes = await memoryFiles(bot);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(async () => /and now something short/.test((notes = await memoryFiles(bot))), 5_000, 'the note line').catch(() => undefined);
     assert.match(notes, /and now something short/, 'the next exchange gets its note as usual');
     assert.doesNotMatch(notes, /long story/, 'and the stopped one still none');
   } finally {
@@ -149,16 +146,20 @@ test('group: a member cannot stop another member\'s answer; the asker can — th
     // In memory as soon as it is recorded; in the file once its log line is written and the
     // background rewrite ran (flush runs a waiting one now).
     let session: any;
-    for (const until = Date.now() + 5_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
-      await bot.app.services.sessions.flush();
-      session = await bot.sessionFile(GROUP);
-      if (session.messages.length >= 3) break;
-    }
+    await waitFor(
+      async () => {
+        await bot.app.services.sessions.flush();
+        session = await bot.sessionFile(GROUP);
+        return session.messages.length >= 3;
+      },
+      5_000,
+      'the session file with the waiting message',
+    ).catch(() => undefined);
     const roles = session.messages.map((m: any) => [m.role, m.content.replace(/^@TestNameBot /, '')]);
     assert.deepEqual(roles.slice(0, 2), [['user', 'write a lot'], ['assistant', `${placeholder.text}`]]);
     assert.deepEqual(roles[2], ['user', 'and a second question'], 'kept, unanswered');
     assert.equal(roles.length, 3);
-    for (const until = Date.now() + 5_000; (await openJournal(bot)) > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(async () => (await openJournal(bot)) === 0, 5_000, 'the journal closed').catch(() => undefined);
     assert.equal(await openJournal(bot), 0, 'every entry closed, the skipped one too');
   } finally {
     await bot.close();

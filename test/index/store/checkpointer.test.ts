@@ -13,6 +13,7 @@ import { MemoryIndex } from '../../../src/index/memory-index.js';
 import { SAFETY_NET_PAGES, WalCheckpointer } from '../../../src/index/store/checkpointer.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { captureLog, tempDir } from '../../helpers/workspace.js';
+import { waitFor } from '../../helpers/wait.js';
 
 function episode(i: number) {
   return { content: `Message number ${i}: Ann planted roses by the garden wall`, role: 'user' as const, speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(), sourceMessageId: `m${i}` };
@@ -47,14 +48,12 @@ test('a file index checkpoints its WAL in the worker, below the main connection 
     const walPages = (await stat(`${file}-wal`)).size / 4096;
     // Well over the worker's 1,000 pages, well under the safety net: only the worker checkpoints.
     assert.ok(walPages > 1_500 && walPages < SAFETY_NET_PAGES, `WAL holds ${walPages} pages`);
-    const deadline = Date.now() + 30_000;
-    let inFile = await rowsInMainFile(file, ws.dir);
-    while (inFile < count && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      inFile = await rowsInMainFile(file, ws.dir);
-    }
+    let inFile = 0;
+    await waitFor(async () => (inFile = await rowsInMainFile(file, ws.dir)) >= count, 30_000, 'the memories in memory.db itself').catch(() => undefined);
     assert.equal(inFile, count, 'every memory reached memory.db itself');
-    assert.ok(index.workerCheckpoints >= 1);
+    // The worker counts a checkpoint once its pragma has returned, a moment after the pages are in
+    // the file: on a loaded machine the test can look in between (seen at load ~10).
+    await waitFor(() => index.workerCheckpoints >= 1, 10_000, "the worker's checkpoint counted");
   } finally {
     index.close();
     await ws.cleanup();
@@ -87,8 +86,7 @@ test('a worker that cannot open the file is logged and hands checkpoints back to
   let handedBack = 0;
   const worker = new WalCheckpointer(path.join(ws.dir, 'missing', 'memory.db'), logs.log, () => handedBack++);
   try {
-    const deadline = Date.now() + 30_000;
-    while (handedBack === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => handedBack > 0, 30_000, 'the checkpoints handed back');
     assert.equal(handedBack, 1);
     const warning = logs.lines().find((l) => l.level === 40);
     assert.match(String(warning?.msg), /SQLite checkpoints by itself/);
