@@ -29,7 +29,9 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const run = wanted.length ? wanted : Object.keys(sections);
-process.stdout.write(`machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}\n`);
+process.stdout.write(
+  `machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}\n`,
+);
 process.stdout.write(`command: npm run bench -- ${process.argv.slice(2).join(' ')}\n\n`);
 for (const name of run) {
   const fn = sections[name];

@@ -23,7 +23,12 @@ if (files.length === 0) {
   process.exit(1);
 }
 // Two reporters on stdout: `spec` as before, and each file's duration with the slowest at the end.
-const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${fileURLToPath(new URL('test-durations.mjs', import.meta.url))}`, '--test-reporter-destination=stdout'];
+const reporters = [
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${fileURLToPath(new URL('test-durations.mjs', import.meta.url))}`,
+  '--test-reporter-destination=stdout',
+];
 const res = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...reporters, '--test-concurrency=2', ...files], {
   stdio: 'inherit',
   env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' },

@@ -85,7 +85,8 @@ function objective(reports: EvalReport[], sets: Loaded[]): number {
   reports.forEach((r, i) => {
     const b = sets[i]!.baseline;
     const cats = Object.keys(b.byCategory);
-    for (const cat of cats) for (const k of KS) loss += Math.max(0, b.byCategory[cat]!.recall[k]! - 0.03 - r.byCategory[cat]!.recall[k]!) / (cats.length * KS.length);
+    for (const cat of cats)
+      for (const k of KS) loss += Math.max(0, b.byCategory[cat]!.recall[k]! - 0.03 - r.byCategory[cat]!.recall[k]!) / (cats.length * KS.length);
   });
   return (reports.reduce((s, r) => s + mean3(r), 0) - floorWeight * loss) / reports.length;
 }
@@ -94,11 +95,15 @@ function show(sets: Loaded[], reports: EvalReport[]): void {
   const f = (x: number) => (x * 100).toFixed(1).padStart(5);
   reports.forEach((r, i) => {
     const b = sets[i]!.baseline;
-    process.stdout.write(`${sets[i]!.name.padEnd(22)} ${String(r.questions).padStart(4)} q  baseline ${KS.map((k) => f(b.recall[k]!)).join(' ')}   default ${KS.map((k) => f(r.recall[k]!)).join(' ')}   (${KS.map((k) => `${r.recall[k]! >= b.recall[k]! ? '+' : ''}${((r.recall[k]! - b.recall[k]!) * 100).toFixed(1)}`).join(' ')})\n`);
+    process.stdout.write(
+      `${sets[i]!.name.padEnd(22)} ${String(r.questions).padStart(4)} q  baseline ${KS.map((k) => f(b.recall[k]!)).join(' ')}   default ${KS.map((k) => f(r.recall[k]!)).join(' ')}   (${KS.map((k) => `${r.recall[k]! >= b.recall[k]! ? '+' : ''}${((r.recall[k]! - b.recall[k]!) * 100).toFixed(1)}`).join(' ')})\n`,
+    );
     for (const [cat, c] of Object.entries(r.byCategory).sort(([a], [z]) => a.localeCompare(z))) {
       const bc = b.byCategory[cat]!;
       const low = KS.some((k) => c.recall[k]! < bc.recall[k]! - 0.03) ? '  <-- more than 3 below' : '';
-      process.stdout.write(`   ${cat.padEnd(26)} ${String(c.questions).padStart(4)}  ${KS.map((k) => f(bc.recall[k]!)).join(' ')}   ${KS.map((k) => f(c.recall[k]!)).join(' ')}${low}\n`);
+      process.stdout.write(
+        `   ${cat.padEnd(26)} ${String(c.questions).padStart(4)}  ${KS.map((k) => f(bc.recall[k]!)).join(' ')}   ${KS.map((k) => f(c.recall[k]!)).join(' ')}${low}\n`,
+      );
     }
   });
 }

@@ -82,7 +82,9 @@ async function main(): Promise<void> {
   if (daemonLock.removedLocks > 0) mainLog.warn({ removed: daemonLock.removedLocks }, 'the previous daemon was killed; removed the file locks it left');
 
   // A purge a kill cut short (npm run memory -- purge) is finished before anything opens the chat's files.
-  await finishInterruptedPurges(purgeOptions(config, componentLogger(log, 'Purge'))).catch((err: unknown) => mainLog.error({ err }, 'a purge cut off by the last stop could not be finished; tried again at the next start'));
+  await finishInterruptedPurges(purgeOptions(config, componentLogger(log, 'Purge'))).catch((err: unknown) =>
+    mainLog.error({ err }, 'a purge cut off by the last stop could not be finished; tried again at the next start'),
+  );
 
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
@@ -124,7 +126,9 @@ async function main(): Promise<void> {
   channelUp = true;
   mainLog.info({ channel: started.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
   // The memory page (MEMORY_PAGE_PORT): a failure to start it never stops the bot.
-  pageStarting = startConfiguredMemoryPage(app.services, log).catch((err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'));
+  pageStarting = startConfiguredMemoryPage(app.services, log).catch(
+    (err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'),
+  );
   await pageStarting;
   if (stopping) return;
   if (mode.terminal && mode.logs.kind === 'file' && started instanceof ConsoleChannel) {

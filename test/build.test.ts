@@ -24,7 +24,9 @@ async function mtimes(dir: string): Promise<Record<string, bigint>> {
   return out;
 }
 
-test('npm run build compiles only what changed: nothing read or written after no change, a changed source rebuilt, a deleted one gone from dist/, a failed build never taken as done', { timeout: 240_000 }, async () => {
+test('npm run build compiles only what changed: nothing read or written after no change, a changed source rebuilt, a deleted one gone from dist/, a failed build never taken as done', {
+  timeout: 240_000,
+}, async () => {
   const ws = await tempDir('membot-build-');
   const dir = ws.dir;
   try {

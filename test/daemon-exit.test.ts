@@ -36,14 +36,32 @@ test('risk: a stopped daemon lingers — after SIGTERM it ends by itself with co
   const mcpConfig = path.join(ws.dir, 'mcp.json');
   await writeFile(mcpConfig, JSON.stringify({ servers: { fx: { ...stdioFixture(), tools: ['forecast'] }, web: { url: web.url, tools: ['forecast'] } } }));
   const reminders = new ReminderStore(path.join(ws.dir, 'schedules.db'), silentLogger());
-  reminders.add({ chat: `telegram:${OWNER}`, channel: 'telegram', chatId: String(OWNER), text: 'tomorrow', dueAt: Date.now() + 86_400_000, repeat: null, timezone: 'UTC', createdAt: Date.now() });
+  reminders.add({
+    chat: `telegram:${OWNER}`,
+    channel: 'telegram',
+    chatId: String(OWNER),
+    text: 'tomorrow',
+    dueAt: Date.now() + 86_400_000,
+    repeat: null,
+    timezone: 'UTC',
+    createdAt: Date.now(),
+  });
   reminders.close();
-  const env = telegramDaemonEnv({ llmUrl: llm.url, workspace: ws.dir, tg }, { TELEGRAM_ALLOWED_USERS: String(OWNER), MCP_CONFIG: mcpConfig, MEMORY_PAGE_PORT: String(await freePort()) });
-  const child = spawn(process.execPath, ['--import', tsxLoader, '--import', noForcedExit, mainTs], { cwd: ws.dir, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = telegramDaemonEnv(
+    { llmUrl: llm.url, workspace: ws.dir, tg },
+    { TELEGRAM_ALLOWED_USERS: String(OWNER), MCP_CONFIG: mcpConfig, MEMORY_PAGE_PORT: String(await freePort()) },
+  );
+  const child = spawn(process.execPath, ['--import', tsxLoader, '--import', noForcedExit, mainTs], {
+    cwd: ws.dir,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let log = '';
   child.stdout.on('data', (c: Buffer) => (log += c.toString()));
   child.stderr.on('data', (c: Buffer) => (log += c.toString()));
-  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
   let guard: NodeJS.Timeout | undefined;
   try {
     await waitFor(() => log.includes('daemon started') || child.exitCode !== null, 20_000, 'the daemon to start');
@@ -55,7 +73,10 @@ test('risk: a stopped daemon lingers — after SIGTERM it ends by itself with co
     // Only for a daemon that never ends: the assertions below say how it ended.
     guard = setTimeout(() => child.kill('SIGKILL'), patient(30_000));
     const { code, signal } = await ended;
-    const tail = log.split('\n').filter((l) => !l.startsWith('{') || l.includes('"level":50')).join('\n');
+    const tail = log
+      .split('\n')
+      .filter((l) => !l.startsWith('{') || l.includes('"level":50'))
+      .join('\n');
     assert.equal(signal, null, `the daemon lingered after its stop and was killed; what kept it:\n${tail}`);
     assert.equal(code, 0, log);
     assert.match(log, /\[Main\] stopped/);

@@ -23,7 +23,19 @@ test("the README's first screen is the quick start: BotFather, clone, npm ci, se
   assert.ok(start >= 0 && start < 8, 'the quick start comes first');
   assert.ok(end - start <= 60, `the quick start is ${end - start} lines`);
   const quick = lines.slice(start, end).join('\n');
-  for (const step of ['Node.js 20.19', '@BotFather', '/newbot', 'git clone', 'npm ci', 'npm run setup', 'npm start', 'npx pm2 start ecosystem.config.js', 'npx pm2 save', 'npx pm2 startup', 'npm ci && npm test']) {
+  for (const step of [
+    'Node.js 20.19',
+    '@BotFather',
+    '/newbot',
+    'git clone',
+    'npm ci',
+    'npm run setup',
+    'npm start',
+    'npx pm2 start ecosystem.config.js',
+    'npx pm2 save',
+    'npx pm2 startup',
+    'npm ci && npm test',
+  ]) {
     assert.ok(quick.includes(step), `the quick start says ${step}`);
   }
   assert.ok(lines.length <= 80, `the README is ${lines.length} lines; the reference belongs in docs/`);
@@ -41,7 +53,9 @@ test('one Node version, 20.19 (where require() loads an ES module): package.json
   const readme = await read('README.md');
   assert.match(readme, /Node\.js 20\.19 or newer/);
   assert.match(readme, /Node >= 20\.19/);
-  const named = [...(readme + (await read('ecosystem.config.js')) + (await read('docs/operations.md'))).matchAll(/Node(?:\.js)? (?:>= ?)?(\d+(?:\.\d+)?)/g)].map((m) => m[1]);
+  const named = [
+    ...(readme + (await read('ecosystem.config.js')) + (await read('docs/operations.md'))).matchAll(/Node(?:\.js)? (?:>= ?)?(\d+(?:\.\d+)?)/g),
+  ].map((m) => m[1]);
   assert.deepEqual([...new Set(named)], ['20.19'], 'no other version named');
   assert.match(await read('.ci/run'), /engines\.node/, 'CI checks the running Node against engines');
   assert.match(pkg.devDependencies['@types/node']!, /^\^20\.19/, 'typed against the oldest Node it runs on');

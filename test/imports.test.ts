@@ -23,7 +23,10 @@ function importGraph(root: string): Map<string, string[]> {
     const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
     graph.set(
       file,
-      info.importedFiles.map((f) => f.fileName).filter((f) => f.startsWith('.')).map((f) => path.join(path.dirname(file), f).replace(/\.js$/, '.ts')),
+      info.importedFiles
+        .map((f) => f.fileName)
+        .filter((f) => f.startsWith('.'))
+        .map((f) => path.join(path.dirname(file), f).replace(/\.js$/, '.ts')),
     );
   }
   return graph;
@@ -52,7 +55,10 @@ function circles(graph: Map<string, string[]>): string[][] {
 test('no import circle in src/ (type-only and dynamic imports count)', () => {
   const graph = importGraph('src');
   assert.ok(graph.size > 50, 'the walk found the sources');
-  assert.deepEqual(circles(graph).map((c) => c.join(' → ')), []);
+  assert.deepEqual(
+    circles(graph).map((c) => c.join(' → ')),
+    [],
+  );
 });
 
 test('the circle finder sees a circle through a type-only import', () => {
@@ -65,7 +71,10 @@ test('the circle finder sees a circle through a type-only import', () => {
   assert.deepEqual(circles(g), [['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
   // And the real parser records `import type` and `import()` (what a regex over "import {" would miss).
   const info = ts.preProcessFile("import type { X } from './x.js';\nconst y = await import('./y.js');\nexport { z } from './z.js';", true, true);
-  assert.deepEqual(info.importedFiles.map((f) => f.fileName), ['./x.js', './y.js', './z.js']);
+  assert.deepEqual(
+    info.importedFiles.map((f) => f.fileName),
+    ['./x.js', './y.js', './z.js'],
+  );
 });
 
 /**
@@ -137,7 +146,11 @@ function upImports(graph: Map<string, string[]>): string[] {
 test('folders are layers: no import into a higher folder, so no circle between folders', () => {
   const graph = importGraph('src');
   const folders = new Set([...graph.keys()].map(folderOf));
-  assert.deepEqual([...folders].filter((f) => !(LAYERS as readonly string[]).includes(f)), [], 'every folder of src/ has its place in LAYERS');
+  assert.deepEqual(
+    [...folders].filter((f) => !(LAYERS as readonly string[]).includes(f)),
+    [],
+    'every folder of src/ has its place in LAYERS',
+  );
   assert.deepEqual(upImports(graph), []);
 });
 
@@ -168,7 +181,9 @@ test('a folder split by job keeps its parts in layers too (src/index: store, sea
   const graph = importGraph('src');
   assert.deepEqual(upImportsWithin(graph), []);
   const g = new Map([[path.join('src', 'index', 'store', 'db.ts'), [path.join('src', 'index', 'search', 'search.ts')]]]);
-  assert.deepEqual(upImportsWithin(g), [`${path.join('src', 'index', 'store', 'db.ts')} → ${path.join('src', 'index', 'search', 'search.ts')}: index/store may not import index/search`]);
+  assert.deepEqual(upImportsWithin(g), [
+    `${path.join('src', 'index', 'store', 'db.ts')} → ${path.join('src', 'index', 'search', 'search.ts')}: index/store may not import index/search`,
+  ]);
 });
 
 test('the layer check sees an import into a higher folder and a folder nobody listed', () => {

@@ -16,7 +16,9 @@ import { echoResponder, startFakeLlm } from './helpers/fake-llm.js';
 import { waitFor } from './helpers/telegram.js';
 import { tempDir } from './helpers/workspace.js';
 
-test("setup's closing pm2 line starts the bot under pm2 on a clone that never ran npm start (from the ecosystem file, with npm start's Node flags, in the project folder)", { timeout: 240_000 }, async () => {
+test("setup's closing pm2 line starts the bot under pm2 on a clone that never ran npm start (from the ecosystem file, with npm start's Node flags, in the project folder)", {
+  timeout: 240_000,
+}, async () => {
   const ws = await tempDir('membot-pm2-');
   const llm = await startFakeLlm(echoResponder);
   const clone = path.join(ws.dir, 'clone');
@@ -26,7 +28,12 @@ test("setup's closing pm2 line starts the bot under pm2 on a clone that never ra
   try {
     const lines: string[] = [];
     const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
-    const code = await runSetup({ argv: ['--yes', '--no-telegram', '--llm-url', llm.url, '--model', 'fake-model', '--out', path.join(ws.dir, '.env')], env: {}, cwd: ws.dir, io });
+    const code = await runSetup({
+      argv: ['--yes', '--no-telegram', '--llm-url', llm.url, '--model', 'fake-model', '--out', path.join(ws.dir, '.env')],
+      env: {},
+      cwd: ws.dir,
+      io,
+    });
     assert.equal(code, 0, lines.join('\n'));
     const hint = lines.find((l) => l.startsWith('Keep it running'));
     assert.ok(hint, lines.join('\n'));
@@ -38,14 +45,15 @@ test("setup's closing pm2 line starts the bot under pm2 on a clone that never ra
 
     // The clone: what git has (the build setup, the ecosystem file the line names), no dist/.
     await mkdir(path.join(clone, 'scripts'), { recursive: true });
-    for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs', ecosystem]) await copyFile(path.join(repoRoot, f), path.join(clone, f));
+    for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs', ecosystem])
+      await copyFile(path.join(repoRoot, f), path.join(clone, f));
     symlinkSync(path.join(repoRoot, 'node_modules'), path.join(clone, 'node_modules'));
     await mkdir(path.join(clone, 'src'));
     await writeFile(
       path.join(clone, 'src', 'main.ts'),
       [
         "import { writeFileSync } from 'node:fs';",
-        "const seen = { execArgv: process.execArgv, cwd: process.cwd(), underPm2: process.env.pm_id !== undefined };",
+        'const seen = { execArgv: process.execArgv, cwd: process.cwd(), underPm2: process.env.pm_id !== undefined };',
         "writeFileSync(new URL('../started.json', import.meta.url), JSON.stringify(seen));",
         'setInterval(() => undefined, 60_000);',
         '',

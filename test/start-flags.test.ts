@@ -32,13 +32,21 @@ test('npm start and pm2 give Node the same flags', () => {
 });
 
 test('with those flags Node caps the heap near 512 MiB and keeps the young generation small', () => {
-  const out = execFileSync(process.execPath, [...startFlags(), '-e', "const v8 = require('v8'); console.log(JSON.stringify({ limit: v8.getHeapStatistics().heap_size_limit, young: v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size }))"], { encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    [
+      ...startFlags(),
+      '-e',
+      "const v8 = require('v8'); console.log(JSON.stringify({ limit: v8.getHeapStatistics().heap_size_limit, young: v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size }))",
+    ],
+    { encoding: 'utf8' },
+  );
   const { limit, young } = JSON.parse(out) as { limit: number; young: number };
   assert.ok(limit > 500 * 2 ** 20 && limit < 600 * 2 ** 20, `heap limit ${(limit / 2 ** 20).toFixed(0)} MiB`);
   assert.ok(young <= 4 * 2 ** 20, `new space ${(young / 2 ** 20).toFixed(1)} MiB`);
 });
 
-test('npm start: a SIGTERM to the shell npm runs the script in reaches Node (Debian\'s sh would otherwise keep Node as its child and drop the signal)', async () => {
+test("npm start: a SIGTERM to the shell npm runs the script in reaches Node (Debian's sh would otherwise keep Node as its child and drop the signal)", async () => {
   // npm runs the start script with `sh -c` and forwards SIGTERM to that shell; here the script
   // runs the same way, with a stand-in for dist/main.js that records the signal.
   const ws = await tempDir();

@@ -54,7 +54,17 @@ export function duplicatedExchanges(body: any): number {
 }
 
 /** Where a request's tokens go: the parts of the prompt layout (docs/how-it-works.md, "The prompt, in order"). */
-export const PARTS = ['tools', 'instructions', 'long-term memory', "today's notes", 'recent context', 'summary', 'history', 'relevant memory', 'new message'] as const;
+export const PARTS = [
+  'tools',
+  'instructions',
+  'long-term memory',
+  "today's notes",
+  'recent context',
+  'summary',
+  'history',
+  'relevant memory',
+  'new message',
+] as const;
 export type Part = (typeof PARTS)[number];
 
 /** Tokens of each part of one request (text counts; the few framing tokens per message are left out). */
@@ -98,14 +108,17 @@ interface TurnFigures {
 async function runConversation(label: string, maxContextTokens: number): Promise<{ turns: TurnFigures[]; compactions: number[] }> {
   const r = rng(15);
   const chatRequests: RecordedRequest[] = [];
-  const llm = await startFakeLlm((req) => {
-    if (!req.path.endsWith('/chat/completions')) return { json: {} };
-    if (promptKind(req) !== 'chat') return memoryAwareResponder(req, 0);
-    chatRequests.push(req);
-    // Replies of one to three sentences (~100–400 characters), as a concise assistant gives.
-    const parts = 1 + Math.floor(r() * 3);
-    return { json: completion(Array.from({ length: parts }, () => assistantText(r)).join(' ')) };
-  }, { record: false });
+  const llm = await startFakeLlm(
+    (req) => {
+      if (!req.path.endsWith('/chat/completions')) return { json: {} };
+      if (promptKind(req) !== 'chat') return memoryAwareResponder(req, 0);
+      chatRequests.push(req);
+      // Replies of one to three sentences (~100–400 characters), as a concise assistant gives.
+      const parts = 1 + Math.floor(r() * 3);
+      return { json: completion(Array.from({ length: parts }, () => assistantText(r)).join(' ')) };
+    },
+    { record: false },
+  );
   const ws = await tempDir('membot-bench-cost-');
   try {
     await mkdir(path.join(ws.dir, 'preferences'), { recursive: true });
@@ -126,18 +139,40 @@ async function runConversation(label: string, maxContextTokens: number): Promise
       // An earlier conversation of this chat in the index: what `# Relevant Memory` finds.
       const ingest = new IndexingService(app.services.index);
       for (let i = 0; i < 300; i++) {
-        ingest.ingestMessage({ content: i % 2 ? assistantText(seed) : userText(seed), role: i % 2 ? 'assistant' : 'user', speaker: 'x', sessionId: 'earlier', scope: `bench:${chatId}`, eventTime: new Date(DAY - 3 * 86_400_000 + i * 60_000), sourceMessageId: `e${i}` });
+        ingest.ingestMessage({
+          content: i % 2 ? assistantText(seed) : userText(seed),
+          role: i % 2 ? 'assistant' : 'user',
+          speaker: 'x',
+          sessionId: 'earlier',
+          scope: `bench:${chatId}`,
+          eventTime: new Date(DAY - 3 * 86_400_000 + i * 60_000),
+          sourceMessageId: `e${i}`,
+        });
       }
       const turns: TurnFigures[] = [];
       let previous: string | undefined;
       const compactions: number[] = [];
-      const memHash = async () => createHash('sha1').update(await readFile(path.join(memDir, 'MEMORY.md'), 'utf8').catch(() => '')).digest('hex');
+      const memHash = async () =>
+        createHash('sha1')
+          .update(await readFile(path.join(memDir, 'MEMORY.md'), 'utf8').catch(() => ''))
+          .digest('hex');
       for (let t = 0; t < TURNS; t++) {
         const session = await app.services.sessions.getOrCreate('bench', chatId);
         const compactedBefore = session.metadata.messagesCompacted;
         const hashBefore = await memHash();
         const seen = chatRequests.length;
-        await app.handle({ channel: 'bench', chatId, userId: '1', userName: 'user1', text: `${userText(r)} (#${t + 1})`, messageId: String(t + 1), receivedAt: new Date(DAY + t * 60_000) }, async () => {});
+        await app.handle(
+          {
+            channel: 'bench',
+            chatId,
+            userId: '1',
+            userName: 'user1',
+            text: `${userText(r)} (#${t + 1})`,
+            messageId: String(t + 1),
+            receivedAt: new Date(DAY + t * 60_000),
+          },
+          async () => {},
+        );
         const compacted = session.metadata.messagesCompacted !== compactedBefore;
         if (compacted) compactions.push(t + 1);
         const req = chatRequests[seen];
@@ -150,7 +185,19 @@ async function runConversation(label: string, maxContextTokens: number): Promise
         const steady = previous !== undefined && !compacted && hashBefore === (await memHash());
         const system = app.services.tokens.countMessages(body.messages.filter((m: { role: string }) => m.role === 'system'));
         const tools = app.services.tokens.countTools(body.tools ?? []);
-        turns.push({ tokens, parts: breakdown(body, (x) => app.services.tokens.countText(x), (x) => app.services.tokens.countTools(x)), system, tools, share, dups: duplicatedExchanges(body), steady });
+        turns.push({
+          tokens,
+          parts: breakdown(
+            body,
+            (x) => app.services.tokens.countText(x),
+            (x) => app.services.tokens.countTools(x),
+          ),
+          system,
+          tools,
+          share,
+          dups: duplicatedExchanges(body),
+          steady,
+        });
         previous = rendered;
       }
       return { turns, compactions };
@@ -176,7 +223,7 @@ function summarize(run: { turns: TurnFigures[]; compactions: number[] }): Record
     'of which system messages / tool definitions': `mean ${Math.round(mean(turns.map((t) => t.system))).toLocaleString('en-US')} / ${Math.round(mean(turns.map((t) => t.tools))).toLocaleString('en-US')}`,
     'by part, mean tokens per turn': PARTS.map((p) => `${p} ${Math.round(mean(turns.map((t) => t.parts[p]))).toLocaleString('en-US')}`).join(', '),
     'prefix share, steady turns': `mean ${pct(mean(steady.map((t) => t.share)))}, median ${pct(median(steady.map((t) => t.share)))}, min ${pct(Math.min(...steady.map((t) => t.share)))} (${steady.length} steady turns; turns 21–200 only: mean ${pct(mean(steady.slice(19).map((t) => t.share)))})`,
-    'input tokens per turn outside the previous request\'s prefix (tokens × (1 − prefix share), what a prompt cache leaves at full price)': `mean ${Math.round(mean(turns.slice(1).map((t) => t.tokens * (1 - t.share)))).toLocaleString('en-US')}`,
+    "input tokens per turn outside the previous request's prefix (tokens × (1 − prefix share), what a prompt cache leaves at full price)": `mean ${Math.round(mean(turns.slice(1).map((t) => t.tokens * (1 - t.share)))).toLocaleString('en-US')}`,
     'prefix share, all turns after the first': `mean ${pct(mean(turns.slice(1).map((t) => t.share)))}`,
     'duplicated exchanges': `${turns.reduce((a, t) => a + t.dups, 0).toLocaleString('en-US')} in all (max ${Math.max(...turns.map((t) => t.dups))} in one request)`,
     compactions: run.compactions.length === 0 ? '0' : `${run.compactions.length} (turn ${run.compactions.join(', ')})`,

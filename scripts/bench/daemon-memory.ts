@@ -108,12 +108,23 @@ export async function benchDaemonMemory(opts: DaemonMemoryOptions = {}): Promise
     if (call.body?.text !== REPLY && other.length < 5) other.push(String(call.body?.text).slice(0, 120));
     return undefined;
   });
-  const env = telegramDaemonEnv({ llmUrl: llm.url, workspace: ws.dir, tg }, { TELEGRAM_DM_POLICY: 'open', LLM_MODEL: 'gpt-4.1', LOG_FILE: logFile, ...opts.env });
+  const env = telegramDaemonEnv(
+    { llmUrl: llm.url, workspace: ws.dir, tg },
+    { TELEGRAM_DM_POLICY: 'open', LLM_MODEL: 'gpt-4.1', LOG_FILE: logFile, ...opts.env },
+  );
   // The temp dir as cwd: no .env of the repo is read.
-  const daemon = spawn(process.execPath, [...nodeFlags, path.join(repoRoot, 'dist', 'main.js')], { cwd: ws.dir, env: childEnv(env), stdio: ['ignore', 'inherit', 'inherit'] });
+  const daemon = spawn(process.execPath, [...nodeFlags, path.join(repoRoot, 'dist', 'main.js')], {
+    cwd: ws.dir,
+    env: childEnv(env),
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const pid = daemon.pid!;
   const out: Record<string, string> = {};
-  const load = () => os.loadavg().map((n) => n.toFixed(1)).join(' ');
+  const load = () =>
+    os
+      .loadavg()
+      .map((n) => n.toFixed(1))
+      .join(' ');
   out['the daemon'] = `node ${[...nodeFlags, 'dist/main.js'].join(' ')}; load average at the start ${load()}`;
   try {
     await waitFor(() => tg.callsOf('getUpdates').length > 0 || daemon.exitCode !== null, 30_000, 'the daemon to poll');
@@ -152,7 +163,11 @@ export async function benchDaemonMemory(opts: DaemonMemoryOptions = {}): Promise
     const results: Array<Awaited<ReturnType<typeof round>>> = [];
     for (let n = 0; n < (opts.rounds ?? 2); n++) results.push(await round());
     clearInterval(sampler);
-    const spaces = (x: Report) => Object.entries(x.spaces).filter(([, v]) => v >= 1).map(([k, v]) => `${k.replace(/_space$/, '')} ${v.toFixed(0)}`).join(', ');
+    const spaces = (x: Report) =>
+      Object.entries(x.spaces)
+        .filter(([, v]) => v >= 1)
+        .map(([k, v]) => `${k.replace(/_space$/, '')} ${v.toFixed(0)}`)
+        .join(', ');
     const line = (x: Report) =>
       `${x.rss.toFixed(0)} MiB (anonymous ${x.anonymous?.toFixed(0)}, file-backed ${x.fileBacked?.toFixed(0)}; main-thread V8 heap used ${x.heapUsed.toFixed(0)} of ${x.heapTotal.toFixed(0)}, buffers and native objects ${x.external.toFixed(0)} of which ArrayBuffers ${x.arrayBuffers.toFixed(0)})`;
     const delta = (a: number, b: number) => `${b >= a ? '+' : ''}${(b - a).toFixed(0)} MiB`;
@@ -160,7 +175,8 @@ export async function benchDaemonMemory(opts: DaemonMemoryOptions = {}): Promise
     results.forEach((r, n) => {
       const prev = results[n - 1];
       const name = n === 0 ? 'after 10,000 turns' : `after ${(n + 1) * 10},000 turns (leak check: ${delta(prev!.end.rss, r.end.rss)})`;
-      out[name] = `${line(r.end)}; during the round: median ${MiB(r.medianKb)}, peak ${MiB(r.peakKb)} MiB; ${(TURNS / r.seconds).toFixed(0)} turns/s; ${r.threads} threads`;
+      out[name] =
+        `${line(r.end)}; during the round: median ${MiB(r.medianKb)}, peak ${MiB(r.peakKb)} MiB; ${(TURNS / r.seconds).toFixed(0)} turns/s; ${r.threads} threads`;
       out[`  10 s later, idle${prev ? ` (${delta(prev.idle.rss, r.idle.rss)})` : ''}`] = line(r.idle);
       out[`  V8 heap spaces, largest mappings (MiB resident)${n ? ` (${(n + 1) * 10},000)` : ''}`] = `${spaces(r.end)}; ${r.mappings}`;
     });

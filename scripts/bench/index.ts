@@ -42,7 +42,11 @@ function fileSize(file: string): number {
   return n;
 }
 
-const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' / ');
+const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ');
 const cpuMs = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000;
 
 export async function benchIndex(full: boolean): Promise<Record<string, string>> {
@@ -97,12 +101,15 @@ export async function benchIndex(full: boolean): Promise<Record<string, string>>
             while (n < end) message();
           })();
         }
-        out[`fill ${from.toLocaleString('en-US')} → ${n.toLocaleString('en-US')} (same ingest call, ${FILL_BATCH.toLocaleString('en-US')} messages per transaction)`] =
-          `${((performance.now() - t0) / 1000).toFixed(1)} s, load ${load()}`;
+        out[
+          `fill ${from.toLocaleString('en-US')} → ${n.toLocaleString('en-US')} (same ingest call, ${FILL_BATCH.toLocaleString('en-US')} messages per transaction)`
+        ] = `${((performance.now() - t0) / 1000).toFixed(1)} s, load ${load()}`;
       }
       const first = n;
       const ing = live(target);
-      out[`ingest at ${label} episodes, live path (messages ${first.toLocaleString('en-US')}–${target.toLocaleString('en-US')}: ${ing.lat.length.toLocaleString('en-US')} transactions)`] =
+      out[
+        `ingest at ${label} episodes, live path (messages ${first.toLocaleString('en-US')}–${target.toLocaleString('en-US')}: ${ing.lat.length.toLocaleString('en-US')} transactions)`
+      ] =
         `p50 ${pct(ing.lat, 50).toFixed(3)} ms, p99 ${pct(ing.lat, 99).toFixed(3)} ms; CPU time per message p50 ${pct(ing.cpu, 50).toFixed(3)} ms, p99 ${pct(ing.cpu, 99).toFixed(3)} ms (on CPU ${(ing.cpuShare * 100).toFixed(0)} % of the wall time)`;
       const wall: number[] = [];
       const cpu: number[] = [];
@@ -122,7 +129,8 @@ export async function benchIndex(full: boolean): Promise<Record<string, string>>
       out[`hybrid search at ${label} episodes (${SEARCHES} queries, ${SCOPES} chats, default ranking)`] =
         `p50 ${pct(wall, 50).toFixed(2)} ms, p95 ${pct(wall, 95).toFixed(2)} ms; CPU time per search p50 ${pct(cpu, 50).toFixed(2)} ms, p95 ${pct(cpu, 95).toFixed(2)} ms (on CPU ${((cpuTotal / searchWall) * 100).toFixed(0)} % of the wall time)`;
       db.pragma('wal_checkpoint(TRUNCATE)');
-      out[`database size at ${label} episodes`] = `${(fileSize(file) / 2 ** 20).toFixed(1)} MiB (${((fileSize(file) / target) * 1000 / 2 ** 20).toFixed(2)} MiB per 1k messages)`;
+      out[`database size at ${label} episodes`] =
+        `${(fileSize(file) / 2 ** 20).toFixed(1)} MiB (${(((fileSize(file) / target) * 1000) / 2 ** 20).toFixed(2)} MiB per 1k messages)`;
       out[`load average at ${label}`] = load();
     }
   } finally {

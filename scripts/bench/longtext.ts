@@ -20,12 +20,12 @@ import { msg } from './pipeline.js';
 
 const N = 200_000;
 const ANSWERS: Record<string, string> = {
-  'letters': 'a'.repeat(N),
+  letters: 'a'.repeat(N),
   'spaces inside a line': `a${' '.repeat(N)}b`,
   'tabs and spaces': `${' \t'.repeat(N / 2)}x`,
   'email-like runs, names, dots': `${'a.'.repeat(N / 4)}@ ${'x Anna, y Bob, '.repeat(N / 30)}`,
   'unclosed Markdown (*a, [a](, #\\t…)': `${'*a '.repeat(N / 9)}${'[a]('.repeat(N / 12)}\n${`# ${'\t'.repeat(4000)}x\n`.repeat(N / 12_000)}`,
-  'CJK': '字'.repeat(N),
+  CJK: '字'.repeat(N),
 };
 
 async function turn(app: App, chatId: string, t: string): Promise<number> {

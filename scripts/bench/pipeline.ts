@@ -51,7 +51,15 @@ export async function setup(indexSize: number, runtimeConfig: unknown = { compac
       db.transaction(() => {
         for (let j = i; j < Math.min(indexSize, i + 5000); j++) {
           // 100 chats share the index; the measured chat holds 1 % of it.
-          ingest.ingestMessage({ content: j % 2 ? assistantText(r) : userText(r), role: j % 2 ? 'assistant' : 'user', speaker: 'x', sessionId: `old${j % 500}`, scope: j % 100 === 0 ? 'bench:ctx' : `bench:other${j % 100}`, eventTime: new Date(Date.UTC(2025, 0, 1) + j * 1000), sourceMessageId: String(j) });
+          ingest.ingestMessage({
+            content: j % 2 ? assistantText(r) : userText(r),
+            role: j % 2 ? 'assistant' : 'user',
+            speaker: 'x',
+            sessionId: `old${j % 500}`,
+            scope: j % 100 === 0 ? 'bench:ctx' : `bench:other${j % 100}`,
+            eventTime: new Date(Date.UTC(2025, 0, 1) + j * 1000),
+            sourceMessageId: String(j),
+          });
         }
       })();
     }
@@ -102,8 +110,10 @@ export async function benchPipeline(full = false): Promise<Record<string, string
         s.messages.splice(0, 2); // keep the session at its size
       }
       const label = `session of ${size.toLocaleString('en-US')} messages (${n} turns)`;
-      out[`pipeline overhead per turn (accepted → every system done), ${label}`] = `p50 ${f(pct(over, 50))} ms, p95 ${f(pct(over, 95))} ms, p99 ${f(pct(over, 99))} ms`;
-      out[`  of which before the reply (accepted → reply handed to the channel), ${label}`] = `p50 ${f(pct(toReply, 50))} ms, p95 ${f(pct(toReply, 95))} ms, p99 ${f(pct(toReply, 99))} ms`;
+      out[`pipeline overhead per turn (accepted → every system done), ${label}`] =
+        `p50 ${f(pct(over, 50))} ms, p95 ${f(pct(over, 95))} ms, p99 ${f(pct(over, 99))} ms`;
+      out[`  of which before the reply (accepted → reply handed to the channel), ${label}`] =
+        `p50 ${f(pct(toReply, 50))} ms, p95 ${f(pct(toReply, 95))} ms, p99 ${f(pct(toReply, 99))} ms`;
     }
     await b.close();
   }
@@ -123,18 +133,27 @@ export async function benchPipeline(full = false): Promise<Record<string, string
       }),
     );
     const secs = (performance.now() - t0) / 1000;
-    out[`sustained load: ${chats} chats × ${perChat} turns at once`] = `${((chats * perChat) / secs).toFixed(0)} turns/s; turn latency p50 ${f(pct(lat, 50))} ms, p99 ${f(pct(lat, 99))} ms (LLM stub included)`;
+    out[`sustained load: ${chats} chats × ${perChat} turns at once`] =
+      `${((chats * perChat) / secs).toFixed(0)} turns/s; turn latency p50 ${f(pct(lat, 50))} ms, p99 ${f(pct(lat, 99))} ms (LLM stub included)`;
     await b.close();
   }
   {
     const size = full ? 1_000_000 : 100_000;
     const b = await setup(size);
     const files = b.app.services.memory.forChat('bench', 'ctx');
-    await files.writeMemory(Array.from({ length: 120 }, (_, i) => `- Fact ${i}: ${userText(r).slice(0, 50)}`).join('\n').slice(0, 8192));
+    await files.writeMemory(
+      Array.from({ length: 120 }, (_, i) => `- Fact ${i}: ${userText(r).slice(0, 50)}`)
+        .join('\n')
+        .slice(0, 8192),
+    );
     const today = new Date();
     for (let d = 0; d <= 7; d++) {
       const day = new Date(today.getTime() - d * 86_400_000).toISOString().slice(0, 10);
-      for (let i = 0; i < 30; i++) await files.appendNote(day, `[${String(8 + (i % 12)).padStart(2, '0')}:00] User: ${userText(r).slice(0, 120)} | Assistant: ${assistantText(r).slice(0, 200)}`);
+      for (let i = 0; i < 30; i++)
+        await files.appendNote(
+          day,
+          `[${String(8 + (i % 12)).padStart(2, '0')}:00] User: ${userText(r).slice(0, 120)} | Assistant: ${assistantText(r).slice(0, 200)}`,
+        );
     }
     const ctx: number[] = [];
     for (let i = 0; i < 110; i++) {
@@ -142,7 +161,8 @@ export async function benchPipeline(full = false): Promise<Record<string, string
       const t = b.app.services.stats.lastTurn('bench:ctx')!.timings.find((x) => x.system === 'ContextBuilding')!;
       if (i >= 10) ctx.push(t.ms);
     }
-    out[`ContextBuilding: 8 KB MEMORY.md, 8 days of notes, index of ${size.toLocaleString('en-US')} memories over 100 chats (100 turns)`] = `p50 ${f(pct(ctx, 50))} ms, p95 ${f(pct(ctx, 95))} ms`;
+    out[`ContextBuilding: 8 KB MEMORY.md, 8 days of notes, index of ${size.toLocaleString('en-US')} memories over 100 chats (100 turns)`] =
+      `p50 ${f(pct(ctx, 50))} ms, p95 ${f(pct(ctx, 95))} ms`;
     await b.close();
   }
   // Streamed answers through the Telegram channel: time to the first visible text (bench/stream.ts).

@@ -14,15 +14,41 @@ export function rng(seed: number): () => number {
 const NAMES = ['Anna', 'Ben', 'Chloe', 'Dmitri', 'Elena', 'Farid', 'Grace', 'Hiro', 'Ines', 'Jonas', 'Kemal', 'Lena', 'Marco', 'Nadia', 'Oskar', 'Priya'];
 const PLACES = ['Berlin', 'Lisbon', 'Kyoto', 'Toronto', 'Nairobi', 'Oslo', 'Lima', 'Seoul', 'Porto', 'Denver'];
 const TOPICS = [
-  'the quarterly report', 'my running plan', 'a pasta recipe', 'the new laptop', 'our garden', 'the flight on Friday',
-  'a bug in the parser', 'the dentist appointment', 'a birthday present', 'the book club', 'my Spanish lessons',
-  'the rent increase', 'the team offsite', 'a weekend hike', 'the database migration', 'my sister\'s wedding',
+  'the quarterly report',
+  'my running plan',
+  'a pasta recipe',
+  'the new laptop',
+  'our garden',
+  'the flight on Friday',
+  'a bug in the parser',
+  'the dentist appointment',
+  'a birthday present',
+  'the book club',
+  'my Spanish lessons',
+  'the rent increase',
+  'the team offsite',
+  'a weekend hike',
+  'the database migration',
+  "my sister's wedding",
 ];
-const OPENERS = ['Can you help me with', 'I was thinking about', 'Quick question about', 'Remind me about', 'What do you think of', 'I need ideas for', 'Update on'];
+const OPENERS = [
+  'Can you help me with',
+  'I was thinking about',
+  'Quick question about',
+  'Remind me about',
+  'What do you think of',
+  'I need ideas for',
+  'Update on',
+];
 const TAILS = [
-  'I want to finish it before {day}.', 'Maybe {name} can join us in {place}.', 'It costs about {n} euros, is that a lot?',
-  'Last time it took {n} minutes.', 'The deadline moved to {day}.', 'I talked to {name} yesterday and they agreed.',
-  'Could we plan it for {day} morning?', 'Please keep it short, I am on my phone.',
+  'I want to finish it before {day}.',
+  'Maybe {name} can join us in {place}.',
+  'It costs about {n} euros, is that a lot?',
+  'Last time it took {n} minutes.',
+  'The deadline moved to {day}.',
+  'I talked to {name} yesterday and they agreed.',
+  'Could we plan it for {day} morning?',
+  'Please keep it short, I am on my phone.',
 ];
 const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 const REPLIES = [

@@ -91,15 +91,16 @@ export function assemble(
       idx.forEach((i, j) => (keys[i] = at(sorted, j)));
     }
     const blocks: { key: number; turns: Turn[]; planted: boolean }[] = mine.map((x, i) => ({
-      key: at(keys, i), turns: x.part.turns, planted: true,
+      key: at(keys, i),
+      turns: x.part.turns,
+      planted: true,
     }));
     let count = blocks.reduce((n, b) => n + b.turns.length, 0);
 
     const head: Turn[] = [];
     const tail: Turn[] = [];
     if (r.chance(0.75)) {
-      head.push({ role: 'user', text: r.pick(OPENERS[s.slot]) },
-        { role: 'assistant', text: render(r.pick(OPENER_REPLIES), r, new Map(), pools) });
+      head.push({ role: 'user', text: r.pick(OPENERS[s.slot]) }, { role: 'assistant', text: render(r.pick(OPENER_REPLIES), r, new Map(), pools) });
     }
     if (r.chance(0.5)) {
       const [u, a] = r.pick(CLOSERS);

@@ -27,8 +27,7 @@ export function makeTimeline(p: PersonaSetup, r: Rng): Session[] {
   const sorted = [...days].sort((a, b) => a - b);
   return sorted.map((d, i) => {
     const slot = r.pick(['morning', 'day', 'day', 'evening', 'evening'] as const);
-    const startMin =
-      slot === 'morning' ? r.int(7 * 60, 9 * 60 + 30) : slot === 'day' ? r.int(11 * 60 + 30, 15 * 60) : r.int(18 * 60, 21 * 60);
+    const startMin = slot === 'morning' ? r.int(7 * 60, 9 * 60 + 30) : slot === 'day' ? r.int(11 * 60 + 30, 15 * 60) : r.int(18 * 60, 21 * 60);
     return { n: i + 1, date: addDays(start, d), startMin, slot, size: r.int(13, 30) };
   });
 }
@@ -46,17 +45,23 @@ export function fillerCorpus(): string {
 
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** true when `value` occurs as a whole word or phrase in `corpus` (lower-case). */
-export const occursIn = (corpus: string, value: string): boolean =>
-  new RegExp(`(^|[^\\p{L}])${esc(value.toLowerCase())}($|[^\\p{L}])`, 'u').test(corpus);
+export const occursIn = (corpus: string, value: string): boolean => new RegExp(`(^|[^\\p{L}])${esc(value.toLowerCase())}($|[^\\p{L}])`, 'u').test(corpus);
 
 const LEADS = [
-  'Oh, news: ', 'Random update — ', 'Before I forget: ', 'Small update: ', 'Quick life update: ', 'Guess what? ',
-  'Not a question, just sharing: ', 'News! ',
+  'Oh, news: ',
+  'Random update — ',
+  'Before I forget: ',
+  'Small update: ',
+  'Quick life update: ',
+  'Guess what? ',
+  'Not a question, just sharing: ',
+  'News! ',
 ];
 /** Lead-ins that run into the sentence, used only when its first word can be lower-cased. */
 const FLOW = ['Oh and ', 'Ok so ', 'Btw ', 'Also, ', 'So ', 'Anyway, '];
-const STARTERS = /^(My|We|Our|The|Just|Finally|Got|Had|Been|Started|Booked|This|That|There|Today|Yesterday|Went|Did|Last|A|An|It's|So|Turns|Spent|Signed|Picked)\b/;
-const TRAILS = [' Anyway!', ' Just thought I\'d mention it.', ' 😊', ' Exciting times.', ' Life, eh.', ' Anyway, how are you?'];
+const STARTERS =
+  /^(My|We|Our|The|Just|Finally|Got|Had|Been|Started|Booked|This|That|There|Today|Yesterday|Went|Did|Last|A|An|It's|So|Turns|Spent|Signed|Picked)\b/;
+const TRAILS = [' Anyway!', " Just thought I'd mention it.", ' 😊', ' Exciting times.', ' Life, eh.', ' Anyway, how are you?'];
 
 export interface PlanCtx extends Ctx {
   /** Planted turns per session (index = session number). */
@@ -95,7 +100,13 @@ export function makeCtx(p: PersonaSetup, sessions: Session[], r: Rng, corpus: st
   const friends = [take(r.chance(0.5) ? FEMALE : MALE), take(r.chance(0.5) ? FEMALE : MALE)];
 
   const ctx: PlanCtx = {
-    r, p, n, load, sessions, coworkers, friends,
+    r,
+    p,
+    n,
+    load,
+    sessions,
+    coworkers,
+    friends,
     date: (s) => at(sessions, s - 1).date,
     one(lo = 0, hi = 1) {
       const cands = inRange(lo, hi);
@@ -106,8 +117,7 @@ export function makeCtx(p: PersonaSetup, sessions: Session[], r: Rng, corpus: st
     },
     seq(k, lo, hi, minGap) {
       const cands = inRange(lo, hi);
-      const gapOk = (xs: number[]) =>
-        xs.every((s, i) => i === 0 || daysBetween(ctx.date(at(xs, i - 1)), ctx.date(s)) >= minGap);
+      const gapOk = (xs: number[]) => xs.every((s, i) => i === 0 || daysBetween(ctx.date(at(xs, i - 1)), ctx.date(s)) >= minGap);
       const min = Math.min(...cands.map((s) => at(load, s)));
       const light = cands.filter((s) => at(load, s) <= min + 4);
       for (let attempt = 0; attempt < 80; attempt++) {

@@ -36,8 +36,7 @@ export function temporalPairs(c: PlanCtx, events: readonly EventDef[], want: num
       answer = `${x === a ? 'before' : 'after'} (${facts})`;
     } else if (form === 1) {
       const [x, y] = r.chance(0.5) ? [a, b] : [b, a];
-      q = [(w: Who) => `What did ${w.subj} do first: ${x.base(w)} or ${y.base(w)}?`,
-        (w: Who) => `Which came first for ${w.obj}: ${x.ger(w)} or ${y.ger(w)}?`];
+      q = [(w: Who) => `What did ${w.subj} do first: ${x.base(w)} or ${y.base(w)}?`, (w: Who) => `Which came first for ${w.obj}: ${x.ger(w)} or ${y.ger(w)}?`];
       answer = `${a.base(w3)} (${facts})`;
     } else if (form === 2) {
       q = [(w: Who) => `How many days after ${a.ger(w)} did ${w.subj} ${b.base(w)}?`];
@@ -53,8 +52,8 @@ export function temporalPairs(c: PlanCtx, events: readonly EventDef[], want: num
 
 /** Replies to follow-up mentions, by the mood of the news. */
 const ACKS = {
-  bad: ['Oh no! Hopefully it sorts itself out soon.', 'Ah, that\'s a pain.', 'Ha, there\'s always something!', 'Oof. Fingers crossed it\'s short-lived.'],
-  good: ['Oh lovely!', 'That\'s great news!', 'Ha, brilliant.', 'Aw, love that.', 'How exciting!', 'Well done them!'],
+  bad: ['Oh no! Hopefully it sorts itself out soon.', "Ah, that's a pain.", "Ha, there's always something!", "Oof. Fingers crossed it's short-lived."],
+  good: ['Oh lovely!', "That's great news!", 'Ha, brilliant.', 'Aw, love that.', 'How exciting!', 'Well done them!'],
 };
 const BAD = /\b(lost|overweight|slipped|drilling|sock|chaos|quiet|hard again|send help|mouse|away)\b/i;
 

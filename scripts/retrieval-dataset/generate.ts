@@ -38,7 +38,13 @@ interface Built {
 
 /** Questions per conversation and category. */
 const QUOTA: Record<string, number> = {
-  'preference-update': 7, 'multi-hop': 8, date: 9, name: 12, paraphrase: 23, temporal: 7, entity: 7,
+  'preference-update': 7,
+  'multi-hop': 8,
+  date: 9,
+  name: 12,
+  paraphrase: 23,
+  temporal: 7,
+  entity: 7,
 };
 /** Planning order: kinds that need several well-spaced sessions go first. */
 const PLAN: readonly [string, readonly Kind[], number][] = [
@@ -103,7 +109,10 @@ function buildConversation(p: PersonaSetup, seed: number, corpus: string): Built
       const stray = hits.find((m) => !plantedIds.has(m.id));
       if (stray) throw new Error(`entity ${key} also occurs in filler ${stray.id}`);
       const chosen = [...hits.filter((m) => m.role === 'user'), ...hits.filter((m) => m.role === 'assistant')];
-      evidence = chosen.slice(0, ENTITY_MAX_EVIDENCE).map((m) => m.id).sort((a, b) => (pos.get(a) ?? 0) - (pos.get(b) ?? 0));
+      evidence = chosen
+        .slice(0, ENTITY_MAX_EVIDENCE)
+        .map((m) => m.id)
+        .sort((a, b) => (pos.get(a) ?? 0) - (pos.get(b) ?? 0));
     } else {
       evidence = d.ev.map((tag) => {
         const id = ids.get(tag);
@@ -159,9 +168,10 @@ function main(): void {
   const built = PERSONAS.map((p) => build(p, corpus));
   const convs = built.map((b) => b.conv);
   const i = process.argv.indexOf('--out');
-  const out = i > 0 && process.argv[i + 1]
-    ? path.resolve(process.argv[i + 1] ?? '')
-    : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/fixtures/retrieval/dataset.json');
+  const out =
+    i > 0 && process.argv[i + 1]
+      ? path.resolve(process.argv[i + 1] ?? '')
+      : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/fixtures/retrieval/dataset.json');
   mkdirSync(path.dirname(out), { recursive: true });
   const json = serialise(convs);
   JSON.parse(json); // sanity
@@ -176,7 +186,9 @@ function main(): void {
     const sessions = new Set(c.messages.map((m) => m.id.split(':')[0])).size;
     const days = daysBetween(new Date(first.slice(0, 10)), new Date(last.slice(0, 10)));
     const speaker = c.messages.find((m) => m.role === 'user')?.speaker ?? '?';
-    console.log(`  ${c.id} (${speaker}): ${c.messages.length} messages, ${sessions} sessions over ${days} days, ${c.questions.length} questions, ${(100 - (100 * planted) / c.messages.length).toFixed(0)}% filler`);
+    console.log(
+      `  ${c.id} (${speaker}): ${c.messages.length} messages, ${sessions} sessions over ${days} days, ${c.questions.length} questions, ${(100 - (100 * planted) / c.messages.length).toFixed(0)}% filler`,
+    );
     for (const q of c.questions) cats.set(q.category, (cats.get(q.category) ?? 0) + 1);
   }
   const total = [...cats.values()].reduce((a, b) => a + b, 0);

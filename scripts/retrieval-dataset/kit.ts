@@ -78,18 +78,16 @@ export function futureWhen(c: Ctx, s: number, minAhead = 1, maxAhead = 20): When
 /** Answer text for a date question, showing how it follows from the message day. */
 export function dateAnswer(c: Ctx, s: number, w: When): string {
   const d = daysBetween(c.date(s), w.date);
-  const rel = d === 0 ? 'the day of the message' : d < 0 ? `${-d} day${d === -1 ? '' : 's'} before the message of ${dayMonth(c.date(s))}` : `stated on ${dayMonth(c.date(s))}`;
+  const rel =
+    d === 0
+      ? 'the day of the message'
+      : d < 0
+        ? `${-d} day${d === -1 ? '' : 's'} before the message of ${dayMonth(c.date(s))}`
+        : `stated on ${dayMonth(c.date(s))}`;
   return `${dateText(w.date)} (${rel})`;
 }
 
 /** An EventDef from four verb forms given as functions of the person. */
-export function ev(
-  tag: string,
-  date: Date,
-  base: QTemplate,
-  past: QTemplate,
-  ger: QTemplate,
-  precise = true,
-): EventDef {
+export function ev(tag: string, date: Date, base: QTemplate, past: QTemplate, ger: QTemplate, precise = true): EventDef {
   return { tag, date, precise, base, past, pp: past, ger };
 }

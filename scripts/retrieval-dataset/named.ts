@@ -43,15 +43,11 @@ export function fill(tpl: string, vars: Record<string, string>): string {
 }
 
 export function pronouns(g: G): Record<string, string> {
-  return g === 'f'
-    ? { he: 'she', He: 'She', his: 'her', him: 'her', His: 'Her' }
-    : { he: 'he', He: 'He', his: 'his', him: 'him', His: 'His' };
+  return g === 'f' ? { he: 'she', He: 'She', his: 'her', him: 'her', His: 'Her' } : { he: 'he', He: 'He', his: 'his', him: 'him', His: 'His' };
 }
 
 export function entityQs(eq: readonly string[], key: string): QTemplate[] {
-  return eq.map((tpl) => (w: Who) =>
-    fill(tpl, { N: key, subj: w.subj, has: w.has, poss: w.poss, Has: w.has.charAt(0).toUpperCase() + w.has.slice(1) }),
-  );
+  return eq.map((tpl) => (w: Who) => fill(tpl, { N: key, subj: w.subj, has: w.has, poss: w.poss, Has: w.has.charAt(0).toUpperCase() + w.has.slice(1) }));
 }
 
 export const PERSON_EQ = ['What do we know about {N}?', 'Who is {N}?', 'Tell me about {N}.', 'What {has} said about {N}?'];

@@ -39,7 +39,11 @@ export function para(spec: ParaSpec): Kind {
         const dv = { ...makeVars(c, u + b, spec), F: c.friend(), C: c.coworker() };
         parts.push(pair(c, c.one(0, 1), fill(u, dv), fill(b, dv), undefined, false));
       }
-      const q = spec.q.map((t): QTemplate => (w) => f(t(w)));
+      const q = spec.q.map(
+        (t): QTemplate =>
+          (w) =>
+            f(t(w)),
+      );
       return { parts, qs: [qd('paraphrase', [tag], f(spec.answer), ...q)] };
     },
   };

@@ -57,12 +57,7 @@ export const cap = (s: string): string => (s.length ? s.charAt(0).toUpperCase() 
  * {slot} / {slot2} draw from pools[slot], consistently within one `vars` map and
  * without repeating a value between {slot} and {slot2}.
  */
-export function render(
-  tpl: string,
-  r: Rng,
-  vars: Map<string, string> = new Map(),
-  pools: Record<string, readonly string[]> = {},
-): string {
+export function render(tpl: string, r: Rng, vars: Map<string, string> = new Map(), pools: Record<string, readonly string[]> = {}): string {
   let s = tpl;
   const alt = /«([^«»]*)»/;
   for (let m = alt.exec(s); m; m = alt.exec(s)) {
@@ -84,10 +79,7 @@ export function render(
   });
 }
 
-export const MONTHS = [
-  'January', 'February', 'March', 'April', 'May', 'June',
-  'July', 'August', 'September', 'October', 'November', 'December',
-] as const;
+export const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'] as const;
 export const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;
 
 export const DAY_MS = 86_400_000;
@@ -157,8 +149,16 @@ export function who(p: Persona, third: boolean): Who {
   if (third) {
     const pr = p.gender === 'f' ? 'she' : 'he';
     return {
-      third, subj: p.name, poss: `${p.name}'s`, obj: p.name, does: `does ${p.name}`, is: `is ${p.name}`,
-      has: `has ${p.name}`, was: `was ${p.name}`, pr, prPoss: p.gender === 'f' ? 'her' : 'his',
+      third,
+      subj: p.name,
+      poss: `${p.name}'s`,
+      obj: p.name,
+      does: `does ${p.name}`,
+      is: `is ${p.name}`,
+      has: `has ${p.name}`,
+      was: `was ${p.name}`,
+      pr,
+      prPoss: p.gender === 'f' ? 'her' : 'his',
     };
   }
   return { third, subj: 'I', poss: 'my', obj: 'me', does: 'do I', is: 'am I', has: 'have I', was: 'was I', pr: 'I', prPoss: 'my' };

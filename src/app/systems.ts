@@ -60,7 +60,17 @@ export function buildPipeline(built: Built, log: Logger): Pipeline {
 
 /** `adminsManage`: GROUP_ADMINS_MANAGE (the channel decides who is an admin; the router words its refusals). */
 export function buildCommands(adminsManage = false): CommandRouter {
-  const commands: Command[] = [createNewCommand(), createCompactCommand(), createStatusCommand(), createMemoryCommand(), createForgetCommand(), createExportCommand(), createRemindersCommand(), createModelCommand(), createStopCommand()];
+  const commands: Command[] = [
+    createNewCommand(),
+    createCompactCommand(),
+    createStatusCommand(),
+    createMemoryCommand(),
+    createForgetCommand(),
+    createExportCommand(),
+    createRemindersCommand(),
+    createModelCommand(),
+    createStopCommand(),
+  ];
   const router: CommandRouter = new CommandRouter([createHelpCommand(() => router.list()), ...commands], adminsManage);
   return router;
 }

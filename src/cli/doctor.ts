@@ -64,7 +64,8 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
   else results.push({ name: 'LLM', status: 'skip', detail: 'not checked: the OPENAI_* settings above are invalid' });
 
   if (!telegram.botToken) results.push({ name: 'Telegram', status: 'skip', detail: 'TELEGRAM_BOT_TOKEN not set: the daemon runs in the terminal' });
-  else if (problems.some((p) => /^TELEGRAM_(BOT_TOKEN|API_ROOT)/.test(p))) results.push({ name: 'Telegram', status: 'skip', detail: 'not checked: the TELEGRAM_* settings above are invalid' });
+  else if (problems.some((p) => /^TELEGRAM_(BOT_TOKEN|API_ROOT)/.test(p)))
+    results.push({ name: 'Telegram', status: 'skip', detail: 'not checked: the TELEGRAM_* settings above are invalid' });
   else results.push(await checkTelegram(telegram.botToken, telegram.apiRoot, timeoutMs));
 
   results.push(...checkSqlite());
@@ -89,7 +90,8 @@ async function checkWorkspace(dir: string): Promise<CheckResult> {
   try {
     await ensureDir(dir);
     await writeFileAtomic(probe, 'ok');
-    if ((await readFile(probe, 'utf8')) !== 'ok') throw new AppError('storage.write_failed', { action: 'read back', target: path.basename(probe), reason: 'got something else' });
+    if ((await readFile(probe, 'utf8')) !== 'ok')
+      throw new AppError('storage.write_failed', { action: 'read back', target: path.basename(probe), reason: 'got something else' });
     await unlink(probe);
     return { name: 'workspace', status: 'ok', detail: `writable: ${dir}` };
   } catch (err) {
@@ -133,8 +135,7 @@ async function checkLlm(config: Config, timeoutMs: number, llm: LlmClient, model
       if (own?.keyVariable) fix = `the server refused the key — set a valid ${own.keyVariable}`;
       else if (own?.baseUrl) fix = `the server wants a key — write it as ${model}=${own.baseUrl}|KEY_VARIABLE in LLM_MODELS and set KEY_VARIABLE`;
       else fix = 'the server refused the key — set a valid OPENAI_API_KEY';
-    }
-    else if (e?.status === 404) fix = `the server does not know model ${model} or the path — check ${named} and ${setting} (most servers end in /v1)`;
+    } else if (e?.status === 404) fix = `the server does not know model ${model} or the path — check ${named} and ${setting} (most servers end in /v1)`;
     else if (e?.code === 'llm.timeout') fix = `no answer within ${timeoutMs} ms — check the server's load, or raise LLM_TIMEOUT_MS`;
     else if (e?.code === 'llm.rate_limited') fix = 'the server is rate limiting this key — wait, or check the plan/quota';
     return { name, status: 'fail', detail: scrubSecrets(`${where}: ${(err as Error).message}`), fix };
@@ -226,7 +227,13 @@ async function checkDisk(dir: string): Promise<CheckResult> {
     const st = await statfs(dir);
     const free = st.bavail * st.bsize;
     const text = free >= 10 * 1024 * MB ? `${(free / (1024 * MB)).toFixed(0)} GB` : `${(free / MB).toFixed(0)} MB`;
-    if (free < 100 * MB) return { name: 'disk', status: 'fail', detail: `${text} free at ${dir}`, fix: 'free disk space: sessions and memory cannot be saved safely with less than 100 MB' };
+    if (free < 100 * MB)
+      return {
+        name: 'disk',
+        status: 'fail',
+        detail: `${text} free at ${dir}`,
+        fix: 'free disk space: sessions and memory cannot be saved safely with less than 100 MB',
+      };
     if (free < 1024 * MB) return { name: 'disk', status: 'warn', detail: `${text} free at ${dir}`, fix: 'free some disk space soon (less than 1 GB left)' };
     return { name: 'disk', status: 'ok', detail: `${text} free at ${dir}` };
   } catch (err) {

@@ -5,7 +5,17 @@
  * side, overall and per category, as a Markdown table (or one JSON object per file).
  */
 import path from 'node:path';
-import { loadDataset, runCompare, runEval, SMALL_TALK, type CompareReport, type EvalMode, type EvalReport, type EvalSplit, type RelevantPrecision } from '../index/eval.js';
+import {
+  loadDataset,
+  runCompare,
+  runEval,
+  SMALL_TALK,
+  type CompareReport,
+  type EvalMode,
+  type EvalReport,
+  type EvalSplit,
+  type RelevantPrecision,
+} from '../index/eval.js';
 import { RELEVANT_LIMIT } from '../index/search/relevant.js';
 
 function flag(args: string[], name: string): string | undefined {
@@ -23,7 +33,10 @@ function figures(report: EvalReport, ks: number[], categories = true): Record<st
   out.p95_ms = Number(report.p95_ms.toFixed(3));
   if (!categories) return out;
   out.categories = Object.fromEntries(
-    Object.entries(report.byCategory).map(([cat, c]) => [cat, { questions: c.questions, ...Object.fromEntries(ks.map((k) => [`recall@${k}`, Number(c.recall[k]!.toFixed(4))])) }]),
+    Object.entries(report.byCategory).map(([cat, c]) => [
+      cat,
+      { questions: c.questions, ...Object.fromEntries(ks.map((k) => [`recall@${k}`, Number(c.recall[k]!.toFixed(4))])) },
+    ]),
   );
   return out;
 }
@@ -47,10 +60,12 @@ export function compareTable(title: string, r: Record<EvalMode, EvalReport>, ks:
   const head = `| ${title} | questions | ${ks.map((k) => `baseline @${k}`).join(' | ')} | ${ks.map((k) => `default @${k}`).join(' | ')} |`;
   const rule = `|---|---:|${ks.map(() => '---:').join('|')}|${ks.map(() => '---:').join('|')}|`;
   const row = (name: string, b: { questions: number; recall: Record<number, number> }, h: { recall: Record<number, number> }) =>
-    `| ${name} | ${b.questions} | ${ks.map((k) => pct(b.recall[k]!)).join(' | ')} | ${ks.map((k) => {
-      const d = h.recall[k]! - b.recall[k]!;
-      return `${pct(h.recall[k]!)} (${d >= 0 ? '+' : '−'}${Math.abs(d * 100).toFixed(1)})`;
-    }).join(' | ')} |`;
+    `| ${name} | ${b.questions} | ${ks.map((k) => pct(b.recall[k]!)).join(' | ')} | ${ks
+      .map((k) => {
+        const d = h.recall[k]! - b.recall[k]!;
+        return `${pct(h.recall[k]!)} (${d >= 0 ? '+' : '−'}${Math.abs(d * 100).toFixed(1)})`;
+      })
+      .join(' | ')} |`;
   const lines = [head, rule, row('**all**', r.bm25, r.hybrid)];
   for (const [cat, b] of Object.entries(r.bm25.byCategory).sort(([a], [b]) => a.localeCompare(b))) lines.push(row(cat, b, r.hybrid.byCategory[cat]!));
   const lat = (e: EvalReport) => `p50 ${e.p50_ms.toFixed(2)} ms, p95 ${e.p95_ms.toFixed(2)} ms`;
@@ -60,7 +75,10 @@ export function compareTable(title: string, r: Record<EvalMode, EvalReport>, ks:
 
 export async function runEvalCommand(args: string[], usage: string): Promise<number> {
   const files = args.filter((a, i) => !a.startsWith('--') && !VALUE_FLAGS.includes(args[i - 1] ?? ''));
-  const ks = (flag(args, '--k') ?? '5,10,20').split(',').map(Number).filter((k) => Number.isInteger(k) && k > 0);
+  const ks = (flag(args, '--k') ?? '5,10,20')
+    .split(',')
+    .map(Number)
+    .filter((k) => Number.isInteger(k) && k > 0);
   const mode = (flag(args, '--mode') ?? 'hybrid') as EvalMode;
   const split = (flag(args, '--split') ?? 'all') as EvalSplit;
   const compare = args.includes('--compare');
@@ -79,7 +97,10 @@ export async function runEvalCommand(args: string[], usage: string): Promise<num
     const half = split === 'all' ? 'all conversations' : `${split} half`;
     if (compare) {
       const r = runCompare(data, ks, split);
-      if (json) process.stdout.write(`${JSON.stringify({ file: name, split, baseline: figures(r.bm25, ks), default: figures(r.hybrid, ks), relevantMemory: r.relevant })}\n`);
+      if (json)
+        process.stdout.write(
+          `${JSON.stringify({ file: name, split, baseline: figures(r.bm25, ks), default: figures(r.hybrid, ks), relevantMemory: r.relevant })}\n`,
+        );
       else process.stdout.write(`${compareTable(`${name}, ${half}`, r, ks)}\n\n${relevantSummary(r, r.conversations)}\n\n`);
       continue;
     }

@@ -55,7 +55,9 @@ export async function runChatCommand(cmd: string, args: string[], config: Config
         io.err(r.reason.replace('/memory history', `npm run memory -- versions --chat ${chatArg}`));
         return 1;
       }
-      io.out(`MEMORY.md of ${chatArg} is now version #${n} (${r.restored.source}, ${r.restored.at.replace('T', ' ').slice(0, 16)} UTC), saved as version #${r.version.n}.`);
+      io.out(
+        `MEMORY.md of ${chatArg} is now version #${n} (${r.restored.source}, ${r.restored.at.replace('T', ' ').slice(0, 16)} UTC), saved as version #${r.version.n}.`,
+      );
       return 0;
     }
     case 'reminders': {

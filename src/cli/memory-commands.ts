@@ -66,7 +66,10 @@ export async function runMemoryCommand(cmd: string | undefined, args: string[], 
       }
       case 'run-job': {
         const job = args[0] as JobName;
-        const upkeep = new Upkeep(index, new LlmClient(config, log), componentLogger(log, 'Upkeep'), { accurateNer: false, timeoutMs: config.consolidationTimeoutMs });
+        const upkeep = new Upkeep(index, new LlmClient(config, log), componentLogger(log, 'Upkeep'), {
+          accurateNer: false,
+          timeoutMs: config.consolidationTimeoutMs,
+        });
         const r = await upkeep.run(job);
         process.stdout.write(`${job}: ${r.skipped ? `skipped — ${r.skipped}` : r.detail}\n`);
         return r.detail.startsWith('failed') ? 1 : 0;

@@ -40,7 +40,9 @@ export async function runPair(args: string[], workspaceDir: string, io: PairCliI
       if (!arg) break;
       const approved = await store.approve(arg);
       if (!approved) {
-        io.err(`pairing.unknown_code: no pending pairing has code ${arg.toUpperCase()} (mistyped, already used, or older than 1 hour) — run "npm run pair -- list" to see pending codes`);
+        io.err(
+          `pairing.unknown_code: no pending pairing has code ${arg.toUpperCase()} (mistyped, already used, or older than 1 hour) — run "npm run pair -- list" to see pending codes`,
+        );
         return 1;
       }
       io.out(`Approved ${who(approved)}. They can write to the bot now.`);
@@ -70,10 +72,7 @@ export async function runPair(args: string[], workspaceDir: string, io: PairCliI
       // The backlog: who wrote and got no code. A user id here can be let in with TELEGRAM_ALLOWED_USERS.
       io.out(`Waiting (${waiting.length}, last 24 hours):`);
       for (const w of [...waiting].sort((a, b) => b.lastAt.localeCompare(a.lastAt))) {
-        const why =
-          w.reason === 'full'
-            ? 'turned away: all 3 codes were taken'
-            : `code expired unapproved; a new code from ${utc(w.retryAfter ?? w.since)}`;
+        const why = w.reason === 'full' ? 'turned away: all 3 codes were taken' : `code expired unapproved; a new code from ${utc(w.retryAfter ?? w.since)}`;
         io.out(`  ${who(w)}  ${why}; last message ${utc(w.lastAt)}`);
       }
       return 0;

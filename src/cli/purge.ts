@@ -12,7 +12,12 @@ import type { CliIo } from './io.js';
 
 /** What a purge needs of the settings; the pairing is taken back only by a purge that asks (--pairing). */
 export function purgeOptions(config: Config, log: Logger): PurgeOptions {
-  return { workspaceDir: config.workspaceDir, memoryScope: config.memoryScope, log, revokePairing: (userId) => new PairingStore(pairingFile(config.workspaceDir)).revoke(userId) };
+  return {
+    workspaceDir: config.workspaceDir,
+    memoryScope: config.memoryScope,
+    log,
+    revokePairing: (userId) => new PairingStore(pairingFile(config.workspaceDir)).revoke(userId),
+  };
 }
 
 export async function runPurge(chat: { channel: string; chatId: string }, args: string[], config: Config, log: Logger, io: CliIo): Promise<number> {
@@ -27,7 +32,11 @@ export async function runPurge(chat: { channel: string; chatId: string }, args: 
     const opts = purgeOptions(config, log);
     // A purge the last run (a kill, Ctrl+C) left half done is finished first.
     for (const left of await finishInterruptedPurges(opts)) {
-      io.out(left.givenUp ? `The purge of ${left.chat} was cut off in two runs in a row, so it was given up: run it again.` : `Finished the purge of ${left.chat} that an earlier run began and did not end.`);
+      io.out(
+        left.givenUp
+          ? `The purge of ${left.chat} was cut off in two runs in a row, so it was given up: run it again.`
+          : `Finished the purge of ${left.chat} that an earlier run began and did not end.`,
+      );
     }
     const { revokePairing, ...withoutPairing } = opts;
     const r = await purgeChat(chat, args.includes('--pairing') ? opts : withoutPairing);

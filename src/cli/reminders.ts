@@ -17,7 +17,14 @@ import { ReminderStore } from '../reminders/store.js';
 import { describeReminder } from '../reminders/service.js';
 import type { CliIo } from './io.js';
 
-export async function runReminders(chat: { channel: string; chatId: string }, chatArg: string, args: string[], config: Config, log: Logger, io: CliIo): Promise<number> {
+export async function runReminders(
+  chat: { channel: string; chatId: string },
+  chatArg: string,
+  args: string[],
+  config: Config,
+  log: Logger,
+  io: CliIo,
+): Promise<number> {
   const at = args.indexOf('cancel');
   const which = at >= 0 ? args[at + 1] : undefined;
   if (at >= 0 && !(which === 'all' || /^\d{1,4}$/.test(which ?? ''))) {
@@ -40,7 +47,11 @@ export async function runReminders(chat: { channel: string; chatId: string }, ch
     }
     const targets = which === 'all' ? pending : pending.slice(Number(which) - 1, Number(which));
     if (targets.length === 0) {
-      io.err(pending.length === 0 ? `${chatArg} has no pending reminders.` : `There is no reminder ${which}: ${chatArg} has ${pending.length} pending (list them without "cancel").`);
+      io.err(
+        pending.length === 0
+          ? `${chatArg} has no pending reminders.`
+          : `There is no reminder ${which}: ${chatArg} has ${pending.length} pending (list them without "cancel").`,
+      );
       return 1;
     }
     const cancelled = targets.flatMap((r) => store.cancel(key, r.id) ?? []);

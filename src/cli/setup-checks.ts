@@ -72,7 +72,9 @@ function llmProblem(e: LlmError, t: LlmTarget, models?: string[]): string {
   if (e.kind === 'unreachable') return `could not reach ${where}${networkReason(e)} — check the URL (most end in /v1) and that the server runs`;
   if (e.status === 401 || e.status === 403) return `key refused (${e.status}) by ${where} — check the API key`;
   if (e.status === 404) {
-    const offers = models?.length ? ` — it offers: ${models.slice(0, 12).join(', ')}${models.length > 12 ? ', …' : ''}` : ' — check the model name, and the URL (most end in /v1)';
+    const offers = models?.length
+      ? ` — it offers: ${models.slice(0, 12).join(', ')}${models.length > 12 ? ', …' : ''}`
+      : ' — check the model name, and the URL (most end in /v1)';
     return `${where} has no model "${t.model}" (404)${offers}`;
   }
   if (e.code === 'llm.rate_limited') return `${where} is rate limiting this key (429) — wait a minute, or check the plan or quota`;
@@ -81,7 +83,14 @@ function llmProblem(e: LlmError, t: LlmTarget, models?: string[]): string {
 
 /** "(connection refused)" and the like, from the error's causes. */
 function networkReason(err: unknown): string {
-  const words: Record<string, string> = { ECONNREFUSED: 'connection refused', ENOTFOUND: 'host not found', EAI_AGAIN: 'name lookup failed', ECONNRESET: 'connection reset', EHOSTUNREACH: 'host unreachable', ETIMEDOUT: 'timed out' };
+  const words: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ENOTFOUND: 'host not found',
+    EAI_AGAIN: 'name lookup failed',
+    ECONNRESET: 'connection reset',
+    EHOSTUNREACH: 'host unreachable',
+    ETIMEDOUT: 'timed out',
+  };
   for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 6; e = e.cause as typeof e, depth++) {
     if (typeof e.code === 'string' && e.code in words) return ` (${words[e.code]})`;
   }
@@ -115,7 +124,8 @@ export function tokenRefused(err: unknown): boolean {
 }
 
 export function telegramProblem(err: unknown, apiRoot: string | undefined): string {
-  if (tokenRefused(err)) return `Telegram refused the bot token (${(err as { code: number }).code}) — copy it again from @BotFather (/mybots, your bot, API Token)`;
+  if (tokenRefused(err))
+    return `Telegram refused the bot token (${(err as { code: number }).code}) — copy it again from @BotFather (/mybots, your bot, API Token)`;
   if (isTelegramError(err)) return scrubSecrets(`Telegram answered ${err.code}: ${err.description}`);
   return `could not reach ${apiRoot ?? 'api.telegram.org'}${networkReason(err)} — check the network, a proxy, or TELEGRAM_API_ROOT`;
 }
@@ -155,7 +165,10 @@ export async function waitForOwner(tg: Telegram, opts: OwnerWait): Promise<{ own
     } catch (err) {
       if (isAbort(err)) break;
       if (isTelegramError(err) && err.code === 409) {
-        return { problem: 'another program is reading this bot\'s messages (a running bot? stop it first: npx pm2 stop membot), or a webhook is set — or pass --owner <your numeric user id>' };
+        return {
+          problem:
+            "another program is reading this bot's messages (a running bot? stop it first: npx pm2 stop membot), or a webhook is set — or pass --owner <your numeric user id>",
+        };
       }
       return { problem: telegramProblem(err, undefined) };
     }

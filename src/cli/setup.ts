@@ -146,7 +146,10 @@ async function setup(opts: SetupOptions): Promise<number> {
   // (a stranger who found the bot's name): refused before any check runs.
   const token = flags.noTelegram ? undefined : (flags.botToken ?? current.TELEGRAM_BOT_TOKEN)?.trim();
   if (!ask && token && flags.owner === undefined && flags.ownerWaitSec > 0) {
-    throw new Stop('with --yes (or no terminal) nobody confirms who messages the bot, so a stranger could become its owner — add --owner <your numeric user id or @username>, or --owner-wait 0 for no owner yet', 2);
+    throw new Stop(
+      'with --yes (or no terminal) nobody confirms who messages the bot, so a stranger could become its owner — add --owner <your numeric user id or @username>, or --owner-wait 0 for no owner yet',
+      2,
+    );
   }
 
   const llm = await setUpLlm(flags, current, opts);
@@ -217,7 +220,8 @@ async function setUpLlm(flags: Flags, current: Record<string, string>, opts: Set
     const def = models && models.length > 0 && !models.includes('gpt-4o-mini') ? models[0]! : 'gpt-4o-mini';
     target.model = flags.model ?? current.LLM_MODEL ?? def;
     if (ask && flags.model === undefined) {
-      if (models?.length) ask.say(`  ${llmWhere(target)} offers ${models.length} model(s): ${models.slice(0, 12).join(', ')}${models.length > 12 ? ', …' : ''}`);
+      if (models?.length)
+        ask.say(`  ${llmWhere(target)} offers ${models.length} model(s): ${models.slice(0, 12).join(', ')}${models.length > 12 ? ', …' : ''}`);
       target.model = await ask.ask('Model', current.LLM_MODEL || def);
     }
     const check = await checkLlm(target, models);
@@ -248,7 +252,9 @@ async function setUpTelegram(flags: Flags, current: Record<string, string>, opts
   }
   for (;;) {
     let token = flags.botToken ?? current.TELEGRAM_BOT_TOKEN;
-    if (ask && flags.botToken === undefined) token = (await ask.askSecret(`Bot token, typed unseen${current.TELEGRAM_BOT_TOKEN ? ' (Enter: keep the one in .env)' : ''}`)) || current.TELEGRAM_BOT_TOKEN;
+    if (ask && flags.botToken === undefined)
+      token =
+        (await ask.askSecret(`Bot token, typed unseen${current.TELEGRAM_BOT_TOKEN ? ' (Enter: keep the one in .env)' : ''}`)) || current.TELEGRAM_BOT_TOKEN;
     token = token?.trim() || undefined;
     if (!token) return undefined;
     registerSecret(token);
@@ -295,9 +301,7 @@ async function setUpOwner(bot: Bot, flags: Flags, current: Record<string, string
   if ('owner' in got) {
     io.out(`Owner: ${describe(got.owner)}, added to TELEGRAM_ALLOWED_USERS.`);
     // A word back in the chat: the owner sees setup heard them. The message itself stays for the bot to answer.
-    await tg
-      .sendMessage(got.owner.id, 'Setup got your message: you are this bot\'s owner. I answer here once the bot runs (npm start).')
-      .catch(() => undefined);
+    await tg.sendMessage(got.owner.id, "Setup got your message: you are this bot's owner. I answer here once the bot runs (npm start).").catch(() => undefined);
     return add(String(got.owner.id));
   }
   const problem = got.problem === 'no message reached the bot in time' ? `no message reached @${bot.username} within ${flags.ownerWaitSec} s` : got.problem;

@@ -24,17 +24,37 @@ export function formatUsageTables(rows: UsageRow[]): string {
       const all = sumUsage(d);
       const answers = sumUsage(d.filter((r) => r.kind === 'answer'));
       const cached = all.promptTokens > 0 ? `${((all.cachedTokens / all.promptTokens) * 100).toFixed(1)}%` : '-';
-      lines.push([day, fmt(all.calls), fmt(answers.total), fmt(all.total - answers.total), fmt(all.promptTokens), cached, fmt(all.completionTokens), fmt(all.total)]);
+      lines.push([
+        day,
+        fmt(all.calls),
+        fmt(answers.total),
+        fmt(all.total - answers.total),
+        fmt(all.promptTokens),
+        cached,
+        fmt(all.completionTokens),
+        fmt(all.total),
+      ]);
     }
     const all = sumUsage(list);
-    lines.push(['all', fmt(all.calls), fmt(sumUsage(list.filter((r) => r.kind === 'answer')).total), fmt(sumUsage(list.filter((r) => r.kind !== 'answer')).total), fmt(all.promptTokens), all.promptTokens > 0 ? `${((all.cachedTokens / all.promptTokens) * 100).toFixed(1)}%` : '-', fmt(all.completionTokens), fmt(all.total)]);
+    lines.push([
+      'all',
+      fmt(all.calls),
+      fmt(sumUsage(list.filter((r) => r.kind === 'answer')).total),
+      fmt(sumUsage(list.filter((r) => r.kind !== 'answer')).total),
+      fmt(all.promptTokens),
+      all.promptTokens > 0 ? `${((all.cachedTokens / all.promptTokens) * 100).toFixed(1)}%` : '-',
+      fmt(all.completionTokens),
+      fmt(all.total),
+    ]);
     const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
     const row = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
     out.push(`${chat === '*' ? '* (embeddings, all chats)' : chat}`, row(header), ...lines.map(row));
     const estimated = list.reduce((n, r) => n + r.estimatedTokens, 0);
     const estimatedCalls = list.reduce((n, r) => n + r.estimatedCalls, 0);
     if (estimatedCalls > 0) {
-      out.push(`(${fmt(estimated)} of these tokens are the bot's own count for ${fmt(estimatedCalls)} call${estimatedCalls === 1 ? '' : 's'} that ended without the server's figures: stopped, timed out or cut off)`);
+      out.push(
+        `(${fmt(estimated)} of these tokens are the bot's own count for ${fmt(estimatedCalls)} call${estimatedCalls === 1 ? '' : 's'} that ended without the server's figures: stopped, timed out or cut off)`,
+      );
     }
     out.push('');
   }
@@ -59,7 +79,9 @@ export function runUsageCommand(args: string[], config: Config): number {
   try {
     const until = store.dayOf();
     const since = store.dayOf(subDays(new Date(), days - 1));
-    process.stdout.write(`Tokens per day, ${since} to ${until} (${config.timezone}):\n\n${formatUsageTables(store.rows({ since, until, ...(chat ? { chat } : {}) }))}\n`);
+    process.stdout.write(
+      `Tokens per day, ${since} to ${until} (${config.timezone}):\n\n${formatUsageTables(store.rows({ since, until, ...(chat ? { chat } : {}) }))}\n`,
+    );
     return 0;
   } finally {
     store.close();

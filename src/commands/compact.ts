@@ -20,11 +20,18 @@ export function createCompactCommand(): Command {
       if (r.kind === 'none') return `Nothing to compact: the session has ${before} message${before === 1 ? '' : 's'} and keeps the last ${keep}.`;
       // No consolidation: what would leave was saved by an earlier one, nothing new to say.
       const c = r.consolidation;
-      const memory = !c ? '' : c.memoryUpdated ? ' Memory updated.' : c.kind === 'raw-fallback' ? ' The model could not consolidate; the messages were saved to the history log as they are.' : ' History updated.';
+      const memory = !c
+        ? ''
+        : c.memoryUpdated
+          ? ' Memory updated.'
+          : c.kind === 'raw-fallback'
+            ? ' The model could not consolidate; the messages were saved to the history log as they are.'
+            : ' History updated.';
       if (r.kind === 'summary') return `Compacted: ${r.removed} messages summarized, last ${r.kept} kept.${memory}`;
       // Without a summary only messages that matter less go: instructions, and errors with their
       // corrections, stay (memory/importance.ts). When they are all that is older, nothing went.
-      if (r.removed === 0) return `Nothing removed: the model was unavailable for a summary, and without one I keep instructions and errors with their corrections, which is all the older messages are.${memory} Try /compact again later.`;
+      if (r.removed === 0)
+        return `Nothing removed: the model was unavailable for a summary, and without one I keep instructions and errors with their corrections, which is all the older messages are.${memory} Try /compact again later.`;
       return `Compacted without a summary (the model was unavailable): ${r.removed} older messages removed, last ${r.kept} kept.${memory}`;
     },
   };

@@ -37,10 +37,17 @@ export function createForgetCommand(): Command {
         }
         const r = await services.forget.apply(chat, req.words, { notify: true });
         const removed = describeCounts(r.counts);
-        const also = [r.versionLines > 0 ? `${r.versionLines} line${r.versionLines === 1 ? '' : 's'} of older MEMORY.md versions` : '', 'the session log and the message journal'].filter(Boolean).join(', ');
+        const also = [
+          r.versionLines > 0 ? `${r.versionLines} line${r.versionLines === 1 ? '' : 's'} of older MEMORY.md versions` : '',
+          'the session log and the message journal',
+        ]
+          .filter(Boolean)
+          .join(', ');
         return [
           `🗑 Forgot “${r.words}”.${removed ? ` Removed: ${removed}${r.memoryVersion ? ` (MEMORY.md saved as version #${r.memoryVersion})` : ''}.` : ''} Also taken out of ${also}.`,
-          r.indexOff ? `The search index could not be cleaned (${r.indexOff}); send /forget ${'<words>'} again once it works.` : 'Note and history lines now say [forgotten]; the index was compacted so no deleted text stays on disk.',
+          r.indexOff
+            ? `The search index could not be cleaned (${r.indexOff}); send /forget ${'<words>'} again once it works.`
+            : 'Note and history lines now say [forgotten]; the index was compacted so no deleted text stays on disk.',
         ].join('\n');
       }
       if (arg.length < MIN_FORGET_CHARS) return `“${arg}” is too short to forget safely (at least ${MIN_FORGET_CHARS} characters); give a word or phrase.`;

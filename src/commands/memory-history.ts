@@ -6,7 +6,8 @@
 import type { CommandContext } from './types.js';
 import { formatVersions, undoMemory } from '../memory/versions.js';
 
-export const MEMORY_USAGE = 'Use /memory to see your memory, /memory facts to list the saved facts, /memory history to list the versions of MEMORY.md, /memory undo to take back the last change.';
+export const MEMORY_USAGE =
+  'Use /memory to see your memory, /memory facts to list the saved facts, /memory history to list the versions of MEMORY.md, /memory undo to take back the last change.';
 
 export async function runMemorySubcommand({ inbound, services, args }: CommandContext): Promise<string> {
   const files = services.memory.forChat(inbound.channel, inbound.chatId);

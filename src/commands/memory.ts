@@ -67,7 +67,8 @@ function showMemory(memory: string, args: string): string {
 export function createMemoryCommand(): Command {
   return {
     name: 'memory',
-    description: 'Show your long-term memory (MEMORY.md and saved facts); /memory facts lists every fact, /memory history lists its versions, /memory undo takes back the last change',
+    description:
+      'Show your long-term memory (MEMORY.md and saved facts); /memory facts lists every fact, /memory history lists its versions, /memory undo takes back the last change',
     // MEMORY.md word for word is the core of what /export gives; in a group it is the group's shared memory.
     access: 'managers',
     async run(ctx) {

@@ -22,7 +22,6 @@ function traits(m: ChatModel, limit: number): string {
   return `${fmt(limit)} tokens · ${visionLabel(m.info.vision)}`;
 }
 
-
 export function createModelCommand(): Command {
   return {
     name: 'model',
@@ -43,7 +42,9 @@ export function createModelCommand(): Command {
           'Models for this chat (✓ = in use):',
           ...lines,
           ...(stale ? [`${session.metadata.model}, chosen earlier, is no longer offered, so this chat uses ${defaultName}.`] : []),
-          models.choices.length > 1 ? `Switch with /model <name>; /model default goes back to ${defaultName}.` : 'This bot offers only this model (the operator can add more with LLM_MODELS).',
+          models.choices.length > 1
+            ? `Switch with /model <name>; /model default goes back to ${defaultName}.`
+            : 'This bot offers only this model (the operator can add more with LLM_MODELS).',
         ].join('\n');
       }
       const wanted = models.find(args) ?? (args.toLowerCase() === 'default' ? defaultName : undefined);

@@ -116,7 +116,7 @@ async function memoryText(services: StatusServices, inbound: StatusInbound): Pro
   } catch {
     entries = 'long-term memory could not be read (/memory says why)';
   }
-  const facts = services.index.enabled ? services.index.stats(services.memory.scopeKey(inbound.channel, inbound.chatId)).byKind.fact ?? 0 : undefined;
+  const facts = services.index.enabled ? (services.index.stats(services.memory.scopeKey(inbound.channel, inbound.chatId)).byKind.fact ?? 0) : undefined;
   return `on — ${entries}${facts === undefined ? '' : `, and ${plural(facts, 'saved fact')}`}`;
 }
 
@@ -187,7 +187,8 @@ export function createStatusCommand(): Command {
       if (last?.memory && last.memory.tokens > 0) {
         const m = last.memory;
         lines.push(`Memory block: ${fmt(m.tokens)} tokens (budget ${fmt(m.budget)})`);
-        if (m.drops.length > 0) lines.push(`Memory trimmed to fit: ${m.drops.map((d) => `${d.what} (${d.approximate ? 'about ' : ''}${d.tokens} tokens)`).join('; ')}`);
+        if (m.drops.length > 0)
+          lines.push(`Memory trimmed to fit: ${m.drops.map((d) => `${d.what} (${d.approximate ? 'about ' : ''}${d.tokens} tokens)`).join('; ')}`);
       } else if (last) {
         lines.push(`Memory block: empty${last.memory ? ` (budget ${fmt(last.memory.budget)})` : ''}`);
       }
@@ -196,10 +197,13 @@ export function createStatusCommand(): Command {
         `Memory rewrites refused: ${refused.count}${refused.last ? ` (last ${refused.last.at.replace('T', ' ').slice(0, 16)} UTC, ${refused.last.source}: would have dropped ${refused.last.dropped} of ${refused.last.prior} entries)` : ''}`,
       );
       const aside = setAsideCopies(services.config.workspaceDir);
-      if (aside.length > 0) lines.push(`Damaged databases set aside (an empty one was started in their place): ${aside.join(', ')} — delete a copy once you no longer need it`);
+      if (aside.length > 0)
+        lines.push(`Damaged databases set aside (an empty one was started in their place): ${aside.join(', ')} — delete a copy once you no longer need it`);
       if (services.mcp) lines.push(...services.mcp.statusLines());
       if (last) {
-        const parts = last.timings.map((t) => `${t.system} ${t.outcome === 'skipped' ? 'skipped' : `${t.ms.toFixed(1)}ms`}${t.outcome === 'failed' ? ' (failed)' : ''}`);
+        const parts = last.timings.map(
+          (t) => `${t.system} ${t.outcome === 'skipped' ? 'skipped' : `${t.ms.toFixed(1)}ms`}${t.outcome === 'failed' ? ' (failed)' : ''}`,
+        );
         lines.push(`Last turn: ${parts.join(' · ')}`);
       } else {
         lines.push('Last turn: none yet');

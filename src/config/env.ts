@@ -178,7 +178,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const turnMs = config.turnTimeoutMs;
   config.transcriptionTimeoutMs = r.int('TRANSCRIPTION_TIMEOUT_MS', Math.min(60_000, Math.floor(turnMs / 2)), 1_000, 600_000);
   if (r.str('TRANSCRIPTION_TIMEOUT_MS') !== undefined && config.transcriptionTimeoutMs >= turnMs) {
-    r.problem(`TRANSCRIPTION_TIMEOUT_MS=${config.transcriptionTimeoutMs} is not shorter than TURN_TIMEOUT_MS=${turnMs} — a voice note is transcribed inside its turn; make it shorter, or remove it to use half the turn (at most 60000)`);
+    r.problem(
+      `TRANSCRIPTION_TIMEOUT_MS=${config.transcriptionTimeoutMs} is not shorter than TURN_TIMEOUT_MS=${turnMs} — a voice note is transcribed inside its turn; make it shorter, or remove it to use half the turn (at most 60000)`,
+    );
   }
   if (config.memoryPageToken !== undefined && config.memoryPageToken.length < 16) {
     r.problem('MEMORY_PAGE_TOKEN is shorter than 16 characters — use a longer random value, or remove it to get a random one');
@@ -278,18 +280,31 @@ function readTelegram(r: SettingsReader): TelegramConfig {
     else r.problem(`TELEGRAM_ALLOWED_GROUPS has ${JSON.stringify(entry)}, which is not a numeric chat id (groups look like -1001234567890)`);
   }
 
-  const groupAdminsManage = r.bool('GROUP_ADMINS_MANAGE', false, "must be on (a group's Telegram admins may use /export, /forget, /new … there) or off (only TELEGRAM_ALLOWED_USERS)");
+  const groupAdminsManage = r.bool(
+    'GROUP_ADMINS_MANAGE',
+    false,
+    "must be on (a group's Telegram admins may use /export, /forget, /new … there) or off (only TELEGRAM_ALLOWED_USERS)",
+  );
 
   const before = r.problems.length;
-  const dmPolicy = r.oneOf('TELEGRAM_DM_POLICY', DM_POLICIES, 'pairing', 'must be allowlist (only TELEGRAM_ALLOWED_USERS), pairing (strangers get a code to approve) or open (anyone)');
+  const dmPolicy = r.oneOf(
+    'TELEGRAM_DM_POLICY',
+    DM_POLICIES,
+    'pairing',
+    'must be allowlist (only TELEGRAM_ALLOWED_USERS), pairing (strangers get a code to approve) or open (anyone)',
+  );
   if (r.problems.length === before && botToken && dmPolicy === 'allowlist' && allowedUsers.length === 0) {
-    r.problem('TELEGRAM_DM_POLICY=allowlist but TELEGRAM_ALLOWED_USERS is empty, so nobody could talk to the bot — add your user id, or use TELEGRAM_DM_POLICY=pairing');
+    r.problem(
+      'TELEGRAM_DM_POLICY=allowlist but TELEGRAM_ALLOWED_USERS is empty, so nobody could talk to the bot — add your user id, or use TELEGRAM_DM_POLICY=pairing',
+    );
   }
 
   const webhookUrl = r.str('TELEGRAM_WEBHOOK_URL');
   if (webhookUrl) {
     if (!isHttpUrl(webhookUrl)) {
-      r.problem(`TELEGRAM_WEBHOOK_URL=${JSON.stringify(webhookUrl)} is not a URL — use the public https address Telegram should post to, e.g. https://bot.example.com/telegram`);
+      r.problem(
+        `TELEGRAM_WEBHOOK_URL=${JSON.stringify(webhookUrl)} is not a URL — use the public https address Telegram should post to, e.g. https://bot.example.com/telegram`,
+      );
     } else if (new URL(webhookUrl).protocol !== 'https:' && !isLoopback(new URL(webhookUrl).hostname)) {
       r.problem('TELEGRAM_WEBHOOK_URL must be https (Telegram posts only to HTTPS) — put a TLS reverse proxy in front, or remove it to use long polling');
     }
@@ -315,7 +330,12 @@ function readTelegram(r: SettingsReader): TelegramConfig {
     ackReaction: r.present('TELEGRAM_ACK_REACTION') ? (r.str('TELEGRAM_ACK_REACTION') ?? '') : '👀',
     transcriptionModel: transcription.toLowerCase() === 'off' ? undefined : transcription,
     showTranscript: r.bool('SHOW_TRANSCRIPT', false),
-    streaming: r.oneOf('STREAMING', STREAMING_MODES, 'draft', 'must be draft (live drafts in private chats, else an edited message), edit (always an edited message) or off (the answer appears when done)'),
+    streaming: r.oneOf(
+      'STREAMING',
+      STREAMING_MODES,
+      'draft',
+      'must be draft (live drafts in private chats, else an edited message), edit (always an edited message) or off (the answer appears when done)',
+    ),
   };
 }
 

@@ -90,7 +90,10 @@ export function readMcpConfig(raw: string, env: Env, cwd: string, defaults: McpD
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
-    return { config: { ...NO_MCP, file }, problem: `${where} cannot be read (${code}) — check the path (a relative one starts at the daemon's working directory), or remove MCP_CONFIG` };
+    return {
+      config: { ...NO_MCP, file },
+      problem: `${where} cannot be read (${code}) — check the path (a relative one starts at the daemon's working directory), or remove MCP_CONFIG`,
+    };
   }
   let data: unknown;
   try {
@@ -123,7 +126,10 @@ function readServer(name: string, s: unknown, env: Env, dir: string, secrets: st
   for (const key of Object.keys(s)) {
     if (!(SERVER_KEYS as readonly string[]).includes(key)) throw problem(`${at}.${key} is not a known key — use ${SERVER_KEYS.join(', ')}`);
   }
-  if ((s.command === undefined) === (s.url === undefined)) throw problem(`${at} needs either "command" (a program spoken to over stdio) or "url" (streamable HTTP), not ${s.command === undefined ? 'neither' : 'both'}`);
+  if ((s.command === undefined) === (s.url === undefined))
+    throw problem(
+      `${at} needs either "command" (a program spoken to over stdio) or "url" (streamable HTTP), not ${s.command === undefined ? 'neither' : 'both'}`,
+    );
   let transport: McpServerConfig['transport'];
   if (s.command !== undefined) {
     for (const key of ['url', 'headers']) if (s[key] !== undefined) throw problem(`${at}.${key} is for "url" servers; this one has "command"`);
@@ -190,7 +196,8 @@ function strMap(v: unknown, at: string, env: Env, secrets: string[], secret: (ke
     if (typeof value !== 'string') throw problem(`${at}.${key} must be a string`);
     out[key] = value.replace(REFERENCE, (_, ref: string) => {
       const got = env[ref];
-      if (got === undefined || got === '') throw problem(`${at}.${key} uses \${${ref}}, which is not set in the environment — set it (e.g. in .env) or write the value`);
+      if (got === undefined || got === '')
+        throw problem(`${at}.${key} uses \${${ref}}, which is not set in the environment — set it (e.g. in .env) or write the value`);
       secrets.push(got);
       return got;
     });

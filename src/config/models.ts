@@ -45,13 +45,16 @@ function entries(r: SettingsReader, name: 'LLM_MODELS' | 'LLM_FALLBACK'): string
   const value = r.str(name);
   if (value === undefined) return [];
   const all = value.split(',').map((e) => e.trim());
-  if (all.some((e) => e === '')) r.problem(`${name} has an empty entry (two commas in a row, or one at an end) — write one model name between each pair of commas`);
+  if (all.some((e) => e === ''))
+    r.problem(`${name} has an empty entry (two commas in a row, or one at an end) — write one model name between each pair of commas`);
   return all.filter(Boolean);
 }
 
 function checkName(r: SettingsReader, setting: string, name: string): boolean {
   if (NAME.test(name)) return true;
-  r.problem(`${setting} has ${JSON.stringify(name.slice(0, 60))}, which is not a model name (letters, digits and . _ : / @ + -) — separate entries with commas`);
+  r.problem(
+    `${setting} has ${JSON.stringify(name.slice(0, 60))}, which is not a model name (letters, digits and . _ : / @ + -) — separate entries with commas`,
+  );
   return false;
 }
 
@@ -79,7 +82,9 @@ export function readModelChoices(r: SettingsReader, env: Env): ModelEndpoint[] {
       continue;
     }
     if (variable !== undefined && !VARIABLE.test(variable)) {
-      r.problem(`LLM_MODELS: after "|" ${name} needs the NAME of the environment variable holding its key (letters, digits, _), not the key itself — ${EXAMPLE}`);
+      r.problem(
+        `LLM_MODELS: after "|" ${name} needs the NAME of the environment variable holding its key (letters, digits, _), not the key itself — ${EXAMPLE}`,
+      );
       continue;
     }
     const apiKey = variable === undefined ? undefined : env[variable]?.trim();

@@ -66,14 +66,21 @@ export function parseRuntimeConfig(text: string): RuntimeConfig {
   // `SPEC[key]` would find Object.prototype members ("toString", "constructor") and write
   // into the prototype of every object in the process.
   for (const [group, value] of Object.entries(raw as Record<string, unknown>)) {
-    if (!Object.hasOwn(SPEC, group)) throw new AppError('config.invalid', { problem: `has an unknown key ${JSON.stringify(group)} (known: ${Object.keys(SPEC).join(', ')})` });
+    if (!Object.hasOwn(SPEC, group))
+      throw new AppError('config.invalid', { problem: `has an unknown key ${JSON.stringify(group)} (known: ${Object.keys(SPEC).join(', ')})` });
     const spec = SPEC[group]!;
     if (!value || typeof value !== 'object' || Array.isArray(value)) throw new AppError('config.invalid', { problem: `"${group}" must be an object` });
     for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
       const name = `${group}.${key}`;
-      if (!Object.hasOwn(spec, key)) throw new AppError('config.invalid', { problem: `has an unknown key ${JSON.stringify(name)} (known: ${Object.keys(spec).map((k) => `${group}.${k}`).join(', ')})` });
+      if (!Object.hasOwn(spec, key))
+        throw new AppError('config.invalid', {
+          problem: `has an unknown key ${JSON.stringify(name)} (known: ${Object.keys(spec)
+            .map((k) => `${group}.${k}`)
+            .join(', ')})`,
+        });
       const s = spec[key]!;
-      if (s.kind === 'boolean' && typeof v !== 'boolean') throw new AppError('config.invalid', { problem: `"${name}" must be true or false, not ${JSON.stringify(v)}` });
+      if (s.kind === 'boolean' && typeof v !== 'boolean')
+        throw new AppError('config.invalid', { problem: `"${name}" must be true or false, not ${JSON.stringify(v)}` });
       if (s.kind === 'int' && (!Number.isInteger(v) || (v as number) < s.min || (v as number) > s.max)) {
         throw new AppError('config.invalid', { problem: `"${name}" must be a whole number from ${s.min} to ${s.max}, not ${JSON.stringify(v)}` });
       }

@@ -39,7 +39,10 @@ export function createMemorySection(deps: MemorySectionDeps): (turn: Turn) => Pr
     }
     turn.memory = { tokens: block.tokens, budget: block.budget, drops: block.drops };
     for (const d of block.drops) {
-      log.info({ dropped: d.what, tokens: d.tokens, budget: budgetTokens }, `memory over budget: dropped ${d.what} (${d.approximate ? 'about ' : ''}${d.tokens} tokens)`);
+      log.info(
+        { dropped: d.what, tokens: d.tokens, budget: budgetTokens },
+        `memory over budget: dropped ${d.what} (${d.approximate ? 'about ' : ''}${d.tokens} tokens)`,
+      );
     }
     log.debug(`Memory context: ${block.text.length} chars, ${block.tokens} tokens`);
     return block.text ? { name: 'memory', content: block.text } : null;

@@ -7,53 +7,149 @@
  */
 export const ERRORS = {
   'config.invalid': { meaning: 'A setting is missing or has a value the daemon cannot use.', message: '{problem}' },
-  'pipeline.duplicate_order': { meaning: 'Two systems were registered with the same order number.', message: '{problem} (each system has its own number: the one the table in src/turn/order.ts gives it)' },
+  'pipeline.duplicate_order': {
+    meaning: 'Two systems were registered with the same order number.',
+    message: '{problem} (each system has its own number: the one the table in src/turn/order.ts gives it)',
+  },
   'pipeline.system_failed': { meaning: 'A system on the reply path threw; the user got an apology with an error id.', message: '{system} failed: {reason}' },
-  'turn.timeout': { meaning: 'A turn did not finish within TURN_TIMEOUT_MS; it was stopped, the user got an apology and the chat slot was freed.', message: 'the turn did not finish within {ms} ms' },
-  'turn.stopped': { meaning: 'A turn was stopped by /stop: its LLM call and tools were aborted; the text streamed so far is kept in the session, marked [stopped].', message: 'the turn of {chat} was stopped by /stop' },
-  'chat.rate_limited': { meaning: 'A chat sent more than RATE_LIMIT_PER_MINUTE messages in a minute, or had MAX_QUEUED_PER_CHAT waiting; the excess got one line and no LLM call.', message: 'chat {chat} sent more messages than its limit' },
-  'transcription.failed': { meaning: 'A voice note could not be downloaded or the speech-to-text server refused it or did not answer; the note is kept with its file id and the user got one line.', message: '{detail}' },
-  'transcription.timeout': { meaning: 'Download and transcription of a voice note did not finish within TRANSCRIPTION_TIMEOUT_MS; the note is kept with its file id and the user got one line.', message: '{detail}' },
+  'turn.timeout': {
+    meaning: 'A turn did not finish within TURN_TIMEOUT_MS; it was stopped, the user got an apology and the chat slot was freed.',
+    message: 'the turn did not finish within {ms} ms',
+  },
+  'turn.stopped': {
+    meaning: 'A turn was stopped by /stop: its LLM call and tools were aborted; the text streamed so far is kept in the session, marked [stopped].',
+    message: 'the turn of {chat} was stopped by /stop',
+  },
+  'chat.rate_limited': {
+    meaning: 'A chat sent more than RATE_LIMIT_PER_MINUTE messages in a minute, or had MAX_QUEUED_PER_CHAT waiting; the excess got one line and no LLM call.',
+    message: 'chat {chat} sent more messages than its limit',
+  },
+  'transcription.failed': {
+    meaning:
+      'A voice note could not be downloaded or the speech-to-text server refused it or did not answer; the note is kept with its file id and the user got one line.',
+    message: '{detail}',
+  },
+  'transcription.timeout': {
+    meaning:
+      'Download and transcription of a voice note did not finish within TRANSCRIPTION_TIMEOUT_MS; the note is kept with its file id and the user got one line.',
+    message: '{detail}',
+  },
   'llm.rejected': { meaning: 'The LLM server answered with an error status (the remote said no).', message: '{detail}' },
   'llm.rate_limited': { meaning: 'The LLM server answered 429 and retries ran out.', message: '{detail}' },
   'llm.context_length_exceeded': { meaning: 'The LLM server refused the request as too long for the model.', message: '{detail}' },
   'llm.unreachable': { meaning: 'The LLM server could not be reached (connection refused, reset, DNS).', message: '{detail}' },
   'llm.timeout': { meaning: 'The LLM server did not answer within the per-call timeout.', message: '{detail}' },
   'llm.bad_response': { meaning: 'The LLM server answered 200 but with no usable choice.', message: '{detail}' },
-  'llm.budget_exhausted': { meaning: "The chat has used its DAILY_TOKEN_BUDGET: the call was not made (background work pauses until the day ends).", message: '{detail}' },
+  'llm.budget_exhausted': {
+    meaning: 'The chat has used its DAILY_TOKEN_BUDGET: the call was not made (background work pauses until the day ends).',
+    message: '{detail}',
+  },
   'tool.unknown': { meaning: 'The model called a tool that does not exist.', message: '{tool}: {detail}' },
   'tool.bad_arguments': { meaning: 'The model passed tool arguments that are not JSON or do not match the schema.', message: '{tool}: {detail}' },
   'tool.failed': { meaning: 'A tool threw while running.', message: '{tool}: {detail}' },
-  'tool.not_allowed': { meaning: "The model called a tool the sender may not use here (a group member asking for what only the owner or a group admin may do); it was not run.", message: '{tool}: {detail}' },
+  'tool.not_allowed': {
+    meaning: 'The model called a tool the sender may not use here (a group member asking for what only the owner or a group admin may do); it was not run.',
+    message: '{tool}: {detail}',
+  },
   'tool.timeout': { meaning: 'A tool did not finish within its timeout.', message: '{tool}: {detail}' },
-  'tool.interrupted': { meaning: 'The daemon stopped (crashed or was killed) while this tool ran for a message; after the restart the recovered message did not run the tool again and the model was told.', message: '{tool}: {detail}' },
-  'mcp.unreachable': { meaning: 'An MCP server could not be started or reached (program not found, it exited, connection refused); it is retried with back-off and its tools are left out meanwhile.', message: 'MCP server {server}: {detail}' },
-  'mcp.rejected': { meaning: 'An MCP server answered with an error (the remote said no): a protocol error, an HTTP error status, or an answer over MCP_MAX_ANSWER_BYTES ("answer too large").', message: 'MCP server {server}: {detail}' },
-  'mcp.timeout': { meaning: 'An MCP server did not finish starting or listing its tools within its deadline (timeoutMs, else TOOL_TIMEOUT_MS).', message: 'MCP server {server} did not answer within {ms} ms' },
-  'mcp.tool_failed': { meaning: "An MCP server ran a tool and reported that it failed (isError); the model gets the server's text as an error result.", message: '{detail}' },
-  'session.corrupt': { meaning: 'A session file could not be parsed; it was renamed aside and a fresh session started.', message: 'the session file is unusable: {problem}' },
-  'session.repaired': { meaning: 'A session file had fields of the wrong type (an older version stored a malformed tool call); they were repaired on load.', message: 'the session file had {fields} field(s) of the wrong type; repaired' },
+  'tool.interrupted': {
+    meaning:
+      'The daemon stopped (crashed or was killed) while this tool ran for a message; after the restart the recovered message did not run the tool again and the model was told.',
+    message: '{tool}: {detail}',
+  },
+  'mcp.unreachable': {
+    meaning:
+      'An MCP server could not be started or reached (program not found, it exited, connection refused); it is retried with back-off and its tools are left out meanwhile.',
+    message: 'MCP server {server}: {detail}',
+  },
+  'mcp.rejected': {
+    meaning:
+      'An MCP server answered with an error (the remote said no): a protocol error, an HTTP error status, or an answer over MCP_MAX_ANSWER_BYTES ("answer too large").',
+    message: 'MCP server {server}: {detail}',
+  },
+  'mcp.timeout': {
+    meaning: 'An MCP server did not finish starting or listing its tools within its deadline (timeoutMs, else TOOL_TIMEOUT_MS).',
+    message: 'MCP server {server} did not answer within {ms} ms',
+  },
+  'mcp.tool_failed': {
+    meaning: "An MCP server ran a tool and reported that it failed (isError); the model gets the server's text as an error result.",
+    message: '{detail}',
+  },
+  'session.corrupt': {
+    meaning: 'A session file could not be parsed; it was renamed aside and a fresh session started.',
+    message: 'the session file is unusable: {problem}',
+  },
+  'session.repaired': {
+    meaning: 'A session file had fields of the wrong type (an older version stored a malformed tool call); they were repaired on load.',
+    message: 'the session file had {fields} field(s) of the wrong type; repaired',
+  },
   'storage.path_escape': { meaning: 'A path given by a user or the model resolved outside its directory.', message: '{reason}' },
   'storage.write_failed': { meaning: 'An atomic write could not complete.', message: 'could not {action} {target}: {reason}' },
-  'storage.not_a_file': { meaning: 'A memory file is a FIFO, device, socket or folder instead of a regular file; it was refused without being opened.', message: '{file} is not a regular file (it is {kind}); it was not opened' },
+  'storage.not_a_file': {
+    meaning: 'A memory file is a FIFO, device, socket or folder instead of a regular file; it was refused without being opened.',
+    message: '{file} is not a regular file (it is {kind}); it was not opened',
+  },
   'telegram.unauthorized': { meaning: 'Telegram refused the bot token (401); TELEGRAM_BOT_TOKEN is wrong or was revoked.', message: '{what}: {detail}' },
   'telegram.conflict': { meaning: 'Telegram answered 409: another process is polling with this token, or a webhook is set.', message: '{what}: {detail}' },
   'telegram.rejected': { meaning: 'Telegram answered a request with an error status (the remote said no).', message: '{what}: {detail}' },
   'telegram.rate_limited': { meaning: 'Telegram answered 429 and the wait it asked for was too long or retries ran out.', message: '{what}: {detail}' },
   'telegram.unreachable': { meaning: 'The Telegram Bot API could not be reached (connection refused, DNS) and retries ran out.', message: '{what}: {detail}' },
-  'telegram.delivery_uncertain': { meaning: 'A message may or may not have reached Telegram (timeout or cut connection after sending); it is not re-sent, so it cannot arrive twice.', message: '{what}: {detail}' },
-  'telegram.bad_response': { meaning: 'Telegram answered a request as done but without what the answer must hold (a sent message without its id).', message: '{what}: {detail}' },
-  'memory.rewrite_refused': { meaning: 'A rewrite of MEMORY.md (consolidation, compression or the memory_rewrite tool) dropped too many entries and was refused; the file was left as it was.', message: 'refused a MEMORY.md rewrite by {source}: it dropped {dropped} of {prior} entries' },
-  'reminder.delivery_uncertain': { meaning: 'A reminder was recorded in the session but the daemon stopped before confirming it was sent; it is not sent again (at most once).', message: 'reminder {reminder} may not have been sent' },
-  'pairing.unknown_code': { meaning: 'A pairing code given to `npm run pair -- approve` is not pending (mistyped, already used, or expired).', message: 'no pending pairing has the code {code}' },
-  'daemon.already_running': { meaning: 'Another daemon is using this workspace (its pid is in daemon.pid); the second one does not start.', message: 'another daemon (pid {pid}) is already using {workspace}; stop it first, or set WORKSPACE_DIR to another folder' },
-  'pairing.unreadable': { meaning: 'The pairing file could not be read; strangers are refused and groups approved with /allow are not served (fail closed) until it is fixed or deleted.', message: '{file} could not be read ({reason}); fix or delete it' },
-  'index.newer_schema': { meaning: 'memory.db was written by a newer version of the program; the index stays off and the file is not touched.', message: 'memory.db has schema version {found}, newer than this program ({supported}); upgrade the bot or restore a backup' },
-  'index.scrub_failed': { meaning: 'After /forget deleted the rows, rewriting memory.db without their freed bytes failed; the rows are gone, old bytes may remain until the next /forget confirm.', message: 'memory.db could not be scrubbed: {reason}' },
-  'index.unavailable': { meaning: 'An operation needed memory.db, but the index is off (locked or newer); the reason is given.', message: 'the index is off ({reason})' },
-  'storage.read_timeout': { meaning: 'A file took longer than its deadline to read (a slow or hung disk, a network mount); the request answered without it.', message: '{file} was not read within {ms} ms' },
-  'storage.corrupt': { meaning: 'A state file (the Telegram update log, memory.db, schedules.db, usage.db) could not be parsed or failed its check; it was set aside (a database: as <name>.corrupt-<time>, an empty one started) or ignored, as the log line says.', message: '{file} is unusable: {problem}' },
-  'input.invalid': { meaning: 'A request or file given to the program is not in the expected shape (a webhook body, an eval dataset); it was refused.', message: '{what}: {problem}' },
+  'telegram.delivery_uncertain': {
+    meaning: 'A message may or may not have reached Telegram (timeout or cut connection after sending); it is not re-sent, so it cannot arrive twice.',
+    message: '{what}: {detail}',
+  },
+  'telegram.bad_response': {
+    meaning: 'Telegram answered a request as done but without what the answer must hold (a sent message without its id).',
+    message: '{what}: {detail}',
+  },
+  'memory.rewrite_refused': {
+    meaning:
+      'A rewrite of MEMORY.md (consolidation, compression or the memory_rewrite tool) dropped too many entries and was refused; the file was left as it was.',
+    message: 'refused a MEMORY.md rewrite by {source}: it dropped {dropped} of {prior} entries',
+  },
+  'reminder.delivery_uncertain': {
+    meaning: 'A reminder was recorded in the session but the daemon stopped before confirming it was sent; it is not sent again (at most once).',
+    message: 'reminder {reminder} may not have been sent',
+  },
+  'pairing.unknown_code': {
+    meaning: 'A pairing code given to `npm run pair -- approve` is not pending (mistyped, already used, or expired).',
+    message: 'no pending pairing has the code {code}',
+  },
+  'daemon.already_running': {
+    meaning: 'Another daemon is using this workspace (its pid is in daemon.pid); the second one does not start.',
+    message: 'another daemon (pid {pid}) is already using {workspace}; stop it first, or set WORKSPACE_DIR to another folder',
+  },
+  'pairing.unreadable': {
+    meaning:
+      'The pairing file could not be read; strangers are refused and groups approved with /allow are not served (fail closed) until it is fixed or deleted.',
+    message: '{file} could not be read ({reason}); fix or delete it',
+  },
+  'index.newer_schema': {
+    meaning: 'memory.db was written by a newer version of the program; the index stays off and the file is not touched.',
+    message: 'memory.db has schema version {found}, newer than this program ({supported}); upgrade the bot or restore a backup',
+  },
+  'index.scrub_failed': {
+    meaning:
+      'After /forget deleted the rows, rewriting memory.db without their freed bytes failed; the rows are gone, old bytes may remain until the next /forget confirm.',
+    message: 'memory.db could not be scrubbed: {reason}',
+  },
+  'index.unavailable': {
+    meaning: 'An operation needed memory.db, but the index is off (locked or newer); the reason is given.',
+    message: 'the index is off ({reason})',
+  },
+  'storage.read_timeout': {
+    meaning: 'A file took longer than its deadline to read (a slow or hung disk, a network mount); the request answered without it.',
+    message: '{file} was not read within {ms} ms',
+  },
+  'storage.corrupt': {
+    meaning:
+      'A state file (the Telegram update log, memory.db, schedules.db, usage.db) could not be parsed or failed its check; it was set aside (a database: as <name>.corrupt-<time>, an empty one started) or ignored, as the log line says.',
+    message: '{file} is unusable: {problem}',
+  },
+  'input.invalid': {
+    meaning: 'A request or file given to the program is not in the expected shape (a webhook body, an eval dataset); it was refused.',
+    message: '{what}: {problem}',
+  },
   'internal.bug': { meaning: 'A rule of the code itself was broken (a bug to report), not a problem with settings or data.', message: '{problem}' },
 } as const satisfies Record<string, { meaning: string; message: string }>;
 

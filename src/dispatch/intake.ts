@@ -137,8 +137,14 @@ export class Intake {
     // A recovered message is already there: it is not written again, so a kill during recovery
     // cannot leave two open copies of it (they would double with every such kill).
     // A refused message is not kept anyway; one that is handled says it could not be journaled.
-    const { job, accepted } = this.journal(key, recovered ? inbox.adopt(recovered.id) : inbox.accept(msg), reply, verdict !== 'queue' ? 'an inbound message' : undefined);
-    if (album && verdict !== 'queue') this.albums.add(album, { journalId: job.journalId, msg, attempt: recovered?.attempt ?? 0, interrupted: recovered?.interrupted ?? [], durable: accepted });
+    const { job, accepted } = this.journal(
+      key,
+      recovered ? inbox.adopt(recovered.id) : inbox.accept(msg),
+      reply,
+      verdict !== 'queue' ? 'an inbound message' : undefined,
+    );
+    if (album && verdict !== 'queue')
+      this.albums.add(album, { journalId: job.journalId, msg, attempt: recovered?.attempt ?? 0, interrupted: recovered?.interrupted ?? [], durable: accepted });
     let done: HandleResult;
     if (verdict === 'queue') {
       // Refused at once, outside the chat's queue (that is what is full), and not kept: the user
@@ -190,7 +196,10 @@ export class Intake {
     }
     if (overRate) {
       // In the chat's queue, so the words land in the session in order; no LLM call.
-      log.warn({ code: 'chat.rate_limited', session: job.key, perMinute: config.rateLimitPerMinute }, 'a chat sent more messages in a minute than the limit; saved one without answering');
+      log.warn(
+        { code: 'chat.rate_limited', session: job.key, perMinute: config.rateLimitPerMinute },
+        'a chat sent more messages in a minute than the limit; saved one without answering',
+      );
       return this.unanswered(writes, msg, cmd !== null, limits.rateText(job.key, cmd?.name));
     }
     if (!cmd && budget.blocks(job.key, msg)) {
@@ -257,7 +266,11 @@ export class Intake {
    * An album item at the front of its chat's queue: the first one collects the album (once it
    * has been quiet for ALBUM_WAIT_MS) and stands for all of it; the others were taken with it.
    */
-  private async collectAlbum(job: Job, item: InboundMessage, recovered: InboxEntry | undefined): Promise<{ msg: InboundMessage; recovered: InboxEntry | undefined } | undefined> {
+  private async collectAlbum(
+    job: Job,
+    item: InboundMessage,
+    recovered: InboxEntry | undefined,
+  ): Promise<{ msg: InboundMessage; recovered: InboxEntry | undefined } | undefined> {
     if (this.albums.wasTaken(job.journalId)) return undefined;
     const items = await this.albums.collect(AlbumCollector.keyOf(job.key, item.albumId!), job.journalId);
     if (items.length === 0) return { msg: item, recovered };
@@ -278,10 +291,19 @@ export class Intake {
     const role = msg.role ?? 'member';
     const refused = this.deps.commands.refusal(cmd, args, role);
     if (refused) {
-      this.deps.log.info({ session: job.key, command: name, role }, 'command refused: not open to the sender\'s role; nothing run');
+      this.deps.log.info({ session: job.key, command: name, role }, "command refused: not open to the sender's role; nothing run");
       return refused;
     }
-    return cmd.run({ inbound: msg, session: writes.session, writes, args, role, services: this.deps.services, log: this.deps.log, document: job.reply.document });
+    return cmd.run({
+      inbound: msg,
+      session: writes.session,
+      writes,
+      args,
+      role,
+      services: this.deps.services,
+      log: this.deps.log,
+      document: job.reply.document,
+    });
   }
 
   /**
@@ -317,7 +339,8 @@ export class Intake {
       failure = this.failed(job, err);
     }
     await this.tell(job, say, failure, ending?.quiet === true);
-    if (ending?.windDown) await ending.windDown().catch((err: unknown) => this.deps.log.error({ err, session: job.key }, 'a stopped turn did not wind down cleanly'));
+    if (ending?.windDown)
+      await ending.windDown().catch((err: unknown) => this.deps.log.error({ err, session: job.key }, 'a stopped turn did not wind down cleanly'));
   }
 
   /** Logs a failure with a fresh error id for the user to quote. */
@@ -344,7 +367,9 @@ export class Intake {
       }
     }
     if (!failure) return;
-    await job.reply(apologyText(failure.errorId, failure.code)).catch((err: unknown) => this.deps.log.error({ err, errorId: failure.errorId }, 'could not deliver the apology either'));
+    await job
+      .reply(apologyText(failure.errorId, failure.code))
+      .catch((err: unknown) => this.deps.log.error({ err, errorId: failure.errorId }, 'could not deliver the apology either'));
   }
 }
 

@@ -32,7 +32,16 @@ export interface TurnRunDeps {
  * `writes`: the chat's session writer, the one the intake loaded for this message; `calls`: its
  * journal entry, where the tool loop marks each call (and finds those an earlier run died in).
  */
-export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: InboundMessage, reply: ReplyFn, truncated: number, recovered: boolean, stop?: StopHandle, calls?: CallJournal): Promise<Ending> {
+export async function runTurn(
+  deps: TurnRunDeps,
+  writes: SessionWriter,
+  msg: InboundMessage,
+  reply: ReplyFn,
+  truncated: number,
+  recovered: boolean,
+  stop?: StopHandle,
+  calls?: CallJournal,
+): Promise<Ending> {
   const { config } = deps;
   const session = writes.session;
   // A message already in the session (a recovery after a kill, or a channel redelivering an
@@ -51,7 +60,18 @@ export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: Inb
     return { close: true };
   }
   const deadline = new AbortController();
-  const turn = createTurn({ inbound: msg, writes, log: deps.log, userMessage, reply, aside: reply.aside, signal: deadline.signal, progress: reply.progress, model: deps.modelOf?.(session), calls });
+  const turn = createTurn({
+    inbound: msg,
+    writes,
+    log: deps.log,
+    userMessage,
+    reply,
+    aside: reply.aside,
+    signal: deadline.signal,
+    progress: reply.progress,
+    model: deps.modelOf?.(session),
+    calls,
+  });
   if (truncated > 0) {
     turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);
   }
@@ -99,7 +119,10 @@ export async function runTurn(deps: TurnRunDeps, writes: SessionWriter, msg: Inb
     deadline.abort(new AppError('turn.timeout', { ms: config.turnTimeoutMs }));
     turn.delivered = true; // the notice below is the turn's one reply
     endTurn(turn, 'deadline', `over TURN_TIMEOUT_MS (${config.turnTimeoutMs} ms)`);
-    turn.log.warn({ code: 'turn.timeout', timeoutMs: config.turnTimeoutMs, systems: turn.timings.map((t) => t.system) }, 'turn stopped at its deadline; the user gets an apology');
+    turn.log.warn(
+      { code: 'turn.timeout', timeoutMs: config.turnTimeoutMs, systems: turn.timings.map((t) => t.system) },
+      'turn stopped at its deadline; the user gets an apology',
+    );
     await writes.commit();
     return { close: true, release: true, say: deadlineText(turn.id, config.turnTimeoutMs), quiet: true, windDown: finish };
   }
@@ -124,7 +147,10 @@ async function halted(turn: Turn, writes: SessionWriter, finish: () => Promise<v
   const kept = stoppedText(partial);
   writes.record(makeMessage('assistant', kept, { stopped: true }));
   await writes.commit();
-  turn.log.info({ code: 'turn.stopped', keptChars: partial.trim() ? partial.length : 0, systems: turn.timings.map((t) => t.system) }, 'turn stopped by /stop; the text so far is kept, marked');
+  turn.log.info(
+    { code: 'turn.stopped', keptChars: partial.trim() ? partial.length : 0, systems: turn.timings.map((t) => t.system) },
+    'turn stopped by /stop; the text so far is kept, marked',
+  );
   if (!partial.trim()) await turn.progress?.end?.('⏹ Stopped.');
   return { close: true, release: true, ...(partial.trim() ? { say: kept } : {}), quiet: true, windDown: finish };
 }

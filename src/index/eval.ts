@@ -111,7 +111,15 @@ export function prepare(data: EvalDataset, split: EvalSplit = 'all'): PreparedCo
     const ingest = new IndexingService(index);
     const scope = `eval:${conv.id}`;
     for (const m of conv.messages) {
-      ingest.ingestMessage({ content: m.text, role: m.role, speaker: m.speaker, sessionId: conv.id, scope, eventTime: new Date(m.timestamp), sourceMessageId: m.id });
+      ingest.ingestMessage({
+        content: m.text,
+        role: m.role,
+        speaker: m.speaker,
+        sessionId: conv.id,
+        scope,
+        eventTime: new Date(m.timestamp),
+        sourceMessageId: m.id,
+      });
     }
     return { id: conv.id, index, scope, questions: conv.questions };
   });

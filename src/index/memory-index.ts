@@ -31,7 +31,15 @@ export class MemoryIndex {
   private db: Db | null = null;
   /** Checkpoints the WAL off the event loop (file databases only); null when not running. */
   private checkpointer: WalCheckpointer | null = null;
-  private parts: { writer: IndexWriter; searcher: HybridSearch; facts: FactTables; jobs: JobTables; vectors: VectorTables; browse: IndexBrowse; erase: IndexEraser } | null = null;
+  private parts: {
+    writer: IndexWriter;
+    searcher: HybridSearch;
+    facts: FactTables;
+    jobs: JobTables;
+    vectors: VectorTables;
+    browse: IndexBrowse;
+    erase: IndexEraser;
+  } | null = null;
   private readonly outage: OutageGuard;
   readonly disabledReason: string | null;
   /** Where a damaged memory.db went when this one started empty (storage/sqlite.ts). */
@@ -187,8 +195,13 @@ export class MemoryIndex {
 
   /** Whether a message's episode row is in the index (by scope, source message id and role); undefined when that cannot be told now. */
   hasEpisode(scope: string, sourceMessageId: string, role: string): boolean | undefined {
-    return this.guard('reading an episode', undefined, (db) =>
-      db.prepare("SELECT 1 FROM memories WHERE scope = ? AND source_message_id = ? AND kind = 'episode' AND source_role = ? LIMIT 1").get(scope, sourceMessageId, role) !== undefined,
+    return this.guard(
+      'reading an episode',
+      undefined,
+      (db) =>
+        db
+          .prepare("SELECT 1 FROM memories WHERE scope = ? AND source_message_id = ? AND kind = 'episode' AND source_role = ? LIMIT 1")
+          .get(scope, sourceMessageId, role) !== undefined,
     );
   }
 

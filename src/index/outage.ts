@@ -17,7 +17,20 @@ const MAX_PENDING = 5_000;
  * guard absorbs (chat goes on without the index); anything else — a TypeError, a constraint or
  * SQL error from our own code — is a bug and is rethrown so a test or the turn's wrap sees it.
  */
-const SQLITE_FAILURES = ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_READONLY', 'SQLITE_PROTOCOL', 'SQLITE_NOMEM', 'SQLITE_PERM', 'SQLITE_INTERRUPT'];
+const SQLITE_FAILURES = [
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_CORRUPT',
+  'SQLITE_NOTADB',
+  'SQLITE_FULL',
+  'SQLITE_IOERR',
+  'SQLITE_CANTOPEN',
+  'SQLITE_READONLY',
+  'SQLITE_PROTOCOL',
+  'SQLITE_NOMEM',
+  'SQLITE_PERM',
+  'SQLITE_INTERRUPT',
+];
 
 /** The SQLite code of a failure the index rides out, or undefined for anything else. */
 export function sqliteFailure(err: unknown): string | undefined {

@@ -26,7 +26,11 @@ export interface TokenUsage {
 }
 
 /** A completion's `usage` as the API reports it (streamed or not), in our terms. */
-export function toTokenUsage(u: { prompt_tokens?: number | null; completion_tokens?: number | null; prompt_tokens_details?: { cached_tokens?: number | null } | null }): TokenUsage {
+export function toTokenUsage(u: {
+  prompt_tokens?: number | null;
+  completion_tokens?: number | null;
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
+}): TokenUsage {
   return { promptTokens: u.prompt_tokens ?? 0, cachedTokens: u.prompt_tokens_details?.cached_tokens ?? 0, completionTokens: u.completion_tokens ?? 0 };
 }
 
@@ -38,7 +42,11 @@ export function toTokenUsage(u: { prompt_tokens?: number | null; completion_toke
  * and marked as an estimate. Without it a stopped answer cost nothing here, and
  * DAILY_TOKEN_BUDGET could be dodged by stopping every answer after its first words.
  */
-export function estimateUsage(tokens: TokenCounter, request: { messages: ChatCompletionMessageParam[]; tools?: ChatCompletionTool[] | undefined }, output: string): TokenUsage {
+export function estimateUsage(
+  tokens: TokenCounter,
+  request: { messages: ChatCompletionMessageParam[]; tools?: ChatCompletionTool[] | undefined },
+  output: string,
+): TokenUsage {
   return {
     promptTokens: tokens.countMessages(request.messages) + tokens.countTools(request.tools ?? []),
     cachedTokens: 0,

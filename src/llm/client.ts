@@ -99,7 +99,8 @@ interface Endpoint {
   stream: StreamSupport;
 }
 
-export type LlmClientConfig = Pick<Config, 'openaiApiKey' | 'openaiBaseUrl' | 'model' | 'modelBalanced' | 'llmTimeoutMs' | 'llmMaxRetries'> & Partial<Pick<Config, 'models' | 'fallback'>>;
+export type LlmClientConfig = Pick<Config, 'openaiApiKey' | 'openaiBaseUrl' | 'model' | 'modelBalanced' | 'llmTimeoutMs' | 'llmMaxRetries'> &
+  Partial<Pick<Config, 'models' | 'fallback'>>;
 
 export class LlmClient {
   /** The default server's client (OPENAI_BASE_URL): transcription and embeddings use it too. */
@@ -119,7 +120,8 @@ export class LlmClient {
     private readonly config: LlmClientConfig,
     private readonly log: Logger,
   ) {
-    const client = (baseURL: string | undefined, apiKey: string) => new OpenAI({ apiKey, baseURL: baseURL ?? null, maxRetries: 0, timeout: config.llmTimeoutMs });
+    const client = (baseURL: string | undefined, apiKey: string) =>
+      new OpenAI({ apiKey, baseURL: baseURL ?? null, maxRetries: 0, timeout: config.llmTimeoutMs });
     this.sdk = client(config.openaiBaseUrl, config.openaiApiKey);
     this.defaultEndpoint = { sdk: this.sdk, stream: { usageOption: true } };
     const shared = new Map<string, Endpoint>();
@@ -155,7 +157,11 @@ export class LlmClient {
    */
   async chat(opts: ChatCallOptions): Promise<ChatResult> {
     if (opts.account && this.gate?.(opts.account)) {
-      throw new LlmError('llm.budget_exhausted', 'rejected', `${opts.account.kind} for ${opts.account.chat} not made: the chat has used its daily token budget`);
+      throw new LlmError(
+        'llm.budget_exhausted',
+        'rejected',
+        `${opts.account.kind} for ${opts.account.chat} not made: the chat has used its daily token budget`,
+      );
     }
     const log = opts.log ?? this.log;
     const first = opts.model ?? this.modelFor(opts.tier);
@@ -214,9 +220,7 @@ export class LlmClient {
     if (!choice?.message) {
       throw new LlmError('llm.bad_response', 'rejected', 'the LLM server answered without any choice');
     }
-    const usage: TokenUsage | null = res.usage
-      ? toTokenUsage(res.usage)
-      : null;
+    const usage: TokenUsage | null = res.usage ? toTokenUsage(res.usage) : null;
     const msg = choice.message;
     const toolCalls = readToolCalls(msg.tool_calls);
     const content = typeof msg.content === 'string' ? msg.content : '';
@@ -321,7 +325,10 @@ export class LlmClient {
         log.warn({ err }, 'could not estimate token usage');
         return;
       }
-      log.debug({ model: body.model, chat: opts.account.chat, promptTokens: cost.promptTokens, completionTokens: cost.completionTokens }, 'no usage from the server for this call; recording an estimate');
+      log.debug(
+        { model: body.model, chat: opts.account.chat, promptTokens: cost.promptTokens, completionTokens: cost.completionTokens },
+        'no usage from the server for this call; recording an estimate',
+      );
     }
     this.report(opts.account, cost, body.model, log);
   }
@@ -362,8 +369,7 @@ export class LlmClient {
         signal: outer,
         retries,
         classify: (err) => (err instanceof LlmError ? { retry: err.code === 'llm.timeout' } : classifyLlmError(err)),
-        onRetry: ({ attempt, delayMs, err }) =>
-          log.warn({ attempt, delayMs, code: toLlmError(err, false).code }, 'LLM call failed, retrying'),
+        onRetry: ({ attempt, delayMs, err }) => log.warn({ attempt, delayMs, code: toLlmError(err, false).code }, 'LLM call failed, retrying'),
       },
     ).catch((err: unknown) => {
       throw toLlmError(err, false);

@@ -82,7 +82,8 @@ export function refusedImage(err: unknown): err is LlmError {
 }
 
 /** A 4xx whose text says the server does not have, or will not serve, the model (servers word it differently). */
-const MODEL_REFUSED = /\bmodel\b[^\n]{0,120}?\b(not found|does not exist|doesn't exist|not exist|decommissioned|do(?:es)? not have access|no access|not a valid model)|\b(unknown|invalid|unsupported) model\b/i;
+const MODEL_REFUSED =
+  /\bmodel\b[^\n]{0,120}?\b(not found|does not exist|doesn't exist|not exist|decommissioned|do(?:es)? not have access|no access|not a valid model)|\b(unknown|invalid|unsupported) model\b/i;
 
 /**
  * The model or its server failed, not the request: the same request may well succeed with

@@ -52,7 +52,11 @@ export function streamSoFar(): StreamSoFar {
 }
 
 /** Reads one streamed completion to its end, calling `onText` with the text so far (and keeping `soFar` up to date). */
-export async function readStream(stream: AsyncIterable<ChatCompletionChunk>, onText: (soFar: string) => void, soFar: StreamSoFar = streamSoFar()): Promise<StreamedMessage> {
+export async function readStream(
+  stream: AsyncIterable<ChatCompletionChunk>,
+  onText: (soFar: string) => void,
+  soFar: StreamSoFar = streamSoFar(),
+): Promise<StreamedMessage> {
   let finishReason: string | null = null;
   let model: string | undefined;
   let chunks = 0;
@@ -92,7 +96,10 @@ export async function readStream(stream: AsyncIterable<ChatCompletionChunk>, onT
 }
 
 /** Streaming request body from a non-streamed one. */
-export function streamingBody(body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, support: StreamSupport): OpenAI.Chat.ChatCompletionCreateParamsStreaming {
+export function streamingBody(
+  body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+  support: StreamSupport,
+): OpenAI.Chat.ChatCompletionCreateParamsStreaming {
   return { ...body, stream: true, ...(support.usageOption ? { stream_options: { include_usage: true } } : {}) };
 }
 

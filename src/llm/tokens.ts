@@ -126,7 +126,7 @@ abstract class BaseCounter implements TokenCounter {
       const f = t.function;
       n += funcInit;
       n += this.countText(`${f.name}:${(f.description ?? '').replace(/\.$/, '')}`);
-      const props = ((f.parameters as { properties?: Record<string, { type?: string; description?: string; enum?: unknown[] }> } | undefined)?.properties) ?? {};
+      const props = (f.parameters as { properties?: Record<string, { type?: string; description?: string; enum?: unknown[] }> } | undefined)?.properties ?? {};
       const keys = Object.keys(props);
       if (keys.length > 0) {
         n += 3;
@@ -219,7 +219,19 @@ const NO_SPECIAL = new Set<string>();
 
 /** The characters /\s/ matches, by UTF-16 code. */
 function isSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  return (
+    c === 32 ||
+    (c >= 9 && c <= 13) ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
 }
 
 /** Texts at least this long are counted line by line (ExactCounter.countText). */

@@ -72,7 +72,12 @@ function patches(width: number, height: number): number {
 const measured = new WeakMap<object, number>();
 
 /** The request part for an image (a data: URL; nothing is uploaded elsewhere), its cost recorded. */
-export function imagePart(bytes: Buffer, info: ImageInfo, cost: ImageCost, detail: ImageDetail = 'high'): { part: ChatCompletionContentPartImage; tokens: number } {
+export function imagePart(
+  bytes: Buffer,
+  info: ImageInfo,
+  cost: ImageCost,
+  detail: ImageDetail = 'high',
+): { part: ChatCompletionContentPartImage; tokens: number } {
   const part: ChatCompletionContentPartImage = { type: 'image_url', image_url: { url: `data:${info.mime};base64,${bytes.toString('base64')}`, detail } };
   const tokens = imageTokens(info.width, info.height, cost, detail);
   measured.set(part, tokens);

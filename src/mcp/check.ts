@@ -33,15 +33,26 @@ async function checkServer(server: McpServerConfig, timeoutMs: number): Promise<
     const notes = [
       ...(missing.length ? [`allowed but not offered: ${missing.join(', ')}`] : []),
       ...skipped.map((s) => `${s.tool} left out: ${s.why}`),
-      ...(overMax.length ? [`${overMax.length} more left out, past its maxTools ${server.maxTools} (${someNames(overMax)}) — pick the ones wanted with "tools"`] : []),
+      ...(overMax.length
+        ? [`${overMax.length} more left out, past its maxTools ${server.maxTools} (${someNames(overMax)}) — pick the ones wanted with "tools"`]
+        : []),
     ];
-    return { name, status: 'ok', detail: scrubSecrets(`${where}: ${tools.length} tool(s)${names.length ? ` (${names.join(', ')})` : ''}${notes.length ? `; ${notes.join('; ')}` : ''}`) };
+    return {
+      name,
+      status: 'ok',
+      detail: scrubSecrets(`${where}: ${tools.length} tool(s)${names.length ? ` (${names.join(', ')})` : ''}${notes.length ? `; ${notes.join('; ')}` : ''}`),
+    };
   } catch (err) {
     const detail = scrubSecrets(`${where}: ${(err as Error).message}`);
     let fix: string;
-    if (isAppError(err, 'mcp.rejected')) fix = `the server refused — check ${t.kind === 'http' ? 'its url path and headers (a token?)' : 'its args and env'} in MCP_CONFIG`;
+    if (isAppError(err, 'mcp.rejected'))
+      fix = `the server refused — check ${t.kind === 'http' ? 'its url path and headers (a token?)' : 'its args and env'} in MCP_CONFIG`;
     else if (isAppError(err, 'mcp.timeout')) fix = `no answer within ${timeoutMs} ms — check that the server starts and answers (run it in a shell)`;
-    else fix = t.kind === 'stdio' ? `check that "${t.command}" starts from the daemon's folder (run it in a shell), and its args and env` : `check that the server at ${t.url} is running`;
+    else
+      fix =
+        t.kind === 'stdio'
+          ? `check that "${t.command}" starts from the daemon's folder (run it in a shell), and its args and env`
+          : `check that the server at ${t.url} is running`;
     return { name, status: 'fail', detail, fix };
   }
 }

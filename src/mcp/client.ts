@@ -126,9 +126,11 @@ export function mcpFailure(server: string, err: unknown, timeoutMs: number, stde
   if (err instanceof AppError && err.code.startsWith('mcp.')) return tell(err as McpFailure, true);
   if (err instanceof McpError) {
     // Cut on the wire (cap.ts): the session is fine, the answer was too big.
-    if (err.code === ANSWER_TOO_LARGE) return tell(new AppError('mcp.rejected', { server, detail: err.message.replace(/^MCP error -?\d+: /, '') }, { cause: err }), false);
+    if (err.code === ANSWER_TOO_LARGE)
+      return tell(new AppError('mcp.rejected', { server, detail: err.message.replace(/^MCP error -?\d+: /, '') }, { cause: err }), false);
     if (err.code === ErrorCode.RequestTimeout) return tell(new AppError('mcp.timeout', { server, ms: timeoutMs }, { cause: err }), false);
-    if (err.code === ErrorCode.ConnectionClosed) return tell(new AppError('mcp.unreachable', { server, detail: `the connection closed${words}` }, { cause: err }), true);
+    if (err.code === ErrorCode.ConnectionClosed)
+      return tell(new AppError('mcp.unreachable', { server, detail: `the connection closed${words}` }, { cause: err }), true);
     return tell(new AppError('mcp.rejected', { server, detail: err.message }, { cause: err }), false);
   }
   if (err instanceof StreamableHTTPError && typeof err.code === 'number' && err.code >= 400) {

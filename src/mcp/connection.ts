@@ -148,7 +148,10 @@ export class McpConnection {
     const since = this.state.kind === 'connecting' ? (this.state.downSince ?? now) : now;
     const text = scrubSecrets(reason).slice(0, 300);
     this.state = { kind: 'down', since, retryAt: now + delay, reason: text };
-    this.deps.log.warn({ server: this.server.name, reason: text, retryInMs: delay, failures: this.failures }, `MCP server ${this.server.name} is down; trying again in ${delay} ms`);
+    this.deps.log.warn(
+      { server: this.server.name, reason: text, retryInMs: delay, failures: this.failures },
+      `MCP server ${this.server.name} is down; trying again in ${delay} ms`,
+    );
     this.timer = setTimeout(() => this.run(), delay);
     this.timer.unref();
   }
@@ -167,7 +170,9 @@ export class McpConnection {
 
   private adopt(listed: ListedTool[]): void {
     const s = this.server;
-    const { tools, skipped, overMax } = buildTools(s.name, listed, { allowed: s.tools, timeoutMs: s.timeoutMs, maxTools: s.maxTools }, (tool, args, ctx) => this.call(tool, args, ctx));
+    const { tools, skipped, overMax } = buildTools(s.name, listed, { allowed: s.tools, timeoutMs: s.timeoutMs, maxTools: s.maxTools }, (tool, args, ctx) =>
+      this.call(tool, args, ctx),
+    );
     const missing = (s.tools ?? []).filter((name) => !listed.some((t) => t.name === name));
     if (skipped.length > 0 || missing.length > 0 || overMax.length > 0) {
       const over = overMax.length > 0 ? { overMaxTools: overMax.slice(0, MAX_LOGGED_NAMES), overMaxToolsCount: overMax.length, maxTools: s.maxTools } : {};
@@ -180,7 +185,8 @@ export class McpConnection {
   private async call(tool: string, args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     const session = this.session;
     const gen = this.generation;
-    if (!session || this.state.kind !== 'connected') throw new AppError('mcp.unreachable', { server: this.server.name, detail: `not connected (${this.describe(Date.now())}); try again later` });
+    if (!session || this.state.kind !== 'connected')
+      throw new AppError('mcp.unreachable', { server: this.server.name, detail: `not connected (${this.describe(Date.now())}); try again later` });
     let result: unknown;
     try {
       result = await session.client.callTool({ name: tool, arguments: args }, undefined, { signal: ctx.signal, timeout: this.timeoutMs + SDK_GRACE_MS });

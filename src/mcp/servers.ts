@@ -90,7 +90,11 @@ export class McpServers implements ToolSource {
       const fit = offered.slice(0, room);
       room -= fit.length;
       tools.push(...fit);
-      if (fit.length < offered.length) cut.set(c.server.name, offered.slice(fit.length).map((t) => t.name));
+      if (fit.length < offered.length)
+        cut.set(
+          c.server.name,
+          offered.slice(fit.length).map((t) => t.name),
+        );
     }
     return { tools, cut };
   }
@@ -100,7 +104,10 @@ export class McpServers implements ToolSource {
     if (this.loggedCuts.has(key) || this.loggedCuts.size >= MAX_LOGGED_CUTS) return;
     this.loggedCuts.add(key);
     const leftOut = Object.fromEntries([...cut].map(([server, names]) => [server, names.slice(0, MAX_LOGGED_NAMES)]));
-    this.deps.log.warn({ leftOut, room: this.room, maxFunctions: MAX_FUNCTIONS }, `MCP tools left out: a request holds ${MAX_FUNCTIONS} functions at most, the bot's own first`);
+    this.deps.log.warn(
+      { leftOut, room: this.room, maxFunctions: MAX_FUNCTIONS },
+      `MCP tools left out: a request holds ${MAX_FUNCTIONS} functions at most, the bot's own first`,
+    );
   }
 
   /** For /status: one line per server, saying what a private chat (which may use every server) does not get. */

@@ -97,7 +97,8 @@ export class GroupStdioTransport implements Transport {
     if (!stdin || this.closing || stdin.destroyed) throw new AppError('mcp.unreachable', { server: this.params.server, detail: 'not connected' });
     if ('method' in message && 'id' in message) this.pending.add(message.id);
     // A request given up (its deadline, the turn's) is answered by no one any more.
-    if ('method' in message && message.method === 'notifications/cancelled') this.pending.delete((message.params as { requestId?: RequestId } | undefined)?.requestId ?? '');
+    if ('method' in message && message.method === 'notifications/cancelled')
+      this.pending.delete((message.params as { requestId?: RequestId } | undefined)?.requestId ?? '');
     if (!stdin.write(serializeMessage(message))) await once(stdin, 'drain');
   }
 
@@ -156,7 +157,12 @@ export class GroupStdioTransport implements Transport {
     this.size = 0;
     if (!child || child.pid === undefined) return;
     const pid = child.pid;
-    const exited = running(child) ? once(child, 'exit').then(() => undefined, () => undefined) : Promise.resolve();
+    const exited = running(child)
+      ? once(child, 'exit').then(
+          () => undefined,
+          () => undefined,
+        )
+      : Promise.resolve();
     // Done when the program has exited and nothing of its group is left (a wrapper's child).
     const done = () => !running(child) && !groupAlive(pid);
     child.stdin?.end();

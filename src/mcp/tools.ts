@@ -95,7 +95,10 @@ export function toolName(server: string, tool: string, taken: ReadonlySet<string
   const name = `${server}__${tool.replace(/[^A-Za-z0-9_-]/g, '_')}`;
   if (name.length <= MAX_NAME && !taken.has(name)) return name;
   for (let n = 0; ; n++) {
-    const hash = createHash('sha256').update(n === 0 ? tool : `${tool}\u0000${n}`).digest('hex').slice(0, 8);
+    const hash = createHash('sha256')
+      .update(n === 0 ? tool : `${tool}\u0000${n}`)
+      .digest('hex')
+      .slice(0, 8);
     const hashed = `${name.slice(0, MAX_NAME - hash.length - 1)}_${hash}`;
     if (!taken.has(hashed)) return hashed;
   }

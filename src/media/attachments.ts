@@ -97,5 +97,13 @@ export function readImageRef(v: unknown): ImageRef | undefined {
   if ((o.kind !== 'photo' && o.kind !== 'document') || typeof o.fileId !== 'string' || o.fileId === '') return undefined;
   const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
   const str = (x: unknown) => (typeof x === 'string' ? x : undefined);
-  return { kind: o.kind, fileId: o.fileId, fileSize: num(o.fileSize), width: num(o.width), height: num(o.height), mimeType: str(o.mimeType), fileName: str(o.fileName) };
+  return {
+    kind: o.kind,
+    fileId: o.fileId,
+    fileSize: num(o.fileSize),
+    width: num(o.width),
+    height: num(o.height),
+    mimeType: str(o.mimeType),
+    fileName: str(o.fileName),
+  };
 }

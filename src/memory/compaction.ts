@@ -112,7 +112,10 @@ export class CompactionService {
     // Consolidate first, as the design orders. Messages an earlier truncation already
     // consolidated (and kept) are not sent again, so history gets each message once.
     const fresh = removable.filter((m) => !m.consolidated);
-    const consolidation = fresh.length > 0 ? await this.consolidation.consolidate(fresh, files, { scope: req.scope, sessionId: session.metadata.conversationId, chat: session.id }) : null;
+    const consolidation =
+      fresh.length > 0
+        ? await this.consolidation.consolidate(fresh, files, { scope: req.scope, sessionId: session.metadata.conversationId, chat: session.id })
+        : null;
     const summary = await this.summarize(summaries, removable, session.id);
 
     let next: SessionMessage[];

@@ -159,7 +159,10 @@ export function parseConsolidation(text: string): ConsolidationResult | null {
     if (t2) return t2;
   }
   const out: ConsolidationResult = {};
-  for (const [field, key] of [['history_entry', 'historyEntry'], ['memory_update', 'memoryUpdate']] as const) {
+  for (const [field, key] of [
+    ['history_entry', 'historyEntry'],
+    ['memory_update', 'memoryUpdate'],
+  ] as const) {
     const m = new RegExp(`"${field}"\\s*:\\s*"((?:[^"\\\\]|\\\\.)*)"`, 's').exec(text);
     if (m) {
       const v = tryJson(`"${m[1]}"`);
@@ -171,7 +174,10 @@ export function parseConsolidation(text: string): ConsolidationResult | null {
 
 export function rawFallbackEntry(messages: SessionMessage[], reason: string, tz: string, keepAll = false): string {
   const kept = keepAll ? messages.filter((m) => m.role === 'user' || m.role === 'assistant') : messages.slice(-RAW_FALLBACK_MESSAGES);
-  const lines = kept.map((m) => `- [${stamp(m.timestamp, tz)}] ${m.reminder !== undefined ? 'reminder (set by a user)' : m.role}: ${collapseLineBreaks(keepAll ? m.content : cutChars(m.content, RAW_FALLBACK_CHARS))}`);
+  const lines = kept.map(
+    (m) =>
+      `- [${stamp(m.timestamp, tz)}] ${m.reminder !== undefined ? 'reminder (set by a user)' : m.role}: ${collapseLineBreaks(keepAll ? m.content : cutChars(m.content, RAW_FALLBACK_CHARS))}`,
+  );
   const what = keepAll ? `All ${kept.length} user and assistant messages of ${messages.length}` : `Last ${kept.length} of ${messages.length} messages`;
   return [`[raw-fallback] Consolidation failed (${reason}). ${what}:`, ...lines].join('\n');
 }

@@ -162,7 +162,13 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
   const near = newestWithin(allToday, reach, opts.count);
   const farLines = allToday.length - near.kept;
   const today = farLines > 0 ? allToday.slice(farLines) : allToday;
-  const farTokens = farLines > 0 ? estimate(allToday.slice(0, farLines).reduce((n, l) => n + l.length + 1, 0), near) : 0;
+  const farTokens =
+    farLines > 0
+      ? estimate(
+          allToday.slice(0, farLines).reduce((n, l) => n + l.length + 1, 0),
+          near,
+        )
+      : 0;
   const recent: Parts['recent'] = [];
   days.forEach((date, i) => {
     const text = dayTexts[i]!;

@@ -361,7 +361,14 @@ export function isOneLine(name: string): boolean {
 export function splitSection(text: string, name: string): { before: string; body: string; after: string; found: boolean } {
   const lines = text.split('\n');
   const want = sectionTitle(name).toLowerCase();
-  const start = lines.findIndex((l) => /^##\s+/.test(l) && l.replace(/^##\s+/, '').trim().toLowerCase() === want);
+  const start = lines.findIndex(
+    (l) =>
+      /^##\s+/.test(l) &&
+      l
+        .replace(/^##\s+/, '')
+        .trim()
+        .toLowerCase() === want,
+  );
   if (start < 0) return { before: text, body: '', after: '', found: false };
   let end = lines.length;
   for (let i = start + 1; i < lines.length; i++) {

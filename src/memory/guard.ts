@@ -22,7 +22,9 @@ export const MAX_DROP_COMPRESSION = 0.5;
 /** An old entry is kept when this share of its content words is in one new entry. */
 const KEPT_OVERLAP = 0.5;
 /** Words that say nothing about what a fact is ("The user is …" is in most entries). */
-const FILLER = new Set('a an the is are was were be been am of to in on at for and or but with by from as it its this that user users user\'s s has have had does do'.split(' '));
+const FILLER = new Set(
+  "a an the is are was were be been am of to in on at for and or but with by from as it its this that user users user's s has have had does do".split(' '),
+);
 
 /** One normalized entry per non-empty, non-heading line: list markers, case, spacing and end punctuation dropped. */
 export function memoryEntries(text: string): string[] {
@@ -137,7 +139,8 @@ export async function guardedMemoryWrite(
     const next = opts.next(current);
     if (next === null) return null;
     // The turn's start first (when the file has changed since): when both refuse, the model hears of the whole turn's drops.
-    const sinceStart = opts.baseline === undefined || opts.baseline === current ? [] : [{ ...checkRewrite(opts.baseline, next, opts.maxDrop), sinceTurnStart: true }];
+    const sinceStart =
+      opts.baseline === undefined || opts.baseline === current ? [] : [{ ...checkRewrite(opts.baseline, next, opts.maxDrop), sinceTurnStart: true }];
     refused = [...sinceStart, checkRewrite(current, next, opts.maxDrop)].find((v) => !v.ok);
     return refused ? null : next;
   });

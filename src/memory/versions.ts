@@ -149,7 +149,15 @@ export class MemoryVersions {
   private add(idx: IndexFile, text: string, source: string, prev: string, undoes?: number): number {
     const n = idx.next++;
     const d = diffEntries(prev, text);
-    idx.entries.push({ n, at: new Date().toISOString(), source, added: d.added, removed: d.removed, bytes: Buffer.byteLength(text), ...(undoes ? { undoes } : {}) });
+    idx.entries.push({
+      n,
+      at: new Date().toISOString(),
+      source,
+      added: d.added,
+      removed: d.removed,
+      bytes: Buffer.byteLength(text),
+      ...(undoes ? { undoes } : {}),
+    });
     return n;
   }
 
@@ -205,9 +213,7 @@ export class MemoryVersions {
 }
 
 /** What undo/restore did, for the command's reply. */
-export type RevertResult =
-  | { ok: true; version: VersionInfo; restored: VersionInfo; undid?: VersionInfo }
-  | { ok: false; reason: string };
+export type RevertResult = { ok: true; version: VersionInfo; restored: VersionInfo; undid?: VersionInfo } | { ok: false; reason: string };
 
 /** What undo and restore need of a chat's memory files (MemoryFiles has it; not imported: it imports this module). */
 export interface VersionedMemory {
@@ -243,5 +249,7 @@ export async function restoreMemory(files: VersionedMemory, n: number): Promise<
 
 /** One line per version, newest first: `#12  2026-03-10 12:00 UTC  consolidation  +2 −1 entries`. */
 export function formatVersions(list: VersionInfo[], max = 20): string[] {
-  return list.slice(0, max).map((v, i) => `#${v.n}  ${v.at.replace('T', ' ').slice(0, 16)} UTC  ${v.source}  +${v.added} −${v.removed} entries${i === 0 ? '  (current)' : ''}`);
+  return list
+    .slice(0, max)
+    .map((v, i) => `#${v.n}  ${v.at.replace('T', ' ').slice(0, 16)} UTC  ${v.source}  +${v.added} −${v.removed} entries${i === 0 ? '  (current)' : ''}`);
 }

@@ -51,7 +51,9 @@ export async function buildExport(deps: ExportDeps, chat: ChatRef, now = new Dat
   if (!browse) out.push(`_(the search index is off: ${deps.index.disabledReason ?? 'unavailable'})_`);
   else if (facts.length === 0) out.push('_(none)_');
   for (const f of facts) {
-    out.push(`- ${f.content.replace(/\s*\n\s*/g, ' ')} — confidence ${f.confidence.toFixed(2)}, since ${day(f.created_at)}${f.valid_until ? `, retired ${day(f.valid_until)}` : ''}`);
+    out.push(
+      `- ${f.content.replace(/\s*\n\s*/g, ' ')} — confidence ${f.confidence.toFixed(2)}, since ${day(f.created_at)}${f.valid_until ? `, retired ${day(f.valid_until)}` : ''}`,
+    );
   }
   out.push('');
   const insights = rows.filter((r) => r.kind === 'reflection');
@@ -72,7 +74,8 @@ export async function buildExport(deps: ExportDeps, chat: ChatRef, now = new Dat
 
   const episodes = rows.filter((r) => r.kind === 'episode');
   out.push(`## Indexed messages (${episodes.length})`, '');
-  for (const e of episodes) out.push(`- ${minute(new Date(e.event_time * 1000).toISOString())} ${e.speaker ?? e.source_role ?? '?'}: ${e.content.replace(/\s*\n\s*/g, ' ')}`);
+  for (const e of episodes)
+    out.push(`- ${minute(new Date(e.event_time * 1000).toISOString())} ${e.speaker ?? e.source_role ?? '?'}: ${e.content.replace(/\s*\n\s*/g, ' ')}`);
   if (episodes.length === 0) out.push('_(none)_');
   out.push('');
 
@@ -80,7 +83,8 @@ export async function buildExport(deps: ExportDeps, chat: ChatRef, now = new Dat
   out.push('## Current conversation', '');
   if (session.messages.length === 0) out.push('_(empty)_');
   for (const m of session.messages) {
-    const who = m.role === 'user' ? (m.senderName ?? 'User') : m.role === 'tool' ? `Tool ${m.toolName ?? ''}`.trim() : m.role === 'assistant' ? 'Assistant' : 'System';
+    const who =
+      m.role === 'user' ? (m.senderName ?? 'User') : m.role === 'tool' ? `Tool ${m.toolName ?? ''}`.trim() : m.role === 'assistant' ? 'Assistant' : 'System';
     out.push(`**${who}** (${minute(m.timestamp)} UTC): ${m.content}`, '');
   }
   return `${out.join('\n').trimEnd()}\n`;

@@ -26,7 +26,9 @@ export function forgetNotice(record: { outcome?: 'finished' | 'given-up' | undef
   return [
     `🗑 The bot restarted while it was forgetting what you asked with /forget confirm; that is finished now.${removed ? ` Removed: ${removed}.` : ''}`,
     record.indexOff ? `The search index could not be cleaned (${record.indexOff}); send /forget <words> again once it works.` : '',
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 /** "1 MEMORY.md entry, 2 facts, …" — the non-zero counts, for the replies. */

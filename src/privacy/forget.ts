@@ -82,7 +82,10 @@ export interface ForgetDeps {
   /** The inbox journal (queue/inbox.ts). */
   journal?: { rewrite(transform: (text: string) => string | null): Promise<boolean> };
   /** Reminders (reminders/service.ts): the ones whose text holds the words go too. */
-  reminders?: { countMatching(channel: string, chatId: string, test: (text: string) => boolean): number; deleteMatching(channel: string, chatId: string, test: (text: string) => boolean): number };
+  reminders?: {
+    countMatching(channel: string, chatId: string, test: (text: string) => boolean): number;
+    deleteMatching(channel: string, chatId: string, test: (text: string) => boolean): number;
+  };
   log: Logger;
 }
 
@@ -99,7 +102,10 @@ async function readText(file: string): Promise<string | undefined> {
 
 async function names(dir: string): Promise<string[]> {
   try {
-    return (await readdir(dir, { withFileTypes: true })).filter((d) => d.isFile()).map((d) => d.name).sort();
+    return (await readdir(dir, { withFileTypes: true }))
+      .filter((d) => d.isFile())
+      .map((d) => d.name)
+      .sort();
   } catch {
     return [];
   }
@@ -184,7 +190,14 @@ export class ForgetService {
   async apply(chat: ChatRef, words: string, opts: { notify?: boolean } = {}): Promise<ForgetApplied> {
     const p = new Phrase(words);
     const report = await this.preview(chat, words);
-    const id = await this.records.begin({ channel: chat.channel, chatId: chat.chatId, words: p.text, notify: opts.notify === true, counts: report.counts, attempt: 1 });
+    const id = await this.records.begin({
+      channel: chat.channel,
+      chatId: chat.chatId,
+      words: p.text,
+      notify: opts.notify === true,
+      counts: report.counts,
+      attempt: 1,
+    });
     crashPoint('forget:recorded');
     const applied = await this.remove(chat, p, report);
     await this.records.end(id);
@@ -242,7 +255,12 @@ export class ForgetService {
 
     // MEMORY.md first (its pre-image becomes a version), then every version is redacted.
     let memoryVersion: number | undefined;
-    const changed = await files.changeMemory('forget', (cur) => cur.split('\n').filter((l) => !p.test(l)).join('\n'));
+    const changed = await files.changeMemory('forget', (cur) =>
+      cur
+        .split('\n')
+        .filter((l) => !p.test(l))
+        .join('\n'),
+    );
     if (changed) {
       memoryVersion = (await files.versions.list())[0]?.n;
       touched.push(rel(path.join(files.dir, MEMORY_FILE)));

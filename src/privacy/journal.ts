@@ -69,8 +69,12 @@ export class PrivacyJournal<T extends JournalRecord> {
     const out: Array<{ id: string; record: T }> = [];
     for (const name of names) {
       const id = name.slice(0, -'.json'.length);
-      const record = await readFile(this.file(id), 'utf8').then((t) => JSON.parse(t) as T, () => undefined);
-      if (typeof record?.channel === 'string' && typeof record.chatId === 'string') out.push({ id, record: { ...record, attempt: Number(record.attempt) || 0 } });
+      const record = await readFile(this.file(id), 'utf8').then(
+        (t) => JSON.parse(t) as T,
+        () => undefined,
+      );
+      if (typeof record?.channel === 'string' && typeof record.chatId === 'string')
+        out.push({ id, record: { ...record, attempt: Number(record.attempt) || 0 } });
       else {
         this.log.error({ file: path.join(path.basename(this.dir), name) }, 'a record of a change under way could not be read; removed');
         await this.end(id);

@@ -110,13 +110,18 @@ async function topicsOf(chat: ChatRef, opts: PurgeOptions, stores: Stores): Prom
   };
   for (const name of await readdir(path.join(ws, 'sessions')).catch(() => [] as string[])) addFileKey(name.replace(/\.json(\.corrupt-.*)?$/, ''));
   for (const dir of ['memory', 'exports']) for (const name of await readdir(path.join(ws, dir)).catch(() => [] as string[])) addFileKey(name);
-  for (const { line } of await jsonLines(path.join(ws, 'sessions.wal.jsonl'))) if (typeof line?.chatId === 'string') keys.add(`${line.channelType}:${line.chatId}`);
-  for (const { line } of await jsonLines(path.join(ws, 'inbox.jsonl'))) if (typeof line?.msg?.chatId === 'string') keys.add(`${line.msg.channel}:${line.msg.chatId}`);
+  for (const { line } of await jsonLines(path.join(ws, 'sessions.wal.jsonl')))
+    if (typeof line?.chatId === 'string') keys.add(`${line.channelType}:${line.chatId}`);
+  for (const { line } of await jsonLines(path.join(ws, 'inbox.jsonl')))
+    if (typeof line?.msg?.chatId === 'string') keys.add(`${line.msg.channel}:${line.msg.chatId}`);
   for (const k of stores.index?.erase?.scopes() ?? []) keys.add(k);
   for (const k of stores.reminders?.chats() ?? []) keys.add(k);
   for (const k of stores.usage?.chats() ?? []) keys.add(k);
   const prefix = `${chat.channel}:`;
-  return [...keys].filter((k) => k !== group && k.startsWith(prefix) && groupOf(k) === group).map((k) => k.slice(prefix.length)).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  return [...keys]
+    .filter((k) => k !== group && k.startsWith(prefix) && groupOf(k) === group)
+    .map((k) => k.slice(prefix.length))
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
 }
 
 /** Where purges under way are recorded (journal.ts), in the workspace. */
@@ -238,7 +243,7 @@ async function purgeChats(chats: ChatRef[], opts: PurgeOptions, stores: Stores):
   crashPoint('purge:files');
   const named = await dropChatNames(path.join(ws, 'sessions.names.json'), [...ids]);
   if (named === 'entry') deleted.push(`${ids.size > 1 ? 'their names' : 'its name'} in sessions.names.json`);
-  else if (named === 'file') deleted.push('sessions.names.json (unreadable, so removed whole: the other chats\' names are kept again as they talk)');
+  else if (named === 'file') deleted.push("sessions.names.json (unreadable, so removed whole: the other chats' names are kept again as they talk)");
 
   for (const key of fileKeys) {
     const dir = path.join(ws, 'memory', key);

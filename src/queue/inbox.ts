@@ -54,7 +54,12 @@ export function argumentsHash(args: string): string {
 
 function sorted(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sorted);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+    );
   return v;
 }
 
@@ -98,7 +103,8 @@ export class Inbox {
       } catch {
         continue; // a line torn by the kill: nothing was promised for it yet
       }
-      if (line.t === 'in') open.set(line.id, { id: line.id, attempt: line.attempt ?? 0, interrupted: [], msg: { ...line.msg, receivedAt: new Date(line.msg.receivedAt) } });
+      if (line.t === 'in')
+        open.set(line.id, { id: line.id, attempt: line.attempt ?? 0, interrupted: [], msg: { ...line.msg, receivedAt: new Date(line.msg.receivedAt) } });
       else if (line.t === 'start') {
         cutOff(line.id);
         const e = open.get(line.id);

@@ -25,17 +25,7 @@ import { makeMessage, sessionKey } from '../sessions/model.js';
 import { groupOf, isTopic } from '../core/group.js';
 import type { Delivery, Reminder, ReminderStore } from './store.js';
 import { ReminderPace, reminderText, UNSERVED_RECHECK_MS } from './pace.js';
-import {
-  MAX_AHEAD_MS,
-  describeTime,
-  nextAfter,
-  parseAt,
-  parseRepeat,
-  repeatFromString,
-  repeatToString,
-  shortTime,
-  tooFrequent,
-} from './time.js';
+import { MAX_AHEAD_MS, describeTime, nextAfter, parseAt, parseRepeat, repeatFromString, repeatToString, shortTime, tooFrequent } from './time.js';
 
 export const MAX_PENDING_PER_CHAT = 50;
 /** The timer never sleeps longer than this (clock changes, suspended machines). */
@@ -130,7 +120,8 @@ export class ReminderService {
     if (!at.ok) return at;
     const nowSaid = describeTime(now, tz);
     if (at.ms <= now) return { ok: false, reason: `${describeTime(at.ms, tz)} is in the past (now is ${nowSaid}); ask the user for a future time` };
-    if (at.ms - now > MAX_AHEAD_MS) return { ok: false, reason: `${describeTime(at.ms, tz)} is more than 5 years ahead; reminders can be set up to 5 years ahead` };
+    if (at.ms - now > MAX_AHEAD_MS)
+      return { ok: false, reason: `${describeTime(at.ms, tz)} is more than 5 years ahead; reminders can be set up to 5 years ahead` };
     let repeat: string | null = null;
     if (input.repeat !== undefined && input.repeat.trim() !== '') {
       const r = parseRepeat(input.repeat);
@@ -259,14 +250,20 @@ export class ReminderService {
       if (!(await this.serves(chat, channel, chatId, now))) continue;
       const plan = this.pace.plan(groupOf(chat), items, now);
       if (!plan) {
-        this.deps.log.info({ session: chat, due: items.length, perHour: this.pace.perHour }, 'a chat had its reminder messages for this hour; the rest wait and come together');
+        this.deps.log.info(
+          { session: chat, due: items.length, perHour: this.pace.perHour },
+          'a chat had its reminder messages for this hour; the rest wait and come together',
+        );
         continue;
       }
       const single = plan.single.flatMap((i) => this.claimed(i, now));
       const folded = plan.folded.flatMap((i) => this.claimed(i, now));
       for (const d of single) work.push(this.enqueue([d]));
       if (folded.length > 0) {
-        this.deps.log.info({ session: chat, folded: folded.length, perHour: this.pace.perHour }, 'more reminders due than a chat gets in an hour; folded into one message');
+        this.deps.log.info(
+          { session: chat, folded: folded.length, perHour: this.pace.perHour },
+          'more reminders due than a chat gets in an hour; folded into one message',
+        );
         work.push(this.enqueue(folded));
       }
       occurrences += single.length + folded.length;
@@ -321,7 +318,12 @@ export class ReminderService {
     const first = ds[0]!;
     return this.deps
       .queue(first.chat, () => this.deliver(ds))
-      .catch((err: unknown) => this.deps.log.error({ err, session: first.chat, reminders: ds.map((d) => d.reminderId) }, 'a reminder could not be delivered; it stays claimed and is tried at the next start'))
+      .catch((err: unknown) =>
+        this.deps.log.error(
+          { err, session: first.chat, reminders: ds.map((d) => d.reminderId) },
+          'a reminder could not be delivered; it stays claimed and is tried at the next start',
+        ),
+      )
       .finally(() => {
         for (const k of keys) this.inFlight.delete(k);
       });
@@ -358,11 +360,17 @@ export class ReminderService {
     try {
       await send(first.chatId, text);
       for (const d of ds) this.deps.store.finish(d, 'sent', this.now());
-      this.deps.log.info({ session: first.chat, reminders: ds.map((d) => d.reminderId), lateMs: Math.max(0, now - first.dueAt) }, ds.length === 1 ? 'reminder delivered' : 'reminders delivered in one message');
+      this.deps.log.info(
+        { session: first.chat, reminders: ds.map((d) => d.reminderId), lateMs: Math.max(0, now - first.dueAt) },
+        ds.length === 1 ? 'reminder delivered' : 'reminders delivered in one message',
+      );
     } catch (err) {
       // Not retried: the channel already re-sends what provably did not arrive.
       for (const d of ds) this.deps.store.finish(d, 'failed', this.now());
-      this.deps.log.error({ err, session: first.chat, reminders: ds.map((d) => d.reminderId) }, 'the channel refused a reminder; it is in the session and the note');
+      this.deps.log.error(
+        { err, session: first.chat, reminders: ds.map((d) => d.reminderId) },
+        'the channel refused a reminder; it is in the session and the note',
+      );
     }
   }
 
@@ -390,4 +398,3 @@ export class ReminderService {
     this.timer.unref();
   }
 }
-

@@ -13,7 +13,6 @@ import type { Logger } from '../core/log.js';
 import { groupOf } from '../core/group.js';
 import { openSqlite, quickCheck, type Db } from '../storage/sqlite.js';
 
-
 export interface Reminder {
   id: number;
   /** Session key `channel:chatId`. */
@@ -130,7 +129,11 @@ export class ReminderStore {
   /** Where a damaged schedules.db went when this one started empty: its reminders are not delivered. */
   readonly setAside: string | undefined;
 
-  constructor(readonly file: string, log: Logger, now: number = Date.now()) {
+  constructor(
+    readonly file: string,
+    log: Logger,
+    now: number = Date.now(),
+  ) {
     const opened = openSqlite(file, {
       busyTimeoutMs: 5000,
       synchronous: 'FULL',
@@ -190,7 +193,9 @@ export class ReminderStore {
     if (channels.length === 0) return [];
     const marks = channels.map(() => '?').join(',');
     return (
-      this.db.prepare(`SELECT * FROM reminders WHERE status = 'pending' AND due_at <= ? AND channel IN (${marks}) ORDER BY due_at, id`).all(at, ...channels) as ReminderRow[]
+      this.db
+        .prepare(`SELECT * FROM reminders WHERE status = 'pending' AND due_at <= ? AND channel IN (${marks}) ORDER BY due_at, id`)
+        .all(at, ...channels) as ReminderRow[]
     ).map(toReminder);
   }
 
@@ -199,7 +204,9 @@ export class ReminderStore {
     if (channels.length === 0) return undefined;
     const marks = channels.map(() => '?').join(',');
     if (!skip) {
-      const row = this.db.prepare(`SELECT MIN(due_at) AS at FROM reminders WHERE status = 'pending' AND channel IN (${marks})`).get(...channels) as { at: number | null };
+      const row = this.db.prepare(`SELECT MIN(due_at) AS at FROM reminders WHERE status = 'pending' AND channel IN (${marks})`).get(...channels) as {
+        at: number | null;
+      };
       return row.at ?? undefined;
     }
     const rows = this.db
@@ -222,9 +229,21 @@ export class ReminderStore {
           ? this.db.prepare("UPDATE reminders SET status = 'done' WHERE id = ? AND status = 'pending' AND due_at = ?").run(r.id, r.dueAt)
           : this.db.prepare("UPDATE reminders SET due_at = ? WHERE id = ? AND status = 'pending' AND due_at = ?").run(next, r.id, r.dueAt);
       if (moved.changes === 0) return undefined;
-      const d: Delivery = { reminderId: r.id, dueAt: r.dueAt, chat: r.chat, channel: r.channel, chatId: r.chatId, text: r.text, repeat: r.repeat, state: 'claimed', claimedAt: now };
+      const d: Delivery = {
+        reminderId: r.id,
+        dueAt: r.dueAt,
+        chat: r.chat,
+        channel: r.channel,
+        chatId: r.chatId,
+        text: r.text,
+        repeat: r.repeat,
+        state: 'claimed',
+        claimedAt: now,
+      };
       this.db
-        .prepare('INSERT OR IGNORE INTO deliveries (reminder_id, due_at, chat, channel, chat_id, text, repeat, state, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+        .prepare(
+          'INSERT OR IGNORE INTO deliveries (reminder_id, due_at, chat, channel, chat_id, text, repeat, state, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        )
         .run(d.reminderId, d.dueAt, d.chat, d.channel, d.chatId, d.text, d.repeat, d.state, d.claimedAt);
       return d;
     })();

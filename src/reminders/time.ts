@@ -191,7 +191,12 @@ export function shortestGap(expr: string, timezone: string, from: number, until:
       fired += times.length;
     } else {
       const real: number[] = [];
-      for (let t = fires.getNextMatch(new Date(dayStart - 1000)).getTime(); t < dayEnd && real.length <= times.length + 1; t = fires.getNextMatch(new Date(t)).getTime()) real.push(t);
+      for (
+        let t = fires.getNextMatch(new Date(dayStart - 1000)).getTime();
+        t < dayEnd && real.length <= times.length + 1;
+        t = fires.getNextMatch(new Date(t)).getTime()
+      )
+        real.push(t);
       if (real.length === 0) {
         noon = nextDay(noon);
         continue;

@@ -42,7 +42,11 @@ export class Scheduler {
   start(): void {
     for (const s of SCHEDULE) {
       this.tasks.push(
-        cron.schedule(s.cron, () => void this.runNow(s.job).catch((err: unknown) => this.log.error({ job: s.job, err: errorMessage(err) }, 'job failed')), { timezone: this.timezone, noOverlap: true, name: `upkeep-${s.job}` }),
+        cron.schedule(s.cron, () => void this.runNow(s.job).catch((err: unknown) => this.log.error({ job: s.job, err: errorMessage(err) }, 'job failed')), {
+          timezone: this.timezone,
+          noOverlap: true,
+          name: `upkeep-${s.job}`,
+        }),
       );
     }
     this.log.info({ timezone: this.timezone, jobs: SCHEDULE.map((s) => `${s.job} ${s.cron}`) }, 'nightly jobs scheduled');

@@ -120,7 +120,11 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   // ~182 MiB resident (docs/BENCHMARKS.md, "Resident memory").
   const mcp =
     config.mcp.servers.length > 0
-      ? new (await import('../mcp/servers.js')).McpServers(config.mcp, { log: componentLogger(log, 'MCP'), toolTimeoutMs: config.toolTimeoutMs, ownTools: tools.names().length })
+      ? new (await import('../mcp/servers.js')).McpServers(config.mcp, {
+          log: componentLogger(log, 'MCP'),
+          toolTimeoutMs: config.toolTimeoutMs,
+          ownTools: tools.names().length,
+        })
       : undefined;
   if (mcp) {
     tools.addSource(mcp);
@@ -163,7 +167,15 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   const compactor = new AutoCompactor({ fit, runtime });
   const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
   const media = new MediaFetchers();
-  const forget = new ForgetService({ workspaceDir: config.workspaceDir, memory, index, sessions, journal: inbox, reminders, log: componentLogger(log, 'Forget') });
+  const forget = new ForgetService({
+    workspaceDir: config.workspaceDir,
+    memory,
+    index,
+    sessions,
+    journal: inbox,
+    reminders,
+    log: componentLogger(log, 'Forget'),
+  });
   const services: Services = {
     config,
     log,

@@ -200,7 +200,8 @@ function validAttachment(v: unknown): boolean {
 function repairCompaction(v: unknown): CompactionRecord | undefined {
   if (!v || typeof v !== 'object') return undefined;
   const c = v as Record<string, unknown>;
-  if (typeof c.at !== 'string' || (c.kind !== 'summary' && c.kind !== 'truncation') || typeof c.removed !== 'number' || typeof c.kept !== 'number') return undefined;
+  if (typeof c.at !== 'string' || (c.kind !== 'summary' && c.kind !== 'truncation') || typeof c.removed !== 'number' || typeof c.kept !== 'number')
+    return undefined;
   return { at: c.at, kind: c.kind, removed: c.removed, kept: c.kept };
 }
 

@@ -16,7 +16,6 @@ import type { Logger } from '../core/log.js';
 import type { ChatKind, ChatLabel } from '../core/message.js';
 import { withFileLock, writeFileAtomic } from '../storage/atomic.js';
 
-
 /** One kept entry. */
 export interface ChatName {
   kind: ChatKind;
@@ -38,7 +37,12 @@ export function cleanName(raw: unknown): string | undefined {
   const s = raw.slice(0, 1000).toWellFormed().replace(UNSEEN, ' ').replace(/\s+/g, ' ').trim();
   if (!s) return undefined;
   const chars = [...s];
-  return chars.length <= MAX_NAME_CHARS ? s : `${chars.slice(0, MAX_NAME_CHARS - 1).join('').trimEnd()}…`;
+  return chars.length <= MAX_NAME_CHARS
+    ? s
+    : `${chars
+        .slice(0, MAX_NAME_CHARS - 1)
+        .join('')
+        .trimEnd()}…`;
 }
 
 function cleanEntry(raw: unknown): ChatName | undefined {

@@ -179,7 +179,10 @@ export class SessionStore {
         session = parseSession(JSON.parse(text), channelType, chatId, repaired);
         if (repaired.fields > 0) {
           // Written by an older version (or by hand): what the next save writes is the repaired form.
-          this.log.warn({ code: 'session.repaired', file: path.basename(file), fields: repaired.fields }, 'session file had fields of the wrong type; repaired them');
+          this.log.warn(
+            { code: 'session.repaired', file: path.basename(file), fields: repaired.fields },
+            'session file had fields of the wrong type; repaired them',
+          );
         }
       } catch (err) {
         const aside = `${file}.corrupt-${Date.now()}`;

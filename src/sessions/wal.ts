@@ -73,7 +73,10 @@ export class SessionWal {
   }
 
   /** Logs `messages` of a session durably; returns the line's sequence number. */
-  append(session: { id: string; channelType: string; chatId: string; metadata: { conversationId: string } }, messages: SessionMessage[]): { seq: number; written: Promise<void> } {
+  append(
+    session: { id: string; channelType: string; chatId: string; metadata: { conversationId: string } },
+    messages: SessionMessage[],
+  ): { seq: number; written: Promise<void> } {
     const seq = (this.seq = Math.max(Date.now() * 1000, this.seq + 1));
     this.pending.set(session.id, seq);
     const line: WalLine = { seq, channelType: session.channelType, chatId: session.chatId, conversation: session.metadata.conversationId, messages };
@@ -120,7 +123,9 @@ export class SessionWal {
   async truncate(force: boolean): Promise<void> {
     await this.beforeForget?.();
     await this.log.replaceIf(() =>
-      !force && (this.pending.size > 0 || this.holds > 0 || !this.forgettable() || this.log.bytes <= TRUNCATE_BYTES) ? null : `${JSON.stringify({ base: this.seq } satisfies Base)}\n`,
+      !force && (this.pending.size > 0 || this.holds > 0 || !this.forgettable() || this.log.bytes <= TRUNCATE_BYTES)
+        ? null
+        : `${JSON.stringify({ base: this.seq } satisfies Base)}\n`,
     );
   }
 

@@ -52,9 +52,11 @@ export function appendLine(file: string, line: string, durable = true): Promise<
   const prev = appending.get(file) ?? Promise.resolve();
   const next = prev.catch(() => undefined).then(() => appendNow(file, line, durable));
   appending.set(file, next);
-  void next.finally(() => {
-    if (appending.get(file) === next) appending.delete(file);
-  }).catch(() => undefined);
+  void next
+    .finally(() => {
+      if (appending.get(file) === next) appending.delete(file);
+    })
+    .catch(() => undefined);
   return next;
 }
 

@@ -92,7 +92,10 @@ export function openSqlite(file: string, opts: SqliteOptions): OpenedSqlite {
 
 /** `memory.db.corrupt-2026-11-24T16-02-39Z`: sortable, and no character a file system refuses. */
 function setAsideName(file: string, now: number): string {
-  const stamp = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/:/g, '-');
+  const stamp = new Date(now)
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/:/g, '-');
   let name = `${file}.corrupt-${stamp}`;
   for (let i = 2; existsSync(name); i++) name = `${file}.corrupt-${stamp}-${i}`;
   return name;

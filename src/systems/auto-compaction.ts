@@ -21,7 +21,11 @@ export function createAutoCompactionSystem(deps: { compactor: AutoCompactor; run
     onFailure: 'fail-turn',
     shouldRun: compactionEnabled,
     async run(turn) {
-      const result = await deps.compactor.beforeTurn(turn.writes, turn.log, turn.images.reduce((sum, i) => sum + i.tokens, 0));
+      const result = await deps.compactor.beforeTurn(
+        turn.writes,
+        turn.log,
+        turn.images.reduce((sum, i) => sum + i.tokens, 0),
+      );
       if (result) turn.notices.push(compactionNotice(result));
     },
   };

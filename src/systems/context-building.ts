@@ -21,7 +21,10 @@ export interface ContextBuildingDeps {
 }
 
 export function joinSections(sections: PromptSection[]): string {
-  return sections.map((s) => s.content.trim()).filter(Boolean).join('\n\n');
+  return sections
+    .map((s) => s.content.trim())
+    .filter(Boolean)
+    .join('\n\n');
 }
 
 export function createContextBuildingSystem(deps: ContextBuildingDeps): System {
@@ -44,7 +47,9 @@ export function createContextBuildingSystem(deps: ContextBuildingDeps): System {
       }
       turn.turnSections = perTurn;
       turn.turnPrompt = joinSections(perTurn);
-      componentLogger(turn.log, 'Context').debug(`system prompt: ${turn.systemPrompt.length} chars in ${sections.length} sections; this message: ${turn.turnPrompt.length} chars`);
+      componentLogger(turn.log, 'Context').debug(
+        `system prompt: ${turn.systemPrompt.length} chars in ${sections.length} sections; this message: ${turn.turnPrompt.length} chars`,
+      );
     },
   };
 }

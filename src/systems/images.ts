@@ -58,7 +58,10 @@ export function createImagesSystem(deps: ImagesDeps): System {
       if (load.ok) {
         turn.images = [load.image];
         const { info, tokens, bytes } = load.image;
-        log.info({ fileId: ref.fileId, mime: info.mime, width: info.width, height: info.height, bytes, tokens }, `image attached (${info.width}×${info.height}, ~${tokens} tokens)`);
+        log.info(
+          { fileId: ref.fileId, mime: info.mime, width: info.width, height: info.height, bytes, tokens },
+          `image attached (${info.width}×${info.height}, ~${tokens} tokens)`,
+        );
         return;
       }
       log.warn({ fileId: ref.fileId, detail: load.detail }, `image not shown to the model: ${load.why}`);
@@ -94,7 +97,9 @@ async function runAlbum(turn: Turn, deps: ImagesDeps, refs: ImageRef[], log: Log
   const noun = albumNoun(refs);
   if (!turn.model.info.vision) {
     // As for a single photo: the model is not asked; the session keeps the album's file ids.
-    await turn.reply(`The model I use reads text only, so I can't look at your ${noun}. They are saved in our conversation; describe them in words if you need an answer now.`);
+    await turn.reply(
+      `The model I use reads text only, so I can't look at your ${noun}. They are saved in our conversation; describe them in words if you need an answer now.`,
+    );
     turn.delivered = true;
     endTurn(turn, 'Images', 'album for a text-only model');
     return;

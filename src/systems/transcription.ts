@@ -59,7 +59,13 @@ export function createTranscriptionSystem(deps: TranscriptionDeps): System {
       const audio = readAudioRef(turn.inbound.audio);
       if (!audio) return;
       const heard = await hearNote(
-        { fetch: deps.fetchers.get(turn.inbound.channel), transcribe: (req) => deps.llm.transcribe(turn.session.id, req), model: deps.model, timeoutMs: deps.timeoutMs, signal: turn.signal },
+        {
+          fetch: deps.fetchers.get(turn.inbound.channel),
+          transcribe: (req) => deps.llm.transcribe(turn.session.id, req),
+          model: deps.model,
+          timeoutMs: deps.timeoutMs,
+          signal: turn.signal,
+        },
         audio,
       );
       if (!heard.ok) {

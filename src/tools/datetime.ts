@@ -19,7 +19,12 @@ export function createDateTimeTool(defaultTimezone: string, now: () => Date = ()
       const tz = timezone ?? defaultTimezone;
       if (!isValidTimezone(tz)) return `Error: unknown time zone "${tz}". Use an IANA name such as Europe/Berlin.`;
       const d = new TZDate(now().getTime(), tz);
-      return JSON.stringify({ timezone: tz, iso: format(d, "yyyy-MM-dd'T'HH:mm:ssXXX"), weekday: format(d, 'EEEE'), human: format(d, 'EEEE d MMMM yyyy, HH:mm') });
+      return JSON.stringify({
+        timezone: tz,
+        iso: format(d, "yyyy-MM-dd'T'HH:mm:ssXXX"),
+        weekday: format(d, 'EEEE'),
+        human: format(d, 'EEEE d MMMM yyyy, HH:mm'),
+      });
     },
   };
 }

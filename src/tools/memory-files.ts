@@ -17,14 +17,17 @@ const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
 const SECTION_NOT_ONE_LINE = 'Error: the section name must be one line (no line breaks), e.g. "Preferences". Nothing was saved.';
 
 /** notes_read asked for a file that is not a daily note or history. */
-const NOT_NOTES = 'Error: refused — notes_read reads daily notes (YYYY-MM-DD.md) and the history log (HISTORY.md, HISTORY-YYYY-MM.md) only. MEMORY.md is read with memory_read.';
+const NOT_NOTES =
+  'Error: refused — notes_read reads daily notes (YYYY-MM-DD.md) and the history log (HISTORY.md, HISTORY-YYYY-MM.md) only. MEMORY.md is read with memory_read.';
 
 export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
   const filesFor = (ctx: ToolContext): MemoryFiles => memory.forChat(ctx.chat.channel, ctx.chat.chatId);
   const baselines = new TurnBaselines();
   /** MEMORY.md as this turn found it, taken before the turn's first change of it (guard.ts). */
   const turnStart = (ctx: ToolContext, files: MemoryFiles): Promise<string | undefined> =>
-    ctx.turnId === undefined ? Promise.resolve(undefined) : baselines.take(ctx.turnId, memory.scopeKey(ctx.chat.channel, ctx.chat.chatId), () => files.readMemory());
+    ctx.turnId === undefined
+      ? Promise.resolve(undefined)
+      : baselines.take(ctx.turnId, memory.scopeKey(ctx.chat.channel, ctx.chat.chatId), () => files.readMemory());
 
   const read: Tool<Record<string, never>> = {
     name: 'memory_read',
@@ -87,7 +90,9 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
       });
       if (res.refused) {
         const r = res.refused;
-        const of = r.sinceTurnStart ? `the ${r.prior} entries MEMORY.md had when this turn began (at most ${Math.round(r.maxDrop * 100)} % may go in one turn)` : `${r.prior} entries of MEMORY.md (at most ${Math.round(r.maxDrop * 100)} % may go)`;
+        const of = r.sinceTurnStart
+          ? `the ${r.prior} entries MEMORY.md had when this turn began (at most ${Math.round(r.maxDrop * 100)} % may go in one turn)`
+          : `${r.prior} entries of MEMORY.md (at most ${Math.round(r.maxDrop * 100)} % may go)`;
         return `Refused: this rewrite would drop ${r.dropped} of ${of}; MEMORY.md is unchanged. Keep the existing entries and change only what needs changing.`;
       }
       return section ? `Section "${section}" of MEMORY.md replaced.` : 'MEMORY.md replaced.';
@@ -98,7 +103,7 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
   // out) is memory_read's, which a group member is not offered (issue 33 item 2).
   const notes: Tool<{ date?: string; file?: string }> = {
     name: 'notes_read',
-    description: 'Read one day\'s conversation notes, or a history file by name (HISTORY.md, or HISTORY-YYYY-MM.md for one month).',
+    description: "Read one day's conversation notes, or a history file by name (HISTORY.md, or HISTORY-YYYY-MM.md for one month).",
     parameters: {
       type: 'object',
       properties: {

@@ -14,7 +14,10 @@ const KINDS = ['episode', 'fact', 'reflection'] as const;
 export function formatResults(results: SearchResult[]): string {
   if (results.length === 0) return 'Nothing found.';
   return results
-    .map((r) => `[${r.id}] ${r.date.slice(0, 16).replace('T', ' ')} ${r.kind}${r.speaker ? ` (${r.speaker})` : ''}: ${r.content.length > 500 ? `${r.content.slice(0, 500)}…` : r.content}`)
+    .map(
+      (r) =>
+        `[${r.id}] ${r.date.slice(0, 16).replace('T', ' ')} ${r.kind}${r.speaker ? ` (${r.speaker})` : ''}: ${r.content.length > 500 ? `${r.content.slice(0, 500)}…` : r.content}`,
+    )
     .join('\n');
 }
 

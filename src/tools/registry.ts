@@ -32,7 +32,10 @@ export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
   private readonly sources: ToolSource[] = [];
 
-  constructor(tools: Tool<any>[] = [], private readonly timeoutMs = 30_000) {
+  constructor(
+    tools: Tool<any>[] = [],
+    private readonly timeoutMs = 30_000,
+  ) {
     for (const t of tools) this.register(t);
   }
 
@@ -81,7 +84,10 @@ export class ToolRegistry {
       return done(`Error: there is no tool named "${call.name}". Available tools: ${this.names(known.chat).join(', ') || 'none'}.`, 'tool.unknown');
     }
     if (!allowed(tool, known.chat)) {
-      return done(`Error: ${tool.name} is for the bot's owner (or a group admin) in this group; tell the user it was not done and that they can ask them.`, 'tool.not_allowed');
+      return done(
+        `Error: ${tool.name} is for the bot's owner (or a group admin) in this group; tell the user it was not done and that they can ask them.`,
+        'tool.not_allowed',
+      );
     }
     let args: unknown;
     try {
@@ -110,7 +116,10 @@ export class ToolRegistry {
       else deadline.addEventListener('abort', onDeadline, { once: true });
     });
     try {
-      const result = await Promise.race([Promise.resolve().then(() => tool.execute(args as Record<string, unknown>, { ...known, signal: ac.signal })), timeout]);
+      const result = await Promise.race([
+        Promise.resolve().then(() => tool.execute(args as Record<string, unknown>, { ...known, signal: ac.signal })),
+        timeout,
+      ]);
       return done(typeof result === 'string' ? result : JSON.stringify(result));
     } catch (err) {
       if (deadline.aborted) throw deadline.reason;

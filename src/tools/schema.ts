@@ -24,11 +24,15 @@ export interface JsonSchema {
 export function validate(schema: JsonSchema, value: unknown, at = 'arguments'): string | null {
   if (typeof schema.type === 'string' && TYPES.includes(schema.type)) {
     const ok =
-      schema.type === 'object' ? typeof value === 'object' && value !== null && !Array.isArray(value)
-      : schema.type === 'array' ? Array.isArray(value)
-      : schema.type === 'integer' ? Number.isInteger(value)
-      : schema.type === 'number' ? typeof value === 'number' && Number.isFinite(value)
-      : typeof value === schema.type;
+      schema.type === 'object'
+        ? typeof value === 'object' && value !== null && !Array.isArray(value)
+        : schema.type === 'array'
+          ? Array.isArray(value)
+          : schema.type === 'integer'
+            ? Number.isInteger(value)
+            : schema.type === 'number'
+              ? typeof value === 'number' && Number.isFinite(value)
+              : typeof value === schema.type;
     if (!ok) return `${at} must be ${/^[aeiou]/.test(schema.type) ? 'an' : 'a'} ${schema.type}`;
   }
   if (Array.isArray(schema.enum) && !schema.enum.includes(value as string | number)) {
@@ -57,7 +61,8 @@ export function validate(schema: JsonSchema, value: unknown, at = 'arguments'): 
     }
     for (const [key, v] of Object.entries(obj)) {
       // Own keys only: names such as `constructor` must not resolve to Object.prototype members.
-      const prop = isSchema(schema.properties) && Object.hasOwn(schema.properties, key) && isSchema(schema.properties[key]) ? schema.properties[key] : undefined;
+      const prop =
+        isSchema(schema.properties) && Object.hasOwn(schema.properties, key) && isSchema(schema.properties[key]) ? schema.properties[key] : undefined;
       if (!prop) {
         if (schema.additionalProperties === false) return `${at}.${key} is not a known argument`;
         continue;

@@ -30,7 +30,10 @@ export async function loadAlbumImages(
       continue;
     }
     // One after another: downloads stay gentle on Telegram, and the budget left is known for each.
-    const load = await loadTurnImage({ fetch: deps.fetch, cost: deps.cost, ...(deps.detail ? { detail: deps.detail } : {}), ...(left !== undefined ? { maxTokens: left } : {}) }, ref);
+    const load = await loadTurnImage(
+      { fetch: deps.fetch, cost: deps.cost, ...(deps.detail ? { detail: deps.detail } : {}), ...(left !== undefined ? { maxTokens: left } : {}) },
+      ref,
+    );
     if (load.ok) {
       out.loaded.push(load.image);
       if (left !== undefined) left -= load.image.tokens;

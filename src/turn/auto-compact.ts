@@ -42,7 +42,10 @@ export class AutoCompactor {
     if (ratio <= THRESHOLD) return null;
     const hard = ratio > HARD_THRESHOLD;
     const keepLast = hard ? Math.max(2, Math.floor(rc.keepLastMessages / 2)) : rc.keepLastMessages;
-    componentLogger(log, 'AutoCompact').info({ tokens, limit, threshold: Math.floor(limit * THRESHOLD), messages: session.messages.length }, `Context too large: ~${tokens} tokens (threshold ${Math.floor(limit * THRESHOLD)}), ${session.messages.length} messages. Compacting...`);
+    componentLogger(log, 'AutoCompact').info(
+      { tokens, limit, threshold: Math.floor(limit * THRESHOLD), messages: session.messages.length },
+      `Context too large: ~${tokens} tokens (threshold ${Math.floor(limit * THRESHOLD)}), ${session.messages.length} messages. Compacting...`,
+    );
     // A truncation aims under 60 % on the same count, so the next turns do not truncate again.
     const systemTokens = this.deps.fit.reservedSystemTokens(session);
     const result = await this.deps.fit.compact(writes, keepLast, hard ? 'hard' : 'auto', { bounded: true, imageTokens, systemTokens });

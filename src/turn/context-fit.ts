@@ -121,7 +121,12 @@ export class ContextFit {
    * drops only as much as needed to reach 60 % of the limit; unbounded, every unprotected exchange.
    * `imageTokens`: the turn's image, fixed like the prompt. `to`: the model to fit (default: the session's).
    */
-  compact(writes: SessionWriter, keepLast: number, reason: CompactRequest['reason'], opts: { systemTokens?: number; imageTokens?: number; bounded: boolean; to?: FitModel }): Promise<CompactResult> {
+  compact(
+    writes: SessionWriter,
+    keepLast: number,
+    reason: CompactRequest['reason'],
+    opts: { systemTokens?: number; imageTokens?: number; bounded: boolean; to?: FitModel },
+  ): Promise<CompactResult> {
     const session = writes.session;
     const model = opts.to ?? this.deps.model(session);
     const systemTokens = opts.systemTokens ?? this.systemTokens(session, model);

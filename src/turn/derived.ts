@@ -60,7 +60,15 @@ export function episodesOf(scope: string, x: Exchange): [EpisodeInput & { source
       eventTime: new Date(x.user.timestamp),
       sourceMessageId: x.user.sourceId ?? x.user.id,
     },
-    { content: x.answer.content, role: 'assistant', speaker: BOT_SPEAKER, sessionId: x.conversation, scope, eventTime: new Date(x.answer.timestamp), sourceMessageId: x.answer.id },
+    {
+      content: x.answer.content,
+      role: 'assistant',
+      speaker: BOT_SPEAKER,
+      sessionId: x.conversation,
+      scope,
+      eventTime: new Date(x.answer.timestamp),
+      sourceMessageId: x.answer.id,
+    },
   ];
 }
 
@@ -125,7 +133,10 @@ export class DerivedWrites {
           }
         } catch (err) {
           // One unreadable note (a link out, a FIFO) does not stop the others; its words stay in the session.
-          this.deps.log.warn({ err, session: `${chat.channel}:${chat.chatId}` }, 'an exchange of the session log could not be written to its note or the index');
+          this.deps.log.warn(
+            { err, session: `${chat.channel}:${chat.chatId}` },
+            'an exchange of the session log could not be written to its note or the index',
+          );
         }
       }
     }

@@ -12,7 +12,10 @@ import type { Turn } from './turn.js';
 export class Pipeline {
   readonly systems: readonly System[];
 
-  constructor(systems: System[], private readonly log: Logger) {
+  constructor(
+    systems: System[],
+    private readonly log: Logger,
+  ) {
     const byOrder = new Map<number, string>();
     for (const s of systems) {
       if (ORDER[s.name] !== s.order) {

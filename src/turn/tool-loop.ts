@@ -110,7 +110,10 @@ async function runCall(deps: ToolLoopDeps, turn: ToolLoopContext, call: ToolCall
   const died = journal?.interrupted.filter((c) => c.tool === call.name) ?? [];
   if (died.length > 0) {
     const same = died.some((c) => c.args === journal!.hash(call.arguments));
-    log.warn({ code: 'tool.interrupted', tool: call.name, sameArguments: same }, 'a tool the last run died in was asked for again; not run for this recovered message');
+    log.warn(
+      { code: 'tool.interrupted', tool: call.name, sameArguments: same },
+      'a tool the last run died in was asked for again; not run for this recovered message',
+    );
     return { content: NOT_RUN_AGAIN(call.name), ok: false, code: 'tool.interrupted', durationMs: 0 };
   }
   await journal?.started(call);
@@ -143,20 +146,26 @@ function streamTo(turn: ToolLoopContext): ((soFar: string) => void) | undefined 
 
 export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Promise<void> {
   const log = componentLogger(turn.log, 'ToolLoop');
-  const build = () => buildRequestMessages(turn.systemPrompt, turn.writes.session.messages, { content: turn.turnPrompt, before: turn.userMessage, images: turn.images.map((i) => i.part) });
+  const build = () =>
+    buildRequestMessages(turn.systemPrompt, turn.writes.session.messages, {
+      content: turn.turnPrompt,
+      before: turn.userMessage,
+      images: turn.images.map((i) => i.part),
+    });
   let messages: ChatCompletionMessageParam[] = build();
   const tools = deps.tools.definitions(toolChat(turn.inbound));
   let shrunk = false;
   // A fallback model with a smaller context gets the request fitted to it first (llm/client.ts asks).
-  const refit = deps.guard && deps.fallbackModel
-    ? async (name: string) => {
-        const to = deps.fallbackModel!(name);
-        const fitted = to ? await deps.guard!.fit(turn, messages, tools, to) : null;
-        if (!fitted) return undefined;
-        noteCompaction(turn, fitted);
-        return (messages = build());
-      }
-    : undefined;
+  const refit =
+    deps.guard && deps.fallbackModel
+      ? async (name: string) => {
+          const to = deps.fallbackModel!(name);
+          const fitted = to ? await deps.guard!.fit(turn, messages, tools, to) : null;
+          if (!fitted) return undefined;
+          noteCompaction(turn, fitted);
+          return (messages = build());
+        }
+      : undefined;
   for (let round = 1; ; round++) {
     const toolsAllowed = round <= deps.maxIterations;
     const fitted = deps.guard ? await deps.guard.fit(turn, messages, tools) : null;
@@ -182,7 +191,10 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     } catch (err) {
       checkDeadline(turn);
       if (turn.images.length > 0 && refusedImage(err)) {
-        log.warn({ code: err.code, status: err.status, images: turn.images.length }, 'the LLM server refused the request with images; asking again without them');
+        log.warn(
+          { code: err.code, status: err.status, images: turn.images.length },
+          'the LLM server refused the request with images; asking again without them',
+        );
         turn.notices.push(turn.images.length > 1 ? IMAGES_REFUSED_NOTICE : IMAGE_REFUSED_NOTICE);
         turn.images = [];
         messages = build();
@@ -214,7 +226,10 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
         const outcome = await runCall(deps, turn, call, log);
         checkDeadline(turn);
         turn.usage.toolCalls++;
-        log.info({ tool: call.name, ok: outcome.ok, code: outcome.code, ms: Math.round(outcome.durationMs) }, `tool ${call.name} ${outcome.ok ? 'ok' : 'error'}`);
+        log.info(
+          { tool: call.name, ok: outcome.ok, code: outcome.code, ms: Math.round(outcome.durationMs) },
+          `tool ${call.name} ${outcome.ok ? 'ok' : 'error'}`,
+        );
         const result = makeMessage('tool', outcome.content, { toolCallId: call.id, toolName: call.name });
         turn.writes.record(result);
         messages.push(toApiMessage(result));

@@ -37,7 +37,11 @@ export async function loadTurnImage(
   const { part, tokens } = imagePart(file.bytes, info, deps.cost, deps.detail);
   if (deps.maxTokens !== undefined && tokens > deps.maxTokens) {
     const n = (x: number) => x.toLocaleString('en-US');
-    return { ok: false, why: `it would take ~${n(tokens)} tokens, more than the ${n(deps.maxTokens)} this chat's context leaves for an image`, detail: `${info.width}×${info.height}: ${tokens} tokens` };
+    return {
+      ok: false,
+      why: `it would take ~${n(tokens)} tokens, more than the ${n(deps.maxTokens)} this chat's context leaves for an image`,
+      detail: `${info.width}×${info.height}: ${tokens} tokens`,
+    };
   }
   return { ok: true, image: { part, tokens, info, bytes: file.bytes.length } };
 }

@@ -116,7 +116,8 @@ export class UsageStore {
           db.exec(SCHEMA);
           // A usage.db from before transcriptions (or estimates) were recorded: the columns are added, rows keep 0.
           const columns = db.prepare('PRAGMA table_info(usage_daily)').all() as Array<{ name: string }>;
-          for (const [name, type] of ADDED_COLUMNS) if (!columns.some((c) => c.name === name)) db.exec(`ALTER TABLE usage_daily ADD COLUMN ${name} ${type} NOT NULL DEFAULT 0`);
+          for (const [name, type] of ADDED_COLUMNS)
+            if (!columns.some((c) => c.name === name)) db.exec(`ALTER TABLE usage_daily ADD COLUMN ${name} ${type} NOT NULL DEFAULT 0`);
           quickCheck(db, file);
         },
         log: opts.log ?? silentLogger(),
@@ -189,9 +190,9 @@ export class UsageStore {
   rows(opts: { since?: string; until?: string; chat?: string } = {}): UsageRow[] {
     const where: string[] = [];
     const params: string[] = [];
-    if (opts.since) (where.push('day >= ?'), params.push(opts.since));
-    if (opts.until) (where.push('day <= ?'), params.push(opts.until));
-    if (opts.chat) (where.push('chat = ?'), params.push(opts.chat));
+    if (opts.since) where.push('day >= ?'), params.push(opts.since);
+    if (opts.until) where.push('day <= ?'), params.push(opts.until);
+    if (opts.chat) where.push('chat = ?'), params.push(opts.chat);
     return this.db
       .prepare(
         `SELECT day, chat, kind, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens,
@@ -231,7 +232,9 @@ export class UsageStore {
   /** Purge: every row of one chat, overwritten on disk (secure_delete) and the log truncated. */
   deleteChat(chat: string): number {
     this.db.pragma('secure_delete = ON');
-    const n = this.db.prepare('DELETE FROM usage_daily WHERE chat = ?').run(chat).changes + this.db.prepare('DELETE FROM usage_models WHERE chat = ?').run(chat).changes;
+    const n =
+      this.db.prepare('DELETE FROM usage_daily WHERE chat = ?').run(chat).changes +
+      this.db.prepare('DELETE FROM usage_models WHERE chat = ?').run(chat).changes;
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     return n;
   }

@@ -162,7 +162,8 @@ export class MemoryPageData {
       const raw = await readSessionFile(path.join(this.sessionsDir, name));
       try {
         const j = JSON.parse(raw) as { channelType?: unknown; chatId?: unknown };
-        if (typeof j.channelType === 'string' && typeof j.chatId === 'string') keys.set(`${j.channelType}:${j.chatId}`, { channel: j.channelType, chatId: j.chatId });
+        if (typeof j.channelType === 'string' && typeof j.chatId === 'string')
+          keys.set(`${j.channelType}:${j.chatId}`, { channel: j.channelType, chatId: j.chatId });
       } catch {
         // A torn or corrupt file: the session store reports it; the list goes on.
       }
@@ -179,7 +180,14 @@ export class MemoryPageData {
       const session = await footprint(this.s.sessions.fileFor(channel, chatId));
       const mem = this.s.config.memoryScope === 'chat' ? await footprint(this.s.memory.forChat(channel, chatId).dir) : { bytes: 0, mtime: 0 };
       const mtime = Math.max(session.mtime, mem.mtime);
-      out.push({ key, channel, chatId, lastActivity: mtime ? new Date(mtime).toISOString() : null, bytes: session.bytes + mem.bytes, ...chatLabel(this.s.sessions.names, channel, chatId) });
+      out.push({
+        key,
+        channel,
+        chatId,
+        lastActivity: mtime ? new Date(mtime).toISOString() : null,
+        bytes: session.bytes + mem.bytes,
+        ...chatLabel(this.s.sessions.names, channel, chatId),
+      });
     }
     return out.sort((a, b) => (b.lastActivity ?? '').localeCompare(a.lastActivity ?? '') || a.key.localeCompare(b.key));
   }
@@ -294,6 +302,9 @@ export class MemoryPageData {
     }
     for (const h of await this.history(chat, 10_000)) if (/^\d{4}-\d\d-\d\d/.test(h.at)) at(h.at.slice(0, 10)).consolidations++;
     for (const v of (await this.memory(chat)).versions as Array<{ at: string }>) at(v.at.slice(0, 10)).versions++;
-    return [...days.entries()].map(([day, d]) => ({ day, ...d })).sort((a, b) => a.day.localeCompare(b.day)).slice(-TIMELINE_DAYS);
+    return [...days.entries()]
+      .map(([day, d]) => ({ day, ...d }))
+      .sort((a, b) => a.day.localeCompare(b.day))
+      .slice(-TIMELINE_DAYS);
   }
 }

@@ -52,6 +52,10 @@ export function lineDiff(before: string, after: string): LineDiff {
       else middle.push({ op: '+', text: y[j++]! });
     }
   }
-  const lines = [...a.slice(0, head).map((text) => ({ op: '=' as const, text })), ...middle, ...a.slice(a.length - tail).map((text) => ({ op: '=' as const, text }))];
+  const lines = [
+    ...a.slice(0, head).map((text) => ({ op: '=' as const, text })),
+    ...middle,
+    ...a.slice(a.length - tail).map((text) => ({ op: '=' as const, text })),
+  ];
   return { added: lines.filter((l) => l.op === '+').length, removed: lines.filter((l) => l.op === '-').length, lines };
 }

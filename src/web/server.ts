@@ -50,9 +50,11 @@ export interface MemoryPage {
 
 class Conflict extends Error {}
 
-const STALE_MEMORY = 'Not saved: MEMORY.md changed since you opened it (the bot or another edit wrote it). Reload to see the new text, then make your edit again.';
+const STALE_MEMORY =
+  'Not saved: MEMORY.md changed since you opened it (the bot or another edit wrote it). Reload to see the new text, then make your edit again.';
 const NEEDS_PREVIEW = 'Preview first: send the same request without "confirm", then again with "confirm" set to the token the preview gave.';
-const STALE_PREVIEW = 'Nothing changed: this preview has run out (already used, older than 10 minutes, or made before a restart) or does not match the request. Preview again.';
+const STALE_PREVIEW =
+  'Nothing changed: this preview has run out (already used, older than 10 minutes, or made before a restart) or does not match the request. Preview again.';
 
 const UNREADABLE = new Set<ErrorCode>(['storage.not_a_file', 'storage.path_escape', 'storage.read_timeout']);
 
@@ -97,13 +99,14 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, h
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'no-referrer',
       'x-frame-options': 'DENY',
-      'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'",
+      'content-security-policy':
+        "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'",
     });
     if (!hostsNow().has((req.headers.host ?? '').toLowerCase())) {
       return reply.code(421).type('text/plain').send('Wrong host: open the page at the address the daemon printed.');
     }
     const url = new URL(req.url, 'http://x');
-    const fromQuery = url.pathname === '/' && req.method === 'GET' ? url.searchParams.get('token') ?? undefined : undefined;
+    const fromQuery = url.pathname === '/' && req.method === 'GET' ? (url.searchParams.get('token') ?? undefined) : undefined;
     if (fromQuery !== undefined && sameToken(fromQuery, opts.token)) {
       void reply.setCookie(COOKIE, opts.token, { httpOnly: true, sameSite: 'strict', path: '/' });
       return reply.redirect('/', 303);
@@ -113,7 +116,11 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, h
       return reply
         .code(401)
         .type(url.pathname.startsWith('/api/') ? 'application/json' : 'text/plain')
-        .send(url.pathname.startsWith('/api/') ? { error: 'Token required.' } : 'Token required: open the link the daemon printed at start (npm run doctor prints it again).');
+        .send(
+          url.pathname.startsWith('/api/')
+            ? { error: 'Token required.' }
+            : 'Token required: open the link the daemon printed at start (npm run doctor prints it again).',
+        );
     }
     if (req.method !== 'GET' && req.method !== 'HEAD' && !originMatches(req, origins)) {
       return reply.code(403).send({ error: 'Refused: this change did not come from the memory page itself (Origin missing or foreign).' });
@@ -190,7 +197,8 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, h
     const chat = await chatOf(req.body?.chat, reply);
     if (!chat) return reply;
     const { text, base, confirm } = req.body;
-    if (typeof text !== 'string' || typeof base !== 'string') return reply.code(400).send({ error: 'Send {chat, text, base}: base is the hash of the text you loaded.' });
+    if (typeof text !== 'string' || typeof base !== 'string')
+      return reply.code(400).send({ error: 'Send {chat, text, base}: base is the hash of the text you loaded.' });
     const what = `memory\0${chat.key}\0${base}\0${hashText(text)}`;
     if (confirm === undefined) {
       const current = (await data.memory(chat)).text;
@@ -222,7 +230,8 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, h
     const chat = await chatOf(req.body?.chat, reply);
     if (!chat) return reply;
     const { words, confirm } = req.body;
-    if (typeof words !== 'string' || words.trim().length < MIN_FORGET_CHARS) return reply.code(400).send({ error: `Give at least ${MIN_FORGET_CHARS} characters to forget.` });
+    if (typeof words !== 'string' || words.trim().length < MIN_FORGET_CHARS)
+      return reply.code(400).send({ error: `Give at least ${MIN_FORGET_CHARS} characters to forget.` });
     const ref = { channel: chat.channel, chatId: chat.chatId };
     const what = `forget\0${chat.key}\0${words.trim().replace(/\s+/g, ' ')}`;
     if (confirm === undefined) {
@@ -237,7 +246,9 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, h
   });
 
   const indexOff = (reply: FastifyReply) =>
-    reply.code(503).send({ error: `The memory index is off (${services.index.disabledReason ?? 'unavailable'}): facts cannot be changed now. MEMORY.md can still be edited.` });
+    reply.code(503).send({
+      error: `The memory index is off (${services.index.disabledReason ?? 'unavailable'}): facts cannot be changed now. MEMORY.md can still be edited.`,
+    });
 
   // Confirm and correct are the confirm_fact / correct_fact tools' own calls (MemoryIndex), in the chat's scope.
   app.post<B>('/api/fact/confirm', async (req, reply) => {

@@ -10,7 +10,6 @@ import path from 'node:path';
 import { resolvePageToken, TOKEN_FILE } from './token.js';
 import { isWildcardHost } from './address.js';
 
-
 export async function startConfiguredMemoryPage(services: Services, log: Logger): Promise<MemoryPage | undefined> {
   const { memoryPagePort: port, memoryPageHost: host, memoryPageToken, workspaceDir } = services.config;
   if (!port) return undefined;
@@ -24,9 +23,13 @@ export async function startConfiguredMemoryPage(services: Services, log: Logger)
   // Never the token itself: this line lands in log files (pm2 keeps stderr). Where it is kept
   // (0600, readable by the daemon's user only) and how to get the whole link instead.
   const where = memoryPageToken ? 'MEMORY_PAGE_TOKEN' : path.join(workspaceDir, TOKEN_FILE);
-  process.stderr.write(`memory page: ${page.url} — open it with ?token=<the token in ${where}>${created ? ' (made just now)' : ''}; npm run doctor prints the whole link\n`);
+  process.stderr.write(
+    `memory page: ${page.url} — open it with ?token=<the token in ${where}>${created ? ' (made just now)' : ''}; npm run doctor prints the whole link\n`,
+  );
   if (isWildcardHost(host) && origins.length === 0) {
-    pageLog.warn(`the memory page listens on ${host} but answers only at 127.0.0.1/localhost: set MEMORY_PAGE_ORIGIN to the address people open it at (e.g. https://memory.example.com behind your TLS proxy)`);
+    pageLog.warn(
+      `the memory page listens on ${host} but answers only at 127.0.0.1/localhost: set MEMORY_PAGE_ORIGIN to the address people open it at (e.g. https://memory.example.com behind your TLS proxy)`,
+    );
   }
   pageLog.info({ url: page.url, origins }, 'memory page started');
   return page;

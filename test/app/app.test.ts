@@ -15,10 +15,13 @@ test('a message flows through the pipeline to the model and back, and the sessio
     assert.equal(req.body.messages.at(-1).content, 'hello there');
     assert.ok(req.body.tools.some((t: any) => t.function.name === 'get_current_time'));
     const file = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:42.json'), 'utf8'));
-    assert.deepEqual(file.messages.map((m: any) => [m.role, m.content]), [
-      ['user', 'hello there'],
-      ['assistant', 'echo: hello there'],
-    ]);
+    assert.deepEqual(
+      file.messages.map((m: any) => [m.role, m.content]),
+      [
+        ['user', 'hello there'],
+        ['assistant', 'echo: hello there'],
+      ],
+    );
     assert.equal(file.id, 'test:42');
     assert.equal(file.state, 'ACTIVE');
     for (const k of ['id', 'channelType', 'chatId', 'messages', 'metadata', 'state', 'createdAt', 'updatedAt']) assert.ok(k in file, k);
@@ -39,7 +42,10 @@ test('the user message is durable (fsynced journal) before the LLM is called, an
     await bot.send('7', 'remember this sentence');
     assert.match(journalAtCall, /"t":"in".*remember this sentence/);
     const file = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:7.json'), 'utf8'));
-    assert.deepEqual(file.messages.map((m: any) => m.content), ['remember this sentence', 'ok']);
+    assert.deepEqual(
+      file.messages.map((m: any) => m.content),
+      ['remember this sentence', 'ok'],
+    );
   } finally {
     await bot.close();
   }

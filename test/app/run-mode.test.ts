@@ -42,7 +42,9 @@ test('under pm2 (pm_id set) with no bot token: exit 2 with one line saying what 
     assert.equal(code, 2, run.err());
     assert.equal(run.out(), '');
     const lines = run.err().split('\n').filter(Boolean);
-    assert.deepEqual(lines, ['config: no channel to serve under pm2: set TELEGRAM_BOT_TOKEN in .env (npm run setup asks for it), or run npm start in a terminal for the terminal chat']);
+    assert.deepEqual(lines, [
+      'config: no channel to serve under pm2: set TELEGRAM_BOT_TOKEN in .env (npm run setup asks for it), or run npm start in a terminal for the terminal chat',
+    ]);
     assert.ok(!existsSync(path.join(ws.dir, 'sessions')), 'nothing was started');
   } finally {
     await ws.cleanup();
@@ -59,13 +61,31 @@ test('Telegram: info log lines on stdout, warnings on stderr (pm2 keeps them apa
   try {
     await waitFor(() => /daemon started/.test(run.out()) || /daemon started/.test(run.err()), 20_000, 'the daemon to start');
     await waitFor(() => /setMyCommands failed/.test(run.err() + run.out()), 10_000, 'the setMyCommands warning');
-    const parse = (s: string) => s.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string });
+    const parse = (s: string) =>
+      s
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { level: number; msg: string });
     const out = parse(run.out());
     const err = parse(run.err());
-    assert.ok(out.some((l) => /daemon started/.test(l.msg)), `daemon started is on stdout:\n${run.out()}`);
-    assert.ok(err.some((l) => /setMyCommands failed/.test(l.msg)), `the warning is on stderr:\n${run.err()}`);
-    assert.deepEqual(out.filter((l) => l.level >= 40), [], 'no warning or error on stdout');
-    assert.deepEqual(err.filter((l) => l.level < 40), [], 'no info line on stderr');
+    assert.ok(
+      out.some((l) => /daemon started/.test(l.msg)),
+      `daemon started is on stdout:\n${run.out()}`,
+    );
+    assert.ok(
+      err.some((l) => /setMyCommands failed/.test(l.msg)),
+      `the warning is on stderr:\n${run.err()}`,
+    );
+    assert.deepEqual(
+      out.filter((l) => l.level >= 40),
+      [],
+      'no warning or error on stdout',
+    );
+    assert.deepEqual(
+      err.filter((l) => l.level < 40),
+      [],
+      'no info line on stderr',
+    );
   } finally {
     run.kill();
     await run.exited;
@@ -91,7 +111,10 @@ test('the terminal chat (stdin a terminal): a banner, a prompt, the reply, no lo
     run.write('/quit\r');
     assert.equal(await run.exited, 0, run.out());
     const screen = run.out();
-    assert.match(screen, /^membot \(gpt-4o-mini, chat console:local\): type a message, \/help for commands, \/quit or Ctrl\+D to leave\. Logs: .*logs\/membot\.log\r?$/m);
+    assert.match(
+      screen,
+      /^membot \(gpt-4o-mini, chat console:local\): type a message, \/help for commands, \/quit or Ctrl\+D to leave\. Logs: .*logs\/membot\.log\r?$/m,
+    );
     assert.match(screen, /> /, 'a prompt');
     assert.ok(!/"level"|\bINFO\b|\bDEBUG\b|daemon started/.test(screen), `no log line on the screen:\n${screen}`);
     const logFile = path.join(ws.dir, 'logs', 'membot.log');

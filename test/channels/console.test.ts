@@ -118,7 +118,9 @@ test('piped input: one reply per line on stdout, logs on stderr, exit 0, session
       ],
     );
     // The memory page lists this chat as "Terminal" (sessions.names.json).
-    assert.deepEqual(JSON.parse(await readFile(path.join(ws.dir, 'sessions.names.json'), 'utf8')).chats, { 'console:local': { kind: 'private', name: 'Terminal' } });
+    assert.deepEqual(JSON.parse(await readFile(path.join(ws.dir, 'sessions.names.json'), 'utf8')).chats, {
+      'console:local': { kind: 'private', name: 'Terminal' },
+    });
   } finally {
     if (started && started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGKILL');
     await llm.close();
@@ -181,7 +183,10 @@ test('SIGTERM while a turn is running: the reply is still printed and the exit c
     assert.equal(llm.chatRequests().length, 1);
 
     const session = JSON.parse(await readFile(path.join(ws.dir, 'sessions', 'console:local.json'), 'utf8'));
-    assert.deepEqual(session.messages.map((m: { content: string }) => m.content), ['slow question', 'echo: slow question']);
+    assert.deepEqual(
+      session.messages.map((m: { content: string }) => m.content),
+      ['slow question', 'echo: slow question'],
+    );
   } finally {
     release();
     if (started && started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGKILL');
@@ -200,7 +205,8 @@ test("risk: the model's escape sequences reach the operator's terminal — the c
     },
   });
   registerSecret('sk-console-secret-98765');
-  const hostile = 'clear\u001b[2J\u001b[H title\u001b]0;pwned\u0007 bell\u0007 csi\u009b31m back\b\b del\u007f cr\rnul\u0000 key sk-console-secret-98765\nsecond line\twith a tab';
+  const hostile =
+    'clear\u001b[2J\u001b[H title\u001b]0;pwned\u0007 bell\u0007 csi\u009b31m back\b\b del\u007f cr\rnul\u0000 key sk-console-secret-98765\nsecond line\twith a tab';
   const channel = new ConsoleChannel({ chatId: 'local', input, output, interactive: false });
   await channel.start((_msg, reply) => reply(hostile));
   input.end('hi\n');

@@ -19,8 +19,12 @@ test('doctor: everything reachable → every check ok (or skipped), one tiny LLM
   try {
     const env = { OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, TZ: 'UTC', TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot };
     const results = await runDoctor({ env, cwd: ws.dir });
-    assert.deepEqual(results.map((r) => r.name), ['config', 'workspace', 'LLM', 'Telegram', 'SQLite', 'sqlite-vec', 'databases', 'disk']);
-    for (const r of results) assert.ok(r.status === 'ok' || r.status === 'skip' || (r.name === 'disk' && r.status === 'warn'), `${r.name}: ${r.status} ${r.detail}`);
+    assert.deepEqual(
+      results.map((r) => r.name),
+      ['config', 'workspace', 'LLM', 'Telegram', 'SQLite', 'sqlite-vec', 'databases', 'disk'],
+    );
+    for (const r of results)
+      assert.ok(r.status === 'ok' || r.status === 'skip' || (r.name === 'disk' && r.status === 'warn'), `${r.name}: ${r.status} ${r.detail}`);
     assert.equal(results.find((r) => r.name === 'Telegram')!.detail.startsWith('getMe: @TestNameBot'), true);
     assert.equal(llm.chatRequests().length, 1);
     assert.equal(llm.chatRequests()[0]!.body.max_tokens, 1, 'a tiny request');
@@ -38,11 +42,15 @@ test('doctor: everything reachable → every check ok (or skipped), one tiny LLM
 test('doctor asks every model the daemon may use: LLM_MODELS on their own servers and LLM_FALLBACK, each once; a dead one fails with its own fix', async () => {
   // The default server knows gpt-a and gpt-fb; "gpt-gone" it does not (404, as OpenAI answers).
   const main = await startFakeLlm((req) =>
-    req.body?.model === 'gpt-gone' ? { status: 404, json: { error: { message: 'The model `gpt-gone` does not exist', type: 'invalid_request_error' } } } : { json: completion('ok', undefined, String(req.body?.model)) },
+    req.body?.model === 'gpt-gone'
+      ? { status: 404, json: { error: { message: 'The model `gpt-gone` does not exist', type: 'invalid_request_error' } } }
+      : { json: completion('ok', undefined, String(req.body?.model)) },
   );
   // A server that wants a key: gpt-nokey is listed on it without one.
   const other = await startFakeLlm((req) =>
-    req.headers.authorization === 'Bearer sk-other-secret-0123456789' ? { json: completion('ok', undefined, String(req.body?.model)) } : { status: 401, json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } } },
+    req.headers.authorization === 'Bearer sk-other-secret-0123456789'
+      ? { json: completion('ok', undefined, String(req.body?.model)) }
+      : { status: 401, json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } } },
   );
   const ws = await tempDir();
   try {
@@ -59,10 +67,31 @@ test('doctor asks every model the daemon may use: LLM_MODELS on their own server
     };
     const results = await runDoctor({ env, cwd: ws.dir, timeoutMs: 5000 });
     const by = Object.fromEntries(results.map((r) => [r.name, r]));
-    assert.deepEqual(results.filter((r) => r.name.startsWith('LLM')).map((r) => `${r.name} ${r.status}`), ['LLM ok', 'LLM gpt-bal ok', 'LLM gpt-own ok', 'LLM gpt-dead fail', 'LLM gpt-nokey fail', 'LLM gpt-fb ok', 'LLM gpt-gone fail']);
-    assert.deepEqual(main.chatRequests().map((r) => r.body.model).sort(), ['gpt-a', 'gpt-bal', 'gpt-fb', 'gpt-gone'], 'each model on the default server asked once, no fallback');
-    assert.deepEqual(other.chatRequests().map((r) => r.body.model).sort(), ['gpt-nokey', 'gpt-own'], 'the others on their own server, once each');
-    assert.match(by['LLM gpt-nokey']!.fix!, /gpt-nokey=http:\/\/127\.0\.0\.1:\d+\/v1\|KEY_VARIABLE in LLM_MODELS/, 'OPENAI_API_KEY is never sent there: its entry needs a key');
+    assert.deepEqual(
+      results.filter((r) => r.name.startsWith('LLM')).map((r) => `${r.name} ${r.status}`),
+      ['LLM ok', 'LLM gpt-bal ok', 'LLM gpt-own ok', 'LLM gpt-dead fail', 'LLM gpt-nokey fail', 'LLM gpt-fb ok', 'LLM gpt-gone fail'],
+    );
+    assert.deepEqual(
+      main
+        .chatRequests()
+        .map((r) => r.body.model)
+        .sort(),
+      ['gpt-a', 'gpt-bal', 'gpt-fb', 'gpt-gone'],
+      'each model on the default server asked once, no fallback',
+    );
+    assert.deepEqual(
+      other
+        .chatRequests()
+        .map((r) => r.body.model)
+        .sort(),
+      ['gpt-nokey', 'gpt-own'],
+      'the others on their own server, once each',
+    );
+    assert.match(
+      by['LLM gpt-nokey']!.fix!,
+      /gpt-nokey=http:\/\/127\.0\.0\.1:\d+\/v1\|KEY_VARIABLE in LLM_MODELS/,
+      'OPENAI_API_KEY is never sent there: its entry needs a key',
+    );
     assert.match(by['LLM gpt-dead']!.fix!, new RegExp(`LLM_MODELS entry \\(gpt-dead=http://127\\.0\\.0\\.1:${deadPort}/v1\\)`));
     assert.match(by['LLM gpt-gone']!.fix!, /does not know model gpt-gone .*LLM_MODELS \/ LLM_FALLBACK and OPENAI_BASE_URL/);
     assert.equal(exitCodeFor(results), 1);

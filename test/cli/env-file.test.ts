@@ -6,7 +6,7 @@ import { mergeEnv } from '../../src/cli/env-file.js';
 import { isAppError } from '../../src/core/errors.js';
 
 test('values with #, spaces, quotes and backslashes read back unchanged', () => {
-  const values = ['sk-plain_KEY.123', 'pass#word', ' spaced out ', "it's", 'say "hi"', "both ' and \"", 'back\\slash', 'http://127.0.0.1:11434/v1', ''];
+  const values = ['sk-plain_KEY.123', 'pass#word', ' spaced out ', "it's", 'say "hi"', 'both \' and "', 'back\\slash', 'http://127.0.0.1:11434/v1', ''];
   for (const v of values) assert.equal(dotenv.parse(mergeEnv('', { K: v })).K, v, JSON.stringify(v));
 });
 
@@ -16,5 +16,8 @@ test('the line is replaced where it stands (a commented example is followed), a 
 });
 
 test('a value .env cannot hold is refused with the setting named, not the value', () => {
-  assert.throws(() => mergeEnv('', { OPENAI_API_KEY: 'sk-secret\nX=1' }), (err) => isAppError(err, 'config.invalid') && /OPENAI_API_KEY/.test(err.message) && !err.message.includes('sk-secret'));
+  assert.throws(
+    () => mergeEnv('', { OPENAI_API_KEY: 'sk-secret\nX=1' }),
+    (err) => isAppError(err, 'config.invalid') && /OPENAI_API_KEY/.test(err.message) && !err.message.includes('sk-secret'),
+  );
 });

@@ -36,7 +36,10 @@ for (const [script, usage] of CASES) {
 }
 
 test('the daemon (npm start -- --help): usage on stdout, exit 0, no bot started', async () => {
-  const res = await run(process.execPath, ['--import', tsxLoader, mainTs, '--help'], { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', WORKSPACE_DIR: '/nonexistent/never-created' });
+  const res = await run(process.execPath, ['--import', tsxLoader, mainTs, '--help'], {
+    OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+    WORKSPACE_DIR: '/nonexistent/never-created',
+  });
   assert.equal(res.code, 0, res.stderr);
   assert.match(res.stdout, /^usage: npm start\b/);
   assert.equal(res.stderr, '');

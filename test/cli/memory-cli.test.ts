@@ -13,9 +13,13 @@ import { silentLogger } from '../../src/core/log.js';
 import { tempDir } from '../helpers/workspace.js';
 import { memoryCli } from '../helpers/child.js';
 
-
-
-const msg = (id: string, speaker: string, text: string, timestamp: string) => ({ id, speaker, role: speaker === 'Bot' ? 'assistant' : 'user', text, timestamp });
+const msg = (id: string, speaker: string, text: string, timestamp: string) => ({
+  id,
+  speaker,
+  role: speaker === 'Bot' ? 'assistant' : 'user',
+  text,
+  timestamp,
+});
 
 const DATASET = {
   conversations: [
@@ -103,7 +107,11 @@ test('eval --compare: baseline beside default from one run, per category, with l
   await withDataset(async (file) => {
     const [table, json] = await Promise.all([memoryCli(['eval', file, file, '--compare']), memoryCli(['eval', file, '--compare', '--json'])]);
     assert.equal(table.code, 0, table.stderr);
-    assert.equal(table.stdout.match(/^\| .*, all conversations \| questions \| baseline @5 \| baseline @10 \| baseline @20 \| default @5/gm)?.length, 2, 'one table per file');
+    assert.equal(
+      table.stdout.match(/^\| .*, all conversations \| questions \| baseline @5 \| baseline @10 \| baseline @20 \| default @5/gm)?.length,
+      2,
+      'one table per file',
+    );
     assert.match(table.stdout, /^\| \*\*all\*\* \| 5 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \([+−][\d.]+\)/m);
     assert.match(table.stdout, /^\| search latency \| \| p50 [\d.]+ ms, p95 [\d.]+ ms/m);
     assert.match(table.stdout, /- with the bar: +\d+ lines, \d+ evidence/);
@@ -139,7 +147,10 @@ test('search and run-job: a missing query or an unknown job exits 2 with a usage
   try {
     const env = { WORKSPACE_DIR: ws.dir };
     const [noQuery, badJob] = await Promise.all([memoryCli(['search', '--json'], env), memoryCli(['run-job', 'nap'], env)]);
-    for (const [name, r] of [['search', noQuery], ['run-job nap', badJob]] as const) {
+    for (const [name, r] of [
+      ['search', noQuery],
+      ['run-job nap', badJob],
+    ] as const) {
       assert.match(r.stderr, /search needs a query|run-job takes one of: enrichment, consolidation, decay, reflection/, name);
       assert.equal(r.code, 2, `${name}: exit ${r.code}`);
     }
@@ -165,7 +176,11 @@ test('search "<q>" --chat test:1 --json prints a JSON array of that chat\'s resu
     assert.equal(one.code, 0, one.stderr);
     const results = JSON.parse(one.stdout) as Array<Record<string, any>>;
     assert.ok(Array.isArray(results));
-    assert.deepEqual(results.map((r) => r.content), ['My cat is called Miso'], 'not chat 2\'s Felix, not the unrelated message');
+    assert.deepEqual(
+      results.map((r) => r.content),
+      ['My cat is called Miso'],
+      "not chat 2's Felix, not the unrelated message",
+    );
     assert.equal(results[0]!.kind, 'episode');
     assert.equal(results[0]!.speaker, 'Ann');
     assert.equal(results[0]!.date, '2026-01-02T10:00:00.000Z');

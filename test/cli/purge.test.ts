@@ -24,13 +24,23 @@ const responder: Responder = (req, i) => {
   if (promptKind(req) !== 'consolidation') return echoResponder(req, i);
   const prompt = String(req.body.messages[0].content);
   const word = /PLUM11|KIWI22/.exec(prompt)?.[0] ?? 'nothing';
-  return text(JSON.stringify({ history_entry: `[2026-03-10 12:00] Talked about ${word}.`, memory_update: `- The code word is ${word}.`, facts: [`The code word is ${word}.`] }));
+  return text(
+    JSON.stringify({
+      history_entry: `[2026-03-10 12:00] Talked about ${word}.`,
+      memory_update: `- The code word is ${word}.`,
+      facts: [`The code word is ${word}.`],
+    }),
+  );
 };
 
 async function snapshot(dir: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (e.isFile()) out.set(path.relative(dir, path.join(e.parentPath ?? (e as any).path, e.name)), (await readFile(path.join(e.parentPath ?? (e as any).path, e.name))).toString('base64'));
+    if (e.isFile())
+      out.set(
+        path.relative(dir, path.join(e.parentPath ?? (e as any).path, e.name)),
+        (await readFile(path.join(e.parentPath ?? (e as any).path, e.name))).toString('base64'),
+      );
   }
   return out;
 }
@@ -39,18 +49,22 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
   const bot = await startTestBot({ responder });
   const ws = bot.workspace;
   try {
-    for (const [chat, word, name] of [['1', 'PLUM11', 'Plumbob Quill'], ['2', 'KIWI22', 'Kiwi Keeper']] as const) {
+    for (const [chat, word, name] of [
+      ['1', 'PLUM11', 'Plumbob Quill'],
+      ['2', 'KIWI22', 'Kiwi Keeper'],
+    ] as const) {
       await bot.send(chat, `my code word is ${word}`, { chat: { kind: 'private', name } });
       await bot.send(chat, '/new');
       await bot.send(chat, `again: ${word}`);
       await bot.send(chat, '/export');
     }
     const inADay = new Date(Date.now() + 86_400_000).toISOString();
-    for (const chat of ['1', '2']) assert.ok(bot.app.services.reminders.schedule('test', chat, { at: inADay, text: `say ${chat === '1' ? 'PLUM11' : 'KIWI22'}` }).ok);
-    await new PairingStore(pairingFile(ws)).approve((await new PairingStore(pairingFile(ws)).request({ userId: '1', chatId: '1' }) as { code: string }).code);
+    for (const chat of ['1', '2'])
+      assert.ok(bot.app.services.reminders.schedule('test', chat, { at: inADay, text: `say ${chat === '1' ? 'PLUM11' : 'KIWI22'}` }).ok);
+    await new PairingStore(pairingFile(ws)).approve(((await new PairingStore(pairingFile(ws)).request({ userId: '1', chatId: '1' })) as { code: string }).code);
     await bot.app.stop();
     assert.ok((await filesContaining(ws, 'PLUM11')).length >= 6);
-    assert.ok((await filesContaining(ws, 'Plumbob Quill')).includes('sessions.names.json'), 'the chat\'s name was kept');
+    assert.ok((await filesContaining(ws, 'Plumbob Quill')).includes('sessions.names.json'), "the chat's name was kept");
     const otherMemory = await snapshot(path.join(ws, 'memory', 'test:2'));
     const otherSession = await readFile(path.join(ws, 'sessions', 'test:2.json'));
     const otherExports = await snapshot(path.join(ws, 'exports', 'test:2'));
@@ -58,7 +72,10 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     // A damaged memory.db set aside earlier: never opened again, so purge names it instead.
     await writeFile(path.join(ws, 'memory.db.corrupt-2026-01-01T00-00-00Z'), 'damaged');
     const out: string[] = [];
-    const code = await runChatCommand('purge', ['--chat', 'test:1', '--pairing'], testConfig({ WORKSPACE_DIR: ws }), silentLogger(), { out: (l) => out.push(l), err: (l) => out.push(l) });
+    const code = await runChatCommand('purge', ['--chat', 'test:1', '--pairing'], testConfig({ WORKSPACE_DIR: ws }), silentLogger(), {
+      out: (l) => out.push(l),
+      err: (l) => out.push(l),
+    });
     assert.equal(code, 0, out.join('\n'));
     const printed = out.join('\n');
     assert.match(printed, /^Purged test:1\. Deleted:/);
@@ -75,12 +92,15 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     assert.match(printed, /its name in sessions\.names\.json/);
     assert.ok((await filesContaining(ws, 'Kiwi Keeper')).includes('sessions.names.json'), 'the other chat keeps its name');
     assert.deepEqual(await filesContaining(ws, 'test:1'), [], 'not even its id');
-    assert.deepEqual(await snapshot(path.join(ws, 'memory', 'test:2')), otherMemory, 'the other chat\'s memory folder is byte-identical');
+    assert.deepEqual(await snapshot(path.join(ws, 'memory', 'test:2')), otherMemory, "the other chat's memory folder is byte-identical");
     assert.deepEqual(await readFile(path.join(ws, 'sessions', 'test:2.json')), otherSession);
     assert.deepEqual(await snapshot(path.join(ws, 'exports', 'test:2')), otherExports);
     const index = new MemoryIndex(path.join(ws, 'memory.db'), silentLogger());
     try {
-      assert.ok(index.search('code word', { scope: 'test:2', limit: 5 }).some((h) => /KIWI22/.test(h.content)), 'the other chat\'s memories are still found');
+      assert.ok(
+        index.search('code word', { scope: 'test:2', limit: 5 }).some((h) => /KIWI22/.test(h.content)),
+        "the other chat's memories are still found",
+      );
       assert.equal(index.search('code word', { scope: 'test:1', limit: 5 }).length, 0);
     } finally {
       index.close();
@@ -138,7 +158,13 @@ test('purge --chat telegram:<group> takes the group and every forum topic of it,
   const consolidating: Responder = (req, i) => {
     if (promptKind(req) !== 'consolidation') return echoResponder(req, i);
     const word = wordIn(String(req.body.messages[0].content));
-    return text(JSON.stringify({ history_entry: `[2026-03-10 12:00] Talked about ${word}.`, memory_update: `- The code word is ${word}.`, facts: [`The code word is ${word}.`] }));
+    return text(
+      JSON.stringify({
+        history_entry: `[2026-03-10 12:00] Talked about ${word}.`,
+        memory_update: `- The code word is ${word}.`,
+        facts: [`The code word is ${word}.`],
+      }),
+    );
   };
   const bot = await startTestBot({ responder: consolidating });
   const ws = bot.workspace;
@@ -152,12 +178,24 @@ test('purge --chat telegram:<group> takes the group and every forum topic of it,
       assert.ok(bot.app.services.reminders.schedule('telegram', chat, { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${word}` }).ok);
     }
     await bot.app.stop();
-    const others = ['memory', 'sessions', 'exports'].flatMap((d) => ['telegram:-100456', 'telegram:-1001234%3A5'].map((k) => path.join(ws, d, d === 'sessions' ? `${k}.json` : k)));
-    const before = await Promise.all(others.map((p) => readFile(p).then((b) => b.toString('base64'), () => snapshot(p))));
+    const others = ['memory', 'sessions', 'exports'].flatMap((d) =>
+      ['telegram:-100456', 'telegram:-1001234%3A5'].map((k) => path.join(ws, d, d === 'sessions' ? `${k}.json` : k)),
+    );
+    const before = await Promise.all(
+      others.map((p) =>
+        readFile(p).then(
+          (b) => b.toString('base64'),
+          () => snapshot(p),
+        ),
+      ),
+    );
 
     const purge = async (chat: string) => {
       const out: string[] = [];
-      const code = await runChatCommand('purge', ['--chat', chat], testConfig({ WORKSPACE_DIR: ws }), silentLogger(), { out: (l) => out.push(l), err: (l) => out.push(l) });
+      const code = await runChatCommand('purge', ['--chat', chat], testConfig({ WORKSPACE_DIR: ws }), silentLogger(), {
+        out: (l) => out.push(l),
+        err: (l) => out.push(l),
+      });
       assert.equal(code, 0, out.join('\n'));
       return out.join('\n');
     };
@@ -175,14 +213,27 @@ test('purge --chat telegram:<group> takes the group and every forum topic of it,
     assert.match(all, /3 reminder\(s\) in schedules\.db/);
     assert.match(all, /\d+ row\(s\) of token usage in usage\.db/);
     for (const word of ['FIG44', 'PLUM11', 'PEAR33']) assert.deepEqual(await filesContaining(ws, word), [], `no byte of ${word} left`);
-    assert.deepEqual(await filesMatching(ws, /-100123(?!\d)/), [], 'not even the group\'s id');
+    assert.deepEqual(await filesMatching(ws, /-100123(?!\d)/), [], "not even the group's id");
 
-    const after = await Promise.all(others.map((p) => readFile(p).then((b) => b.toString('base64'), () => snapshot(p))));
-    assert.deepEqual(after, before, 'the other groups\' sessions, memory folders and exports are byte-identical');
+    const after = await Promise.all(
+      others.map((p) =>
+        readFile(p).then(
+          (b) => b.toString('base64'),
+          () => snapshot(p),
+        ),
+      ),
+    );
+    assert.deepEqual(after, before, "the other groups' sessions, memory folders and exports are byte-identical");
     const index = new MemoryIndex(path.join(ws, 'memory.db'), silentLogger());
     try {
-      for (const [scope, word] of [['telegram:-100456', 'KIWI22'], ['telegram:-1001234:5', 'LIME55']]) {
-        assert.ok(index.search('code word', { scope: scope!, limit: 5 }).some((h) => h.content.includes(word!)), `${scope} keeps its memories`);
+      for (const [scope, word] of [
+        ['telegram:-100456', 'KIWI22'],
+        ['telegram:-1001234:5', 'LIME55'],
+      ]) {
+        assert.ok(
+          index.search('code word', { scope: scope!, limit: 5 }).some((h) => h.content.includes(word!)),
+          `${scope} keeps its memories`,
+        );
       }
     } finally {
       index.close();
@@ -209,7 +260,10 @@ test('purge --chat telegram:<group> takes the group and every forum topic of it,
 /** Two chats that talked, consolidated and each set a reminder; the daemon stopped. */
 async function twoChats(): Promise<{ ws: string; closeLlm: () => Promise<void> }> {
   const bot = await startTestBot({ responder });
-  for (const [chat, word] of [['1', 'PLUM11'], ['2', 'KIWI22']] as const) {
+  for (const [chat, word] of [
+    ['1', 'PLUM11'],
+    ['2', 'KIWI22'],
+  ] as const) {
     await bot.send(chat, `my code word is ${word}`);
     await bot.send(chat, '/new');
     assert.ok(bot.app.services.reminders.schedule('test', chat, { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${word}` }).ok);
@@ -239,7 +293,10 @@ test('risk: a purge killed part-way leaves the chat half there — the next star
 
       if (finisher === 'daemon') {
         // The terminal daemon with no input: it starts, then stops at the end of its input.
-        const daemon = startDaemonChild({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'sk-test-key-123456', WORKSPACE_DIR: ws, LOG_LEVEL: 'info' }, ws);
+        const daemon = startDaemonChild(
+          { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'sk-test-key-123456', WORKSPACE_DIR: ws, LOG_LEVEL: 'info' },
+          ws,
+        );
         const code = await new Promise((r) => daemon.child.once('close', r));
         assert.equal(code, 0, daemon.log());
         assert.match(daemon.log(), /a purge was cut off by the last stop; finishing it/);

@@ -22,9 +22,20 @@ const OWNER = 4242;
 
 /** An OpenAI-compatible server that wants KEY, lists two models and echoes. */
 const keyed: Responder = (req, i) => {
-  if (req.headers.authorization !== `Bearer ${KEY}`) return { status: 401, json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } } };
-  if (req.method === 'GET' && req.path.endsWith('/models')) return { json: { object: 'list', data: [{ id: 'fake-model', object: 'model' }, { id: 'other-model', object: 'model' }] } };
-  if (!['fake-model', 'other-model', 'gpt-4o-mini'].includes(req.body?.model)) return { status: 404, json: { error: { message: `The model ${req.body?.model} does not exist`, type: 'invalid_request_error' } } };
+  if (req.headers.authorization !== `Bearer ${KEY}`)
+    return { status: 401, json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } } };
+  if (req.method === 'GET' && req.path.endsWith('/models'))
+    return {
+      json: {
+        object: 'list',
+        data: [
+          { id: 'fake-model', object: 'model' },
+          { id: 'other-model', object: 'model' },
+        ],
+      },
+    };
+  if (!['fake-model', 'other-model', 'gpt-4o-mini'].includes(req.body?.model))
+    return { status: 404, json: { error: { message: `The model ${req.body?.model} does not exist`, type: 'invalid_request_error' } } };
   return echoResponder(req, i);
 };
 
@@ -52,7 +63,9 @@ function onTerminal(cmd: string[], env: Record<string, string>, cwd: string) {
   let seen = 0;
   const answer = async (prompt: RegExp, text: string) => {
     // Each prompt after the previous answer: the same question asked twice is answered twice.
-    await waitFor(() => prompt.test(screen().slice(seen)), 30_000, `the prompt ${prompt}`).catch((err: Error) => assert.fail(`${err.message}; the screen:\n${screen()}`));
+    await waitFor(() => prompt.test(screen().slice(seen)), 30_000, `the prompt ${prompt}`).catch((err: Error) =>
+      assert.fail(`${err.message}; the screen:\n${screen()}`),
+    );
     seen = screen().length;
     run.write(`${text}\r`);
   };
@@ -62,8 +75,30 @@ function onTerminal(cmd: string[], env: Record<string, string>, cwd: string) {
 test('npm run setup: checks the LLM and the token, learns the owner from their message (confirmed), writes .env (0600); the daemon on it answers the owner', () =>
   withStandIns(async ({ llm, tg, dir }) => {
     const envFile = path.join(dir, '.env');
-    const { run: setup, screen, answer } = onTerminal(
-      ['npm', 'run', '--silent', 'setup', '--', '--llm-url', llm.url, '--model', 'fake-model', '--api-root', tg.apiRoot, '--workspace', path.join(dir, 'workspace'), '--out', envFile, '--owner-wait', '60'],
+    const {
+      run: setup,
+      screen,
+      answer,
+    } = onTerminal(
+      [
+        'npm',
+        'run',
+        '--silent',
+        'setup',
+        '--',
+        '--llm-url',
+        llm.url,
+        '--model',
+        'fake-model',
+        '--api-root',
+        tg.apiRoot,
+        '--workspace',
+        path.join(dir, 'workspace'),
+        '--out',
+        envFile,
+        '--owner-wait',
+        '60',
+      ],
       // The secrets come from the environment, as the usage recommends.
       { OPENAI_API_KEY: KEY, TELEGRAM_BOT_TOKEN: tg.token },
       repoRoot,
@@ -85,7 +120,10 @@ test('npm run setup: checks the LLM and the token, learns the owner from their m
     assert.match(screen(), /^Telegram: ok — the token is @TestNameBot's/m);
     assert.match(screen(), /^Owner: Ada \(@ada_owner, id 4242\), added to TELEGRAM_ALLOWED_USERS\.$/m);
     assert.match(screen(), /^Done\. Start the bot with: npm start$/m);
-    assert.deepEqual(tg.botMessages(OWNER).map((m) => m.text), ["Setup got your message: you are this bot's owner. I answer here once the bot runs (npm start)."]);
+    assert.deepEqual(
+      tg.botMessages(OWNER).map((m) => m.text),
+      ["Setup got your message: you are this bot's owner. I answer here once the bot runs (npm start)."],
+    );
 
     assert.equal((await stat(envFile)).mode & 0o777, 0o600);
     const text = await readFile(envFile, 'utf8');
@@ -112,7 +150,12 @@ test('npm run setup: checks the LLM and the token, learns the owner from their m
       assert.equal(answers[1]!.text, 'echo: hi, I am the owner');
       await owner.say('and now?');
       assert.equal((await tg.waitForBotMessages(OWNER, 3, 15_000))[2]!.text, 'echo: and now?');
-      assert.ok(llm.chatRequests().slice(1).every((r) => r.body.model === 'fake-model' && r.headers.authorization === `Bearer ${KEY}`));
+      assert.ok(
+        llm
+          .chatRequests()
+          .slice(1)
+          .every((r) => r.body.model === 'fake-model' && r.headers.authorization === `Bearer ${KEY}`),
+      );
       assert.ok(!(daemon.out() + daemon.err()).includes(KEY), 'the daemon prints no key either');
     } finally {
       daemon.kill();
@@ -126,7 +169,22 @@ test('a stranger cannot become the owner by Enter: "Is this you?" defaults to no
     await tg.user({ userId: 666001, firstName: 'Mallory' }).say('make me the owner');
     const envFile = path.join(dir, '.env');
     const { run, screen, answer } = onTerminal(
-      [process.execPath, '--import', tsxLoader, path.join(repoRoot, 'src/cli/setup.ts'), '--llm-url', llm.url, '--model', 'fake-model', '--api-root', tg.apiRoot, '--out', envFile, '--owner-wait', '30'],
+      [
+        process.execPath,
+        '--import',
+        tsxLoader,
+        path.join(repoRoot, 'src/cli/setup.ts'),
+        '--llm-url',
+        llm.url,
+        '--model',
+        'fake-model',
+        '--api-root',
+        tg.apiRoot,
+        '--out',
+        envFile,
+        '--owner-wait',
+        '30',
+      ],
       { OPENAI_API_KEY: KEY, TELEGRAM_BOT_TOKEN: tg.token },
       dir,
     );
@@ -161,7 +219,7 @@ test('npm run setup -- --yes without --owner: refused in one line naming --owner
     const withOwner = npmSetup([...args, '--owner', '@ada_owner'], { OPENAI_API_KEY: KEY, TELEGRAM_BOT_TOKEN: tg.token });
     assert.equal(await withOwner.exited, 0, withOwner.err());
     assert.equal(dotenv.parse(await readFile(envFile, 'utf8')).TELEGRAM_ALLOWED_USERS, '@ada_owner');
-    assert.deepEqual(tg.callsOf('getUpdates'), [], 'the stranger\'s message was never looked at');
+    assert.deepEqual(tg.callsOf('getUpdates'), [], "the stranger's message was never looked at");
   }));
 
 test('a wrong key, an unknown model, an unreachable server, a refused token: one line saying which, exit 1, no .env, no secret printed', () =>
@@ -170,11 +228,31 @@ test('a wrong key, an unknown model, an unreachable server, a refused token: one
     const base = ['--yes', '--out', envFile, '--owner', '1'];
     const closed = `http://127.0.0.1:${await freePort()}/v1`;
     const cases: Array<{ args: string[]; env: Record<string, string>; line: RegExp }> = [
-      { args: ['--llm-url', llm.url], env: { OPENAI_API_KEY: 'sk-wrong-key-000000000' }, line: /^setup: key refused \(401\) by http:\/\/127\.0\.0\.1:\d+\/v1 — check the API key$/ },
-      { args: ['--llm-url', llm.url, '--model', 'nope'], env: { OPENAI_API_KEY: KEY }, line: /^setup: http:\/\/127\.0\.0\.1:\d+\/v1 has no model "nope" \(404\) — it offers: fake-model, other-model$/ },
-      { args: ['--llm-url', closed], env: { OPENAI_API_KEY: KEY }, line: new RegExp(`^setup: could not reach ${closed.replace(/[./]/g, '\\$&')} \\(connection refused\\) — check the URL`) },
-      { args: ['--llm-url', llm.url, '--model', 'fake-model', '--bot-token', 'not-a-token'], env: { OPENAI_API_KEY: KEY }, line: /^setup: TELEGRAM_BOT_TOKEN does not look like a bot token/ },
-      { args: ['--llm-url', llm.url, '--model', 'fake-model', '--api-root', tg.apiRoot], env: { OPENAI_API_KEY: KEY, TELEGRAM_BOT_TOKEN: '999:refused-token-abcdefgh' }, line: /^setup: Telegram refused the bot token \(401\) — copy it again from @BotFather/ },
+      {
+        args: ['--llm-url', llm.url],
+        env: { OPENAI_API_KEY: 'sk-wrong-key-000000000' },
+        line: /^setup: key refused \(401\) by http:\/\/127\.0\.0\.1:\d+\/v1 — check the API key$/,
+      },
+      {
+        args: ['--llm-url', llm.url, '--model', 'nope'],
+        env: { OPENAI_API_KEY: KEY },
+        line: /^setup: http:\/\/127\.0\.0\.1:\d+\/v1 has no model "nope" \(404\) — it offers: fake-model, other-model$/,
+      },
+      {
+        args: ['--llm-url', closed],
+        env: { OPENAI_API_KEY: KEY },
+        line: new RegExp(`^setup: could not reach ${closed.replace(/[./]/g, '\\$&')} \\(connection refused\\) — check the URL`),
+      },
+      {
+        args: ['--llm-url', llm.url, '--model', 'fake-model', '--bot-token', 'not-a-token'],
+        env: { OPENAI_API_KEY: KEY },
+        line: /^setup: TELEGRAM_BOT_TOKEN does not look like a bot token/,
+      },
+      {
+        args: ['--llm-url', llm.url, '--model', 'fake-model', '--api-root', tg.apiRoot],
+        env: { OPENAI_API_KEY: KEY, TELEGRAM_BOT_TOKEN: '999:refused-token-abcdefgh' },
+        line: /^setup: Telegram refused the bot token \(401\) — copy it again from @BotFather/,
+      },
     ];
     tg.intercept('getMe', () => ({ status: 401, json: { ok: false, error_code: 401, description: 'Unauthorized' } }));
     for (const c of cases) {
@@ -196,12 +274,20 @@ test('an existing .env: refused without --yes; with it, only the asked settings 
     const lines: string[] = [];
     const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(`ERR ${l}`) };
     const args = ['--out', envFile, '--llm-url', llm.url, '--model', 'other-model', '--bot-token', '123:abcdefghijklmnop', '--no-telegram'];
-    assert.equal(await runSetup({ argv: args.filter((a) => a !== '--bot-token' && a !== '123:abcdefghijklmnop'), env: { OPENAI_API_KEY: KEY }, cwd: dir, io }), 2);
+    assert.equal(
+      await runSetup({ argv: args.filter((a) => a !== '--bot-token' && a !== '123:abcdefghijklmnop'), env: { OPENAI_API_KEY: KEY }, cwd: dir, io }),
+      2,
+    );
     assert.match(lines[0]!, /^ERR setup: .*\.env exists — pass --yes to update it/);
     assert.equal(await readFile(envFile, 'utf8'), before, 'untouched');
 
     lines.length = 0;
-    const code = await runSetup({ argv: ['--yes', '--out', envFile, '--llm-url', llm.url, '--model', 'other-model', '--no-telegram'], env: { OPENAI_API_KEY: KEY }, cwd: dir, io });
+    const code = await runSetup({
+      argv: ['--yes', '--out', envFile, '--llm-url', llm.url, '--model', 'other-model', '--no-telegram'],
+      env: { OPENAI_API_KEY: KEY },
+      cwd: dir,
+      io,
+    });
     assert.equal(code, 0, lines.join('\n'));
     assert.equal(
       await readFile(envFile, 'utf8'),
@@ -215,7 +301,15 @@ test('an existing .env: refused without --yes; with it, only the asked settings 
 test('on a terminal: the questions, the key and the token typed without echo, the default model taken from the server', () =>
   withStandIns(async ({ llm, tg, dir }) => {
     const envFile = path.join(dir, '.env');
-    const { run, screen: shown, answer } = onTerminal([process.execPath, '--import', tsxLoader, path.join(repoRoot, 'src/cli/setup.ts'), '--out', envFile, '--api-root', tg.apiRoot, '--owner', '@ada_owner'], {}, dir);
+    const {
+      run,
+      screen: shown,
+      answer,
+    } = onTerminal(
+      [process.execPath, '--import', tsxLoader, path.join(repoRoot, 'src/cli/setup.ts'), '--out', envFile, '--api-root', tg.apiRoot, '--owner', '@ada_owner'],
+      {},
+      dir,
+    );
     try {
       await answer(/Base URL \(Enter: OpenAI\): $/, llm.url);
       await answer(/API key, typed unseen \(Enter: none, for a local server\): $/, KEY);

@@ -54,7 +54,10 @@ test('/compact with no argument keeps the last 10 and reports "N messages summar
     assert.equal(after.length, 11);
     assert.equal(after[0]!.role, 'system');
     assert.ok(after[0]!.content.startsWith('[Conversation summary]\n'));
-    assert.deepEqual(after.slice(1).map((m) => m.content), before.slice(-10));
+    assert.deepEqual(
+      after.slice(1).map((m) => m.content),
+      before.slice(-10),
+    );
     assert.deepEqual(kinds(bot).slice(-2), ['consolidation', 'summary']);
     // The consolidation saw the 20 removed messages, starting with the first one.
     const consolidation = bot.llm.chatRequests().find((r) => promptKind(r) === 'consolidation')!;
@@ -78,7 +81,10 @@ test('/compact 3 keeps 3 plus the summary; the next message still works', () =>
     const after = session(bot).messages;
     assert.equal(after.length, 4);
     assert.ok(after[0]!.content.startsWith('[Conversation summary]'));
-    assert.deepEqual(after.slice(1).map((m) => m.content), before.slice(-3));
+    assert.deepEqual(
+      after.slice(1).map((m) => m.content),
+      before.slice(-3),
+    );
     assert.deepEqual(await bot.send(CHAT, 'still with me?'), ['echo: still with me?']);
   }));
 
@@ -88,7 +94,10 @@ test('/compact 0 is clamped to 1', () =>
     const last = session(bot).messages.at(-1)!.content;
     const reply = await compact(bot, '0');
     assert.equal(reply, 'Compacted: 5 messages summarized, last 1 kept. Memory updated.');
-    assert.deepEqual(session(bot).messages.map((m) => m.role), ['system', 'assistant']);
+    assert.deepEqual(
+      session(bot).messages.map((m) => m.role),
+      ['system', 'assistant'],
+    );
     assert.equal(session(bot).messages[1]!.content, last);
   }));
 
@@ -106,7 +115,12 @@ test('/compact 500 is clamped to 100', () =>
     const reply = await compact(bot, '500');
     assert.equal(reply, 'Compacted: 20 messages summarized, last 100 kept. Memory updated.');
     assert.equal(session(bot).messages.length, 101);
-    assert.deepEqual(session(bot).messages.slice(1).map((m) => m.content), before.slice(-100));
+    assert.deepEqual(
+      session(bot)
+        .messages.slice(1)
+        .map((m) => m.content),
+      before.slice(-100),
+    );
   }));
 
 test('/compact abc answers with a clear message and changes nothing', () =>
@@ -117,7 +131,10 @@ test('/compact abc answers with a clear message and changes nothing', () =>
     assert.match(reply, /\/compact abc/);
     assert.match(reply, /N must be a number of messages to keep/);
     assert.match(reply, /e\.g\. \/compact 10/);
-    assert.deepEqual(session(bot).messages.map((m) => m.id), before);
+    assert.deepEqual(
+      session(bot).messages.map((m) => m.id),
+      before,
+    );
     assert.ok(!kinds(bot).includes('consolidation'), 'no consolidation for a bad argument');
   }));
 
@@ -129,7 +146,10 @@ test('/compact with nothing to compact says so and calls no LLM', () =>
     const reply = await compact(bot, '');
     assert.equal(reply, 'Nothing to compact: the session has 4 messages and keeps the last 10.');
     assert.equal(session(bot).messages.length, 4);
-    assert.deepEqual(kinds(bot).filter((k) => k !== 'chat'), []);
+    assert.deepEqual(
+      kinds(bot).filter((k) => k !== 'chat'),
+      [],
+    );
     // Right after a compaction, compacting again with the same N finds nothing to do.
     await talk(bot, 6, 2);
     assert.match(await compact(bot, '4'), /^Compacted: 12 messages summarized/);
@@ -172,10 +192,20 @@ test('risk: /compact says "Compacted" when it removed nothing — with no summar
     for (let i = 0; i < 4; i++) await bot.send(CHAT, `Remember: always call me Captain ${i}.`);
     const before = session(bot).messages.map((m) => m.content);
     const first = await compact(bot, '2');
-    assert.equal(first, 'Nothing removed: the model was unavailable for a summary, and without one I keep instructions and errors with their corrections, which is all the older messages are. Memory updated. Try /compact again later.');
-    assert.deepEqual(session(bot).messages.map((m) => m.content), before, 'the conversation is as it was');
+    assert.equal(
+      first,
+      'Nothing removed: the model was unavailable for a summary, and without one I keep instructions and errors with their corrections, which is all the older messages are. Memory updated. Try /compact again later.',
+    );
+    assert.deepEqual(
+      session(bot).messages.map((m) => m.content),
+      before,
+      'the conversation is as it was',
+    );
     // Again: they were saved to memory the first time, so nothing is said about memory either.
-    assert.equal(await compact(bot, '2'), 'Nothing removed: the model was unavailable for a summary, and without one I keep instructions and errors with their corrections, which is all the older messages are. Try /compact again later.');
+    assert.equal(
+      await compact(bot, '2'),
+      'Nothing removed: the model was unavailable for a summary, and without one I keep instructions and errors with their corrections, which is all the older messages are. Try /compact again later.',
+    );
   });
 });
 
@@ -187,7 +217,10 @@ test('two truncations leave one marker counting everything removed so far', () =
     await talk(bot, 3, 10);
     assert.match(await compact(bot, '2'), /6 older messages removed/);
     const markers = session(bot).messages.filter((m) => m.role === 'system');
-    assert.deepEqual(markers.map((m) => m.content), ['[12 earlier messages removed — kept in memory]']);
+    assert.deepEqual(
+      markers.map((m) => m.content),
+      ['[12 earlier messages removed — kept in memory]'],
+    );
     assert.equal(session(bot).metadata.messagesCompacted, 12);
   });
 });
@@ -282,11 +315,17 @@ test('a message sent while /new is consolidating is answered after "Session clea
     const last = chats.at(-1)!;
     assert.equal(lastUserText(last), 'What do you know so far?');
     const nonSystem = last.body.messages.filter((m: any) => m.role !== 'system');
-    assert.deepEqual(nonSystem.map((m: any) => [m.role, m.content]), [['user', 'What do you know so far?']]);
+    assert.deepEqual(
+      nonSystem.map((m: any) => [m.role, m.content]),
+      [['user', 'What do you know so far?']],
+    );
     // Consolidation came before that chat request.
     const order = bot.llm.chatRequests().map(promptKind);
     assert.ok(order.lastIndexOf('consolidation') < order.lastIndexOf('chat'));
-    assert.deepEqual(session(bot).messages.map((m) => m.content), ['What do you know so far?', 'echo: What do you know so far?']);
+    assert.deepEqual(
+      session(bot).messages.map((m) => m.content),
+      ['What do you know so far?', 'echo: What do you know so far?'],
+    );
   });
 });
 
@@ -331,7 +370,10 @@ test('/status shows context use, tokens by role, messages, compactions and the e
     assert.equal(num(ctx[1]!), usage.tokens);
     assert.equal(num(ctx[2]!), 3000);
     assert.equal(ctx[3], ((usage.tokens / 3000) * 100).toFixed(1));
-    assert.ok(line(s1!, 'Context: ').endsWith(`— compaction at 80%, counted with the whole memory budget (${((usage.reserved / 3000) * 100).toFixed(1)}% now)`), line(s1!, 'Context: '));
+    assert.ok(
+      line(s1!, 'Context: ').endsWith(`— compaction at 80%, counted with the whole memory budget (${((usage.reserved / 3000) * 100).toFixed(1)}% now)`),
+      line(s1!, 'Context: '),
+    );
     assert.match(line(s1!, 'Messages: '), /^Messages: 12 in session, 6 received in this chat, 0 compacted so far$/);
     assert.equal(line(s1!, 'Last compaction:'), 'Last compaction: never');
     assert.equal(line(s1!, 'Tokenizer:'), 'Tokenizer: exact (o200k_base)');
@@ -339,7 +381,9 @@ test('/status shows context use, tokens by role, messages, compactions and the e
     // Tokens by role, checked with an independent tokenizer: 3 + role + content per message.
     const enc = new Tiktoken(o200k);
     const t = (x: string) => enc.encode(x, [], []).length;
-    const byRole = /^Tokens by role: system ([\d,]+) · user ([\d,]+) · assistant ([\d,]+) · tool ([\d,]+) · tool definitions ([\d,]+)$/.exec(line(s1!, 'Tokens by role'));
+    const byRole = /^Tokens by role: system ([\d,]+) · user ([\d,]+) · assistant ([\d,]+) · tool ([\d,]+) · tool definitions ([\d,]+)$/.exec(
+      line(s1!, 'Tokens by role'),
+    );
     assert.ok(byRole, line(s1!, 'Tokens by role'));
     const msgs = session(bot).messages;
     const sum = (role: string) => msgs.filter((m) => m.role === role).reduce((n, m) => n + 3 + t(m.role) + t(m.content), 0);
@@ -380,7 +424,10 @@ test('/status says "estimate" for a model with no known tokenizer (LLM_MODEL=lla
     const msgs = session(bot).messages;
     const byRole = /user ([\d,]+) · assistant ([\d,]+)/.exec(line(s!, 'Tokens by role'))!;
     const est = (x: string) => Math.ceil(x.length / 3.5);
-    assert.equal(num(byRole[1]!), msgs.filter((m) => m.role === 'user').reduce((n, m) => n + 3 + est('user') + est(m.content), 0));
+    assert.equal(
+      num(byRole[1]!),
+      msgs.filter((m) => m.role === 'user').reduce((n, m) => n + 3 + est('user') + est(m.content), 0),
+    );
   }));
 
 test('a command never reaches the chat model', () =>

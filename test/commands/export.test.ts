@@ -17,7 +17,7 @@ const responder: Responder = (req, i) =>
     ? text(JSON.stringify({ history_entry: '[2026-03-10 12:00] Ada talked about honey.', memory_update: FACTS, facts: ['Ada sells honey at the market.'] }))
     : echoResponder(req, i);
 
-test('/export holds MEMORY.md, the facts with confidence, today\'s notes, history and the conversation', async () => {
+test("/export holds MEMORY.md, the facts with confidence, today's notes, history and the conversation", async () => {
   const bot = await startTestBot({
     responder,
     prepare: async (ws) => {
@@ -52,7 +52,9 @@ test('/export on Telegram arrives as a Markdown document', async () => {
   const OWNER = 111;
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER) } });
   // The emulator has no sendDocument: the proxy answers it as Telegram would.
-  bot.tg.intercept('sendDocument', () => ({ json: { ok: true, result: { message_id: 900, date: 0, chat: { id: OWNER, type: 'private' }, document: { file_id: 'f1', file_unique_id: 'u1' } } } }));
+  bot.tg.intercept('sendDocument', () => ({
+    json: { ok: true, result: { message_id: 900, date: 0, chat: { id: OWNER, type: 'private' }, document: { file_id: 'f1', file_unique_id: 'u1' } } },
+  }));
   try {
     await bot.tg.user({ userId: OWNER }).say('remember that I like plums');
     await bot.tg.waitForBotMessages(OWNER, 1);

@@ -111,7 +111,10 @@ test('/new clears the session and keeps every memory file (byte-identical; histo
     const req = bot.llm.chatRequests().at(-1)!;
     // Besides the system prompt: this message's # Relevant Memory, then the message itself.
     const rest = req.body.messages.slice(1);
-    assert.deepEqual(rest.filter((m: any) => m.role !== 'system').map((m: any) => m.content), ['do you remember me?']);
+    assert.deepEqual(
+      rest.filter((m: any) => m.role !== 'system').map((m: any) => m.content),
+      ['do you remember me?'],
+    );
     assert.ok(rest.filter((m: any) => m.role === 'system').every((m: any) => m.content.startsWith('# Relevant Memory\n')));
     assert.match(String(req.body.messages[0].content), /the user is called Ada/);
     assert.match(String(req.body.messages[0].content), /User: how are you/);
@@ -172,7 +175,10 @@ test('risk: /memory of a 1 MB MEMORY.md floods the chat — it shows the first ~
     assert.ok(second.length <= 4_000);
     assert.match(second, /part 2 of \d+/);
     // The parts join up: the line after the last one of part 1 opens part 2.
-    const lastShown = first[0]!.split('\n').filter((l) => l.startsWith('- fact')).at(-1)!;
+    const lastShown = first[0]!
+      .split('\n')
+      .filter((l) => l.startsWith('- fact'))
+      .at(-1)!;
     const next = lines[lines.indexOf(lastShown) + 1]!;
     assert.ok(second.includes(next), `part 2 starts with ${next}`);
     const last = (await bot.send('1', `/memory ${parts}`))[0]!;
@@ -184,7 +190,7 @@ test('risk: /memory of a 1 MB MEMORY.md floods the chat — it shows the first ~
   }
 });
 
-test('risk: facts saved with remember_fact are seen from Telegram only through /export — /memory shows the chat\'s facts; a corrected one and another chat\'s are not shown', async () => {
+test("risk: facts saved with remember_fact are seen from Telegram only through /export — /memory shows the chat's facts; a corrected one and another chat's are not shown", async () => {
   // "remember <fact>" makes the model call remember_fact; the tool's result ends the turn.
   const responder: Responder = (req, i) => {
     if (req.body.messages.at(-1)?.role === 'tool') return text(`noted: ${req.body.messages.at(-1).content}`);
@@ -217,7 +223,10 @@ test('risk: /memory with a long MEMORY.md and many facts outgrows one Telegram m
   const bot = await startTestBot();
   try {
     await mkdir(memDir(bot, '1'), { recursive: true });
-    await writeFile(path.join(memDir(bot, '1'), 'MEMORY.md'), Array.from({ length: 400 }, (_, i) => `- line ${i} of a long memory about the orchard`).join('\n'));
+    await writeFile(
+      path.join(memDir(bot, '1'), 'MEMORY.md'),
+      Array.from({ length: 400 }, (_, i) => `- line ${i} of a long memory about the orchard`).join('\n'),
+    );
     const facts = Array.from({ length: 300 }, (_, i) => `Crate c${i} is stored on shelf s${i}`);
     assert.equal(bot.app.services.index.saveFacts(facts.map((content) => ({ content, scope: 'test:1' }))).length, 300);
 
@@ -237,7 +246,12 @@ test('risk: /memory with a long MEMORY.md and many facts outgrows one Telegram m
       const [part] = await bot.send('1', `/memory facts ${n}`);
       assert.ok(part!.length <= 4_000, `part ${n}: ${part!.length} characters`);
       assert.match(part!, n < parts ? new RegExp(`Send /memory facts ${n + 1} for the next part`) : /^(?![\s\S]*next part)/);
-      listed.push(...part!.split('\n').filter((l) => l.startsWith('- ')).map((l) => l.slice(2)));
+      listed.push(
+        ...part!
+          .split('\n')
+          .filter((l) => l.startsWith('- '))
+          .map((l) => l.slice(2)),
+      );
     }
     assert.deepEqual(listed.sort(), [...facts].sort(), 'every fact once, across the parts');
     assert.match((await bot.send('1', `/memory facts ${parts + 1}`))[0]!, new RegExp(`The facts fill ${parts} parts`));

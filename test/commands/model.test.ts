@@ -76,7 +76,8 @@ test('the choice outlasts /new and a restart of the daemon; a model no longer of
   const ws = await tempDir();
   try {
     // The real daemon on the terminal, piped: one run, then another on the same workspace.
-    const daemon = (input: string, env: Record<string, string> = MODELS) => runCli(mainTs, [], { OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, LOG_LEVEL: 'silent', ...env }, input);
+    const daemon = (input: string, env: Record<string, string> = MODELS) =>
+      runCli(mainTs, [], { OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, LOG_LEVEL: 'silent', ...env }, input);
     const first = await daemon('/model gpt-4\nremember this\n/new\nafter new\n');
     assert.equal(first.code, 0, first.stderr);
     // (/new's consolidation gets "answered by …", no JSON: the save fails and /new says so.)

@@ -25,7 +25,10 @@ test("an owner's /status is a few lines in plain words: model, how full the conv
     const [status] = await bot.send('1', '/status');
     const lines = status!.split('\n');
     assert.deepEqual(lines.slice(0, 2), ['📊 Status', 'Model: gpt-4o-mini, reads images']);
-    assert.match(lines[2]!, /^Conversation: 2 messages, (under 1|\d)% of what the model can read at once — the older part is summarised into memory well before it is full$/);
+    assert.match(
+      lines[2]!,
+      /^Conversation: 2 messages, (under 1|\d)% of what the model can read at once — the older part is summarised into memory well before it is full$/,
+    );
     assert.equal(lines[3], 'Memory: on — long-term memory holds 2 entries, and 1 saved fact');
     assert.equal(lines[4], `Reminders: 1 pending, the next: ${describeReminder(r.reminder)}`);
     assert.match(lines[5]!, /^Today: [\d,]+ tokens used, \d+\.\d% of the daily budget \(100,000\)$/);
@@ -59,7 +62,8 @@ test("/status full gives the owner the operator's detail; a group member keeps t
   try {
     await bot.send('1', 'hello there');
     const [full] = await bot.send('1', '/status full');
-    for (const line of [/^Session: test:1 /m, /^Context: [\d,]+ \/ [\d,]+ tokens/m, /^Tokens by role: /m, /^Tokenizer: /m, /^Last turn: .*\d\.\dms/m]) assert.match(full!, line);
+    for (const line of [/^Session: test:1 /m, /^Context: [\d,]+ \/ [\d,]+ tokens/m, /^Tokens by role: /m, /^Tokenizer: /m, /^Last turn: .*\d\.\dms/m])
+      assert.match(full!, line);
     assert.equal((await bot.send('1', '/status FULL'))[0], full, 'any case');
     assert.equal((await bot.send('1', '/status everything'))[0], '"/status everything" — send /status, or /status full for the details.');
 

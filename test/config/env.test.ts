@@ -80,7 +80,9 @@ test('LLM_VISION: unset goes by the catalogue, true/false override it, anything 
   assert.equal(loadConfig({ ...KEY, TZ: 'UTC', LLM_VISION: 'off' }).config.vision, false);
   const bad = loadConfig({ ...KEY, TZ: 'UTC', LLM_VISION: 'sometimes' });
   assert.equal(bad.config.vision, undefined);
-  assert.deepEqual(bad.problems, ['LLM_VISION="sometimes" must be true (the model reads images) or false (text only) — or remove it to go by src/llm/models.json']);
+  assert.deepEqual(bad.problems, [
+    'LLM_VISION="sometimes" must be true (the model reads images) or false (text only) — or remove it to go by src/llm/models.json',
+  ]);
 });
 
 test('DAILY_TOKEN_BUDGET: a whole number of tokens (0 = off); the allowed users are exempt unless DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS=false', () => {
@@ -224,14 +226,26 @@ test("risk: global scope with groups or strangers shares the owner's memory — 
     else assert.match(line, /TELEGRAM_DM_POLICY=allowlist/, line);
   }
   // A single-owner bot: global with only listed users in private chats is accepted; so is the terminal.
-  const owner = loadConfig({ ...KEY, TZ: 'UTC', MEMORY_SCOPE: 'global', TELEGRAM_BOT_TOKEN: BOT_TOKEN, TELEGRAM_DM_POLICY: 'allowlist', TELEGRAM_ALLOWED_USERS: '42' });
+  const owner = loadConfig({
+    ...KEY,
+    TZ: 'UTC',
+    MEMORY_SCOPE: 'global',
+    TELEGRAM_BOT_TOKEN: BOT_TOKEN,
+    TELEGRAM_DM_POLICY: 'allowlist',
+    TELEGRAM_ALLOWED_USERS: '42',
+  });
   assert.deepEqual(owner.problems, []);
   assert.deepEqual(loadConfig({ ...KEY, TZ: 'UTC', MEMORY_SCOPE: 'global' }).problems, []);
   // Per-chat memory takes groups and strangers as before.
-  assert.deepEqual(loadConfig({ ...KEY, TZ: 'UTC', TELEGRAM_BOT_TOKEN: BOT_TOKEN, TELEGRAM_ALLOWED_GROUPS: '-1001234567890', TELEGRAM_DM_POLICY: 'open' }).problems, []);
+  assert.deepEqual(
+    loadConfig({ ...KEY, TZ: 'UTC', TELEGRAM_BOT_TOKEN: BOT_TOKEN, TELEGRAM_ALLOWED_GROUPS: '-1001234567890', TELEGRAM_DM_POLICY: 'open' }).problems,
+    [],
+  );
 });
 
-test("risk: global scope with groups shares the owner's memory — the daemon exits 2 before starting, and doctor says the same", { timeout: patient(30_000) }, async () => {
+test("risk: global scope with groups shares the owner's memory — the daemon exits 2 before starting, and doctor says the same", {
+  timeout: patient(30_000),
+}, async () => {
   const ws = await tempDir();
   try {
     const env = {

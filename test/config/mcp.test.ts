@@ -27,7 +27,17 @@ test('a valid file: a program and a URL, ${NAME} filled from the environment and
   const { config, problems, dir } = await withFile(
     {
       servers: {
-        files: { command: 'npx', args: ['-y', 'some-mcp-server'], env: { GITHUB_TOKEN: '${GH_TOKEN}', MODE: 'read-only' }, cwd: 'srv', tools: ['read_file'], groups: ['-100123', -100456], timeoutMs: 5000, maxAnswerBytes: 2048, maxTools: 3 },
+        files: {
+          command: 'npx',
+          args: ['-y', 'some-mcp-server'],
+          env: { GITHUB_TOKEN: '${GH_TOKEN}', MODE: 'read-only' },
+          cwd: 'srv',
+          tools: ['read_file'],
+          groups: ['-100123', -100456],
+          timeoutMs: 5000,
+          maxAnswerBytes: 2048,
+          maxTools: 3,
+        },
         calendar: { url: 'http://127.0.0.1:9000/mcp', headers: { Authorization: 'Bearer ${CAL_TOKEN}' }, groups: true },
       },
     },
@@ -38,7 +48,13 @@ test('a valid file: a program and a URL, ${NAME} filled from the environment and
   assert.deepEqual(config.mcp.servers, [
     {
       name: 'files',
-      transport: { kind: 'stdio', command: 'npx', args: ['-y', 'some-mcp-server'], env: { GITHUB_TOKEN: 'ghp_secretvalue12345', MODE: 'read-only' }, cwd: path.join(dir, 'srv') },
+      transport: {
+        kind: 'stdio',
+        command: 'npx',
+        args: ['-y', 'some-mcp-server'],
+        env: { GITHUB_TOKEN: 'ghp_secretvalue12345', MODE: 'read-only' },
+        cwd: path.join(dir, 'srv'),
+      },
       tools: ['read_file'],
       groups: ['-100123', '-100456'],
       timeoutMs: 5000,
@@ -92,16 +108,27 @@ test('each mistake is one problem line naming the file and the key', async () =>
 
 test('MCP_MAX_ANSWER_BYTES is the bound of a server without maxAnswerBytes; a tools list longer than the default maxTools takes them all', async () => {
   const tools = Array.from({ length: 40 }, (_, i) => `t${i}`);
-  const { config, problems } = await withFile({ servers: { a: { command: 'x', tools }, b: { command: 'x', maxAnswerBytes: 4096 } } }, { MCP_MAX_ANSWER_BYTES: '65536' });
+  const { config, problems } = await withFile(
+    { servers: { a: { command: 'x', tools }, b: { command: 'x', maxAnswerBytes: 4096 } } },
+    { MCP_MAX_ANSWER_BYTES: '65536' },
+  );
   assert.deepEqual(problems, []);
-  assert.deepEqual(config.mcp.servers.map((s) => [s.maxAnswerBytes, s.maxTools]), [[65_536, 40], [4096, 32]]);
+  assert.deepEqual(
+    config.mcp.servers.map((s) => [s.maxAnswerBytes, s.maxTools]),
+    [
+      [65_536, 40],
+      [4096, 32],
+    ],
+  );
   const bad = await withFile({ servers: { a: { command: 'x' } } }, { MCP_MAX_ANSWER_BYTES: '10MB' });
   assert.deepEqual(bad.problems, ['MCP_MAX_ANSWER_BYTES="10MB" is not a whole number from 1024 to 1073741824 — fix it in .env or remove it to use 10485760']);
 });
 
 test('a file that is not there is one problem line; MCP_CONFIG unset means no servers', async () => {
   const { problems } = loadConfig({ ...KEY, MCP_CONFIG: '/nonexistent/mcp.json' });
-  assert.deepEqual(problems, ["MCP_CONFIG /nonexistent/mcp.json cannot be read (ENOENT) — check the path (a relative one starts at the daemon's working directory), or remove MCP_CONFIG"]);
+  assert.deepEqual(problems, [
+    "MCP_CONFIG /nonexistent/mcp.json cannot be read (ENOENT) — check the path (a relative one starts at the daemon's working directory), or remove MCP_CONFIG",
+  ]);
   assert.deepEqual(loadConfig(KEY).config.mcp.servers, []);
 });
 

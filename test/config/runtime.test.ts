@@ -243,7 +243,11 @@ test('risk: prototype pollution through runtime-config.json — only own, known 
   ];
   try {
     for (const c of cases) {
-      assert.throws(() => parseRuntimeConfig(c.text), (err: Error) => err.message.includes(`unknown key ${c.names}`), c.text);
+      assert.throws(
+        () => parseRuntimeConfig(c.text),
+        (err: Error) => err.message.includes(`unknown key ${c.names}`),
+        c.text,
+      );
       assert.equal(Object.prototype.toString, saved.toString, `${c.text} changed Object.prototype.toString`);
       assert.equal(Object.prototype.hasOwnProperty, saved.hasOwnProperty, `${c.text} changed Object.prototype.hasOwnProperty`);
       assert.equal(({} as Record<string, unknown>).x, undefined, `${c.text} polluted Object.prototype`);

@@ -73,7 +73,16 @@ test('the Telegram settings are a field of the config, read by the same reader',
 });
 
 test('the reader: blank is unset, one problem line per bad value, the default kept', () => {
-  const r = new SettingsReader({ LLM_MODEL: '  ', LOG_LEVEL: 'Loud', LLM_TIMEOUT_MS: '1.5', OPENAI_BASE_URL: 'ftp://x', TELEGRAM_ALLOWED_USERS: 'a, b c,,', SHOW_TRANSCRIPT: 'On', DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: 'perhaps', TELEGRAM_ACK_REACTION: '' });
+  const r = new SettingsReader({
+    LLM_MODEL: '  ',
+    LOG_LEVEL: 'Loud',
+    LLM_TIMEOUT_MS: '1.5',
+    OPENAI_BASE_URL: 'ftp://x',
+    TELEGRAM_ALLOWED_USERS: 'a, b c,,',
+    SHOW_TRANSCRIPT: 'On',
+    DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: 'perhaps',
+    TELEGRAM_ACK_REACTION: '',
+  });
   assert.equal(r.str('LLM_MODEL'), undefined);
   assert.equal(r.oneOf('LOG_LEVEL', ['info', 'debug'], 'info', 'is not a level'), 'info');
   assert.equal(r.int('LLM_TIMEOUT_MS', 60_000, 100, 600_000), 60_000);

@@ -78,13 +78,19 @@ test('# Relevant Memory goes after the history, just before the newest user mess
     await bot.send('1', 'Should I buy my cat a new toy?', { receivedAt: at(3) });
     const req = chatRequests(bot).at(-1)!;
     const msgs = req.body.messages as Array<{ role: string; content: string }>;
-    assert.deepEqual(msgs.map((m) => m.role), ['system', 'user', 'assistant', 'system', 'user']);
+    assert.deepEqual(
+      msgs.map((m) => m.role),
+      ['system', 'user', 'assistant', 'system', 'user'],
+    );
     assert.ok(!msgs[0]!.content.includes('# Relevant Memory'));
     assert.match(msgs[3]!.content, /^# Relevant Memory\n.*My cat is called Miso/);
     assert.equal(msgs[4]!.content, 'Should I buy my cat a new toy?');
     const file = await readFile(path.join(bot.workspace, 'sessions', 'test:1.json'), 'utf8');
     assert.ok(!file.includes('Relevant Memory'), 'the per-message context is not stored in the session');
-    assert.deepEqual(JSON.parse(file).messages.map((m: { role: string }) => m.role), ['user', 'assistant', 'user', 'assistant']);
+    assert.deepEqual(
+      JSON.parse(file).messages.map((m: { role: string }) => m.role),
+      ['user', 'assistant', 'user', 'assistant'],
+    );
   } finally {
     await bot.close();
   }
@@ -97,7 +103,11 @@ test('# Relevant Memory does not repeat what # Memory already holds as a note li
     await bot.send('1', '/new');
     await bot.send('1', 'Should I buy my cat a new toy?', { receivedAt: at(3) });
     const msgs = chatRequests(bot).at(-1)!.body.messages as Array<{ role: string; content: string }>;
-    assert.match(msgs[0]!.content, /## Today's Notes\n\[12:00\] User: My cat is called Miso and she loves tuna \| Assistant: /, 'the earlier conversation is in # Memory');
+    assert.match(
+      msgs[0]!.content,
+      /## Today's Notes\n\[12:00\] User: My cat is called Miso and she loves tuna \| Assistant: /,
+      'the earlier conversation is in # Memory',
+    );
     assert.ok(!msgs.slice(1).some((m) => m.content.includes('Miso')), 'and not a second time under # Relevant Memory');
   } finally {
     await bot.close();
@@ -150,7 +160,10 @@ async function compactedChat(responder: Responder, compactions = 1) {
 test('after a summary: the exchanges it replaced are not sent again as note lines; other days and conversations still are', async () => {
   const { bot, msgs, system, gone } = await compactedChat(memoryAwareResponder);
   try {
-    assert.ok(msgs.some((m) => m.role === 'system' && m.content.startsWith('[Conversation summary]\n')), 'the summary is sent');
+    assert.ok(
+      msgs.some((m) => m.role === 'system' && m.content.startsWith('[Conversation summary]\n')),
+      'the summary is sent',
+    );
     for (const t of gone) assert.ok(!system.includes(t), `"${t}" is in the summary and again in the system prompt`);
     assert.match(system, /## Today's Notes\n\[09:00\] User: from this morning/, "an earlier conversation's line stays");
     assert.match(system, /## Recent Context\n### 2026-03-09\n\[18:00\] User: yesterday about the garden/, "yesterday's notes stay");
@@ -190,7 +203,10 @@ test('after a truncation (no summary): the dropped exchanges come back as note l
   const { bot, msgs, system, gone } = await compactedChat(noSummary);
   try {
     assert.ok(!msgs.some((m) => m.content.startsWith('[Conversation summary]')));
-    assert.ok(gone.some((t) => system.includes(`User: ${t} |`)), 'lines of dropped exchanges are in # Memory');
+    assert.ok(
+      gone.some((t) => system.includes(`User: ${t} |`)),
+      'lines of dropped exchanges are in # Memory',
+    );
   } finally {
     await bot.close();
   }

@@ -11,7 +11,13 @@ const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 /** `code` → meaning, from the rows of the table whose header is `| code | meaning |`. */
 async function documentedCodes(): Promise<Map<string, string>> {
   const lines = (await readFile(ERRORS_DOC, 'utf8')).split('\n');
-  const cells = (l: string) => l.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim());
+  const cells = (l: string) =>
+    l
+      .trim()
+      .replace(/^\|/, '')
+      .replace(/\|$/, '')
+      .split('|')
+      .map((c) => c.trim());
   const header = lines.findIndex((l) => l.trim().startsWith('|') && cells(l)[0] === 'code');
   assert.ok(header >= 0, 'docs/errors.md has a table with a "code" column');
   const out = new Map<string, string>();
@@ -49,7 +55,10 @@ test('each code makes its message from its own template, with the values the thr
   assert.equal(err.code, 'storage.not_a_file');
   assert.equal(err.message, 'MEMORY.md is not a regular file (it is a FIFO); it was not opened');
   assert.ok(isAppError(err, 'storage.not_a_file'));
-  assert.equal(errorText('daemon.already_running', { pid: 42, workspace: '/srv/ws' }), 'another daemon (pid 42) is already using /srv/ws; stop it first, or set WORKSPACE_DIR to another folder');
+  assert.equal(
+    errorText('daemon.already_running', { pid: 42, workspace: '/srv/ws' }),
+    'another daemon (pid 42) is already using /srv/ws; stop it first, or set WORKSPACE_DIR to another folder',
+  );
   // Every placeholder is filled: no "{name}" or "undefined" left in a message.
   for (const code of Object.keys(ERRORS) as ErrorCode[]) {
     const names = [...ERRORS[code].message.matchAll(/\{([a-z]+)\}/g)].map((m) => m[1]!);
@@ -73,5 +82,8 @@ test('no plain Error is thrown from src/: every failure raised on purpose is an 
   };
   await walk(SRC);
   // The memory page's script (web/page.ts, web/script-*.ts) runs in the browser, where AppError does not exist.
-  assert.deepEqual(found.filter((f) => !new RegExp(`^web\\${path.sep}(page|script-[a-z]+)\\.ts:`).test(f)), []);
+  assert.deepEqual(
+    found.filter((f) => !new RegExp(`^web\\${path.sep}(page|script-[a-z]+)\\.ts:`).test(f)),
+    [],
+  );
 });

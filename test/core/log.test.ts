@@ -13,13 +13,16 @@ import { componentLogger } from '../../src/core/log.js';
 
 const TAG = /^\[([A-Za-z]+)\] /;
 
-test('a running bot writes one component tag per log line, the same as the line\'s component field', async () => {
+test("a running bot writes one component tag per log line, the same as the line's component field", async () => {
   const bot = await startTestBot({ appOptions: { scheduler: true } });
   try {
     await bot.send('1', 'hello');
     await bot.send('1', '/new');
     const lines = bot.logs.lines();
-    assert.ok(lines.some((l) => /nightly jobs scheduled/.test(String(l.msg))), 'the scheduler logged its start');
+    assert.ok(
+      lines.some((l) => /nightly jobs scheduled/.test(String(l.msg))),
+      'the scheduler logged its start',
+    );
     for (const l of lines) {
       const msg = String(l.msg ?? '');
       assert.ok(!/^\[[A-Za-z]+\] \[[A-Za-z]+\]/.test(msg), `two tags: ${msg}`);
@@ -27,7 +30,8 @@ test('a running bot writes one component tag per log line, the same as the line\
       if (tag) assert.equal(l.component, tag, `the tag of "${msg}" is its component`);
     }
     const tagged = lines.filter((l) => TAG.test(String(l.msg ?? ''))).map((l) => TAG.exec(String(l.msg))![1]);
-    for (const t of ['Upkeep', 'Context', 'Pipeline', 'MemoryPersist']) assert.ok(tagged.includes(t), `a [${t}] line was logged: ${[...new Set(tagged)].join(', ')}`);
+    for (const t of ['Upkeep', 'Context', 'Pipeline', 'MemoryPersist'])
+      assert.ok(tagged.includes(t), `a [${t}] line was logged: ${[...new Set(tagged)].join(', ')}`);
   } finally {
     await bot.close();
   }
@@ -36,7 +40,10 @@ test('a running bot writes one component tag per log line, the same as the line\
 test('componentLogger on a logger that already has a tag keeps one tag', () => {
   const logs = captureLog();
   componentLogger(componentLogger(logs.log, 'Telegram'), 'Pairing').info('code sent');
-  assert.deepEqual(logs.lines().map((l) => l.msg), ['[Telegram] code sent']);
+  assert.deepEqual(
+    logs.lines().map((l) => l.msg),
+    ['[Telegram] code sent'],
+  );
 });
 
 test('no log call in src/ writes a tag by hand (componentLogger adds it)', async () => {
@@ -48,7 +55,8 @@ test('no log call in src/ writes a tag by hand (componentLogger adds it)', async
       if (e.isDirectory()) await walk(p);
       else if (p.endsWith('.ts')) {
         const text = await readFile(p, 'utf8');
-        for (const m of text.matchAll(/\.(?:trace|debug|info|warn|error|fatal)\((?:[^;]*?,\s*)?['"`]\[[A-Z][A-Za-z]*\] /g)) offenders.push(`${path.relative(src, p)}: ${m[0]}`);
+        for (const m of text.matchAll(/\.(?:trace|debug|info|warn|error|fatal)\((?:[^;]*?,\s*)?['"`]\[[A-Z][A-Za-z]*\] /g))
+          offenders.push(`${path.relative(src, p)}: ${m[0]}`);
       }
     }
   };

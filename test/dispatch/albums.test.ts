@@ -16,7 +16,12 @@ function item(journalId: string, messageId: string, text: string, fileId: string
 }
 
 test('items become one message in message order, each with its own line; a repeated item counts once; one item stays an ordinary photo', () => {
-  const merged = mergeAlbum([item('j3', '12', '[Photo]', 'c'), item('j1', '10', '[Photo] trip', 'a'), item('j2', '11', '[Photo] second caption', 'b'), item('j4', '11', '[Photo] second caption', 'b')]);
+  const merged = mergeAlbum([
+    item('j3', '12', '[Photo]', 'c'),
+    item('j1', '10', '[Photo] trip', 'a'),
+    item('j2', '11', '[Photo] second caption', 'b'),
+    item('j4', '11', '[Photo] second caption', 'b'),
+  ]);
   assert.equal(merged.text, '[Photo] trip\n[Photo] second caption\n[Photo]');
   assert.deepEqual(
     merged.images?.map((i) => i.fileId),
@@ -45,13 +50,23 @@ test('the collector: the first item collects its album, the others were taken; a
   assert.equal(albums.isOpen(chat1), true);
   assert.equal(albums.wasTaken('a1'), false);
   const got = await albums.collect(chat1, 'a1');
-  assert.deepEqual(got.map((i) => i.journalId), ['a1', 'a2']);
+  assert.deepEqual(
+    got.map((i) => i.journalId),
+    ['a1', 'a2'],
+  );
   assert.equal(albums.isOpen(chat1), false);
   assert.equal(albums.wasTaken('a2'), true, 'taken with a1');
   assert.equal(albums.wasTaken('a2'), false, 'told once');
   assert.equal(albums.wasTaken('b1'), false, 'the other chat is untouched');
-  assert.deepEqual((await albums.collect(chat2, 'b1')).map((i) => i.journalId), ['b1']);
+  assert.deepEqual(
+    (await albums.collect(chat2, 'b1')).map((i) => i.journalId),
+    ['b1'],
+  );
 
   albums.add(chat1, item('a3', '3', '[Photo]', 'a3'));
-  assert.deepEqual((await albums.collect(chat1, 'a3')).map((i) => i.journalId), ['a3'], 'after the album was answered: a new one');
+  assert.deepEqual(
+    (await albums.collect(chat1, 'a3')).map((i) => i.journalId),
+    ['a3'],
+    'after the album was answered: a new one',
+  );
 });

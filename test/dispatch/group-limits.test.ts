@@ -39,9 +39,16 @@ test('RATE_LIMIT_PER_MINUTE counts the whole group: two topics share one limit; 
     assert.match(over.text, /^That is more than 2 messages in a minute in this group \(its topics together\), so I saved this one without answering it/);
     assert.equal(bot.llm.chatRequests().length, 2, 'the third message never reached the model');
     // Its words are kept in its own topic's session.
-    assert.deepEqual((await bot.sessionFile(`${GROUP}%3A9`)).messages.map((m: { content: string }) => m.content), ['two', 'echo: two', 'three']);
+    assert.deepEqual(
+      (await bot.sessionFile(`${GROUP}%3A9`)).messages.map((m: { content: string }) => m.content),
+      ['two', 'echo: two', 'three'],
+    );
 
-    assert.deepEqual(await ask(bot, inGroup(bot, MEMBER, OTHER), '@TestNameBot hello'), { text: 'echo: hello', thread: undefined }, 'another group is not limited by this one');
+    assert.deepEqual(
+      await ask(bot, inGroup(bot, MEMBER, OTHER), '@TestNameBot hello'),
+      { text: 'echo: hello', thread: undefined },
+      'another group is not limited by this one',
+    );
   } finally {
     await bot.close();
   }
@@ -57,12 +64,18 @@ test('DAILY_TOKEN_BUDGET counts the whole group: once its topics together used i
     const before = bot.llm.requests.length;
     const refused = await ask(bot, member, '@TestNameBot three', 11);
     assert.equal(refused.thread, 11);
-    assert.match(refused.text, /^This group \(its topics together\) has used its daily budget of 20 tokens \(30 today\), so your message was saved but not sent to the model\. The budget resets at midnight \(UTC\), in (\d+ h )?\d+ min\.$/);
+    assert.match(
+      refused.text,
+      /^This group \(its topics together\) has used its daily budget of 20 tokens \(30 today\), so your message was saved but not sent to the model\. The budget resets at midnight \(UTC\), in (\d+ h )?\d+ min\.$/,
+    );
     assert.equal(bot.llm.requests.length, before, 'nothing reached the model');
 
     const owner = inGroup(bot, OWNER);
     assert.equal((await ask(bot, owner, '@TestNameBot owner here', 11)).text, 'echo: owner here', 'the owner has no budget');
-    assert.match((await ask(bot, owner, '/status full', 7)).text, /^Tokens today: 15 \(answers 15, .* · daily budget 20 for the whole group \(45 used by its topics together, 100\.0%\)$/m);
+    assert.match(
+      (await ask(bot, owner, '/status full', 7)).text,
+      /^Tokens today: 15 \(answers 15, .* · daily budget 20 for the whole group \(45 used by its topics together, 100\.0%\)$/m,
+    );
     assert.match((await ask(bot, member, '/status', 7)).text, /^Tokens today: 15 in this topic, 45 in the group, of its daily budget of 20 \(100\.0%\)$/m);
     assert.equal((await ask(bot, inGroup(bot, MEMBER, OTHER), '@TestNameBot hello')).text, 'echo: hello', 'another group has its own budget');
   } finally {
@@ -79,7 +92,10 @@ test('/compact over the daily budget says the budget, what was used and when it 
     const before = bot.llm.requests.length;
     await user.say('/compact 1');
     const reply = (await bot.tg.waitForBotMessages(404, 3))[2]!.text;
-    assert.match(reply, /^\/compact needs the model to write the summary, and this chat has used its daily budget of 20 tokens \(30 today\), so nothing was compacted\. The budget resets at midnight \(UTC\), in (\d+ h )?\d+ min\.$/);
+    assert.match(
+      reply,
+      /^\/compact needs the model to write the summary, and this chat has used its daily budget of 20 tokens \(30 today\), so nothing was compacted\. The budget resets at midnight \(UTC\), in (\d+ h )?\d+ min\.$/,
+    );
     assert.doesNotMatch(reply, /unavailable/);
     assert.equal(bot.llm.requests.length, before, 'no LLM call');
     assert.equal((await bot.sessionFile(404)).messages.length, 4, 'the conversation is as it was');

@@ -175,7 +175,7 @@ test(`give-up: a message started ${MAX_RECOVERY_ATTEMPTS} times is not run again
   }
 });
 
-test('a failure outside the pipeline\'s wrap point gets one apology and leaves the entry open for the next start; its deadline timer does not keep the process alive', async () => {
+test("a failure outside the pipeline's wrap point gets one apology and leaves the entry open for the next start; its deadline timer does not keep the process alive", async () => {
   const ws = await tempDir();
   const r = await rig(ws.dir, async () => {
     throw new AppError('storage.write_failed', { action: 'write', target: 'the session', reason: 'disk full' });
@@ -207,7 +207,9 @@ test('a turn the runner marked failed gets one apology under the turn id; the wo
   });
   try {
     await r.handle('are you there', '12');
-    assert.deepEqual(r.replies, [`Sorry, something went wrong while answering (error id ${turnId}). The language model is not answering right now. Please try again in a minute.`]);
+    assert.deepEqual(r.replies, [
+      `Sorry, something went wrong while answering (error id ${turnId}). The language model is not answering right now. Please try again in a minute.`,
+    ]);
     await r.sessions.flush();
     assert.deepEqual(await sessionContents(ws.dir), ['user: are you there']);
     assert.deepEqual(await r.open(), []);
@@ -242,7 +244,10 @@ test('a command is closed before it runs; one that throws gets one apology and a
     assert.equal(r.replies.length, 2);
     assert.match(r.replies[0]!, /^Sorry, something went wrong while answering \(error id [0-9a-f]+\)\. Please try again/);
     assert.equal(r.replies[1], 'Unknown command /nope. Send /help to see what I understand.');
-    assert.ok(r.logs.lines().some((l) => l.level === 50 && l.msg === 'command /boom failed'), r.logs.text());
+    assert.ok(
+      r.logs.lines().some((l) => l.level === 50 && l.msg === 'command /boom failed'),
+      r.logs.text(),
+    );
     assert.deepEqual(r.turns, []);
   } finally {
     await r.close();

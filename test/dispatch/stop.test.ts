@@ -46,10 +46,17 @@ test('waiting messages are saved unanswered, a waiting command is not run, and t
     await waitFor(() => bot.llm.chatRequests().length === 2, 5_000, 'the request');
     const waiting = [bot.send('1', 'a follow-up'), bot.send('1', '/new')];
     const [reply] = await bot.send('1', '/stop');
-    assert.equal(reply, 'Stopped before an answer was written; your message is kept. I also skipped 2 waiting messages; they are kept in our conversation, unanswered. Your next message is answered as usual.');
+    assert.equal(
+      reply,
+      'Stopped before an answer was written; your message is kept. I also skipped 2 waiting messages; they are kept in our conversation, unanswered. Your next message is answered as usual.',
+    );
     assert.deepEqual(await Promise.all([running, ...waiting]), [[], [], []], 'no reply for the skipped ones');
     const contents = loadedSession(bot, '1').messages.map((m) => m.content);
-    assert.deepEqual(contents, ['first words', 'echo: first words', 'hang on this one', '[stopped before answering]', 'a follow-up'], '/new did not run: nothing cleared');
+    assert.deepEqual(
+      contents,
+      ['first words', 'echo: first words', 'hang on this one', '[stopped before answering]', 'a follow-up'],
+      '/new did not run: nothing cleared',
+    );
     assert.equal(bot.llm.chatRequests().length, 2, 'the follow-up never reached the model');
   } finally {
     await bot.close();
@@ -66,7 +73,10 @@ test('who may stop what: a member only the answer to their own message and their
   const bob = stops.stop('g', { userId: 'bob', role: 'member' });
   assert.deepEqual(bob, { turn: 'not-yours', skipped: 1, command: undefined });
   assert.deepEqual([annWaiting.stopped, bobWaiting.stopped, asked.length], [false, true, 0]);
-  assert.equal(stops.text(bob), "The answer being written is for someone else's message, so I did not stop it: only they or the bot's owner can. I also skipped 1 waiting message; it is kept in our conversation, unanswered.");
+  assert.equal(
+    stops.text(bob),
+    "The answer being written is for someone else's message, so I did not stop it: only they or the bot's owner can. I also skipped 1 waiting message; it is kept in our conversation, unanswered.",
+  );
   const owner = stops.stop('g', { userId: 'zed', role: 'owner' });
   assert.deepEqual(owner, { turn: 'stopped', skipped: 1, command: undefined });
   assert.equal(annWaiting.stopped, true);
@@ -74,7 +84,10 @@ test('who may stop what: a member only the answer to their own message and their
   stops.leave('g', annWaiting);
   stops.leave('g', bobWaiting);
   assert.equal(stops.text(stops.stop('g', { userId: 'ann', role: 'member' })), 'Nothing to stop.');
-  assert.equal(new ChatStops(true).text({ turn: 'not-yours', skipped: 0, command: undefined }), "The answer being written is for someone else's message, so I did not stop it: only they, the bot's owner or a group admin can.");
+  assert.equal(
+    new ChatStops(true).text({ turn: 'not-yours', skipped: 0, command: undefined }),
+    "The answer being written is for someone else's message, so I did not stop it: only they, the bot's owner or a group admin can.",
+  );
   assert.equal(stoppedText('The capital of Fra'), 'The capital of Fra … [stopped]');
   assert.equal(stoppedText('  '), '[stopped before answering]');
 });

@@ -38,7 +38,6 @@ const count = (s: string, re: RegExp): number => (s.match(re) ?? []).length;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
 
-
 /** Answers "done" once tools have run, the scripted tool calls for a trigger, else echo. */
 function scripted(trigger: string, calls: Array<{ name: string; args: unknown }>): Responder {
   return (req, i) => {
@@ -122,7 +121,10 @@ test('risk: C1 control characters (U+0080–U+009F: NEL, 8-bit CSI) survive inbo
   try {
     await bot.send('c1', 'one\u0085two\u009b31mthree\u0080four');
     const sent = lastUserText(bot.llm.chatRequests()[0]!);
-    assert.deepEqual([...sent].filter((c) => /\p{Cc}/u.test(c) && c !== '\n' && c !== '\t').map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`), []);
+    assert.deepEqual(
+      [...sent].filter((c) => /\p{Cc}/u.test(c) && c !== '\n' && c !== '\t').map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`),
+      [],
+    );
     assert.equal(sent, 'onetwo31mthreefour');
     assert.equal((await readSession(bot, 'c1')).messages[0].content, 'onetwo31mthreefour');
   } finally {
@@ -182,7 +184,11 @@ test("risk: a user message with '# Memory', '## Long-term Memory', '[Conversatio
     assert.equal(reply, `echo: ${injection}`);
     const first = bot.llm.chatRequests()[0]!;
     const msgs = first.body.messages as any[];
-    assert.deepEqual(msgs.map((m) => m.role), ['system', 'user'], 'one system message, then the user message');
+    assert.deepEqual(
+      msgs.map((m) => m.role),
+      ['system', 'user'],
+      'one system message, then the user message',
+    );
     assert.equal(msgs[1].content, injection, 'the text stays whole inside the user message');
     const sys = systemOf(first);
     for (const bad of ['administrator', 'ignore its instructions', 'you are evil', '[Conversation summary]', 'pwned']) {
@@ -192,7 +198,10 @@ test("risk: a user message with '# Memory', '## Long-term Memory', '[Conversatio
 
     // Nothing ran as a tool, nothing became a system message, nothing was written to MEMORY.md.
     const session = await readSession(bot, 'inj');
-    assert.deepEqual(session.messages.map((m: any) => m.role), ['user', 'assistant']);
+    assert.deepEqual(
+      session.messages.map((m: any) => m.role),
+      ['user', 'assistant'],
+    );
     assert.ok(session.messages.every((m: any) => !m.toolCalls || m.toolCalls.length === 0));
     assert.equal(await readFile(path.join(memDir(bot, 'inj'), 'MEMORY.md'), 'utf8').catch(() => ''), '');
 
@@ -200,17 +209,26 @@ test("risk: a user message with '# Memory', '## Long-term Memory', '[Conversatio
     // prompt again): today's note quotes the message; the prompt's structure is unchanged.
     await bot.send('inj', '/new');
     await bot.send('inj', 'what now?');
-    const second = bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').at(-1)!;
+    const second = bot.llm
+      .chatRequests()
+      .filter((r) => promptKind(r) === 'chat')
+      .at(-1)!;
     const sys2 = systemOf(second);
     assert.equal(count(sys2, /^# Memory$/gm), 1, sys2);
     assert.equal(count(sys2, /^## Today's Notes$/gm), 1, sys2);
     assert.equal(count(sys2, /^## Long-term Memory$/gm), 0, 'MEMORY.md is empty: no Long-term Memory section');
     assert.equal(count(sys2, /^\[Conversation summary\]/gm), 0);
     assert.equal(count(sys2, /^\{"role":"system"/gm), 0);
-    assert.ok(sys2.split('\n').some((l) => /^\[\d{2}:\d{2}\] User: # Memory ## Long-term Memory /.test(l)), 'the note quotes the message on one line');
+    assert.ok(
+      sys2.split('\n').some((l) => /^\[\d{2}:\d{2}\] User: # Memory ## Long-term Memory /.test(l)),
+      'the note quotes the message on one line',
+    );
     // Besides the system prompt, only this message's # Relevant Memory (one line per hit) is a system message.
     const rest = (second.body.messages as any[]).slice(1);
-    assert.deepEqual(rest.map((m) => m.role), rest.length === 2 ? ['system', 'user'] : ['user']);
+    assert.deepEqual(
+      rest.map((m) => m.role),
+      rest.length === 2 ? ['system', 'user'] : ['user'],
+    );
     if (rest.length === 2) {
       assert.match(rest[0].content, /^# Relevant Memory\n/);
       assert.equal(count(rest[0].content, /^#/gm), 1, 'remembered text cannot add headings');
@@ -241,7 +259,12 @@ test("risk: a MEMORY.md line '# Memory' or \"## Today's Notes\" opens a second t
 
     await bot.send('mem', '/new');
     await bot.send('mem', 'second message');
-    const sys2 = systemOf(bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').at(-1)!);
+    const sys2 = systemOf(
+      bot.llm
+        .chatRequests()
+        .filter((r) => promptKind(r) === 'chat')
+        .at(-1)!,
+    );
     assert.equal(count(sys2, /^# Memory$/gm), 1, sys2);
     assert.equal(count(sys2, /^## Today's Notes$/gm), 1, sys2);
     assert.match(sys2, /^#### Today's Notes$/m);
@@ -318,7 +341,12 @@ test("risk: chat ids and user names with '/', '..', NUL or huge lengths write ou
     }
     // Nothing anywhere else in the workspace, nothing next to it.
     const all = await walk(bot.workspace);
-    const stray = all.filter((p) => !/^(sessions\/|memory\/|(memory|schedules|usage)\.db(-wal|-shm|-journal)?$|inbox\.jsonl$|sessions\.wal\.jsonl$)/.test(p) && p !== 'sessions/' && p !== 'memory/');
+    const stray = all.filter(
+      (p) =>
+        !/^(sessions\/|memory\/|(memory|schedules|usage)\.db(-wal|-shm|-journal)?$|inbox\.jsonl$|sessions\.wal\.jsonl$)/.test(p) &&
+        p !== 'sessions/' &&
+        p !== 'memory/',
+    );
     assert.deepEqual(stray, [], `files outside sessions/ and memory/: ${stray.join(', ')}`);
     const escaped = (await readdir(os.tmpdir())).filter((n) => n.includes(`membot-escape-${tag}`));
     assert.deepEqual(escaped, [], 'nothing written outside the workspace');
@@ -329,7 +357,31 @@ test("risk: chat ids and user names with '/', '..', NUL or huge lengths write ou
 });
 
 test('risk: FTS5 syntax in a memory query (quotes, *, NEAR(, -, :, unbalanced parentheses) fails the turn or the search', async () => {
-  const queries = ['"', '*', 'NEAR(', 'NEAR(fox dog, 2)', '-', '-fox', ':', 'content:fox', '(fox', 'fox)', '((', '"fox', 'fox*', 'fox AND', 'OR', 'NOT fox', '^fox', '{fox}', "fox'", '\\', '"""', 'fox" OR "x', 'fox\u0000'];
+  const queries = [
+    '"',
+    '*',
+    'NEAR(',
+    'NEAR(fox dog, 2)',
+    '-',
+    '-fox',
+    ':',
+    'content:fox',
+    '(fox',
+    'fox)',
+    '((',
+    '"fox',
+    'fox*',
+    'fox AND',
+    'OR',
+    'NOT fox',
+    '^fox',
+    '{fox}',
+    "fox'",
+    '\\',
+    '"""',
+    'fox" OR "x',
+    'fox\u0000',
+  ];
   const calls = [
     ...queries.map((q) => ({ name: 'search_memory', args: { query: q } })),
     { name: 'notes_search', args: { keyword: '*(' } },
@@ -350,8 +402,15 @@ test('risk: FTS5 syntax in a memory query (quotes, *, NEAR(, -, :, unbalanced pa
     }
     // The user's own message goes through the same search (# Relevant Memory).
     assert.deepEqual(await bot.send('fts', 'NEAR( "fox* -dog: (unbalanced ^'), ['echo: NEAR( "fox* -dog: (unbalanced ^']);
-    const problems = bot.logs.lines().slice(before).filter((l) => l.level >= 40);
-    assert.deepEqual(problems.map((l) => l.msg), [], 'no warning or error: the index never saw FTS5 syntax');
+    const problems = bot.logs
+      .lines()
+      .slice(before)
+      .filter((l) => l.level >= 40);
+    assert.deepEqual(
+      problems.map((l) => l.msg),
+      [],
+      'no warning or error: the index never saw FTS5 syntax',
+    );
   } finally {
     await bot.close();
   }
@@ -362,7 +421,11 @@ test('risk: a runtime-config.json with wrong types written while running stops t
   const bot = await startTestBot({ runtimeConfig: { memory: { enabled: false } } });
   const file = path.join(bot.workspace, 'preferences', 'runtime-config.json');
   const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  const configErrors = (from: number) => bot.logs.lines().slice(from).filter((l) => l.level >= 50);
+  const configErrors = (from: number) =>
+    bot.logs
+      .lines()
+      .slice(from)
+      .filter((l) => l.level >= 50);
   try {
     assert.deepEqual(await bot.send('rc', 'one'), ['echo: one']);
     assert.equal(await noteOf(bot, 'rc'), '', 'memory off: no note');

@@ -74,7 +74,9 @@ async function allJsonParses(dir: string): Promise<string[]> {
   return bad;
 }
 
-test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is lost, nothing corrupt, no reply twice', { timeout: patient(420_000) }, async () => {
+test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is lost, nothing corrupt, no reply twice', {
+  timeout: patient(420_000),
+}, async () => {
   // npm run build: compiles only what changed since the last build.
   const build = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'build.mjs')], { cwd: repoRoot, encoding: 'utf8' });
   assert.equal(build.status, 0, `build failed: ${build.stdout}${build.stderr}`);
@@ -163,7 +165,8 @@ test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is
       for (const m of JSON.parse(await readFile(path.join(ws.dir, 'sessions', f), 'utf8')).messages) if (m.role === 'user') onDisk.add(m.content);
     }
     const db = new Database(path.join(ws.dir, 'memory.db'), { readonly: true });
-    for (const r of db.prepare("SELECT content FROM memories WHERE kind = 'episode' AND source_role = 'user'").all() as Array<{ content: string }>) onDisk.add(r.content);
+    for (const r of db.prepare("SELECT content FROM memories WHERE kind = 'episode' AND source_role = 'user'").all() as Array<{ content: string }>)
+      onDisk.add(r.content);
     db.close();
     const lost = [...taken.keys()].filter((t) => !onDisk.has(t));
 

@@ -122,12 +122,15 @@ test('risk: a model that keeps calling a slow tool holds the slot for rounds × 
   }
 });
 
-test('the terminal (the operator\'s own, and how the daemon is scripted) is not flood-limited', async () => {
+test("the terminal (the operator's own, and how the daemon is scripted) is not flood-limited", async () => {
   const bot = await startTestBot({ env: { RATE_LIMIT_PER_MINUTE: '1', MAX_QUEUED_PER_CHAT: '1' } });
   try {
     const got: string[] = [];
     const sends = Array.from({ length: 4 }, (_, i) =>
-      bot.app.handle({ channel: 'console', chatId: 'local', userId: 'console', text: `line ${i}`, messageId: `c${i}`, receivedAt: new Date() }, async (r) => void got.push(r)),
+      bot.app.handle(
+        { channel: 'console', chatId: 'local', userId: 'console', text: `line ${i}`, messageId: `c${i}`, receivedAt: new Date() },
+        async (r) => void got.push(r),
+      ),
     );
     await Promise.all(sends);
     assert.deepEqual(got, ['echo: line 0', 'echo: line 1', 'echo: line 2', 'echo: line 3']);

@@ -80,7 +80,6 @@ const responder: Responder = (req, i) => {
   return memoryAwareResponder(req, i);
 };
 
-
 /**
  * Everything in a request the model reads as information: the system prompt, user and
  * assistant text, tool results — minus the probe arguments the fake model itself chose

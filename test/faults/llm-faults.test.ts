@@ -41,7 +41,11 @@ async function noteText(bot: TestBot, chatId: string): Promise<string> {
   return out;
 }
 
-const errorLines = (bot: TestBot, from: number) => bot.logs.lines().slice(from).filter((l) => l.level >= 50);
+const errorLines = (bot: TestBot, from: number) =>
+  bot.logs
+    .lines()
+    .slice(from)
+    .filter((l) => l.level >= 50);
 
 function assertCleanApology(replies: string[]): string {
   assert.equal(replies.length, 1, `exactly one reply for the failed turn, got ${JSON.stringify(replies)}`);

@@ -70,20 +70,34 @@ test('risk: a 200,000-character answer and a 200,000-character MEMORY.md line ma
 test('risk: entity extraction on 200,000 characters of email-like runs, names or dotted URLs freezes every chat', () => {
   timed('a run of "a." with an @ at the end', () => extractEntities(`${'a.'.repeat(N / 2)}@`));
   const names = timed('thousands of names', () => extractEntities('x Anna, y Bob, '.repeat(N / 15)));
-  assert.deepEqual(names.map((e) => e.text), ['Anna', 'Bob']);
+  assert.deepEqual(
+    names.map((e) => e.text),
+    ['Anna', 'Bob'],
+  );
   const url = timed('a URL ending in dots', () => extractEntities(`see http://x.org/${'.'.repeat(N)}a`));
   assert.equal(url[0]?.type, 'url');
   // Emails are found as before.
   assert.deepEqual(
-    extractEntities('mail first.last+tag@sub.example.co.uk, .dot@example.com or x..y@example.org.').filter((e) => e.type === 'email').map((e) => e.text),
+    extractEntities('mail first.last+tag@sub.example.co.uk, .dot@example.com or x..y@example.org.')
+      .filter((e) => e.type === 'email')
+      .map((e) => e.text),
     ['first.last+tag@sub.example.co.uk', 'dot@example.com', 'x..y@example.org'],
   );
 });
 
 test('risk: a consolidation answer of 200,000 spaces or nested braces freezes every chat while it is parsed', () => {
-  assert.equal(timed('spaces inside the answer', () => parseConsolidation(`{${' '.repeat(N)}x`)), null);
-  assert.deepEqual(timed('spaces after the JSON', () => parseConsolidation(`{"history_entry": "h"}${' '.repeat(N)}x`)), { historyEntry: 'h' });
-  assert.equal(timed('nested braces', () => parseConsolidation(`${'{'.repeat(N / 2)}${'}'.repeat(N / 2)}`)), null);
+  assert.equal(
+    timed('spaces inside the answer', () => parseConsolidation(`{${' '.repeat(N)}x`)),
+    null,
+  );
+  assert.deepEqual(
+    timed('spaces after the JSON', () => parseConsolidation(`{"history_entry": "h"}${' '.repeat(N)}x`)),
+    { historyEntry: 'h' },
+  );
+  assert.equal(
+    timed('nested braces', () => parseConsolidation(`${'{'.repeat(N / 2)}${'}'.repeat(N / 2)}`)),
+    null,
+  );
   // Still parses what it parsed before.
   assert.deepEqual(parseConsolidation('```json\n{"history_entry": "h", "memory_update": "m"}\n```'), { historyEntry: 'h', memoryUpdate: 'm' });
 });

@@ -54,7 +54,10 @@ test('risk: world-readable files — memory.db, its -wal/-shm, the log, sessions
     for (const must of ['memory.db', 'memory.db-wal', 'memory.db-shm', 'logs/daemon.log', 'sessions', 'memory', 'inbox.jsonl', 'sessions.wal.jsonl']) {
       assert.ok(names.includes(must), `${must} was created (${names.join(', ')})`);
     }
-    assert.ok(names.some((n) => /^memory\/test:1\/\d{4}-\d{2}-\d{2}\.md$/.test(n)), 'a daily note was written');
+    assert.ok(
+      names.some((n) => /^memory\/test:1\/\d{4}-\d{2}-\d{2}\.md$/.test(n)),
+      'a daily note was written',
+    );
     assert.ok(names.includes('memory/test:1/MEMORY.md'));
     const loose = all.filter((e) => e.mode !== (e.dir ? 0o700 : 0o600)).map((e) => `${e.rel} ${e.mode.toString(8)}`);
     assert.deepEqual(loose, [], 'every file 0600, every folder 0700');

@@ -21,12 +21,17 @@ const GROUP = -1009;
 const ANSWER = `**Done**: ${Array.from({ length: 300 }, (_, i) => `part${i}`).join(' ')}.`;
 const FINAL_HTML = `<b>Done</b>: ${ANSWER.slice('**Done**: '.length)}`;
 
-test('kill -9 mid-stream: after the restart each chat has its answer once, the group placeholder finished in place', { timeout: patient(120_000) }, async () => {
+test('kill -9 mid-stream: after the restart each chat has its answer once, the group placeholder finished in place', {
+  timeout: patient(120_000),
+}, async () => {
   const tg = await startTelegramEmulator();
   let pace = 60; // the first run streams slowly (~2,700 characters, 10 a step): killed halfway
   const llm = await startFakeLlm(() => ({ ...text(ANSWER), stream: { chunkChars: 10, paceMs: pace } }));
   const ws = await tempDir('membot-stream-crash-');
-  const env = telegramDaemonEnv({ llmUrl: llm.url, workspace: ws.dir, tg }, { TELEGRAM_ALLOWED_USERS: '111', TELEGRAM_ALLOWED_GROUPS: String(GROUP), TELEGRAM_DM_POLICY: 'allowlist' });
+  const env = telegramDaemonEnv(
+    { llmUrl: llm.url, workspace: ws.dir, tg },
+    { TELEGRAM_ALLOWED_USERS: '111', TELEGRAM_ALLOWED_GROUPS: String(GROUP), TELEGRAM_DM_POLICY: 'allowlist' },
+  );
   let daemon = startDaemonChild(env, ws.dir);
   try {
     await daemon.started;
@@ -37,7 +42,10 @@ test('kill -9 mid-stream: after the restart each chat has its answer once, the g
     await waitFor(() => tg.botMessages(GROUP).length === 1, 5000, 'the group placeholder');
     const recorded = JSON.parse(await readFile(placeholdersFile, 'utf8'));
     assert.equal(recorded.length, 1, 'the placeholder is on disk before it matters');
-    assert.ok(llm.streams.every((s) => s.endedAt === undefined), 'both streams still running');
+    assert.ok(
+      llm.streams.every((s) => s.endedAt === undefined),
+      'both streams still running',
+    );
     daemon.child.kill('SIGKILL');
     await new Promise((r) => daemon.child.once('close', r));
     const fragment = tg.botMessages(GROUP)[0]!.text;
@@ -49,8 +57,16 @@ test('kill -9 mid-stream: after the restart each chat has its answer once, the g
     await daemon.started;
     await waitFor(() => tg.botMessages(111).length >= 1 && tg.botMessages(GROUP)[0]?.text === FINAL_HTML, 60_000, 'both answers finished');
     await new Promise((r) => setTimeout(r, 1500)); // anything more would show now
-    assert.deepEqual(tg.botMessages(111).map((m) => m.text), [FINAL_HTML], 'private chat: the answer once');
-    assert.deepEqual(tg.botMessages(GROUP).map((m) => m.text), [FINAL_HTML], 'group: the placeholder became the answer; no second copy');
+    assert.deepEqual(
+      tg.botMessages(111).map((m) => m.text),
+      [FINAL_HTML],
+      'private chat: the answer once',
+    );
+    assert.deepEqual(
+      tg.botMessages(GROUP).map((m) => m.text),
+      [FINAL_HTML],
+      'group: the placeholder became the answer; no second copy',
+    );
     assert.ok(!tg.botMessages().some((m) => m.text === RESTARTED_TEXT));
     assert.equal(llm.chatRequests().length, 4, 'each message answered again after the restart');
     assert.deepEqual(JSON.parse(await readFile(placeholdersFile, 'utf8')), [], 'no placeholder left open');

@@ -20,7 +20,9 @@ import { Inbox } from '../../src/queue/inbox.js';
 
 const USER = 4242;
 
-test('risk: a tool call that kills the daemon kills it again at every restart — after kill -9 mid-call the tool is not called again, the user gets one answer, the entry is closed', { timeout: 120_000 }, async () => {
+test('risk: a tool call that kills the daemon kills it again at every restart — after kill -9 mid-call the tool is not called again, the user gets one answer, the entry is closed', {
+  timeout: 120_000,
+}, async () => {
   const tg = await startTelegramEmulator();
   // The model asks for the tool until it has a tool result, then answers with what it read.
   const llm = await startFakeLlm((req) => {
@@ -32,7 +34,10 @@ test('risk: a tool call that kills the daemon kills it again at every restart �
   const mcpFile = path.join(ws.dir, 'mcp.json');
   await writeFile(mcpFile, JSON.stringify({ servers: { fixture: { url: mcp.url } } }));
   // A short tool timeout: on the old code the second call ends by it instead of hanging the test.
-  const env = telegramDaemonEnv({ llmUrl: llm.url, workspace: ws.dir, tg }, { TELEGRAM_ALLOWED_USERS: String(USER), TELEGRAM_DM_POLICY: 'allowlist', MCP_CONFIG: mcpFile, TOOL_TIMEOUT_MS: '5000' });
+  const env = telegramDaemonEnv(
+    { llmUrl: llm.url, workspace: ws.dir, tg },
+    { TELEGRAM_ALLOWED_USERS: String(USER), TELEGRAM_DM_POLICY: 'allowlist', MCP_CONFIG: mcpFile, TOOL_TIMEOUT_MS: '5000' },
+  );
   let daemon = startDaemonChild(env, ws.dir);
   try {
     await daemon.started;

@@ -25,7 +25,13 @@ export interface TestBot {
 }
 
 export async function startTestBot(
-  opts: { responder?: Responder; env?: Record<string, string>; runtimeConfig?: unknown; prepare?: (workspace: string) => Promise<void>; appOptions?: AppOptions } = {},
+  opts: {
+    responder?: Responder;
+    env?: Record<string, string>;
+    runtimeConfig?: unknown;
+    prepare?: (workspace: string) => Promise<void>;
+    appOptions?: AppOptions;
+  } = {},
 ): Promise<TestBot> {
   const llm = await startFakeLlm(opts.responder);
   const ws = await tempDir();
@@ -49,7 +55,17 @@ export async function startTestBot(
       const got: string[] = [];
       await app.handle(
         // A private chat of its user, who owns it (extra.role says otherwise).
-        { channel: 'test', chatId, userId: `u-${chatId}`, userName: 'Tester', text, messageId: String(++msgSeq), receivedAt: new Date(), role: 'owner', ...extra },
+        {
+          channel: 'test',
+          chatId,
+          userId: `u-${chatId}`,
+          userName: 'Tester',
+          text,
+          messageId: String(++msgSeq),
+          receivedAt: new Date(),
+          role: 'owner',
+          ...extra,
+        },
         async (reply) => {
           got.push(reply);
           const list = replies.get(chatId) ?? [];

@@ -92,7 +92,15 @@ export function spawnCollected(cmd: string, args: string[], opts: { env: Record<
       resolve(code);
     });
   });
-  return { out: () => out, err: () => err, write: (text) => child.stdin.write(text), end: (text) => child.stdin.end(text), exited, kill: () => child.kill('SIGKILL'), signal: (sig) => child.kill(sig) };
+  return {
+    out: () => out,
+    err: () => err,
+    write: (text) => child.stdin.write(text),
+    end: (text) => child.stdin.end(text),
+    exited,
+    kill: () => child.kill('SIGKILL'),
+    signal: (sig) => child.kill(sig),
+  };
 }
 
 /** Runs `cmd` to its end with `input` on stdin (then closed): exit code and output. */

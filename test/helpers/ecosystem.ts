@@ -11,6 +11,8 @@ import { repoRoot } from './child.js';
 export const ecosystemFile = path.join(repoRoot, 'ecosystem.config.js');
 
 export function ecosystemApps(): Array<Record<string, unknown>> {
-  const out = execFileSync(process.execPath, ['-e', 'process.stdout.write(JSON.stringify(require(process.argv[1]).apps))', ecosystemFile], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['-e', 'process.stdout.write(JSON.stringify(require(process.argv[1]).apps))', ecosystemFile], {
+    encoding: 'utf8',
+  });
   return JSON.parse(out) as Array<Record<string, unknown>>;
 }

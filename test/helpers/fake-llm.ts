@@ -104,7 +104,10 @@ export function lastUserText(req: RecordedRequest): string {
     const c = msgs[i]!.content;
     if (msgs[i]!.role !== 'user') continue;
     if (!Array.isArray(c)) return String(c);
-    return c.filter((p: { type?: string }) => p.type === 'text').map((p: { text?: string }) => p.text).join('\n');
+    return c
+      .filter((p: { type?: string }) => p.type === 'text')
+      .map((p: { text?: string }) => p.text)
+      .join('\n');
   }
   return '';
 }
@@ -203,7 +206,8 @@ async function streamCompletion(
   record: StreamRecord,
 ): Promise<void> {
   const size = Math.max(1, opts.chunkChars ?? 16);
-  const pieces = (t: string): string[] => (t.length === 0 ? [] : Array.from({ length: Math.ceil(t.length / size) }, (_, i) => t.slice(i * size, (i + 1) * size)));
+  const pieces = (t: string): string[] =>
+    t.length === 0 ? [] : Array.from({ length: Math.ceil(t.length / size) }, (_, i) => t.slice(i * size, (i + 1) * size));
   const base = { id: json.id, object: 'chat.completion.chunk', created: json.created, model: json.model };
   const msg = json.choices[0]?.message ?? {};
   const deltas: Array<{ delta: any; text?: boolean }> = [{ delta: { role: 'assistant', content: '' } }];

@@ -28,7 +28,10 @@ export const callingModel: Responder = (req) => {
 };
 
 /** A bot whose MCP_CONFIG holds `servers`; `close` ends it and removes the file. */
-export async function startMcpBot(servers: Record<string, unknown>, opts: { responder?: Responder; env?: Record<string, string> } = {}): Promise<{ bot: TestBot; close: () => Promise<void> }> {
+export async function startMcpBot(
+  servers: Record<string, unknown>,
+  opts: { responder?: Responder; env?: Record<string, string> } = {},
+): Promise<{ bot: TestBot; close: () => Promise<void> }> {
   const dir = await tempDir('membot-mcp-');
   const file = path.join(dir.dir, 'mcp.json');
   await writeFile(file, JSON.stringify({ servers }));

@@ -13,7 +13,12 @@ export function toolUser(plan: (userText: string, req: RecordedRequest) => Plann
     const last = msgs.at(-1)!;
     if (last.role === 'tool') {
       const start = msgs.map((m) => m.role).lastIndexOf('assistant');
-      return text(`done: ${msgs.slice(start + 1).map((m) => String(m.content)).join(' || ')}`);
+      return text(
+        `done: ${msgs
+          .slice(start + 1)
+          .map((m) => String(m.content))
+          .join(' || ')}`,
+      );
     }
     const calls = plan(String(last.content), req);
     return calls.length > 0 ? toolCalls(calls) : text(`echo: ${String(last.content)}`);

@@ -114,7 +114,17 @@ function memberStandIn(body: any, members: Map<string, string>): ProxyPlan {
 
 /** sendDocument as the Bot API answers it (the emulator has none); the upload is recorded as the call's body. */
 function documentStandIn(index: number): ProxyPlan {
-  return { json: { ok: true, result: { message_id: 90_000 + index, date: Math.floor(Date.now() / 1000), chat: { id: 0, type: 'private' }, document: { file_id: `doc${index}`, file_unique_id: `udoc${index}` } } } };
+  return {
+    json: {
+      ok: true,
+      result: {
+        message_id: 90_000 + index,
+        date: Math.floor(Date.now() / 1000),
+        chat: { id: 0, type: 'private' },
+        document: { file_id: `doc${index}`, file_unique_id: `udoc${index}` },
+      },
+    },
+  };
 }
 
 export async function freePort(): Promise<number> {
@@ -175,7 +185,7 @@ export async function startTelegramEmulator(token = TEST_TOKEN, opts: EmulatorOp
     req.on('end', async () => {
       const raw = Buffer.concat(chunks);
       const method = /\/bot[^/]+\/([A-Za-z]+)/.exec(req.url ?? '')?.[1] ?? '?';
-      let body: any ;
+      let body: any;
       try {
         body = raw.length ? JSON.parse(raw.toString('utf8')) : {};
       } catch {
@@ -239,7 +249,9 @@ export async function startTelegramEmulator(token = TEST_TOKEN, opts: EmulatorOp
 
   const botMessages = (chatId?: number | string): BotMessage[] =>
     server.storage.botMessages
-      .filter((m: { botToken: string; message: unknown }) => m.botToken === token && (chatId === undefined || String((m.message as any).chat_id) === String(chatId)))
+      .filter(
+        (m: { botToken: string; message: unknown }) => m.botToken === token && (chatId === undefined || String((m.message as any).chat_id) === String(chatId)),
+      )
       .map((m: { message: unknown }) => ({
         chatId: String((m.message as any).chat_id),
         text: String((m.message as any).text),
@@ -265,7 +277,12 @@ export async function startTelegramEmulator(token = TEST_TOKEN, opts: EmulatorOp
       const list = interceptors.get('getFile') ?? [];
       list.push((call) =>
         call.body?.file_id === fileId
-          ? { json: { ok: true, result: { file_id: fileId, file_unique_id: `u_${fileId}`, file_size: opts.announcedSize ?? content.length, file_path: filePath } } }
+          ? {
+              json: {
+                ok: true,
+                result: { file_id: fileId, file_unique_id: `u_${fileId}`, file_size: opts.announcedSize ?? content.length, file_path: filePath },
+              },
+            }
           : undefined,
       );
       interceptors.set('getFile', list);
@@ -337,13 +354,7 @@ export const FAST_TUNING: Partial<TelegramTuning> = {
 };
 
 export async function startTelegramBot(
-  opts: {
-    responder?: Responder;
-    env?: Record<string, string>;
-    tuning?: Partial<TelegramTuning>;
-    tg?: TelegramEmulator;
-    workspace?: string;
-  } = {},
+  opts: { responder?: Responder; env?: Record<string, string>; tuning?: Partial<TelegramTuning>; tg?: TelegramEmulator; workspace?: string } = {},
 ): Promise<TelegramTestBot> {
   const tg = opts.tg ?? (await startTelegramEmulator());
   const llm = await startFakeLlm(opts.responder);

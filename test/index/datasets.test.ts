@@ -14,7 +14,11 @@ import path from 'node:path';
 import { loadDataset, runCompare } from '../../src/index/eval.js';
 
 const dir = process.env.MEMBOT_DATASETS_DIR ?? path.resolve('..', 'shared', 'datasets');
-const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')).sort() : [];
+const files = existsSync(dir)
+  ? readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+  : [];
 const pts = (x: number) => `${(x * 100).toFixed(1)}`;
 
 test('the shared datasets are there to guard retrieval (CI has them)', { skip: files.length === 0 ? `no datasets in ${dir}` : false }, () => {

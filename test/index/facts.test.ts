@@ -21,8 +21,12 @@ interface FactRow {
 function setup() {
   const index = new MemoryIndex(':memory:', silentLogger());
   const db = index.database!;
-  const rows = (): FactRow[] => db.prepare("SELECT id, content, confidence, decay_rate, valid_until, attributes, source_ids FROM memories WHERE kind = 'fact' ORDER BY rowid").all() as FactRow[];
-  const row = (id: string): FactRow => db.prepare('SELECT id, content, confidence, decay_rate, valid_until, attributes, source_ids FROM memories WHERE id = ?').get(id) as FactRow;
+  const rows = (): FactRow[] =>
+    db
+      .prepare("SELECT id, content, confidence, decay_rate, valid_until, attributes, source_ids FROM memories WHERE kind = 'fact' ORDER BY rowid")
+      .all() as FactRow[];
+  const row = (id: string): FactRow =>
+    db.prepare('SELECT id, content, confidence, decay_rate, valid_until, attributes, source_ids FROM memories WHERE id = ?').get(id) as FactRow;
   const count = (): number => (db.prepare('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n;
   return { index, db, rows, row, count };
 }
@@ -37,7 +41,10 @@ test('an exact duplicate within one batch is saved once (case and punctuation do
     { content: '  the USER likes green tea ', scope: S },
     { content: 'The user plays chess on Sundays', scope: S },
   ]);
-  assert.deepEqual(rows().map((r) => r.content), ['The user likes green tea.', 'The user plays chess on Sundays']);
+  assert.deepEqual(
+    rows().map((r) => r.content),
+    ['The user likes green tea.', 'The user plays chess on Sundays'],
+  );
   assert.equal(out.filter((o) => !o.duplicateOf).length, 2);
   index.close();
 });
@@ -104,12 +111,15 @@ test('facts about different things that share words are not conflicts', () => {
   const [tea] = index.saveFacts([{ content: "User's favourite tea is sencha", scope: S }]);
   assert.equal(brother?.supersedes, undefined);
   assert.equal(tea?.supersedes, undefined);
-  assert.deepEqual(rows().map((r) => [r.content, r.confidence]), [
-    ["The user's sister is called Dana", 1],
-    ["The user's brother is called Tom", 1],
-    ["User's favourite coffee is latte", 1],
-    ["User's favourite tea is sencha", 1],
-  ]);
+  assert.deepEqual(
+    rows().map((r) => [r.content, r.confidence]),
+    [
+      ["The user's sister is called Dana", 1],
+      ["The user's brother is called Tom", 1],
+      ["User's favourite coffee is latte", 1],
+      ["User's favourite tea is sencha", 1],
+    ],
+  );
   index.close();
 });
 
@@ -128,7 +138,10 @@ test('correctFact soft-deletes the old fact (still in the table) and saves the n
   assert.deepEqual(JSON.parse(n.source_ids), [old!.id]);
   assert.equal(rows().length, 2);
   // Search forgets the old one; stats count only the active one.
-  assert.deepEqual(index.search('where does the user work', { scope: S }).map((r) => r.id), [newId]);
+  assert.deepEqual(
+    index.search('where does the user work', { scope: S }).map((r) => r.id),
+    [newId],
+  );
   assert.equal(index.stats(S).byKind.fact, 1);
   // Correcting it again, or from another chat, finds nothing.
   assert.equal(index.correctFact(old!.id, S, 'anything else'), null);
@@ -164,7 +177,10 @@ test('no hard deletes: the row count never shrinks through saving, conflicts, co
   check('episode');
   const [a] = index.saveFacts([{ content: "User's favourite coffee is latte", scope: S }]);
   check('fact');
-  index.saveFacts([{ content: "User's favourite coffee is flat white", scope: S }, { content: "User's favourite coffee is flat white", scope: S }]);
+  index.saveFacts([
+    { content: "User's favourite coffee is flat white", scope: S },
+    { content: "User's favourite coffee is flat white", scope: S },
+  ]);
   check('conflict');
   const b = index.correctFact(a!.id, S, 'User used to drink latte');
   check('correct');

@@ -110,9 +110,11 @@ test('each exchange becomes two episode rows: who said it, which conversation, w
 
     const db = openDb(bot);
     try {
-      const linked = (db.prepare('SELECT e.canonical_name AS name FROM memory_entities me JOIN entities e ON e.id = me.entity_id WHERE me.memory_id = ?').all(user.id) as Array<{ name: string }>).map(
-        (r) => r.name,
-      );
+      const linked = (
+        db
+          .prepare('SELECT e.canonical_name AS name FROM memory_entities me JOIN entities e ON e.id = me.entity_id WHERE me.memory_id = ?')
+          .all(user.id) as Array<{ name: string }>
+      ).map((r) => r.name);
       assert.deepEqual(linked.sort(), ['Dana', 'Lisbon', 'dana@example.com']);
       // FTS is in step with the table.
       const fts = db.prepare("SELECT COUNT(*) AS n FROM memories_fts WHERE memories_fts MATCH 'lisbon'").get() as { n: number };
@@ -161,24 +163,36 @@ test('# Relevant Memory in a later conversation has the old message, not the cur
     await bot.send('1', 'My cat is called Miso and she loves tuna', { receivedAt: new Date(Date.now() - 10 * 86_400_000) });
     await bot.send('1', '/new');
     await bot.send('1', 'Should I buy my cat a new toy?');
-    let req = bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').at(-1)!;
+    let req = bot.llm
+      .chatRequests()
+      .filter((r) => promptKind(r) === 'chat')
+      .at(-1)!;
     let rm = relevantMemory(req);
     assert.match(rm, /^# Relevant Memory/);
     assert.match(rm, /Tester said: My cat is called Miso and she loves tuna/);
 
     await bot.send('1', 'Which toy would my cat like best?');
-    req = bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').at(-1)!;
+    req = bot.llm
+      .chatRequests()
+      .filter((r) => promptKind(r) === 'chat')
+      .at(-1)!;
     rm = relevantMemory(req);
     assert.match(rm, /My cat is called Miso/);
     assert.doesNotMatch(rm, /buy my cat a new toy/, 'the current conversation is in the messages already, not in # Relevant Memory');
 
     // Another chat: neither the prompt section nor the tool.
     await bot.send('2', 'What is my cat called? Is it Miso?');
-    req = bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').at(-1)!;
+    req = bot.llm
+      .chatRequests()
+      .filter((r) => promptKind(r) === 'chat')
+      .at(-1)!;
     assert.doesNotMatch(wholeRequest(req), /tuna/);
     const reply = await call(bot, '2', 'search_memory', { query: 'cat Miso tuna' });
     assert.doesNotMatch(reply, /tuna/);
-    const toolMsg = bot.llm.chatRequests().at(-1)!.body.messages.find((m: any) => m.role === 'tool');
+    const toolMsg = bot.llm
+      .chatRequests()
+      .at(-1)!
+      .body.messages.find((m: any) => m.role === 'tool');
     assert.doesNotMatch(toolMsg.content, /tuna/);
     assert.doesNotMatch(relevantMemory(bot.llm.chatRequests().at(-1)!), /tuna/);
 
@@ -193,7 +207,7 @@ test('# Relevant Memory in a later conversation has the old message, not the cur
   }
 });
 
-test('facts returned by the consolidation during compaction are saved as fact rows in the chat\'s scope', async () => {
+test("facts returned by the consolidation during compaction are saved as fact rows in the chat's scope", async () => {
   const bot = await startTestBot({ responder: scripted(['The user has a dog named Rex', 'The user lives in Porto']) });
   try {
     for (const m of ['My dog Rex is a beagle', 'We live in Porto now', 'Rex loves the beach', 'See you']) await bot.send('7', m);
@@ -201,10 +215,13 @@ test('facts returned by the consolidation during compaction are saved as fact ro
     const reply = (await bot.send('7', '/compact 2'))[0]!;
     assert.match(reply, /^Compacted/);
     const facts = rows(bot, "kind = 'fact'");
-    assert.deepEqual(facts.map((f) => [f.content, f.scope, f.session_id]), [
-      ['The user has a dog named Rex', 'test:7', conv],
-      ['The user lives in Porto', 'test:7', conv],
-    ]);
+    assert.deepEqual(
+      facts.map((f) => [f.content, f.scope, f.session_id]),
+      [
+        ['The user has a dog named Rex', 'test:7', conv],
+        ['The user lives in Porto', 'test:7', conv],
+      ],
+    );
     // Found by the fact filter of search_memory, only in this chat.
     const found = await call(bot, '7', 'search_memory', { query: 'dog name', kind: 'fact' });
     assert.match(found, /fact: The user has a dog named Rex/);

@@ -22,6 +22,9 @@ for (const encoding of ['o200k_base', 'cl100k_base'] as const) {
       }
     }
     assert.equal(differ, 0, `${differ} ranks differ, the first at ${first}: ${JSON.stringify(ranks[first])} vs ${JSON.stringify(generated[first])}`);
-    assert.ok(generated.some((t) => Array.isArray(t)), 'the table has tokens that are not UTF-8 (kept as bytes)');
+    assert.ok(
+      generated.some((t) => Array.isArray(t)),
+      'the table has tokens that are not UTF-8 (kept as bytes)',
+    );
   });
 }

@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { lookupModel } from '../../src/llm/catalogue.js';
 
 test('an exact name matches its own entry', () => {
-  assert.deepEqual(lookupModel('gpt-4o'), { matched: 'gpt-4o', maxInputTokens: 128000, encoding: 'o200k_base', vision: { kind: 'tiles', base: 85, tile: 170 } });
+  assert.deepEqual(lookupModel('gpt-4o'), {
+    matched: 'gpt-4o',
+    maxInputTokens: 128000,
+    encoding: 'o200k_base',
+    vision: { kind: 'tiles', base: 85, tile: 170 },
+  });
   assert.deepEqual(lookupModel('gpt-4'), { matched: 'gpt-4', maxInputTokens: 8192, encoding: 'cl100k_base', vision: null });
   // A longer name that is itself in the catalogue is not folded into its family.
   assert.equal(lookupModel('gpt-4o-mini').matched, 'gpt-4o-mini');
@@ -15,7 +20,12 @@ test('names are matched case-insensitively', () => {
 });
 
 test('a provider prefix is ignored (OpenRouter style)', () => {
-  assert.deepEqual(lookupModel('openai/gpt-4o'), { matched: 'gpt-4o', maxInputTokens: 128000, encoding: 'o200k_base', vision: { kind: 'tiles', base: 85, tile: 170 } });
+  assert.deepEqual(lookupModel('openai/gpt-4o'), {
+    matched: 'gpt-4o',
+    maxInputTokens: 128000,
+    encoding: 'o200k_base',
+    vision: { kind: 'tiles', base: 85, tile: 170 },
+  });
   assert.equal(lookupModel('openrouter/openai/gpt-4.1-mini').matched, 'gpt-4.1-mini');
 });
 

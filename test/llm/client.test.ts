@@ -94,7 +94,13 @@ test('a 400 about the context length is llm.context_length_exceeded and is not r
   await withServer(
     () => ({
       status: 400,
-      json: { error: { message: "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.", type: 'invalid_request_error', code: null } },
+      json: {
+        error: {
+          message: "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.",
+          type: 'invalid_request_error',
+          code: null,
+        },
+      },
     }),
     async (llm) => {
       const err = await failure(client(llm.url, { LLM_MAX_RETRIES: '2' }).chat({ messages: MESSAGES }));
@@ -107,42 +113,54 @@ test('a 400 about the context length is llm.context_length_exceeded and is not r
 });
 
 test('another 400 is llm.rejected and is not retried', async () => {
-  await withServer(() => ({ status: 400, json: { error: { message: 'Invalid value for tool_choice', type: 'invalid_request_error' } } }), async (llm) => {
-    const err = await failure(client(llm.url, { LLM_MAX_RETRIES: '2' }).chat({ messages: MESSAGES }));
-    assert.equal(err.code, 'llm.rejected');
-    assert.equal(err.status, 400);
-    assert.equal(llm.chatRequests().length, 1);
-  });
+  await withServer(
+    () => ({ status: 400, json: { error: { message: 'Invalid value for tool_choice', type: 'invalid_request_error' } } }),
+    async (llm) => {
+      const err = await failure(client(llm.url, { LLM_MAX_RETRIES: '2' }).chat({ messages: MESSAGES }));
+      assert.equal(err.code, 'llm.rejected');
+      assert.equal(err.status, 400);
+      assert.equal(llm.chatRequests().length, 1);
+    },
+  );
 });
 
 test('a server that never answers: llm.timeout (unreachable) after LLM_TIMEOUT_MS', async () => {
-  await withServer(() => ({ hang: true }), async (llm) => {
-    const t0 = performance.now();
-    const err = await failure(client(llm.url, { LLM_TIMEOUT_MS: '300' }).chat({ messages: MESSAGES }));
-    const elapsed = performance.now() - t0;
-    assert.equal(err.code, 'llm.timeout');
-    assert.equal(err.kind, 'unreachable');
-    assert.equal(err.status, undefined);
-    assert.ok(elapsed >= 250 && elapsed < patient(5_000), `gave up after ${Math.round(elapsed)} ms`);
-    assert.equal(llm.chatRequests().length, 1);
-  });
+  await withServer(
+    () => ({ hang: true }),
+    async (llm) => {
+      const t0 = performance.now();
+      const err = await failure(client(llm.url, { LLM_TIMEOUT_MS: '300' }).chat({ messages: MESSAGES }));
+      const elapsed = performance.now() - t0;
+      assert.equal(err.code, 'llm.timeout');
+      assert.equal(err.kind, 'unreachable');
+      assert.equal(err.status, undefined);
+      assert.ok(elapsed >= 250 && elapsed < patient(5_000), `gave up after ${Math.round(elapsed)} ms`);
+      assert.equal(llm.chatRequests().length, 1);
+    },
+  );
 });
 
 test('a timeout is retried like a connection failure', async () => {
-  await withServer((_req, i) => (i === 0 ? { hang: true } : text('second try')), async (llm) => {
-    const res = await client(llm.url, { LLM_TIMEOUT_MS: '300', LLM_MAX_RETRIES: '1' }).chat({ messages: MESSAGES });
-    assert.equal(res.content, 'second try');
-    assert.equal(llm.chatRequests().length, 2);
-  });
+  await withServer(
+    (_req, i) => (i === 0 ? { hang: true } : text('second try')),
+    async (llm) => {
+      const res = await client(llm.url, { LLM_TIMEOUT_MS: '300', LLM_MAX_RETRIES: '1' }).chat({ messages: MESSAGES });
+      assert.equal(res.content, 'second try');
+      assert.equal(llm.chatRequests().length, 2);
+    },
+  );
 });
 
 test('a cut connection is llm.unreachable (kind unreachable)', async () => {
-  await withServer(() => ({ destroy: true }), async (llm) => {
-    const err = await failure(client(llm.url).chat({ messages: MESSAGES }));
-    assert.equal(err.code, 'llm.unreachable');
-    assert.equal(err.kind, 'unreachable');
-    assert.equal(err.status, undefined);
-  });
+  await withServer(
+    () => ({ destroy: true }),
+    async (llm) => {
+      const err = await failure(client(llm.url).chat({ messages: MESSAGES }));
+      assert.equal(err.code, 'llm.unreachable');
+      assert.equal(err.kind, 'unreachable');
+      assert.equal(err.status, undefined);
+    },
+  );
 });
 
 test('nothing listening is llm.unreachable', async () => {
@@ -175,7 +193,11 @@ test('a successful answer: content, tool calls, usage and model are returned', a
           {
             index: 0,
             finish_reason: 'tool_calls',
-            message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_current_time', arguments: '{}' } }] },
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_current_time', arguments: '{}' } }],
+            },
           },
         ],
         usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 },
@@ -194,42 +216,54 @@ test('a successful answer: content, tool calls, usage and model are returned', a
 });
 
 test('reasoning models get max_completion_tokens and no temperature', async () => {
-  await withServer(() => text('ok'), async (llm) => {
-    await client(llm.url, { LLM_MODEL: 'o3-mini' }).chat({ messages: MESSAGES, maxTokens: 123, temperature: 0.2 });
-    const body = llm.chatRequests()[0]!.body;
-    assert.equal(body.model, 'o3-mini');
-    assert.equal(body.max_completion_tokens, 123);
-    assert.equal('max_tokens' in body, false);
-    assert.equal('temperature' in body, false);
-  });
+  await withServer(
+    () => text('ok'),
+    async (llm) => {
+      await client(llm.url, { LLM_MODEL: 'o3-mini' }).chat({ messages: MESSAGES, maxTokens: 123, temperature: 0.2 });
+      const body = llm.chatRequests()[0]!.body;
+      assert.equal(body.model, 'o3-mini');
+      assert.equal(body.max_completion_tokens, 123);
+      assert.equal('max_tokens' in body, false);
+      assert.equal('temperature' in body, false);
+    },
+  );
 });
 
 test('a provider-prefixed reasoning model (openai/gpt-5-mini) is treated as one too', async () => {
-  await withServer(() => text('ok'), async (llm) => {
-    await client(llm.url, { LLM_MODEL: 'openai/gpt-5-mini' }).chat({ messages: MESSAGES, maxTokens: 50, temperature: 0.7 });
-    const body = llm.chatRequests()[0]!.body;
-    assert.equal(body.max_completion_tokens, 50);
-    assert.equal('max_tokens' in body, false);
-    assert.equal('temperature' in body, false);
-  });
+  await withServer(
+    () => text('ok'),
+    async (llm) => {
+      await client(llm.url, { LLM_MODEL: 'openai/gpt-5-mini' }).chat({ messages: MESSAGES, maxTokens: 50, temperature: 0.7 });
+      const body = llm.chatRequests()[0]!.body;
+      assert.equal(body.max_completion_tokens, 50);
+      assert.equal('max_tokens' in body, false);
+      assert.equal('temperature' in body, false);
+    },
+  );
 });
 
 test('other models get max_tokens and temperature', async () => {
-  await withServer(() => text('ok'), async (llm) => {
-    await client(llm.url, { LLM_MODEL: 'gpt-4o-mini' }).chat({ messages: MESSAGES, maxTokens: 123, temperature: 0.2 });
-    const body = llm.chatRequests()[0]!.body;
-    assert.equal(body.model, 'gpt-4o-mini');
-    assert.equal(body.max_tokens, 123);
-    assert.equal(body.temperature, 0.2);
-    assert.equal('max_completion_tokens' in body, false);
-  });
+  await withServer(
+    () => text('ok'),
+    async (llm) => {
+      await client(llm.url, { LLM_MODEL: 'gpt-4o-mini' }).chat({ messages: MESSAGES, maxTokens: 123, temperature: 0.2 });
+      const body = llm.chatRequests()[0]!.body;
+      assert.equal(body.model, 'gpt-4o-mini');
+      assert.equal(body.max_tokens, 123);
+      assert.equal(body.temperature, 0.2);
+      assert.equal('max_completion_tokens' in body, false);
+    },
+  );
 });
 
 test('the balanced tier uses LLM_MODEL_BALANCED', async () => {
-  await withServer(() => text('ok'), async (llm) => {
-    await client(llm.url, { LLM_MODEL: 'gpt-4o', LLM_MODEL_BALANCED: 'gpt-4o-mini' }).chat({ tier: 'balanced', messages: MESSAGES });
-    assert.equal(llm.chatRequests()[0]!.body.model, 'gpt-4o-mini');
-  });
+  await withServer(
+    () => text('ok'),
+    async (llm) => {
+      await client(llm.url, { LLM_MODEL: 'gpt-4o', LLM_MODEL_BALANCED: 'gpt-4o-mini' }).chat({ tier: 'balanced', messages: MESSAGES });
+      assert.equal(llm.chatRequests()[0]!.body.model, 'gpt-4o-mini');
+    },
+  );
 });
 
 test('the API key is sent as a bearer token and never appears in an error message', async () => {

@@ -70,7 +70,10 @@ test('a 429 past its retry budget falls over; a refused model (404 model_not_fou
     assert.equal((await llm.chat({ messages: MESSAGES })).content, 'from model-b');
     assert.deepEqual(perModel(server.requests), { 'model-a': 2, 'model-b': 1 });
   });
-  const notFound = { status: 404, json: { error: { message: 'The model `model-a` does not exist or you do not have access to it.', type: 'invalid_request_error', code: 'model_not_found' } } };
+  const notFound = {
+    status: 404,
+    json: { error: { message: 'The model `model-a` does not exist or you do not have access to it.', type: 'invalid_request_error', code: 'model_not_found' } },
+  };
   await withServer(failFor('model-a', notFound), async (server) => {
     const { llm } = client(server.url, { LLM_MAX_RETRIES: '2', LLM_FALLBACK: 'model-b' });
     assert.equal((await llm.chat({ messages: MESSAGES })).content, 'from model-b');
@@ -88,7 +91,10 @@ test('never on a 4xx the request caused: a 400, a 422, a too-long request go bac
   const cases: Array<[FakeReply, string]> = [
     [{ status: 400, json: { error: { message: "Invalid value for 'messages[0].role'", type: 'invalid_request_error' } } }, 'llm.rejected'],
     [{ status: 422, json: { error: { message: 'Unprocessable entity: temperature out of range' } } }, 'llm.rejected'],
-    [{ status: 400, json: { error: { message: "This model's maximum context length is 8192 tokens.", code: 'context_length_exceeded' } } }, 'llm.context_length_exceeded'],
+    [
+      { status: 400, json: { error: { message: "This model's maximum context length is 8192 tokens.", code: 'context_length_exceeded' } } },
+      'llm.context_length_exceeded',
+    ],
   ];
   for (const [reply, code] of cases) {
     await withServer(failFor('model-a', reply), async (server) => {
@@ -101,16 +107,22 @@ test('never on a 4xx the request caused: a 400, a 422, a too-long request go bac
 });
 
 test('every model fails: the last failure is thrown, after each model was tried in order', async () => {
-  await withServer(() => ({ status: 503 }), async (server) => {
-    const { llm } = client(server.url, { LLM_MAX_RETRIES: '0', LLM_FALLBACK: 'model-b,model-c' });
-    const err = await failure(llm.chat({ messages: MESSAGES }));
-    assert.equal(err.code, 'llm.rejected');
-    assert.equal(err.status, 503);
-    assert.deepEqual(server.chatRequests().map((r) => r.body.model), ['model-a', 'model-b', 'model-c']);
-  });
+  await withServer(
+    () => ({ status: 503 }),
+    async (server) => {
+      const { llm } = client(server.url, { LLM_MAX_RETRIES: '0', LLM_FALLBACK: 'model-b,model-c' });
+      const err = await failure(llm.chat({ messages: MESSAGES }));
+      assert.equal(err.code, 'llm.rejected');
+      assert.equal(err.status, 503);
+      assert.deepEqual(
+        server.chatRequests().map((r) => r.body.model),
+        ['model-a', 'model-b', 'model-c'],
+      );
+    },
+  );
 });
 
-test('streamed: model A fails before any text, model B streams the answer; the text shown is B\'s only', async () => {
+test("streamed: model A fails before any text, model B streams the answer; the text shown is B's only", async () => {
   await withServer(failFor('model-a', { status: 502 }), async (server) => {
     const { llm } = client(server.url, { LLM_FALLBACK: 'model-b' });
     const seen: string[] = [];
@@ -152,7 +164,10 @@ test('before a fallback model is asked, the request is fitted to it (refit); usa
 });
 
 test('through the daemon: model A answers 500s, model B takes over — the reply says nothing of it, /status, the log and usage.db name B', async (t) => {
-  const bot = await startTestBot({ env: { LLM_MODEL: 'model-a', LLM_FALLBACK: 'model-b', LLM_MAX_RETRIES: '2' }, responder: failFor('model-a', { status: 500 }) });
+  const bot = await startTestBot({
+    env: { LLM_MODEL: 'model-a', LLM_FALLBACK: 'model-b', LLM_MAX_RETRIES: '2' },
+    responder: failFor('model-a', { status: 500 }),
+  });
   try {
     assert.deepEqual(await bot.send('1', 'hello'), ['from model-b']);
     const counts = perModel(bot.llm.requests);
@@ -162,8 +177,15 @@ test('through the daemon: model A answers 500s, model B takes over — the reply
     assert.match(status!, /^Model: model-a \(summaries: model-a\) · text only · fallback: model-b$/m);
     assert.match(status!, /^Last answer by model-b \(fallback from model-a, which failed\)$/m);
     const line = bot.logs.lines().find((l) => l.msg?.endsWith('answered by model-b, the fallback for model-a'));
-    assert.ok(line && line.model === 'model-b' && line.fallbackFrom === 'model-a' && line.chat === 'test:1' && line.kind === 'answer', 'one info line with model and fallbackFrom');
-    assert.deepEqual(bot.app.services.usage.byModel('test:1').map((r) => [r.model, r.calls]), [['model-b', 1]], 'usage is recorded under the model that answered');
+    assert.ok(
+      line && line.model === 'model-b' && line.fallbackFrom === 'model-a' && line.chat === 'test:1' && line.kind === 'answer',
+      'one info line with model and fallbackFrom',
+    );
+    assert.deepEqual(
+      bot.app.services.usage.byModel('test:1').map((r) => [r.model, r.calls]),
+      [['model-b', 1]],
+      'usage is recorded under the model that answered',
+    );
     // Every model fails: the usual apology, nothing about fallbacks.
     bot.llm.setResponder(() => ({ status: 503 }));
     const [apology] = await bot.send('1', 'and now?');
@@ -183,7 +205,10 @@ test('background calls fall back too: the summary of /compact is written by mode
     const [said] = await bot.send('1', '/compact 2');
     assert.match(said!, /summar/i, said);
     const summaries = bot.llm.chatRequests().filter((r) => promptKind(r) === 'summary');
-    assert.deepEqual(summaries.map((r) => r.body.model), ['model-a', 'model-b']);
+    assert.deepEqual(
+      summaries.map((r) => r.body.model),
+      ['model-a', 'model-b'],
+    );
     assert.ok(loadedSession(bot, '1').messages[0]!.content.startsWith('[Conversation summary]'), 'the summary made it into the session');
   } finally {
     await bot.close();
@@ -194,7 +219,12 @@ test('a fallback with a smaller context gets the request fitted to it before it 
   // gpt-4o-mini (limit 50,000 here) is down; gpt-4 holds 8,192 tokens and the conversation is ~20,000.
   const bot = await startTestBot({
     env: { LLM_MODEL: 'gpt-4o-mini', LLM_FALLBACK: 'gpt-4' },
-    responder: (req) => (req.body.model === 'gpt-4o-mini' ? (promptKind(req) === 'chat' && lastUserText(req) === 'and now?' ? { status: 500 } : memoryAwareResponder(req, 0)) : memoryAwareResponder(req, 0)),
+    responder: (req) =>
+      req.body.model === 'gpt-4o-mini'
+        ? promptKind(req) === 'chat' && lastUserText(req) === 'and now?'
+          ? { status: 500 }
+          : memoryAwareResponder(req, 0)
+        : memoryAwareResponder(req, 0),
   });
   try {
     for (let i = 0; i < 10; i++) await bot.send('1', `note ${i}: ${'plenty of words in this message '.repeat(60)}`);

@@ -27,7 +27,10 @@ test('a streamed answer: the text grows piece by piece, the result and the usage
     assert.equal(fake.chatRequests()[0]!.body.stream, true);
     assert.deepEqual(fake.chatRequests()[0]!.body.stream_options, { include_usage: true });
     assert.equal(seen.length, Math.ceil(answer.length / 5), 'one update per streamed piece');
-    assert.ok(seen.every((t, i) => i === 0 || t.startsWith(seen[i - 1]!)), 'each update extends the one before');
+    assert.ok(
+      seen.every((t, i) => i === 0 || t.startsWith(seen[i - 1]!)),
+      'each update extends the one before',
+    );
     assert.equal(seen.at(-1), answer);
     assert.deepEqual(usage, [{ promptTokens: 10, cachedTokens: 0, completionTokens: 5 }], 'usage recorded once, from the last event');
     assert.deepEqual(res.usage, { promptTokens: 10, cachedTokens: 0, completionTokens: 5 });
@@ -77,7 +80,10 @@ test('a server that streams without usage: the answer still arrives, nothing fai
 });
 
 test('a server that refuses stream_options is asked again without it, and not asked with it again', async () => {
-  const refuse: FakeReply = { status: 400, json: { error: { message: "Unrecognized request argument supplied: stream_options", type: 'invalid_request_error' } } };
+  const refuse: FakeReply = {
+    status: 400,
+    json: { error: { message: 'Unrecognized request argument supplied: stream_options', type: 'invalid_request_error' } },
+  };
   const fake = await startFakeLlm((req) => (req.body.stream_options ? refuse : { ...text('streamed anyway') }));
   try {
     const { llm } = client(fake.url);
@@ -108,7 +114,7 @@ test('a server that answers a streamed request with plain JSON: a clear error, n
   }
 });
 
-test("an MCP tool's status names its server, not our memory (files__read_file is not \"reading memory\")", () => {
+test('an MCP tool\'s status names its server, not our memory (files__read_file is not "reading memory")', () => {
   assert.equal(toolStatus('files__read_file'), '🔌 asking files…');
   assert.equal(toolStatus('memory_search'), '🔎 searching memory…');
 });

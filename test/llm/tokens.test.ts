@@ -30,26 +30,21 @@ const CORPUS: Record<string, string> = {
   'English prose':
     "It was a bright cold day in April, and the clocks were striking thirteen. Winston Smith, his chin nuzzled into his breast in an effort to escape the vile wind, slipped quickly through the glass doors of Victory Mansions — though not quickly enough to prevent a swirl of gritty dust from entering along with him. Don't you think so? I'd've said it's 3.5x faster; they're ready.",
   'chat with typos and casing': 'hey!!! can u remind me tmrw abt the DENTIST appt @ 9:30am?? thx sooo much :) ... LOL',
-  'emoji, ZWJ sequences and flags':
-    'Family: 👨‍👩‍👧‍👦 👩‍❤️‍💋‍👨 🧑🏽‍💻 🏳️‍🌈 🏴‍☠️ flags: 🇫🇷🇯🇵🇺🇸🇧🇷🇺🇦 🏴󠁧󠁢󠁳󠁣󠁴󠁿 skin tones 👍🏻👍🏼👍🏽👍🏾👍🏿 keycap 1️⃣#️⃣ and plain 😀😂🥲🤖',
-  'CJK':
-    '我今天去了北京的图书馆，借了三本书。東京都は日本の首都です。ひらがなとカタカナも混ぜます。한국어 문장도 하나 넣어 봅시다: 오늘 날씨가 좋네요.',
+  'emoji, ZWJ sequences and flags': 'Family: 👨‍👩‍👧‍👦 👩‍❤️‍💋‍👨 🧑🏽‍💻 🏳️‍🌈 🏴‍☠️ flags: 🇫🇷🇯🇵🇺🇸🇧🇷🇺🇦 🏴󠁧󠁢󠁳󠁣󠁴󠁿 skin tones 👍🏻👍🏼👍🏽👍🏾👍🏿 keycap 1️⃣#️⃣ and plain 😀😂🥲🤖',
+  CJK: '我今天去了北京的图书馆，借了三本书。東京都は日本の首都です。ひらがなとカタカナも混ぜます。한국어 문장도 하나 넣어 봅시다: 오늘 날씨가 좋네요.',
   'Arabic and Hebrew':
     'مرحبا بالعالم، كيف حالك اليوم؟ هذا نص عربي طويل بعض الشيء مع أرقام ١٢٣ و 456. שלום עולם, מה שלומך היום? זהו טקסט בעברית עם ניקוד: בְּרֵאשִׁית.',
-  'mixed scripts with Cyrillic, Greek, Devanagari, Thai':
-    'Привет, мир! Ελληνικά γράμματα. नमस्ते दुनिया। สวัสดีชาวโลก. Ünïcödé ñ ß ø å Ł.',
+  'mixed scripts with Cyrillic, Greek, Devanagari, Thai': 'Привет, мир! Ελληνικά γράμματα. नमस्ते दुनिया। สวัสดีชาวโลก. Ünïcödé ñ ß ø å Ł.',
   'code with indentation':
     'export async function main(argv: string[]): Promise<number> {\n    const files = await glob("src/**/*.ts");\n    for (const f of files) {\n        if (f.endsWith(".d.ts")) continue;\n\t\tconsole.log(`file: ${f}`);\n    }\n    return 0;\n}\n\ndef fib(n):\n    """Return the n-th Fibonacci number."""\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n',
-  'JSON':
-    '{"user":{"id":12345678901234,"name":"Zoë \\"Z\\" O\'Neil","tags":["a","b",null,true,false],"nested":{"deep":{"deeper":[1.5e-10,-0.0,3.14159]}}},"emoji":"🎉","path":"C:\\\\Users\\\\zoe"}',
+  JSON: '{"user":{"id":12345678901234,"name":"Zoë \\"Z\\" O\'Neil","tags":["a","b",null,true,false],"nested":{"deep":{"deeper":[1.5e-10,-0.0,3.14159]}}},"emoji":"🎉","path":"C:\\\\Users\\\\zoe"}',
   'long numbers':
     '3.14159265358979323846264338327950288419716939937510 and 18446744073709551615 and 0x7fffffffffffffff and 1,234,567,890.12 and +49 (0)30 1234567-89',
   'whitespace runs': 'a    b\t\t\tc\n\n\n\nd          e \u00a0\u00a0 f\r\n\r\ng                                                   h\n\t \n',
   'special-token strings typed by a user':
     'Please explain what <|endoftext|> means, and also <|fim_prefix|>, <|fim_middle|>, <|fim_suffix|>, <|endofprompt|> and <|im_start|>.',
   'only the special token': '<|endoftext|>',
-  'URLs and markdown':
-    '## Notes\n- [link](https://example.com/a/b?c=d&e=f#g)\n- **bold** _italic_ `code`\n> quote\n\n| a | b |\n|---|---|\n| 1 | 2 |\n',
+  'URLs and markdown': '## Notes\n- [link](https://example.com/a/b?c=d&e=f#g)\n- **bold** _italic_ `code`\n> quote\n\n| a | b |\n|---|---|\n| 1 | 2 |\n',
   'single characters': 'a',
   'one emoji': '🤖',
 };
@@ -210,7 +205,9 @@ test('risk: one long chat grows memory without bound — lines cut out of growin
   // Each new line counted is remembered; if the cache keeps a line cut out of the block, V8
   // keeps the whole block alive behind it (about 60 KB a turn here, 1.8 GB in a real chat).
   const counter = await createTokenCounter('o200k_base');
-  const base = Array.from({ length: 600 }, (_, i) => `[10:${String(i % 60).padStart(2, '0')}] User: line ${i} of the notes | Assistant: noted, thank you`).join('\n');
+  const base = Array.from({ length: 600 }, (_, i) => `[10:${String(i % 60).padStart(2, '0')}] User: line ${i} of the notes | Assistant: noted, thank you`).join(
+    '\n',
+  );
   counter.countText(base);
   const before = heapAfterGc();
   for (let turn = 0; turn < 1500; turn++) counter.countText(`${base}\n[11:00] User: message number ${turn} | Assistant: answer ${turn}`);

@@ -57,7 +57,7 @@ test('LLM_VISION overrides the catalogue both ways', () => {
   assert.equal(lookupModel('gpt-4o', false).vision, null);
 });
 
-test('the token count of a request grows by exactly the image cost; the image rides on the turn\'s user message only', async () => {
+test("the token count of a request grows by exactly the image cost; the image rides on the turn's user message only", async () => {
   const counter = await createTokenCounter('o200k_base');
   const older = makeMessage('user', '[Photo] my cat', { attachment: { kind: 'photo', fileId: 'old' } });
   const history = [older, makeMessage('assistant', 'A grey cat.'), makeMessage('user', '[Photo] and this one?')];
@@ -76,7 +76,10 @@ test('the token count of a request grows by exactly the image cost; the image ri
 
   // With the per-turn context, it sits before the user's message, which still carries the image.
   const both = buildRequestMessages('be brief', history, { content: '# Relevant Memory\n- cats', before: current, images: [part] });
-  assert.deepEqual(both.slice(-2).map((m) => m.role), ['system', 'user']);
+  assert.deepEqual(
+    both.slice(-2).map((m) => m.role),
+    ['system', 'user'],
+  );
   assert.ok(Array.isArray(both.at(-1)!.content));
 
   // The estimate (models with no known tokenizer) adds the same cost.

@@ -39,17 +39,25 @@ after(async () => {
 const TOO_LARGE = `answer too large: more than ${CAP.toLocaleString('en-US')} bytes in one message`;
 
 test('an endless SSE event and an endless JSON body: the call ends "answer too large", the connection is closed, and the next call works', async () => {
-  for (const [chat, tool] of [['1', 'flood_event'], ['2', 'flood_json']] as const) {
+  for (const [chat, tool] of [
+    ['1', 'flood_event'],
+    ['2', 'flood_json'],
+  ] as const) {
     const replies = await bot.send(chat, `call web__${tool}`);
     assert.equal(replies.length, 1);
     assert.ok(replies[0]!.startsWith(`The tool answered: Error: the tool "web__${tool}" failed: MCP server web: ${TOO_LARGE}`), replies[0]!.slice(0, 300));
     const flood = web.floods.find((f) => f.tool === tool);
     assert.ok(flood, `the server began the ${tool} answer`);
     assert.equal(await flood.closed, true, 'the daemon closed the connection before the answer ended');
-    assert.ok(bot.logs.lines().some((l) => l.code === 'mcp.rejected' && l.tool === `web__${tool}`), 'logged as mcp.rejected');
+    assert.ok(
+      bot.logs.lines().some((l) => l.code === 'mcp.rejected' && l.tool === `web__${tool}`),
+      'logged as mcp.rejected',
+    );
   }
   assert.equal(bot.app.services.mcp!.get('web')!.state.kind, 'connected', 'the session is kept: only the answer was refused');
-  assert.deepEqual(await bot.send('3', 'call web__forecast {"city":"Rome"}'), ['The tool answered: Forecast for Rome: sunny, 21 °C, light wind from the west.']);
+  assert.deepEqual(await bot.send('3', 'call web__forecast {"city":"Rome"}'), [
+    'The tool answered: Forecast for Rome: sunny, 21 °C, light wind from the west.',
+  ]);
 });
 
 test('a stdio line over the bound: the call ends "answer too large", the program is started again, and its next call works', async () => {

@@ -57,12 +57,20 @@ test('a bad MCP_CONFIG: the daemon exits 2 with one line naming the file and the
   try {
     await writeFile(path.join(ws.dir, 'mcp.json'), JSON.stringify({ servers: { files: { command: 'npx', tols: ['read_file'] } } }));
     const workspace = path.join(ws.dir, 'workspace');
-    const { code, stdout, stderr } = await runCli(mainTs, [], { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', WORKSPACE_DIR: workspace, LOG_LEVEL: 'silent', MCP_CONFIG: path.join(ws.dir, 'mcp.json') });
+    const { code, stdout, stderr } = await runCli(mainTs, [], {
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      WORKSPACE_DIR: workspace,
+      LOG_LEVEL: 'silent',
+      MCP_CONFIG: path.join(ws.dir, 'mcp.json'),
+    });
     assert.equal(code, 2, stderr);
     assert.equal(stdout, '');
     const lines = stderr.split('\n').filter(Boolean);
     assert.equal(lines.length, 1, stderr);
-    assert.equal(lines[0], `config: MCP_CONFIG ${path.join(ws.dir, 'mcp.json')}: servers.files.tols is not a known key — use command, args, env, cwd, url, headers, tools, groups, timeoutMs, maxAnswerBytes, maxTools`);
+    assert.equal(
+      lines[0],
+      `config: MCP_CONFIG ${path.join(ws.dir, 'mcp.json')}: servers.files.tols is not a known key — use command, args, env, cwd, url, headers, tools, groups, timeoutMs, maxAnswerBytes, maxTools`,
+    );
     assert.deepEqual(await readdir(ws.dir), ['mcp.json'], 'no workspace made before the check');
   } finally {
     await ws.cleanup();

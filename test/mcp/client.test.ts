@@ -15,7 +15,15 @@ import { tempDir } from '../helpers/workspace.js';
 import { freePort } from '../helpers/telegram.js';
 import { startHttpMcpServer } from '../fixtures/mcp-server.js';
 
-const server = (name: string, transport: McpServerConfig['transport']): McpServerConfig => ({ name, transport, tools: undefined, groups: false, timeoutMs: undefined, maxAnswerBytes: 10_485_760, maxTools: 32 });
+const server = (name: string, transport: McpServerConfig['transport']): McpServerConfig => ({
+  name,
+  transport,
+  tools: undefined,
+  groups: false,
+  timeoutMs: undefined,
+  maxAnswerBytes: 10_485_760,
+  maxTools: 32,
+});
 const stdio = (command: string, args: string[]): McpServerConfig['transport'] => ({ kind: 'stdio', command, args, env: {}, cwd: undefined });
 const open = (s: McpServerConfig, timeoutMs = 5_000) => openSession(s, { timeoutMs, log: silentLogger() });
 
@@ -36,12 +44,23 @@ test('a program that never answers: mcp.timeout after the deadline, and the prog
 });
 
 test('cannot start, nobody there, or a refusal: each its own code', async () => {
-  await assert.rejects(open(server('nope', stdio('no-such-program-membot', []))), (err: unknown) => isAppError(err, 'mcp.unreachable') && /ENOENT/.test(err.message));
-  await assert.rejects(open(server('dies', stdio('sh', ['-c', 'echo cannot read config >&2; exit 1']))), (err: unknown) => isAppError(err, 'mcp.unreachable') && /its last words: cannot read config/.test(err.message));
-  await assert.rejects(open(server('gone', { kind: 'http', url: `http://127.0.0.1:${await freePort()}/mcp`, headers: {} })), (err: unknown) => isAppError(err, 'mcp.unreachable'));
+  await assert.rejects(
+    open(server('nope', stdio('no-such-program-membot', []))),
+    (err: unknown) => isAppError(err, 'mcp.unreachable') && /ENOENT/.test(err.message),
+  );
+  await assert.rejects(
+    open(server('dies', stdio('sh', ['-c', 'echo cannot read config >&2; exit 1']))),
+    (err: unknown) => isAppError(err, 'mcp.unreachable') && /its last words: cannot read config/.test(err.message),
+  );
+  await assert.rejects(open(server('gone', { kind: 'http', url: `http://127.0.0.1:${await freePort()}/mcp`, headers: {} })), (err: unknown) =>
+    isAppError(err, 'mcp.unreachable'),
+  );
   const web = await startHttpMcpServer({ token: 'right-token-123456' });
   try {
-    await assert.rejects(open(server('web', { kind: 'http', url: web.url, headers: { Authorization: 'Bearer wrong' } })), (err: unknown) => isAppError(err, 'mcp.rejected') && /HTTP 401/.test(err.message));
+    await assert.rejects(
+      open(server('web', { kind: 'http', url: web.url, headers: { Authorization: 'Bearer wrong' } })),
+      (err: unknown) => isAppError(err, 'mcp.rejected') && /HTTP 401/.test(err.message),
+    );
   } finally {
     await web.close();
   }

@@ -23,7 +23,10 @@ function alive(pid: number): boolean {
 }
 
 test('a server killed mid-life: its tools go, a call meanwhile says "not connected, try later", it is started again and its tools come back; the stop leaves no process', async () => {
-  const { bot, close } = await startMcpBot({ fx: { ...stdioFixture(), tools: ['forecast'] } }, { responder: (_req, i) => (i % 2 === 0 ? toolCalls([{ name: 'fx__forecast', args: { city: 'Oslo' } }]) : text('done')) });
+  const { bot, close } = await startMcpBot(
+    { fx: { ...stdioFixture(), tools: ['forecast'] } },
+    { responder: (_req, i) => (i % 2 === 0 ? toolCalls([{ name: 'fx__forecast', args: { city: 'Oslo' } }]) : text('done')) },
+  );
   const fx = bot.app.services.mcp!.get('fx')!;
   const tools = bot.app.services.tools;
   const chat = { channel: 'test', chatId: '1', group: false, manages: true };
@@ -37,7 +40,10 @@ test('a server killed mid-life: its tools go, a call meanwhile says "not connect
     await until(() => fx.state.kind === 'down', 5_000, 'fx seen down');
     assert.match(fx.describe(Date.now()), /^down since \d\d:\d\d:\d\d UTC \(the program exited\), retry in \d s$/);
     assert.ok(!tools.names(chat).includes('fx__forecast'), 'its tools are not offered while it is down');
-    const meanwhile = await tools.execute({ id: 'c1', name: 'fx__forecast', arguments: '{"city":"Oslo"}' }, { chat, conversationId: 'x', log: bot.logs.log, deadline: new AbortController().signal });
+    const meanwhile = await tools.execute(
+      { id: 'c1', name: 'fx__forecast', arguments: '{"city":"Oslo"}' },
+      { chat, conversationId: 'x', log: bot.logs.log, deadline: new AbortController().signal },
+    );
     assert.equal(meanwhile.code, 'mcp.unreachable');
     assert.match(meanwhile.content, /^Error: the tool "fx__forecast" failed: MCP server fx: not connected \(down since .*\); try again later$/);
 
@@ -58,10 +64,22 @@ test('a server killed mid-life: its tools go, a call meanwhile says "not connect
 
 test('a server that cannot start is tried again after 1, 2, 4 … times the base delay, capped, saying why; stop ends the retries', async () => {
   const logs = captureLog();
-  const server: McpServerConfig = { name: 'broken', transport: { kind: 'stdio', command: 'sh', args: ['-c', 'echo missing config >&2; exit 1'], env: {}, cwd: undefined }, tools: undefined, groups: false, timeoutMs: undefined, maxAnswerBytes: 10_485_760, maxTools: 32 };
+  const server: McpServerConfig = {
+    name: 'broken',
+    transport: { kind: 'stdio', command: 'sh', args: ['-c', 'echo missing config >&2; exit 1'], env: {}, cwd: undefined },
+    tools: undefined,
+    groups: false,
+    timeoutMs: undefined,
+    maxAnswerBytes: 10_485_760,
+    maxTools: 32,
+  };
   const c = new McpConnection(server, { log: logs.log, toolTimeoutMs: 5_000, backoff: { baseMs: 40, capMs: 200, healthyMs: 60_000, random: () => 1 } });
   c.start();
-  const delays = () => logs.lines().filter((l) => l.retryInMs !== undefined).map((l) => l.retryInMs as number);
+  const delays = () =>
+    logs
+      .lines()
+      .filter((l) => l.retryInMs !== undefined)
+      .map((l) => l.retryInMs as number);
   try {
     await until(() => delays().length >= 5, 15_000, 'five failed starts');
     assert.deepEqual(delays().slice(0, 5), [40, 80, 160, 200, 200]);
@@ -92,13 +110,29 @@ test('a server that never answers does not hold up the start: the bot answers wi
 });
 
 test('a server that announces a changed tool list is listed again: the new tool is offered', async () => {
-  const server: McpServerConfig = { name: 'fx', transport: { kind: 'stdio', ...stdioFixture(), env: {}, cwd: undefined }, tools: ['grow', 'extra'], groups: false, timeoutMs: undefined, maxAnswerBytes: 10_485_760, maxTools: 32 };
+  const server: McpServerConfig = {
+    name: 'fx',
+    transport: { kind: 'stdio', ...stdioFixture(), env: {}, cwd: undefined },
+    tools: ['grow', 'extra'],
+    groups: false,
+    timeoutMs: undefined,
+    maxAnswerBytes: 10_485_760,
+    maxTools: 32,
+  };
   const c = new McpConnection(server, { log: captureLog().log, toolTimeoutMs: 5_000 });
   c.start();
   try {
     await until(() => c.state.kind === 'connected', 20_000, 'fx connected');
-    assert.deepEqual(c.offered().map((t) => t.name), ['fx__grow']);
-    const ctx = { chat: { channel: 'test', chatId: '1', group: false, manages: true }, conversationId: 'x', log: captureLog().log, signal: new AbortController().signal };
+    assert.deepEqual(
+      c.offered().map((t) => t.name),
+      ['fx__grow'],
+    );
+    const ctx = {
+      chat: { channel: 'test', chatId: '1', group: false, manages: true },
+      conversationId: 'x',
+      log: captureLog().log,
+      signal: new AbortController().signal,
+    };
     assert.match(await c.find('fx__grow')!.execute({}, ctx), /\ngrown$/);
     await until(() => c.find('fx__extra') !== undefined, 5_000, 'the new tool listed');
     assert.match(await c.find('fx__extra')!.execute({}, ctx), /\nextra here$/);

@@ -65,7 +65,9 @@ test('a wrapper that ignores end of input and SIGTERM, and its child: both ended
   }
 });
 
-test('SIGTERM before "daemon started" (Telegram not answering yet): the daemon stops cleanly, exit 0, and no MCP process is left', { timeout: 90_000 }, async () => {
+test('SIGTERM before "daemon started" (Telegram not answering yet): the daemon stops cleanly, exit 0, and no MCP process is left', {
+  timeout: 90_000,
+}, async () => {
   const dir = await tempDir('membot-mcp-');
   const pidFile = path.join(dir.dir, 'pids');
   const file = path.join(dir.dir, 'mcp.json');

@@ -16,7 +16,8 @@ import { promptKind, type RecordedRequest } from '../helpers/fake-llm.js';
 const OWNER = 111;
 const GROUP = -1009;
 
-const mcpTools = (req: RecordedRequest): string[] => ((req.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name).filter((n) => n.includes('__'));
+const mcpTools = (req: RecordedRequest): string[] =>
+  ((req.body.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name).filter((n) => n.includes('__'));
 
 test('a Telegram group gets no MCP tools unless listed; the private chat does', async () => {
   const web = await startHttpMcpServer();
@@ -34,8 +35,17 @@ test('a Telegram group gets no MCP tools unless listed; the private chat does', 
     assert.deepEqual(mcpTools(inPrivate!), ['web__forecast']);
     assert.deepEqual(mcpTools(inGroup!), []);
     // The channel says so itself, and the journal keeps it for a message recovered after a restart.
-    const journaled = (await readFile(path.join(bot.workspace, 'inbox.jsonl'), 'utf8')).split('\n').filter((l) => l.includes('"t":"in"')).map((l) => JSON.parse(l).msg);
-    assert.deepEqual(journaled.map((m) => [m.chatId, m.chat?.kind]), [[String(OWNER), 'private'], [String(GROUP), 'group']]);
+    const journaled = (await readFile(path.join(bot.workspace, 'inbox.jsonl'), 'utf8'))
+      .split('\n')
+      .filter((l) => l.includes('"t":"in"'))
+      .map((l) => JSON.parse(l).msg);
+    assert.deepEqual(
+      journaled.map((m) => [m.chatId, m.chat?.kind]),
+      [
+        [String(OWNER), 'private'],
+        [String(GROUP), 'group'],
+      ],
+    );
   } finally {
     await bot.close();
     await web.close();

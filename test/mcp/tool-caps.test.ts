@@ -31,9 +31,18 @@ test('150 and 120 listed tools: 32 from the first (its default maxTools), the se
 
     const [status] = await bot.send('1', '/status full');
     // The fixture lists 7 tools of its own before the extra ones, and one after.
-    assert.match(status!, /^ {2}many \(stdio\): connected, 32 tools; 126 more left out, past its maxTools 32 \(extra_25, extra_26, extra_27, extra_28, extra_29 and 121 more\) · private chats only$/m);
+    assert.match(
+      status!,
+      /^ {2}many \(stdio\): connected, 32 tools; 126 more left out, past its maxTools 32 \(extra_25, extra_26, extra_27, extra_28, extra_29 and 121 more\) · private chats only$/m,
+    );
     const cut = 128 - (128 - own - 32);
-    assert.match(status!, new RegExp(`^ {2}more \\(stdio\\): connected, 128 tools; ${cut} of them not offered, a request holds 128 functions at most \\(extra_\\d+, .* and ${cut - 5} more\\) · private chats only$`, 'm'));
+    assert.match(
+      status!,
+      new RegExp(
+        `^ {2}more \\(stdio\\): connected, 128 tools; ${cut} of them not offered, a request holds 128 functions at most \\(extra_\\d+, .* and ${cut - 5} more\\) · private chats only$`,
+        'm',
+      ),
+    );
 
     const logged = bot.logs.lines();
     const over = logged.find((l) => l.server === 'many' && l.msg === '[MCP] MCP server tools left out');

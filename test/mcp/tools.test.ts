@@ -28,7 +28,10 @@ test('names are <server>__<tool>, in the characters a function name may hold, 64
 
 test('a name listed three times: one tool, the repeats left out with why; a name never given twice, even when its hashed form is taken', () => {
   const built = buildTools('s', [{ name: 'lookup' }, { name: 'lookup' }, { name: 'lookup' }, { name: 'other' }], {}, async () => '');
-  assert.deepEqual(built.tools.map((t) => t.name), ['s__lookup', 's__other']);
+  assert.deepEqual(
+    built.tools.map((t) => t.name),
+    ['s__lookup', 's__other'],
+  );
   assert.deepEqual(built.skipped, [
     { tool: 'lookup', why: 'it is listed more than once' },
     { tool: 'lookup', why: 'it is listed more than once' },
@@ -39,30 +42,56 @@ test('a name listed three times: one tool, the repeats left out with why; a name
   for (const n of taken) assert.match(n, VALID);
 });
 
-test('maxTools: the first ones in the server\'s order are taken, the rest named as left out', () => {
+test("maxTools: the first ones in the server's order are taken, the rest named as left out", () => {
   const listed: ListedTool[] = ['a', 'b', 'odd', 'c', 'd'].map((name) => ({ name, ...(name === 'odd' ? { inputSchema: { type: 'string' } } : {}) }));
   const built = buildTools('s', listed, { maxTools: 2 }, async () => '');
-  assert.deepEqual(built.tools.map((t) => t.name), ['s__a', 's__b']);
+  assert.deepEqual(
+    built.tools.map((t) => t.name),
+    ['s__a', 's__b'],
+  );
   assert.deepEqual(built.overMax, ['c', 'd']);
-  assert.deepEqual(built.skipped.map((x) => x.tool), ['odd'], 'a refused tool takes no place');
+  assert.deepEqual(
+    built.skipped.map((x) => x.tool),
+    ['odd'],
+    'a refused tool takes no place',
+  );
 });
 
 test('only the allowed tools; a schema that is not an object schema or is huge leaves its tool out, with why', () => {
   const listed: ListedTool[] = [
-    { name: 'read', description: 'Reads.', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, $schema: 'http://json-schema.org/draft-07/schema#' } },
+    {
+      name: 'read',
+      description: 'Reads.',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } }, $schema: 'http://json-schema.org/draft-07/schema#' },
+    },
     { name: 'write', inputSchema: { type: 'object' } },
     { name: 'odd', inputSchema: { type: 'string' } },
-    { name: 'huge', inputSchema: { type: 'object', properties: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`p${i}`, { type: 'string', description: 'x'.repeat(20) }])) } },
+    {
+      name: 'huge',
+      inputSchema: {
+        type: 'object',
+        properties: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`p${i}`, { type: 'string', description: 'x'.repeat(20) }])),
+      },
+    },
   ];
   const all = buildTools('fs', listed, { timeoutMs: 1234 }, async () => '');
-  assert.deepEqual(all.tools.map((t) => t.name), ['fs__read', 'fs__write']);
-  assert.deepEqual(all.skipped.map((s) => s.tool), ['odd', 'huge']);
+  assert.deepEqual(
+    all.tools.map((t) => t.name),
+    ['fs__read', 'fs__write'],
+  );
+  assert.deepEqual(
+    all.skipped.map((s) => s.tool),
+    ['odd', 'huge'],
+  );
   assert.match(all.skipped[0]!.why, /type "string", not "object"/);
   assert.deepEqual(all.tools[0]!.parameters, { type: 'object', properties: { path: { type: 'string' } } }, 'the schema as the server gave it, without $schema');
   assert.equal(all.tools[0]!.timeoutMs, 1234);
   assert.match(all.tools[0]!.description, /^\(from MCP server "fs"\) Reads\.$/);
   const allowed = buildTools('fs', listed, { allowed: ['read'] }, async () => '');
-  assert.deepEqual(allowed.tools.map((t) => t.name), ['fs__read']);
+  assert.deepEqual(
+    allowed.tools.map((t) => t.name),
+    ['fs__read'],
+  );
 });
 
 test('a description is cleaned of control characters and cut', () => {

@@ -39,7 +39,10 @@ test('200 messages under a 2,000-token limit: never over the limit, consolidated
   assert.equal(r.sizes.length, 200, 'one chat request per message');
   assert.ok(Math.max(...r.sizes) <= LIMIT, `largest request ${Math.max(...r.sizes)} tokens > ${LIMIT}`);
   assert.equal(r.replies.filter((x) => x.startsWith('echo: Message')).length, 200, 'every message answered');
-  assert.ok(r.replies.some((x) => /Compacted the conversation: \d+ messages summarized, memory updated/.test(x)), 'the user is told');
+  assert.ok(
+    r.replies.some((x) => /Compacted the conversation: \d+ messages summarized, memory updated/.test(x)),
+    'the user is told',
+  );
   assert.match(r.memory, /consolidated \d+ messages/);
   assert.match(r.history, /^## \d{4}-\d{2}-\d{2}T/m);
   assert.match(r.history, /Consolidated \d+ messages\. First: .*Message 1:/, 'the first messages reached history');

@@ -58,7 +58,11 @@ interface Rig {
  * A responder that answers like the OpenAI API would: an invalid chat request gets a 400.
  * Consolidation/summary prompts go to `other` (default: the cooperative memoryAwareResponder).
  */
-function strict(chat: (req: RecordedRequest, i: number) => FakeReply | Promise<FakeReply>, invalid: string[], other: Responder = memoryAwareResponder): Responder {
+function strict(
+  chat: (req: RecordedRequest, i: number) => FakeReply | Promise<FakeReply>,
+  invalid: string[],
+  other: Responder = memoryAwareResponder,
+): Responder {
   return (req, i) => {
     if (promptKind(req) !== 'chat') return other(req, i);
     const problems = requestProblems(req.body?.messages);
@@ -71,7 +75,12 @@ function strict(chat: (req: RecordedRequest, i: number) => FakeReply | Promise<F
 }
 
 async function withBot(
-  opts: { chat?: (req: RecordedRequest, i: number) => FakeReply | Promise<FakeReply>; other?: Responder; runtimeConfig?: unknown; env?: Record<string, string> },
+  opts: {
+    chat?: (req: RecordedRequest, i: number) => FakeReply | Promise<FakeReply>;
+    other?: Responder;
+    runtimeConfig?: unknown;
+    env?: Record<string, string>;
+  },
   fn: (r: Rig) => Promise<void>,
 ): Promise<void> {
   const invalid: string[] = [];
@@ -135,7 +144,10 @@ function kinds(bot: TestBot): Array<'consolidation' | 'summary' | 'chat'> {
 }
 
 function count(bot: TestBot, kind: 'consolidation' | 'summary' | 'chat', from = 0): number {
-  return bot.llm.chatRequests().slice(from).filter((r) => promptKind(r) === kind).length;
+  return bot.llm
+    .chatRequests()
+    .slice(from)
+    .filter((r) => promptKind(r) === kind).length;
 }
 
 /** `ROLE: content` of each message line of a consolidation prompt's "## Conversation to Process". */
@@ -185,7 +197,11 @@ test('compaction triggers above 80 % of the limit and not at or below it; consol
     assert.ok(usage.limit === LIMIT);
     assert.equal(usage.reserved, usage.tokens, 'memory off: no budget is reserved for it');
     await fill(bot, Math.floor(LIMIT * 0.78), fact);
-    assert.deepEqual(kinds(bot).filter((k) => k !== 'chat'), [], 'no compaction while filling');
+    assert.deepEqual(
+      kinds(bot).filter((k) => k !== 'chat'),
+      [],
+      'no compaction while filling',
+    );
 
     // Exactly 80 % (the padding words are one token each, so the target is hit exactly): nothing happens.
     let under = tune(bot, 'Almost there: one more fact about the harbour.', LIMIT * 0.8, 'under');
@@ -218,7 +234,10 @@ test('compaction triggers above 80 % of the limit and not at or below it; consol
 
     // Order: consolidation, then summary, then the chat request.
     assert.deepEqual(kinds(bot).slice(reqsBefore), ['consolidation', 'summary', 'chat']);
-    const consolidation = bot.llm.chatRequests().slice(reqsBefore).find((r) => promptKind(r) === 'consolidation')!;
+    const consolidation = bot.llm
+      .chatRequests()
+      .slice(reqsBefore)
+      .find((r) => promptKind(r) === 'consolidation')!;
     assert.deepEqual(consolidatedLines(consolidation), expectedRemoved.map(asLine), 'consolidation gets exactly the removed messages, in order');
 
     // The session: the summary first, then the kept 20 (the last being this message), then the answer.
@@ -231,11 +250,14 @@ test('compaction triggers above 80 % of the limit and not at or below it; consol
     );
     assert.deepEqual([s.messages[21]!.role, s.messages[21]!.content], ['assistant', 'ok']);
     assert.equal(s.messages.length, 22);
-    assert.deepEqual(s.metadata.lastCompaction && { kind: s.metadata.lastCompaction.kind, removed: s.metadata.lastCompaction.removed, kept: s.metadata.lastCompaction.kept }, {
-      kind: 'summary',
-      removed: expectedRemoved.length,
-      kept: 20,
-    });
+    assert.deepEqual(
+      s.metadata.lastCompaction && { kind: s.metadata.lastCompaction.kind, removed: s.metadata.lastCompaction.removed, kept: s.metadata.lastCompaction.kept },
+      {
+        kind: 'summary',
+        removed: expectedRemoved.length,
+        kept: 20,
+      },
+    );
     assert.equal(s.metadata.messagesCompacted, expectedRemoved.length);
     assert.deepEqual(compactedLog(bot), [{ removed: expectedRemoved.length, kept: 20 }]);
 
@@ -250,7 +272,10 @@ test('compaction triggers above 80 % of the limit and not at or below it; consol
     // Memory and history hold what was consolidated.
     const memDir = path.join(bot.workspace, 'memory', SESSION_ID);
     assert.match(await readFile(path.join(memDir, 'MEMORY.md'), 'utf8'), new RegExp(`consolidated ${expectedRemoved.length} messages`));
-    assert.match(await readFile(path.join(memDir, 'HISTORY.md'), 'utf8'), /^## \d{4}-\d{2}-\d{2}T.*\n\[2026-01-01 00:00\] Consolidated \d+ messages\. First: .*USER: hello/m);
+    assert.match(
+      await readFile(path.join(memDir, 'HISTORY.md'), 'utf8'),
+      /^## \d{4}-\d{2}-\d{2}T.*\n\[2026-01-01 00:00\] Consolidated \d+ messages\. First: .*USER: hello/m,
+    );
     assert.deepEqual(invalid, []);
   }));
 
@@ -301,7 +326,11 @@ test('the decision counts the whole memory budget: compacts once the history pas
     // Nothing to remember yet: the prompt as built is instructions only; a quarter of the limit is the memory's.
     assert.ok(first.reserved - first.tokens > WIDE * 0.2, `reserved ${first.reserved}, as built ${first.tokens}`);
     await fill(bot, Math.floor(WIDE * 0.78), fact);
-    assert.deepEqual(kinds(bot).filter((k) => k !== 'chat'), [], 'no compaction while the history fits beside the budget');
+    assert.deepEqual(
+      kinds(bot).filter((k) => k !== 'chat'),
+      [],
+      'no compaction while the history fits beside the budget',
+    );
 
     const over = tune(bot, 'Over.', WIDE * 0.8, 'over');
     const asBuilt = (() => {
@@ -327,7 +356,10 @@ test('a small context with a big memory share is not compacted on every turn: th
   withBot({ runtimeConfig: { compaction: { maxContextTokens: LIMIT, keepLastMessages: 20 }, memory: { budgetPercent: 50 } } }, async ({ bot }) => {
     // Tool definitions (~680) + instructions + half of 2,200 would be over 80 % with no conversation at all.
     for (let i = 0; i < 6; i++) assert.deepEqual(await bot.send(CHAT, fact(i)), ['ok']);
-    assert.deepEqual(kinds(bot).filter((k) => k !== 'chat'), []);
+    assert.deepEqual(
+      kinds(bot).filter((k) => k !== 'chat'),
+      [],
+    );
     const u = bot.app.services.compactor.usage(session(bot));
     assert.ok(u.reserved >= u.tokens && u.reserved < LIMIT * 0.8, `reserved ${u.reserved}, as built ${u.tokens}`);
   }));
@@ -357,7 +389,10 @@ test('tool-call pairs straddling the cut survive compaction and the next request
     // [..., user, assistant(tool_calls), tool, tool, assistant]; the next user message makes the
     // last 4 start at the first tool result: the cut straddles the tool group.
     const s0 = session(bot).messages;
-    assert.deepEqual(s0.slice(-5).map((m) => m.role), ['user', 'assistant', 'tool', 'tool', 'assistant']);
+    assert.deepEqual(
+      s0.slice(-5).map((m) => m.role),
+      ['user', 'assistant', 'tool', 'tool', 'assistant'],
+    );
 
     const over = tune(bot, 'Thanks, and one more fact about the harbour.', Math.floor(LIMIT * 0.85), 'under');
     assert.ok(over.tokens > LIMIT * 0.8 && over.tokens <= LIMIT * 0.9, `over: ${over.tokens}`);
@@ -372,14 +407,28 @@ test('tool-call pairs straddling the cut survive compaction and the next request
       let j = i - 1;
       while (j >= 0 && s[j]!.role === 'tool') j--;
       const caller = s[j];
-      assert.ok(caller && caller.role === 'assistant' && caller.toolCalls?.some((c) => c.id === s[i]!.toolCallId), `tool result ${s[i]!.toolCallId} lost its call`);
+      assert.ok(
+        caller && caller.role === 'assistant' && caller.toolCalls?.some((c) => c.id === s[i]!.toolCallId),
+        `tool result ${s[i]!.toolCallId} lost its call`,
+      );
     }
     // And every call kept its result.
-    for (const m of s) for (const c of m.toolCalls ?? []) assert.ok(s.some((t) => t.role === 'tool' && t.toolCallId === c.id), `call ${c.id} lost its result`);
-    assert.ok(s.some((m) => m.toolCalls?.some((c) => c.id === 'call_berlin')), 'the tool group was kept (the tail grew backwards), not split');
+    for (const m of s)
+      for (const c of m.toolCalls ?? [])
+        assert.ok(
+          s.some((t) => t.role === 'tool' && t.toolCallId === c.id),
+          `call ${c.id} lost its result`,
+        );
+    assert.ok(
+      s.some((m) => m.toolCalls?.some((c) => c.id === 'call_berlin')),
+      'the tool group was kept (the tail grew backwards), not split',
+    );
 
     // The consolidation got the user question but not the tool group that stayed.
-    const consolidation = bot.llm.chatRequests().slice(reqsBefore).find((q) => promptKind(q) === 'consolidation')!;
+    const consolidation = bot.llm
+      .chatRequests()
+      .slice(reqsBefore)
+      .find((q) => promptKind(q) === 'consolidation')!;
     const lines = consolidatedLines(consolidation);
     assert.ok(lines.includes('USER: What time is it in Berlin and Tokyo?'));
     assert.ok(!lines.some((l) => l.startsWith('TOOL(')), 'tool results that stayed were not consolidated');
@@ -392,8 +441,14 @@ test('tool-call pairs straddling the cut survive compaction and the next request
     // (# Relevant Memory, just before the user message, may bring back summarized exchanges.)
     const roles = chatReq.body.messages.filter((m: any) => !String(m.content).startsWith('# Relevant Memory')).map((m: any) => m.role);
     assert.deepEqual(roles, ['system', 'system', 'assistant', 'tool', 'tool', 'assistant', 'user']);
-    assert.deepEqual(chatReq.body.messages[2].tool_calls.map((c: any) => c.id), ['call_berlin', 'call_tokyo']);
-    assert.deepEqual(chatReq.body.messages.slice(3, 5).map((m: any) => m.tool_call_id), ['call_berlin', 'call_tokyo']);
+    assert.deepEqual(
+      chatReq.body.messages[2].tool_calls.map((c: any) => c.id),
+      ['call_berlin', 'call_tokyo'],
+    );
+    assert.deepEqual(
+      chatReq.body.messages.slice(3, 5).map((m: any) => m.tool_call_id),
+      ['call_berlin', 'call_tokyo'],
+    );
 
     // One more turn on the compacted session is accepted too. (At this tiny limit it may compact
     // again.)
@@ -441,7 +496,9 @@ test('system messages other than the summary are never removed, and earlier summ
     assert.ok(over.tokens > LIMIT * 0.8);
     const r = await bot.send(CHAT, over.text);
     assert.match(r[0]!, /Compacted the conversation/);
-    const systems1 = session(bot).messages.filter((m) => m.role === 'system').map((m) => m.content);
+    const systems1 = session(bot)
+      .messages.filter((m) => m.role === 'system')
+      .map((m) => m.content);
     assert.ok(systems1.includes('Pinned: the user is called Zed and lives in Oslo.'));
     assert.ok(systems1.includes('Pinned: answers must be under 50 words.'));
     assert.equal(systems1.filter((c) => c.startsWith('[Conversation summary]')).length, 1);
@@ -453,7 +510,9 @@ test('system messages other than the summary are never removed, and earlier summ
     await fill(bot, Math.floor(LIMIT * 0.78), (i) => fact(100 + i));
     const again = await bot.send(CHAT, '/compact 2');
     assert.match(again[0]!, /summarized/);
-    const systems2 = session(bot).messages.filter((m) => m.role === 'system').map((m) => m.content);
+    const systems2 = session(bot)
+      .messages.filter((m) => m.role === 'system')
+      .map((m) => m.content);
     assert.ok(systems2.includes('Pinned: the user is called Zed and lives in Oslo.'));
     assert.ok(systems2.includes('Pinned: answers must be under 50 words.'));
     assert.equal(systems2.filter((c) => c.startsWith('[Conversation summary]')).length, 1);
@@ -493,7 +552,10 @@ test('summaries failing (500): truncation by importance keeps directives and err
       const before = [...session(bot).messages];
       const reply = await bot.send(CHAT, over.text);
       assert.equal(reply.length, 1);
-      assert.match(reply[0]!, /^Noted, I have written that down for you\.\n\nℹ️ Compacted the conversation: (\d+) older messages removed \(a summary was not available; they are kept in the history log\)$/);
+      assert.match(
+        reply[0]!,
+        /^Noted, I have written that down for you\.\n\nℹ️ Compacted the conversation: (\d+) older messages removed \(a summary was not available; they are kept in the history log\)$/,
+      );
       const removedN = Number(/: (\d+) older messages removed/.exec(reply[0]!)![1]);
 
       const after = session(bot).messages;
@@ -506,7 +568,10 @@ test('summaries failing (500): truncation by importance keeps directives and err
       // the last "thanks" are still there.
       assert.equal(after.filter((m) => m.content === 'thanks').length, 0, 'casual exchanges were dropped');
       const keptOrdinary = after.filter((m) => m.role === 'user' && /^Garden (\d+):/.test(m.content)).map((m) => Number(/^Garden (\d+):/.exec(m.content)![1]));
-      assert.ok(keptOrdinary.some((n) => n <= 17), `an ordinary exchange older than the last "thanks" should have outlived it; kept: ${keptOrdinary.join(',')}`);
+      assert.ok(
+        keptOrdinary.some((n) => n <= 17),
+        `an ordinary exchange older than the last "thanks" should have outlived it; kept: ${keptOrdinary.join(',')}`,
+      );
       const droppedOrdinary = before.filter((m) => m.role === 'user' && /^Garden \d+:/.test(m.content) && !has(m.content));
       assert.ok(droppedOrdinary.length > 0, 'some ordinary exchanges had to go too');
       // Oldest ordinary exchanges go before newer ones.
@@ -555,7 +620,10 @@ test('truncation: consolidation runs first on the old messages; survivors are fl
       assert.equal(session(bot).metadata.lastCompaction?.kind, 'truncation');
       const left = before.filter((m) => !after.some((x) => x.id === m.id));
       assert.ok(left.length > 0 && left.length < before.length - 5, 'some, not all, old messages were dropped');
-      const consolidation = bot.llm.chatRequests().slice(from).find((r) => promptKind(r) === 'consolidation')!;
+      const consolidation = bot.llm
+        .chatRequests()
+        .slice(from)
+        .find((r) => promptKind(r) === 'consolidation')!;
       const lines = consolidatedLines(consolidation);
       for (const m of left) assert.ok(lines.includes(asLine(m)), `dropped message not consolidated: ${m.content.slice(0, 40)}`);
       // Old messages that survived the truncation were consolidated too, and are flagged so the
@@ -566,7 +634,10 @@ test('truncation: consolidation runs first on the old messages; survivors are fl
       assert.ok(survivors.every((m) => m.consolidated === true));
       const from2 = bot.llm.chatRequests().length;
       await bot.send(CHAT, '/compact 2');
-      const second = bot.llm.chatRequests().slice(from2).find((r) => promptKind(r) === 'consolidation');
+      const second = bot.llm
+        .chatRequests()
+        .slice(from2)
+        .find((r) => promptKind(r) === 'consolidation');
       const again = second ? consolidatedLines(second) : [];
       for (const m of survivors) assert.ok(!again.includes(asLine(m)), `consolidated twice: ${m.content.slice(0, 40)}`);
     },
@@ -581,7 +652,11 @@ function s0pin(bot: TestBot): void {
 test('bounded time: with consolidation and summary hanging, a turn that needs compaction still gets its answer', () => {
   const other: Responder = () => ({ hang: true });
   return withBot(
-    { other, env: { CONSOLIDATION_TIMEOUT_MS: '300', COMPACTION_TIMEOUT_MS: '300' }, runtimeConfig: { compaction: { maxContextTokens: LIMIT, keepLastMessages: 6 } } },
+    {
+      other,
+      env: { CONSOLIDATION_TIMEOUT_MS: '300', COMPACTION_TIMEOUT_MS: '300' },
+      runtimeConfig: { compaction: { maxContextTokens: LIMIT, keepLastMessages: 6 } },
+    },
     async ({ bot, invalid }) => {
       await bot.send(CHAT, 'hello');
       await fill(bot, Math.floor(LIMIT * 0.78), fact);
@@ -630,7 +705,10 @@ test('provider says context length exceeded once: one compaction, one retry, the
     const s = session(bot);
     assert.equal(s.metadata.lastCompaction?.kind, 'summary');
     assert.ok(s.messages[0]!.content.startsWith('[Conversation summary]'));
-    const [first, second] = bot.llm.chatRequests().slice(from).filter((r) => promptKind(r) === 'chat');
+    const [first, second] = bot.llm
+      .chatRequests()
+      .slice(from)
+      .filter((r) => promptKind(r) === 'chat');
     assert.ok(second!.body.messages.length < first!.body.messages.length, 'the retry is smaller');
     assert.equal(second!.body.messages.at(-1).content, 'What did I tell you about pier 3?');
     assert.deepEqual(invalid, []);

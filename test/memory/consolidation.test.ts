@@ -12,7 +12,17 @@ import { parseConsolidation, ConsolidationService, type ConsolidationOptions } f
 import { MemoryFiles } from '../../src/memory/files.js';
 import { LlmClient } from '../../src/llm/client.js';
 import { makeMessage, type SessionMessage } from '../../src/sessions/model.js';
-import { lastUserText, memoryAwareResponder, promptKind, startFakeLlm, text, toolCalls, type FakeLlm, type RecordedRequest, type Responder } from '../helpers/fake-llm.js';
+import {
+  lastUserText,
+  memoryAwareResponder,
+  promptKind,
+  startFakeLlm,
+  text,
+  toolCalls,
+  type FakeLlm,
+  type RecordedRequest,
+  type Responder,
+} from '../helpers/fake-llm.js';
 import { startTestBot } from '../helpers/app.js';
 import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
 
@@ -46,10 +56,10 @@ test('parse tier 2: JSON inside prose', () => {
     want,
   );
   // Braces inside string values and a decoy object before the real one.
-  assert.deepEqual(
-    parseConsolidation('Format {like this}. Result: {"history_entry": "Wrote fn() { return 1 }", "memory_update": "- uses {braces}"} done'),
-    { historyEntry: 'Wrote fn() { return 1 }', memoryUpdate: '- uses {braces}' },
-  );
+  assert.deepEqual(parseConsolidation('Format {like this}. Result: {"history_entry": "Wrote fn() { return 1 }", "memory_update": "- uses {braces}"} done'), {
+    historyEntry: 'Wrote fn() { return 1 }',
+    memoryUpdate: '- uses {braces}',
+  });
 });
 
 test('parse tier 3: broken JSON with recoverable fields', () => {
@@ -140,12 +150,18 @@ async function seedMemory(dir: string, content: string): Promise<void> {
 
 test('fenced JSON answer: history entry under "## <ISO>" in HISTORY.md and HISTORY-YYYY-MM.md, MEMORY.md rewritten', () =>
   withRig(
-    () => text('```json\n{"history_entry": "[2026-01-01 10:00] The user planned a trip to Lisbon.", "memory_update": "# Memory\\n- likes tea\\n- plans a trip to Lisbon"}\n```'),
+    () =>
+      text(
+        '```json\n{"history_entry": "[2026-01-01 10:00] The user planned a trip to Lisbon.", "memory_update": "# Memory\\n- likes tea\\n- plans a trip to Lisbon"}\n```',
+      ),
     async ({ llm, service, files, dir, read }) => {
       await seedMemory(dir, '# Memory\n- likes tea\n');
       const before = Date.now();
       const out = await service.consolidate(conversation(4), files);
-      assert.deepEqual({ kind: out.kind, historyWritten: out.historyWritten, memoryUpdated: out.memoryUpdated }, { kind: 'llm', historyWritten: true, memoryUpdated: true });
+      assert.deepEqual(
+        { kind: out.kind, historyWritten: out.historyWritten, memoryUpdated: out.memoryUpdated },
+        { kind: 'llm', historyWritten: true, memoryUpdated: true },
+      );
       const history = await read('HISTORY.md');
       const m = /^## (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\n\[2026-01-01 10:00\] The user planned a trip to Lisbon\.\n\n$/.exec(history);
       assert.ok(m, `HISTORY.md: ${JSON.stringify(history)}`);
@@ -342,7 +358,16 @@ test('three consolidations of one chat at once: each sees the memory the previou
 
 test('risk: the API key written into chat-readable memory — a failed consolidation writes the error code, and no file, tool result or reply carries the key', async () => {
   const KEY = 'sk-test-key-123456'; // the key testConfig gives the daemon
-  const echoKey = { status: 401, json: { error: { message: `Incorrect API key provided: ${KEY}. Find your key at https://example.invalid/keys.`, type: 'invalid_request_error', code: 'invalid_api_key' } } };
+  const echoKey = {
+    status: 401,
+    json: {
+      error: {
+        message: `Incorrect API key provided: ${KEY}. Find your key at https://example.invalid/keys.`,
+        type: 'invalid_request_error',
+        code: 'invalid_api_key',
+      },
+    },
+  };
   const responder: Responder = (req) => {
     if (promptKind(req) === 'consolidation') return echoKey;
     const msgs = req.body.messages as Array<{ role: string; content: string }>;
@@ -359,13 +384,16 @@ test('risk: the API key written into chat-readable memory — a failed consolida
     assert.match(cleared!, /Session cleared/);
     const history = await readFile(path.join(dir, 'HISTORY.md'), 'utf8');
     assert.match(history, /\[raw-fallback\] Consolidation failed \(llm\.rejected\)/, history);
-    assert.match(history, /my cat is called Miso/, 'the user\'s words are still kept');
+    assert.match(history, /my cat is called Miso/, "the user's words are still kept");
     assert.ok(!history.includes(KEY), history);
-    assert.ok(!history.includes('Incorrect API key'), 'the provider\'s text stays in the log');
+    assert.ok(!history.includes('Incorrect API key'), "the provider's text stays in the log");
     assert.ok(bot.logs.text().includes('Incorrect API key provided: [redacted]'), 'the detail is in the log, scrubbed');
 
     // Files an older version wrote with the key in them: tools and replies hand out no key.
-    await writeFile(path.join(dir, 'HISTORY-2025-12.md'), `## 2025-12-01T10:00:00.000Z\n[raw-fallback] Consolidation failed (the LLM server answered 401: Incorrect API key provided: ${KEY}).\n`);
+    await writeFile(
+      path.join(dir, 'HISTORY-2025-12.md'),
+      `## 2025-12-01T10:00:00.000Z\n[raw-fallback] Consolidation failed (the LLM server answered 401: Incorrect API key provided: ${KEY}).\n`,
+    );
     await writeFile(path.join(dir, 'MEMORY.md'), `- the proxy said ${KEY}\n`);
     const results: string[] = [];
     for (const [tool, args] of [

@@ -49,7 +49,8 @@ function memoryBlock(prompt: string): string {
 }
 
 const MEMORY_MD = 'User prefers concise responses.\nProject uses Spring Boot 4.0.2 with Java 17.\n';
-const TODAY_NOTES = '[09:00] User: How do I configure health checks? | Assistant: Add a healthcheck section.\n[09:30] User: What about restart? | Assistant: Use restart: unless-stopped.\n';
+const TODAY_NOTES =
+  '[09:00] User: How do I configure health checks? | Assistant: Add a healthcheck section.\n[09:30] User: What about restart? | Assistant: Use restart: unless-stopped.\n';
 const DAY_1 = '[10:00] User: Set up CI/CD pipeline | Assistant: Created GitHub Actions workflow.\n';
 const DAY_3 = '[16:00] User: Initialize project | Assistant: Created Spring Boot project.\n';
 const DAY_8 = '[11:00] User: Ancient question about Kafka | Assistant: Ancient answer.\n';
@@ -123,7 +124,7 @@ test('no memory files at all (or only empty ones): no # Memory header in the pro
   }
 });
 
-test("a note line never repeats an exchange the conversation still holds; once the messages are gone it counts again", async () => {
+test('a note line never repeats an exchange the conversation still holds; once the messages are gone it counts again', async () => {
   const bot = await startTestBot();
   try {
     await writeMem(bot, '1', { '2026-03-10.md': '[08:00] User: from an earlier conversation | Assistant: noted.\n' });
@@ -144,8 +145,14 @@ test("a note line never repeats an exchange the conversation still holds; once t
     // After /new the messages are gone from the conversation: their lines come back.
     await bot.send('1', '/new');
     await bot.send('1', 'fresh start', { receivedAt: new Date('2026-03-11T09:00:00Z') });
-    const last = bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').at(-1)!;
-    assert.match(memoryBlock(String(last.body.messages[0].content)), /## Today's Notes\n\[08:00\] User: next day .*\n\n## Recent Context\n### 2026-03-10\n\[08:00\] User: from an earlier conversation .*\n\[12:00\] User: my first words .*\n\[12:01\] User: my second words/);
+    const last = bot.llm
+      .chatRequests()
+      .filter((r) => promptKind(r) === 'chat')
+      .at(-1)!;
+    assert.match(
+      memoryBlock(String(last.body.messages[0].content)),
+      /## Today's Notes\n\[08:00\] User: next day .*\n\n## Recent Context\n### 2026-03-10\n\[08:00\] User: from an earlier conversation .*\n\[12:00\] User: my first words .*\n\[12:01\] User: my second words/,
+    );
   } finally {
     await bot.close();
   }
@@ -154,7 +161,10 @@ test("a note line never repeats an exchange the conversation still holds; once t
 // --- budget -------------------------------------------------------------------------------
 
 function noteLines(prefix: string, n: number): string[] {
-  return Array.from({ length: n }, (_, i) => `[${String(8 + i).padStart(2, '0')}:00] User: ${prefix} question number ${i} | Assistant: ${prefix} answer number ${i}.`);
+  return Array.from(
+    { length: n },
+    (_, i) => `[${String(8 + i).padStart(2, '0')}:00] User: ${prefix} question number ${i} | Assistant: ${prefix} answer number ${i}.`,
+  );
 }
 
 test('over budget: the oldest recent day goes first; MEMORY.md, today and newer days stay', async () => {
@@ -229,7 +239,10 @@ test('far over budget: recent days oldest first, then the oldest lines of today;
     assert.match(dropped[1]!, /^recent day 2026-03-09 \(\d+ tokens\)$/);
     assert.match(dropped[2]!, new RegExp(`^${today.length - kept.length} oldest lines of today's notes \\(\\d+ tokens\\)$`));
 
-    const logged = bot.logs.lines().filter((l) => typeof l.msg === 'string' && l.msg.includes('memory over budget')).map((l) => l.dropped);
+    const logged = bot.logs
+      .lines()
+      .filter((l) => typeof l.msg === 'string' && l.msg.includes('memory over budget'))
+      .map((l) => l.dropped);
     assert.deepEqual(logged, ['recent day 2026-03-07', 'recent day 2026-03-09', `${today.length - kept.length} oldest lines of today's notes`]);
   } finally {
     await bot.close();
@@ -240,7 +253,11 @@ test('a MEMORY.md bigger than the whole budget is still sent whole; everything e
   const bot = await startTestBot();
   try {
     const longTerm = Array.from({ length: 40 }, (_, i) => `- Fact number ${i}: the user likes item ${i}.`).join('\n');
-    await writeMem(bot, '1', { 'MEMORY.md': `${longTerm}\n`, [`${TODAY}.md`]: `${noteLines('today', 3).join('\n')}\n`, '2026-03-09.md': `${noteLines('y', 1).join('\n')}\n` });
+    await writeMem(bot, '1', {
+      'MEMORY.md': `${longTerm}\n`,
+      [`${TODAY}.md`]: `${noteLines('today', 3).join('\n')}\n`,
+      '2026-03-09.md': `${noteLines('y', 1).join('\n')}\n`,
+    });
     // Budget 5 % of 3,000 = 150 tokens, far below MEMORY.md's ~600 (the limit leaves room for the tool schemas).
     await writeRuntimeConfig(bot, { compaction: { maxContextTokens: 3000 }, memory: { budgetPercent: 5 } });
     await bot.send('1', 'hello', { receivedAt: NOW });
@@ -252,7 +269,7 @@ test('a MEMORY.md bigger than the whole budget is still sent whole; everything e
   }
 });
 
-test('after trimming today\'s notes the block fits its budget whenever MEMORY.md alone fits', async () => {
+test("after trimming today's notes the block fits its budget whenever MEMORY.md alone fits", async () => {
   // Realistic short note lines; for every budget at which MEMORY.md alone fits, the trimmed
   // block must fit too (otherwise the model gets more memory than the configured share).
   const ws = await tempDir();
@@ -285,10 +302,10 @@ test('conversationNoteBodies pairs each user message with its final answer (tool
     makeMessage('assistant', 'ok'),
   ];
   const bodies = conversationNoteBodies(msgs);
-  assert.deepEqual([...bodies], [
-    noteLineBody(formatNoteLine(NOW, 'UTC', 'what time is it\nnow?', 'It is noon.')),
-    noteLineBody(formatNoteLine(NOW, 'UTC', 'x'.repeat(250), 'ok')),
-  ]);
+  assert.deepEqual(
+    [...bodies],
+    [noteLineBody(formatNoteLine(NOW, 'UTC', 'what time is it\nnow?', 'It is noon.')), noteLineBody(formatNoteLine(NOW, 'UTC', 'x'.repeat(250), 'ok'))],
+  );
 });
 
 test('risk: one long chat makes every turn slower — a busy day of 20,000 note lines costs about what the budget holds, not the whole day', async () => {
@@ -319,13 +336,16 @@ test('risk: one long chat makes every turn slower — a busy day of 20,000 note 
     assert.ok(kept.length > 10, `kept ${kept.length} lines`);
     assert.deepEqual(kept, today.slice(today.length - kept.length));
     assert.ok(!block.text.includes('## Recent Context'));
-    assert.deepEqual(block.drops.map((d) => d.what), ['recent day 2026-03-08', 'recent day 2026-03-09', `${today.length - kept.length} oldest lines of today's notes`]);
+    assert.deepEqual(
+      block.drops.map((d) => d.what),
+      ['recent day 2026-03-08', 'recent day 2026-03-09', `${today.length - kept.length} oldest lines of today's notes`],
+    );
     const todayDrop = block.drops.at(-1)!;
     assert.equal(todayDrop.approximate, true, 'lines far out of reach are not counted: the figure says so');
     // Proportionate to the ~20,000 lines dropped (~20 tokens each), not made up.
     assert.ok(todayDrop.tokens > 300_000 && todayDrop.tokens < 600_000, `${todayDrop.tokens}`);
     // The work: text handed to the counter stays within a few times the block, not the 3 MB of notes.
-    const notes = (today.join('\n').length + yesterday.join('\n').length);
+    const notes = today.join('\n').length + yesterday.join('\n').length;
     assert.ok(counted < 20 * block.text.length, `counted ${counted} characters for a block of ${block.text.length} (notes: ${notes})`);
   } finally {
     await ws.cleanup();

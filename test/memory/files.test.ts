@@ -62,7 +62,10 @@ test('appendNote is append-only and one line per call', () =>
     await writeFile(path.join(dir, '2026-03-01.md'), '[08:00] User: hand written | Assistant: kept'); // no newline at end
     await files.appendNote('2026-03-01', '[09:00] User: a | Assistant: b');
     await files.appendNote('2026-03-01', '[09:05] User: c | Assistant: d');
-    assert.equal(await read(dir, '2026-03-01.md'), '[08:00] User: hand written | Assistant: kept\n[09:00] User: a | Assistant: b\n[09:05] User: c | Assistant: d\n');
+    assert.equal(
+      await read(dir, '2026-03-01.md'),
+      '[08:00] User: hand written | Assistant: kept\n[09:00] User: a | Assistant: b\n[09:05] User: c | Assistant: d\n',
+    );
   }));
 
 test('200 parallel appendNote calls (chats sharing a global note): 200 whole lines, none lost or interleaved', () =>
@@ -115,11 +118,13 @@ test('two processes appending 30 facts each to one MEMORY.md at once: 60 distinc
     assert.equal(lines.length, 60);
     assert.equal(new Set(lines).size, 60);
     for (const tag of ['alpha', 'beta']) for (let i = 0; i < 30; i++) assert.ok(lines.includes(`- ${tag} fact ${i}`), `${tag} fact ${i} lost`);
-  }));
+  }),
+);
 
-const SECTIONED = '# Memory of Ada\n\n## Preferences\n- likes tea\n- hates meetings\n\n## Projects\n- beehive monitor\n### Details\n- ESP32 based\n\n## People\n- Bob is her brother\n';
+const SECTIONED =
+  '# Memory of Ada\n\n## Preferences\n- likes tea\n- hates meetings\n\n## Projects\n- beehive monitor\n### Details\n- ESP32 based\n\n## People\n- Bob is her brother\n';
 
-test('rewriteSection replaces only that section\'s body', () =>
+test("rewriteSection replaces only that section's body", () =>
   withDir(async (dir, files) => {
     await writeFile(path.join(dir, 'MEMORY.md'), SECTIONED);
     await files.rewriteSection('Projects', '- garden irrigation\n- a Rust book\n');
@@ -166,7 +171,7 @@ async function searchFixture(dir: string, files: MemoryFiles): Promise<void> {
   await writeFile(path.join(dir, 'MEMORY.md'), '- docker in MEMORY.md is not a note\n');
 }
 
-test('search is case-insensitive over notes and history and returns each hit\'s date', () =>
+test("search is case-insensitive over notes and history and returns each hit's date", () =>
   withDir(async (dir, files) => {
     await searchFixture(dir, files);
     const hits = await files.search('DOCKER');

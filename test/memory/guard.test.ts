@@ -33,7 +33,12 @@ async function seeded(responder: Responder): Promise<TestBot> {
 }
 
 test('entries are lines and bullets, normalized; headings and blank lines are not entries', () => {
-  assert.deepEqual(memoryEntries('# T\n\n-  The Cat is  Miso.\n* likes tea\n1. two\n## S\nplain line;\n'), ['the cat is miso', 'likes tea', 'two', 'plain line']);
+  assert.deepEqual(memoryEntries('# T\n\n-  The Cat is  Miso.\n* likes tea\n1. two\n## S\nplain line;\n'), [
+    'the cat is miso',
+    'likes tea',
+    'two',
+    'plain line',
+  ]);
 });
 
 test('the guard: adding and editing pass; dropping more than 25 % (50 % for compression) is refused', () => {
@@ -87,12 +92,31 @@ test('a legitimate memory_update (an edit and an addition) passes and is kept as
 
 /** Twenty entries that share no word, so the guard counts each one kept or dropped on its own. */
 const TWENTY = [
-  'Ada keeps bees', 'Bruno plays cello', 'Clara drinks matcha', 'Dmitri sails catamarans', 'Elif paints murals',
-  'Farid bakes sourdough', 'Greta climbs boulders', 'Hiro collects stamps', 'Ines grows orchids', 'Jonas repairs clocks',
-  'Kemal writes haiku', 'Lena rides motorcycles', 'Mateo brews kombucha', 'Nadia knits sweaters', 'Oskar builds drones',
-  'Priya studies volcanoes', 'Quentin juggles torches', 'Rosa restores violins', 'Sven fishes salmon', 'Tamar dances tango',
+  'Ada keeps bees',
+  'Bruno plays cello',
+  'Clara drinks matcha',
+  'Dmitri sails catamarans',
+  'Elif paints murals',
+  'Farid bakes sourdough',
+  'Greta climbs boulders',
+  'Hiro collects stamps',
+  'Ines grows orchids',
+  'Jonas repairs clocks',
+  'Kemal writes haiku',
+  'Lena rides motorcycles',
+  'Mateo brews kombucha',
+  'Nadia knits sweaters',
+  'Oskar builds drones',
+  'Priya studies volcanoes',
+  'Quentin juggles torches',
+  'Rosa restores violins',
+  'Sven fishes salmon',
+  'Tamar dances tango',
 ];
-const firstEntries = (n: number): string => TWENTY.slice(0, n).map((f) => `- ${f}.`).join('\n');
+const firstEntries = (n: number): string =>
+  TWENTY.slice(0, n)
+    .map((f) => `- ${f}.`)
+    .join('\n');
 
 /** A bot whose MEMORY.md holds the twenty entries; a chat message named in `calls` makes the model call those tools. */
 function twentyBot(calls: Record<string, Array<{ name: string; args: unknown }>>): Promise<TestBot> {
@@ -125,7 +149,11 @@ test('risk: MEMORY.md eroded within one turn — 8 memory_rewrite calls in one a
     const results = toolResults(bot.llm.chatRequests().at(-1)!).map((r) => r.content);
     assert.equal(results.length, 8);
     assert.equal(results[0], 'MEMORY.md replaced.');
-    for (const r of results.slice(1)) assert.match(r, /^Refused: this rewrite would drop \d+ of the 20 entries MEMORY.md had when this turn began \(at most 25 % may go in one turn\); MEMORY\.md is unchanged\./);
+    for (const r of results.slice(1))
+      assert.match(
+        r,
+        /^Refused: this rewrite would drop \d+ of the 20 entries MEMORY.md had when this turn began \(at most 25 % may go in one turn\); MEMORY\.md is unchanged\./,
+      );
     const refusals = bot.logs.lines().filter((l) => l.code === 'memory.rewrite_refused');
     assert.equal(refusals.length, 7);
     assert.equal(refusals[0]!.since, 'turn start');
@@ -138,8 +166,11 @@ test('risk: MEMORY.md eroded within one turn — 8 memory_rewrite calls in one a
   }
 });
 
-test('risk: entries added in the same turn pad the file so a rewrite\'s drops look small — the turn is judged against the file before its first memory_add', async () => {
-  const padding = Array.from({ length: 10 }, (_, i) => ({ name: 'memory_add', args: { fact: `Filler number ${['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'][i]} zzz${i}` } }));
+test("risk: entries added in the same turn pad the file so a rewrite's drops look small — the turn is judged against the file before its first memory_add", async () => {
+  const padding = Array.from({ length: 10 }, (_, i) => ({
+    name: 'memory_add',
+    args: { fact: `Filler number ${['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'][i]} zzz${i}` },
+  }));
   // Keeps the ten fillers and 14 of the 20: 6 of 30 entries now (20 %), but 6 of the 20 the turn began with (30 %).
   const keep = `${firstEntries(14)}\n${padding.map((p) => `- ${p.args.fact}`).join('\n')}`;
   const bot = await twentyBot({ 'pad and trim': [...padding, { name: 'memory_rewrite', args: { content: keep } }] });

@@ -11,7 +11,8 @@ import type { SessionMessage } from '../../src/sessions/model.js';
 
 const NOW = Date.parse('2026-03-10T12:00:00Z');
 const at = (daysAgo: number) => new Date(NOW - daysAgo * 86_400_000).toISOString();
-const msg = (role: SessionMessage['role'], content: string, daysAgo = 0, extra: Partial<SessionMessage> = {}) => makeMessage(role, content, { timestamp: at(daysAgo), ...extra });
+const msg = (role: SessionMessage['role'], content: string, daysAgo = 0, extra: Partial<SessionMessage> = {}) =>
+  makeMessage(role, content, { timestamp: at(daysAgo), ...extra });
 
 test('a directive, an error or a correction scores above small talk; the newest messages score higher', () => {
   const far = 30; // out of the "last 20" boost
@@ -48,8 +49,20 @@ test('exchanges are grouped from one user message to the next; directives and er
     msg('assistant', 'Found it'),
   ];
   const units = buildUnits(messages, NOW);
-  assert.deepEqual(units.map((u) => u.indices), [[1, 2], [3, 4], [5, 6], [7, 8]], 'the system message belongs to no exchange');
-  assert.deepEqual(units.map((u) => u.protected), [false, true, true, true]);
+  assert.deepEqual(
+    units.map((u) => u.indices),
+    [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+      [7, 8],
+    ],
+    'the system message belongs to no exchange',
+  );
+  assert.deepEqual(
+    units.map((u) => u.protected),
+    [false, true, true, true],
+  );
 });
 
 test('drops go lowest score first, oldest first on ties, whole exchanges; protected ones only under a hard limit', () => {

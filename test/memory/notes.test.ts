@@ -29,7 +29,10 @@ function graphemes(s: string): string[] {
 }
 
 test('a note line has the exact seed format', () => {
-  assert.equal(formatNoteLine(AT, 'UTC', 'How do I configure Docker?', 'Add a healthcheck.'), '[12:05] User: How do I configure Docker? | Assistant: Add a healthcheck.');
+  assert.equal(
+    formatNoteLine(AT, 'UTC', 'How do I configure Docker?', 'Add a healthcheck.'),
+    '[12:05] User: How do I configure Docker? | Assistant: Add a healthcheck.',
+  );
 });
 
 test('the user part is cut to exactly 200 characters and the assistant part to exactly 300', () => {
@@ -105,7 +108,10 @@ for (const c of [
       const replies = await bot.send('1', 'Good night\nsee you', { receivedAt });
       assert.deepEqual(replies, ['Sure.\nTwo lines of answer.']);
       const dir = path.join(bot.workspace, 'memory', 'test:1');
-      assert.deepEqual((await readdir(dir)).filter((n) => n.endsWith('.md')), [c.file]);
+      assert.deepEqual(
+        (await readdir(dir)).filter((n) => n.endsWith('.md')),
+        [c.file],
+      );
       const content = await readFile(path.join(dir, c.file), 'utf8');
       assert.equal(content, `[${c.time}] User: Good night see you | Assistant: Sure. Two lines of answer.\n`);
 

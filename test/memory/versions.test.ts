@@ -85,7 +85,6 @@ test('only the last 50 versions are kept; a hand edit between two changes is kep
   }
 });
 
-
 test('npm run memory -- versions / restore --chat: lists the versions and restores one as a new version', async () => {
   const ws = await tempDir();
   try {

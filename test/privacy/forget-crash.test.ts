@@ -23,11 +23,18 @@ const USER = 5151;
 
 const responder: Responder = (req) => {
   if (promptKind(req) === 'consolidation') {
-    return text(JSON.stringify({ history_entry: `[2026-03-10 12:00] The secret word is ${WORD}.`, memory_update: `# Memory\n- The secret word is ${WORD}.\n`, facts: [`The secret word is ${WORD}.`] }));
+    return text(
+      JSON.stringify({
+        history_entry: `[2026-03-10 12:00] The secret word is ${WORD}.`,
+        memory_update: `# Memory\n- The secret word is ${WORD}.\n`,
+        facts: [`The secret word is ${WORD}.`],
+      }),
+    );
   }
   if (req.body.messages.at(-1).role === 'tool') return text('Scheduled.');
   const said = lastUserText(req);
-  if (/^remind me/.test(said)) return toolCalls([{ name: 'schedule_message', args: { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${WORD}` } }]);
+  if (/^remind me/.test(said))
+    return toolCalls([{ name: 'schedule_message', args: { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${WORD}` } }]);
   return text(`echo: ${said}`);
 };
 
@@ -41,7 +48,9 @@ function pendingReminders(workspace: string): string[] {
 }
 
 for (const step of ['forget:reminders', 'forget:rows']) {
-  test(`risk: kill -9 during /forget confirm leaves the words behind and says nothing — killed at ${step}, the next start finishes it and tells the chat; no byte of the word is left`, { timeout: 180_000 }, async () => {
+  test(`risk: kill -9 during /forget confirm leaves the words behind and says nothing — killed at ${step}, the next start finishes it and tells the chat; no byte of the word is left`, {
+    timeout: 180_000,
+  }, async () => {
     const tg = await startTelegramEmulator();
     const llm = await startFakeLlm(responder);
     const ws = await tempDir('membot-forget-crash-');
@@ -71,9 +80,15 @@ for (const step of ['forget:reminders', 'forget:rows']) {
       daemon.child.kill('SIGTERM');
       await new Promise((r) => daemon.child.once('close', r));
 
-      const told = tg.botMessages(USER).slice(4).map((m) => m.text);
+      const told = tg
+        .botMessages(USER)
+        .slice(4)
+        .map((m) => m.text);
       assert.equal(told.length, 1, `told once: ${JSON.stringify(told)}`);
-      assert.match(told[0]!, /^🗑 The bot restarted while it was forgetting what you asked with \/forget confirm; that is finished now\. Removed: .*1 fact.*1 pending reminder\./);
+      assert.match(
+        told[0]!,
+        /^🗑 The bot restarted while it was forgetting what you asked with \/forget confirm; that is finished now\. Removed: .*1 fact.*1 pending reminder\./,
+      );
       assert.doesNotMatch(told[0]!, new RegExp(WORD, 'i'), 'the notice does not repeat the words');
       assert.deepEqual(await filesContaining(ws.dir, WORD), [], 'no byte of the word anywhere in the workspace (memory.db and its -wal included)');
       assert.deepEqual(pendingReminders(ws.dir), [], 'the reminder is gone');

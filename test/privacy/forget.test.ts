@@ -42,8 +42,13 @@ test('the words are matched case-insensitively across spaces, and redacted in JS
   const p = new Phrase('secret  WORD');
   assert.equal(p.test('the Secret\nword'), true);
   assert.equal(p.redact('a secret word, SECRET WORD.'), 'a [forgotten], [forgotten].');
-  const lines = [JSON.stringify({ chatId: '1', text: 'my secret word' }), JSON.stringify({ chatId: '2', text: 'secret word' }), '{"torn": "secret word'].join('\n');
-  assert.equal(redactJsonLines(lines, p, (l) => l.chatId === '1'), [JSON.stringify({ chatId: '1', text: 'my [forgotten]' }), JSON.stringify({ chatId: '2', text: 'secret word' })].join('\n'));
+  const lines = [JSON.stringify({ chatId: '1', text: 'my secret word' }), JSON.stringify({ chatId: '2', text: 'secret word' }), '{"torn": "secret word'].join(
+    '\n',
+  );
+  assert.equal(
+    redactJsonLines(lines, p, (l) => l.chatId === '1'),
+    [JSON.stringify({ chatId: '1', text: 'my [forgotten]' }), JSON.stringify({ chatId: '2', text: 'secret word' })].join('\n'),
+  );
 });
 
 test('/forget previews with counts; /forget confirm leaves no byte of the word in the workspace (memory.db included)', async () => {
@@ -58,13 +63,19 @@ test('/forget previews with counts; /forget confirm leaves no byte of the word i
     assert.ok((await filesContaining(bot.workspace, WORD)).length >= 8, 'the word is spread over the workspace before');
 
     const [preview] = await bot.send('1', `/forget ${WORD}`);
-    assert.match(preview!, /^Found “PAPAYA42” in: 1 MEMORY\.md entry, 1 fact, 4 indexed messages, 2 daily-note lines, 1 history line, 2 messages in this conversation, 1 pending reminder\./);
+    assert.match(
+      preview!,
+      /^Found “PAPAYA42” in: 1 MEMORY\.md entry, 1 fact, 4 indexed messages, 2 daily-note lines, 1 history line, 2 messages in this conversation, 1 pending reminder\./,
+    );
     assert.match(preview!, /Send \/forget confirm/);
     assert.ok((await filesContaining(bot.workspace, WORD)).length > 0, 'a preview changes nothing');
 
     const other = await readFile(path.join(bot.workspace, 'sessions', 'test:2.json'));
     const [done] = await bot.send('1', '/forget confirm');
-    assert.match(done!, /^🗑 Forgot “PAPAYA42”\. Removed: 1 MEMORY\.md entry, 1 fact, 4 indexed messages, 2 daily-note lines, 1 history line, 2 messages in this conversation, 1 pending reminder \(MEMORY\.md saved as version #\d+\)\. Also taken out of \d+ lines? of older MEMORY\.md versions, the session log and the message journal\./);
+    assert.match(
+      done!,
+      /^🗑 Forgot “PAPAYA42”\. Removed: 1 MEMORY\.md entry, 1 fact, 4 indexed messages, 2 daily-note lines, 1 history line, 2 messages in this conversation, 1 pending reminder \(MEMORY\.md saved as version #\d+\)\. Also taken out of \d+ lines? of older MEMORY\.md versions, the session log and the message journal\./,
+    );
 
     assert.deepEqual(await filesContaining(bot.workspace, WORD), [], 'no byte of the word anywhere in the workspace');
     assert.equal((await stat(path.join(bot.workspace, 'memory.db-wal')).catch(() => ({ size: 0 }))).size, 0, 'the WAL was checkpointed and truncated');
@@ -77,9 +88,16 @@ test('/forget previews with counts; /forget confirm leaves no byte of the word i
     assert.match(noteText, /User: remember: the secret word is \[forgotten\]/);
     assert.deepEqual(await readFile(path.join(bot.workspace, 'sessions', 'test:2.json')), other, 'another chat is not touched');
     const hits = bot.app.services.index.search('bees Lisbon', { scope: 'test:1', limit: 5 });
-    assert.ok(hits.some((h) => h.kind === 'fact' && /Lisbon/.test(h.content)), 'the other fact is still found');
+    assert.ok(
+      hits.some((h) => h.kind === 'fact' && /Lisbon/.test(h.content)),
+      'the other fact is still found',
+    );
 
-    assert.deepEqual(bot.app.services.reminders.list('test', '1').map((r) => r.text), ['water the bees'], 'the other reminder stays');
+    assert.deepEqual(
+      bot.app.services.reminders.list('test', '1').map((r) => r.text),
+      ['water the bees'],
+      'the other reminder stays',
+    );
 
     // The bot works on, with memory.db still in use.
     const [reply] = await bot.send('1', 'what do you know?');
@@ -94,7 +112,7 @@ test('/forget with nothing matching, without words, confirm without a request, a
   const bot = await seeded();
   try {
     const [none] = await bot.send('1', '/forget MANGO77');
-    assert.equal(none, 'Nothing in this chat\'s memory contains “MANGO77”; nothing to forget.');
+    assert.equal(none, "Nothing in this chat's memory contains “MANGO77”; nothing to forget.");
     assert.deepEqual(await filesContaining(bot.workspace, 'MANGO77'), [], 'the request itself is taken out of the journal');
     assert.match((await bot.send('1', '/forget'))[0]!, /^Tell me what to forget/);
     assert.match((await bot.send('1', '/forget confirm'))[0]!, /^Nothing to confirm/);
@@ -107,14 +125,21 @@ test('/forget with nothing matching, without words, confirm without a request, a
   }
 });
 
-test('a /forget confirmed while another chat\'s scrub runs also takes what was held for memory.db meanwhile', async () => {
+test("a /forget confirmed while another chat's scrub runs also takes what was held for memory.db meanwhile", async () => {
   const bot = await seeded();
   try {
     const index = bot.app.services.index;
     const scope = bot.app.services.memory.scopeKey('test', '1');
     // Another chat with a long history, so that its scrub is still running when chat 1 confirms.
     const ingest = new IndexingService(index);
-    for (let i = 0; i < 4_000; i++) ingest.ingestMessage({ content: `bees and honey and hives, entry ${i}`, role: 'user', sessionId: 'other', scope: 'test:9', eventTime: new Date(Date.UTC(2026, 0, 1) + i * 60_000) });
+    for (let i = 0; i < 4_000; i++)
+      ingest.ingestMessage({
+        content: `bees and honey and hives, entry ${i}`,
+        role: 'user',
+        sessionId: 'other',
+        scope: 'test:9',
+        eventTime: new Date(Date.UTC(2026, 0, 1) + i * 60_000),
+      });
     await bot.send('1', `remember: the secret word is ${WORD}`);
     const [preview] = await bot.send('1', `/forget ${WORD}`);
     assert.match(preview!, /Send \/forget confirm/);
@@ -124,8 +149,15 @@ test('a /forget confirmed while another chat\'s scrub runs also takes what was h
     const [done] = await bot.send('1', '/forget confirm');
     await otherScrub;
     assert.doesNotMatch(done!, /could not|failed/i, done);
-    assert.deepEqual(index.search(WORD, { scope, limit: 5 }).map((r) => r.content), [], 'the held message was written, then forgotten');
-    assert.deepEqual((await filesContaining(bot.workspace, WORD)).filter((f) => f.startsWith('memory.db')), []);
+    assert.deepEqual(
+      index.search(WORD, { scope, limit: 5 }).map((r) => r.content),
+      [],
+      'the held message was written, then forgotten',
+    );
+    assert.deepEqual(
+      (await filesContaining(bot.workspace, WORD)).filter((f) => f.startsWith('memory.db')),
+      [],
+    );
   } finally {
     await bot.close();
   }
@@ -139,15 +171,26 @@ test('a forget left by earlier runs: one cut off in two runs is given up and its
       await writeFile(path.join(ws, 'memory', 'test:1', 'MEMORY.md'), `${FACTS}- The secret word is ${WORD}.\n`);
       await mkdir(path.join(ws, 'forgetting'), { recursive: true });
       // Begun, then cut off, then taken up once more and cut off again: not a third time.
-      await writeFile(path.join(ws, 'forgetting', 'aaaaaaaaaaaa.json'), JSON.stringify({ channel: 'test', chatId: '2', words: 'MANGO77', notify: true, counts, attempt: 2 }));
+      await writeFile(
+        path.join(ws, 'forgetting', 'aaaaaaaaaaaa.json'),
+        JSON.stringify({ channel: 'test', chatId: '2', words: 'MANGO77', notify: true, counts, attempt: 2 }),
+      );
       // The memory page's, cut off once.
-      await writeFile(path.join(ws, 'forgetting', 'bbbbbbbbbbbb.json'), JSON.stringify({ channel: 'test', chatId: '1', words: WORD, notify: false, counts, attempt: 1 }));
+      await writeFile(
+        path.join(ws, 'forgetting', 'bbbbbbbbbbbb.json'),
+        JSON.stringify({ channel: 'test', chatId: '1', words: WORD, notify: false, counts, attempt: 1 }),
+      );
     },
   });
   try {
     const told: Array<[string, string]> = [];
     await bot.app.recover(() => async () => undefined, { test: async (chatId, text) => void told.push([chatId, text]) });
-    assert.deepEqual(told, [['2', '⚠️ Your /forget confirm was cut off by a restart of the bot twice, so I stopped: what you asked to forget may still be kept. Send /forget <words> again, then /forget confirm.']]);
+    assert.deepEqual(told, [
+      [
+        '2',
+        '⚠️ Your /forget confirm was cut off by a restart of the bot twice, so I stopped: what you asked to forget may still be kept. Send /forget <words> again, then /forget confirm.',
+      ],
+    ]);
     assert.equal(await readFile(path.join(bot.workspace, 'memory', 'test:1', 'MEMORY.md'), 'utf8'), FACTS, "the page's forget was finished");
     assert.deepEqual(await filesContaining(bot.workspace, WORD), []);
     assert.deepEqual(await filesContaining(bot.workspace, 'MANGO77'), [], 'a given-up record keeps no words either');

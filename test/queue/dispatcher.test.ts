@@ -162,7 +162,10 @@ test('a task that rejects rejects its own submit and does not block the next tas
   await assert.rejects(p2, /sync throw/);
   await p3;
   await p4;
-  assert.deepEqual(ran.filter((r) => r !== 'b'), ['1', '2', '3']);
+  assert.deepEqual(
+    ran.filter((r) => r !== 'b'),
+    ['1', '2', '3'],
+  );
   assert.ok(ran.includes('b'));
   assert.equal(await d.drain(1000), true);
 });
@@ -236,10 +239,7 @@ test('end to end: two chats sending 5 messages each at once get their replies in
       if (last.startsWith('B-')) bArrived();
       if (last === 'A-1') {
         const giveUp = new AbortController();
-        overlapped = await Promise.race([
-          bSeen.then(() => true),
-          sleep(3000, false, { signal: giveUp.signal }).catch(() => false),
-        ]);
+        overlapped = await Promise.race([bSeen.then(() => true), sleep(3000, false, { signal: giveUp.signal }).catch(() => false)]);
         giveUp.abort();
       }
       await sleep(randomMs(5, 30));

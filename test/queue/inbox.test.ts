@@ -91,10 +91,16 @@ test('risk: a message given up on after restarts mid-turn vanishes — it is sav
     const replies = await recover(bot);
     assert.equal(replies.get('5')?.join(), 'echo: waited in its queue');
     assert.match(replies.get('4')?.join() ?? '', new RegExp(`failed ${MAX_RECOVERY_ATTEMPTS} times in a row .*saved; send it again`));
-    assert.deepEqual(bot.llm.requests.map((r) => lastUserText(r)), ['waited in its queue']);
+    assert.deepEqual(
+      bot.llm.requests.map((r) => lastUserText(r)),
+      ['waited in its queue'],
+    );
     await bot.app.services.sessions.flush();
     const session = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:4.json'), 'utf8'));
-    assert.deepEqual(session.messages.map((m: { content: string }) => m.content), ['crashes the daemon']);
+    assert.deepEqual(
+      session.messages.map((m: { content: string }) => m.content),
+      ['crashes the daemon'],
+    );
     assert.equal(bot.logs.lines().filter((l) => /did not finish after several restarts/.test(l.msg)).length, 1);
     assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
   } finally {
@@ -102,7 +108,7 @@ test('risk: a message given up on after restarts mid-turn vanishes — it is sav
   }
 });
 
-test('risk: a new message that finishes before recovery has read a big journal empties it — the last run\'s unfinished message is lost', async () => {
+test("risk: a new message that finishes before recovery has read a big journal empties it — the last run's unfinished message is lost", async () => {
   const bot = await startTestBot({
     responder: (req) => text(`echo: ${lastUserText(req)}`),
     // Over a megabyte of finished entries (the journal is emptied past that once nothing in
@@ -163,8 +169,15 @@ test('risk: a message that kills the daemon outside any tool call (in the model 
   try {
     const replies = await recover(bot);
     assert.deepEqual(replies.get('12'), ['echo: died in one run'], 'one death: run again');
-    assert.match(replies.get('11')?.join() ?? '', /^Answering your message failed 2 times in a row \(the bot restarted each time\), so I stopped trying\. It is saved/);
-    assert.deepEqual(bot.llm.requests.map((r) => lastUserText(r)), ['died in one run'], 'a message that was running at two deaths is not run a third time');
+    assert.match(
+      replies.get('11')?.join() ?? '',
+      /^Answering your message failed 2 times in a row \(the bot restarted each time\), so I stopped trying\. It is saved/,
+    );
+    assert.deepEqual(
+      bot.llm.requests.map((r) => lastUserText(r)),
+      ['died in one run'],
+      'a message that was running at two deaths is not run a third time',
+    );
   } finally {
     await bot.close();
   }
@@ -188,11 +201,19 @@ test('a tool call still open when the process died is named in its entry, across
     await second.callStarted(id, 'memory_search', '{}');
     await second.shutdown(); // killed again, in another call
     const third = (await new Inbox(file).unfinished()).entries[0];
-    assert.deepEqual(third?.interrupted.map((c) => c.tool), ['web__fetch', 'memory_search'], 'each run\'s interrupted call, oldest first');
+    assert.deepEqual(
+      third?.interrupted.map((c) => c.tool),
+      ['web__fetch', 'memory_search'],
+      "each run's interrupted call, oldest first",
+    );
     assert.equal(third?.attempt, 2);
     const journal = await readFile(file, 'utf8');
     assert.equal(journal.split('SECRETWORD').length - 1, 0, 'the arguments themselves are not in the journal');
-    assert.equal(argumentsHash('{"n":3,"q":"SECRETWORD"}'), argumentsHash('{"q": "SECRETWORD", "n": 3}'), 'the same arguments hash the same whatever their order and spacing');
+    assert.equal(
+      argumentsHash('{"n":3,"q":"SECRETWORD"}'),
+      argumentsHash('{"q": "SECRETWORD", "n": 3}'),
+      'the same arguments hash the same whatever their order and spacing',
+    );
   } finally {
     await rm(file, { force: true });
   }
@@ -211,7 +232,11 @@ test("an album's items close with its first item's entry: nothing of an answered
     await inbox.done(ids[0]!, ids.slice(1));
     await inbox.shutdown();
     const lines = (await readFile(file, 'utf8')).trim().split('\n');
-    assert.deepEqual(lines.slice(3).map((l) => JSON.parse(l)), ids.map((id) => ({ t: 'done', id })), 'the three done lines, together at the end');
+    assert.deepEqual(
+      lines.slice(3).map((l) => JSON.parse(l)),
+      ids.map((id) => ({ t: 'done', id })),
+      'the three done lines, together at the end',
+    );
     assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
   } finally {
     await rm(file, { force: true });

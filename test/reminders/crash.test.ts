@@ -49,12 +49,16 @@ function startDaemon(env: Record<string, string>, cwd: string): Daemon {
 
 const count = (hay: string, needle: string) => hay.split(needle).length - 1;
 
-test('kill -9 before the due time: delivered once after the restart, with a late note; kill -9 right after that delivery: not delivered again', { timeout: patient(90_000) }, async () => {
+test('kill -9 before the due time: delivered once after the restart, with a late note; kill -9 right after that delivery: not delivered again', {
+  timeout: patient(90_000),
+}, async () => {
   const llm = await startFakeLlm(
     toolUser((t) => {
       // Due after the kill below, however slow the machine is to show the confirmation.
-      if (t === 'remind me soon') return [{ name: 'schedule_message', args: { at: new Date(Date.now() + patient(2000)).toISOString(), text: 'take the cake out' } }];
-      if (t === 'remind me next week') return [{ name: 'schedule_message', args: { at: new Date(Date.now() + 7 * 86_400_000).toISOString(), text: 'renew the parking permit' } }];
+      if (t === 'remind me soon')
+        return [{ name: 'schedule_message', args: { at: new Date(Date.now() + patient(2000)).toISOString(), text: 'take the cake out' } }];
+      if (t === 'remind me next week')
+        return [{ name: 'schedule_message', args: { at: new Date(Date.now() + 7 * 86_400_000).toISOString(), text: 'renew the parking permit' } }];
       return [];
     }),
   );
@@ -92,12 +96,20 @@ test('kill -9 before the due time: delivered once after the restart, with a late
     await third.closed;
     assert.equal(third.child.exitCode, 0, third.stderr());
     assert.match(third.stdout(), /Scheduled reminder #2/);
-    assert.deepEqual((await readScheduled(ws.dir)).map((r) => r.status), ['done', 'pending'], 'the pending one stays stored');
+    assert.deepEqual(
+      (await readScheduled(ws.dir)).map((r) => r.status),
+      ['done', 'pending'],
+      'the pending one stays stored',
+    );
 
     const all = runs.map((r) => r.stdout()).join('');
     assert.equal(count(all, 'take the cake out\n'), 1, `delivered exactly once over three runs:\n${all}`);
     const session = JSON.parse(await readFile(path.join(ws.dir, 'sessions', 'console:local.json'), 'utf8'));
-    assert.equal(session.messages.filter((m: { content: string }) => m.content.includes('take the cake out') && m.content.startsWith('⏰')).length, 1, 'once in the session');
+    assert.equal(
+      session.messages.filter((m: { content: string }) => m.content.includes('take the cake out') && m.content.startsWith('⏰')).length,
+      1,
+      'once in the session',
+    );
     const note = await readFile(path.join(ws.dir, 'memory', 'console:local', `${localDate(new Date(row!.due_at), 'UTC')}.md`), 'utf8');
     assert.equal(count(note, 'Reminder (set by a user): ⏰ Reminder (late'), 1, 'once in the daily note');
   } finally {
@@ -145,7 +157,14 @@ async function reopen(dir: string) {
   const sessions = new SessionStore(path.join(dir, 'sessions'), logs.log);
   await sessions.init();
   const store = new ReminderStore(path.join(dir, 'schedules.db'), logs.log);
-  const reminders = new ReminderService({ store, sessions, notes: new DailyNotes(new MemoryService(path.join(dir, 'memory'), 'chat'), 'UTC', logs.log), timezone: 'UTC', log: logs.log, queue: (_k, t) => t() });
+  const reminders = new ReminderService({
+    store,
+    sessions,
+    notes: new DailyNotes(new MemoryService(path.join(dir, 'memory'), 'chat'), 'UTC', logs.log),
+    timezone: 'UTC',
+    log: logs.log,
+    queue: (_k, t) => t(),
+  });
   await reminders.settleClaims();
   const sent: string[] = [];
   const started = await reminders.start({ test: async (_c, text) => void sent.push(text) });
@@ -158,18 +177,27 @@ test('killed after the send, before it was marked sent: the next start does not 
   const ws = await tempDir();
   const out = path.join(ws.dir, 'sent.txt');
   try {
-    runThenKill(ws.dir, `
+    runThenKill(
+      ws.dir,
+      `
       store.add({ chat: 'test:k', channel: 'test', chatId: 'k', text: 'feed the fish', dueAt: Date.now() + 200, repeat: null, timezone: 'UTC', createdAt: Date.now() });
       await reminders.start({ test: async (_c, text) => { appendFileSync(${JSON.stringify(out)}, text + '\\n'); process.kill(process.pid, 'SIGKILL'); } });
-    `);
+    `,
+    );
     assert.equal(await readFile(out, 'utf8'), '⏰ Reminder: feed the fish\n', 'the first run sent it once');
     const r = await reopen(ws.dir);
     try {
       assert.equal(await r.reminders.runDue(), 0);
       assert.deepEqual(r.sent, [], 'not sent again');
       assert.equal((await reminderMessages(r.sessions)).length, 1, 'in the session once');
-      assert.deepEqual(r.store.deliveries('test:k').map((d) => d.state), ['sent']);
-      assert.ok(r.logs.lines().some((l) => l.code === 'reminder.delivery_uncertain'), 'the uncertain case is logged');
+      assert.deepEqual(
+        r.store.deliveries('test:k').map((d) => d.state),
+        ['sent'],
+      );
+      assert.ok(
+        r.logs.lines().some((l) => l.code === 'reminder.delivery_uncertain'),
+        'the uncertain case is logged',
+      );
     } finally {
       r.reminders.close();
       await r.sessions.close();
@@ -197,8 +225,15 @@ test('a folded message (over the hourly cap) killed after the send, before it wa
     try {
       assert.equal(await r.reminders.runDue(), 0);
       assert.deepEqual(r.sent, [], 'not sent again');
-      assert.deepEqual((await reminderMessages(r.sessions)).map((m) => m.reminder!.split(' ').length), [3], 'one session message for the three');
-      assert.deepEqual(r.store.deliveries('test:k').map((d) => d.state), ['sent', 'sent', 'sent']);
+      assert.deepEqual(
+        (await reminderMessages(r.sessions)).map((m) => m.reminder!.split(' ').length),
+        [3],
+        'one session message for the three',
+      );
+      assert.deepEqual(
+        r.store.deliveries('test:k').map((d) => d.state),
+        ['sent', 'sent', 'sent'],
+      );
       assert.equal(r.logs.lines().filter((l) => l.code === 'reminder.delivery_uncertain').length, 3);
     } finally {
       r.reminders.close();
@@ -212,11 +247,14 @@ test('a folded message (over the hourly cap) killed after the send, before it wa
 test('killed after the claim, before the session was written: the next start delivers it once, late', async () => {
   const ws = await tempDir();
   try {
-    runThenKill(ws.dir, `
+    runThenKill(
+      ws.dir,
+      `
       const r = store.add({ chat: 'test:k', channel: 'test', chatId: 'k', text: 'lock the door', dueAt: Date.now() - 1000, repeat: null, timezone: 'UTC', createdAt: Date.now() - 5000 });
       store.claim(r, null, Date.now());
       process.kill(process.pid, 'SIGKILL');
-    `);
+    `,
+    );
     const r = await reopen(ws.dir);
     try {
       assert.equal(r.started, 1);

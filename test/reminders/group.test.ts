@@ -33,7 +33,10 @@ test(`a member cannot pass the ${MAX_PENDING_PER_CHAT} pending reminders by spre
     const { reminders } = bot.app.services;
     // 49 already pending, spread over two topics.
     for (let i = 0; i < MAX_PENDING_PER_CHAT - 1; i++) assert.ok(reminders.schedule('telegram', `${GROUP}:${i % 2 ? 7 : 9}`, { at: at(), text: `r${i}` }).ok);
-    assert.match(await ask(GROUP, 'the fiftieth', 11), /Scheduled reminder #50 .*\nNow is .* This group \(its topics together\) has 50 pending reminders \(limit 50\)/);
+    assert.match(
+      await ask(GROUP, 'the fiftieth', 11),
+      /Scheduled reminder #50 .*\nNow is .* This group \(its topics together\) has 50 pending reminders \(limit 50\)/,
+    );
     const refused = await ask(GROUP, 'one too many', 13);
     assert.match(refused, /Error: not scheduled — this group already has 50 pending reminders in its topics together \(the limit\); cancel some first/);
     assert.deepEqual(reminders.list('telegram', `${GROUP}:13`), [], 'a fourth topic got none');
@@ -44,7 +47,7 @@ test(`a member cannot pass the ${MAX_PENDING_PER_CHAT} pending reminders by spre
   }
 });
 
-test('REMINDERS_PER_CHAT_PER_HOUR counts a group\'s topics together: the hour\'s last message folds the rest, a third topic waits for the hour', async () => {
+test("REMINDERS_PER_CHAT_PER_HOUR counts a group's topics together: the hour's last message folds the rest, a third topic waits for the hour", async () => {
   let clock = Date.parse('2026-03-10T08:00:00Z');
   const bot = await startTestBot({ env: { REMINDERS_PER_CHAT_PER_HOUR: '3' }, appOptions: { now: () => clock } });
   const sent: Array<{ chatId: string; text: string }> = [];
@@ -59,14 +62,20 @@ test('REMINDERS_PER_CHAT_PER_HOUR counts a group\'s topics together: the hour\'s
     // Each topic's messages in order (topics are separate queues, so they may interleave).
     const to = (chatId: string) => sent.filter((s) => s.chatId === chatId).map((s) => s.text);
     assert.deepEqual(to(`${GROUP}:7`), [`⏰ Reminder: ${GROUP}:7 #1`, `⏰ Reminder: ${GROUP}:7 #2`]);
-    assert.deepEqual(to(`${GROUP}:9`), [`⏰ 2 reminders together (this group gets at most 3 reminder messages an hour, its topics together):\n• ${GROUP}:9 #1\n• ${GROUP}:9 #2`]);
+    assert.deepEqual(to(`${GROUP}:9`), [
+      `⏰ 2 reminders together (this group gets at most 3 reminder messages an hour, its topics together):\n• ${GROUP}:9 #1\n• ${GROUP}:9 #2`,
+    ]);
     assert.deepEqual(to(`${GROUP}:11`), []);
     assert.equal(reminders.list('test', `${GROUP}:11`).length, 2, 'the third topic waits, its reminders kept');
     assert.deepEqual(to(String(OTHER)), [`⏰ Reminder: ${OTHER} #1`, `⏰ Reminder: ${OTHER} #2`], 'another group has its own hour');
 
     clock = Date.parse('2026-03-10T10:00:02Z');
     assert.equal(await reminders.runDue(), 2);
-    assert.deepEqual(to(`${GROUP}:11`), [`⏰ Reminder (late — it was due Tue 10 Mar 2026, 09:00): ${GROUP}:11 #1`, `⏰ Reminder (late — it was due Tue 10 Mar 2026, 09:00): ${GROUP}:11 #2`], 'an hour later the third topic gets its two');
+    assert.deepEqual(
+      to(`${GROUP}:11`),
+      [`⏰ Reminder (late — it was due Tue 10 Mar 2026, 09:00): ${GROUP}:11 #1`, `⏰ Reminder (late — it was due Tue 10 Mar 2026, 09:00): ${GROUP}:11 #2`],
+      'an hour later the third topic gets its two',
+    );
   } finally {
     await bot.close();
   }

@@ -27,11 +27,17 @@ test('a repeat is judged by its real firing rate over a year: "* * 15 * *" refus
   try {
     const ask = async (at: string, repeat: string) => (await bot.send('c1', `${at} | ${repeat}`))[0]!;
     // Every minute of the 15th: the first 8 days from the 1st never showed it.
-    assert.match(await ask('2026-01-01T10:00:00+01:00', '* * 15 * *'), /Error: not scheduled — repeat "\* \* 15 \* \*" would fire more often than every 15 minutes \(every minute at times\)/);
+    assert.match(
+      await ask('2026-01-01T10:00:00+01:00', '* * 15 * *'),
+      /Error: not scheduled — repeat "\* \* 15 \* \*" would fire more often than every 15 minutes \(every minute at times\)/,
+    );
     // Quarter-hourly from 10:07: the 8 minutes to 10:15 are the `at`, not the repeat.
     assert.match(await ask('2026-01-01T10:07:00+01:00', '*/15 * * * *'), /Scheduled reminder #\d+ .*repeating \*\/15 \* \* \* \*/);
     // 01:55 and 03:05 are 70 minutes apart on the clock, 10 on the night it skips 02:00–03:00 (29 March).
-    assert.match(await ask('2026-01-01T10:00:00+01:00', '5,55 1,3 * * *'), /Error: not scheduled — repeat "5,55 1,3 \* \* \*" would fire more often than every 15 minutes \(every 10 minutes at times\)/);
+    assert.match(
+      await ask('2026-01-01T10:00:00+01:00', '5,55 1,3 * * *'),
+      /Error: not scheduled — repeat "5,55 1,3 \* \* \*" would fire more often than every 15 minutes \(every 10 minutes at times\)/,
+    );
     // 23:55 and 00:00 are 5 minutes apart across midnight, every day...
     assert.match(await ask('2026-01-01T10:00:00+01:00', '0,55 0,23 * * *'), /Error: not scheduled/);
     // ...but not when it fires on Mondays only.
@@ -60,13 +66,17 @@ test('a rare firing day is judged wherever it is: "* * 29 2 *" two years ahead i
       ['0,55 0,23 28,29 2 *', '5 minutes'],
       // 31 March on a Sunday (2030) is the night Berlin skips 02:00–03:00: 01:55 and 03:05 are 10 minutes apart.
       ['5,55 1,3 31 3 0', '10 minutes'],
-    ] as const) assert.match(await ask(repeat), refused(repeat, every));
+    ] as const)
+      assert.match(await ask(repeat), refused(repeat, every));
     // A day no date ever is: refused as no expression, not scheduled to fail on delivery.
     assert.match(await ask('0 9 31 * 1#1'), /Error: not scheduled — repeat "0 9 31 \* 1#1" is not "daily", "weekly" or a 5-field cron expression/);
     // Rare days at a sane pace are welcome.
     assert.match(await ask('0 9 29 2 *'), /Scheduled reminder #\d+ .*repeating 0 9 29 2 \*/);
     assert.match(await ask('0,30 9 29 2 1'), /Scheduled reminder #\d+ .*repeating 0,30 9 29 2 1/);
-    assert.deepEqual(bot.app.services.reminders.list('test', 'c1').map((r) => r.repeat), ['0 9 29 2 *', '0,30 9 29 2 1']);
+    assert.deepEqual(
+      bot.app.services.reminders.list('test', 'c1').map((r) => r.repeat),
+      ['0 9 29 2 *', '0,30 9 29 2 1'],
+    );
   } finally {
     await bot.close();
   }
@@ -99,13 +109,20 @@ test('at most REMINDERS_PER_CHAT_PER_HOUR reminder messages per chat an hour: th
       '⏰ Reminder: task 2',
       '⏰ 4 reminders together (this chat gets at most 3 reminder messages an hour):\n• task 3\n• task 4\n• task 5\n• task 6',
     ]);
-    assert.deepEqual(sent.filter((s) => s.chatId === 'c2').map((s) => s.text), ['⏰ Reminder: other chat'], 'another chat has its own hour');
+    assert.deepEqual(
+      sent.filter((s) => s.chatId === 'c2').map((s) => s.text),
+      ['⏰ Reminder: other chat'],
+      'another chat has its own hour',
+    );
     // Once, never twice: the folded message carries every occurrence it delivered, each marked sent.
     await bot.app.services.sessions.flush();
     const session = await bot.app.services.sessions.getOrCreate('test', 'c1');
     const marks = session.messages.filter((m) => m.reminder).map((m) => m.reminder!.split(' ').length);
     assert.deepEqual(marks, [1, 1, 4]);
-    assert.deepEqual(reminders['deps'].store.deliveries('test:c1').map((d: { state: string }) => d.state), Array(6).fill('sent'));
+    assert.deepEqual(
+      reminders['deps'].store.deliveries('test:c1').map((d: { state: string }) => d.state),
+      Array(6).fill('sent'),
+    );
 
     // The hour's messages are used: two more due ten minutes later wait...
     for (const t of ['later 1', 'later 2']) reminders.schedule('test', 'c1', { at: '2026-03-10T09:10:00Z', text: t });
@@ -116,7 +133,10 @@ test('at most REMINDERS_PER_CHAT_PER_HOUR reminder messages per chat an hour: th
     // ...until the first message of the hour is an hour old.
     clock = Date.parse('2026-03-10T10:00:02Z');
     assert.equal(await reminders.runDue(), 2);
-    assert.deepEqual(sent.slice(4).map((s) => s.text), ['⏰ Reminder (late — it was due Tue 10 Mar 2026, 09:10): later 1', '⏰ Reminder (late — it was due Tue 10 Mar 2026, 09:10): later 2']);
+    assert.deepEqual(
+      sent.slice(4).map((s) => s.text),
+      ['⏰ Reminder (late — it was due Tue 10 Mar 2026, 09:10): later 1', '⏰ Reminder (late — it was due Tue 10 Mar 2026, 09:10): later 2'],
+    );
   } finally {
     await bot.close();
   }

@@ -23,7 +23,9 @@ const OWNER = 111;
 const PAIRED = 444;
 const GONE_GROUP = '-3003';
 
-test('no delivery to a group taken off the list or a user revoked while the daemon runs; their reminders are kept, listed and cancelled by the CLI', { timeout: patient(60_000) }, async () => {
+test('no delivery to a group taken off the list or a user revoked while the daemon runs; their reminders are kept, listed and cancelled by the CLI', {
+  timeout: patient(60_000),
+}, async () => {
   const tg = await startTelegramEmulator();
   const llm = await startFakeLlm();
   const ws = await tempDir();
@@ -39,7 +41,10 @@ test('no delivery to a group taken off the list or a user revoked while the daem
   add(String(OWNER), 'second for the owner', t0 + patient(12_000) + 500);
   store.close();
   await mkdir(path.join(ws.dir, 'telegram'), { recursive: true });
-  await writeFile(pairingFile(ws.dir), JSON.stringify({ version: 1, approved: [{ userId: String(PAIRED), approvedAt: new Date().toISOString() }], pending: [], waiting: [] }));
+  await writeFile(
+    pairingFile(ws.dir),
+    JSON.stringify({ version: 1, approved: [{ userId: String(PAIRED), approvedAt: new Date().toISOString() }], pending: [], waiting: [] }),
+  );
 
   const env = telegramDaemonEnv({ llmUrl: llm.url, workspace: ws.dir, tg }, { TELEGRAM_ALLOWED_USERS: String(OWNER), TELEGRAM_ALLOWED_GROUPS: '-4004' });
   const child = spawn(process.execPath, ['--import', tsxLoader, mainTs], { cwd: ws.dir, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });

@@ -16,7 +16,9 @@ import { MAX_PENDING_PER_CHAT } from '../../src/reminders/service.js';
 test('a reminder set through schedule_message arrives at its time, in the session (marked a reminder) and a line in the daily note', async () => {
   const bot = await startTestBot({
     env: { TZ: 'Europe/Berlin' },
-    responder: toolUser((t) => (t.startsWith('remind me') ? [{ name: 'schedule_message', args: { at: new Date(Date.now() + 1500).toISOString(), text: 'stretch your legs' } }] : [])),
+    responder: toolUser((t) =>
+      t.startsWith('remind me') ? [{ name: 'schedule_message', args: { at: new Date(Date.now() + 1500).toISOString(), text: 'stretch your legs' } }] : [],
+    ),
   });
   const delivered: Array<{ chatId: string; text: string }> = [];
   try {
@@ -39,7 +41,10 @@ test('a reminder set through schedule_message arrives at its time, in the sessio
 
     // The next turn's model sees it in the history ("did you remind me?"), as a note of what was delivered.
     await bot.send('c1', 'did you remind me?');
-    const history = bot.llm.chatRequests().at(-1)!.body.messages.map((m: { content: string }) => m.content);
+    const history = bot.llm
+      .chatRequests()
+      .at(-1)!
+      .body.messages.map((m: { content: string }) => m.content);
     assert.ok(history.some((c: string | null) => c?.startsWith('[A reminder was delivered to this chat.') && c.includes('"⏰ Reminder: stretch your legs"')));
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(delivered.length, 1, 'delivered once');
@@ -111,7 +116,7 @@ test(`a chat has at most ${MAX_PENDING_PER_CHAT} pending reminders; the model is
   }
 });
 
-test('deleteChat (for purge and forget) removes a chat\'s reminders and leaves no byte of their text in schedules.db', async () => {
+test("deleteChat (for purge and forget) removes a chat's reminders and leaves no byte of their text in schedules.db", async () => {
   const bot = await startTestBot();
   try {
     const at = new Date(Date.now() + 3600_000).toISOString();

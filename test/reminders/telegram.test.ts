@@ -11,10 +11,12 @@ import { toolUser, until } from '../helpers/reminders.js';
 
 const OWNER = 111;
 
-test('an allowed user\'s reminder arrives in their Telegram chat; a stranger and an unlisted group cannot schedule', async () => {
+test("an allowed user's reminder arrives in their Telegram chat; a stranger and an unlisted group cannot schedule", async () => {
   const bot = await startTelegramBot({
     env: { TELEGRAM_ALLOWED_USERS: String(OWNER) },
-    responder: toolUser((t) => (/remind/.test(t) ? [{ name: 'schedule_message', args: { at: new Date(Date.now() + 1500).toISOString(), text: `from: ${t}` } }] : [])),
+    responder: toolUser((t) =>
+      /remind/.test(t) ? [{ name: 'schedule_message', args: { at: new Date(Date.now() + 1500).toISOString(), text: `from: ${t}` } }] : [],
+    ),
   });
   try {
     await bot.app.services.reminders.start({ telegram: (chatId, text) => bot.channel.send(chatId, text) });

@@ -24,7 +24,11 @@ test('start() schedules every job in the configured time zone; stop() takes them
   const llm = await startFakeLlm();
   const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
   const logs = captureLog();
-  const scheduler = new Scheduler(new Upkeep(index, new LlmClient(testConfig({ OPENAI_BASE_URL: llm.url }), silentLogger()), silentLogger()), 'Asia/Tokyo', logs.log);
+  const scheduler = new Scheduler(
+    new Upkeep(index, new LlmClient(testConfig({ OPENAI_BASE_URL: llm.url }), silentLogger()), silentLogger()),
+    'Asia/Tokyo',
+    logs.log,
+  );
   try {
     scheduler.start();
     const tasks = cron.getTasks();
@@ -40,9 +44,15 @@ test('start() schedules every job in the configured time zone; stop() takes them
     }
     assert.match(logs.text(), /nightly jobs scheduled/);
     const ours = [...tasks.values()].filter((t) => t.name?.startsWith('upkeep-'));
-    assert.ok(ours.every((t) => t.getStatus() === 'idle'), 'waiting for their hour');
+    assert.ok(
+      ours.every((t) => t.getStatus() === 'idle'),
+      'waiting for their hour',
+    );
     await scheduler.stop();
-    assert.deepEqual(ours.map((t) => t.getStatus()), SCHEDULE.map(() => 'stopped'));
+    assert.deepEqual(
+      ours.map((t) => t.getStatus()),
+      SCHEDULE.map(() => 'stopped'),
+    );
   } finally {
     await scheduler.stop();
     index.close();
@@ -58,7 +68,11 @@ test('runNow skips a job that is still running, with a log line; other jobs go a
   const logs = captureLog();
   try {
     // The second call arrives while the first is still under way (the cron and a CLI run, say).
-    const scheduler = new Scheduler(new Upkeep(index, new LlmClient(testConfig({ OPENAI_BASE_URL: llm.url }), silentLogger()), silentLogger()), 'UTC', logs.log);
+    const scheduler = new Scheduler(
+      new Upkeep(index, new LlmClient(testConfig({ OPENAI_BASE_URL: llm.url }), silentLogger()), silentLogger()),
+      'UTC',
+      logs.log,
+    );
     const [first, second, decay] = await Promise.all([scheduler.runNow('reflection'), scheduler.runNow('reflection'), scheduler.runNow('decay')]);
     assert.ok(first);
     assert.equal(second, null);

@@ -53,7 +53,7 @@ test('chat names: control, invisible and bidi characters go, runs of spaces beco
   assert.equal(cleanName('<script>alert(1)</script>'), '<script>alert(1)</script>', 'kept as text: the page shows it with textContent');
 });
 
-test('chat names: dropChatNames removes a chat\'s entry and keeps the others; an unreadable book goes whole', async () => {
+test("chat names: dropChatNames removes a chat's entry and keeps the others; an unreadable book goes whole", async () => {
   const ws = await tempDir();
   try {
     const file = path.join(ws.dir, 'sessions.names.json');

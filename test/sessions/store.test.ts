@@ -56,7 +56,10 @@ test('getOrCreate loads lazily from disk and caches the same object', async () =
     assert.equal(a, b);
     assert.equal(a, c);
     assert.equal(s.store.get('test:42'), a);
-    assert.deepEqual(a.messages.map((m) => m.content), ['from disk', 'reply from disk']);
+    assert.deepEqual(
+      a.messages.map((m) => m.content),
+      ['from disk', 'reply from disk'],
+    );
     assert.equal(a.metadata.conversationId, 'conv_disk');
     assert.equal(a.createdAt, '2024-01-01T00:00:00.000Z');
 
@@ -80,9 +83,7 @@ test('save writes the session so that it round-trips, in this store and a new on
     const session = await s.store.getOrCreate('test', '7');
     session.metadata.messagesReceived = 1;
     await s.store.writer(session).append(makeMessage('user', 'héllo "quoted" \n newline 😀', { senderName: 'Ann', sourceId: '17' }));
-    await s.store.writer(session).append(
-      makeMessage('assistant', '', { toolCalls: [{ id: 'call_1', name: 'get_current_time', arguments: '{"tz":"UTC"}' }] }),
-    );
+    await s.store.writer(session).append(makeMessage('assistant', '', { toolCalls: [{ id: 'call_1', name: 'get_current_time', arguments: '{"tz":"UTC"}' }] }));
     await s.store.writer(session).append(makeMessage('tool', '12:00', { toolCallId: 'call_1', toolName: 'get_current_time' }));
     await s.store.flush();
     await s.store.save(session);
@@ -208,7 +209,10 @@ test('replace writes the new message list to the file at once', async () => {
     await s.store.writer(session).replace([summary, ...original.slice(6)]);
     assert.equal(session.messages.length, 5);
     const file = await readJson(s.store.fileFor('test', 'c'));
-    assert.deepEqual(file.messages.map((m: SessionMessage) => m.content), session.messages.map((m) => m.content));
+    assert.deepEqual(
+      file.messages.map((m: SessionMessage) => m.content),
+      session.messages.map((m) => m.content),
+    );
   } finally {
     await s.cleanup();
   }
@@ -229,9 +233,15 @@ test('risk: replace drops what was written while its list was made — given the
     const summary = makeMessage('system', '[Conversation summary]\nThe user said hello ten times.');
     await writes.replace([summary, ...copy.slice(6)], undefined, copy);
     const want = [summary, ...original.slice(6), marker, recorded].map((m) => m.content);
-    assert.deepEqual(session.messages.map((m) => m.content), want);
+    assert.deepEqual(
+      session.messages.map((m) => m.content),
+      want,
+    );
     const file = await readJson(s.store.fileFor('test', 'd'));
-    assert.deepEqual(file.messages.map((m: SessionMessage) => m.content), want);
+    assert.deepEqual(
+      file.messages.map((m: SessionMessage) => m.content),
+      want,
+    );
   } finally {
     await s.cleanup();
   }
@@ -261,10 +271,13 @@ test('risk: a recorded message a compaction dropped comes back with the next log
     const reopened = new SessionStore(dir, captureLog().log);
     await reopened.init();
     const back = await reopened.getOrCreate('test', 'r');
-    assert.deepEqual(back.messages.map((m) => [m.content, m.consolidated === true]), [
-      ['kept, and flagged', true],
-      ['answer', false],
-    ]);
+    assert.deepEqual(
+      back.messages.map((m) => [m.content, m.consolidated === true]),
+      [
+        ['kept, and flagged', true],
+        ['answer', false],
+      ],
+    );
   } finally {
     await ws.cleanup();
   }
@@ -353,7 +366,11 @@ test('risk: memory grows with every chat ever seen — idle sessions past the ca
     assert.equal(await store.getOrCreate('test', 'busy'), held, 'a chat with work in progress keeps its object');
     assert.equal(await store.getOrCreate('test', 'owed'), owed, 'a session with unsaved messages is never dropped');
     const back = await store.getOrCreate('test', 'c0');
-    assert.deepEqual(back.messages.map((m) => m.content), ['hello from 0'], 'a dropped session reloads from its file');
+    assert.deepEqual(
+      back.messages.map((m) => m.content),
+      ['hello from 0'],
+      'a dropped session reloads from its file',
+    );
     await store.close();
   } finally {
     await ws.cleanup();
@@ -368,7 +385,10 @@ test('risk: a session file whose fields have the wrong types bricks its chat —
       messages: [
         { id: 'm1', role: 'user', content: 'what time is it?', timestamp: '2026-01-01T10:00:00.000Z', sourceId: 17, senderName: { x: 1 } },
         {
-          id: 'm2', role: 'assistant', content: null, timestamp: 5,
+          id: 'm2',
+          role: 'assistant',
+          content: null,
+          timestamp: 5,
           toolCalls: [
             { id: 'c1', name: 'get_current_time', arguments: { timezone: 'UTC' } },
             { id: 2, name: null, arguments: null },

@@ -42,16 +42,25 @@ test('risk: a kill after the answer is logged but before the session file is rew
   const ws = await tempDir();
   try {
     const dir = path.join(ws.dir, 'sessions');
-    runThenKill(dir, `
+    runThenKill(
+      dir,
+      `
       await store.writer(s).append(makeMessage('user', 'my locker code is 4711'));
       await store.writer(s).append(makeMessage('assistant', 'noted'));
-    `);
+    `,
+    );
     const { store, logs } = await reopen(dir);
     const s = await store.getOrCreate('test', 'k');
-    assert.deepEqual(s.messages.map((m) => m.content), ['my locker code is 4711', 'noted']);
+    assert.deepEqual(
+      s.messages.map((m) => m.content),
+      ['my locker code is 4711', 'noted'],
+    );
     // Written to the file at once, and the log emptied: a second start restores nothing twice.
     const file = JSON.parse(await readFile(path.join(dir, 'test:k.json'), 'utf8'));
-    assert.deepEqual(file.messages.map((m: { content: string }) => m.content), ['my locker code is 4711', 'noted']);
+    assert.deepEqual(
+      file.messages.map((m: { content: string }) => m.content),
+      ['my locker code is 4711', 'noted'],
+    );
     assert.ok(logs.lines().some((l) => /restored messages/.test(l.msg)));
     const again = await reopen(dir);
     assert.equal((await again.store.getOrCreate('test', 'k')).messages.length, 2);
@@ -64,14 +73,20 @@ test('risk: a replay after /new brings the cleared conversation back — only wh
   const ws = await tempDir();
   try {
     const dir = path.join(ws.dir, 'sessions');
-    runThenKill(dir, `
+    runThenKill(
+      dir,
+      `
       await store.writer(s).append(makeMessage('user', 'old one'));
       await store.writer(s).append(makeMessage('assistant', 'old answer'));
       await store.writer(s).clear();
       await store.writer(s).append(makeMessage('user', 'fresh start'));
-    `);
+    `,
+    );
     const { store } = await reopen(dir);
-    assert.deepEqual((await store.getOrCreate('test', 'k')).messages.map((m) => m.content), ['fresh start']);
+    assert.deepEqual(
+      (await store.getOrCreate('test', 'k')).messages.map((m) => m.content),
+      ['fresh start'],
+    );
   } finally {
     await ws.cleanup();
   }
@@ -84,16 +99,22 @@ test('risk: a checkpoint still writing when the answer is logged leaves the user
     // The user message is recorded (in memory only), a rewrite of the file takes it and then
     // stalls (another holder has the file lock), the answer is logged, and the process dies
     // before the rewrite lands. The log line must carry the user message itself.
-    runThenKill(dir, `
+    runThenKill(
+      dir,
+      `
       const lockfile = (await import('proper-lockfile')).default;
       await lockfile.lock(store.fileFor('test', 'k'), { realpath: false });
       store.writer(s).record(makeMessage('user', 'remind me at noon'));
       void store.save(s).catch(() => undefined);
       await new Promise((r) => setImmediate(r));
       await store.writer(s).append(makeMessage('assistant', 'will do'));
-    `);
+    `,
+    );
     const { store } = await reopen(dir);
-    assert.deepEqual((await store.getOrCreate('test', 'k')).messages.map((m) => m.content), ['remind me at noon', 'will do']);
+    assert.deepEqual(
+      (await store.getOrCreate('test', 'k')).messages.map((m) => m.content),
+      ['remind me at noon', 'will do'],
+    );
   } finally {
     await ws.cleanup();
   }
@@ -133,7 +154,11 @@ test('risk: a session-log line written with a malformed tool call (an older vers
     await writeFile(`${dir}.wal.jsonl`, `${JSON.stringify(bad)}\n`);
     const { store } = await reopen(dir);
     const s = await store.getOrCreate('test', 'k');
-    assert.deepEqual(s.messages.map((m) => m.role), ['user', 'assistant'], 'the unreadable message is skipped');
+    assert.deepEqual(
+      s.messages.map((m) => m.role),
+      ['user', 'assistant'],
+      'the unreadable message is skipped',
+    );
     const call = s.messages[1]!;
     assert.equal(call.content, '');
     assert.equal(typeof call.toolCalls![0]!.name, 'string');

@@ -26,7 +26,7 @@ async function sources(dir: string): Promise<string[]> {
   return out;
 }
 
-test('no code outside src/sessions/ changes a session\'s metadata (messagesReceived, messagesCompacted, lastCompaction, …)', async () => {
+test("no code outside src/sessions/ changes a session's metadata (messagesReceived, messagesCompacted, lastCompaction, …)", async () => {
   const found: string[] = [];
   for (const file of await sources(SRC)) {
     if (file.startsWith(path.join(SRC, 'sessions') + path.sep)) continue;

@@ -51,7 +51,10 @@ function assertWhole(text: string, label: string): Doc {
   assert.equal(typeof doc.seq, 'number', `${label}: seq`);
   assert.equal(doc.end, true, `${label}: end marker`);
   assert.equal(doc.lines.length, doc.count, `${label}: line count`);
-  assert.ok(doc.lines.every((l) => l.startsWith(`${doc.seq}:`)), `${label}: every line belongs to document ${doc.seq}`);
+  assert.ok(
+    doc.lines.every((l) => l.startsWith(`${doc.seq}:`)),
+    `${label}: every line belongs to document ${doc.seq}`,
+  );
   return doc;
 }
 

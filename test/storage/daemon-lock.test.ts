@@ -19,7 +19,11 @@ async function sleeper(looksLikeDaemon: boolean): Promise<ChildProcess & { pid: 
   return child as ChildProcess & { pid: number };
 }
 
-const exists = (p: string) => stat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 test('a second daemon on the same workspace is refused with the running one named; its pid file is left alone', async () => {
   const ws = await tempDir();
@@ -50,7 +54,7 @@ test('risk: pid reuse — a recorded pid now running another program does not lo
     await mkdir(stale, { recursive: true });
     const lock = await acquireDaemonLock(ws.dir);
     assert.equal(lock.removedLocks, 1);
-    assert.equal(await exists(stale), false, 'the dead daemon\'s session lock is gone');
+    assert.equal(await exists(stale), false, "the dead daemon's session lock is gone");
     assert.equal(await readFile(pidFile, 'utf8'), `${process.pid}\n`);
     await lock.release();
     assert.equal(await exists(pidFile), false);

@@ -33,8 +33,31 @@ test('safeComponent turns hostile ids into one plain path component', () => {
 
 test('safeComponent never maps two different ids to the same name', () => {
   const ids = [
-    'a/b', 'a%2Fb', 'a_b', 'a-b', 'a b', 'a.b', 'a%2Eb', 'a:b', 'a\\b', 'A/b', 'a/B',
-    '..', '.', '%2E%2E', '', '\0', '\0empty', '%00empty', 'empty', '%', '%25', 'é', 'e\u0301', '~', '%7E',
+    'a/b',
+    'a%2Fb',
+    'a_b',
+    'a-b',
+    'a b',
+    'a.b',
+    'a%2Eb',
+    'a:b',
+    'a\\b',
+    'A/b',
+    'a/B',
+    '..',
+    '.',
+    '%2E%2E',
+    '',
+    '\0',
+    '\0empty',
+    '%00empty',
+    'empty',
+    '%',
+    '%25',
+    'é',
+    'e\u0301',
+    '~',
+    '%7E',
   ];
   const seen = new Map<string, string>();
   for (const id of ids) {
@@ -49,7 +72,17 @@ test('safeComponent never maps two different ids to the same name', () => {
 
 test('safeComponent cuts long ids under 130 chars and keeps them distinct', () => {
   const base = 'x'.repeat(500);
-  const longIds = [base, `${base}y`, `${base}z`, `${'x'.repeat(499)}y`, '/'.repeat(300), `${'/'.repeat(300)}.`, '日本'.repeat(100), `${'x'.repeat(119)}`, `${'x'.repeat(121)}`];
+  const longIds = [
+    base,
+    `${base}y`,
+    `${base}z`,
+    `${'x'.repeat(499)}y`,
+    '/'.repeat(300),
+    `${'/'.repeat(300)}.`,
+    '日本'.repeat(100),
+    `${'x'.repeat(119)}`,
+    `${'x'.repeat(121)}`,
+  ];
   const outs = longIds.map((id) => safeComponent(id));
   for (const [i, out] of outs.entries()) assertSafe(out, longIds[i]!);
   assert.equal(new Set(outs).size, outs.length, 'long ids that share a prefix still get different names');

@@ -29,7 +29,10 @@ test('each of memory.db, schedules.db and usage.db, damaged: set aside byte for 
     // usage.db threw at start and schedules.db was set aside on any error; memory.db turned the index off.
     assert.equal(bot.app.services.index.enabled, true, 'memory.db was started anew, so search works');
     assert.deepEqual(await bot.send('1', 'my cat is called Pepper'), ['echo: my cat is called Pepper']);
-    assert.ok(bot.app.services.index.search('Pepper', { scope: 'test:1', limit: 5 }).some((r) => r.content.includes('my cat is called Pepper')), 'the new memory.db indexes');
+    assert.ok(
+      bot.app.services.index.search('Pepper', { scope: 'test:1', limit: 5 }).some((r) => r.content.includes('my cat is called Pepper')),
+      'the new memory.db indexes',
+    );
     const files = await readdir(bot.workspace);
     for (const name of DATABASES) {
       const aside = files.filter((f) => f.startsWith(`${name}.corrupt-`));
@@ -47,7 +50,9 @@ test('each of memory.db, schedules.db and usage.db, damaged: set aside byte for 
     assert.match(status!, /Damaged databases set aside/);
     for (const name of DATABASES) assert.match(status!, new RegExp(`${name.replace('.', '\\.')}\\.corrupt-`));
 
-    const doctor = (await runDoctor({ env: { OPENAI_BASE_URL: bot.llm.url, WORKSPACE_DIR: bot.workspace, TZ: 'UTC' }, cwd: bot.workspace })).find((r) => r.name === 'databases')!;
+    const doctor = (await runDoctor({ env: { OPENAI_BASE_URL: bot.llm.url, WORKSPACE_DIR: bot.workspace, TZ: 'UTC' }, cwd: bot.workspace })).find(
+      (r) => r.name === 'databases',
+    )!;
     assert.equal(doctor.status, 'warn');
     for (const name of DATABASES) assert.match(doctor.detail, new RegExp(`${name.replace('.', '\\.')}\\.corrupt-`));
     assert.match(doctor.fix!, /delete it/);
@@ -64,11 +69,25 @@ test('not damage: a locked file and a file the setup refuses (a newer schema) ar
     holder.pragma('journal_mode = DELETE');
     holder.exec('CREATE TABLE t (x); BEGIN EXCLUSIVE; INSERT INTO t VALUES (1);');
     const logs = captureLog();
-    assert.throws(() => openSqlite(file, { busyTimeoutMs: 10, synchronous: 'NORMAL', setup: (db) => db.exec('CREATE TABLE IF NOT EXISTS u (y)'), log: logs.log }), /locked|busy/i);
+    assert.throws(
+      () => openSqlite(file, { busyTimeoutMs: 10, synchronous: 'NORMAL', setup: (db) => db.exec('CREATE TABLE IF NOT EXISTS u (y)'), log: logs.log }),
+      /locked|busy/i,
+    );
     holder.exec('ROLLBACK');
     holder.close();
     const newer = new AppError('index.newer_schema', { found: 99, supported: 1 });
-    assert.throws(() => openSqlite(file, { busyTimeoutMs: 10, synchronous: 'NORMAL', setup: () => { throw newer; }, log: logs.log }), newer);
+    assert.throws(
+      () =>
+        openSqlite(file, {
+          busyTimeoutMs: 10,
+          synchronous: 'NORMAL',
+          setup: () => {
+            throw newer;
+          },
+          log: logs.log,
+        }),
+      newer,
+    );
     assert.deepEqual(setAsideCopies(ws.dir), [], 'nothing set aside');
     assert.equal(logs.lines().filter((l) => l.code === 'storage.corrupt').length, 0);
   } finally {
@@ -83,7 +102,9 @@ test('a file that opens but fails its quick_check counts as damaged', async () =
     const db = new Database(file);
     db.exec('CREATE TABLE big (x TEXT); CREATE INDEX big_x ON big (x);');
     const insert = db.prepare('INSERT INTO big VALUES (?)');
-    db.transaction(() => { for (let i = 0; i < 2000; i++) insert.run(`row ${i} ${'x'.repeat(50)}`); })();
+    db.transaction(() => {
+      for (let i = 0; i < 2000; i++) insert.run(`row ${i} ${'x'.repeat(50)}`);
+    })();
     db.pragma('journal_mode = DELETE');
     db.close();
     // Scribble over a page in the middle: the header stays valid, so the file opens.

@@ -17,7 +17,16 @@ import { lastUserText, text, type Responder } from '../helpers/fake-llm.js';
 import { png } from '../helpers/images.js';
 
 function photoMessage(chatId: string, text: string, fileId: string, messageId: string): InboundMessage {
-  return { channel: 'test', chatId, userId: `u-${chatId}`, userName: 'Tester', text, messageId, receivedAt: new Date('2026-11-20T10:00:00Z'), image: { kind: 'photo', fileId, width: 300, height: 200 } };
+  return {
+    channel: 'test',
+    chatId,
+    userId: `u-${chatId}`,
+    userName: 'Tester',
+    text,
+    messageId,
+    receivedAt: new Date('2026-11-20T10:00:00Z'),
+    image: { kind: 'photo', fileId, width: 300, height: 200 },
+  };
 }
 
 /** The tests' channel downloader: files by id, each download counted. */
@@ -31,7 +40,14 @@ function serveFiles(bot: TestBot, files: Record<string, Buffer>): string[] {
   return fetched;
 }
 
-const imageParts = (bot: TestBot) => bot.llm.chatRequests().map((r) => (r.body.messages as Array<{ content: unknown }>).flatMap((m) => (Array.isArray(m.content) ? m.content.filter((p: { type: string }) => p.type === 'image_url') : [])));
+const imageParts = (bot: TestBot) =>
+  bot.llm
+    .chatRequests()
+    .map((r) =>
+      (r.body.messages as Array<{ content: unknown }>).flatMap((m) =>
+        Array.isArray(m.content) ? m.content.filter((p: { type: string }) => p.type === 'image_url') : [],
+      ),
+    );
 
 test('after a restart the journaled photo is downloaded again by its file id and answered with the image; one that cannot be is answered with one line', async () => {
   const image = png(300, 200);
@@ -51,11 +67,16 @@ test('after a restart the journaled photo is downloaded again by its file id and
     assert.deepEqual(fetched.sort(), ['expired_file', 'kept_file']);
     assert.deepEqual(replies.get('1'), ['echo: [Photo] before the crash']);
     assert.deepEqual(imageParts(bot), [[{ type: 'image_url', image_url: { url: `data:image/png;base64,${image.toString('base64')}`, detail: 'high' } }]]);
-    assert.deepEqual(replies.get('2'), ["I couldn't look at your photo (it could not be downloaded). It is saved in our conversation; please send it again if you need an answer about it."]);
+    assert.deepEqual(replies.get('2'), [
+      "I couldn't look at your photo (it could not be downloaded). It is saved in our conversation; please send it again if you need an answer about it.",
+    ]);
     assert.equal(bot.llm.chatRequests().length, 1, 'no LLM call for the photo that could not be loaded');
     await bot.app.services.sessions.flush();
     const s2 = await bot.app.services.sessions.getOrCreate('test', '2');
-    assert.deepEqual(s2.messages.map((m) => [m.content, m.attachment]), [['[Photo]', { kind: 'photo', fileId: 'expired_file' }]]);
+    assert.deepEqual(
+      s2.messages.map((m) => [m.content, m.attachment]),
+      [['[Photo]', { kind: 'photo', fileId: 'expired_file' }]],
+    );
     assert.deepEqual((await new Inbox(path.join(bot.workspace, 'inbox.jsonl')).unfinished()).entries, [], 'both closed');
   } finally {
     await bot.close();
@@ -75,7 +96,9 @@ test("an image's token cost counts against the context: at most half the limit g
     assert.equal(attached?.tokens, 8500);
 
     const big = await bot.send('7', '[Photo] big', { image: { kind: 'photo', fileId: 'big' } });
-    assert.deepEqual(big, ["echo: [Photo] big\n\nℹ️ I couldn't look at your photo (it would take ~25,501 tokens, more than the 15,000 this chat's context leaves for an image), so I answered from your words only."]);
+    assert.deepEqual(big, [
+      "echo: [Photo] big\n\nℹ️ I couldn't look at your photo (it would take ~25,501 tokens, more than the 15,000 this chat's context leaves for an image), so I answered from your words only.",
+    ]);
     assert.equal(imageParts(bot).flat().length, 1, 'the big one was not sent');
   } finally {
     await bot.close();
@@ -91,7 +114,13 @@ test("AutoCompaction (18) counts the turn's image: the same session is left alon
     const before = session.messages.length;
     const { reserved: tokens, limit } = compactor.usage(session);
     assert.ok(tokens < limit * 0.8, `the history alone (${tokens}) is under the threshold`);
-    const turn = createTurn({ inbound: photoMessage('9', '[Photo]', 'f', '99'), writes: sessions.writer(session), log: silentLogger(), userMessage: session.messages.at(-2)!, reply: async () => undefined });
+    const turn = createTurn({
+      inbound: photoMessage('9', '[Photo]', 'f', '99'),
+      writes: sessions.writer(session),
+      log: silentLogger(),
+      userMessage: session.messages.at(-2)!,
+      reply: async () => undefined,
+    });
     assert.equal(await compactor.beforeTurn(turn.writes, turn.log, turn.images[0]?.tokens ?? 0), null);
     assert.equal(session.messages.length, before);
 
@@ -121,7 +150,9 @@ test('a server that refuses the image (LLM_VISION=true on a text-only server): a
   try {
     serveFiles(bot, { p: png(300, 200) });
     const replies = await bot.send('5', '[Photo] what is it?', { image: { kind: 'photo', fileId: 'p' } });
-    assert.deepEqual(replies, ['echo: [Photo] what is it?\n\nℹ️ The model refused the image, so I answered from your words only. It is saved in our conversation.']);
+    assert.deepEqual(replies, [
+      'echo: [Photo] what is it?\n\nℹ️ The model refused the image, so I answered from your words only. It is saved in our conversation.',
+    ]);
     assert.equal(bot.llm.chatRequests().length, 2);
     assert.equal(imageParts(bot)[1]!.length, 0, 'the second request has no image');
   } finally {
@@ -141,7 +172,9 @@ test("an album's pictures refused by the server: asked once more without them, o
       { kind: 'photo' as const, fileId: 'b' },
     ];
     const replies = await bot.send('6', '[Photo] which?\n[Photo]', { images });
-    assert.deepEqual(replies, ['echo: [Photo] which?\n[Photo]\n\nℹ️ The model refused the pictures, so I answered from your words only. They are saved in our conversation.']);
+    assert.deepEqual(replies, [
+      'echo: [Photo] which?\n[Photo]\n\nℹ️ The model refused the pictures, so I answered from your words only. They are saved in our conversation.',
+    ]);
     assert.equal(imageParts(bot)[0]!.length, 2, 'the first request carried both');
     assert.equal(imageParts(bot)[1]!.length, 0);
   } finally {

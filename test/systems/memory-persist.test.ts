@@ -33,10 +33,13 @@ test('a note that cannot be written (a file where the memory folder should be): 
     assert.ok(!bot.logs.lines().some((l) => l.level >= 50), 'nothing logged at error level');
 
     const session = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:5.json'), 'utf8'));
-    assert.deepEqual(session.messages.map((m: any) => [m.role, m.content]), [
-      ['user', 'hello'],
-      ['assistant', answer],
-    ]);
+    assert.deepEqual(
+      session.messages.map((m: any) => [m.role, m.content]),
+      [
+        ['user', 'hello'],
+        ['assistant', answer],
+      ],
+    );
 
     // The next message (the obstacle still there) is answered the same way.
     assert.deepEqual(await bot.send('5', 'still there?', { receivedAt: AT }), [answer]);

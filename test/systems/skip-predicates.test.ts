@@ -30,7 +30,8 @@ function runs(bot: TestBot, name: SystemName, t: Turn): boolean {
 }
 
 const answered = () => turn({ response: 'an answer', answer: makeMessage('assistant', 'an answer') });
-const failed = () => turn({ response: 'an answer', answer: makeMessage('assistant', 'an answer'), failure: { system: 'ToolLoop', errorId: 'e1', code: 'llm.unreachable' } });
+const failed = () =>
+  turn({ response: 'an answer', answer: makeMessage('assistant', 'an answer'), failure: { system: 'ToolLoop', errorId: 'e1', code: 'llm.unreachable' } });
 
 test('with everything on: context and the tool loop always run; delivery, notes and indexing need an answer, and notes and indexing a turn that did not fail', async () => {
   const bot = await startTestBot();

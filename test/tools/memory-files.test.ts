@@ -47,7 +47,7 @@ function systemPrompt(bot: TestBot, index: number): string {
   return String(bot.llm.chatRequests().at(index)!.body.messages[0].content);
 }
 
-test('memory_add writes MEMORY.md in the chat\'s own folder; memory_read returns it', async () => {
+test("memory_add writes MEMORY.md in the chat's own folder; memory_read returns it", async () => {
   const bot = await startTestBot({ responder: scripted });
   try {
     const added = await callTool(bot, '1', 'memory_add', { fact: 'The user is called Ada.' });
@@ -86,7 +86,7 @@ test('memory_rewrite replaces one section, or the whole file', async () => {
   }
 });
 
-test('notes_read by date and notes_search work on the chat\'s own notes', async () => {
+test("notes_read by date and notes_search work on the chat's own notes", async () => {
   const bot = await startTestBot({ responder: scripted });
   try {
     await bot.send('1', 'my bees are called Hilda', { receivedAt: new Date('2026-03-01T10:00:00Z') });
@@ -145,7 +145,7 @@ test('notes_read refuses paths outside the memory folder and leaks none of their
   }
 });
 
-test('chat isolation: chat B never sees chat A\'s memory or notes', async () => {
+test("chat isolation: chat B never sees chat A's memory or notes", async () => {
   const bot = await startTestBot({ responder: scripted });
   try {
     await callTool(bot, 'A', 'memory_add', { fact: 'Owner of the cat Zorglub.' });
@@ -281,7 +281,9 @@ test('risk: symlinks followed outside the tools — a MEMORY.md, daily note or c
   }
 });
 
-test('risk: a FIFO in the memory folder blocks a thread — notes_read, notes_search, notes and /memory refuse special files without opening them', { timeout: patient(60_000) }, async () => {
+test('risk: a FIFO in the memory folder blocks a thread — notes_read, notes_search, notes and /memory refuse special files without opening them', {
+  timeout: patient(60_000),
+}, async () => {
   const bot = await startTestBot({ responder: scripted, env: { TOOL_TIMEOUT_MS: '3000' } });
   const fifos: string[] = [];
   try {

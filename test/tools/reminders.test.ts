@@ -58,7 +58,10 @@ test('list_scheduled and cancel_scheduled act on this chat only', async () => {
     assert.equal(bot.app.services.reminders.list('test', 'c1').length, 2, 'another chat cannot cancel it');
     const [cancelled] = await bot.send('c1', 'cancel #1');
     assert.match(cancelled!, /Cancelled reminder #1 \(.*\): "feed the cat"/);
-    assert.deepEqual(bot.app.services.reminders.list('test', 'c1').map((r) => r.text), ['call mum']);
+    assert.deepEqual(
+      bot.app.services.reminders.list('test', 'c1').map((r) => r.text),
+      ['call mum'],
+    );
   } finally {
     await bot.close();
   }
@@ -87,7 +90,15 @@ test('"tomorrow at 9": the model learns the zone from the tool and the time from
     assert.match(def.function.description, /time zone: America\/New_York; get_current_time/);
     assert.match(reply!, /done: Scheduled reminder #1 for \w+day \d+ \w+ \d{4}, 09:00 \(America\/New_York, UTC-0[45]:00\).*\nNow is /);
     const [r] = bot.app.services.reminders.list('test', 'c1');
-    const local = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(r!.dueAt));
+    const local = new Intl.DateTimeFormat('en-CA', {
+      timeZone: 'America/New_York',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    }).format(new Date(r!.dueAt));
     const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York' }).format(new Date());
     assert.match(local, /, 09:00$/);
     assert.ok(local.slice(0, 10) > today, `${local} is after today (${today})`);

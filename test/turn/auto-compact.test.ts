@@ -12,7 +12,7 @@ import { startTestBot } from '../helpers/app.js';
 import { waitFor } from '../helpers/telegram.js';
 import { memoryAwareResponder, promptKind, type Responder } from '../helpers/fake-llm.js';
 
-test('risk: /stop during a turn\'s auto-compaction — the compaction\'s rewrite of the conversation wiped out the stop marker', async () => {
+test("risk: /stop during a turn's auto-compaction — the compaction's rewrite of the conversation wiped out the stop marker", async () => {
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   // The summary is held until /stop has been answered.
@@ -41,8 +41,13 @@ test('risk: /stop during a turn\'s auto-compaction — the compaction\'s rewrite
     assert.deepEqual(await compacting, [], 'the stopped turn says nothing more');
     await bot.app.services.sessions.flush();
 
-    const file = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:1.json'), 'utf8')) as { messages: Array<{ role: string; content: string }> };
-    assert.ok(file.messages[0]!.content.startsWith('[Conversation summary]'), `the compaction's summary leads: ${JSON.stringify(file.messages.map((m) => m.role))}`);
+    const file = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:1.json'), 'utf8')) as {
+      messages: Array<{ role: string; content: string }>;
+    };
+    assert.ok(
+      file.messages[0]!.content.startsWith('[Conversation summary]'),
+      `the compaction's summary leads: ${JSON.stringify(file.messages.map((m) => m.role))}`,
+    );
     const shown = (m: { role: string; content: string }) => [m.role, m.content === last ? '(the stopped message)' : m.content.slice(0, 40)];
     const stopMarker = ['assistant', '[stopped before answering]'];
     assert.deepEqual(file.messages.slice(-2).map(shown), [['user', '(the stopped message)'], stopMarker], 'the stop marker follows the stopped message');

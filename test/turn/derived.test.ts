@@ -27,7 +27,8 @@ async function crash(bot: TestBot): Promise<void> {
 }
 
 function rows(bot: TestBot, content: string): number {
-  return (bot.app.services.index.database!.prepare("SELECT COUNT(*) AS n FROM memories WHERE kind = 'episode' AND content = ?").get(content) as { n: number }).n;
+  return (bot.app.services.index.database!.prepare("SELECT COUNT(*) AS n FROM memories WHERE kind = 'episode' AND content = ?").get(content) as { n: number })
+    .n;
 }
 
 test('a crash between the reply and its note line and index rows: the next start writes them from the session log, once; a third start writes nothing', async () => {

@@ -24,7 +24,13 @@ interface DocRow {
 /** The rows of the first markdown table whose header starts with `order | system`. */
 async function docTable(): Promise<DocRow[]> {
   const lines = (await readFile(PIPELINE_DOC, 'utf8')).split('\n');
-  const cells = (l: string) => l.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim());
+  const cells = (l: string) =>
+    l
+      .trim()
+      .replace(/^\|/, '')
+      .replace(/\|$/, '')
+      .split('|')
+      .map((c) => c.trim());
   const header = lines.findIndex((l) => l.trim().startsWith('|') && cells(l)[0] === 'order' && cells(l)[1] === 'system');
   assert.ok(header >= 0, 'docs/pipeline.md has a table with columns "order | system"');
   const rows: DocRow[] = [];
@@ -44,7 +50,13 @@ function sys(name: SystemName, order: number, onFailure: System['onFailure'] = '
 function turn(): Turn {
   const session = newSession('test', 'order');
   const userMessage = makeMessage('user', 'hi');
-  return createTurn({ inbound: { channel: 'test', chatId: 'order', userId: 'u1', text: 'hi', receivedAt: new Date() }, writes: unsavedWriter(session), log: silentLogger(), userMessage, reply: async () => undefined });
+  return createTurn({
+    inbound: { channel: 'test', chatId: 'order', userId: 'u1', text: 'hi', receivedAt: new Date() },
+    writes: unsavedWriter(session),
+    log: silentLogger(),
+    userMessage,
+    reply: async () => undefined,
+  });
 }
 
 function withTableEntry<T>(name: SystemName, value: number, fn: () => T): T {
@@ -141,7 +153,10 @@ test('systems run in the order of the table whatever order they are registered i
   for (let round = 0; round < 5; round++) {
     const shuffled = [...names].sort(() => next() - 0.5);
     const ran: string[] = [];
-    const systems: System[] = shuffled.map((name) => ({ ...sys(name, ORDER[name], ORDER[name] >= ORDER.MemoryPersist ? 'skip' : 'fail-turn'), run: async () => void ran.push(name) }));
+    const systems: System[] = shuffled.map((name) => ({
+      ...sys(name, ORDER[name], ORDER[name] >= ORDER.MemoryPersist ? 'skip' : 'fail-turn'),
+      run: async () => void ran.push(name),
+    }));
     await new Pipeline(systems, silentLogger()).run(turn());
     assert.deepEqual(ran, byTable, `registered as ${shuffled.join(', ')}`);
   }

@@ -70,11 +70,7 @@ test('systems run in ascending order whatever order they were registered in', as
 test('each system that runs gets its duration recorded in turn.timings', async () => {
   const h = harness();
   const p = new Pipeline(
-    [
-      sys(h, 'ToolLoop', { run: () => sleep(40) }),
-      sys(h, 'ContextBuilding', { run: () => sleep(15) }),
-      sys(h, 'ResponseDelivery'),
-    ],
+    [sys(h, 'ToolLoop', { run: () => sleep(40) }), sys(h, 'ContextBuilding', { run: () => sleep(15) }), sys(h, 'ResponseDelivery')],
     h.logs.log,
   );
   await p.run(h.turn);
@@ -130,7 +126,10 @@ test('a system that calls endTurn stops the systems after it', async () => {
   await p.run(h.turn);
   assert.deepEqual(h.ran, ['ContextBuilding', 'ToolLoop']);
   assert.deepEqual(h.turn.ended, { by: 'ToolLoop', reason: 'nothing to answer' });
-  assert.deepEqual(h.turn.timings.map((t) => t.system), ['ContextBuilding', 'ToolLoop']);
+  assert.deepEqual(
+    h.turn.timings.map((t) => t.system),
+    ['ContextBuilding', 'ToolLoop'],
+  );
   assert.deepEqual(h.replies, [], 'ending a turn is not a failure: no apology');
   assert.equal(h.turn.failure, undefined);
 });
@@ -153,7 +152,7 @@ test('a fail-turn system that throws ends the turn and records the failure under
   );
   await p.run(h.turn);
   assert.deepEqual(h.ran, ['ContextBuilding', 'ToolLoop'], 'no system after the failing one ran');
-  assert.deepEqual(h.replies, [], 'the apology is the intake\'s (test/dispatch/intake.test.ts)');
+  assert.deepEqual(h.replies, [], "the apology is the intake's (test/dispatch/intake.test.ts)");
   assert.equal(h.turn.delivered, false);
   assert.deepEqual(h.turn.failure, { system: 'ToolLoop', errorId: h.turn.id, code: 'pipeline.system_failed' });
   assert.deepEqual(

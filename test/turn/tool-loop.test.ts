@@ -85,7 +85,10 @@ test('an unknown tool name comes back to the model as a result listing the avail
     assert.match(content, /no tool named "get_weather"/);
     assert.match(content, /Available tools: .*get_current_time/);
     const file = await sessionFile(bot, '2');
-    assert.deepEqual(file.messages.map((m: any) => m.role), ['user', 'assistant', 'tool', 'assistant']);
+    assert.deepEqual(
+      file.messages.map((m: any) => m.role),
+      ['user', 'assistant', 'tool', 'assistant'],
+    );
   } finally {
     await bot.close();
   }
@@ -121,7 +124,10 @@ test('bad arguments (not JSON, wrong type, extra property) and an unknown time z
     assert.equal(JSON.parse(results.get('c_ok')!).timezone, 'UTC');
 
     const file = await sessionFile(bot, '3');
-    assert.deepEqual(file.messages.map((m: any) => m.role), ['user', 'assistant', 'tool', 'tool', 'tool', 'tool', 'tool', 'assistant']);
+    assert.deepEqual(
+      file.messages.map((m: any) => m.role),
+      ['user', 'assistant', 'tool', 'tool', 'tool', 'tool', 'tool', 'assistant'],
+    );
     // The raw (broken) arguments are kept verbatim.
     assert.equal(file.messages[1].toolCalls[0].arguments, '{"timezone": "Asia/Tokyo"');
   } finally {
@@ -132,8 +138,7 @@ test('bad arguments (not JSON, wrong type, extra property) and an unknown time z
 test('after MAX_TOOL_ITERATIONS rounds the model is asked once more with tools off', async () => {
   const bot = await startTestBot({
     env: { MAX_TOOL_ITERATIONS: '3' },
-    responder: (req) =>
-      req.body.tool_choice === 'none' ? text('Enough tools, here is the answer.') : toolCalls([{ name: 'get_current_time', args: {} }]),
+    responder: (req) => (req.body.tool_choice === 'none' ? text('Enough tools, here is the answer.') : toolCalls([{ name: 'get_current_time', args: {} }])),
   });
   try {
     const replies = await bot.send('4', 'loop forever');
@@ -269,8 +274,14 @@ test('risk: one malformed tool call (arguments as an object, function.name null,
     await bot.app.stop();
     const again = await createApp(testConfig({ OPENAI_BASE_URL: bot.llm.url, WORKSPACE_DIR: bot.workspace }), bot.logs.log);
     const got: string[] = [];
-    await again.handle({ channel: 'test', chatId: '7', userId: 'u', text: 'after restart', messageId: '900', receivedAt: new Date() }, async (r) => void got.push(r));
-    await again.handle({ channel: 'test', chatId: '7', userId: 'u', text: '/status', messageId: '901', receivedAt: new Date(), role: 'owner' }, async (r) => void got.push(r));
+    await again.handle(
+      { channel: 'test', chatId: '7', userId: 'u', text: 'after restart', messageId: '900', receivedAt: new Date() },
+      async (r) => void got.push(r),
+    );
+    await again.handle(
+      { channel: 'test', chatId: '7', userId: 'u', text: '/status', messageId: '901', receivedAt: new Date(), role: 'owner' },
+      async (r) => void got.push(r),
+    );
     await again.stop();
     assert.equal(got[0], 'ok: user');
     assert.match(got[1]!, /^📊 Status/);

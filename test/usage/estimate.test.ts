@@ -18,8 +18,10 @@ import { UsageStore } from '../../src/usage/usage.js';
 const USER = 111;
 /** ~700 characters in 70 events `paceMs` apart, plain words. */
 const LONG = Array.from({ length: 140 }, (_, i) => `w${i + 1}`).join(' ');
-const slowFor = (asking: RegExp, paceMs: number): Responder => (req, i) =>
-  asking.test(lastUserText(req)) ? { ...text(LONG), stream: { chunkChars: 10, paceMs, usage: false } } : echoResponder(req, i);
+const slowFor =
+  (asking: RegExp, paceMs: number): Responder =>
+  (req, i) =>
+    asking.test(lastUserText(req)) ? { ...text(LONG), stream: { chunkChars: 10, paceMs, usage: false } } : echoResponder(req, i);
 
 /** The budget is small and the owner is held to it, so the second message shows whether the first was counted. */
 const ENV = { TELEGRAM_ALLOWED_USERS: String(USER), DAILY_TOKEN_BUDGET: '300', DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: 'false' };
@@ -36,7 +38,11 @@ function requestChars(req: RecordedRequest): number {
  */
 function assertEstimated(bot: TelegramTestBot, streamed: { min: number; max: number }): void {
   const rows = bot.app.services.usage.rows({ chat: `telegram:${USER}` });
-  assert.deepEqual(rows.map((r) => [r.kind, r.calls, r.estimatedCalls]), [['answer', 1, 1]], JSON.stringify(rows));
+  assert.deepEqual(
+    rows.map((r) => [r.kind, r.calls, r.estimatedCalls]),
+    [['answer', 1, 1]],
+    JSON.stringify(rows),
+  );
   const row = rows[0]!;
   const chars = requestChars(bot.llm.chatRequests()[0]!);
   assert.ok(row.promptTokens > chars / 8 && row.promptTokens < chars / 2, `prompt ${row.promptTokens} tokens for a request of ${chars} characters`);
@@ -124,7 +130,10 @@ test('a usage.db from before estimates gains their columns at open (rows kept); 
     );
     store.close();
     const after = await memoryCli(['usage'], { WORKSPACE_DIR: ws.dir });
-    assert.match(after.stdout, /^\(520 of these tokens are the bot's own count for 1 call that ended without the server's figures: stopped, timed out or cut off\)$/m);
+    assert.match(
+      after.stdout,
+      /^\(520 of these tokens are the bot's own count for 1 call that ended without the server's figures: stopped, timed out or cut off\)$/m,
+    );
   } finally {
     await ws.cleanup();
   }

@@ -78,8 +78,6 @@ test('`npm run memory -- usage --days 7` prints one table per chat; bad --days e
   }
 });
 
-
-
 test('DAILY_TOKEN_BUDGET: once the chat has used it, the next message gets one line saying so and when it resets, and never reaches the model; background calls pause too', async () => {
   const bot = await startTestBot({ responder: billing, env: { DAILY_TOKEN_BUDGET: '2000' } });
   try {
@@ -88,7 +86,10 @@ test('DAILY_TOKEN_BUDGET: once the chat has used it, the next message gets one l
     const before = bot.llm.requests.length;
     const [refusal, ...more] = await bot.send('1', 'third, over the budget');
     assert.deepEqual(more, []);
-    assert.match(refusal!, /^This chat has used its daily budget of 2,000 tokens \(2,100 today\), so your message was saved but not sent to the model\. The budget resets at midnight \(UTC\), in (\d+ h )?\d+ min\.$/);
+    assert.match(
+      refusal!,
+      /^This chat has used its daily budget of 2,000 tokens \(2,100 today\), so your message was saved but not sent to the model\. The budget resets at midnight \(UTC\), in (\d+ h )?\d+ min\.$/,
+    );
     assert.equal(bot.llm.requests.length, before, 'nothing reached the model');
     const session = loadedSession(bot, '1');
     assert.equal(session.messages.at(-1)!.content, 'third, over the budget', 'the words are kept');
@@ -96,7 +97,10 @@ test('DAILY_TOKEN_BUDGET: once the chat has used it, the next message gets one l
     // Background work of this chat pauses: /new asks the model for no consolidation (the
     // conversation goes to the history log as it is). /compact says the budget: group-limits.test.ts.
     const [cleared] = await bot.send('1', '/new');
-    assert.match(cleared!, /^Session cleared, but saving it to memory failed: this chat's daily token budget is used up\.\nNothing was lost: the whole conversation is in the history log/);
+    assert.match(
+      cleared!,
+      /^Session cleared, but saving it to memory failed: this chat's daily token budget is used up\.\nNothing was lost: the whole conversation is in the history log/,
+    );
     assert.equal(bot.llm.requests.length, before, 'no consolidation call');
     const [status] = await bot.send('1', '/status full');
     assert.match(status!, /daily budget 2,000 \(100\.0% used\)/);
@@ -109,8 +113,14 @@ test('DAILY_TOKEN_BUDGET: once the chat has used it, the next message gets one l
 });
 
 test('DAILY_TOKEN_BUDGET: users in TELEGRAM_ALLOWED_USERS are exempt, unless DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS=false', async () => {
-  for (const [exempt, expectBlocked] of [[undefined, false], ['false', true]] as const) {
-    const bot = await startTestBot({ responder: billing, env: { DAILY_TOKEN_BUDGET: '1000', TELEGRAM_ALLOWED_USERS: '42', ...(exempt ? { DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: exempt } : {}) } });
+  for (const [exempt, expectBlocked] of [
+    [undefined, false],
+    ['false', true],
+  ] as const) {
+    const bot = await startTestBot({
+      responder: billing,
+      env: { DAILY_TOKEN_BUDGET: '1000', TELEGRAM_ALLOWED_USERS: '42', ...(exempt ? { DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: exempt } : {}) },
+    });
     try {
       const owner = { channel: 'telegram', userId: '42' };
       assert.deepEqual(await bot.send('42', 'one', owner), ['fine']);

@@ -29,7 +29,12 @@ before(async () => {
   // The browser first: when it cannot start, the test fails at once with the reason (and
   // `after` has no daemon to wait for), instead of leaving servers that keep the run alive.
   if (!CHROMIUM) throw new Error('chromium is not installed: run `apt-get install -y chromium` (.ci/run does it when missing)');
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, timeout: patient(20_000), args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    timeout: patient(20_000),
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
   t = await startPageBot();
   const bee = { chat: { kind: 'private', name: 'Ada Lovelace' } } as const;
   await t.bot.send('1', 'my bees are calm today', bee);
@@ -74,8 +79,16 @@ async function shot(page: Page, name: string) {
 test('memory page at 1400 px: chats by name with topics under their group, tabs kept in the address, plain words, MEMORY.md and Forget only after their confirm', async () => {
   const s = t!.bot.app.services;
   for (const back of [1, 2, 4]) {
-    s.usage.record({ chat: 'test:1', kind: 'consolidation' }, { promptTokens: 300 * back, cachedTokens: 120 * back, completionTokens: 80 }, new Date(Date.now() - back * 86_400_000));
-    s.usage.record({ chat: 'test:1', kind: 'answer' }, { promptTokens: 500, cachedTokens: 200, completionTokens: 60 }, new Date(Date.now() - back * 86_400_000));
+    s.usage.record(
+      { chat: 'test:1', kind: 'consolidation' },
+      { promptTokens: 300 * back, cachedTokens: 120 * back, completionTokens: 80 },
+      new Date(Date.now() - back * 86_400_000),
+    );
+    s.usage.record(
+      { chat: 'test:1', kind: 'answer' },
+      { promptTokens: 500, cachedTokens: 200, completionTokens: 60 },
+      new Date(Date.now() - back * 86_400_000),
+    );
   }
   const [fact] = s.index.saveFacts([{ content: 'Ada sells honey on Saturdays', scope: 'test:1', sessionId: 'conv_x', sourceIds: [] }]);
   const page = await open(1400, 1000);
@@ -84,10 +97,19 @@ test('memory page at 1400 px: chats by name with topics under their group, tabs 
   // Names, not keys; the topic under its group; the group no one talks in directly is a heading.
   await page.waitForSelector('#chats .chat[data-key="test:1"]');
   const list = await text(page, '#chats');
-  for (const name of ['Ada Lovelace', 'Beekeepers of Lisbon', 'Honey sales', 'Candle makers', 'Wax', '<img src=x onerror=alert(2)> Zeppelin fans']) assert.ok(list.includes(name), `${name} in ${list}`);
+  for (const name of ['Ada Lovelace', 'Beekeepers of Lisbon', 'Honey sales', 'Candle makers', 'Wax', '<img src=x onerror=alert(2)> Zeppelin fans'])
+    assert.ok(list.includes(name), `${name} in ${list}`);
   assert.doesNotMatch(list, /test:|-100777/, 'no raw ids in the list');
-  assert.equal(await page.$eval('#chats .chat[data-key="test:-100777:5"]', (b) => b.closest('ul.topics')?.parentElement?.querySelector(':scope > .chat')?.getAttribute('data-key')), 'test:-100777');
-  assert.equal(await page.$eval('#chats .chat[data-key="test:-100888:3"]', (b) => b.closest('ul.topics')?.parentElement?.querySelector(':scope > .chat')?.textContent), 'CCandle makersGroup');
+  assert.equal(
+    await page.$eval('#chats .chat[data-key="test:-100777:5"]', (b) =>
+      b.closest('ul.topics')?.parentElement?.querySelector(':scope > .chat')?.getAttribute('data-key'),
+    ),
+    'test:-100777',
+  );
+  assert.equal(
+    await page.$eval('#chats .chat[data-key="test:-100888:3"]', (b) => b.closest('ul.topics')?.parentElement?.querySelector(':scope > .chat')?.textContent),
+    'CCandle makersGroup',
+  );
   assert.equal(await page.$$eval('#chats img', (i) => i.length), 0, 'a name holding markup stays text');
 
   // The place is in the address: chat and tab come back after a reload.
@@ -124,7 +146,7 @@ test('memory page at 1400 px: chats by name with topics under their group, tabs 
   // The hostile message is shown as its characters; nothing of it ran or became an element.
   await tab(page, 'conversation');
   assert.ok((await text(page, '#conversation-list')).includes('<script>alert("pwned")</script><img src=x onerror=alert(1)>'));
-  assert.equal(await page.$$eval('script', (x) => x.length), 1, 'only the page\'s own script');
+  assert.equal(await page.$$eval('script', (x) => x.length), 1, "only the page's own script");
   assert.equal(await page.$$eval('img', (x) => x.length), 0);
 
   // Correct a fact: the old one is kept as replaced, the typed text becomes the active fact.
@@ -137,17 +159,28 @@ test('memory page at 1400 px: chats by name with topics under their group, tabs 
   await page.waitForFunction("/Corrected/.test(document.querySelector('#facts-status')?.textContent ?? '')");
   assert.ok(!(await page.$eval('#tab-facts', (e: any) => e.hidden as boolean)), 'still on the Facts tab after the reload');
   assert.equal(s.index.getFact(fact!.id, 'test:1')?.valid, false);
-  const facts = await page.$$eval('#tab-facts li.fact', (li) => li.map((x) => [x.querySelector('.fact-content')?.textContent, x.classList.contains('retired')]));
-  assert.deepEqual(facts, [['Ada sells honey on Saturdays and Sundays', false], ['Ada sells honey on Saturdays', true]]);
+  const facts = await page.$$eval('#tab-facts li.fact', (li) =>
+    li.map((x) => [x.querySelector('.fact-content')?.textContent, x.classList.contains('retired')]),
+  );
+  assert.deepEqual(facts, [
+    ['Ada sells honey on Saturdays and Sundays', false],
+    ['Ada sells honey on Saturdays', true],
+  ]);
 
   // The token chart: one bar group per day, answers and background stacked, the cached part inside.
   await tab(page, 'tokens');
   const today = s.usage.dayOf();
-  const bar = await page.$eval(`#usage-svg g.usage-day[data-day="${today}"]`, (g) => ({ title: g.querySelector('title')?.textContent ?? '', answers: g.querySelectorAll('rect.usage-answers').length }));
-  assert.equal(bar.answers, 1, 'today\'s answers are drawn');
+  const bar = await page.$eval(`#usage-svg g.usage-day[data-day="${today}"]`, (g) => ({
+    title: g.querySelector('title')?.textContent ?? '',
+    answers: g.querySelectorAll('rect.usage-answers').length,
+  }));
+  assert.equal(bar.answers, 1, "today's answers are drawn");
   assert.match(bar.title, new RegExp(`^${today}: answers ${s.usage.day('test:1').answers.total.toLocaleString('en-US')},`));
   const twoDaysAgo = s.usage.dayOf(new Date(Date.now() - 2 * 86_400_000));
-  assert.equal(await page.$$eval(`#usage-svg g.usage-day[data-day="${twoDaysAgo}"] rect`, (r) => r.map((x) => x.getAttribute('class')).join(' ')), 'usage-answers usage-background usage-cached');
+  assert.equal(
+    await page.$$eval(`#usage-svg g.usage-day[data-day="${twoDaysAgo}"] rect`, (r) => r.map((x) => x.getAttribute('class')).join(' ')),
+    'usage-answers usage-background usage-cached',
+  );
   assert.match(await text(page, '#usage-total'), /% of prompt tokens served from the cache/);
 
   // Search in plain words; the score and the signal names only under Details.
@@ -209,7 +242,10 @@ test('memory page at 390 px: the chat list folds behind a button, every tab fits
   };
   await fits('overview');
   const tabs = await page.$$eval('.tabs a', (a) => a.map((x) => x.getBoundingClientRect().right));
-  assert.ok(tabs.every((r) => r <= 390), `every tab is on screen: ${tabs}`);
+  assert.ok(
+    tabs.every((r) => r <= 390),
+    `every tab is on screen: ${tabs}`,
+  );
   for (const name of ['memory', 'notes', 'facts', 'conversation', 'tokens', 'forget']) {
     await tab(page, name);
     await fits(name);

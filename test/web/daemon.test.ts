@@ -46,7 +46,14 @@ test('daemon: MEMORY_PAGE_PORT starts the page with a random token kept in a 060
   const ws = await tempDir();
   try {
     const port = await freePort();
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TZ: 'UTC', OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, MEMORY_PAGE_PORT: String(port) };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      TZ: 'UTC',
+      OPENAI_BASE_URL: llm.url,
+      WORKSPACE_DIR: ws.dir,
+      MEMORY_PAGE_PORT: String(port),
+    };
     const first = startDaemon(env, ws.dir);
     const [, url, where] = await first.waitFor(/memory page: (http:\/\/127\.0\.0\.1:\d+\/) — open it with \?token=<the token in (\S+)> \(made just now\)/);
     assert.equal(where, path.join(ws.dir, '.memory-page-token'));
@@ -62,7 +69,11 @@ test('daemon: MEMORY_PAGE_PORT starts the page with a random token kept in a 060
 
     const second = startDaemon(env, ws.dir);
     await second.waitFor(/memory page: http:\/\/127\.0\.0\.1:\d+\/ — open it with \?token=<the token in \S+>; npm run doctor prints the whole link/);
-    assert.equal((await fetch(`http://127.0.0.1:${port}/api/chats`, { headers: { authorization: `Bearer ${token}` } })).status, 200, 'the same token still works');
+    assert.equal(
+      (await fetch(`http://127.0.0.1:${port}/api/chats`, { headers: { authorization: `Bearer ${token}` } })).status,
+      200,
+      'the same token still works',
+    );
     second.child.kill('SIGTERM');
     assert.equal(await second.exited, 0);
     assert.ok(!second.stderr().includes(token));

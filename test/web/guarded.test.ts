@@ -44,7 +44,10 @@ test('links out of the chat folder are refused: MEMORY.md, a daily note and vers
     await mkdir(path.join(outside.dir, 'versions'));
     await writeFile(path.join(outside.dir, 'versions', '1.md'), 'OUTSIDE-SECRET-7731\n');
     await symlink(path.join(outside.dir, 'versions'), path.join(dir, 'versions'));
-    await writeFile(path.join(outside.dir, 'versions', 'index.json'), JSON.stringify({ version: 1, next: 2, entries: [{ n: 1, at: 'OUTSIDE-SECRET-7731', source: 'x' }], refused: { count: 0 } }));
+    await writeFile(
+      path.join(outside.dir, 'versions', 'index.json'),
+      JSON.stringify({ version: 1, next: 2, entries: [{ n: 1, at: 'OUTSIDE-SECRET-7731', source: 'x' }], refused: { count: 0 } }),
+    );
     const version = await get(`${t.page.url}api/version?chat=test:1&n=1`);
     assert.doesNotMatch(JSON.stringify(version.body), /OUTSIDE-SECRET/);
     const listed = await get(`${t.page.url}api/chat?chat=test:1`);
@@ -98,7 +101,10 @@ test('a key written into MEMORY.md by hand is shown redacted, as the prompt gets
 
 test('a read that does not come within its deadline is answered with storage.read_timeout', async () => {
   const started = Date.now();
-  await assert.rejects(withinDeadline('slow.md', new Promise(() => undefined), 50), (err) => isAppError(err, 'storage.read_timeout') && /slow\.md was not read within 50 ms/.test(err.message));
+  await assert.rejects(
+    withinDeadline('slow.md', new Promise(() => undefined), 50),
+    (err) => isAppError(err, 'storage.read_timeout') && /slow\.md was not read within 50 ms/.test(err.message),
+  );
   assert.ok(Date.now() - started < patient(2_000));
   assert.equal(await withinDeadline('fast.md', Promise.resolve('text'), 50), 'text');
 });

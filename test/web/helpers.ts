@@ -41,7 +41,8 @@ export async function startPageBot(): Promise<PageBot> {
 /** The page's JSON API as a script calls it (token, the page's own Origin); `confirmed` runs a preview, then the change with its token. */
 export function pageApi(t: PageBot) {
   const headers = { authorization: `Bearer ${TOKEN}`, origin: t.page.url.slice(0, -1), 'content-type': 'application/json' };
-  const call = (method: 'PUT' | 'POST', p: string, body: Record<string, unknown>) => fetch(`${t.page.url}api/${p}`, { method, headers, body: JSON.stringify(body) });
+  const call = (method: 'PUT' | 'POST', p: string, body: Record<string, unknown>) =>
+    fetch(`${t.page.url}api/${p}`, { method, headers, body: JSON.stringify(body) });
   return {
     call,
     async confirmed(method: 'PUT' | 'POST', p: string, body: Record<string, unknown>): Promise<Response> {

@@ -13,9 +13,24 @@ test('chat labels: kept names first; stand-ins for Telegram ids never seen with 
   ]);
   const names = { get: (k: string) => book.get(k) };
   assert.deepEqual(chatLabel(names, 'telegram', '42'), { name: 'Ada Lovelace', named: true, kind: 'private', parent: undefined });
-  assert.deepEqual(chatLabel(names, 'telegram', '-100:7'), { name: 'Honey sales', named: true, kind: 'topic', parent: { key: 'telegram:-100', name: 'Beekeepers', named: true } });
-  assert.deepEqual(chatLabel(names, 'telegram', '-100:8'), { name: 'Topic 8', named: false, kind: 'topic', parent: { key: 'telegram:-100', name: 'Beekeepers', named: true } });
-  assert.deepEqual(chatLabel(names, 'telegram', '-200:3'), { name: 'Topic 3', named: false, kind: 'topic', parent: { key: 'telegram:-200', name: 'Group', named: false } });
+  assert.deepEqual(chatLabel(names, 'telegram', '-100:7'), {
+    name: 'Honey sales',
+    named: true,
+    kind: 'topic',
+    parent: { key: 'telegram:-100', name: 'Beekeepers', named: true },
+  });
+  assert.deepEqual(chatLabel(names, 'telegram', '-100:8'), {
+    name: 'Topic 8',
+    named: false,
+    kind: 'topic',
+    parent: { key: 'telegram:-100', name: 'Beekeepers', named: true },
+  });
+  assert.deepEqual(chatLabel(names, 'telegram', '-200:3'), {
+    name: 'Topic 3',
+    named: false,
+    kind: 'topic',
+    parent: { key: 'telegram:-200', name: 'Group', named: false },
+  });
   assert.deepEqual(chatLabel(names, 'telegram', '-200'), { name: 'Group', named: false, kind: 'group', parent: undefined });
   assert.deepEqual(chatLabel(names, 'telegram', '77'), { name: 'Private chat', named: false, kind: 'private', parent: undefined });
   assert.deepEqual(chatLabel(names, 'console', 'local'), { name: 'Terminal', named: false, kind: 'private', parent: undefined });

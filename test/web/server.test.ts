@@ -33,7 +33,9 @@ test('memory page: no token → 401 for the page and every API; ?token= sets an 
     const page = await fetch(t.page.url, { headers: { cookie } });
     assert.equal(page.status, 200);
     assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
-    const chats = (await (await fetch(`${t.page.url}api/chats`, { headers: { cookie } })).json()) as { chats: Array<{ key: string; bytes: number; lastActivity: string }> };
+    const chats = (await (await fetch(`${t.page.url}api/chats`, { headers: { cookie } })).json()) as {
+      chats: Array<{ key: string; bytes: number; lastActivity: string }>;
+    };
     assert.deepEqual(chats.chats.map((c) => c.key).sort(), ['test:1', 'test:2']);
     for (const c of chats.chats) assert.ok(c.bytes > 0 && c.lastActivity, JSON.stringify(c));
     assert.equal((await fetch(`${t.page.url}api/chats`, { headers: auth })).status, 200, 'Bearer works too');
@@ -51,12 +53,17 @@ test('memory page: a chat shows MEMORY.md, notes, facts, the session; <script> c
     assert.equal(d.memory.text, MEMORY);
     assert.equal(d.memory.hash, sha(MEMORY));
     assert.match(d.notes[0].text, /Saturday market/);
-    assert.ok(d.session.some((m: any) => m.content.includes('<script>alert("pwned")</script>')), 'kept verbatim as data');
+    assert.ok(
+      d.session.some((m: any) => m.content.includes('<script>alert("pwned")</script>')),
+      'kept verbatim as data',
+    );
     assert.ok(!JSON.stringify(d).includes('zeppelins'), 'nothing of chat two');
     assert.ok(d.timeline.length >= 1 && d.timeline.at(-1).messages >= 2, JSON.stringify(d.timeline));
     // The page is static: no memory text is ever in its HTML, and the script builds nodes with textContent.
     assert.doesNotMatch(PAGE_HTML + PAGE_JS, /innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
-    const search = (await (await fetch(`${t.page.url}api/search?chat=test:1&q=${encodeURIComponent('where does my honey sell')}`, { headers: auth })).json()) as any;
+    const search = (await (
+      await fetch(`${t.page.url}api/search?chat=test:1&q=${encodeURIComponent('where does my honey sell')}`, { headers: auth })
+    ).json()) as any;
     assert.match(search.results[0].content, /Saturday market/);
     assert.ok(search.results[0].lists.includes('text'), JSON.stringify(search.results[0]));
   } finally {
@@ -85,10 +92,15 @@ test('memory page: a MEMORY.md edit is saved as a version; an edit based on an o
     const stale = await put(`${MEMORY}- something else\n`, sha(edited));
     assert.equal(stale.status, 409);
     assert.match(((await stale.json()) as any).error, /changed since you opened it.*Reload/);
-    assert.equal(await readFile(t.memoryFile, 'utf8'), afterBot, 'the bot\'s write survives');
+    assert.equal(await readFile(t.memoryFile, 'utf8'), afterBot, "the bot's write survives");
 
     // Two saves from the same loaded text at once, each after its preview: the lock lets exactly one through.
-    const previews = await Promise.all(['- one\n', '- two\n'].map(async (text) => ({ text, confirm: ((await (await api.call('PUT', 'memory', { chat: 'test:1', text, base: sha(afterBot) })).json()) as any).confirm })));
+    const previews = await Promise.all(
+      ['- one\n', '- two\n'].map(async (text) => ({
+        text,
+        confirm: ((await (await api.call('PUT', 'memory', { chat: 'test:1', text, base: sha(afterBot) })).json()) as any).confirm,
+      })),
+    );
     const both = await Promise.all(previews.map(({ text, confirm }) => api.call('PUT', 'memory', { chat: 'test:1', text, base: sha(afterBot), confirm })));
     assert.deepEqual(both.map((r) => r.status).sort(), [200, 409]);
     assert.match(await readFile(t.memoryFile, 'utf8'), /^- (one|two)\n$/);
@@ -116,7 +128,11 @@ test('memory page: saving MEMORY.md needs its preview — the preview lists the 
     assert.deepEqual([preview.added, preview.removed], [2, 1]);
     assert.equal(await readFile(t.memoryFile, 'utf8'), MEMORY, 'a preview writes nothing');
 
-    assert.equal((await api.call('PUT', 'memory', { chat: 'test:1', text: edited, base: sha(MEMORY), confirm: true })).status, 400, 'confirm: true is not a preview token');
+    assert.equal(
+      (await api.call('PUT', 'memory', { chat: 'test:1', text: edited, base: sha(MEMORY), confirm: true })).status,
+      400,
+      'confirm: true is not a preview token',
+    );
     const other = await api.call('PUT', 'memory', { chat: 'test:1', text: '- hacked\n', base: sha(MEMORY), confirm });
     assert.equal(other.status, 409, 'the token is for the previewed text only');
     assert.match(((await other.json()) as any).error, /Preview again/);
@@ -141,7 +157,11 @@ test('memory page: a forged or missing Origin, a foreign Host and a made-up chat
     assert.equal(forged.status, 403);
     assert.match(((await forged.json()) as any).error, /did not come from the memory page/);
     assert.equal((await fetch(`${t.page.url}api/memory`, { method: 'PUT', headers, body })).status, 403, 'no Origin at all');
-    const forget = await fetch(`${t.page.url}api/forget`, { method: 'POST', headers: { ...headers, origin: 'http://evil.example' }, body: JSON.stringify({ chat: 'test:1', words: 'honey', confirm: true }) });
+    const forget = await fetch(`${t.page.url}api/forget`, {
+      method: 'POST',
+      headers: { ...headers, origin: 'http://evil.example' },
+      body: JSON.stringify({ chat: 'test:1', words: 'honey', confirm: true }),
+    });
     assert.equal(forget.status, 403);
     assert.equal(await readFile(t.memoryFile, 'utf8'), MEMORY, 'nothing changed');
 
@@ -149,7 +169,9 @@ test('memory page: a forged or missing Origin, a foreign Host and a made-up chat
     const port = new URL(t.page.url).port;
     const rebound = await new Promise<number>((resolve, reject) => {
       import('node:http').then(({ request }) => {
-        const req = request({ host: '127.0.0.1', port, path: '/api/chats', headers: { host: `evil.example:${port}`, authorization: `Bearer ${'x'}` } }, (res) => resolve(res.statusCode ?? 0));
+        const req = request({ host: '127.0.0.1', port, path: '/api/chats', headers: { host: `evil.example:${port}`, authorization: `Bearer ${'x'}` } }, (res) =>
+          resolve(res.statusCode ?? 0),
+        );
         req.on('error', reject);
         req.end();
       }, reject);
@@ -160,14 +182,23 @@ test('memory page: a forged or missing Origin, a foreign Host and a made-up chat
       assert.equal((await fetch(`${t.page.url}api/chat?chat=${encodeURIComponent(chat)}`, { headers: auth })).status, 404, chat);
     }
     const origin = t.page.url.slice(0, -1);
-    assert.equal((await fetch(`${t.page.url}api/memory`, { method: 'PUT', headers: { ...headers, origin }, body: JSON.stringify({ chat: '../test:1', text: 'x', base: sha(MEMORY) }) })).status, 404);
+    assert.equal(
+      (
+        await fetch(`${t.page.url}api/memory`, {
+          method: 'PUT',
+          headers: { ...headers, origin },
+          body: JSON.stringify({ chat: '../test:1', text: 'x', base: sha(MEMORY) }),
+        })
+      ).status,
+      404,
+    );
     assert.equal(await readFile(path.join(t.bot.workspace, 'memory', 'test:1', 'MEMORY.md'), 'utf8'), MEMORY);
   } finally {
     await t.close();
   }
 });
 
-test('memory page: forget previews (nothing removed), then removes the words through ForgetService only with the preview\'s token; a fact can be confirmed', async () => {
+test("memory page: forget previews (nothing removed), then removes the words through ForgetService only with the preview's token; a fact can be confirmed", async () => {
   const t = await startPageBot();
   const api = pageApi(t);
   const post = (p: string, body: Record<string, unknown>) => api.call('POST', p, body);
@@ -192,14 +223,17 @@ test('memory page: forget previews (nothing removed), then removes the words thr
     assert.equal((await post('forget', { chat: 'test:1', words: 'bees', confirm: fresh.confirm })).status, 409, 'used once');
     assert.equal((await post('forget', { chat: 'test:1', words: 'ab' })).status, 400);
     const none = (await (await post('forget', { chat: 'test:1', words: 'zeppelins' })).json()) as any;
-    assert.deepEqual([none.preview.total, none.confirm], [0, null], 'nothing found, nothing to confirm (chat two\'s words are not this chat\'s)');
+    assert.deepEqual([none.preview.total, none.confirm], [0, null], "nothing found, nothing to confirm (chat two's words are not this chat's)");
 
     const s = t.bot.app.services;
     const [fact] = s.index.saveFacts([{ content: 'Ada sells honey on Saturdays', scope: 'test:1', sessionId: 'x', sourceIds: [] }]);
-    assert.equal((await post('fact/confirm', { chat: 'test:2', id: fact!.id })).status, 404, 'another chat\'s id is not found');
+    assert.equal((await post('fact/confirm', { chat: 'test:2', id: fact!.id })).status, 404, "another chat's id is not found");
     assert.equal((await post('fact/confirm', { chat: 'test:1', id: fact!.id })).status, 200);
     const d = (await (await fetch(`${t.page.url}api/chat?chat=test:1`, { headers: auth })).json()) as any;
-    assert.deepEqual(d.facts.map((f: any) => [f.content, f.confirmed]), [['Ada sells honey on Saturdays', true]]);
+    assert.deepEqual(
+      d.facts.map((f: any) => [f.content, f.confirmed]),
+      [['Ada sells honey on Saturdays', true]],
+    );
   } finally {
     await t.close();
   }
@@ -243,7 +277,10 @@ test('memory page on 0.0.0.0: Host is still checked — its loopback names and t
 test('MEMORY_PAGE_ORIGIN: addresses are checked at start, kept as origins', async () => {
   const { loadConfig } = await import('../../src/config/env.js');
   const base = { OPENAI_API_KEY: 'sk-x', TZ: 'UTC' };
-  assert.deepEqual(loadConfig({ ...base, MEMORY_PAGE_ORIGIN: 'https://memory.example.com, http://10.0.0.5:8790/' }).config.memoryPageOrigins, ['https://memory.example.com', 'http://10.0.0.5:8790']);
+  assert.deepEqual(loadConfig({ ...base, MEMORY_PAGE_ORIGIN: 'https://memory.example.com, http://10.0.0.5:8790/' }).config.memoryPageOrigins, [
+    'https://memory.example.com',
+    'http://10.0.0.5:8790',
+  ]);
   const bad = loadConfig({ ...base, MEMORY_PAGE_ORIGIN: 'memory.example.com,https://x.example/path' });
   assert.equal(bad.problems.filter((p) => /^MEMORY_PAGE_ORIGIN has/.test(p)).length, 2);
 });

@@ -29,7 +29,11 @@ test('memory page token: a random one is made once (0600), kept across starts, a
     const again = await resolvePageToken(ws.dir, undefined);
     assert.deepEqual(again, { token: first.token, created: false });
     assert.equal((await resolvePageToken(ws.dir, 'configured-token-123456')).token, 'configured-token-123456');
-    const results = await runDoctor({ env: { OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', WORKSPACE_DIR: ws.dir, TZ: 'UTC', MEMORY_PAGE_PORT: '8790' }, cwd: ws.dir, timeoutMs: 500 });
+    const results = await runDoctor({
+      env: { OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', WORKSPACE_DIR: ws.dir, TZ: 'UTC', MEMORY_PAGE_PORT: '8790' },
+      cwd: ws.dir,
+      timeoutMs: 500,
+    });
     const row = results.find((r) => r.name === 'memory page');
     assert.equal(row?.detail, `http://127.0.0.1:8790/?token=${first.token}`);
   } finally {

@@ -16,7 +16,7 @@ import { SUMMARY_PREFIX } from '../../src/memory/compaction.js';
 const auth = { authorization: `Bearer ${TOKEN}` };
 const DAY = 86_400_000;
 
-test('memory page: /api/usage gives the chat\'s tokens per day from usage.db — answers vs background, cached part — for the last 30 days only', async () => {
+test("memory page: /api/usage gives the chat's tokens per day from usage.db — answers vs background, cached part — for the last 30 days only", async () => {
   const t = await startPageBot();
   try {
     const s = t.bot.app.services;
@@ -43,18 +43,21 @@ test('memory page: /api/usage gives the chat\'s tokens per day from usage.db —
     assert.equal(u.days.length, USAGE_DAYS, 'one entry per day, empty days included');
     assert.equal(u.days[0]!.day, u.since);
     assert.equal(u.days.at(-1)!.day, today);
-    assert.deepEqual(u.days.find((d) => d.day === s.usage.dayOf(threeDaysAgo)), {
-      day: s.usage.dayOf(threeDaysAgo),
-      answers: 1100,
-      background: 1200,
-      promptTokens: 2000,
-      cachedTokens: 600,
-      calls: 3,
-    });
+    assert.deepEqual(
+      u.days.find((d) => d.day === s.usage.dayOf(threeDaysAgo)),
+      {
+        day: s.usage.dayOf(threeDaysAgo),
+        answers: 1100,
+        background: 1200,
+        promptTokens: 2000,
+        cachedTokens: 600,
+        calls: 3,
+      },
+    );
     // Today: the two answers the bot gave in the helper's chat, as /status counts them.
     const todayRow = u.days.at(-1)!;
     const status = s.usage.day('test:1');
-    assert.ok(status.answers.total > 0, 'the bot\'s own answers were recorded');
+    assert.ok(status.answers.total > 0, "the bot's own answers were recorded");
     assert.equal(todayRow.answers, status.answers.total);
     assert.equal(todayRow.background, status.background.total);
     const all = u.days.reduce((n, d) => n + d.answers + d.background, 0);
@@ -64,25 +67,45 @@ test('memory page: /api/usage gives the chat\'s tokens per day from usage.db —
   }
 });
 
-test('memory page: correcting a fact retires it, saves the owner\'s text in its place, and search finds the new text instead of the old', async () => {
+test("memory page: correcting a fact retires it, saves the owner's text in its place, and search finds the new text instead of the old", async () => {
   const t = await startPageBot();
   const origin = t.page.url.slice(0, -1);
   const post = (p: string, body: unknown, headers: Record<string, string> = { origin }) =>
     fetch(`${t.page.url}api/${p}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const search = async (q: string) =>
-    ((await (await fetch(`${t.page.url}api/search?chat=test:1&q=${encodeURIComponent(q)}`, { headers: auth })).json()) as { results: Array<{ id: string; content: string }> }).results;
-  const facts = async () => ((await (await fetch(`${t.page.url}api/chat?chat=test:1`, { headers: auth })).json()) as { facts: Array<{ id: string; content: string; retired: string | null }> }).facts;
+    (
+      (await (await fetch(`${t.page.url}api/search?chat=test:1&q=${encodeURIComponent(q)}`, { headers: auth })).json()) as {
+        results: Array<{ id: string; content: string }>;
+      }
+    ).results;
+  const facts = async () =>
+    (
+      (await (await fetch(`${t.page.url}api/chat?chat=test:1`, { headers: auth })).json()) as {
+        facts: Array<{ id: string; content: string; retired: string | null }>;
+      }
+    ).facts;
   try {
     const s = t.bot.app.services;
     const [old] = s.index.saveFacts([{ content: "Ada's queen bee is called Beatrix", scope: 'test:1', sessionId: 'conv_x', sourceIds: [] }]);
-    assert.ok((await search('queen bee name')).some((r) => r.id === old!.id), 'the old fact is found before');
+    assert.ok(
+      (await search('queen bee name')).some((r) => r.id === old!.id),
+      'the old fact is found before',
+    );
 
     // Guarded like every change: a foreign or missing Origin is refused and changes nothing.
     const forged = await post('fact/correct', { chat: 'test:1', id: old!.id, content: "Ada's queen bee is called Mallory" }, { origin: 'http://evil.example' });
     assert.equal(forged.status, 403);
     assert.equal((await post('fact/correct', { chat: 'test:1', id: old!.id, content: 'x y z' }, {})).status, 403, 'no Origin at all');
-    assert.equal((await fetch(`${t.page.url}api/fact/correct`, { method: 'POST', headers: { origin, 'content-type': 'application/json' }, body: '{}' })).status, 401, 'no token');
-    assert.equal((await post('fact/correct', { chat: 'test:2', id: old!.id, content: "Ada's queen bee is called Mallory" })).status, 404, 'another chat\'s fact is not found');
+    assert.equal(
+      (await fetch(`${t.page.url}api/fact/correct`, { method: 'POST', headers: { origin, 'content-type': 'application/json' }, body: '{}' })).status,
+      401,
+      'no token',
+    );
+    assert.equal(
+      (await post('fact/correct', { chat: 'test:2', id: old!.id, content: "Ada's queen bee is called Mallory" })).status,
+      404,
+      "another chat's fact is not found",
+    );
     assert.equal((await post('fact/correct', { chat: 'test:1', id: old!.id, content: ' a ' })).status, 400, 'too short');
     assert.deepEqual(s.index.getFact(old!.id, 'test:1')?.valid, true, 'still active after the refusals');
 
@@ -93,20 +116,27 @@ test('memory page: correcting a fact retires it, saves the owner\'s text in its 
     assert.notEqual(body.id, old!.id);
 
     const after = await search('queen bee name');
-    assert.ok(after.some((r) => r.id === body.id && r.content === "Ada's queen bee is called Matilda, not Beatrix"), JSON.stringify(after));
+    assert.ok(
+      after.some((r) => r.id === body.id && r.content === "Ada's queen bee is called Matilda, not Beatrix"),
+      JSON.stringify(after),
+    );
     assert.ok(!after.some((r) => r.id === old!.id), 'the retired fact is no longer a hit');
     assert.equal(s.index.getFact(old!.id, 'test:1')?.valid, false);
 
     const shown = await facts();
     assert.equal(shown.find((f) => f.id === body.id)?.retired, null);
     assert.ok(shown.find((f) => f.id === old!.id)?.retired, 'the old fact is listed as retired');
-    assert.equal((await post('fact/correct', { chat: 'test:1', id: old!.id, content: 'Ada has no bees' })).status, 404, 'a retired fact cannot be corrected twice');
+    assert.equal(
+      (await post('fact/correct', { chat: 'test:1', id: old!.id, content: 'Ada has no bees' })).status,
+      404,
+      'a retired fact cannot be corrected twice',
+    );
   } finally {
     await t.close();
   }
 });
 
-test('memory page: a chat shows its history entries, entities with their memories, and the session\'s [Conversation summary] marked', async () => {
+test("memory page: a chat shows its history entries, entities with their memories, and the session's [Conversation summary] marked", async () => {
   const t = await startPageBot();
   try {
     const s = t.bot.app.services;

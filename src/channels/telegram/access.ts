@@ -72,7 +72,9 @@ export class AccessControl {
 
   async check(s: Sender): Promise<AccessDecision> {
     if (s.chatType === 'group' || s.chatType === 'supergroup') {
-      return (await this.servesGroup(s.chatId)) ? { allow: true } : { allow: false, reason: 'group not served (not in TELEGRAM_ALLOWED_GROUPS, not approved with /allow)' };
+      return (await this.servesGroup(s.chatId))
+        ? { allow: true }
+        : { allow: false, reason: 'group not served (not in TELEGRAM_ALLOWED_GROUPS, not approved with /allow)' };
     }
     if (s.chatType !== 'private') return { allow: false, reason: `chat type ${s.chatType} is not served` };
     if (this.opts.dmPolicy === 'open' || this.isOwner(s)) return { allow: true };

@@ -213,7 +213,14 @@ export class TelegramChannel implements Channel {
     return settleLeftOver(this.stream);
   }
 
-  private preview(chatId: string, threadId: number | undefined, replyTo: number | undefined, privateChat: boolean, msg: InboundMessage, adopted?: Placeholder): StreamPreview | undefined {
+  private preview(
+    chatId: string,
+    threadId: number | undefined,
+    replyTo: number | undefined,
+    privateChat: boolean,
+    msg: InboundMessage,
+    adopted?: Placeholder,
+  ): StreamPreview | undefined {
     if (this.stream.mode === 'off') return undefined;
     return new StreamPreview(this.stream, { chatId, threadId, replyTo, privateChat, sessionChat: msg.chatId, source: msg.messageId }, adopted);
   }

@@ -123,7 +123,10 @@ export class Delivery {
         outcome = await this.sendChunk(chatId, payload, replyTo, threadId);
       } catch (err) {
         if (!isFormattingRejected(err)) throw toTelegramAppError(err, 'sendMessage');
-        this.log.warn({ chatId, description: (err as { description?: string }).description }, 'Telegram rejected the formatting; sending this part as plain text');
+        this.log.warn(
+          { chatId, description: (err as { description?: string }).description },
+          'Telegram rejected the formatting; sending this part as plain text',
+        );
         report.plainFallbacks++;
         outcome = await this.sendChunkOrThrow(chatId, { text: chunk }, replyTo, threadId);
       }
@@ -163,7 +166,10 @@ export class Delivery {
         return false;
       }
       // Retries of an idempotent call ran out without a clear answer: it may well be shown.
-      this.log.warn({ code: 'telegram.delivery_uncertain', chatId, err: describeError(err) }, 'the final edit may or may not have reached Telegram; not sent again as a new message');
+      this.log.warn(
+        { code: 'telegram.delivery_uncertain', chatId, err: describeError(err) },
+        'the final edit may or may not have reached Telegram; not sent again as a new message',
+      );
     }
     const report: DeliveryReport = { chunks: rest.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
     for (const chunk of rest) await this.sendRendered(chatId, chunk, undefined, options.threadId, report);
@@ -259,14 +265,22 @@ export class Delivery {
    * second copy of a file is worse than an apology asking to run the command again.
    */
   async sendDocument(chatId: string, doc: OutboundDocument, options: SendOptions = {}): Promise<void> {
-    await this.tg.sendDocument(chatId, { source: doc.content, filename: doc.filename }, {
-      ...(doc.caption ? { caption: doc.caption } : {}),
-      ...(options.threadId !== undefined ? { message_thread_id: options.threadId } : {}),
-      ...(options.replyTo !== undefined ? { reply_parameters: { message_id: options.replyTo, allow_sending_without_reply: true } } : {}),
-    });
+    await this.tg.sendDocument(
+      chatId,
+      { source: doc.content, filename: doc.filename },
+      {
+        ...(doc.caption ? { caption: doc.caption } : {}),
+        ...(options.threadId !== undefined ? { message_thread_id: options.threadId } : {}),
+        ...(options.replyTo !== undefined ? { reply_parameters: { message_id: options.replyTo, allow_sending_without_reply: true } } : {}),
+      },
+    );
   }
 
-  private async call(method: 'sendMessage' | 'sendChatAction' | 'setMessageReaction' | 'sendMessageDraft' | 'editMessageText' | 'getChatMember', payload: object, timeoutMs: number): Promise<unknown> {
+  private async call(
+    method: 'sendMessage' | 'sendChatAction' | 'setMessageReaction' | 'sendMessageDraft' | 'editMessageText' | 'getChatMember',
+    payload: object,
+    timeoutMs: number,
+  ): Promise<unknown> {
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), timeoutMs);
     try {

@@ -52,7 +52,10 @@ export class GroupGate {
     if (await this.opts.access.servesGroup(chatId)) return undefined;
     const title = u.chat.title;
     if (!this.opts.access.isOwner({ userId: String(u.from.id), username: u.from.username })) {
-      this.opts.log.info({ chatId, title, userId: String(u.from.id) }, `added to group ${chatId}, which is not served, by someone who is not an owner; staying quiet there`);
+      this.opts.log.info(
+        { chatId, title, userId: String(u.from.id) },
+        `added to group ${chatId}, which is not served, by someone who is not an owner; staying quiet there`,
+      );
       return undefined;
     }
     const text = await this.tellOnce(chatId, title);
@@ -70,7 +73,10 @@ export class GroupGate {
       await this.opts.pairing.approveGroup({ chatId, title, by: sender.userId });
     } catch (err) {
       this.opts.log.error({ err, chatId }, 'the group approval could not be saved');
-      return refused('/allow could not be saved', `I could not save the approval, so this group is still not served. Try /allow again, or add ${chatId} to TELEGRAM_ALLOWED_GROUPS.`);
+      return refused(
+        '/allow could not be saved',
+        `I could not save the approval, so this group is still not served. Try /allow again, or add ${chatId} to TELEGRAM_ALLOWED_GROUPS.`,
+      );
     }
     this.opts.log.info({ chatId, title, by: sender.userId }, `group ${chatId} approved by an owner with /allow`);
     return refused(

@@ -37,9 +37,29 @@ export type { BotIdentity };
 export type Inbound =
   | { kind: 'ignore'; reason: string }
   | { kind: 'text'; sender: Sender; text: string; messageId: number; group: boolean; threadId?: number | undefined }
-  | { kind: 'unsupported'; sender: Sender; what: string; label: string; caption: string | undefined; quote: QuotedMessage | undefined; messageId: number; group: boolean; threadId?: number | undefined }
+  | {
+      kind: 'unsupported';
+      sender: Sender;
+      what: string;
+      label: string;
+      caption: string | undefined;
+      quote: QuotedMessage | undefined;
+      messageId: number;
+      group: boolean;
+      threadId?: number | undefined;
+    }
   | { kind: 'audio'; sender: Sender; audio: AudioRef; caption: string | undefined; messageId: number; group: boolean; threadId?: number | undefined }
-  | { kind: 'image'; sender: Sender; image: ImageRef; caption: string | undefined; quote: QuotedMessage | undefined; messageId: number; group: boolean; threadId?: number | undefined; albumId?: string | undefined };
+  | {
+      kind: 'image';
+      sender: Sender;
+      image: ImageRef;
+      caption: string | undefined;
+      quote: QuotedMessage | undefined;
+      messageId: number;
+      group: boolean;
+      threadId?: number | undefined;
+      albumId?: string | undefined;
+    };
 
 /** Media the bot cannot read: as the user is told about them ("… not a sticker"), and as the model sees them beside a caption. */
 const MEDIA: Record<string, [what: string, label: string]> = {

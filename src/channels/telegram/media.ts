@@ -34,7 +34,13 @@ export function audioOf(m: Message & Record<string, any>): AudioRef | undefined 
  * the size Telegram announces is not trusted). Only http(s) links: a local Bot API server's
  * absolute paths would be a file read outside the workspace.
  */
-export async function downloadFile(telegram: Telegram, fileId: string, maxBytes = MAX_DOWNLOAD_BYTES, timeoutMs = 60_000, signal?: AbortSignal): Promise<Download> {
+export async function downloadFile(
+  telegram: Telegram,
+  fileId: string,
+  maxBytes = MAX_DOWNLOAD_BYTES,
+  timeoutMs = 60_000,
+  signal?: AbortSignal,
+): Promise<Download> {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), timeoutMs);
   const stop = () => ac.abort();

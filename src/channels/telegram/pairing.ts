@@ -141,7 +141,14 @@ export class PairingStore {
       }
       if (data.pending.length >= this.maxPending) {
         if (waiting) this.touch(waiting, user, now);
-        else this.addWaiting(data, { ...clean(user), chatId: user.chatId, reason: 'full', since: new Date(now).toISOString(), lastAt: new Date(now).toISOString() });
+        else
+          this.addWaiting(data, {
+            ...clean(user),
+            chatId: user.chatId,
+            reason: 'full',
+            since: new Date(now).toISOString(),
+            lastAt: new Date(now).toISOString(),
+          });
         return { status: 'full' };
       }
       data.waiting = data.waiting.filter((w) => w.userId !== user.userId);
@@ -214,7 +221,12 @@ export class PairingStore {
   async approveGroup(group: { chatId: string; title?: string | undefined; by: string }): Promise<boolean> {
     return this.update((data) => {
       if (data.groups.some((g) => g.chatId === group.chatId)) return false;
-      data.groups.push({ chatId: group.chatId, ...(group.title ? { title: group.title } : {}), approvedAt: new Date(this.now()).toISOString(), approvedBy: group.by });
+      data.groups.push({
+        chatId: group.chatId,
+        ...(group.title ? { title: group.title } : {}),
+        approvedAt: new Date(this.now()).toISOString(),
+        approvedBy: group.by,
+      });
       return true;
     });
   }
@@ -292,9 +304,7 @@ export class PairingStore {
       });
     }
     data.pending = data.pending.filter((p) => Date.parse(p.expiresAt) > now);
-    data.waiting = data.waiting.filter((w) =>
-      w.retryAfter ? Date.parse(w.retryAfter) > now : now - Date.parse(w.lastAt) < WAITING_KEEP_MS,
-    );
+    data.waiting = data.waiting.filter((w) => (w.retryAfter ? Date.parse(w.retryAfter) > now : now - Date.parse(w.lastAt) < WAITING_KEEP_MS));
     return data;
   }
 

@@ -130,7 +130,8 @@ export class Poller {
             // Polling has nothing better to do than wait as long as Telegram asks.
             maxRetryAfterMs: Number.POSITIVE_INFINITY,
             // A 401 is final; everything else (network, 5xx, 409 while another poller fades) is waited out.
-            classify: (err) => (isTelegramError(err) && (err.code === 401 || err.code === 404) ? { retry: false } : { ...classifyTelegramFailure(err, true), retry: true }),
+            classify: (err) =>
+              isTelegramError(err) && (err.code === 401 || err.code === 404) ? { retry: false } : { ...classifyTelegramFailure(err, true), retry: true },
             onRetry: ({ attempt, delayMs, err }) => {
               this.inFlightSince = undefined;
               const level = attempt === 1 || attempt % 10 === 0 ? 'warn' : 'debug';
@@ -186,7 +187,10 @@ export class Poller {
     }
     if (this.stopped) return;
     this.restarts++;
-    this.log.warn({ stalledForMs: stalledFor, loopRunning: this.loopRunning, restarts: this.restarts }, 'polling stopped returning while Telegram answers; restarting it');
+    this.log.warn(
+      { stalledForMs: stalledFor, loopRunning: this.loopRunning, restarts: this.restarts },
+      'polling stopped returning while Telegram answers; restarting it',
+    );
     this.current?.abort();
     this.inFlightSince = undefined;
     this.startLoop();

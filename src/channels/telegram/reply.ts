@@ -7,7 +7,13 @@ import type { Delivery, SendOptions } from './delivery.js';
 import type { StreamPreview } from './stream-preview.js';
 
 /** `before` runs as the answer goes out (the typing indicator stops). */
-export function replyThrough(delivery: Delivery, chatId: string, send: SendOptions, preview: StreamPreview | undefined, before: () => void = () => undefined): ReplyFn {
+export function replyThrough(
+  delivery: Delivery,
+  chatId: string,
+  send: SendOptions,
+  preview: StreamPreview | undefined,
+  before: () => void = () => undefined,
+): ReplyFn {
   const reply: ReplyFn = async (text: string) => {
     before();
     if (preview) await preview.finish(text, send);

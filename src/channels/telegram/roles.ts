@@ -61,7 +61,10 @@ export class ChatRoles {
       return admin;
     } catch (err) {
       const e = toTelegramAppError(err, 'getChatMember');
-      this.opts.log.warn({ code: e.code, chatId, userId, err: e.message }, 'getChatMember failed, so the sender counts as a member (not a group admin) for this command');
+      this.opts.log.warn(
+        { code: e.code, chatId, userId, err: e.message },
+        'getChatMember failed, so the sender counts as a member (not a group admin) for this command',
+      );
       this.admins.set(key, false, { ttl: FAILED_TTL_MS });
       return false;
     }

@@ -149,7 +149,7 @@ export class StreamPreview implements AnswerProgress {
     this.state.edited(chatId);
     await this.state.delivery
       .previewCall('editMessageText', { chat_id: chatId, message_id: id, text: line })
-      .catch((err: unknown) => this.state.log.warn({ chatId, err: describeError(err) }, 'a stopped answer\'s placeholder could not be marked'));
+      .catch((err: unknown) => this.state.log.warn({ chatId, err: describeError(err) }, "a stopped answer's placeholder could not be marked"));
     if (source !== undefined) await this.state.placeholders.remove(sessionChat, source);
   }
 

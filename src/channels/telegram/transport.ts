@@ -40,7 +40,14 @@ export function createTransport(opts: TransportOptions): Transport {
 function webhookTransport(opts: TransportOptions, url: string): Transport {
   const cfg = opts.config;
   const secret = cfg.webhookSecret ?? randomBytes(24).toString('hex');
-  const server = new WebhookServer({ host: cfg.webhookHost, port: cfg.webhookPort, path: new URL(url).pathname || '/', secret, log: opts.log, onUpdates: opts.onUpdates });
+  const server = new WebhookServer({
+    host: cfg.webhookHost,
+    port: cfg.webhookPort,
+    path: new URL(url).pathname || '/',
+    secret,
+    log: opts.log,
+    onUpdates: opts.onUpdates,
+  });
   return {
     restarts: 0,
     async start(bot) {

@@ -8,8 +8,10 @@
 
 export type AnswerShape = 'time' | 'place' | 'duration';
 
-const ASKS_TIME = /^\s*(?:when\b|since when\b|how long ago\b|(?:(?:in|at|on|by|during)\s+)?(?:what|which)\s+(?:time|day|date|month|year|week|weekend|season)\b)/i;
-const ASKS_PLACE = /^\s*(?:where\b|(?:(?:in|to|at|from)\s+)?(?:what|which)\s+(?:places?|cit(?:y|ies)|countr(?:y|ies)|towns?|restaurants?|states?|destinations?|locations?)\b)/i;
+const ASKS_TIME =
+  /^\s*(?:when\b|since when\b|how long ago\b|(?:(?:in|at|on|by|during)\s+)?(?:what|which)\s+(?:time|day|date|month|year|week|weekend|season)\b)/i;
+const ASKS_PLACE =
+  /^\s*(?:where\b|(?:(?:in|to|at|from)\s+)?(?:what|which)\s+(?:places?|cit(?:y|ies)|countr(?:y|ies)|towns?|restaurants?|states?|destinations?|locations?)\b)/i;
 
 const WEEKDAY = '(?:mon|tues|wednes|thurs|fri|satur|sun)day';
 const MONTH = '(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)';
@@ -30,7 +32,8 @@ const TIME = new RegExp(
 const PLACE = /\b(?:in|at|to|from|near|visit(?:ed|ing)?|around)\s+(?:the\s+)?\p{Lu}[\p{L}'’-]+/u;
 
 const ASKS_DURATION = /^\s*(?:for\s+)?how long\b(?!\s+ago)/i;
-const DURATION = /\b(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|few|couple(?: of)?|several|many)\s+(?:more\s+)?(?:minutes?|hours?|days?|nights?|weeks?|months?|years?)\b|\ball (?:day|night|week|weekend|month|year)\b/i;
+const DURATION =
+  /\b(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|few|couple(?: of)?|several|many)\s+(?:more\s+)?(?:minutes?|hours?|days?|nights?|weeks?|months?|years?)\b|\ball (?:day|night|week|weekend|month|year)\b/i;
 
 export function askedFor(question: string): AnswerShape | undefined {
   if (ASKS_DURATION.test(question)) return 'duration';

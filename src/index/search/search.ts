@@ -57,7 +57,8 @@ export interface SearchResult {
 const TEXT_CANDIDATES = 100;
 /** Side lists (entities, vectors) read per query. */
 const SIDE_CANDIDATES = 60;
-export const ROW_COLUMNS = 'm.id, m.kind, m.content, m.event_time, m.speaker, m.source_role, m.session_id, m.source_message_id, m.source_ids, m.confidence, m.seq';
+export const ROW_COLUMNS =
+  'm.id, m.kind, m.content, m.event_time, m.speaker, m.source_role, m.session_id, m.source_message_id, m.source_ids, m.confidence, m.seq';
 /** Entities linked to more memories than this in one chat are too common to rank by. */
 const MAX_ENTITY_LINKS = 200;
 /** Messages on a named date considered (a busy day in a group chat has more). */
@@ -168,7 +169,10 @@ export class HybridSearch {
     if (pass.size >= limit || top.length < limit * 2) {
       const best = top.filter((t) => pass.has(t.rowid)).slice(0, limit);
       if (best.length === 0) return [];
-      const rows = this.rows<Row>(`SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.rowid IN (${best.map(() => '?').join(',')})`, ...best.map((t) => t.rowid));
+      const rows = this.rows<Row>(
+        `SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.rowid IN (${best.map(() => '?').join(',')})`,
+        ...best.map((t) => t.rowid),
+      );
       const byRid = new Map(rows.map((r) => [r.rid, r]));
       return best.map((t) => ({ row: byRid.get(t.rowid)!, score: -t.rank }));
     }
@@ -190,7 +194,13 @@ export class HybridSearch {
    * where people tell what they did "yesterday"). With `dateSpeaker`, the named speakers'
    * messages of those days join even when they share no word ("where was Ann on 31 Dec?").
    */
-  private onDates(match: string, dates: DateRange[], speakers: ReadonlySet<string>, w: RankWeights, opts: SearchOptions): Array<{ row: Row; score: number; on: number }> {
+  private onDates(
+    match: string,
+    dates: DateRange[],
+    speakers: ReadonlySet<string>,
+    w: RankWeights,
+    opts: SearchOptions,
+  ): Array<{ row: Row; score: number; on: number }> {
     const f = this.filter(opts);
     const inRange = this.stmt(
       `SELECT m.rowid AS rid, ${ROW_COLUMNS} FROM memories m WHERE m.scope = ? AND m.event_time >= ? AND m.event_time < ?${f.sql} LIMIT ?`,
@@ -266,12 +276,16 @@ export class HybridSearch {
       for (const list of rows.values()) list.sort((x, y) => x.seq! - y.seq!);
     }
     return (s, b, a) =>
-      s.kind !== 'episode' || s.seq === null || !s.session_id ? [] : (rows.get(s.session_id) ?? []).filter((r) => r.seq !== s.seq && r.seq! >= s.seq! - b && r.seq! <= s.seq! + a);
+      s.kind !== 'episode' || s.seq === null || !s.session_id
+        ? []
+        : (rows.get(s.session_id) ?? []).filter((r) => r.seq !== s.seq && r.seq! >= s.seq! - b && r.seq! <= s.seq! + a);
   }
 
   private entityHits(words: string[], opts: SearchOptions): Array<{ row: Row; links: number }> {
     // Bounded: a pasted document must not turn into thousands of SQL parameters.
-    const grams = ngrams(words.slice(0, 40)).filter((g) => g.length >= 2).slice(0, 300);
+    const grams = ngrams(words.slice(0, 40))
+      .filter((g) => g.length >= 2)
+      .slice(0, 300);
     if (grams.length === 0) return [];
     const count = this.stmt('SELECT COUNT(*) AS n FROM (SELECT 1 FROM memory_entities WHERE scope = ? AND entity_id = ? LIMIT ?)');
     // An entity named in most of a chat's messages tells nothing about which one is wanted
@@ -329,7 +343,10 @@ export class HybridSearch {
     if (top.length < 2) return [];
     const docs = new Map<string, number>();
     for (const c of top) for (const t of new Set(analyze(c.row.content).terms)) if (!query.has(t) && !/^\d+$/.test(t)) docs.set(t, (docs.get(t) ?? 0) + 1);
-    const shared = [...docs].filter(([, n]) => n >= 2).sort((a, b) => b[1] - a[1]).slice(0, 20);
+    const shared = [...docs]
+      .filter(([, n]) => n >= 2)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 20);
     const count = this.stmt(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${SCOPED_FTS} WHERE ${SCOPED_FTS} MATCH ? LIMIT 2000)`);
     const scored = shared.flatMap(([t, n]) => {
       const m = this.matchQuery(scope, [t]);
@@ -337,7 +354,10 @@ export class HybridSearch {
       const df = (count.get(m) as { n: number }).n;
       return [{ t, s: n * Math.log(1 + 2000 / (1 + df)) }];
     });
-    return scored.sort((a, b) => b.s - a.s).slice(0, 5).map((x) => x.t);
+    return scored
+      .sort((a, b) => b.s - a.s)
+      .slice(0, 5)
+      .map((x) => x.t);
   }
 
   /** Up to 100 messages of the scope containing the word, each able to say whom it replies to. */
@@ -364,7 +384,10 @@ export class HybridSearch {
   /** The years this scope's memories span (for dates named without a year). */
   private years(scope: string): number[] {
     // Two subqueries: each is one seek on (scope, event_time); MIN and MAX in one SELECT scan the scope's rows.
-    const r = this.stmt('SELECT (SELECT MIN(event_time) FROM memories WHERE scope = ?) AS a, (SELECT MAX(event_time) FROM memories WHERE scope = ?) AS b').get(scope, scope) as {
+    const r = this.stmt('SELECT (SELECT MIN(event_time) FROM memories WHERE scope = ?) AS a, (SELECT MAX(event_time) FROM memories WHERE scope = ?) AS b').get(
+      scope,
+      scope,
+    ) as {
       a: number | null;
       b: number | null;
     };
@@ -380,7 +403,8 @@ export class HybridSearch {
     // A name in the question that is one of this chat's speakers says whose messages are
     // wanted; as a word it mostly matches the other person greeting them ("thanks, Ann!").
     const named = this.speakers.named(opts.scope, query);
-    const terms = w.speakerTermDropped && named.terms.size > 0 && q.terms.some((t) => !named.terms.has(t)) ? q.terms.filter((t) => !named.terms.has(t)) : q.terms;
+    const terms =
+      w.speakerTermDropped && named.terms.size > 0 && q.terms.some((t) => !named.terms.has(t)) ? q.terms.filter((t) => !named.terms.has(t)) : q.terms;
     // "what did Ann buy?" also looks for "bought": stemming does not join an irregular verb's forms.
     const searched = w.irregular ? withOtherForms(query, terms) : terms;
     const match = this.matchQuery(opts.scope, searched);
@@ -424,7 +448,14 @@ export class HybridSearch {
       for (const s of seeds.slice(0, aroundSeeds)) for (const row of near(s, w.aroundWindow, w.aroundWindow)) get(row);
     }
     if (match && w.prf !== 0 && best > 0) {
-      const expansion = this.feedbackTerms([...cands.values()].filter((c) => c.text > 0).sort((a, b) => b.text - a.text).slice(0, w.prfDocs), new Set(terms), opts.scope);
+      const expansion = this.feedbackTerms(
+        [...cands.values()]
+          .filter((c) => c.text > 0)
+          .sort((a, b) => b.text - a.text)
+          .slice(0, w.prfDocs),
+        new Set(terms),
+        opts.scope,
+      );
       const m2 = expansion.length > 0 ? this.matchQuery(opts.scope, expansion) : null;
       if (m2) {
         const hits = this.text(m2, opts, TEXT_CANDIDATES);

@@ -32,11 +32,34 @@ export interface WordUse {
 }
 
 function nameKeys(name: string): string[] {
-  const words = name.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words =
+    name
+      .toLowerCase()
+      .normalize('NFKC')
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
   return words.filter((w) => w.length >= 2 && !FUNCTION_WORDS.has(w));
 }
 
-const SOUNDEX: Record<string, string> = { b: '1', f: '1', p: '1', v: '1', c: '2', g: '2', j: '2', k: '2', q: '2', s: '2', x: '2', z: '2', d: '3', t: '3', l: '4', m: '5', n: '5', r: '6' };
+const SOUNDEX: Record<string, string> = {
+  b: '1',
+  f: '1',
+  p: '1',
+  v: '1',
+  c: '2',
+  g: '2',
+  j: '2',
+  k: '2',
+  q: '2',
+  s: '2',
+  x: '2',
+  z: '2',
+  d: '3',
+  t: '3',
+  l: '4',
+  m: '5',
+  n: '5',
+  r: '6',
+};
 
 /** American Soundex of a Latin-letter word ("" for anything else). */
 export function soundex(word: string): string {
@@ -81,11 +104,7 @@ const GREETING = String.raw`(?:hi|hey|hello|heya|hiya|yo|thanks|thank you|thx|de
 /** A test for text that addresses `name` directly: "Hey Kate", "Thanks, Kate!", "…, Kate." */
 export function addressing(name: string): (text: string) => boolean {
   const n = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const forms = [
-    new RegExp(`(?:^|[.!?]\\s+)${GREETING}[,!]?\\s+${n}\\b`, 'iu'),
-    new RegExp(`,\\s*${n}\\s*(?:[.!?]|$)`, 'u'),
-    new RegExp(`^${n}\\s*[,!]`, 'u'),
-  ];
+  const forms = [new RegExp(`(?:^|[.!?]\\s+)${GREETING}[,!]?\\s+${n}\\b`, 'iu'), new RegExp(`,\\s*${n}\\s*(?:[.!?]|$)`, 'u'), new RegExp(`^${n}\\s*[,!]`, 'u')];
   const lower = name.toLowerCase();
   return (text) => text.toLowerCase().includes(lower) && forms.some((re) => re.test(text));
 }

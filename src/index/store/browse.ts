@@ -55,7 +55,12 @@ export class IndexBrowse {
       `SELECT m.content FROM memory_entities me JOIN memories m ON m.id = me.memory_id
        WHERE me.entity_id = ? AND m.scope = ? AND m.valid_until IS NULL ORDER BY m.event_time DESC LIMIT 3`,
     );
-    return rows.map((r) => ({ name: r.name, type: r.type, links: r.links, memories: (mems.all(r.id, scope) as Array<{ content: string }>).map((x) => x.content) }));
+    return rows.map((r) => ({
+      name: r.name,
+      type: r.type,
+      links: r.links,
+      memories: (mems.all(r.id, scope) as Array<{ content: string }>).map((x) => x.content),
+    }));
   }
 
   /** Memories of the scope per UTC day and kind. */
@@ -68,7 +73,9 @@ export class IndexBrowse {
   /** Every memory of the scope, retired ones included, in event order (for /export). */
   everything(scope: string): ScopeRow[] {
     return this.db
-      .prepare('SELECT kind, content, confidence, valid_until, event_time, created_at, speaker, source_role FROM memories WHERE scope = ? ORDER BY event_time, rowid')
+      .prepare(
+        'SELECT kind, content, confidence, valid_until, event_time, created_at, speaker, source_role FROM memories WHERE scope = ? ORDER BY event_time, rowid',
+      )
       .all(scope) as ScopeRow[];
   }
 }

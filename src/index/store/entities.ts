@@ -64,7 +64,30 @@ function normalizeKey(text: string): string {
 }
 
 /** Words that start multiword place names ("New York", "San Diego") even though alone they are not names. */
-const NAME_PREFIXES = new Set(['new', 'san', 'santa', 'los', 'las', 'el', 'la', 'le', 'saint', 'st', 'port', 'fort', 'mount', 'lake', 'north', 'south', 'east', 'west', 'upper', 'lower', 'great', 'old']);
+const NAME_PREFIXES = new Set([
+  'new',
+  'san',
+  'santa',
+  'los',
+  'las',
+  'el',
+  'la',
+  'le',
+  'saint',
+  'st',
+  'port',
+  'fort',
+  'mount',
+  'lake',
+  'north',
+  'south',
+  'east',
+  'west',
+  'upper',
+  'lower',
+  'great',
+  'old',
+]);
 
 function isCapitalized(w: string): boolean {
   const c = w[0]!;

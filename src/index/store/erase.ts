@@ -25,7 +25,7 @@ export function findMatching(db: Db, scope: string, matches: (text: string) => b
 }
 
 function hasTable(db: Db, name: string): boolean {
-  return db.prepare("SELECT 1 FROM sqlite_master WHERE name = ?").get(name) !== undefined;
+  return db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
 }
 
 /**

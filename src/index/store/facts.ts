@@ -55,7 +55,9 @@ export class FactTables {
   /** confirm_fact: protected from decay for good. */
   confirm(id: string, scope: string): boolean {
     const r = this.db
-      .prepare("UPDATE memories SET decay_rate = 0.0, confidence = 1.0, attributes = json_remove(attributes, '$.base_confidence') WHERE id = ? AND scope = ? AND kind = 'fact' AND valid_until IS NULL")
+      .prepare(
+        "UPDATE memories SET decay_rate = 0.0, confidence = 1.0, attributes = json_remove(attributes, '$.base_confidence') WHERE id = ? AND scope = ? AND kind = 'fact' AND valid_until IS NULL",
+      )
       .run(id, scope);
     return r.changes > 0;
   }
@@ -64,20 +66,26 @@ export class FactTables {
   markConsolidated(sessionId: string, scope: string): void {
     const now = Math.floor(Date.now() / 1000);
     this.db
-      .prepare('INSERT INTO sessions_consolidations (session_id, first_seen_at, consolidated_at, scope) VALUES (?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET consolidated_at = excluded.consolidated_at')
+      .prepare(
+        'INSERT INTO sessions_consolidations (session_id, first_seen_at, consolidated_at, scope) VALUES (?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET consolidated_at = excluded.consolidated_at',
+      )
       .run(sessionId, now, now, scope);
   }
 
   /** Live memories of a scope by kind, the newest event time, and how many entities they mention. */
   stats(scope: string, vectors: boolean): IndexStats {
-    const rows = this.db.prepare('SELECT kind, COUNT(*) AS n, MAX(event_time) AS t FROM memories WHERE scope = ? AND valid_until IS NULL GROUP BY kind').all(scope) as Array<{
+    const rows = this.db
+      .prepare('SELECT kind, COUNT(*) AS n, MAX(event_time) AS t FROM memories WHERE scope = ? AND valid_until IS NULL GROUP BY kind')
+      .all(scope) as Array<{
       kind: string;
       n: number;
       t: number;
     }>;
     const latest = rows.reduce((m, r) => Math.max(m, r.t), 0);
     const entities = (
-      this.db.prepare('SELECT COUNT(DISTINCT me.entity_id) AS n FROM memory_entities me JOIN memories m ON m.id = me.memory_id WHERE m.scope = ?').get(scope) as { n: number }
+      this.db
+        .prepare('SELECT COUNT(DISTINCT me.entity_id) AS n FROM memory_entities me JOIN memories m ON m.id = me.memory_id WHERE m.scope = ?')
+        .get(scope) as { n: number }
     ).n;
     return { byKind: Object.fromEntries(rows.map((r) => [r.kind, r.n])), latest: latest ? new Date(latest * 1000).toISOString() : null, entities, vectors };
   }

@@ -31,7 +31,9 @@ function words(text: string): string[] {
 
 /** The document FTS5 indexes for a memory of this scope. */
 export function scopedDocument(prefix: string, text: string): string {
-  return words(text).map((w) => prefix + w).join(' ');
+  return words(text)
+    .map((w) => prefix + w)
+    .join(' ');
 }
 
 /**

@@ -59,7 +59,9 @@ export class JobTables {
   decay(nowSec: number, threshold: number): DecayOutcome {
     const db = this.db;
     const facts = db
-      .prepare("SELECT id, confidence, decay_rate, created_at, last_accessed, attributes FROM memories WHERE kind = 'fact' AND valid_until IS NULL AND decay_rate > 0")
+      .prepare(
+        "SELECT id, confidence, decay_rate, created_at, last_accessed, attributes FROM memories WHERE kind = 'fact' AND valid_until IS NULL AND decay_rate > 0",
+      )
       .all() as Array<{ id: string; confidence: number; decay_rate: number; created_at: number; last_accessed: number | null; attributes: string }>;
     let updated = 0;
     let deleted = 0;
@@ -91,9 +93,11 @@ export class JobTables {
 
   /** Scopes with a live fact created since `sinceSec`. */
   scopesWithFactsSince(sinceSec: number): string[] {
-    return (this.db.prepare("SELECT DISTINCT scope FROM memories WHERE kind = 'fact' AND valid_until IS NULL AND created_at >= ?").all(sinceSec) as Array<{ scope: string }>).map(
-      (r) => r.scope,
-    );
+    return (
+      this.db.prepare("SELECT DISTINCT scope FROM memories WHERE kind = 'fact' AND valid_until IS NULL AND created_at >= ?").all(sinceSec) as Array<{
+        scope: string;
+      }>
+    ).map((r) => r.scope);
   }
 
   /** When the scope's newest reflection was written (seconds), or null. */
@@ -104,7 +108,9 @@ export class JobTables {
   /** The scope's live facts created since `sinceSec`, newest first (at most 200). */
   factsSince(scope: string, sinceSec: number): Array<{ id: string; content: string }> {
     return this.db
-      .prepare("SELECT id, content FROM memories WHERE kind = 'fact' AND scope = ? AND valid_until IS NULL AND created_at >= ? ORDER BY created_at DESC LIMIT 200")
+      .prepare(
+        "SELECT id, content FROM memories WHERE kind = 'fact' AND scope = ? AND valid_until IS NULL AND created_at >= ? ORDER BY created_at DESC LIMIT 200",
+      )
       .all(scope, sinceSec) as Array<{ id: string; content: string }>;
   }
 }

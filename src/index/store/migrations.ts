@@ -193,9 +193,11 @@ export const MIGRATIONS: Array<string | ((db: Db) => void)> = [
         PRIMARY KEY (scope, alias, entity_id)
       );
     `);
-    const pairs = db
-      .prepare('SELECT entity_id, scope, COUNT(*) AS n FROM memory_entities WHERE scope IS NOT NULL GROUP BY entity_id, scope')
-      .all() as Array<{ entity_id: string; scope: string; n: number }>;
+    const pairs = db.prepare('SELECT entity_id, scope, COUNT(*) AS n FROM memory_entities WHERE scope IS NOT NULL GROUP BY entity_id, scope').all() as Array<{
+      entity_id: string;
+      scope: string;
+      n: number;
+    }>;
     const entity = db.prepare('SELECT type, aliases, protected FROM entities WHERE id = ?');
     const key = db.prepare('SELECT alias FROM entity_aliases WHERE entity_id = ? LIMIT 1');
     const occurs = db.prepare(
@@ -214,7 +216,9 @@ export const MIGRATIONS: Array<string | ((db: Db) => void)> = [
       } catch {
         /* unreadable list: the key stands in */
       }
-      const forms = (Array.isArray(old) ? old : []).filter((f): f is string => typeof f === 'string' && f !== '' && occurs.get(p.entity_id, p.scope, f) !== undefined);
+      const forms = (Array.isArray(old) ? old : []).filter(
+        (f): f is string => typeof f === 'string' && f !== '' && occurs.get(p.entity_id, p.scope, f) !== undefined,
+      );
       const names = forms.length > 0 ? forms : [k];
       const id = `ent_${randomBytes(8).toString('hex')}`;
       insert.run(id, p.scope, names[0], e.type, JSON.stringify(names), p.n, e.protected ?? 0);

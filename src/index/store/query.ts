@@ -44,7 +44,12 @@ export interface AnalyzedQuery {
 }
 
 export function tokenize(text: string): string[] {
-  return (text.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? []).map((w) => w.replace(/['’]s$/u, ''));
+  return (
+    text
+      .toLowerCase()
+      .normalize('NFKC')
+      .match(/[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu) ?? []
+  ).map((w) => w.replace(/['’]s$/u, ''));
 }
 
 /** The words of a text that say what it is about (no function words, no asking words). */

@@ -52,7 +52,9 @@ export class VectorTables {
 
   /** Creates the vector table at this size if it is not there (cosine distance, one partition per chat). */
   create(dims: number): void {
-    this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS vec_memories USING vec0(memory_id TEXT PRIMARY KEY, scope TEXT PARTITION KEY, embedding float[${dims}] distance_metric=cosine)`);
+    this.db.exec(
+      `CREATE VIRTUAL TABLE IF NOT EXISTS vec_memories USING vec0(memory_id TEXT PRIMARY KEY, scope TEXT PARTITION KEY, embedding float[${dims}] distance_metric=cosine)`,
+    );
   }
 
   layout(): VectorLayout {
@@ -93,7 +95,9 @@ export class VectorTables {
   store(items: Array<{ id: string; vector: Buffer }>): void {
     const { partitioned } = this.layout();
     const remove = this.db.prepare('DELETE FROM vec_memories WHERE memory_id = ?');
-    const insert = this.db.prepare(partitioned ? 'INSERT INTO vec_memories (memory_id, scope, embedding) VALUES (?, ?, ?)' : 'INSERT INTO vec_memories (memory_id, embedding) VALUES (?, ?)');
+    const insert = this.db.prepare(
+      partitioned ? 'INSERT INTO vec_memories (memory_id, scope, embedding) VALUES (?, ?, ?)' : 'INSERT INTO vec_memories (memory_id, embedding) VALUES (?, ?)',
+    );
     const scopeOf = this.db.prepare('SELECT scope FROM memories WHERE id = ?').pluck();
     this.db.transaction(() => {
       for (const it of items) {

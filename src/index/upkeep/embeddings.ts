@@ -49,7 +49,7 @@ export class Embedder {
     if (layout.metric === 'l2' || !layout.partitioned) {
       this.log.info(
         { metric: layout.metric, perChat: layout.partitioned },
-        'memory.db\'s vector table is an older kind (L2 distance, one list for all chats); it works (similarities assume unit-length vectors, as OpenAI\'s are), and `npm run memory -- reindex --embeddings` rebuilds it with cosine and one partition per chat (cached texts are not embedded again)',
+        "memory.db's vector table is an older kind (L2 distance, one list for all chats); it works (similarities assume unit-length vectors, as OpenAI's are), and `npm run memory -- reindex --embeddings` rebuilds it with cosine and one partition per chat (cached texts are not embedded again)",
       );
     }
     this.index.setMeta('embedding_dimensions', String(this.dims));
@@ -83,11 +83,13 @@ export class Embedder {
     // A failure here (the database closed or busy, a vector table dropped behind our back) is
     // logged and ends with this batch: left in the chain it would skip every later batch, and
     // `void this.flush()` would leave an unhandled rejection, which ends the process.
-    this.running = this.running.then(async () => {
-      for (let i = 0; i < items.length; i += BATCH) await this.embedBatch(items.slice(i, i + BATCH));
-    }).catch((err: unknown) => {
-      this.log.warn({ err: errorMessage(err), items: items.length }, 'storing embeddings failed; those memories are searchable by text only');
-    });
+    this.running = this.running
+      .then(async () => {
+        for (let i = 0; i < items.length; i += BATCH) await this.embedBatch(items.slice(i, i + BATCH));
+      })
+      .catch((err: unknown) => {
+        this.log.warn({ err: errorMessage(err), items: items.length }, 'storing embeddings failed; those memories are searchable by text only');
+      });
     return this.running;
   }
 
@@ -100,7 +102,11 @@ export class Embedder {
     for (const it of hashed) if (!vectors.has(it.hash) && !missing.some((m) => m.hash === it.hash)) missing.push(it);
     if (missing.length > 0) {
       try {
-        const out = await this.llm.embed(this.model, missing.map((m) => m.content), this.dims);
+        const out = await this.llm.embed(
+          this.model,
+          missing.map((m) => m.content),
+          this.dims,
+        );
         // A scrub after /forget holds the index's writes (scrubber.ts): wait for it, not for the lock.
         await this.index.whenWritable();
         // A memory forgotten while its text was being embedded leaves no vector of it behind,

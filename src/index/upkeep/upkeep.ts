@@ -59,10 +59,13 @@ export class Upkeep {
     let result: JobResult;
     try {
       result =
-        job === 'enrichment' ? this.enrichment()
-        : job === 'consolidation' ? await this.consolidation(tables)
-        : job === 'decay' ? this.decay(tables, now)
-        : await this.reflection(tables, now);
+        job === 'enrichment'
+          ? this.enrichment()
+          : job === 'consolidation'
+            ? await this.consolidation(tables)
+            : job === 'decay'
+              ? this.decay(tables, now)
+              : await this.reflection(tables, now);
     } catch (err) {
       result = { job, changed: 0, detail: `failed: ${errorMessage(err)}` };
     }
@@ -77,7 +80,10 @@ export class Upkeep {
     } catch (err) {
       this.log.warn({ job, err: errorMessage(err) }, 'the run could not be recorded in memory.db');
     }
-    this.log.info({ job, ms: Date.now() - started, changed: result.changed, skipped: result.skipped }, `${job}: ${result.skipped ? `skipped (${result.skipped})` : result.detail}`);
+    this.log.info(
+      { job, ms: Date.now() - started, changed: result.changed, skipped: result.skipped },
+      `${job}: ${result.skipped ? `skipped (${result.skipped})` : result.detail}`,
+    );
     return result;
   }
 
@@ -113,7 +119,9 @@ export class Upkeep {
             account: { chat: p.scope, kind: 'facts' },
           });
           await this.index.whenWritable();
-          const saved = this.index.saveFacts(parseFacts(res.content).map((content) => ({ content, scope: p.scope, sessionId: p.session_id, sourceIds: chunk.map((c) => c.id) })));
+          const saved = this.index.saveFacts(
+            parseFacts(res.content).map((content) => ({ content, scope: p.scope, sessionId: p.session_id, sourceIds: chunk.map((c) => c.id) })),
+          );
           facts += saved.filter((s) => !s.duplicateOf).length;
         } catch (err) {
           ok = false;
@@ -132,7 +140,11 @@ export class Upkeep {
 
   private decay(tables: JobTables, now: Date): JobResult {
     const { checked, updated, deleted } = tables.decay(Math.floor(now.getTime() / 1000), DECAY_THRESHOLD);
-    return { job: 'decay', changed: updated + deleted, detail: `${checked} facts checked, ${updated} decayed, ${deleted} below ${DECAY_THRESHOLD} soft-deleted` };
+    return {
+      job: 'decay',
+      changed: updated + deleted,
+      detail: `${checked} facts checked, ${updated} decayed, ${deleted} below ${DECAY_THRESHOLD} soft-deleted`,
+    };
   }
 
   private async reflection(tables: JobTables, now: Date): Promise<JobResult> {
@@ -157,7 +169,12 @@ export class Upkeep {
       }
       const res = await this.llm.chat({
         tier: 'balanced',
-        messages: [{ role: 'user', content: `Write a short weekly reflection (3-5 sentences) on what matters to the user this week, from these facts:\n${facts.map((f) => `- ${f.content}`).join('\n')}` }],
+        messages: [
+          {
+            role: 'user',
+            content: `Write a short weekly reflection (3-5 sentences) on what matters to the user this week, from these facts:\n${facts.map((f) => `- ${f.content}`).join('\n')}`,
+          },
+        ],
         temperature: 0.3,
         maxTokens: 300,
         timeoutMs: this.opts.timeoutMs,
@@ -166,7 +183,14 @@ export class Upkeep {
       });
       if (res.content.trim()) {
         await this.index.whenWritable();
-        if (this.index.saveReflection(res.content.trim(), scope, facts.map((f) => f.id))) made++;
+        if (
+          this.index.saveReflection(
+            res.content.trim(),
+            scope,
+            facts.map((f) => f.id),
+          )
+        )
+          made++;
       }
     }
     return { job: 'reflection', changed: made, detail: `${made} reflection(s) written${notes.length ? `; ${notes.join('; ')}` : ''}` };

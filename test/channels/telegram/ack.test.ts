@@ -9,7 +9,9 @@ test('in a group the message being answered gets 👀; not in private chats; a r
   try {
     // The emulator has no setMessageReaction: the proxy stands in for it (ok, then a refusal).
     bot.tg.intercept('setMessageReaction', (c) =>
-      c.index === 0 ? { json: { ok: true, result: true } } : { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: REACTION_INVALID' } },
+      c.index === 0
+        ? { json: { ok: true, result: true } }
+        : { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: REACTION_INVALID' } },
     );
     const alice = bot.tg.user({ userId: 301, chatId: GROUP, type: 'supergroup', chatTitle: 'Team', firstName: 'Alice' });
     await alice.say('chatting among ourselves');

@@ -99,7 +99,9 @@ test('killed while an album waits for more pictures: after the restart it is ans
   }
 });
 
-test('in a group, killed after the album\'s addressed picture: its other pictures, sent after the restart, still join it', { timeout: patient(120_000) }, async () => {
+test("in a group, killed after the album's addressed picture: its other pictures, sent after the restart, still join it", {
+  timeout: patient(120_000),
+}, async () => {
   const GROUP = -1009;
   const tg = await startTelegramEmulator();
   const llm = await startFakeLlm();
@@ -110,7 +112,10 @@ test('in a group, killed after the album\'s addressed picture: its other picture
     tg.intercept('setMessageReaction', () => ({ json: { ok: true, result: true } }));
     for (const id of ['k1', 'k2', 'k3']) tg.addFile(`${id}_l`, png(300, 200), `photos/${id}.png`);
     const alice = tg.user({ userId: 301, chatId: GROUP, type: 'supergroup', chatTitle: 'Team', firstName: 'Alice' });
-    const picture = (id: string) => ({ photo: [{ file_id: `${id}_l`, file_unique_id: `u_${id}`, width: 300, height: 200, file_size: 5000 }], media_group_id: 'g950' });
+    const picture = (id: string) => ({
+      photo: [{ file_id: `${id}_l`, file_unique_id: `u_${id}`, width: 300, height: 200, file_size: 5000 }],
+      media_group_id: 'g950',
+    });
     await waitFor(() => run.log().includes('daemon started'), 30_000, 'the daemon to start');
     // Only the captioned picture (the one that names the bot) reaches this run.
     await alice.send({ ...picture('k1'), caption: '@TestNameBot which one is sharpest?' });

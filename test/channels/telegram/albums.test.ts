@@ -67,7 +67,11 @@ test('an album of 3 photos with a caption: one reply, one LLM request with the 3
     assert.equal(requests.length, 2);
     const last = requests[0]!.body.messages.at(-1);
     assert.deepEqual(last.content[0], { type: 'text', text: '[Photo] our trip, which one is best?\n[Photo]\n[Photo]' });
-    assert.deepEqual(imageUrls(requests[0]!.body), b64.map((b) => `data:image/png;base64,${b}`), 'all three, in album order');
+    assert.deepEqual(
+      imageUrls(requests[0]!.body),
+      b64.map((b) => `data:image/png;base64,${b}`),
+      'all three, in album order',
+    );
     assert.deepEqual(imageUrls(requests[1]!.body), [], 'a later request has the placeholders only');
 
     const session = await bot.sessionFile(OWNER);
@@ -116,7 +120,9 @@ test('an album with one picture Telegram cannot give: the other two reach the mo
   try {
     const owner = bot.tg.user({ userId: OWNER });
     addPhotos(bot.tg, ['k1', 'k3']);
-    bot.tg.intercept('getFile', (call) => (call.body?.file_id === 'k2_l' ? { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: invalid file_id' } } : undefined));
+    bot.tg.intercept('getFile', (call) =>
+      call.body?.file_id === 'k2_l' ? { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: invalid file_id' } } : undefined,
+    );
     await inOneBatch(bot.tg, () => album(owner, 'g300', ['k1', 'k2', 'k3'], 'compare these'));
     const [reply] = await bot.tg.waitForBotMessages(OWNER, 1);
     assert.equal(
@@ -148,8 +154,14 @@ test('two albums from two chats, their items interleaved in one batch, stay two 
     await bot.tg.waitForBotMessages(FRIEND, 1);
     await owner.say('next');
     await friend.say('next');
-    assert.deepEqual((await bot.tg.waitForBotMessages(OWNER, 2)).map((m) => m.text), ['echo: [Photo] mine\n[Photo]', 'echo: next']);
-    assert.deepEqual((await bot.tg.waitForBotMessages(FRIEND, 2)).map((m) => m.text), ['echo: [Photo] yours\n[Photo]', 'echo: next']);
+    assert.deepEqual(
+      (await bot.tg.waitForBotMessages(OWNER, 2)).map((m) => m.text),
+      ['echo: [Photo] mine\n[Photo]', 'echo: next'],
+    );
+    assert.deepEqual(
+      (await bot.tg.waitForBotMessages(FRIEND, 2)).map((m) => m.text),
+      ['echo: [Photo] yours\n[Photo]', 'echo: next'],
+    );
     const albums = bot.llm.chatRequests().filter((r) => imageUrls(r.body).length > 0);
     assert.equal(albums.length, 2);
     assert.ok(albums.every((r) => imageUrls(r.body).length === 2));
@@ -212,7 +224,10 @@ test('a stranger sending an album is refused once, like any message; nothing rea
     await inOneBatch(bot.tg, () => album(stranger, 'g700', ['s1', 's2', 's3'], 'hi there'));
     await bot.tg.waitForBotMessages(999, 1);
     await waitFor(() => bot.logs.lines().filter((l) => l.msg === 'message refused').length === 3, 10_000, 'all three items refused');
-    assert.deepEqual(bot.tg.botMessages(999).map((m) => m.text), ['Sorry, this is a private bot.']);
+    assert.deepEqual(
+      bot.tg.botMessages(999).map((m) => m.text),
+      ['Sorry, this is a private bot.'],
+    );
     assert.equal(bot.llm.chatRequests().length, 0);
     assert.equal(bot.tg.callsOf('getFile').length, 0);
   } finally {
@@ -232,17 +247,25 @@ test('an album with a HEIC file: not downloaded, the photos answered with one no
       await owner.send({ ...heic('doc1'), media_group_id: 'g800' });
     });
     const [first] = await bot.tg.waitForBotMessages(OWNER, 1);
-    assert.equal(first!.text, "echo: [Photo]\n[Photo]\n[Image: doc1.HEIC]\n\nℹ️ I couldn't look at picture 3 of 3 (it is image/heic, and I can read JPEG, PNG, GIF and WebP), so I answered from the other pictures.");
+    assert.equal(
+      first!.text,
+      "echo: [Photo]\n[Photo]\n[Image: doc1.HEIC]\n\nℹ️ I couldn't look at picture 3 of 3 (it is image/heic, and I can read JPEG, PNG, GIF and WebP), so I answered from the other pictures.",
+    );
     assert.equal(imageUrls(bot.llm.chatRequests()[0]!.body).length, 2);
     assert.ok(!bot.tg.callsOf('getFile').some((c) => c.body.file_id === 'doc1'), 'the HEIC file is not downloaded');
 
-    bot.tg.intercept('getFile', (call) => (call.body?.file_id === 'x1_l' ? { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: invalid file_id' } } : undefined));
+    bot.tg.intercept('getFile', (call) =>
+      call.body?.file_id === 'x1_l' ? { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: invalid file_id' } } : undefined,
+    );
     await inOneBatch(bot.tg, async () => {
       await owner.send({ ...photo('x1'), media_group_id: 'g801' });
       await owner.send({ ...heic('doc2'), media_group_id: 'g801' });
     });
     const second = (await bot.tg.waitForBotMessages(OWNER, 2))[1]!;
-    assert.equal(second.text, "I couldn't look at your 1 photo and 1 image (it could not be downloaded; it is image/heic, and I can read JPEG, PNG, GIF and WebP). They are saved in our conversation; please send them again if you need an answer about them.");
+    assert.equal(
+      second.text,
+      "I couldn't look at your 1 photo and 1 image (it could not be downloaded; it is image/heic, and I can read JPEG, PNG, GIF and WebP). They are saved in our conversation; please send them again if you need an answer about them.",
+    );
     assert.equal(bot.llm.chatRequests().length, 1, 'the second album reached no model');
     // The album's turn saves its words after that line went out: the next message waits for it in the chat's queue.
     await owner.say('noted?');

@@ -36,7 +36,8 @@ interface Senders {
 }
 
 function senders(bot: TelegramTestBot): Senders {
-  const inGroup = (userId: number, firstName: string, userName: string) => bot.tg.user({ userId, chatId: GROUP, type: 'supergroup', chatTitle: 'Plums', firstName, userName });
+  const inGroup = (userId: number, firstName: string, userName: string) =>
+    bot.tg.user({ userId, chatId: GROUP, type: 'supergroup', chatTitle: 'Plums', firstName, userName });
   const anonymous = inGroup(ANONYMOUS_BOT, 'Group', 'GroupAnonymousBot');
   const channelBot = inGroup(CHANNEL_BOT, 'Channel', 'Channel_Bot');
   const service = inGroup(TELEGRAM_SERVICE, 'Telegram', 'telegram');
@@ -44,7 +45,8 @@ function senders(bot: TelegramTestBot): Senders {
   return {
     anonymous: (text) => anonymous.say(text, { from: { is_bot: true }, sender_chat: { id: GROUP, type: 'supergroup', title: 'Plums' } }),
     asChannel: (text) => channelBot.say(text, { from: { is_bot: true }, sender_chat: channel }),
-    autoForward: (text) => service.say(text, { sender_chat: channel, is_automatic_forward: true, forward_origin: { type: 'channel', chat: channel, message_id: 7, date: 1 } }),
+    autoForward: (text) =>
+      service.say(text, { sender_chat: channel, is_automatic_forward: true, forward_origin: { type: 'channel', chat: channel, message_id: 7, date: 1 } }),
     member: inGroup(MEMBER, 'Max', 'max'),
   };
 }
@@ -69,7 +71,10 @@ test('risk: an anonymous group admin is ignored — with GROUP_ADMINS_MANAGE=on 
     assert.equal(saved.senderName, 'Anonymous admin');
 
     // Someone posting as their channel is a member, whatever the channel: refused, and not looked up.
-    assert.equal(await ask(bot, () => s.asChannel('/export')), "Only the bot's owner or a group admin can use /export in this group, so nothing was done. Ask one of them if it is needed.");
+    assert.equal(
+      await ask(bot, () => s.asChannel('/export')),
+      "Only the bot's owner or a group admin can use /export in this group, so nothing was done. Ask one of them if it is needed.",
+    );
     assert.equal(await ask(bot, () => s.asChannel('@TestNameBot hi from the channel')), 'echo: hi from the channel');
     assert.equal(bot.tg.callsOf('getChatMember').length, 0);
 
@@ -82,7 +87,10 @@ test('risk: an anonymous group admin is ignored — with GROUP_ADMINS_MANAGE=on 
     assert.equal(await ask(bot, () => s.member.say('@TestNameBot ping')), 'echo: ping');
     assert.equal(bot.tg.botMessages(GROUP).length, before + 1, 'only the member was answered');
     assert.equal(bot.llm.requests.length, llmCalls + 1);
-    assert.ok((await bot.sessionFile(GROUP)).messages.some((m: any) => m.content === 'the plum code is 4471'), '/new did not run: the conversation is still there');
+    assert.ok(
+      (await bot.sessionFile(GROUP)).messages.some((m: any) => m.content === 'the plum code is 4471'),
+      '/new did not run: the conversation is still there',
+    );
   } finally {
     await bot.close();
   }
@@ -93,7 +101,10 @@ test('GROUP_ADMINS_MANAGE=off: an anonymous group admin talks with the bot like 
   const s = senders(bot);
   try {
     assert.equal(await ask(bot, () => s.anonymous('@TestNameBot hello')), 'echo: hello');
-    assert.equal(await ask(bot, () => s.anonymous('/export')), "Only the bot's owner can use /export in this group, so nothing was done. Ask them if it is needed.");
+    assert.equal(
+      await ask(bot, () => s.anonymous('/export')),
+      "Only the bot's owner can use /export in this group, so nothing was done. Ask them if it is needed.",
+    );
     assert.match(await ask(bot, () => s.anonymous('/status')), /^📊 Status/, 'the short /status');
     assert.equal(bot.tg.callsOf('sendDocument').length, 0);
   } finally {

@@ -10,7 +10,7 @@ import { runPair } from '../../../src/cli/pair.js';
 
 const OWNER = 111;
 
-test('a message gets the model\'s reply, with a typing indicator, in session telegram:{chatId}', async () => {
+test("a message gets the model's reply, with a typing indicator, in session telegram:{chatId}", async () => {
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER) } });
   try {
     await bot.tg.user({ userId: OWNER }).say('hello there');
@@ -29,7 +29,10 @@ test('a message gets the model\'s reply, with a typing indicator, in session tel
     assert.deepEqual(commands.sort(), ['compact', 'export', 'forget', 'help', 'memory', 'model', 'new', 'reminders', 'start', 'status', 'stop']);
 
     const session = await bot.sessionFile(OWNER);
-    assert.deepEqual(session.messages.map((m: { content: string }) => m.content), ['hello there', 'echo: hello there']);
+    assert.deepEqual(
+      session.messages.map((m: { content: string }) => m.content),
+      ['hello there', 'echo: hello there'],
+    );
   } finally {
     await bot.close();
   }
@@ -57,7 +60,10 @@ test('/status, /new and /start work as on the console, without asking the model'
     assert.match(help, /\/new/);
     // (/new may ask the model to consolidate memory; no command is answered by the model.)
     assert.deepEqual(
-      bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat').map(lastUserText),
+      bot.llm
+        .chatRequests()
+        .filter((r) => promptKind(r) === 'chat')
+        .map(lastUserText),
       ['remember me'],
       'only the first message went to the model as a chat',
     );
@@ -111,7 +117,16 @@ test('a 10,000-character answer arrives as ordered chunks of at most 4096 charac
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER) }, responder: () => text(answer) });
   try {
     await bot.tg.user({ userId: OWNER }).say('tell me everything');
-    await waitFor(() => bot.tg.botMessages(OWNER).join('').length > 0 && bot.tg.botMessages(OWNER).map((m) => m.text).join('\n\n').length >= answer.length, 10_000, 'the whole answer');
+    await waitFor(
+      () =>
+        bot.tg.botMessages(OWNER).join('').length > 0 &&
+        bot.tg
+          .botMessages(OWNER)
+          .map((m) => m.text)
+          .join('\n\n').length >= answer.length,
+      10_000,
+      'the whole answer',
+    );
     const chunks = bot.tg.botMessages(OWNER).map((m) => m.text);
     assert.ok(chunks.length >= 3, `${chunks.length} chunks: ${chunks.map((c) => c.length)}`);
     for (const c of chunks) assert.ok(c.length <= 4096, `chunk of ${c.length}`);
@@ -128,7 +143,23 @@ test('stickers, video notes and other documents without caption get one line nam
     // An edit of an earlier message, as Telegram would send it.
     bot.tg.intercept('getUpdates', (call) =>
       call.index === 2
-        ? { transform: (json) => ({ ...json, result: [{ update_id: 9000, edited_message: { message_id: 1, date: 0, chat: { id: OWNER, type: 'private' }, from: { id: OWNER, is_bot: false, first_name: 'O' }, text: 'edited' } }] }) }
+        ? {
+            transform: (json) => ({
+              ...json,
+              result: [
+                {
+                  update_id: 9000,
+                  edited_message: {
+                    message_id: 1,
+                    date: 0,
+                    chat: { id: OWNER, type: 'private' },
+                    from: { id: OWNER, is_bot: false, first_name: 'O' },
+                    text: 'edited',
+                  },
+                },
+              ],
+            }),
+          }
         : undefined,
     );
     await waitFor(() => bot.tg.callsOf('getUpdates').length > 3, 5000, 'the edit to be polled');
@@ -139,7 +170,9 @@ test('stickers, video notes and other documents without caption get one line nam
     const msgs = await bot.tg.waitForBotMessages(OWNER, 4);
     assert.deepEqual(
       msgs.slice(0, 3).map((m) => m.text),
-      ['a sticker', 'a video message', 'this kind of file'].map((what) => `I can read text, voice messages and photos, not ${what}, so nothing was sent to the model. Please say it in words.`),
+      ['a sticker', 'a video message', 'this kind of file'].map(
+        (what) => `I can read text, voice messages and photos, not ${what}, so nothing was sent to the model. Please say it in words.`,
+      ),
     );
     assert.equal(msgs[3]!.text, 'echo: and this?');
     assert.deepEqual(bot.llm.chatRequests().map(lastUserText), ['and this?'], 'the edit reached nobody');
@@ -217,7 +250,10 @@ test('a file it cannot read, with a caption: the caption is answered, the reply 
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER) } });
   try {
     const owner = bot.tg.user({ userId: OWNER });
-    await owner.send({ document: { file_id: 'pdf1', file_unique_id: 'u_pdf1', file_name: 'report.pdf', mime_type: 'application/pdf', file_size: 48_000 }, caption: 'read this' });
+    await owner.send({
+      document: { file_id: 'pdf1', file_unique_id: 'u_pdf1', file_name: 'report.pdf', mime_type: 'application/pdf', file_size: 48_000 },
+      caption: 'read this',
+    });
     await owner.send({ video: { file_id: 'vid1', file_unique_id: 'u_vid1', width: 1, height: 1, duration: 3 }, caption: 'what happens here?' });
     const msgs = await bot.tg.waitForBotMessages(OWNER, 2);
     const seen = bot.llm.chatRequests().map(lastUserText);

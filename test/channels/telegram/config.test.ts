@@ -63,7 +63,17 @@ test('each bad value is one line naming the variable, and the token is never pri
     TELEGRAM_WEBHOOK_SECRET: 'has spaces',
     TELEGRAM_WEBHOOK_PORT: '70000',
   });
-  const vars = ['TELEGRAM_BOT_TOKEN', 'TELEGRAM_API_ROOT', 'TELEGRAM_ALLOWED_USERS', 'TELEGRAM_ALLOWED_GROUPS', 'GROUP_ADMINS_MANAGE', 'TELEGRAM_DM_POLICY', 'TELEGRAM_WEBHOOK_URL', 'TELEGRAM_WEBHOOK_SECRET', 'TELEGRAM_WEBHOOK_PORT'];
+  const vars = [
+    'TELEGRAM_BOT_TOKEN',
+    'TELEGRAM_API_ROOT',
+    'TELEGRAM_ALLOWED_USERS',
+    'TELEGRAM_ALLOWED_GROUPS',
+    'GROUP_ADMINS_MANAGE',
+    'TELEGRAM_DM_POLICY',
+    'TELEGRAM_WEBHOOK_URL',
+    'TELEGRAM_WEBHOOK_SECRET',
+    'TELEGRAM_WEBHOOK_PORT',
+  ];
   assert.equal(problems.length, vars.length, problems.join('\n'));
   vars.forEach((v, i) => assert.ok(problems[i]!.startsWith(v), `${problems[i]} is about ${v}`));
   for (const p of problems) {

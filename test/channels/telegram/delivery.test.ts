@@ -11,13 +11,13 @@ import { lastUserText, text } from '../../helpers/fake-llm.js';
 const OWNER = 111;
 const env = { TELEGRAM_ALLOWED_USERS: String(OWNER) };
 
-test('formatting rejected by Telegram (400 can\'t parse entities) → the same part is re-sent as plain text', async () => {
+test("formatting rejected by Telegram (400 can't parse entities) → the same part is re-sent as plain text", async () => {
   const answer = 'Use **bold** and `x < y` here.';
   const bot = await startTelegramBot({ env, responder: () => text(answer) });
   try {
     bot.tg.intercept('sendMessage', (call) =>
       call.body.parse_mode === 'HTML'
-        ? { status: 400, json: { ok: false, error_code: 400, description: "Bad Request: can't parse entities: Unsupported start tag \"y\" at byte offset 20" } }
+        ? { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: can\'t parse entities: Unsupported start tag "y" at byte offset 20' } }
         : undefined,
     );
     await bot.tg.user({ userId: OWNER }).say('format something');
@@ -40,7 +40,9 @@ test('a 429 with retry_after is waited out, then the message is delivered once',
   const bot = await startTelegramBot({ env });
   try {
     bot.tg.intercept('sendMessage', (call) =>
-      call.index === 0 ? { status: 429, json: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } } } : undefined,
+      call.index === 0
+        ? { status: 429, json: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } } }
+        : undefined,
     );
     await bot.tg.user({ userId: OWNER }).say('hurry');
     const [msg] = await bot.tg.waitForBotMessages(OWNER, 1);
@@ -111,7 +113,11 @@ test('a send that fails for good (403: the user blocked the bot) is not retried 
   try {
     bot.tg.intercept('sendMessage', () => ({ status: 403, json: { ok: false, error_code: 403, description: 'Forbidden: bot was blocked by the user' } }));
     await bot.tg.user({ userId: OWNER }).say('hello');
-    await waitFor(() => bot.logs.lines().some((l) => /could not be handled|system failed|failed/i.test(String(l.msg)) && l.level >= 50), 5000, 'an error log line');
+    await waitFor(
+      () => bot.logs.lines().some((l) => /could not be handled|system failed|failed/i.test(String(l.msg)) && l.level >= 50),
+      5000,
+      'an error log line',
+    );
     // The reply and then the apology: each tried once, neither retried.
     assert.ok(bot.tg.callsOf('sendMessage').length <= 2, `${bot.tg.callsOf('sendMessage').length} attempts`);
     assert.equal(bot.tg.botMessages(OWNER).length, 0);

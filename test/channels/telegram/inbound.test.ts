@@ -29,7 +29,14 @@ test('media it cannot read is "unsupported", named, with its caption if any; voi
   const pdf = readUpdate(msg({ document: { file_id: 'p', file_name: 'q3\nreport.pdf', mime_type: 'application/pdf' }, caption: 'read this' }), BOT);
   assert.deepEqual(pdf.kind === 'unsupported' && [pdf.what, pdf.label, pdf.caption], ['this kind of file', 'File: q3 report.pdf', 'read this']);
   const voice = readUpdate(msg({ voice: { file_id: 'v', duration: 3, mime_type: 'audio/ogg' } }), BOT);
-  assert.deepEqual(voice.kind === 'audio' && voice.audio, { kind: 'voice', fileId: 'v', fileSize: undefined, duration: 3, mimeType: 'audio/ogg', fileName: undefined });
+  assert.deepEqual(voice.kind === 'audio' && voice.audio, {
+    kind: 'voice',
+    fileId: 'v',
+    fileSize: undefined,
+    duration: 3,
+    mimeType: 'audio/ogg',
+    fileName: undefined,
+  });
   const song = readUpdate(msg({ audio: { file_id: 'a', file_name: 'song.mp3' }, caption: 'lyrics?' }), BOT);
   assert.equal(song.kind === 'audio' && `${song.audio.kind} ${song.audio.fileName} ${song.caption}`, 'audio song.mp3 lyrics?');
   for (const media of [{ sticker: { file_id: 's' } }, { video_note: { file_id: 'v' } }]) {
@@ -45,7 +52,14 @@ test('a photo is "image": the largest size within 2048 px and 10 MB, its caption
     { file_id: 'xl', width: 2560, height: 1920, file_size: 600_000 },
     { file_id: 'm', width: 320, height: 240, file_size: 20_000 },
   ];
-  const photo = readUpdate(msg({ photo: sizes, caption: ' what is this? ', reply_to_message: { message_id: 1, date: 0, chat: { id: 42, type: 'private' }, from: { id: 42, is_bot: false, first_name: 'Ann' }, text: 'my garden' } }), BOT);
+  const photo = readUpdate(
+    msg({
+      photo: sizes,
+      caption: ' what is this? ',
+      reply_to_message: { message_id: 1, date: 0, chat: { id: 42, type: 'private' }, from: { id: 42, is_bot: false, first_name: 'Ann' }, text: 'my garden' },
+    }),
+    BOT,
+  );
   assert.equal(photo.kind, 'image');
   if (photo.kind !== 'image') return;
   assert.deepEqual(photo.image, { kind: 'photo', fileId: 'l', fileSize: 150_000, width: 1280, height: 960, mimeType: 'image/jpeg' });
@@ -53,7 +67,15 @@ test('a photo is "image": the largest size within 2048 px and 10 MB, its caption
   assert.equal(photo.quote?.text, 'my garden');
   const bare = readUpdate(msg({ photo: sizes.slice(0, 1) }), BOT);
   assert.equal(bare.kind === 'image' && bare.caption, undefined, 'a photo without a caption is still an image');
-  const heavy = readUpdate(msg({ photo: [{ file_id: 'a', width: 100, height: 100, file_size: 11 * 1024 * 1024 }, { file_id: 'b', width: 50, height: 50 }] }), BOT);
+  const heavy = readUpdate(
+    msg({
+      photo: [
+        { file_id: 'a', width: 100, height: 100, file_size: 11 * 1024 * 1024 },
+        { file_id: 'b', width: 50, height: 50 },
+      ],
+    }),
+    BOT,
+  );
   assert.equal(heavy.kind === 'image' && heavy.image.fileId, 'b', 'over 10 MB is passed over');
   const doc = readUpdate(msg({ document: { file_id: 'd', file_name: 'plan.PNG', mime_type: 'Image/PNG', file_size: 5000 } }), BOT);
   assert.deepEqual(doc.kind === 'image' && doc.image, { kind: 'document', fileId: 'd', fileSize: 5000, mimeType: 'image/png', fileName: 'plan.PNG' });
@@ -117,7 +139,11 @@ test('an album item carries its media_group_id; in a group a further item counts
   const later = readUpdate(msg({ photo: sizes, media_group_id: 'g2' }, group), BOT, known);
   assert.equal(later.kind === 'image' && later.albumId, 'g2');
   assert.equal(readUpdate(msg({ photo: sizes, media_group_id: 'g3' }, group), BOT, known).kind, 'ignore', 'another album of the group');
-  assert.equal(readUpdate(msg({ text: 'chatter', media_group_id: 'g2' }, { id: -100999, type: 'group' }), BOT, known).kind, 'ignore', 'the same album id in another group');
+  assert.equal(
+    readUpdate(msg({ text: 'chatter', media_group_id: 'g2' }, { id: -100999, type: 'group' }), BOT, known).kind,
+    'ignore',
+    'the same album id in another group',
+  );
 });
 
 test('a command for another bot is ignored: alone, as a reply to this bot, after a mention of this bot, in a private chat', () => {

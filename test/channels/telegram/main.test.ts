@@ -26,7 +26,11 @@ interface Run {
 
 /** A script in a child; the guard (counted from the spawn, the start under tsx included) only ends one that hangs. */
 function run(script: string, args: string[], env: Record<string, string>, cwd: string, timeoutMs = patient(60_000)): Run {
-  const child = spawn(process.execPath, ['--import', tsxLoader, path.join(repoRoot, script), ...args], { cwd, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', tsxLoader, path.join(repoRoot, script), ...args], {
+    cwd,
+    env: childEnv(env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   child.stdout.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -95,7 +99,7 @@ test('the daemon serves a conversation end to end: reply, /status, a stranger re
   });
 });
 
-test('SIGTERM during a turn: polling stops, the running turn\'s reply is still delivered, exit 0', async () => {
+test("SIGTERM during a turn: polling stops, the running turn's reply is still delivered, exit 0", async () => {
   // The model's answer is held until the daemon has taken the signal: the reply can only arrive
   // if the daemon waits for the running turn, however slow the machine.
   let release!: () => void;
@@ -115,7 +119,10 @@ test('SIGTERM during a turn: polling stops, the running turn\'s reply is still d
       release();
       const { code, signal } = await daemon.exited;
       assert.equal(code, 0, `exit code (signal ${signal}); log:\n${daemon.stderr()}`);
-      assert.deepEqual(tg.botMessages(OWNER).map((m) => m.text), ['echo: slow question']);
+      assert.deepEqual(
+        tg.botMessages(OWNER).map((m) => m.text),
+        ['echo: slow question'],
+      );
       const pollsAtExit = tg.callsOf('getUpdates').length;
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(tg.callsOf('getUpdates').length, pollsAtExit, 'no polling after exit');
@@ -129,7 +136,10 @@ test('a token Telegram refuses: exit 1 with one line, and the token is not print
     async ({ daemon, tg }) => {
       const { code } = await daemon.exited;
       assert.equal(code, 1);
-      const lines = daemon.stderr().split('\n').filter((l) => l.startsWith('telegram:'));
+      const lines = daemon
+        .stderr()
+        .split('\n')
+        .filter((l) => l.startsWith('telegram:'));
       assert.equal(lines.length, 1, daemon.stderr());
       assert.match(lines[0]!, /401/);
       assert.ok(!daemon.stderr().includes(tg.token));

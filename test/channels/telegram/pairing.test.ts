@@ -96,7 +96,13 @@ test('access fails closed when the pairing file is unreadable', async () => {
     await mkdir(path.dirname(pairingFile(ws.dir)), { recursive: true });
     await writeFile(pairingFile(ws.dir), '{ not json');
     const logs = captureLog();
-    const access = new AccessControl({ dmPolicy: 'pairing', allowedUsers: [], allowedGroups: [], pairing: new PairingStore(pairingFile(ws.dir)), log: logs.log });
+    const access = new AccessControl({
+      dmPolicy: 'pairing',
+      allowedUsers: [],
+      allowedGroups: [],
+      pairing: new PairingStore(pairingFile(ws.dir)),
+      log: logs.log,
+    });
     const r = await access.check({ userId: '5', chatId: '5', chatType: 'private' });
     // Refused because the file is unreadable — not taken for a stranger and sent a pairing code.
     assert.deepEqual(r, { allow: false, reason: 'pairing store unavailable' }, 'no reply: nothing is sent to the sender');
@@ -143,17 +149,17 @@ test('risk: pairing slots hogged — each new stranger no longer makes the bot s
     let replies = 0;
     for (let id = 1; id <= 60; id++) {
       now += 30_000;
-      if ((await access.check(dm(id)) as { reply?: string }).reply) replies++;
+      if (((await access.check(dm(id))) as { reply?: string }).reply) replies++;
     }
     // 3 codes, then at most MAX_REFUSALS_PER_HOUR "no room" messages within the hour.
     assert.ok(replies <= 3 + 10, `${replies} messages sent to 60 strangers in 30 minutes`);
     assert.ok(replies >= 4, 'the first refused strangers are still told');
     const allowlist = new AccessControl({ dmPolicy: 'allowlist', allowedUsers: ['1'], allowedGroups: [], pairing, log: silentLogger(), now: () => now });
     let refusals = 0;
-    for (let id = 100; id < 160; id++) if ((await allowlist.check(dm(id)) as { reply?: string }).reply) refusals++;
+    for (let id = 100; id < 160; id++) if (((await allowlist.check(dm(id))) as { reply?: string }).reply) refusals++;
     assert.equal(refusals, 10);
     now += 3600_000 + 1;
-    assert.ok((await allowlist.check(dm(200)) as { reply?: string }).reply, 'the cap is per hour');
+    assert.ok(((await allowlist.check(dm(200))) as { reply?: string }).reply, 'the cap is per hour');
   } finally {
     await ws.cleanup();
   }

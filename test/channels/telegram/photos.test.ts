@@ -41,7 +41,11 @@ test('a photo reaches a vision model as image content with its caption; the sess
     await owner.send({ ...sizes('cat'), caption: 'what is this?' });
     const [answer] = await bot.tg.waitForBotMessages(OWNER, 1);
     assert.equal(answer!.text, 'echo: [Photo] what is this?');
-    assert.deepEqual(bot.tg.callsOf('getFile').map((c) => c.body.file_id), ['cat_l'], 'the largest size within 2048 px, once');
+    assert.deepEqual(
+      bot.tg.callsOf('getFile').map((c) => c.body.file_id),
+      ['cat_l'],
+      'the largest size within 2048 px, once',
+    );
 
     const request = bot.llm.chatRequests()[0]!.body;
     assert.deepEqual(request.messages.at(-1), {
@@ -78,7 +82,10 @@ test('a text-only model: one line, no LLM call and no download, the photo kept w
     const owner = bot.tg.user({ userId: OWNER });
     await owner.send({ ...sizes('dog'), caption: 'my new dog' });
     const [line] = await bot.tg.waitForBotMessages(OWNER, 1);
-    assert.equal(line!.text, "The model I use reads text only, so I can't look at your photo. It is saved in our conversation; describe it in words if you need an answer now.");
+    assert.equal(
+      line!.text,
+      "The model I use reads text only, so I can't look at your photo. It is saved in our conversation; describe it in words if you need an answer now.",
+    );
     assert.equal(bot.tg.callsOf('getFile').length, 0);
     await owner.say('hello');
     await bot.tg.waitForBotMessages(OWNER, 2);
@@ -101,7 +108,10 @@ test('image documents: a PNG goes as image/png; HEIC is refused up front; bytes 
     const owner = bot.tg.user({ userId: OWNER });
     const plan = png(400, 300);
     bot.tg.addFile('doc_png', plan, 'documents/plan.png');
-    await owner.send({ document: { file_id: 'doc_png', file_unique_id: 'u1', file_name: 'plan.png', mime_type: 'image/png', file_size: plan.length }, caption: 'is this readable?' });
+    await owner.send({
+      document: { file_id: 'doc_png', file_unique_id: 'u1', file_name: 'plan.png', mime_type: 'image/png', file_size: plan.length },
+      caption: 'is this readable?',
+    });
     const [first] = await bot.tg.waitForBotMessages(OWNER, 1);
     assert.equal(first!.text, 'echo: [Image: plan.png] is this readable?');
     const parts = bot.llm.chatRequests()[0]!.body.messages.at(-1).content;
@@ -109,16 +119,24 @@ test('image documents: a PNG goes as image/png; HEIC is refused up front; bytes 
 
     await owner.send({ document: { file_id: 'doc_heic', file_unique_id: 'u2', file_name: 'IMG_1.HEIC', mime_type: 'image/heic', file_size: 2000 } });
     const second = (await bot.tg.waitForBotMessages(OWNER, 2))[1]!;
-    assert.equal(second.text, 'I can read JPEG, PNG, GIF and WebP images, and this file is image/heic. It is saved in our conversation; send it as a photo instead (Telegram converts it).');
+    assert.equal(
+      second.text,
+      'I can read JPEG, PNG, GIF and WebP images, and this file is image/heic. It is saved in our conversation; send it as a photo instead (Telegram converts it).',
+    );
 
     // Claims to be a JPEG, is not one: downloaded, measured, refused before any LLM call.
     bot.tg.addFile('doc_fake', Buffer.from('this is not a picture'), 'documents/fake.jpg');
     await owner.send({ document: { file_id: 'doc_fake', file_unique_id: 'u3', file_name: 'fake.jpg', mime_type: 'image/jpeg', file_size: 21 } });
     const third = (await bot.tg.waitForBotMessages(OWNER, 3))[2]!;
-    assert.equal(third.text, "I couldn't look at your image (it is not a JPEG, PNG, GIF or WebP image). It is saved in our conversation; please send it again if you need an answer about it.");
+    assert.equal(
+      third.text,
+      "I couldn't look at your image (it is not a JPEG, PNG, GIF or WebP image). It is saved in our conversation; please send it again if you need an answer about it.",
+    );
 
     // Telegram cannot give the file (getFile refused): the caption is still answered, with a note.
-    bot.tg.intercept('getFile', (call) => (call.body?.file_id === 'gone_l' ? { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: invalid file_id' } } : undefined));
+    bot.tg.intercept('getFile', (call) =>
+      call.body?.file_id === 'gone_l' ? { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: invalid file_id' } } : undefined,
+    );
     await owner.send({ ...sizes('gone'), caption: 'what breed?' });
     const fourth = (await bot.tg.waitForBotMessages(OWNER, 4))[3]!;
     assert.equal(fourth.text, "echo: [Photo] what breed?\n\nℹ️ I couldn't look at your photo (it could not be downloaded), so I answered from your words only.");
@@ -149,7 +167,10 @@ test('what is refused before any download: text-only model, over 20 MB, formats 
   assert.match(imageRefusal(doc('image/png', 21 * 1024 * 1024), true)!, /^Your image is larger than 20 MB/);
   assert.match(imageRefusal(doc('image/png'), false)!, /^The model I use reads text only/);
   const note = 'not shown to the model; Telegram file_id: f1';
-  assert.equal(withImageNote(imagePlaceholder(doc('image/png'), 'see'), doc('image/png'), note), '[Image: x; not shown to the model; Telegram file_id: f1] see');
+  assert.equal(
+    withImageNote(imagePlaceholder(doc('image/png'), 'see'), doc('image/png'), note),
+    '[Image: x; not shown to the model; Telegram file_id: f1] see',
+  );
   // A quote that itself mentions [Photo] is left alone: the placeholder follows the quote.
   const photo: ImageRef = { kind: 'photo', fileId: 'p' };
   const quoted = '[Quoting a message by you]\n> here is a [Photo] of it\n\n[Photo] this one?';
@@ -157,7 +178,8 @@ test('what is refused before any download: text-only model, over 20 MB, formats 
 });
 
 test('photos meet the flood limits before anything is decided or downloaded: a text-only model refuses no more than the rate allows; over the rate nothing is fetched', async () => {
-  const rate = (n: number) => `That is more than ${n} messages in a minute, so I saved this one without answering it. Please send it again in a minute if you still need an answer.`;
+  const rate = (n: number) =>
+    `That is more than ${n} messages in a minute, so I saved this one without answering it. Please send it again in a minute if you still need an answer.`;
   const textOnly = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER), LLM_MODEL: 'gpt-3.5-turbo', RATE_LIMIT_PER_MINUTE: '2' } });
   try {
     const owner = textOnly.tg.user({ userId: OWNER });
@@ -179,7 +201,11 @@ test('photos meet the flood limits before anything is decided or downloaded: a t
     await owner.send({ ...sizes('f'), caption: 'second' });
     const msgs = (await vision.tg.waitForBotMessages(OWNER, 2)).map((m) => m.text);
     assert.deepEqual(msgs.sort(), [rate(1), 'echo: [Photo] first']);
-    assert.deepEqual(vision.tg.callsOf('getFile').map((c) => c.body.file_id), ['e_l'], 'the photo over the rate is never fetched');
+    assert.deepEqual(
+      vision.tg.callsOf('getFile').map((c) => c.body.file_id),
+      ['e_l'],
+      'the photo over the rate is never fetched',
+    );
   } finally {
     await vision.close();
   }

@@ -34,7 +34,10 @@ test('bold, italic, strike, spoiler, inline code and links become Telegram tags'
   assert.equal(renderTelegramHtml('*it* and _it_'), '<i>it</i> and <i>it</i>');
   assert.equal(renderTelegramHtml('~~gone~~ ||secret||'), '<s>gone</s> <tg-spoiler>secret</tg-spoiler>');
   assert.equal(renderTelegramHtml('run `a <b> & c`'), 'run <code>a &lt;b&gt; &amp; c</code>');
-  assert.equal(renderTelegramHtml('see [the docs](https://example.com/a?b=1&c="2")'), 'see <a href="https://example.com/a?b=1&amp;c=&quot;2&quot;">the docs</a>');
+  assert.equal(
+    renderTelegramHtml('see [the docs](https://example.com/a?b=1&c="2")'),
+    'see <a href="https://example.com/a?b=1&amp;c=&quot;2&quot;">the docs</a>',
+  );
   assert.equal(renderTelegramHtml('***both***'), '<b><i>both</i></b>');
 });
 
@@ -84,7 +87,7 @@ test('risk: a 200,000-character answer of markup-like runs freezes every chat wh
   const answers = {
     'unclosed italics': '*a '.repeat(n / 3),
     'unclosed underscores': '_a '.repeat(n / 3),
-    'brackets': '['.repeat(n),
+    brackets: '['.repeat(n),
     'half links': '[a]('.repeat(n / 4),
     'a fence line ending in a backtick': `\`\`\`${'a'.repeat(n)}\``,
     'headings padded with tabs': `# ${'\t'.repeat(4000)}x\n`.repeat(n / 4004),

@@ -18,22 +18,35 @@ function msg(fields: Record<string, unknown>): Update {
 
 test('a reply carries the quoted text, marked as a quote and cut to 500 characters', () => {
   const long = 'x'.repeat(QUOTE_LIMIT + 300);
-  const r = readUpdate(msg({ text: 'what did you mean by this?', reply_to_message: { message_id: 1, text: long, from: { id: 666, is_bot: true, first_name: 'Bot' } } }), BOT);
+  const r = readUpdate(
+    msg({ text: 'what did you mean by this?', reply_to_message: { message_id: 1, text: long, from: { id: 666, is_bot: true, first_name: 'Bot' } } }),
+    BOT,
+  );
   assert.equal(r.kind, 'text');
   if (r.kind !== 'text') return;
   assert.equal(r.text, `[Quoting a message by you]\n> ${'x'.repeat(QUOTE_LIMIT)}…\n\nwhat did you mean by this?`);
 
-  const other = readUpdate(msg({ text: 'agreed', reply_to_message: { message_id: 2, text: 'line one\nline two', from: { id: 7, is_bot: false, first_name: 'Bob' } } }), BOT);
+  const other = readUpdate(
+    msg({ text: 'agreed', reply_to_message: { message_id: 2, text: 'line one\nline two', from: { id: 7, is_bot: false, first_name: 'Bob' } } }),
+    BOT,
+  );
   assert.equal(other.kind === 'text' && other.text, '[Quoting a message by Bob]\n> line one\n> line two\n\nagreed');
 });
 
 test('the part the user highlighted wins over the whole message; captions count; commands and empty quotes do not', () => {
   const partial = readUpdate(
-    msg({ text: 'why?', quote: { text: 'only this', position: 0 }, reply_to_message: { message_id: 1, text: 'only this and much more', from: { id: 666, is_bot: true } } }),
+    msg({
+      text: 'why?',
+      quote: { text: 'only this', position: 0 },
+      reply_to_message: { message_id: 1, text: 'only this and much more', from: { id: 666, is_bot: true } },
+    }),
     BOT,
   );
   assert.equal(partial.kind === 'text' && partial.text, '[Quoting a message by you]\n> only this\n\nwhy?');
-  const caption = readUpdate(msg({ text: 'where?', reply_to_message: { message_id: 1, caption: 'our beach', photo: [], from: { id: 9, first_name: 'Cy' } } }), BOT);
+  const caption = readUpdate(
+    msg({ text: 'where?', reply_to_message: { message_id: 1, caption: 'our beach', photo: [], from: { id: 9, first_name: 'Cy' } } }),
+    BOT,
+  );
   assert.equal(caption.kind === 'text' && caption.text, '[Quoting a message by Cy]\n> our beach\n\nwhere?');
   const command = readUpdate(msg({ text: '/new', reply_to_message: { message_id: 1, text: 'old', from: { id: 666 } } }), BOT);
   assert.equal(command.kind === 'text' && command.text, '/new', 'a command sent as a reply stays a command');

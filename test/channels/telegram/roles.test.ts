@@ -76,7 +76,11 @@ test('a group member is refused /export, /forget, /memory, /memory undo, /new, /
     for (const command of refused) {
       // The line names the command, and the subcommand where only that one is closed to members.
       const label = command.startsWith('/reminders') ? '/reminders cancel' : command.split(' ')[0];
-      assert.equal(await ask(bot, member, command), `Only the bot's owner can use ${label} in this group, so nothing was done. Ask them if it is needed.`, command);
+      assert.equal(
+        await ask(bot, member, command),
+        `Only the bot's owner can use ${label} in this group, so nothing was done. Ask them if it is needed.`,
+        command,
+      );
     }
     // Without GROUP_ADMINS_MANAGE an admin is a member like any other (and nobody is looked up).
     assert.match(await ask(bot, admin, '/export'), /^Only the bot's owner can use \/export in this group/);
@@ -115,7 +119,10 @@ test('GROUP_ADMINS_MANAGE=on: a Telegram admin of the group may (looked up once,
   const bot = await groupBot({ GROUP_ADMINS_MANAGE: 'on' });
   const { member, admin } = people(bot);
   try {
-    assert.equal(await ask(bot, member, '/export'), "Only the bot's owner or a group admin can use /export in this group, so nothing was done. Ask one of them if it is needed.");
+    assert.equal(
+      await ask(bot, member, '/export'),
+      "Only the bot's owner or a group admin can use /export in this group, so nothing was done. Ask one of them if it is needed.",
+    );
     assert.match(await ask(bot, admin, '/export'), /^📦 Sent: memory-export-/);
     assert.match(await ask(bot, admin, '/status full'), new RegExp(`^Session: telegram:${GROUP} `, 'm'), 'an admin gets the full /status');
     const lookups = bot.tg.callsOf('getChatMember');
@@ -133,7 +140,11 @@ test('GROUP_ADMINS_MANAGE=on: a Telegram admin of the group may (looked up once,
     const stranger = bot.tg.user({ userId: 303, chatId: GROUP, type: 'supergroup', chatTitle: 'Plums' });
     bot.tg.setChatMember(GROUP, 303, 'creator');
     assert.match(await ask(bot, stranger, '/new'), /^Only the bot's owner or a group admin can use \/new in this group/);
-    await waitFor(() => bot.logs.lines().some((l) => l.code === 'telegram.rejected' && /getChatMember/.test(String(l.msg))), 5000, 'the failed lookup in the log');
+    await waitFor(
+      () => bot.logs.lines().some((l) => l.code === 'telegram.rejected' && /getChatMember/.test(String(l.msg))),
+      5000,
+      'the failed lookup in the log',
+    );
   } finally {
     await bot.close();
   }

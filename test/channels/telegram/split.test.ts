@@ -9,7 +9,10 @@ const words = (s: string) => s.split(/\s+/).filter(Boolean);
 /** Every chunk fits, and nothing of the text was lost or reordered. */
 function assertFaithful(text: string, chunks: string[], limit: number): void {
   for (const c of chunks) assert.ok(c.length <= limit, `chunk of ${c.length} > ${limit}`);
-  assert.ok(chunks.every((c) => c.trim() !== ''), 'no empty chunk');
+  assert.ok(
+    chunks.every((c) => c.trim() !== ''),
+    'no empty chunk',
+  );
   assert.deepEqual(words(chunks.join('\n')), words(text));
 }
 
@@ -52,7 +55,10 @@ test('a code block that fits stays whole in one chunk, even when that needs a ne
   const code = `\`\`\`js\n${Array.from({ length: 5 }, (_, i) => `let v${i} = ${i};`).join('\n')}\n\`\`\``;
   const text = `${'p'.repeat(60)}\n\n${code}\n\nafter`;
   const chunks = splitMessage(text, 100);
-  assert.ok(chunks.some((c) => c.includes(code)), `the block is intact in one chunk: ${JSON.stringify(chunks)}`);
+  assert.ok(
+    chunks.some((c) => c.includes(code)),
+    `the block is intact in one chunk: ${JSON.stringify(chunks)}`,
+  );
   assertFaithful(text, chunks, 100);
 });
 

@@ -20,7 +20,10 @@ const ENV = { TELEGRAM_ALLOWED_USERS: '111', TELEGRAM_ALLOWED_GROUPS: String(GRO
 const LONG = Array.from({ length: 140 }, (_, i) => `w${i + 1}`).join(' ');
 
 /** The long answer, streamed slowly, for messages asking for it; the echo otherwise. */
-const slowFor = (asking: RegExp): Responder => (req, i) => (asking.test(lastUserText(req)) ? { ...text(LONG), stream: { chunkChars: 10, paceMs: 50 } } : echoResponder(req, i));
+const slowFor =
+  (asking: RegExp): Responder =>
+  (req, i) =>
+    asking.test(lastUserText(req)) ? { ...text(LONG), stream: { chunkChars: 10, paceMs: 50 } } : echoResponder(req, i);
 
 /** Every .md file under the workspace's memory folder (daily notes, MEMORY.md, history), as text. */
 async function memoryFiles(bot: TelegramTestBot): Promise<string> {
@@ -71,7 +74,10 @@ test('private chat: /stop mid-stream ends the answer at once, keeps what was wri
     const after = await bot.tg.waitForBotMessages(111, 3, 10_000);
     assert.equal(after[2]!.text, 'echo: and now something short');
     const sent = bot.llm.chatRequests().at(-1)!.body.messages as Array<{ role: string; content: unknown }>;
-    assert.ok(sent.some((m) => m.role === 'assistant' && String(m.content).endsWith('… [stopped]')), 'the model sees the stopped answer as stopped');
+    assert.ok(
+      sent.some((m) => m.role === 'assistant' && String(m.content).endsWith('… [stopped]')),
+      'the model sees the stopped answer as stopped',
+    );
     // Its daily note line comes after the reply (MemoryPersist 50): wait for it.
     let notes = '';
     await waitFor(async () => /and now something short/.test((notes = await memoryFiles(bot))), 5_000, 'the note line').catch(() => undefined);
@@ -118,13 +124,17 @@ test('a member\'s flood of /stop in a group gets one "Nothing to stop." (Telegra
   }
 });
 
-test('group: a member cannot stop another member\'s answer; the asker can — the placeholder is finished marked, their waiting message kept unanswered', async () => {
+test("group: a member cannot stop another member's answer; the asker can — the placeholder is finished marked, their waiting message kept unanswered", async () => {
   const bot = await startTelegramBot({ env: ENV, responder: slowFor(/write a lot/) });
   try {
     const asker = bot.tg.user({ userId: 301, chatId: GROUP, type: 'supergroup', chatTitle: 'Team' });
     const other = bot.tg.user({ userId: 302, chatId: GROUP, type: 'supergroup', chatTitle: 'Team' });
     await asker.say('@TestNameBot write a lot');
-    await waitFor(() => bot.tg.callsOf('sendMessage').some((c) => String(c.body.chat_id) === String(GROUP) && /^w1/.test(c.body.text)), 10_000, 'the placeholder');
+    await waitFor(
+      () => bot.tg.callsOf('sendMessage').some((c) => String(c.body.chat_id) === String(GROUP) && /^w1/.test(c.body.text)),
+      10_000,
+      'the placeholder',
+    );
     await asker.say('@TestNameBot and a second question');
     await other.say('/stop');
     await waitFor(() => bot.tg.botMessages(GROUP).some((m) => m.text.includes("someone else's")), 5_000, 'the refusal');
@@ -135,13 +145,24 @@ test('group: a member cannot stop another member\'s answer; the asker can — th
     await asker.say('/stop');
     await waitFor(() => bot.tg.botMessages(GROUP).some((m) => m.text.startsWith('Stopped.')), 5_000, "the asker's /stop answered");
     const line = bot.tg.botMessages(GROUP).find((m) => m.text.startsWith('Stopped.'))!;
-    assert.equal(line.text, 'Stopped. What was written so far is kept, marked [stopped]. I also skipped 1 waiting message; it is kept in our conversation, unanswered. Your next message is answered as usual.');
+    assert.equal(
+      line.text,
+      'Stopped. What was written so far is kept, marked [stopped]. I also skipped 1 waiting message; it is kept in our conversation, unanswered. Your next message is answered as usual.',
+    );
     await waitFor(() => bot.tg.botMessages(GROUP).some((m) => m.text.endsWith('… [stopped]')), 5_000, 'the placeholder finished as stopped');
     const placeholder = bot.tg.botMessages(GROUP).find((m) => m.text.endsWith('… [stopped]'))!;
     assert.ok(LONG.startsWith(placeholder.text.slice(0, -' … [stopped]'.length)), 'the placeholder holds the text so far');
-    assert.equal(bot.tg.callsOf('sendMessage').filter((c) => String(c.body.chat_id) === String(GROUP) && /^w1/.test(c.body.text)).length, 1, 'one placeholder, edited in place');
+    assert.equal(
+      bot.tg.callsOf('sendMessage').filter((c) => String(c.body.chat_id) === String(GROUP) && /^w1/.test(c.body.text)).length,
+      1,
+      'one placeholder, edited in place',
+    );
 
-    await waitFor(() => /second question/.test(bot.app.services.sessions.get(`telegram:${GROUP}`)?.messages.at(-1)?.content ?? ''), 5_000, 'the waiting message saved');
+    await waitFor(
+      () => /second question/.test(bot.app.services.sessions.get(`telegram:${GROUP}`)?.messages.at(-1)?.content ?? ''),
+      5_000,
+      'the waiting message saved',
+    );
     assert.ok(!bot.llm.chatRequests().some((r) => /second question/.test(lastUserText(r))), 'the waiting message never reached the model');
     // In memory as soon as it is recorded; in the file once its log line is written and the
     // background rewrite ran (flush runs a waiting one now).
@@ -156,7 +177,10 @@ test('group: a member cannot stop another member\'s answer; the asker can — th
       'the session file with the waiting message',
     ).catch(() => undefined);
     const roles = session.messages.map((m: any) => [m.role, m.content.replace(/^@TestNameBot /, '')]);
-    assert.deepEqual(roles.slice(0, 2), [['user', 'write a lot'], ['assistant', `${placeholder.text}`]]);
+    assert.deepEqual(roles.slice(0, 2), [
+      ['user', 'write a lot'],
+      ['assistant', `${placeholder.text}`],
+    ]);
     assert.deepEqual(roles[2], ['user', 'and a second question'], 'kept, unanswered');
     assert.equal(roles.length, 3);
     await waitFor(async () => (await openJournal(bot)) === 0, 5_000, 'the journal closed').catch(() => undefined);

@@ -58,7 +58,10 @@ test('private chat: drafts while the answer is written, then exactly one formatt
     }
     const sent = bot.tg.callsOf('sendMessage').filter((c) => String(c.body.chat_id) === '111');
     assert.equal(sent.length, 1);
-    assert.ok(drafts.every((d) => d.at <= sent[0]!.at), 'every draft before the final message');
+    assert.ok(
+      drafts.every((d) => d.at <= sent[0]!.at),
+      'every draft before the final message',
+    );
     assert.equal(bot.tg.callsOf('editMessageText').length, 0);
   } finally {
     await bot.close();
@@ -88,7 +91,11 @@ test('group: a placeholder edited at most once per 1.5 s, a 429 on an edit honou
   const bot = await startTelegramBot({ env: ENV, responder: () => streamed(full, 20, 40) });
   try {
     // Real Telegram sometimes answers an edit with 429: the second edit is refused, retry after 2 s.
-    bot.tg.intercept('editMessageText', (c) => (c.index === 1 ? { status: 429, json: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 2', parameters: { retry_after: 2 } } } : undefined));
+    bot.tg.intercept('editMessageText', (c) =>
+      c.index === 1
+        ? { status: 429, json: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 2', parameters: { retry_after: 2 } } }
+        : undefined,
+    );
     await bot.tg.user({ userId: 301, chatId: GROUP, type: 'supergroup', chatTitle: 'Team' }).say('@TestNameBot write a lot');
     await waitFor(() => bot.tg.botMessages(GROUP)[0]?.parseMode === 'HTML', 30_000, 'the final edit');
     const msgs = bot.tg.botMessages(GROUP);
@@ -129,7 +136,14 @@ test('STREAMING=edit, an answer over 4,096 characters: the final edit holds the 
     assert.equal(msgs.length, parts, 'the placeholder (now part 1) and the further parts, nothing more');
     assert.equal(bot.tg.callsOf('sendMessageDraft').length, 0, 'STREAMING=edit sends no drafts');
     assert.ok(msgs[0]!.text.length <= 4096);
-    assert.equal(msgs.map((m) => m.text).join(' ').replace(/\s+/g, ' '), words, 'the parts are the answer, once');
+    assert.equal(
+      msgs
+        .map((m) => m.text)
+        .join(' ')
+        .replace(/\s+/g, ' '),
+      words,
+      'the parts are the answer, once',
+    );
   } finally {
     await bot.close();
   }
@@ -169,15 +183,21 @@ test('after a restart, a placeholder no recovered turn takes over says so; one b
   const ws = await tempDir();
   await mkdir(path.join(ws.dir, 'telegram'), { recursive: true });
   const file = path.join(ws.dir, 'telegram', 'placeholders.json');
-  await writeFile(file, JSON.stringify([
-    { chat: String(GROUP), source: '7', chatId: String(GROUP), messageId: 41 },
-    { chat: '111', source: '8', chatId: '111', messageId: 42, finishing: true },
-  ]));
+  await writeFile(
+    file,
+    JSON.stringify([
+      { chat: String(GROUP), source: '7', chatId: String(GROUP), messageId: 41 },
+      { chat: '111', source: '8', chatId: '111', messageId: 42, finishing: true },
+    ]),
+  );
   const bot = await startTelegramBot({ env: ENV, workspace: ws.dir });
   try {
     assert.equal(await bot.channel.settleInterrupted(), 1);
     const edits = bot.tg.callsOf('editMessageText');
-    assert.deepEqual(edits.map((e) => [e.body.message_id, e.body.text]), [[41, RESTARTED_TEXT]]);
+    assert.deepEqual(
+      edits.map((e) => [e.body.message_id, e.body.text]),
+      [[41, RESTARTED_TEXT]],
+    );
     await waitFor(() => readFileSync(file, 'utf8').trim() === '[]', 5000, 'the list emptied');
   } finally {
     await bot.close();
@@ -208,7 +228,10 @@ test('a key the model echoes never reaches a draft, as it never reaches a reply'
     await finalMessages(bot, 111);
     const drafts = bot.tg.callsOf('sendMessageDraft').map((c) => c.body.text as string);
     assert.ok(drafts.length >= 1);
-    assert.ok(drafts.every((t) => !t.includes('sk-test-key')), JSON.stringify(drafts));
+    assert.ok(
+      drafts.every((t) => !t.includes('sk-test-key')),
+      JSON.stringify(drafts),
+    );
     assert.ok(!bot.tg.botMessages(111)[0]!.text.includes('sk-test-key'));
     // A draft taken while the key is half streamed shows none of it.
     assert.equal(previewText('Your key is sk-test-ke'), 'Your key is ');

@@ -10,8 +10,17 @@ import { lastUserText, promptKind } from '../../helpers/fake-llm.js';
 const GROUP = -1003;
 
 test('only real forum topics get a thread id; session chat ids round-trip', () => {
-  const base = { message_id: 5, date: 0, chat: { id: GROUP, type: 'supergroup', is_forum: true }, from: { id: 1, is_bot: false, first_name: 'A' }, text: '/status' };
-  const inTopic = readUpdate({ update_id: 1, message: { ...base, is_topic_message: true, message_thread_id: 10 } } as unknown as Update, { id: 666, username: 'MemBot' });
+  const base = {
+    message_id: 5,
+    date: 0,
+    chat: { id: GROUP, type: 'supergroup', is_forum: true },
+    from: { id: 1, is_bot: false, first_name: 'A' },
+    text: '/status',
+  };
+  const inTopic = readUpdate({ update_id: 1, message: { ...base, is_topic_message: true, message_thread_id: 10 } } as unknown as Update, {
+    id: 666,
+    username: 'MemBot',
+  });
   assert.equal(inTopic.kind === 'text' && inTopic.threadId, 10);
   // In an ordinary group a reply chain has a message_thread_id too; it is not a topic.
   const chain = readUpdate({ update_id: 2, message: { ...base, message_thread_id: 3 } } as unknown as Update, { id: 666, username: 'MemBot' });
@@ -54,8 +63,14 @@ test('two topics of one group are separate sessions; replies and typing go to th
     // The second topic's request does not contain the first topic's conversation.
     const chat = bot.llm.chatRequests().filter((r) => promptKind(r) === 'chat');
     assert.ok(!JSON.stringify(chat[1]!.body.messages).includes('plans for the trip'));
-    assert.deepEqual((await session(bot, `${GROUP}:10`)).map((m) => m.content), ['plans for the trip', 'echo: plans for the trip']);
-    assert.deepEqual((await session(bot, `${GROUP}:20`)).map((m) => m.content), ['the budget', 'echo: the budget']);
+    assert.deepEqual(
+      (await session(bot, `${GROUP}:10`)).map((m) => m.content),
+      ['plans for the trip', 'echo: plans for the trip'],
+    );
+    assert.deepEqual(
+      (await session(bot, `${GROUP}:20`)).map((m) => m.content),
+      ['the budget', 'echo: the budget'],
+    );
     assert.deepEqual(await session(bot, String(GROUP)), [], 'the group itself (General) has no messages');
 
     // /new ends the topic's conversation for everyone: the bot's owner's to do (a member is refused: roles.test.ts).
@@ -80,11 +95,21 @@ test('chat names: a private chat is named after the user, a group after its titl
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: '111,301', TELEGRAM_ALLOWED_GROUPS: String(GROUP) } });
   try {
     const alice = bot.tg.user({ userId: 301, chatId: GROUP, type: 'supergroup', chatTitle: 'Beekeepers', firstName: 'Alice' });
-    const created = { message_id: 10, date: 0, chat: { id: GROUP, type: 'supergroup' }, from: { id: 301, is_bot: false, first_name: 'Alice' }, forum_topic_created: { name: 'Honey sales', icon_color: 7322096 } };
+    const created = {
+      message_id: 10,
+      date: 0,
+      chat: { id: GROUP, type: 'supergroup' },
+      from: { id: 301, is_bot: false, first_name: 'Alice' },
+      forum_topic_created: { name: 'Honey sales', icon_color: 7322096 },
+    };
     await alice.say('@TestNameBot prices?', { is_topic_message: true, message_thread_id: 10, reply_to_message: created });
     await bot.tg.waitForBotMessages(GROUP, 1);
     // A reply to another message in the topic: Telegram does not send the topic's name then.
-    await alice.say('@TestNameBot and now?', { is_topic_message: true, message_thread_id: 10, reply_to_message: { message_id: 11, date: 0, chat: created.chat, from: created.from, text: 'prices?' } });
+    await alice.say('@TestNameBot and now?', {
+      is_topic_message: true,
+      message_thread_id: 10,
+      reply_to_message: { message_id: 11, date: 0, chat: created.chat, from: created.from, text: 'prices?' },
+    });
     await alice.say('@TestNameBot unnamed topic', { is_topic_message: true, message_thread_id: 20 });
     await alice.say('@TestNameBot in General');
     await bot.tg.waitForBotMessages(GROUP, 4);

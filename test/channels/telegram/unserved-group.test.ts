@@ -127,7 +127,11 @@ test('the bot added to a group by its owner says once there how to turn it on; a
 
     bot.tg.clearIntercepts();
     injectUpdate(bot, botAdded(bot, 900_002, other, MEMBER));
-    await waitFor(() => bot.logs.lines().some((l) => String(l.msg).startsWith(`added to group ${other}, which is not served, by someone who is not an owner`)), 10_000, 'the log line');
+    await waitFor(
+      () => bot.logs.lines().some((l) => String(l.msg).startsWith(`added to group ${other}, which is not served, by someone who is not an owner`)),
+      10_000,
+      'the log line',
+    );
     await bot.restartChannel();
     assert.equal(bot.tg.botMessages(GROUP).length, 1, 'told once');
     assert.equal(bot.tg.botMessages(other).length, 0, 'nothing said where a stranger added the bot');
@@ -136,7 +140,7 @@ test('the bot added to a group by its owner says once there how to turn it on; a
   }
 });
 
-test('MEMORY_SCOPE=global: /allow approves no group (the one memory is the owner\'s), and says why', async () => {
+test("MEMORY_SCOPE=global: /allow approves no group (the one memory is the owner's), and says why", async () => {
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER), TELEGRAM_DM_POLICY: 'allowlist', MEMORY_SCOPE: 'global' } });
   const owner = inGroup(bot, OWNER);
   try {

@@ -21,7 +21,10 @@ test('an update id is admitted once, also by a new process reading the same file
     // Telegram restarts ids at a random, possibly lower, value after a week of silence.
     assert.deepEqual([...(await b.admit([3]))], [3]);
     const onDisk = JSON.parse(await readFile(file, 'utf8'));
-    assert.deepEqual(onDisk.seen.map((e: [number, number]) => e[0]), [5, 6, 7, 8, 9, 3]);
+    assert.deepEqual(
+      onDisk.seen.map((e: [number, number]) => e[0]),
+      [5, 6, 7, 8, 9, 3],
+    );
   } finally {
     await ws.cleanup();
   }
@@ -38,7 +41,10 @@ test('old ids are forgotten after the retention time and beyond the size cap', a
     assert.equal(log.has(1), false);
     now += 2000;
     await log.admit([10]);
-    assert.deepEqual([2, 3, 4, 10].map((id) => log.has(id)), [false, false, false, true]);
+    assert.deepEqual(
+      [2, 3, 4, 10].map((id) => log.has(id)),
+      [false, false, false, true],
+    );
   } finally {
     await ws.cleanup();
   }

@@ -44,7 +44,9 @@ test('after a restart, an update processed before it is not processed again; new
     bot.tg.clearIntercepts();
 
     // The new process gets the old update again first (Telegram never saw it confirmed).
-    bot.tg.intercept('getUpdates', (call) => (call.index < 60 ? { transform: (json) => ({ ...json, result: [...first, ...(json?.result ?? [])] }) } : undefined));
+    bot.tg.intercept('getUpdates', (call) =>
+      call.index < 60 ? { transform: (json) => ({ ...json, result: [...first, ...(json?.result ?? [])] }) } : undefined,
+    );
     await bot.restartChannel();
     await bot.tg.user({ userId: OWNER }).say('after the restart');
     const msgs = await bot.tg.waitForBotMessages(OWNER, 2);
@@ -74,11 +76,25 @@ test('two chats interleaved: each chat gets its answers in its own order', async
   try {
     const a = bot.tg.user({ userId: 201 });
     const b = bot.tg.user({ userId: 202 });
-    for (const [user, t] of [[a, 'a1'], [b, 'b1'], [a, 'a2'], [b, 'b2'], [a, 'a3'], [b, 'b3']] as const) await user.say(t);
+    for (const [user, t] of [
+      [a, 'a1'],
+      [b, 'b1'],
+      [a, 'a2'],
+      [b, 'b2'],
+      [a, 'a3'],
+      [b, 'b3'],
+    ] as const)
+      await user.say(t);
     const ra = await bot.tg.waitForBotMessages(201, 3);
     const rb = await bot.tg.waitForBotMessages(202, 3);
-    assert.deepEqual(ra.map((m) => m.text), ['re a1', 're a2', 're a3']);
-    assert.deepEqual(rb.map((m) => m.text), ['re b1', 're b2', 're b3']);
+    assert.deepEqual(
+      ra.map((m) => m.text),
+      ['re a1', 're a2', 're a3'],
+    );
+    assert.deepEqual(
+      rb.map((m) => m.text),
+      ['re b1', 're b2', 're b3'],
+    );
     // The chats did run side by side: chat B's first answer came before chat A's.
     const all = bot.tg.botMessages().map((m) => m.text);
     assert.ok(all.indexOf('re b1') < all.indexOf('re a1'), all.join(', '));
@@ -107,7 +123,8 @@ test('polling survives a 429 on getUpdates and a Bot API that is briefly down', 
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER) } });
   try {
     bot.tg.intercept('getUpdates', (call) => {
-      if (call.index === 2) return { status: 429, json: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } } };
+      if (call.index === 2)
+        return { status: 429, json: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } } };
       if (call.index === 3 || call.index === 4) return { status: 502, json: { ok: false, error_code: 502, description: 'Bad Gateway' } };
       return undefined;
     });

@@ -21,11 +21,15 @@ import path from 'node:path';
 
 const OWNER = 111;
 const OTHER = 112;
-const voice = (fileId: string, extra: Record<string, unknown> = {}) => ({ voice: { file_id: fileId, file_unique_id: `u_${fileId}`, duration: 2, mime_type: 'audio/ogg', ...extra } });
+const voice = (fileId: string, extra: Record<string, unknown> = {}) => ({
+  voice: { file_id: fileId, file_unique_id: `u_${fileId}`, duration: 2, mime_type: 'audio/ogg', ...extra },
+});
 const placeholder = (fileId: string) => `[Voice message, 2 s, not transcribed; Telegram file_id: ${fileId}]`;
 
 test('DAILY_TOKEN_BUDGET spent: a voice note gets the budget line before any download or transcription, and is kept with its file id', async () => {
-  const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER), DAILY_TOKEN_BUDGET: '10', DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: 'false' } });
+  const bot = await startTelegramBot({
+    env: { TELEGRAM_ALLOWED_USERS: String(OWNER), DAILY_TOKEN_BUDGET: '10', DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: 'false' },
+  });
   try {
     const owner = bot.tg.user({ userId: OWNER });
     await owner.say('hello'); // 15 tokens: the budget is used
@@ -57,14 +61,17 @@ test('RATE_LIMIT_PER_MINUTE: a voice note over the rate gets the rate line, and 
       'That is more than 1 messages in a minute, so I saved this one without answering it. Please send it again in a minute if you still need an answer.',
       'echo: [Voice message, transcribed] first note',
     ]);
-    assert.deepEqual(bot.tg.callsOf('getFile').map((c) => c.body.file_id), ['vr1']);
+    assert.deepEqual(
+      bot.tg.callsOf('getFile').map((c) => c.body.file_id),
+      ['vr1'],
+    );
     assert.equal(bot.llm.transcriptionRequests().length, 1);
   } finally {
     await bot.close();
   }
 });
 
-test("a slow transcription never holds up another chat: its text is answered while the note is still being transcribed", async () => {
+test('a slow transcription never holds up another chat: its text is answered while the note is still being transcribed', async () => {
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: `${OWNER},${OTHER}` } });
@@ -97,7 +104,10 @@ test('TRANSCRIPTION_TIMEOUT_MS: a transcription that does not end in time gets o
     bot.tg.addFile('vt1', Buffer.from('OggS AUDIO:never heard'));
     await owner.send(voice('vt1', { duration: 7 }));
     const [line] = await bot.tg.waitForBotMessages(OWNER, 1, 8000);
-    assert.equal(line!.text, "I couldn't transcribe your voice message within 1 second. It is saved in our conversation; please type what you said if you need an answer now.");
+    assert.equal(
+      line!.text,
+      "I couldn't transcribe your voice message within 1 second. It is saved in our conversation; please type what you said if you need an answer now.",
+    );
     assert.equal(bot.llm.chatRequests().length, 0, 'the model was not asked');
     assert.ok(bot.logs.lines().some((l) => l.code === 'transcription.timeout'));
     await owner.say('still there?');
@@ -113,9 +123,13 @@ test('TRANSCRIPTION_TIMEOUT_MS: a transcription that does not end in time gets o
   }
 });
 
-test('the cost of each transcription lands in usage.db (kind transcription): the seconds or tokens the server reports, else the note\'s length', async () => {
+test("the cost of each transcription lands in usage.db (kind transcription): the seconds or tokens the server reports, else the note's length", async () => {
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER) } });
-  const usage: Array<Record<string, unknown> | undefined> = [undefined, { type: 'duration', seconds: 3.5 }, { type: 'tokens', input_tokens: 40, output_tokens: 6, total_tokens: 46 }];
+  const usage: Array<Record<string, unknown> | undefined> = [
+    undefined,
+    { type: 'duration', seconds: 3.5 },
+    { type: 'tokens', input_tokens: 40, output_tokens: 6, total_tokens: 46 },
+  ];
   let n = 0;
   bot.llm.setTranscriber(() => {
     const u = usage[n++];
@@ -151,7 +165,10 @@ test('SHOW_TRANSCRIPT: the echo is cut at 3,500 characters with "…" and has no
     const clean = long.trim().replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
     assert.equal(echo, `🎤 ${clean.slice(0, 3500)}…`);
     assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f]/.test(echo));
-    assert.ok(msgs[1]!.text.startsWith('echo: [Voice message, transcribed] bell and [31mred[0m word'), 'the answer comes after the echo, from the cleaned words');
+    assert.ok(
+      msgs[1]!.text.startsWith('echo: [Voice message, transcribed] bell and [31mred[0m word'),
+      'the answer comes after the echo, from the cleaned words',
+    );
     assert.ok(!/[\u0007\u001b]/.test(lastUserText(bot.llm.chatRequests()[0]!)), 'the model gets no control characters');
   } finally {
     await bot.close();
@@ -191,7 +208,10 @@ test('after a restart, a voice note already in the session (untranscribed, or tr
     assert.equal((await bot.tg.waitForBotMessages(OWNER, 1))[0]!.text, 'echo: [Voice message, transcribed] heard now');
     assert.equal((await bot.tg.waitForBotMessages(OTHER, 1))[0]!.text, 'echo: [Voice message, transcribed] heard before');
     assert.equal(bot.llm.transcriptionRequests().length, 1, 'the transcribed one is not transcribed again');
-    for (const [chat, content] of [[OWNER, '[Voice message, transcribed] heard now'], [OTHER, '[Voice message, transcribed] heard before']] as const) {
+    for (const [chat, content] of [
+      [OWNER, '[Voice message, transcribed] heard now'],
+      [OTHER, '[Voice message, transcribed] heard before'],
+    ] as const) {
       const messages = (await bot.sessionFile(chat)).messages.map((m: { role: string; content: string }) => `${m.role}: ${m.content}`);
       assert.deepEqual(messages, [`user: ${content}`, `assistant: echo: ${content}`], `chat ${chat}: recorded once`);
     }

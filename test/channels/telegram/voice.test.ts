@@ -9,7 +9,9 @@ import { startTelegramBot } from '../../helpers/telegram.js';
 import { lastUserText } from '../../helpers/fake-llm.js';
 
 const OWNER = 111;
-const voice = (fileId: string, extra: Record<string, unknown> = {}) => ({ voice: { file_id: fileId, file_unique_id: `u_${fileId}`, duration: 2, mime_type: 'audio/ogg', ...extra } });
+const voice = (fileId: string, extra: Record<string, unknown> = {}) => ({
+  voice: { file_id: fileId, file_unique_id: `u_${fileId}`, duration: 2, mime_type: 'audio/ogg', ...extra },
+});
 
 test('a voice note is answered from its transcript, echoed first with SHOW_TRANSCRIPT, stored with a voice marker', async () => {
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER), SHOW_TRANSCRIPT: 'true' } });
@@ -40,7 +42,10 @@ test('no transcription: one clear line, the file id kept in the session, the mod
     bot.tg.addFile('vn2', Buffer.from('not audio at all'));
     await owner.send(voice('vn2'));
     const [refused] = await bot.tg.waitForBotMessages(OWNER, 1);
-    assert.equal(refused!.text, "I couldn't transcribe your voice message (the speech-to-text service refused it). It is saved in our conversation; please type what you said if you need an answer now.");
+    assert.equal(
+      refused!.text,
+      "I couldn't transcribe your voice message (the speech-to-text service refused it). It is saved in our conversation; please type what you said if you need an answer now.",
+    );
     assert.equal(bot.tg.botMessages(OWNER).length, 1, 'one line, no second reply');
 
     // Over the Bot API's 20 MB: refused from the size Telegram announces, nothing downloaded.
@@ -56,12 +61,7 @@ test('no transcription: one clear line, the file id kept in the session, the mod
     const session = await bot.sessionFile(OWNER);
     assert.deepEqual(
       session.messages.map((m: { content: string }) => m.content),
-      [
-        '[Voice message, 2 s, not transcribed; Telegram file_id: vn2]',
-        '[Audio file, 900 s, not transcribed; Telegram file_id: big]',
-        'hello',
-        'echo: hello',
-      ],
+      ['[Voice message, 2 s, not transcribed; Telegram file_id: vn2]', '[Audio file, 900 s, not transcribed; Telegram file_id: big]', 'hello', 'echo: hello'],
     );
     assert.equal(bot.llm.chatRequests().length, 1, 'only "hello" reached the model');
     assert.equal(bot.llm.transcriptionRequests().length, 1);

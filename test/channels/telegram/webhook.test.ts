@@ -14,7 +14,13 @@ const SECRET = 'hook-secret_123';
 function update(id: number, text: string) {
   return {
     update_id: id,
-    message: { message_id: id, date: Math.floor(Date.now() / 1000), chat: { id: OWNER, type: 'private' }, from: { id: OWNER, is_bot: false, first_name: 'Owner' }, text },
+    message: {
+      message_id: id,
+      date: Math.floor(Date.now() / 1000),
+      chat: { id: OWNER, type: 'private' },
+      from: { id: OWNER, is_bot: false, first_name: 'Owner' },
+      text,
+    },
   };
 }
 
@@ -75,7 +81,11 @@ test('risk: unauthenticated webhook POSTs flood the log — the refusal warning 
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(update(900 + i, 'forged')) });
       assert.equal(res.status, 401);
     }
-    const lines = bot.logs.text().slice(before).split('\n').filter((l) => l.includes('secret token'));
+    const lines = bot.logs
+      .text()
+      .slice(before)
+      .split('\n')
+      .filter((l) => l.includes('secret token'));
     assert.ok(lines.length >= 1, 'the first refusal is logged');
     assert.ok(lines.length <= 2, `${lines.length} log lines for 300 refused calls`);
   } finally {

@@ -46,7 +46,15 @@ test('a handle in the speaker field: the name the others call them by names them
   const scope = 'test:handles';
   let seq = 0;
   const say = (speaker: string, content: string) =>
-    index.saveEpisode({ content, role: 'user', speaker, sessionId: 's', scope, eventTime: new Date(Date.UTC(2024, 0, 1, 10, seq)), sourceMessageId: `m${++seq}` });
+    index.saveEpisode({
+      content,
+      role: 'user',
+      speaker,
+      sessionId: 's',
+      scope,
+      eventTime: new Date(Date.UTC(2024, 0, 1, 10, seq)),
+      sourceMessageId: `m${++seq}`,
+    });
   say('kt_88', 'I finally booked the pottery class for Saturday');
   say('jo', 'Nice one, Kate! Which studio?');
   say('kt_88', 'The small one near the river');
@@ -63,7 +71,14 @@ test('small talk injects nothing into # Relevant Memory; a real question still d
   const index = new MemoryIndex(':memory:', silentLogger());
   const scope = 'test:talk';
   for (let i = 0; i < 150; i++) {
-    index.saveEpisode({ content: i === 70 ? 'My sister Dana moved to Lisbon last spring' : `Good morning! How are you doing today? ${i % 7 === 0 ? 'thanks' : 'ok'}`, role: 'user', speaker: 'Ann', sessionId: 'old', scope, eventTime: new Date(Date.UTC(2024, 0, 1, 0, i)) });
+    index.saveEpisode({
+      content: i === 70 ? 'My sister Dana moved to Lisbon last spring' : `Good morning! How are you doing today? ${i % 7 === 0 ? 'thanks' : 'ok'}`,
+      role: 'user',
+      speaker: 'Ann',
+      sessionId: 'old',
+      scope,
+      eventTime: new Date(Date.UTC(2024, 0, 1, 0, i)),
+    });
   }
   assert.deepEqual(relevantHits(index, 'good morning, how are you?', { scope }), []);
   assert.ok(index.search('good morning, how are you?', { scope }).length > 0, 'the search itself finds the greetings');
@@ -78,16 +93,29 @@ test('the tune/report split: halves by a hash of the conversation id, disjoint, 
   assert.equal(tune.length + report.length, 11);
   assert.ok(Math.abs(tune.length - report.length) <= 1);
   assert.equal(tune.filter((id) => report.includes(id)).length, 0);
-  assert.deepEqual(splitConversations([...convs].reverse(), 'tune').map((c) => c.id).sort(), [...tune].sort());
+  assert.deepEqual(
+    splitConversations([...convs].reverse(), 'tune')
+      .map((c) => c.id)
+      .sort(),
+    [...tune].sort(),
+  );
   assert.deepEqual(splitConversations(convs, 'all'), convs);
 });
 
-test('a name one letter off a speaker\'s, never written in the chat, still names that speaker; a real other name does not', () => {
+test("a name one letter off a speaker's, never written in the chat, still names that speaker; a real other name does not", () => {
   const index = new MemoryIndex(':memory:', silentLogger());
   const scope = 'test:typo';
   let seq = 0;
   const say = (speaker: string, content: string) =>
-    index.saveEpisode({ content, role: 'user', speaker, sessionId: 's', scope, eventTime: new Date(Date.UTC(2024, 0, 1, 10, seq)), sourceMessageId: `m${++seq}` });
+    index.saveEpisode({
+      content,
+      role: 'user',
+      speaker,
+      sessionId: 's',
+      scope,
+      eventTime: new Date(Date.UTC(2024, 0, 1, 10, seq)),
+      sourceMessageId: `m${++seq}`,
+    });
   say('akib', 'We got snow again today');
   say('muhhamed', 'Snow here too, so much snow, more snow all week');
   // "Akim" is nobody's word in this chat: a typo of Akib (Soundex differs: A250 vs A210).
@@ -119,7 +147,8 @@ test('what a question asks for: a time for "when…", a place for "where…", a 
   assert.equal(askedFor('How long ago did we meet?'), 'time');
   assert.equal(askedFor('What does Ann like to cook?'), undefined);
   assert.equal(askedFor('Do you know when it opens?'), undefined, 'only a question that starts so');
-  for (const t of ['I went there yesterday', 'See you next Friday!', 'It starts at 7pm', 'back on 3 March', 'that was in 2019', 'on Sunday we hiked']) assert.ok(holds('time', t), t);
+  for (const t of ['I went there yesterday', 'See you next Friday!', 'It starts at 7pm', 'back on 3 March', 'that was in 2019', 'on Sunday we hiked'])
+    assert.ok(holds('time', t), t);
   for (const t of ['I love that museum', 'The time of my life', 'may I come?']) assert.ok(!holds('time', t), t);
   for (const t of ['I was sick for three days', 'a couple of weeks', 'we danced all night']) assert.ok(holds('duration', t), t);
   assert.ok(!holds('duration', 'see you in the morning'));

@@ -82,13 +82,20 @@ test('queries full of FTS5 syntax never throw, log nothing, and treat the charac
   }
   assert.equal(logs.lines().filter((l) => l.level >= 40).length, 0, logs.text());
   // The characters are just text around the words.
-  const finds = (q: string, re: RegExp) => assert.ok(contents(index.search(q, { scope: 'test:A' })).some((c) => re.test(c)), q);
+  const finds = (q: string, re: RegExp) =>
+    assert.ok(
+      contents(index.search(q, { scope: 'test:A' })).some((c) => re.test(c)),
+      q,
+    );
   finds('cat*', /My cat Miso/);
   finds('(garden', /garden/);
   finds('"Miso', /Miso/);
   finds('content:river', /river/);
   finds('-garden', /garden/);
-  assert.ok(contents(index.search('AND OR NOT', { scope: 'test:A' })).some((c) => c.startsWith('Dana and I')), 'operator words are searchable words');
+  assert.ok(
+    contents(index.search('AND OR NOT', { scope: 'test:A' })).some((c) => c.startsWith('Dana and I')),
+    'operator words are searchable words',
+  );
   index.close();
 });
 
@@ -115,11 +122,11 @@ test('an empty or whitespace query gives an empty result', () => {
   index.close();
 });
 
-test('a chat never sees another chat\'s memories, even about the same thing', () => {
+test("a chat never sees another chat's memories, even about the same thing", () => {
   const { index, say } = setup();
   say('My sister Dana lives in Lisbon', { scope: 'test:A', sourceMessageId: 'a1' });
   say('Dana from accounting moved to Lisbon', { scope: 'test:B', sessionId: 's2', sourceMessageId: 'b1' });
-  index.saveFacts([{ content: 'The user\'s sister Dana lives in Lisbon', scope: 'test:A' }]);
+  index.saveFacts([{ content: "The user's sister Dana lives in Lisbon", scope: 'test:A' }]);
   for (const q of ['Dana', 'dana', 'Lisbon', 'where does dana live']) {
     const b = index.search(q, { scope: 'test:B' });
     assert.deepEqual(contents(b), ['Dana from accounting moved to Lisbon'], q);
@@ -137,8 +144,14 @@ test('the kind filter returns only that kind', () => {
   index.saveReflection('This week the user focused on the violin', 'test:A', []);
   const all = index.search('violin', { scope: 'test:A' });
   assert.deepEqual(new Set(all.map((r) => r.kind)), new Set(['episode', 'fact', 'reflection']));
-  assert.deepEqual(index.search('violin', { scope: 'test:A', kinds: ['fact'] }).map((r) => r.kind), ['fact']);
-  assert.deepEqual(index.search('violin', { scope: 'test:A', kinds: ['episode'] }).map((r) => r.kind), ['episode']);
+  assert.deepEqual(
+    index.search('violin', { scope: 'test:A', kinds: ['fact'] }).map((r) => r.kind),
+    ['fact'],
+  );
+  assert.deepEqual(
+    index.search('violin', { scope: 'test:A', kinds: ['episode'] }).map((r) => r.kind),
+    ['episode'],
+  );
   assert.deepEqual(new Set(index.search('violin', { scope: 'test:A', kinds: ['fact', 'episode'] }).map((r) => r.kind)), new Set(['fact', 'episode']));
   index.close();
 });
@@ -214,7 +227,7 @@ test('a changed preference: of two statements that match alike, the later one ra
   index.close();
 });
 
-test('a question naming a speaker ranks that speaker\'s own words above what others said to them', () => {
+test("a question naming a speaker ranks that speaker's own words above what others said to them", () => {
   const { index, say } = setup();
   const other = { speaker: 'Bo', sourceMessageId: 'bo' };
   say('Ann, did you like the concert last night?', other);
@@ -246,8 +259,12 @@ test('soft-deleted memories (valid_until set) are never returned', () => {
   index.database!.prepare('UPDATE memories SET valid_until = ? WHERE id IN (?, ?)').run(Math.floor(Date.now() / 1000), ep, fact!.id);
   for (const q of ['wifi password', 'hunter2', 'wifi']) {
     const rs = index.search(q, { scope: 'test:A' });
-    assert.ok(rs.every((r) => r.id !== ep && r.id !== fact!.id), q);
-    for (const kinds of [['fact'], ['episode']] as const) assert.ok(index.search(q, { scope: 'test:A', kinds: [...kinds] }).every((r) => !r.content.includes('hunter2')));
+    assert.ok(
+      rs.every((r) => r.id !== ep && r.id !== fact!.id),
+      q,
+    );
+    for (const kinds of [['fact'], ['episode']] as const)
+      assert.ok(index.search(q, { scope: 'test:A', kinds: [...kinds] }).every((r) => !r.content.includes('hunter2')));
     assert.ok(index.searchBm25(q, { scope: 'test:A' }).every((r) => !r.content.includes('hunter2')));
   }
   index.close();
@@ -280,8 +297,12 @@ test("the assistant's answer to a question that matches ranks above its other wo
 
 test('the turns around hits close together in one conversation, and around a hit in another, each come once; the next turns are marked as answers; a deleted turn stays out', () => {
   const { index, say } = setup();
-  const s1 = Array.from({ length: 20 }, (_, i) => say(i === 5 || i === 8 ? `The kayak trip is booked, note ${i}` : `Line ${i} of the first talk`, { sourceMessageId: `a${i}` }));
-  Array.from({ length: 12 }, (_, i) => say(i === 6 ? 'Kayak paddles go in the car' : `Line ${i} of the second talk`, { sessionId: 's2', sourceMessageId: `b${i}` }));
+  const s1 = Array.from({ length: 20 }, (_, i) =>
+    say(i === 5 || i === 8 ? `The kayak trip is booked, note ${i}` : `Line ${i} of the first talk`, { sourceMessageId: `a${i}` }),
+  );
+  Array.from({ length: 12 }, (_, i) =>
+    say(i === 6 ? 'Kayak paddles go in the car' : `Line ${i} of the second talk`, { sessionId: 's2', sourceMessageId: `b${i}` }),
+  );
   index.database!.prepare('UPDATE memories SET valid_until = 1 WHERE id = ?').run(s1[10]);
   const rs = index.search('kayak', { scope: 'test:A', limit: 100 });
   const ids = rs.flatMap((r) => r.sourceMessageIds);
@@ -306,7 +327,7 @@ test('equal scores come back in one order on every run: the message stored last 
   }
 });
 
-test('a named day brings the named person\'s messages of that day and the day after, though they share no word with the question', () => {
+test("a named day brings the named person's messages of that day and the day after, though they share no word with the question", () => {
   const { index, say } = setup();
   const at = (m: number, d: number, h: number) => ({ eventTime: new Date(2026, m, d, h) });
   say('Work was busy, meetings all afternoon', { ...at(1, 26, 15), sourceMessageId: 'before' });

@@ -16,7 +16,15 @@ import { captureLog, tempDir } from '../../helpers/workspace.js';
 import { waitFor } from '../../helpers/wait.js';
 
 function episode(i: number) {
-  return { content: `Message number ${i}: Ann planted roses by the garden wall`, role: 'user' as const, speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(), sourceMessageId: `m${i}` };
+  return {
+    content: `Message number ${i}: Ann planted roses by the garden wall`,
+    role: 'user' as const,
+    speaker: 'Ann',
+    sessionId: 's1',
+    scope: 'test:1',
+    eventTime: new Date(),
+    sourceMessageId: `m${i}`,
+  };
 }
 
 /** Rows in the database file alone, as if the WAL were lost: a copy without its -wal. */

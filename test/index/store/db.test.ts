@@ -31,7 +31,15 @@ function warnings(logs: CapturedLog): Array<Record<string, any>> {
 }
 
 function episode(i: number) {
-  return { content: `Message number ${i} about the garden`, role: 'user' as const, speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(), sourceMessageId: `m${i}` };
+  return {
+    content: `Message number ${i} about the garden`,
+    role: 'user' as const,
+    speaker: 'Ann',
+    sessionId: 's1',
+    scope: 'test:1',
+    eventTime: new Date(),
+    sourceMessageId: `m${i}`,
+  };
 }
 
 /** Answers embeddings requests with a fixed-size vector, chat with the echo. */
@@ -105,10 +113,16 @@ test('with embeddings on, vec_memories exists, is locked to the dimensions, and 
 test('a changed EMBEDDINGS_DIMENSIONS turns vector search off with a warning saying how to rebuild; chat goes on', async () => {
   const ws = await tempDir();
   try {
-    const first = await startTestBot({ responder: embeddingResponder(8), env: { WORKSPACE_DIR: ws.dir, EMBEDDINGS_MODEL: 'text-embedding-3-small', EMBEDDINGS_DIMENSIONS: '8' } });
+    const first = await startTestBot({
+      responder: embeddingResponder(8),
+      env: { WORKSPACE_DIR: ws.dir, EMBEDDINGS_MODEL: 'text-embedding-3-small', EMBEDDINGS_DIMENSIONS: '8' },
+    });
     await first.send('1', 'hello');
     await first.close();
-    const second = await startTestBot({ responder: embeddingResponder(16), env: { WORKSPACE_DIR: ws.dir, EMBEDDINGS_MODEL: 'text-embedding-3-small', EMBEDDINGS_DIMENSIONS: '16' } });
+    const second = await startTestBot({
+      responder: embeddingResponder(16),
+      env: { WORKSPACE_DIR: ws.dir, EMBEDDINGS_MODEL: 'text-embedding-3-small', EMBEDDINGS_DIMENSIONS: '16' },
+    });
     try {
       const warn = warnings(second.logs).filter((l) => /dimension/i.test(l.msg));
       assert.equal(warn.length, 1, JSON.stringify(warnings(second.logs)));
@@ -229,7 +243,10 @@ test('a locked memory.db: writes fail softly with one warning, replies still go 
     await new Promise((r) => setTimeout(r, bot.app.services.index.pauseMs + 20));
 
     assert.deepEqual(await bot.send('1', 'unlocked message about zucchini'), ['echo: unlocked message about zucchini']);
-    const rows = holder.prepare("SELECT content, source_role FROM memories WHERE kind = 'episode' ORDER BY seq").all() as Array<{ content: string; source_role: string }>;
+    const rows = holder.prepare("SELECT content, source_role FROM memories WHERE kind = 'episode' ORDER BY seq").all() as Array<{
+      content: string;
+      source_role: string;
+    }>;
     const contents = rows.map((r) => r.content);
     for (let i = 1; i <= 5; i++) assert.ok(contents.includes(`locked message ${i}`), `locked message ${i} indexed after the lock`);
     assert.ok(contents.includes('unlocked message about zucchini'));
@@ -258,10 +275,28 @@ test('risk: the guard hides bugs — a TypeError inside a guarded call surfaces,
 
 test("the guard absorbs SQLite's own failures (locked, corrupt, full, I/O) and nothing else", () => {
   const sqlite = (code: string) => Object.assign(new Error(code), { code });
-  for (const code of ['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED', 'SQLITE_CORRUPT', 'SQLITE_CORRUPT_VTAB', 'SQLITE_NOTADB', 'SQLITE_FULL', 'SQLITE_IOERR_WRITE', 'SQLITE_READONLY']) {
+  for (const code of [
+    'SQLITE_BUSY',
+    'SQLITE_BUSY_SNAPSHOT',
+    'SQLITE_LOCKED',
+    'SQLITE_CORRUPT',
+    'SQLITE_CORRUPT_VTAB',
+    'SQLITE_NOTADB',
+    'SQLITE_FULL',
+    'SQLITE_IOERR_WRITE',
+    'SQLITE_READONLY',
+  ]) {
     assert.equal(sqliteFailure(sqlite(code)), code);
   }
-  for (const err of [new TypeError('x is undefined'), sqlite('SQLITE_CONSTRAINT_PRIMARYKEY'), sqlite('SQLITE_ERROR'), sqlite('SQLITE_BUSYNESS'), new Error('plain'), null, 'text']) {
+  for (const err of [
+    new TypeError('x is undefined'),
+    sqlite('SQLITE_CONSTRAINT_PRIMARYKEY'),
+    sqlite('SQLITE_ERROR'),
+    sqlite('SQLITE_BUSYNESS'),
+    new Error('plain'),
+    null,
+    'text',
+  ]) {
     assert.equal(sqliteFailure(err), undefined, String(err));
   }
 });

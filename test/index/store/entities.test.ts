@@ -62,7 +62,16 @@ test('"New York" is one name', () => {
 });
 
 test('common words opening a sentence are not names (the list of openers)', () => {
-  for (const s of ['The weather is nice.', 'Maybe we should go.', 'Yesterday it rained.', 'Thanks for that!', 'Sounds good to me.', 'After lunch we slept.', 'Hello there.', 'What time is it?']) {
+  for (const s of [
+    'The weather is nice.',
+    'Maybe we should go.',
+    'Yesterday it rained.',
+    'Thanks for that!',
+    'Sounds good to me.',
+    'After lunch we slept.',
+    'Hello there.',
+    'What time is it?',
+  ]) {
     assert.deepEqual(texts(s), [], s);
   }
   assert.deepEqual(texts('Maybe Dana knows. The answer is with Tom.'), ['Dana', 'Tom']);
@@ -153,7 +162,7 @@ test("risk: entities leak across chats — get_entity_info shows only this chat'
   assert.deepEqual(link.aliases, ['https://files.example/share/xyz-secret-q7']);
   assert.equal(link.mentions, 1);
   const dana = index.entityInfo('dana whitaker', 'test:B')!;
-  assert.equal(dana.mentions, 1, 'B\'s count, not both chats\'');
+  assert.equal(dana.mentions, 1, "B's count, not both chats'");
   const handle = index.entityInfo('@danaw_private', 'test:B')!;
   assert.equal(handle.name, '@danaw_private');
   assert.deepEqual(handle.aliases, ['@danaw_private']);
@@ -169,6 +178,9 @@ test("risk: entities leak across chats — get_entity_info shows only this chat'
   // Entity search still finds each chat's own memories, and only those.
   const found = index.search('Dana Whitaker', { scope: 'test:B' }).map((r) => r.content);
   assert.ok(found.includes('is https://files.example/share/xyz-secret-q7 still up? Dana Whitaker asked'), JSON.stringify(found));
-  assert.ok(found.every((c) => !c.includes('XyZ') && !c.includes('Grab the draft')), JSON.stringify(found));
+  assert.ok(
+    found.every((c) => !c.includes('XyZ') && !c.includes('Grab the draft')),
+    JSON.stringify(found),
+  );
   index.close();
 });

@@ -13,20 +13,32 @@ function say(index: MemoryIndex, scope: string, content: string): string {
   return index.saveEpisode({ content, role: 'user', sessionId: `s-${scope}`, scope, eventTime: new Date() })!;
 }
 
-test('risk: a chat search walks every chat\'s words — each chat\'s terms are its own in the FTS vocabulary', () => {
+test("risk: a chat search walks every chat's words — each chat's terms are its own in the FTS vocabulary", () => {
   const index = new MemoryIndex(':memory:', silentLogger());
   say(index, 'telegram:1', 'I drink coffee every morning');
   say(index, 'telegram:2', 'Coffee gives me headaches');
   const db = index.database!;
   db.exec(`CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, ${SCOPED_FTS}, row)`);
-  const terms = (db.prepare('SELECT term, doc FROM temp.vocab').all() as Array<{ term: string; doc: number }>);
+  const terms = db.prepare('SELECT term, doc FROM temp.vocab').all() as Array<{ term: string; doc: number }>;
   const coffee = terms.filter((t) => t.term.endsWith('coffe'));
   // Two chats said "coffee": two distinct terms, one document each — never one shared list.
   assert.equal(coffee.length, 2);
-  assert.deepEqual(coffee.map((t) => t.doc), [1, 1]);
-  assert.ok(terms.every((t) => /^z\d+x/.test(t.term)), 'every stored word carries a chat prefix');
-  assert.deepEqual(index.search('coffee', { scope: 'telegram:1' }).map((r) => r.content), ['I drink coffee every morning']);
-  assert.deepEqual(index.search('coffee', { scope: 'telegram:2' }).map((r) => r.content), ['Coffee gives me headaches']);
+  assert.deepEqual(
+    coffee.map((t) => t.doc),
+    [1, 1],
+  );
+  assert.ok(
+    terms.every((t) => /^z\d+x/.test(t.term)),
+    'every stored word carries a chat prefix',
+  );
+  assert.deepEqual(
+    index.search('coffee', { scope: 'telegram:1' }).map((r) => r.content),
+    ['I drink coffee every morning'],
+  );
+  assert.deepEqual(
+    index.search('coffee', { scope: 'telegram:2' }).map((r) => r.content),
+    ['Coffee gives me headaches'],
+  );
   index.close();
 });
 
@@ -61,13 +73,22 @@ test('stored documents and query phrases are split the same way', () => {
 test('an older match is still found when the best matches are all filtered out (this conversation, other kinds)', () => {
   const index = new MemoryIndex(':memory:', silentLogger());
   const scope = 'telegram:9';
-  const old = index.saveEpisode({ content: 'My espresso machine is a Gaggia', role: 'user', sessionId: 'old', scope, eventTime: new Date(Date.now() - 86_400_000) })!;
+  const old = index.saveEpisode({
+    content: 'My espresso machine is a Gaggia',
+    role: 'user',
+    sessionId: 'old',
+    scope,
+    eventTime: new Date(Date.now() - 86_400_000),
+  })!;
   // The current conversation says "espresso" far more often and more densely.
   for (let i = 0; i < 120; i++) {
     index.saveEpisode({ content: `espresso espresso ${i}`, role: 'user', sessionId: 'now', scope, eventTime: new Date() });
   }
   const hits = index.search('espresso', { scope, excludeSessionId: 'now', limit: 5 });
-  assert.deepEqual(hits.map((h) => h.id), [old]);
+  assert.deepEqual(
+    hits.map((h) => h.id),
+    [old],
+  );
   assert.deepEqual(index.search('espresso', { scope, kinds: ['fact'], limit: 5 }), [], 'no fact says it');
   index.close();
 });

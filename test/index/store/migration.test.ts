@@ -25,7 +25,11 @@ function oldFile(file: string, version: number): void {
     old.prepare("INSERT INTO fts_scopes (scope) VALUES ('telegram:42')").run();
     const code = (old.prepare("SELECT code FROM fts_scopes WHERE scope = 'telegram:42'").get() as { code: number }).code;
     old.prepare('INSERT INTO memories_fts_scoped (rowid, words) SELECT rowid, ? FROM memories').run(
-      'I adopted a kitten called Pepper'.toLowerCase().split(' ').map((w) => `z${code}x${w}`).join(' '),
+      'I adopted a kitten called Pepper'
+        .toLowerCase()
+        .split(' ')
+        .map((w) => `z${code}x${w}`)
+        .join(' '),
     );
   }
   old.close();
@@ -41,7 +45,10 @@ for (const version of [1, 2, 3]) {
       assert.ok(index.enabled, index.disabledReason ?? '');
       assert.equal(index.meta('schema_version'), String(SCHEMA_VERSION));
       // "adopt" finds "adopted": the migrated text is in the stemmed per-chat index.
-      assert.deepEqual(index.search('adopt kitten', { scope: 'telegram:42' }).map((h) => h.id), ['ep_old']);
+      assert.deepEqual(
+        index.search('adopt kitten', { scope: 'telegram:42' }).map((h) => h.id),
+        ['ep_old'],
+      );
       assert.deepEqual(index.search('kitten Pepper', { scope: 'telegram:43' }), [], 'still scoped after the migration');
       // New memories land beside the migrated one and are found the same way.
       index.saveEpisode({ content: 'The kitten sleeps all day', role: 'user', sessionId: 'conv2', scope: 'telegram:42', eventTime: new Date() });
@@ -89,7 +96,10 @@ test('risk: entities leak across chats — a version-3 file with global entities
     assert.equal(index.meta('schema_version'), String(SCHEMA_VERSION));
     const b = index.entityInfo(B, 'telegram:2')!;
     assert.deepEqual({ name: b.name, aliases: b.aliases, mentions: b.mentions }, { name: B, aliases: [B], mentions: 1 });
-    assert.deepEqual(b.memories.map((m) => m.id), ['ep_b1']);
+    assert.deepEqual(
+      b.memories.map((m) => m.id),
+      ['ep_b1'],
+    );
     const a = index.entityInfo(B, 'telegram:1')!;
     assert.deepEqual({ name: a.name, aliases: a.aliases, mentions: a.mentions }, { name: A, aliases: [A], mentions: 2 });
     assert.notEqual(a.id, b.id, 'one entity per chat');

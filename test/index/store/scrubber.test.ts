@@ -18,8 +18,15 @@ const WORDS = 'apple river garden window piano ocean forest kitten lemon sunset 
 function fill(index: MemoryIndex, n: number): void {
   const ingest = new IndexingService(index);
   for (let i = 0; i < n; i++) {
-    const text = Array.from({ length: 10 }, (_, j) => WORDS[(i * 5 + j * 3) % WORDS.length]).join(' ') + (i % 300 === 11 ? ' my locker code is Quokka7731' : '');
-    ingest.ingestMessage({ content: text, role: 'user', sessionId: `s${i % 3}`, scope: `telegram:${i % 3}`, eventTime: new Date(Date.UTC(2026, 0, 1) + i * 60_000) });
+    const text =
+      Array.from({ length: 10 }, (_, j) => WORDS[(i * 5 + j * 3) % WORDS.length]).join(' ') + (i % 300 === 11 ? ' my locker code is Quokka7731' : '');
+    ingest.ingestMessage({
+      content: text,
+      role: 'user',
+      sessionId: `s${i % 3}`,
+      scope: `telegram:${i % 3}`,
+      eventTime: new Date(Date.UTC(2026, 0, 1) + i * 60_000),
+    });
   }
 }
 
@@ -44,7 +51,11 @@ test('the scrub after /forget runs off the event loop: other chats are searched 
     await new Promise((r) => setImmediate(r));
     assert.equal(done, false, 'the scrub is still running after the event loop turned');
     assert.ok(index.search('piano ocean', { scope: 'telegram:0', limit: 5 }).length > 0, 'another chat is searched during the scrub');
-    assert.equal(index.saveEpisode({ content: 'we planted zucchini today', role: 'user', sessionId: 's0', scope: 'telegram:0', eventTime: new Date() }), null, 'held, not written under the scrub');
+    assert.equal(
+      index.saveEpisode({ content: 'we planted zucchini today', role: 'user', sessionId: 's0', scope: 'telegram:0', eventTime: new Date() }),
+      null,
+      'held, not written under the scrub',
+    );
     await scrub;
 
     assert.equal(

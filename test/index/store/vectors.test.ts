@@ -20,15 +20,27 @@ const DIMS = 4;
 /** A toy embedding: axis 0 = pets, 1 = music, 2 = food, 3 = anything else. */
 function toyVector(text: string): number[] {
   const t = text.toLowerCase();
-  const v = [/(kitten|cat|pet|dog|puppy|animal)/.test(t) ? 1 : 0, /(cello|guitar|instrument|music)/.test(t) ? 1 : 0, /(pasta|food|dinner|eat)/.test(t) ? 1 : 0, 0.05];
+  const v = [
+    /(kitten|cat|pet|dog|puppy|animal)/.test(t) ? 1 : 0,
+    /(cello|guitar|instrument|music)/.test(t) ? 1 : 0,
+    /(pasta|food|dinner|eat)/.test(t) ? 1 : 0,
+    0.05,
+  ];
   return v;
 }
 const embeddings: Responder = (req) => {
   const inputs: string[] = Array.isArray(req.body.input) ? req.body.input : [req.body.input];
-  return { json: { object: 'list', model: 'toy', data: inputs.map((s, index) => ({ object: 'embedding', index, embedding: toyVector(s) })), usage: { prompt_tokens: 1, total_tokens: 1 } } };
+  return {
+    json: {
+      object: 'list',
+      model: 'toy',
+      data: inputs.map((s, index) => ({ object: 'embedding', index, embedding: toyVector(s) })),
+      usage: { prompt_tokens: 1, total_tokens: 1 },
+    },
+  };
 };
 
-test('with embeddings, a message with none of the question\'s words is found by vector search; vectors are cached by content', async () => {
+test("with embeddings, a message with none of the question's words is found by vector search; vectors are cached by content", async () => {
   const llm = await startFakeLlm(embeddings);
   const ws = await tempDir();
   try {
@@ -75,7 +87,12 @@ test('a corrected fact is embedded too, a memory embedded again replaces its vec
     embedder.init();
     const tools = createMemoryIndexTools(index, new MemoryService(ws.dir, 'chat'), embedder);
     const tool = (name: string) => tools.find((t) => t.name === name)!;
-    const ctx: ToolContext = { chat: { channel: 'test', chatId: '1', group: false, manages: true }, conversationId: 'conv-1', log: silentLogger(), signal: new AbortController().signal };
+    const ctx: ToolContext = {
+      chat: { channel: 'test', chatId: '1', group: false, manages: true },
+      conversationId: 'conv-1',
+      log: silentLogger(),
+      signal: new AbortController().signal,
+    };
 
     const saved = await tool('remember_fact').execute({ fact: 'Ann plays the cello on Sundays' }, ctx);
     const oldId = /Saved as (fact_[0-9a-f]+)/.exec(saved)?.[1];
@@ -104,10 +121,21 @@ test('a corrected fact is embedded too, a memory embedded again replaces its vec
     assert.match(logs.text(), /storing embeddings failed/);
     index.vectors!.create(DIMS);
     const ingest = new IndexingService(index, embedder);
-    ingest.ingestMessage({ content: 'Our puppy chewed the sofa', role: 'user', speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(2026, 0, 5), sourceMessageId: 'm5' });
+    ingest.ingestMessage({
+      content: 'Our puppy chewed the sofa',
+      role: 'user',
+      speaker: 'Ann',
+      sessionId: 's1',
+      scope: 'test:1',
+      eventTime: new Date(2026, 0, 5),
+      sourceMessageId: 'm5',
+    });
     await embedder.flush();
     const after = index.search('Which animal lives there?', { scope: 'test:1', limit: 3, vector });
-    assert.ok(after.some((h) => h.sourceMessageIds.includes('m5')), 'embeddings after the failure still land');
+    assert.ok(
+      after.some((h) => h.sourceMessageIds.includes('m5')),
+      'embeddings after the failure still land',
+    );
     index.close();
   } finally {
     await llm.close();
@@ -122,7 +150,14 @@ const AT_ANGLE: Record<string, number[]> = {
 };
 const angled: Responder = (req) => {
   const inputs: string[] = Array.isArray(req.body.input) ? req.body.input : [req.body.input];
-  return { json: { object: 'list', model: 'toy', data: inputs.map((s, index) => ({ object: 'embedding', index, embedding: AT_ANGLE[s] ?? [0, 0, 0, 1] })), usage: { prompt_tokens: 1, total_tokens: 1 } } };
+  return {
+    json: {
+      object: 'list',
+      model: 'toy',
+      data: inputs.map((s, index) => ({ object: 'embedding', index, embedding: AT_ANGLE[s] ?? [0, 0, 0, 1] })),
+      usage: { prompt_tokens: 1, total_tokens: 1 },
+    },
+  };
 };
 
 for (const table of ['new (cosine)', 'made before cosine (L2)'] as const) {
@@ -141,7 +176,15 @@ for (const table of ['new (cosine)', 'made before cosine (L2)'] as const) {
       assert.equal(/reindex --embeddings/.test(logs.text()), table !== 'new (cosine)', 'an old table is pointed out once, with the way to rebuild it');
       const ingest = new IndexingService(index, embedder);
       Object.keys(AT_ANGLE).forEach((content, i) =>
-        ingest.ingestMessage({ content, role: 'user', speaker: 'Ann', sessionId: 's1', scope: 'c:1', eventTime: new Date(2026, 0, i + 1), sourceMessageId: `m${i}` }),
+        ingest.ingestMessage({
+          content,
+          role: 'user',
+          speaker: 'Ann',
+          sessionId: 's1',
+          scope: 'c:1',
+          eventTime: new Date(2026, 0, i + 1),
+          sourceMessageId: `m${i}`,
+        }),
       );
       await embedder.flush();
       const hits = index.search('what happened lately', { scope: 'c:1', limit: 5, vector: new Float32Array([1, 0, 0, 0]) });
@@ -158,7 +201,10 @@ for (const table of ['new (cosine)', 'made before cosine (L2)'] as const) {
         assert.deepEqual(index.vectors!.layout(), { metric: 'cosine', partitioned: true });
         assert.equal(llm.requests.filter((r) => r.path.endsWith('/embeddings')).length, before, 'no text embedded again');
         const again = index.search('what happened lately', { scope: 'c:1', limit: 5, vector: new Float32Array([1, 0, 0, 0]) });
-        assert.deepEqual(again.map((h) => Number(h.similarity?.toFixed(3))), [0.8, 0.3]);
+        assert.deepEqual(
+          again.map((h) => Number(h.similarity?.toFixed(3))),
+          [0.8, 0.3],
+        );
       }
       index.close();
     } finally {
@@ -172,7 +218,14 @@ for (const table of ['new (cosine)', 'made before cosine (L2)'] as const) {
 const crowded: Responder = (req) => {
   const inputs: string[] = Array.isArray(req.body.input) ? req.body.input : [req.body.input];
   const vec = (s: string) => (s.startsWith('note ') ? [1, Number(s.slice(5)) / 1000, 0, 0] : [0.5, Math.sqrt(0.75), 0, 0]);
-  return { json: { object: 'list', model: 'toy', data: inputs.map((s, index) => ({ object: 'embedding', index, embedding: vec(s) })), usage: { prompt_tokens: 1, total_tokens: 1 } } };
+  return {
+    json: {
+      object: 'list',
+      model: 'toy',
+      data: inputs.map((s, index) => ({ object: 'embedding', index, embedding: vec(s) })),
+      usage: { prompt_tokens: 1, total_tokens: 1 },
+    },
+  };
 };
 
 /** A file index with the toy embedder on, answered by `responder`; everything closed after `fn`. */
@@ -192,41 +245,89 @@ async function withEmbeddings(responder: Responder, fn: (t: { index: MemoryIndex
   }
 }
 
-test('vector search finds a chat\'s own memory when another chat holds hundreds of nearer ones (one partition per chat)', () =>
+test("vector search finds a chat's own memory when another chat holds hundreds of nearer ones (one partition per chat)", () =>
   withEmbeddings(crowded, async ({ index, embedder }) => {
     const ingest = new IndexingService(index, embedder);
-    for (let i = 0; i < 200; i++) ingest.ingestMessage({ content: `note ${i}`, role: 'user', sessionId: 'sa', scope: 'c:A', eventTime: new Date(2026, 0, 1, 0, i), sourceMessageId: `a${i}` });
-    ingest.ingestMessage({ content: 'Bob fixed the roof', role: 'user', sessionId: 'sb', scope: 'c:B', eventTime: new Date(2026, 0, 2), sourceMessageId: 'b1' });
+    for (let i = 0; i < 200; i++)
+      ingest.ingestMessage({
+        content: `note ${i}`,
+        role: 'user',
+        sessionId: 'sa',
+        scope: 'c:A',
+        eventTime: new Date(2026, 0, 1, 0, i),
+        sourceMessageId: `a${i}`,
+      });
+    ingest.ingestMessage({
+      content: 'Bob fixed the roof',
+      role: 'user',
+      sessionId: 'sb',
+      scope: 'c:B',
+      eventTime: new Date(2026, 0, 2),
+      sourceMessageId: 'b1',
+    });
     await embedder.flush();
     // A table of one list for all chats took the 180 nearest of every chat before the chat filter: chat B's one vector was not among them.
     const hits = index.search('what happened lately', { scope: 'c:B', limit: 3, vector: new Float32Array([1, 0, 0, 0]) });
-    assert.deepEqual(hits.map((h) => [h.content, Number(h.similarity?.toFixed(3))]), [['Bob fixed the roof', 0.5]]);
+    assert.deepEqual(
+      hits.map((h) => [h.content, Number(h.similarity?.toFixed(3))]),
+      [['Bob fixed the roof', 0.5]],
+    );
   }));
 
 test('during the scrub after a /forget, remember_fact waits instead of dropping the fact, and a held message is embedded once written', () =>
   withEmbeddings(embeddings, async ({ index, embedder, dir }) => {
     const ingest = new IndexingService(index, embedder);
     const tools = createMemoryIndexTools(index, new MemoryService(dir, 'chat'), embedder);
-    const ctx: ToolContext = { chat: { channel: 'test', chatId: '1', group: false, manages: true }, conversationId: 'conv-1', log: silentLogger(), signal: new AbortController().signal };
+    const ctx: ToolContext = {
+      chat: { channel: 'test', chatId: '1', group: false, manages: true },
+      conversationId: 'conv-1',
+      log: silentLogger(),
+      signal: new AbortController().signal,
+    };
     const scrub = index.scrubFreedSpace();
-    assert.equal(ingest.ingestMessage({ content: 'Our puppy chewed the sofa', role: 'user', speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(), sourceMessageId: 'm1' }), null, 'held');
+    assert.equal(
+      ingest.ingestMessage({
+        content: 'Our puppy chewed the sofa',
+        role: 'user',
+        speaker: 'Ann',
+        sessionId: 's1',
+        scope: 'test:1',
+        eventTime: new Date(),
+        sourceMessageId: 'm1',
+      }),
+      null,
+      'held',
+    );
     const saved = await tools.find((t) => t.name === 'remember_fact')!.execute({ fact: 'Ann adopted a kitten called Pepper' }, ctx);
     assert.match(saved, /^Saved as fact_/);
     await scrub;
     await embedder.flush();
-    const found = index.search('Which animal lives there?', { scope: 'test:1', limit: 5, vector: await embedder.embedQuery('Which animal lives there?') }).map((h) => h.content);
+    const found = index
+      .search('Which animal lives there?', { scope: 'test:1', limit: 5, vector: await embedder.embedQuery('Which animal lives there?') })
+      .map((h) => h.content);
     assert.deepEqual(found.sort(), ['Ann adopted a kitten called Pepper', 'Our puppy chewed the sofa']);
   }));
 
 test('a memory forgotten while its text is being embedded leaves no vector of it, in the cache or the vector table', () =>
-  withEmbeddings((req, i) => ({ ...(embeddings(req, i) as object), delayMs: 300 }), async ({ index, embedder }) => {
-    const ingest = new IndexingService(index, embedder);
-    const id = ingest.ingestMessage({ content: 'My locker code is kitten 4471', role: 'user', speaker: 'Ann', sessionId: 's1', scope: 'test:1', eventTime: new Date(), sourceMessageId: 'm1' })!;
-    const flushing = embedder.flush();
-    // /forget while the embedding request is out.
-    index.erase!.memoriesAndEntities([{ id, content: 'My locker code is kitten 4471' }], 'test:1', (t) => /4471/.test(t));
-    await flushing;
-    const db = index.database!;
-    assert.equal((db.prepare('SELECT COUNT(*) AS n FROM embedding_cache').get() as { n: number }).n, 0, 'no cached vector of the forgotten text');
-    assert.equal((db.prepare('SELECT COUNT(*) AS n FROM vec_memories').get() as { n: number }).n, 0, 'no vector row for it');
-  }));
+  withEmbeddings(
+    (req, i) => ({ ...(embeddings(req, i) as object), delayMs: 300 }),
+    async ({ index, embedder }) => {
+      const ingest = new IndexingService(index, embedder);
+      const id = ingest.ingestMessage({
+        content: 'My locker code is kitten 4471',
+        role: 'user',
+        speaker: 'Ann',
+        sessionId: 's1',
+        scope: 'test:1',
+        eventTime: new Date(),
+        sourceMessageId: 'm1',
+      })!;
+      const flushing = embedder.flush();
+      // /forget while the embedding request is out.
+      index.erase!.memoriesAndEntities([{ id, content: 'My locker code is kitten 4471' }], 'test:1', (t) => /4471/.test(t));
+      await flushing;
+      const db = index.database!;
+      assert.equal((db.prepare('SELECT COUNT(*) AS n FROM embedding_cache').get() as { n: number }).n, 0, 'no cached vector of the forgotten text');
+      assert.equal((db.prepare('SELECT COUNT(*) AS n FROM vec_memories').get() as { n: number }).n, 0, 'no vector row for it');
+    },
+  ));

@@ -68,7 +68,14 @@ function fact(index: MemoryIndex, content: string, daysAgo: number, opts: { conf
 
 function episodes(index: MemoryIndex, sessionId: string, scope: string, at: Date, lines: string[]): void {
   lines.forEach((content, i) =>
-    index.saveEpisode({ content, role: i % 2 === 0 ? 'user' : 'assistant', speaker: i % 2 === 0 ? 'Ann' : 'assistant', sessionId, scope, eventTime: new Date(at.getTime() + i * 1000) }),
+    index.saveEpisode({
+      content,
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      speaker: i % 2 === 0 ? 'Ann' : 'assistant',
+      sessionId,
+      scope,
+      eventTime: new Date(at.getTime() + i * 1000),
+    }),
   );
 }
 
@@ -137,14 +144,19 @@ test('consolidation: sessions the user has left become facts in their scope, onc
     assert.match(lastUserText(chatRequests(t.llm)[0]!), /USER: My dog Rex chewed my shoes/);
     assert.doesNotMatch(lastUserText(chatRequests(t.llm)[0]!), /violin/);
     const saved = t.facts();
-    assert.deepEqual(saved.map((f) => [f.content, f.scope, f.session_id]), [
-      ['The user has a dog named Rex', 'test:1', 'c1'],
-      ['The user is moving to Porto in May', 'test:1', 'c1'],
-    ]);
+    assert.deepEqual(
+      saved.map((f) => [f.content, f.scope, f.session_id]),
+      [
+        ['The user has a dog named Rex', 'test:1', 'c1'],
+        ['The user is moving to Porto in May', 'test:1', 'c1'],
+      ],
+    );
     const c1Episodes = (t.db.prepare("SELECT id FROM memories WHERE session_id = 'c1' AND kind = 'episode'").all() as Array<{ id: string }>).map((r) => r.id);
     assert.deepEqual(JSON.parse(saved[0]!.source_ids).sort(), [...c1Episodes].sort(), 'facts point at the messages they came from');
     const state = Object.fromEntries(
-      (t.db.prepare('SELECT session_id, consolidated_at FROM sessions_consolidations').all() as Array<{ session_id: string; consolidated_at: number | null }>).map((r) => [r.session_id, r.consolidated_at !== null]),
+      (
+        t.db.prepare('SELECT session_id, consolidated_at FROM sessions_consolidations').all() as Array<{ session_id: string; consolidated_at: number | null }>
+      ).map((r) => [r.session_id, r.consolidated_at !== null]),
     );
     assert.deepEqual(state, { c1: true, c2: false, c3: false });
     assert.match(r1.detail, /1 of 1 pending sessions consolidated, 2 new facts/);
@@ -158,8 +170,17 @@ test('consolidation: sessions the user has left become facts in their scope, onc
     episodes(t.index, 'c4', 'test:1', day(0), ['Hi again', 'Hello!']);
     await t.upkeep.run('consolidation', NOW);
     assert.equal(chatRequests(t.llm).length, 2);
-    assert.deepEqual(t.facts().map((f) => f.content).at(-1), 'The user plays the violin');
-    assert.ok(t.facts().every((f) => f.scope === 'test:1'), 'chat 2 was not consolidated into chat 1');
+    assert.deepEqual(
+      t
+        .facts()
+        .map((f) => f.content)
+        .at(-1),
+      'The user plays the violin',
+    );
+    assert.ok(
+      t.facts().every((f) => f.scope === 'test:1'),
+      'chat 2 was not consolidated into chat 1',
+    );
   } finally {
     await t.close();
   }
@@ -167,9 +188,14 @@ test('consolidation: sessions the user has left become facts in their scope, onc
 
 test('consolidation: a failed LLM call leaves the session pending; long sessions go in chunks of 30', async () => {
   let fail = true;
-  const chunkSize = (req: Parameters<Responder>[0]) => lastUserText(req).split('\n').filter((l) => /^(USER|ASSISTANT): /.test(l)).length;
+  const chunkSize = (req: Parameters<Responder>[0]) =>
+    lastUserText(req)
+      .split('\n')
+      .filter((l) => /^(USER|ASSISTANT): /.test(l)).length;
   const t = await setup((req) =>
-    fail ? { status: 400, json: { error: { message: 'bad request' } } } : text(JSON.stringify({ facts: [chunkSize(req) === 30 ? 'The user talked at length about gardening' : `Then ${chunkSize(req)} short lines followed`] })),
+    fail
+      ? { status: 400, json: { error: { message: 'bad request' } } }
+      : text(JSON.stringify({ facts: [chunkSize(req) === 30 ? 'The user talked at length about gardening' : `Then ${chunkSize(req)} short lines followed`] })),
   );
   try {
     const lines = Array.from({ length: 35 }, (_, i) => `Line ${i} of a long talk`);
@@ -177,20 +203,39 @@ test('consolidation: a failed LLM call leaves the session pending; long sessions
     episodes(t.index, 'newest', 'test:1', NOW, ['latest']);
     const r1 = await t.upkeep.run('consolidation', NOW);
     assert.equal(r1.changed, 0);
-    assert.equal((t.db.prepare("SELECT consolidated_at FROM sessions_consolidations WHERE session_id = 'long'").get() as { consolidated_at: number | null }).consolidated_at, null);
+    assert.equal(
+      (t.db.prepare("SELECT consolidated_at FROM sessions_consolidations WHERE session_id = 'long'").get() as { consolidated_at: number | null })
+        .consolidated_at,
+      null,
+    );
     fail = false;
     const before = chatRequests(t.llm).length;
     await t.upkeep.run('consolidation', NOW);
     assert.equal(chatRequests(t.llm).length - before, 2, '35 messages = two chunks');
-    assert.deepEqual(t.facts().map((f) => f.content), ['The user talked at length about gardening', 'Then 5 short lines followed']);
-    assert.notEqual((t.db.prepare("SELECT consolidated_at FROM sessions_consolidations WHERE session_id = 'long'").get() as { consolidated_at: number | null }).consolidated_at, null);
+    assert.deepEqual(
+      t.facts().map((f) => f.content),
+      ['The user talked at length about gardening', 'Then 5 short lines followed'],
+    );
+    assert.notEqual(
+      (t.db.prepare("SELECT consolidated_at FROM sessions_consolidations WHERE session_id = 'long'").get() as { consolidated_at: number | null })
+        .consolidated_at,
+      null,
+    );
   } finally {
     await t.close();
   }
 });
 
 test('reflection: needs 3 facts from the last 7 days; writes one; not again within 6 days', async () => {
-  const t = await setup((req) => text(`Reflection on ${lastUserText(req).split('\n').filter((l) => l.startsWith('- ')).length} facts: the user is busy with music.`));
+  const t = await setup((req) =>
+    text(
+      `Reflection on ${
+        lastUserText(req)
+          .split('\n')
+          .filter((l) => l.startsWith('- ')).length
+      } facts: the user is busy with music.`,
+    ),
+  );
   try {
     const now = new Date();
     const later = (days: number) => new Date(now.getTime() + days * DAY * 1000);
@@ -239,7 +284,10 @@ test('enrichment is skipped with a reason; every run of every job is recorded in
     assert.equal(r.changed, 0);
     for (const job of JOB_NAMES) await t.upkeep.run(job, NOW);
     const runs = t.jobRuns();
-    assert.deepEqual(runs.map((x) => x.job), ['enrichment', ...JOB_NAMES]);
+    assert.deepEqual(
+      runs.map((x) => x.job),
+      ['enrichment', ...JOB_NAMES],
+    );
     for (const run of runs) {
       assert.equal(typeof run.started_at, 'number');
       assert.equal(typeof run.finished_at, 'number');
@@ -302,7 +350,6 @@ test('a job on a disabled index is skipped with the reason, and nothing throws',
   }
 });
 
-
 test('CLI: run-job decay twice in a row → exit 0 both times, the second decays nothing', async () => {
   const ws = await tempDir();
   const llm = await startFakeLlm(() => text(JSON.stringify({ facts: ['The user has a dog named Rex'] })));
@@ -310,7 +357,11 @@ test('CLI: run-job decay twice in a row → exit 0 both times, the second decays
     const file = path.join(ws.dir, 'memory.db');
     const index = new MemoryIndex(file, silentLogger());
     const now = Math.floor(Date.now() / 1000);
-    for (const [content, days] of [['The user likes hiking', 3], ['The user once visited Oslo', 60], ['The user drinks tea', 10]] as const) {
+    for (const [content, days] of [
+      ['The user likes hiking', 3],
+      ['The user once visited Oslo', 60],
+      ['The user drinks tea', 10],
+    ] as const) {
       const [f] = index.saveFacts([{ content, scope: 'console:local' }]);
       index.database!.prepare('UPDATE memories SET last_accessed = ? WHERE id = ?').run(now - days * DAY, f!.id);
     }
