@@ -63,7 +63,7 @@ async function open(width: number, height: number, hash = ''): Promise<Page> {
   return page;
 }
 
-const text = (page: Page, sel: string) => page.$eval(sel, (e: any) => e.textContent as string);
+const text = (page: Page, sel: string) => page.$eval(sel, (e: any) => e.innerText as string);
 const shown = (page: Page, sel: string) => page.$eval(sel, (e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().height > 0);
 async function tab(page: Page, name: string) {
   await page.click(`.tabs a[data-tab="${name}"]`);
