@@ -15,7 +15,7 @@ import { runChatCommand } from '../../src/cli/memory-chat.js';
 import { silentLogger } from '../../src/core/log.js';
 import { filesContaining, filesMatching, testConfig } from '../helpers/workspace.js';
 import { memoryCli, startDaemonChild } from '../helpers/child.js';
-import { MemoryIndex } from '../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 import { PairingStore, pairingFile } from '../../src/channels/telegram/pairing.js';
 import { UsageStore } from '../../src/usage/usage.js';
 import { ReminderStore } from '../../src/reminders/store.js';
@@ -95,7 +95,7 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     assert.deepEqual(await snapshot(path.join(ws, 'memory', 'test:2')), otherMemory, "the other chat's memory folder is byte-identical");
     assert.deepEqual(await readFile(path.join(ws, 'sessions', 'test:2.json')), otherSession);
     assert.deepEqual(await snapshot(path.join(ws, 'exports', 'test:2')), otherExports);
-    const index = new MemoryIndex(path.join(ws, 'memory.db'), silentLogger());
+    const index = new SqliteMemoryIndex(path.join(ws, 'memory.db'), silentLogger());
     try {
       assert.ok(
         index.search('code word', { scope: 'test:2', limit: 5 }).some((h) => /KIWI22/.test(h.content)),
@@ -224,7 +224,7 @@ test('purge --chat telegram:<group> takes the group and every forum topic of it,
       ),
     );
     assert.deepEqual(after, before, "the other groups' sessions, memory folders and exports are byte-identical");
-    const index = new MemoryIndex(path.join(ws, 'memory.db'), silentLogger());
+    const index = new SqliteMemoryIndex(path.join(ws, 'memory.db'), silentLogger());
     try {
       for (const [scope, word] of [
         ['telegram:-100456', 'KIWI22'],
