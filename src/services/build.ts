@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Config } from '../config/env.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import { AppError } from '../core/errors.js';
-import { RuntimeConfigStore, memoryBudgetTokens } from '../config/runtime.js';
+import { FileRuntimeConfigStore, memoryBudgetTokens } from '../config/runtime.js';
 import { SessionStore } from '../sessions/store.js';
 import { LlmClient } from '../llm/client.js';
 import { ChatModels, type ActiveModel } from '../llm/chat-models.js';
@@ -60,7 +60,7 @@ export interface Built {
 }
 
 export async function buildServices(config: Config, log: Logger, opts: ServiceOptions): Promise<Built> {
-  const runtime = new RuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
+  const runtime = new FileRuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
   const runtimeProblem = runtime.init();
   if (runtimeProblem) throw new AppError('config.invalid', { problem: runtimeProblem });
   const dispatcher = new Dispatcher(config.maxConcurrentTurns);
