@@ -34,7 +34,7 @@ import { imagePlaceholder, unreadablePlaceholder, type MediaFetchers } from '../
 import { audioPlaceholder } from '../../media/audio.js';
 import { albumItemText } from './photos.js';
 import { withQuote } from './reply-context.js';
-import { UpdateLog } from './update-log.js';
+import { FileUpdateLog, type UpdateLog } from './update-log.js';
 import { PlaceholderStore, type Placeholder } from './placeholders.js';
 import { settleLeftOver, StreamPreview, StreamState, type StreamTuning } from './stream-preview.js';
 import { identify, registerCommands } from './startup.js';
@@ -114,7 +114,7 @@ export class TelegramChannel implements Channel {
     const t = opts.tuning ?? {};
     this.delivery = new Delivery({ telegram: this.bot.telegram, log: this.log, tuning: { ...t, retries: t.sendRetries } });
     this.typing = new TypingIndicator(this.delivery, t.typingIntervalMs);
-    this.updateLog = new UpdateLog(path.join(opts.workspaceDir, 'telegram', 'updates.json'), this.log);
+    this.updateLog = FileUpdateLog.inWorkspace(opts.workspaceDir, this.log);
     this.pairing = new PairingStore(pairingFile(opts.workspaceDir));
     opts.media?.register(this.name, (fileId, maxBytes, signal) => downloadFile(this.bot.telegram, fileId, maxBytes, 60_000, signal));
     const placeholders = new PlaceholderStore(path.join(opts.workspaceDir, 'telegram', 'placeholders.json'), this.log);
