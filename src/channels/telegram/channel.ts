@@ -27,7 +27,8 @@ import type { Channel, InboundHandler, ReplyFn } from '../../core/channel.js';
 import { AccessControl } from './access.js';
 import { Delivery } from './delivery.js';
 import { readUpdate, type BotIdentity, type Inbound } from './inbound.js';
-import { PairingStore, pairingFile } from './pairing.js';
+import { FilePairingStore } from './pairing-file.js';
+import type { PairingStore } from './pairing.js';
 import { parseSessionChatId, sessionChatId } from './topics.js';
 import { downloadFile } from './media.js';
 import { imagePlaceholder, unreadablePlaceholder, type MediaFetchers } from '../../media/attachments.js';
@@ -115,7 +116,7 @@ export class TelegramChannel implements Channel {
     this.delivery = new Delivery({ telegram: this.bot.telegram, log: this.log, tuning: { ...t, retries: t.sendRetries } });
     this.typing = new TypingIndicator(this.delivery, t.typingIntervalMs);
     this.updateLog = FileUpdateLog.inWorkspace(opts.workspaceDir, this.log);
-    this.pairing = new PairingStore(pairingFile(opts.workspaceDir));
+    this.pairing = FilePairingStore.inWorkspace(opts.workspaceDir);
     opts.media?.register(this.name, (fileId, maxBytes, signal) => downloadFile(this.bot.telegram, fileId, maxBytes, 60_000, signal));
     const placeholders = new PlaceholderStore(path.join(opts.workspaceDir, 'telegram', 'placeholders.json'), this.log);
     this.stream = new StreamState(opts.telegram.streaming ?? 'draft', t.stream, placeholders, this.delivery, this.log);
