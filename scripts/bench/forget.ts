@@ -7,7 +7,7 @@
  * worker, the whole scrub was one stall in which the daemon answered nobody.
  */
 import path from 'node:path';
-import { MemoryIndex } from '../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 import { IndexingService } from '../../src/index/ingest.js';
 import { eraseMemories, findMatching } from '../../src/index/store/erase.js';
 import { silentLogger } from '../../src/core/log.js';
@@ -16,7 +16,7 @@ import { rng, userText, assistantText } from './text.js';
 
 export async function benchForget(): Promise<Record<string, string>> {
   const ws = await tempDir('membot-bench-forget-');
-  const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+  const index = new SqliteMemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
   const ingest = new IndexingService(index);
   const r = rng(5);
   const N = 100_000;

@@ -15,7 +15,7 @@
 import { statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { MemoryIndex } from '../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 import { IndexingService } from '../../src/index/ingest.js';
 import { silentLogger } from '../../src/core/log.js';
 import { tempDir } from '../../test/helpers/workspace.js';
@@ -52,7 +52,7 @@ const cpuMs = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000;
 export async function benchIndex(full: boolean): Promise<Record<string, string>> {
   const ws = await tempDir('membot-bench-index-');
   const file = path.join(ws.dir, 'memory.db');
-  const index = new MemoryIndex(file, silentLogger());
+  const index = new SqliteMemoryIndex(file, silentLogger());
   const ingest = new IndexingService(index);
   const r = rng(3);
   const out: Record<string, string> = {};

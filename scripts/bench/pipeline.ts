@@ -15,6 +15,7 @@ import { IndexingService } from '../../src/index/ingest.js';
 import { startLlmProcess } from './llm-process.js';
 import { tempDir, testConfig } from '../../test/helpers/workspace.js';
 import { rng, userText, assistantText } from './text.js';
+import type { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 const f = (n: number) => n.toFixed(2);
@@ -46,7 +47,7 @@ export async function setup(indexSize: number, runtimeConfig: unknown = { compac
     // Other chats' history, through the live ingest path, in batches of one transaction each.
     const r = rng(9);
     const ingest = new IndexingService(app.services.index);
-    const db = app.services.index.database!;
+    const db = (app.services.index as SqliteMemoryIndex).database!;
     for (let i = 0; i < indexSize; i += 5000) {
       db.transaction(() => {
         for (let j = i; j < Math.min(indexSize, i + 5000); j++) {

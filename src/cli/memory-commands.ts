@@ -1,8 +1,7 @@
 /** The index commands of `npm run memory` (everything but eval, which needs no config). */
-import path from 'node:path';
 import type { Config } from '../config/env.js';
 import { componentLogger, type Logger } from '../core/log.js';
-import { MemoryIndex } from '../index/memory-index.js';
+import { SqliteMemoryIndex } from '../index/sqlite-memory-index.js';
 import { LlmClient } from '../llm/client.js';
 import { Upkeep, JOB_NAMES, type JobName } from '../index/upkeep/upkeep.js';
 import { Embedder } from '../index/upkeep/embeddings.js';
@@ -29,7 +28,7 @@ export async function runMemoryCommand(cmd: string | undefined, args: string[], 
     return usageError('search needs a query: npm run memory -- search "cat name"');
   }
   if (cmd === 'run-job' && !JOB_NAMES.includes(args[0] as JobName)) return usageError(`run-job takes one of: ${JOB_NAMES.join(', ')}`);
-  const index = new MemoryIndex(path.join(config.workspaceDir, 'memory.db'), log);
+  const index = SqliteMemoryIndex.inWorkspace(config.workspaceDir, log);
   if (!index.enabled) {
     process.stderr.write(`memory.db could not be opened: ${index.disabledReason}\n`);
     return 1;

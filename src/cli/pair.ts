@@ -9,7 +9,8 @@
 import { pathToFileURL } from 'node:url';
 import { loadDotEnv } from '../config/dotenv.js';
 import { loadConfig } from '../config/env.js';
-import { PairingStore, pairingFile, type TelegramUserRef } from '../channels/telegram/pairing.js';
+import { FilePairingStore } from '../channels/telegram/pairing-file.js';
+import type { TelegramUserRef } from '../channels/telegram/pairing.js';
 import { answerHelp } from './help.js';
 
 export interface PairCliIo {
@@ -33,7 +34,7 @@ function who(u: TelegramUserRef): string {
 }
 
 export async function runPair(args: string[], workspaceDir: string, io: PairCliIo): Promise<number> {
-  const store = new PairingStore(pairingFile(workspaceDir));
+  const store = FilePairingStore.inWorkspace(workspaceDir);
   const [cmd, arg] = args;
   switch (cmd) {
     case 'approve': {

@@ -7,7 +7,7 @@ import type { Logger } from '../core/log.js';
 import { acquireDaemonLock } from '../storage/daemon-lock.js';
 import { finishInterruptedPurges, purgeChat, type PurgeOptions } from '../privacy/purge.js';
 import { splitTopic } from '../core/group.js';
-import { PairingStore, pairingFile } from '../channels/telegram/pairing.js';
+import { FilePairingStore } from '../channels/telegram/pairing-file.js';
 import type { CliIo } from './io.js';
 
 /** What a purge needs of the settings; the pairing is taken back only by a purge that asks (--pairing). */
@@ -16,7 +16,7 @@ export function purgeOptions(config: Config, log: Logger): PurgeOptions {
     workspaceDir: config.workspaceDir,
     memoryScope: config.memoryScope,
     log,
-    revokePairing: (userId) => new PairingStore(pairingFile(config.workspaceDir)).revoke(userId),
+    revokePairing: (userId) => FilePairingStore.inWorkspace(config.workspaceDir).revoke(userId),
   };
 }
 

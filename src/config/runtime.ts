@@ -1,8 +1,11 @@
 /**
- * Runtime settings in `workspace/preferences/runtime-config.json` (seed 001 "Configuration").
- * A missing file means defaults. The file is re-checked (by mtime) at most once a second, so an
- * edit takes effect without a restart. A bad value names its key: at start-up that stops the
- * daemon (exit 2); later, the error is logged once and the last good settings stay in force.
+ * Runtime settings (seed 001 "Configuration"): memory and compaction switches the owner changes
+ * while the bot runs. Callers see RuntimeConfigStore; its promises are the contract tests in
+ * test/config/runtime.contract.ts. Today's store is FileRuntimeConfigStore:
+ * `workspace/preferences/runtime-config.json`.
+ * Nothing stored means defaults. A change takes effect without a restart. A bad value names its
+ * key: at start-up that stops the daemon (exit 2); later, the error is logged once and the last
+ * good settings stay in force.
  */
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -90,7 +93,15 @@ export function parseRuntimeConfig(text: string): RuntimeConfig {
   return out as unknown as RuntimeConfig;
 }
 
-export class RuntimeConfigStore {
+export interface RuntimeConfigStore {
+  /** First load: a one-line problem naming the bad key instead of silently using defaults; null when the settings are good. */
+  init(): string | null;
+  /** The settings in force, with a change stored meanwhile (a bad change leaves the last good settings in force). */
+  get(): RuntimeConfig;
+}
+
+/** The settings in the workspace's `preferences/runtime-config.json`, re-checked (by mtime) at most once a second. */
+export class FileRuntimeConfigStore implements RuntimeConfigStore {
   private current: RuntimeConfig = structuredClone(DEFAULT_RUNTIME_CONFIG);
   private mtimeMs: number | null = null;
   private checkedAt = 0;

@@ -9,7 +9,8 @@
  * only memorizes one half does not survive on the other.
  */
 import { readFile } from 'node:fs/promises';
-import { MemoryIndex } from './memory-index.js';
+import type { MemoryIndex } from './memory-index.js';
+import { SqliteMemoryIndex } from './sqlite-memory-index.js';
 import { IndexingService } from './ingest.js';
 import { silentLogger } from '../core/log.js';
 import type { SearchResult } from './search/search.js';
@@ -107,7 +108,7 @@ export function splitConversations<T extends { id: string }>(conversations: T[],
 /** Ingests each conversation of the split into a fresh in-memory index (close them after). */
 export function prepare(data: EvalDataset, split: EvalSplit = 'all'): PreparedConversation[] {
   return splitConversations(data.conversations, split).map((conv) => {
-    const index = new MemoryIndex(':memory:', silentLogger());
+    const index = new SqliteMemoryIndex(':memory:', silentLogger());
     const ingest = new IndexingService(index);
     const scope = `eval:${conv.id}`;
     for (const m of conv.messages) {

@@ -1,295 +1,140 @@
 /**
- * MemoryIndex: the one object the daemon, the tools and the CLI use for `memory.db`. A facade:
- * the tables are in store/, ranking in search/, the nightly work in upkeep/; what to do while
- * the file cannot be used (locked, damaged, being scrubbed after /forget) is outage.ts.
- * A damaged file is set aside and an empty one started (storage/sqlite.ts). If the file cannot
- * be opened (locked by another process, newer schema, no permission) the index is disabled with
- * one clear warning and every call becomes a harmless no-op, so chat goes on.
+ * MemoryIndex: what the daemon, the tools, the CLI and the memory page rely on from the
+ * long-term memory index — episodes, facts, reflections and entities of each chat's scope,
+ * searched by meaning and by words. Callers see only this interface; today's implementation
+ * is SqliteMemoryIndex (memory.db: the tables in store/, ranking in search/). Its promises are
+ * written down as the contract tests (test/index/memory-index.contract.ts), which any other
+ * implementation has to pass as well.
+ *
+ * Every read and write is inside one scope (a chat, or 'global'): nothing of one scope is
+ * found from another. An index that cannot be used is not an error for the chat: `enabled`
+ * is false, the plain calls fall back (nothing found, null ids) and the surfaces below are null.
  */
-import type { Logger } from '../core/log.js';
-import { AppError, errorMessage } from '../core/errors.js';
-import { openDatabase, type Db } from './store/db.js';
-import { getMeta, setMeta } from './store/migrations.js';
-import { IndexWriter, newId, rebuildDerived, type EpisodeInput, type FactInput, type SavedFact } from './store/repository.js';
-import { IndexBrowse } from './store/browse.js';
-import { IndexEraser, scrubFreedSpace } from './store/erase.js';
-import { scrubInWorker } from './store/scrubber.js';
-import { SCOPED_FTS } from './store/fts.js';
-import { JobTables } from './store/jobs.js';
-import { VectorTables } from './store/vectors.js';
-import { FactTables, type FactView, type IndexStats } from './store/facts.js';
-import { CHECKPOINT_PAGES, SAFETY_NET_PAGES, WalCheckpointer } from './store/checkpointer.js';
-import { HybridSearch, toResult, type SearchOptions, type SearchResult } from './search/search.js';
-import { entityInfo, latestReflection, type EntityInfo } from './search/lookups.js';
-import { OutageGuard } from './outage.js';
+import type { DecayOutcome } from './store/jobs.js';
+import type { VectorLayout } from './store/vectors.js';
+import type { FactListing, ScopeRow } from './store/browse.js';
+import type { IndexMatch } from './store/erase.js';
+import type { FactView, IndexStats } from './store/facts.js';
+import type { EpisodeInput, FactInput, MemoryKind, SavedFact } from './store/repository.js';
+import type { SearchOptions, SearchResult } from './search/search.js';
+import type { EntityInfo } from './search/lookups.js';
 
-export { sqliteFailure } from './outage.js';
-export type { IndexStats } from './store/facts.js';
-export type { EntityInfo } from './search/lookups.js';
+export type { DecayOutcome, EntityInfo, EpisodeInput, FactInput, FactListing, FactView, IndexMatch, IndexStats, MemoryKind, SavedFact, ScopeRow };
+export type { SearchOptions, SearchResult, VectorLayout };
 
-export class MemoryIndex {
-  private db: Db | null = null;
-  /** Checkpoints the WAL off the event loop (file databases only); null when not running. */
-  private checkpointer: WalCheckpointer | null = null;
-  private parts: {
-    writer: IndexWriter;
-    searcher: HybridSearch;
-    facts: FactTables;
-    jobs: JobTables;
-    vectors: VectorTables;
-    browse: IndexBrowse;
-    erase: IndexEraser;
-  } | null = null;
-  private readonly outage: OutageGuard;
+/** The nightly upkeep's reads and writes (upkeep/upkeep.ts); they throw on failure. */
+export interface IndexJobs {
+  /** Records that a job started; returns the run's id for `finishRun`. */
+  startRun(job: string, atSec: number): number | bigint;
+  finishRun(run: number | bigint, atSec: number, outcome: string, detail: string): void;
+  /** Conversations not consolidated yet and not the newest of their scope (the user has left them). */
+  pendingConsolidations(): Array<{ session_id: string; scope: string }>;
+  /** The live episodes of a conversation, in order. */
+  sessionEpisodes(sessionId: string): Array<{ id: string; content: string; source_role: string }>;
+  setConsolidated(sessionId: string, atSec: number): void;
+  /** Decay of every live fact at `nowSec`; below `threshold` a fact is retired. */
+  decay(nowSec: number, threshold: number): DecayOutcome;
+  /** Scopes with a live fact created since `sinceSec`. */
+  scopesWithFactsSince(sinceSec: number): string[];
+  /** When the scope's newest reflection was written (seconds), or null. */
+  lastReflectionAt(scope: string): number | null;
+  /** The scope's live facts created since `sinceSec`, newest first (at most 200). */
+  factsSince(scope: string, sinceSec: number): Array<{ id: string; content: string }>;
+}
+
+/** Embeddings of memories and the cache of computed ones (upkeep/embeddings.ts); they throw on failure. */
+export interface IndexVectors {
+  /** Makes the vector store at this size if it is not there. */
+  create(dims: number): void;
+  layout(): VectorLayout;
+  drop(): void;
+  /** Which of these memories still exist (one forgotten while its embedding was computed does not). */
+  existing(ids: string[]): Set<string>;
+  /** Cached vectors of these content hashes for this model and size. */
+  cached(hashes: string[], model: string, dims: number): Map<string, Buffer>;
+  cache(entries: Array<{ hash: string; vector: Buffer }>, model: string, dims: number): void;
+  /** Stores (or replaces) the vectors of these memories, all or none. */
+  store(items: Array<{ id: string; vector: Buffer }>): void;
+}
+
+/** One scope's rows as plain listings, no ranking (memory page, /export, /memory facts); they throw on failure. */
+export interface IndexBrowse {
+  /** The scope's facts, live ones first, newest first. */
+  facts(scope: string, max: number): FactListing[];
+  /** Entities linked from the scope's live memories, most linked first, each with its three newest memories. */
+  entities(scope: string, max: number): Array<{ name: string; type: string; links: number; memories: string[] }>;
+  /** Memories of the scope per UTC day and kind. */
+  dailyCounts(scope: string): Array<{ day: string; kind: string; n: number }>;
+  /** Every memory of the scope, retired ones included, in event order. */
+  everything(scope: string): ScopeRow[];
+}
+
+/** Taking memories out for good (/forget, purge); they throw on failure. */
+export interface IndexEraser {
+  /** Memories of `scope` whose text `matches`. */
+  matching(scope: string, matches: (text: string) => boolean): IndexMatch[];
+  /** These memories, then the scope's entities whose names match (and no other scope links to); how many were deleted. */
+  memoriesAndEntities(rows: Array<{ id: string; content: string }>, scope: string, matches: (text: string) => boolean): number;
+  /** Everything of one scope. */
+  scope(scope: string): { memories: number };
+  /** Every scope that has anything stored. */
+  scopes(): string[];
+  /** Leaves no byte of what was deleted in the store's files (blocking; see MemoryIndex.scrubFreedSpace). */
+  scrub(): void;
+}
+
+export interface MemoryIndex {
+  /** Why the index is off, or null while it works. */
   readonly disabledReason: string | null;
-  /** Where a damaged memory.db went when this one started empty (storage/sqlite.ts). */
-  readonly setAside: string | undefined;
-  vecLoaded = false;
-  vectorsOn = false;
+  readonly enabled: boolean;
+  /** Whether vectors can be stored here at all (for SQLite: sqlite-vec loaded). */
+  readonly vecLoaded: boolean;
+  /** Whether search uses vectors; the Embedder turns it on once the vector store matches its model. */
+  vectorsOn: boolean;
 
-  constructor(
-    readonly file: string,
-    private readonly log: Logger,
-  ) {
-    this.outage = new OutageGuard(
-      log,
-      ({ e, saved }) => {
-        const id = this.saveEpisode(e, saved);
-        if (id) saved?.(id);
-      },
-      () => this.db !== null,
-    );
-    let reason: string | null = null;
-    try {
-      const opened = openDatabase(file, log);
-      this.db = opened.db;
-      this.vecLoaded = opened.vec;
-      this.setAside = opened.setAside;
-      const db = this.db;
-      const writer = new IndexWriter(db);
-      this.parts = {
-        writer,
-        searcher: new HybridSearch(db, () => this.vectorsOn),
-        facts: new FactTables(db, writer),
-        jobs: new JobTables(db, () => this.vectorsOn),
-        vectors: new VectorTables(db),
-        browse: new IndexBrowse(db),
-        erase: new IndexEraser(db),
-      };
-      if (file !== ':memory:') this.startCheckpointer(db, file);
-    } catch (err) {
-      reason = errorMessage(err);
-      this.db?.close();
-      this.db = null;
-      this.parts = null;
-      log.warn({ file, reason }, `memory.db could not be opened; long-term search is off until it can (${reason}). Chat continues.`);
-    }
-    this.disabledReason = reason;
-  }
+  // The unguarded surfaces, for callers that report failures themselves (the nightly jobs, the
+  // embedder, /forget, purge, the memory page, /export, the memory CLI): their methods throw
+  // where the guarded calls below fall back. Null while the index is off.
+  readonly jobs: IndexJobs | null;
+  readonly vectors: IndexVectors | null;
+  readonly browse: IndexBrowse | null;
+  readonly erase: IndexEraser | null;
 
-  /** Leaves SQLite's automatic checkpoint as a safety net only if the worker starts (see store/checkpointer.ts). */
-  private startCheckpointer(db: Db, file: string): void {
-    try {
-      this.checkpointer = new WalCheckpointer(file, this.log, () => {
-        if (db.open) db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
-      });
-      db.pragma(`wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
-    } catch (err) {
-      this.log.warn({ reason: errorMessage(err) }, 'memory.db checkpoint worker could not start; SQLite checkpoints by itself.');
-    }
-  }
-
-  /** Checkpoints run by the worker so far (0 without one). */
-  get workerCheckpoints(): number {
-    return this.checkpointer?.checkpoints ?? 0;
-  }
-
-  get enabled(): boolean {
-    return this.db !== null;
-  }
-
-  /** The raw handle, for tests that inspect or tamper with the file. Code outside src/index/ uses the methods. */
-  get database(): Db | null {
-    return this.db;
-  }
-
-  /** How long the index rests after finding memory.db locked by another process (outage.ts). */
-  get pauseMs(): number {
-    return this.outage.pauseMs;
-  }
-
-  set pauseMs(ms: number) {
-    this.outage.pauseMs = ms;
-  }
-
-  // The unguarded surfaces below are for callers that report failures themselves (the nightly
-  // jobs, the embedder, /forget, purge, the memory page, /export, the memory CLI): their
-  // methods throw where the guarded calls further down fall back. Null while the index is off.
-
-  /** The nightly upkeep's queries. */
-  get jobs(): JobTables | null {
-    return this.db ? this.parts!.jobs : null;
-  }
-
-  /** The vector table and embedding cache. */
-  get vectors(): VectorTables | null {
-    return this.db ? this.parts!.vectors : null;
-  }
-
-  /** One chat's rows as listings (memory page, /export). */
-  get browse(): IndexBrowse | null {
-    return this.db ? this.parts!.browse : null;
-  }
-
-  /** Taking memories out for good (/forget, purge). */
-  get erase(): IndexEraser | null {
-    return this.db ? this.parts!.erase : null;
-  }
-
-  /**
-   * Leaves no deleted byte in memory.db or its WAL (store/erase.ts) after /forget. A file's
-   * scrub runs in a worker (store/scrubber.ts) so chats go on meanwhile; writes are held until
-   * it ends (outage.ts: new messages wait in memory and are saved then; the embedder and the
-   * nightly jobs wait, see whenWritable). Rejects when the scrub failed; the rows are deleted
-   * either way.
-   */
-  async scrubFreedSpace(): Promise<void> {
-    const off = () => new AppError('index.unavailable', { reason: this.disabledReason ?? 'closed' });
-    if (!this.db) throw off();
-    if (this.file === ':memory:') return scrubFreedSpace(this.db);
-    await this.outage.during(async () => {
-      if (!this.db) throw off();
-      await scrubInWorker(this.file, ['memories_fts', SCOPED_FTS]);
-    });
-  }
-
+  /** After /forget: no deleted byte left in the store (writes are held meanwhile). Rejects when that failed. */
+  scrubFreedSpace(): Promise<void>;
   /** Resolves when no scrub holds writes (callers that write through the unguarded surfaces wait on it). */
-  async whenWritable(): Promise<void> {
-    await this.outage.whenWritable();
-  }
+  whenWritable(): Promise<void>;
+  /** Rebuilds full text and entities from the memories' text (`memory reindex`); throws when off. */
+  rebuildDerived(): { memories: Array<{ id: string; content: string }>; links: number };
 
-  /** Rebuilds full-text and entities from the memories' text (`memory reindex`); throws when off. */
-  rebuildDerived(): { memories: Array<{ id: string; content: string }>; links: number } {
-    if (!this.db) throw new AppError('index.unavailable', { reason: this.disabledReason ?? 'closed' });
-    return rebuildDerived(this.db);
-  }
-
-  /** Runs `fn` on the open index through the outage guard (off: the fallback). */
-  private guard<T>(what: string, fallback: T, fn: (db: Db, parts: NonNullable<MemoryIndex['parts']>) => T, write = false): T {
-    const db = this.db;
-    const parts = this.parts;
-    if (!db || !parts) return fallback;
-    return this.outage.run(what, fallback, () => fn(db, parts), write);
-  }
-
-  /**
-   * Saves one message. Null when it could not be written now: if the file is locked or a scrub
-   * holds writes it is kept and written later, and `saved` then gets its id (the embedder queues it).
-   */
-  saveEpisode(e: EpisodeInput, saved?: (id: string) => void): string | null {
-    const id = this.guard('saving an episode', null, (_db, p) => p.writer.saveEpisode(e, () => p.searcher.speakers.noteSpeaker(e.scope, e.speaker)), true);
-    // Kept for later when the file is locked or being scrubbed, so neither costs memories (bounded).
-    if (id === null && this.db) this.outage.hold({ e, saved });
-    return id;
-  }
-
-  /** Whether a message's episode row is in the index (by scope, source message id and role); undefined when that cannot be told now. */
-  hasEpisode(scope: string, sourceMessageId: string, role: string): boolean | undefined {
-    return this.guard(
-      'reading an episode',
-      undefined,
-      (db) =>
-        db
-          .prepare("SELECT 1 FROM memories WHERE scope = ? AND source_message_id = ? AND kind = 'episode' AND source_role = ? LIMIT 1")
-          .get(scope, sourceMessageId, role) !== undefined,
-    );
-  }
-
-  saveFacts(facts: FactInput[]): SavedFact[] {
-    return this.guard('saving facts', [], (_db, p) => p.writer.saveFacts(facts), true);
-  }
-
-  saveReflection(content: string, scope: string, sourceIds: string[]): string | null {
-    return this.guard('saving a reflection', null, (_db, p) => p.writer.saveReflection(content, scope, sourceIds), true);
-  }
-
+  /** Saves one message. Null when it could not be written now; `saved` gets its id if it is written later. */
+  saveEpisode(e: EpisodeInput, saved?: (id: string) => void): string | null;
+  /** Whether a message's episode is in the index (by scope, source message id and role); undefined when that cannot be told now. */
+  hasEpisode(scope: string, sourceMessageId: string, role: string): boolean | undefined;
+  /** Saves facts, each once: a duplicate of a live fact names it in `duplicateOf`. */
+  saveFacts(facts: FactInput[]): SavedFact[];
+  saveReflection(content: string, scope: string, sourceIds: string[]): string | null;
   /** Records that a conversation was consolidated (so the nightly job does not do it again). */
-  markConsolidated(sessionId: string, scope: string): void {
-    this.guard('marking a consolidation', undefined, (_db, p) => p.facts.markConsolidated(sessionId, scope), true);
-  }
-
-  search(query: string, opts: SearchOptions): SearchResult[] {
-    return this.guard('search', [], (db, p) => {
-      const results = p.searcher.search(query, opts);
-      const facts = results.filter((r) => r.kind === 'fact');
-      // (Not while a scrub holds writes: a fact's access clock can miss one search.)
-      if (facts.length > 0 && !this.outage.holding) {
-        // Retrieval counts as access: it refreshes the decay clock of facts (seed 003). Only
-        // facts decay, so only they are written: a search of episodes stays read-only.
-        const now = Math.floor(Date.now() / 1000);
-        const st = db.prepare('UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?');
-        db.transaction(() => facts.forEach((r) => st.run(now, r.id)))();
-      }
-      return results;
-    });
-  }
-
-  /** About how many memories the file holds (store/facts.ts), for the relevance bar. */
-  memoryCount(): number {
-    return this.guard('search', 0, (_db, p) => p.facts.memoryCount());
-  }
-
+  markConsolidated(sessionId: string, scope: string): void;
+  /** Live memories of `opts.scope` for the query, best first (a search counts as access to the facts it returns). */
+  search(query: string, opts: SearchOptions): SearchResult[];
+  /** About how many memories the store holds, all scopes (the relevance bar scales with it). */
+  memoryCount(): number;
   /** The plain-BM25 baseline (for the retrieval eval). */
-  searchBm25(query: string, opts: SearchOptions): SearchResult[] {
-    return this.guard('search', [], (_db, p) => p.searcher.bm25Only(query, opts).map((row, i) => toResult(row, 1 / (i + 1))));
-  }
-
+  searchBm25(query: string, opts: SearchOptions): SearchResult[];
   /** A fact of this scope, or undefined (ids from another scope are "not found"). */
-  getFact(id: string, scope: string): FactView | undefined {
-    return this.guard('reading a fact', undefined, (_db, p) => p.facts.get(id, scope));
-  }
-
-  /** correct_fact: retires the old fact and saves the replacement, which records `supersedes`. */
-  correctFact(id: string, scope: string, content: string, sessionId?: string): string | null {
-    return this.guard('correcting a fact', null, (_db, p) => p.facts.correct(id, scope, content, sessionId), true);
-  }
-
-  /** confirm_fact: protected from decay for good. */
-  confirmFact(id: string, scope: string): boolean {
-    return this.guard('confirming a fact', false, (_db, p) => p.facts.confirm(id, scope), true);
-  }
-
-  stats(scope: string): IndexStats {
-    return this.guard('stats', { byKind: {}, latest: null, entities: 0, vectors: false }, (_db, p) => p.facts.stats(scope, this.vectorsOn));
-  }
-
+  getFact(id: string, scope: string): FactView | undefined;
+  /** correct_fact: retires the old fact and saves the replacement (its id; null when the old one is not a live fact of the scope). */
+  correctFact(id: string, scope: string, content: string, sessionId?: string): string | null;
+  /** confirm_fact: protected from decay for good; false when not a live fact of the scope. */
+  confirmFact(id: string, scope: string): boolean;
+  stats(scope: string): IndexStats;
   /** get_entity_info: the entity's profile and the memories of this scope that mention it. */
-  entityInfo(name: string, scope: string, limit = 10): EntityInfo | null {
-    return this.guard('entity info', null, (db) => entityInfo(db, name, scope, limit));
-  }
-
-  /** The newest reflection of a scope. */
-  latestReflection(scope: string): SearchResult | undefined {
-    return this.guard('reading the reflection', undefined, (db) => latestReflection(db, scope));
-  }
-
-  meta(key: string): string | undefined {
-    return this.guard('metadata', undefined, (db) => getMeta(db, key));
-  }
-
-  setMeta(key: string, value: string): void {
-    this.guard('writing metadata', undefined, (db) => setMeta(db, key, value), true);
-  }
-
-  newId(prefix: string): string {
-    return newId(prefix);
-  }
-
-  close(): void {
-    // The worker's connection first, so the main one closes last and SQLite removes the WAL.
-    this.checkpointer?.stop();
-    this.checkpointer = null;
-    this.db?.close();
-    this.db = null;
-  }
+  entityInfo(name: string, scope: string, limit?: number): EntityInfo | null;
+  /** The newest live reflection of a scope. */
+  latestReflection(scope: string): SearchResult | undefined;
+  meta(key: string): string | undefined;
+  setMeta(key: string, value: string): void;
+  newId(prefix: string): string;
+  close(): void;
 }

@@ -15,7 +15,8 @@
 import { readFile, readdir, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../core/log.js';
-import { MemoryIndex } from '../index/memory-index.js';
+import type { MemoryIndex } from '../index/memory-index.js';
+import { SqliteMemoryIndex } from '../index/sqlite-memory-index.js';
 import { writeFileAtomic } from '../storage/atomic.js';
 import { chatOfFileKey, sessionFileKey } from '../storage/paths.js';
 import { groupOf, isTopic } from '../core/group.js';
@@ -87,7 +88,7 @@ async function openStores(opts: PurgeOptions): Promise<Stores> {
   const ws = opts.workspaceDir;
   const stores: Stores = {};
   const dbFile = path.join(ws, 'memory.db');
-  if (opts.memoryScope === 'chat' && (await exists(dbFile))) stores.index = new MemoryIndex(dbFile, opts.log);
+  if (opts.memoryScope === 'chat' && (await exists(dbFile))) stores.index = new SqliteMemoryIndex(dbFile, opts.log);
   const schedules = path.join(ws, 'schedules.db');
   if (await exists(schedules)) stores.reminders = new ReminderStore(schedules, opts.log);
   const usageFile = path.join(ws, 'usage.db');

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Config } from '../config/env.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import { AppError } from '../core/errors.js';
-import { RuntimeConfigStore, memoryBudgetTokens } from '../config/runtime.js';
+import { FileRuntimeConfigStore, memoryBudgetTokens } from '../config/runtime.js';
 import { SessionStore } from '../sessions/store.js';
 import { LlmClient } from '../llm/client.js';
 import { ChatModels, type ActiveModel } from '../llm/chat-models.js';
@@ -29,7 +29,7 @@ import { ConsolidationService } from '../memory/consolidation.js';
 import { CompactionService } from '../memory/compaction.js';
 import { ContextFit } from '../turn/context-fit.js';
 import { AutoCompactor } from '../turn/auto-compact.js';
-import { MemoryIndex } from '../index/memory-index.js';
+import { SqliteMemoryIndex } from '../index/sqlite-memory-index.js';
 import { Embedder } from '../index/upkeep/embeddings.js';
 import { IndexingService } from '../index/ingest.js';
 import { Upkeep } from '../index/upkeep/upkeep.js';
@@ -60,7 +60,7 @@ export interface Built {
 }
 
 export async function buildServices(config: Config, log: Logger, opts: ServiceOptions): Promise<Built> {
-  const runtime = new RuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
+  const runtime = new FileRuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
   const runtimeProblem = runtime.init();
   if (runtimeProblem) throw new AppError('config.invalid', { problem: runtimeProblem });
   const dispatcher = new Dispatcher(config.maxConcurrentTurns);
@@ -76,7 +76,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   llm.gate = (account) => budget.pausesBackground(account);
   const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
   const indexLog = componentLogger(log, 'Index');
-  const index = new MemoryIndex(path.join(config.workspaceDir, 'memory.db'), indexLog);
+  const index = SqliteMemoryIndex.inWorkspace(config.workspaceDir, indexLog);
   let embedder: Embedder | undefined;
   if (config.embeddingsModel && index.enabled) {
     embedder = new Embedder(llm, index, config.embeddingsModel, config.embeddingsDimensions, indexLog);

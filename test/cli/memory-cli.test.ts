@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { MemoryIndex } from '../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 import { silentLogger } from '../../src/core/log.js';
 import { tempDir } from '../helpers/workspace.js';
 import { memoryCli } from '../helpers/child.js';
@@ -162,7 +162,7 @@ test('search and run-job: a missing query or an unknown job exits 2 with a usage
 test('search "<q>" --chat test:1 --json prints a JSON array of that chat\'s results', async () => {
   const ws = await tempDir();
   try {
-    const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+    const index = new SqliteMemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
     const base = { role: 'user' as const, speaker: 'Ann', sessionId: 'conv-1', eventTime: new Date('2026-01-02T10:00:00Z') };
     index.saveEpisode({ ...base, scope: 'test:1', content: 'My cat is called Miso', sourceMessageId: '501' });
     index.saveEpisode({ ...base, scope: 'test:1', sessionId: 'conv-3', content: 'I like rainy days' });

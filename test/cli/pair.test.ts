@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runPair } from '../../src/cli/pair.js';
-import { PairingStore, pairingFile } from '../../src/channels/telegram/pairing.js';
+import { FilePairingStore, pairingFile } from '../../src/channels/telegram/pairing-file.js';
 import { tempDir } from '../helpers/workspace.js';
 
 function io() {
@@ -13,7 +13,7 @@ function io() {
 test('pair: list, approve a pending code, revoke; mistakes exit non-zero with what to do', async () => {
   const ws = await tempDir();
   try {
-    const daemonSide = new PairingStore(pairingFile(ws.dir));
+    const daemonSide = new FilePairingStore(pairingFile(ws.dir));
     const r = await daemonSide.request({ userId: '4242', username: 'eve', name: 'Eve', chatId: '4242' });
     const code = (r as { code: string }).code;
 
@@ -55,7 +55,7 @@ test('risk: pairing slots hogged — the owner sees the backlog (turned away, co
   const ws = await tempDir();
   try {
     let now = Date.now();
-    const daemonSide = new PairingStore(pairingFile(ws.dir), { now: () => now });
+    const daemonSide = new FilePairingStore(pairingFile(ws.dir), { now: () => now });
     for (const id of ['11', '12', '13']) await daemonSide.request({ userId: id, chatId: id });
     assert.deepEqual(await daemonSide.request({ userId: '14', username: 'dora', chatId: '14' }), { status: 'full' });
     now += 3600_000 + 1;
@@ -75,7 +75,7 @@ test('risk: pairing slots hogged — the owner sees the backlog (turned away, co
 test('pair: groups approved with /allow are listed, and revoked by their id (the running daemon sees it)', async () => {
   const ws = await tempDir();
   try {
-    const daemonSide = new PairingStore(pairingFile(ws.dir));
+    const daemonSide = new FilePairingStore(pairingFile(ws.dir));
     assert.equal(await daemonSide.approveGroup({ chatId: '-1001234567890', title: 'Plums', by: '111' }), true);
     assert.equal(await daemonSide.approveGroup({ chatId: '-1001234567890', title: 'Plums', by: '111' }), false, 'once');
     assert.equal(await daemonSide.isGroupApproved('-1001234567890'), true);

@@ -15,8 +15,8 @@ import { runChatCommand } from '../../src/cli/memory-chat.js';
 import { silentLogger } from '../../src/core/log.js';
 import { filesContaining, filesMatching, testConfig } from '../helpers/workspace.js';
 import { memoryCli, startDaemonChild } from '../helpers/child.js';
-import { MemoryIndex } from '../../src/index/memory-index.js';
-import { PairingStore, pairingFile } from '../../src/channels/telegram/pairing.js';
+import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
+import { FilePairingStore, pairingFile } from '../../src/channels/telegram/pairing-file.js';
 import { UsageStore } from '../../src/usage/usage.js';
 import { ReminderStore } from '../../src/reminders/store.js';
 
@@ -61,7 +61,9 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     const inADay = new Date(Date.now() + 86_400_000).toISOString();
     for (const chat of ['1', '2'])
       assert.ok(bot.app.services.reminders.schedule('test', chat, { at: inADay, text: `say ${chat === '1' ? 'PLUM11' : 'KIWI22'}` }).ok);
-    await new PairingStore(pairingFile(ws)).approve(((await new PairingStore(pairingFile(ws)).request({ userId: '1', chatId: '1' })) as { code: string }).code);
+    await new FilePairingStore(pairingFile(ws)).approve(
+      ((await new FilePairingStore(pairingFile(ws)).request({ userId: '1', chatId: '1' })) as { code: string }).code,
+    );
     await bot.app.stop();
     assert.ok((await filesContaining(ws, 'PLUM11')).length >= 6);
     assert.ok((await filesContaining(ws, 'Plumbob Quill')).includes('sessions.names.json'), "the chat's name was kept");
@@ -95,7 +97,7 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     assert.deepEqual(await snapshot(path.join(ws, 'memory', 'test:2')), otherMemory, "the other chat's memory folder is byte-identical");
     assert.deepEqual(await readFile(path.join(ws, 'sessions', 'test:2.json')), otherSession);
     assert.deepEqual(await snapshot(path.join(ws, 'exports', 'test:2')), otherExports);
-    const index = new MemoryIndex(path.join(ws, 'memory.db'), silentLogger());
+    const index = new SqliteMemoryIndex(path.join(ws, 'memory.db'), silentLogger());
     try {
       assert.ok(
         index.search('code word', { scope: 'test:2', limit: 5 }).some((h) => /KIWI22/.test(h.content)),
@@ -116,7 +118,7 @@ test('purge of a Telegram chat takes back its pairing on request; a running daem
   const ws = bot.workspace;
   try {
     await bot.app.stop();
-    const store = new PairingStore(pairingFile(ws));
+    const store = new FilePairingStore(pairingFile(ws));
     const req = (await store.request({ userId: '555', chatId: '555' })) as { code: string };
     await store.approve(req.code);
     const out: string[] = [];
@@ -224,7 +226,7 @@ test('purge --chat telegram:<group> takes the group and every forum topic of it,
       ),
     );
     assert.deepEqual(after, before, "the other groups' sessions, memory folders and exports are byte-identical");
-    const index = new MemoryIndex(path.join(ws, 'memory.db'), silentLogger());
+    const index = new SqliteMemoryIndex(path.join(ws, 'memory.db'), silentLogger());
     try {
       for (const [scope, word] of [
         ['telegram:-100456', 'KIWI22'],

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_RUNTIME_CONFIG, parseRuntimeConfig, RuntimeConfigStore } from '../../src/config/runtime.js';
+import { DEFAULT_RUNTIME_CONFIG, FileRuntimeConfigStore, parseRuntimeConfig } from '../../src/config/runtime.js';
 import { startTestBot } from '../helpers/app.js';
 import { captureLog, tempDir } from '../helpers/workspace.js';
 import { patient } from '../helpers/wait.js';
@@ -36,7 +36,7 @@ test('the documented defaults', () => {
 test('missing file → defaults, no problem at start', async () => {
   const ws = await tempDir();
   try {
-    const store = new RuntimeConfigStore(ws.dir, undefined, 0);
+    const store = new FileRuntimeConfigStore(ws.dir, undefined, 0);
     assert.equal(store.init(), null);
     const rc = store.get();
     assert.equal(rc.memory.enabled, true);
@@ -107,7 +107,7 @@ test('an invalid file at init → a one-line problem naming the key', async () =
   const ws = await tempDir();
   try {
     await writeConfig(ws.dir, { memory: { recentDays: 'seven' } });
-    const problem = new RuntimeConfigStore(ws.dir, undefined, 0).init();
+    const problem = new FileRuntimeConfigStore(ws.dir, undefined, 0).init();
     assert.ok(problem);
     assert.match(problem, /runtime-config\.json/);
     assert.match(problem, /"memory\.recentDays"/);
@@ -121,7 +121,7 @@ test('a changed file is picked up without a restart; a bad edit keeps the last g
   const ws = await tempDir();
   const logs = captureLog();
   try {
-    const store = new RuntimeConfigStore(ws.dir, logs.log, 0);
+    const store = new FileRuntimeConfigStore(ws.dir, logs.log, 0);
     assert.equal(store.init(), null);
     assert.equal(store.get().memory.enabled, true);
 
@@ -256,7 +256,7 @@ test('risk: prototype pollution through runtime-config.json — only own, known 
     const ws = await tempDir();
     try {
       await writeConfig(ws.dir, '{"__proto__":{"toString":1}}');
-      const problem = new RuntimeConfigStore(ws.dir, undefined, 0).init();
+      const problem = new FileRuntimeConfigStore(ws.dir, undefined, 0).init();
       assert.match(problem ?? '', /unknown key "__proto__" \(known: memory, compaction\)/);
       assert.equal(`${{ a: 1 }}`, '[object Object]');
     } finally {

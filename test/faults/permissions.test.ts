@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { startTestBot } from '../helpers/app.js';
 import { toolCalls, text, lastUserText, type Responder } from '../helpers/fake-llm.js';
 import { createLogger, silentLogger } from '../../src/core/log.js';
-import { MemoryIndex } from '../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 import { tempDir } from '../helpers/workspace.js';
 
 /** Every file and folder below `dir` with its permission bits (lock folders of proper-lockfile are transient and empty). */
@@ -80,7 +80,7 @@ test('risk: world-readable files — a memory.db and a log file an older version
     await writeFile(logFile, 'old line\n', { mode: 0o644 });
     await chmod(logFile, 0o644);
 
-    const index = new MemoryIndex(dbFile, silentLogger());
+    const index = new SqliteMemoryIndex(dbFile, silentLogger());
     assert.ok(index.enabled, index.disabledReason ?? '');
     const log = createLogger({ level: 'info', file: logFile });
     log.info('a new line');

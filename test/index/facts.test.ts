@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryIndex } from '../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 import { silentLogger } from '../../src/core/log.js';
 
 interface FactRow {
@@ -19,7 +19,7 @@ interface FactRow {
 }
 
 function setup() {
-  const index = new MemoryIndex(':memory:', silentLogger());
+  const index = new SqliteMemoryIndex(':memory:', silentLogger());
   const db = index.database!;
   const rows = (): FactRow[] =>
     db

@@ -16,7 +16,7 @@ import { tempDir } from '../helpers/workspace.js';
 import { childEnv, mainTs, memoryCli, telegramDaemonEnv, tsxLoader } from '../helpers/child.js';
 import { patient } from '../helpers/wait.js';
 import { ReminderStore } from '../../src/reminders/store.js';
-import { PairingStore, pairingFile } from '../../src/channels/telegram/pairing.js';
+import { FilePairingStore, pairingFile } from '../../src/channels/telegram/pairing-file.js';
 import { silentLogger } from '../../src/core/log.js';
 
 const OWNER = 111;
@@ -54,7 +54,7 @@ test('no delivery to a group taken off the list or a user revoked while the daem
   try {
     await waitFor(() => texts(OWNER).length >= 1 && texts(PAIRED).length >= 1, 20_000, 'the first reminders');
     assert.match(texts(PAIRED)[0]!, /first for 444$/, 'served while approved');
-    assert.equal(await new PairingStore(pairingFile(ws.dir)).revoke(String(PAIRED)), true);
+    assert.equal(await new FilePairingStore(pairingFile(ws.dir)).revoke(String(PAIRED)), true);
 
     await waitFor(() => texts(OWNER).length >= 2, 20_000, "the owner's second reminder");
     await new Promise((r) => setTimeout(r, 300));

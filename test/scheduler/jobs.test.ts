@@ -8,7 +8,7 @@ import path from 'node:path';
 import cron from 'node-cron';
 import { Scheduler, SCHEDULE } from '../../src/scheduler/jobs.js';
 import { JOB_NAMES, Upkeep } from '../../src/index/upkeep/upkeep.js';
-import { MemoryIndex } from '../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 import { LlmClient } from '../../src/llm/client.js';
 import { silentLogger } from '../../src/core/log.js';
 import { startFakeLlm } from '../helpers/fake-llm.js';
@@ -22,7 +22,7 @@ test('each upkeep job has one valid nightly schedule', () => {
 test('start() schedules every job in the configured time zone; stop() takes them off', async () => {
   const ws = await tempDir();
   const llm = await startFakeLlm();
-  const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+  const index = new SqliteMemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
   const logs = captureLog();
   const scheduler = new Scheduler(
     new Upkeep(index, new LlmClient(testConfig({ OPENAI_BASE_URL: llm.url }), silentLogger()), silentLogger()),
@@ -64,7 +64,7 @@ test('start() schedules every job in the configured time zone; stop() takes them
 test('runNow skips a job that is still running, with a log line; other jobs go ahead', async () => {
   const ws = await tempDir();
   const llm = await startFakeLlm();
-  const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+  const index = new SqliteMemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
   const logs = captureLog();
   try {
     // The second call arrives while the first is still under way (the cron and a CLI run, say).

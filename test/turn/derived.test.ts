@@ -9,6 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { tempDir } from '../helpers/workspace.js';
+import type { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 
 /** The exchanges' time: fixed, so the day's note is known whatever the clock says (no midnight flake). */
 const AT = new Date('2026-11-24T10:00:00Z');
@@ -27,8 +28,11 @@ async function crash(bot: TestBot): Promise<void> {
 }
 
 function rows(bot: TestBot, content: string): number {
-  return (bot.app.services.index.database!.prepare("SELECT COUNT(*) AS n FROM memories WHERE kind = 'episode' AND content = ?").get(content) as { n: number })
-    .n;
+  return (
+    (bot.app.services.index as SqliteMemoryIndex)
+      .database!.prepare("SELECT COUNT(*) AS n FROM memories WHERE kind = 'episode' AND content = ?")
+      .get(content) as { n: number }
+  ).n;
 }
 
 test('a crash between the reply and its note line and index rows: the next start writes them from the session log, once; a third start writes nothing', async () => {
@@ -42,7 +46,9 @@ test('a crash between the reply and its note line and index rows: the next start
     const lines = note.trimEnd().split('\n');
     assert.equal(lines.length, 2);
     await writeFile(noteFile(ws.dir, '1'), `${lines[0]}\n`);
-    first.app.services.index.database!.prepare("DELETE FROM memories WHERE content IN ('and my dog is called Rex', 'echo: and my dog is called Rex')").run();
+    (first.app.services.index as SqliteMemoryIndex)
+      .database!.prepare("DELETE FROM memories WHERE content IN ('and my dog is called Rex', 'echo: and my dog is called Rex')")
+      .run();
     await crash(first);
 
     const second = await startTestBot({ env: { WORKSPACE_DIR: ws.dir, TZ: 'UTC' } });

@@ -8,6 +8,10 @@
  * after a week without updates, which may be lower than the last one; webhook calls can also
  * arrive out of order. Ids are kept for 7 days (at most `maxEntries`), far longer than
  * Telegram keeps an unconfirmed update (24 h).
+ *
+ * The channel sees UpdateLog; its promises are the contract tests in
+ * test/channels/telegram/update-log.contract.ts. Today's store is FileUpdateLog. (Polling keeps
+ * no state of its own: the offset it sends confirms a batch to Telegram, which keeps the rest.)
  */
 import { readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
@@ -27,12 +31,32 @@ export interface UpdateLogOptions {
   now?: () => number;
 }
 
-export class UpdateLog {
+export interface UpdateLog {
+  /** Reads what was taken before (at start, before the first update). */
+  load(): Promise<void>;
+  /** Whether this id was taken (and is still remembered). */
+  has(updateId: number): boolean;
+  /** How many ids are remembered. */
+  readonly size: number;
+  /**
+   * Records these ids as taken and returns the ones not taken before (in the given order).
+   * The record is stored when this resolves; calls at the same time each take an id once.
+   */
+  admit(updateIds: number[]): Promise<Set<number>>;
+}
+
+/** The ids in `workspace/telegram/updates.json`, held in memory, rewritten whole (atomic, locked) by each admit. */
+export class FileUpdateLog implements UpdateLog {
   private readonly seen = new Map<number, number>();
   private chain: Promise<unknown> = Promise.resolve();
   private readonly maxEntries: number;
   private readonly maxAgeMs: number;
   private readonly now: () => number;
+
+  /** The workspace's update log (the Telegram channel). */
+  static inWorkspace(workspaceDir: string, log: Logger): FileUpdateLog {
+    return new FileUpdateLog(path.join(workspaceDir, 'telegram', 'updates.json'), log);
+  }
 
   constructor(
     readonly file: string,
@@ -75,10 +99,7 @@ export class UpdateLog {
     return this.seen.size;
   }
 
-  /**
-   * Records these ids as taken and returns the ones not taken before (in the given order).
-   * The record is on disk when this resolves; calls are serialized.
-   */
+  /** The record is on disk when this resolves; calls are serialized. */
   admit(updateIds: number[]): Promise<Set<number>> {
     const run = this.chain.then(() => this.admitNow(updateIds));
     this.chain = run.catch(() => undefined);

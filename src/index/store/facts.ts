@@ -62,6 +62,13 @@ export class FactTables {
     return r.changes > 0;
   }
 
+  /** These facts were just retrieved: their decay clock starts again (seed 003). */
+  noteAccess(ids: string[]): void {
+    const now = Math.floor(Date.now() / 1000);
+    const st = this.db.prepare('UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?');
+    this.db.transaction(() => ids.forEach((id) => st.run(now, id)))();
+  }
+
   /** Records that a conversation was consolidated (so the nightly job does not do it again). */
   markConsolidated(sessionId: string, scope: string): void {
     const now = Math.floor(Date.now() / 1000);

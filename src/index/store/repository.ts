@@ -56,6 +56,15 @@ export interface SavedFact {
   supersedes?: string[];
 }
 
+/** Whether a message's episode row is there (by scope, source message id and role). */
+export function hasEpisode(db: Db, scope: string, sourceMessageId: string, role: string): boolean {
+  return (
+    db
+      .prepare("SELECT 1 FROM memories WHERE scope = ? AND source_message_id = ? AND kind = 'episode' AND source_role = ? LIMIT 1")
+      .get(scope, sourceMessageId, role) !== undefined
+  );
+}
+
 export function newId(prefix: string): string {
   return `${prefix}_${randomBytes(8).toString('hex')}`;
 }

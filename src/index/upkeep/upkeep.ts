@@ -8,8 +8,7 @@
  */
 import type { LlmClient } from '../../llm/client.js';
 import type { Logger } from '../../core/log.js';
-import type { MemoryIndex } from '../memory-index.js';
-import type { JobTables } from '../store/jobs.js';
+import type { IndexJobs, MemoryIndex } from '../memory-index.js';
 import { balancedEnd } from '../../memory/consolidation.js';
 import { errorMessage } from '../../core/errors.js';
 
@@ -92,7 +91,7 @@ export class Upkeep {
     return { job: 'enrichment', changed: 0, detail: 'nothing to enrich' };
   }
 
-  private async consolidation(tables: JobTables): Promise<JobResult> {
+  private async consolidation(tables: IndexJobs): Promise<JobResult> {
     // Pending: not consolidated and not the newest session of its scope (the user has left it).
     const pending = tables.pendingConsolidations();
     let facts = 0;
@@ -138,7 +137,7 @@ export class Upkeep {
     return { job: 'consolidation', changed: done, detail: `${done} of ${pending.length} pending sessions consolidated, ${facts} new facts` };
   }
 
-  private decay(tables: JobTables, now: Date): JobResult {
+  private decay(tables: IndexJobs, now: Date): JobResult {
     const { checked, updated, deleted } = tables.decay(Math.floor(now.getTime() / 1000), DECAY_THRESHOLD);
     return {
       job: 'decay',
@@ -147,7 +146,7 @@ export class Upkeep {
     };
   }
 
-  private async reflection(tables: JobTables, now: Date): Promise<JobResult> {
+  private async reflection(tables: IndexJobs, now: Date): Promise<JobResult> {
     const t = Math.floor(now.getTime() / 1000);
     const scopes = tables.scopesWithFactsSince(t - 7 * DAY);
     let made = 0;

@@ -2,17 +2,25 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { PairingStore, pairingFile, CODE_LENGTH } from '../../../src/channels/telegram/pairing.js';
+import { FilePairingStore, pairingFile } from '../../../src/channels/telegram/pairing-file.js';
+import { CODE_LENGTH } from '../../../src/channels/telegram/pairing.js';
 import { AccessControl } from '../../../src/channels/telegram/access.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { captureLog, tempDir } from '../../helpers/workspace.js';
+import { pairingContract } from './pairing.contract.js';
+
+pairingContract('FilePairingStore', async (opts) => {
+  const ws = await tempDir();
+  const open = () => FilePairingStore.inWorkspace(ws.dir, opts);
+  return { store: open(), another: async () => open(), cleanup: () => ws.cleanup() };
+});
 
 const stranger = (id: number) => ({ userId: String(id), username: `user${id}`, chatId: String(id) });
 
 test('a stranger gets one 8-character code; asking again returns the same code; approval persists', async () => {
   const ws = await tempDir();
   try {
-    const store = new PairingStore(pairingFile(ws.dir));
+    const store = new FilePairingStore(pairingFile(ws.dir));
     const first = await store.request(stranger(5));
     assert.equal(first.status, 'created');
     const code = (first as { code: string }).code;
@@ -21,10 +29,10 @@ test('a stranger gets one 8-character code; asking again returns the same code; 
 
     assert.equal(await store.isApproved('5'), false);
     // Approved by another process (the CLI): a fresh store on the same file.
-    const approved = await new PairingStore(pairingFile(ws.dir)).approve(` ${code.toLowerCase()} `);
+    const approved = await new FilePairingStore(pairingFile(ws.dir)).approve(` ${code.toLowerCase()} `);
     assert.equal(approved?.userId, '5');
     assert.equal(await store.isApproved('5'), true, 'the running daemon sees the approval');
-    assert.equal(await new PairingStore(pairingFile(ws.dir)).approve(code), null, 'a code works once');
+    assert.equal(await new FilePairingStore(pairingFile(ws.dir)).approve(code), null, 'a code works once');
 
     const onDisk = JSON.parse(await readFile(pairingFile(ws.dir), 'utf8'));
     assert.deepEqual(onDisk.pending, []);
@@ -42,7 +50,7 @@ test('codes expire after an hour, and at most 3 are pending at once', async () =
   const ws = await tempDir();
   try {
     let now = Date.parse('2026-03-01T10:00:00Z');
-    const store = new PairingStore(pairingFile(ws.dir), { now: () => now });
+    const store = new FilePairingStore(pairingFile(ws.dir), { now: () => now });
     const codes = [];
     for (const id of [1, 2, 3]) codes.push(((await store.request(stranger(id))) as { code: string }).code);
     assert.equal(new Set(codes).size, 3);
@@ -60,7 +68,7 @@ test('codes expire after an hour, and at most 3 are pending at once', async () =
 test('access: listed users and open policy pass; strangers get a code once; allowlist refuses once; groups need listing', async () => {
   const ws = await tempDir();
   try {
-    const pairing = new PairingStore(pairingFile(ws.dir));
+    const pairing = new FilePairingStore(pairingFile(ws.dir));
     const base = { allowedUsers: ['10', 'alice'], allowedGroups: ['-100'], pairing, log: silentLogger() };
     const pairingAccess = new AccessControl({ ...base, dmPolicy: 'pairing' });
     const dm = (userId: string, username?: string) => ({ userId, username, chatId: userId, chatType: 'private' as const });
@@ -100,7 +108,7 @@ test('access fails closed when the pairing file is unreadable', async () => {
       dmPolicy: 'pairing',
       allowedUsers: [],
       allowedGroups: [],
-      pairing: new PairingStore(pairingFile(ws.dir)),
+      pairing: new FilePairingStore(pairingFile(ws.dir)),
       log: logs.log,
     });
     const r = await access.check({ userId: '5', chatId: '5', chatType: 'private' });
@@ -119,7 +127,7 @@ test('risk: pairing slots hogged — strangers who keep writing do not renew the
   const ws = await tempDir();
   try {
     let now = Date.parse('2026-03-01T10:00:00Z');
-    const store = new PairingStore(pairingFile(ws.dir), { now: () => now });
+    const store = new FilePairingStore(pairingFile(ws.dir), { now: () => now });
     for (const id of [1, 2, 3]) assert.equal((await store.request(stranger(id))).status, 'created');
     // The three hoggers write every few minutes, right through the expiry of their codes.
     for (let minutes = 0; minutes <= 180; minutes += 7) {
@@ -143,7 +151,7 @@ test('risk: pairing slots hogged — each new stranger no longer makes the bot s
   const ws = await tempDir();
   try {
     let now = Date.parse('2026-03-01T10:00:00Z');
-    const pairing = new PairingStore(pairingFile(ws.dir), { now: () => now });
+    const pairing = new FilePairingStore(pairingFile(ws.dir), { now: () => now });
     const access = new AccessControl({ dmPolicy: 'pairing', allowedUsers: [], allowedGroups: [], pairing, log: silentLogger(), now: () => now });
     const dm = (id: number) => ({ userId: String(id), chatId: String(id), chatType: 'private' as const });
     let replies = 0;

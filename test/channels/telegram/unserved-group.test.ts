@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { startTelegramBot, waitFor, type EmuUser, type TelegramTestBot } from '../../helpers/telegram.js';
-import { pairingFile } from '../../../src/channels/telegram/pairing.js';
+import { pairingFile } from '../../../src/channels/telegram/pairing-file.js';
 import { runPair } from '../../../src/cli/pair.js';
 
 const GROUP = -100555;

@@ -2,20 +2,27 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile, readdir, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { UpdateLog } from '../../../src/channels/telegram/update-log.js';
+import { FileUpdateLog } from '../../../src/channels/telegram/update-log.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { tempDir } from '../../helpers/workspace.js';
+import { updateLogContract } from './update-log.contract.js';
+
+updateLogContract('FileUpdateLog', async () => {
+  const ws = await tempDir();
+  const open = () => FileUpdateLog.inWorkspace(ws.dir, silentLogger());
+  return { store: open(), reopen: async () => open(), cleanup: () => ws.cleanup() };
+});
 
 test('an update id is admitted once, also by a new process reading the same file', async () => {
   const ws = await tempDir();
   try {
     const file = path.join(ws.dir, 'telegram', 'updates.json');
-    const a = new UpdateLog(file, silentLogger());
+    const a = new FileUpdateLog(file, silentLogger());
     await a.load();
     assert.deepEqual([...(await a.admit([5, 6, 7]))], [5, 6, 7]);
     assert.deepEqual([...(await a.admit([6, 7, 8]))], [8]);
 
-    const b = new UpdateLog(file, silentLogger());
+    const b = new FileUpdateLog(file, silentLogger());
     await b.load();
     assert.deepEqual([...(await b.admit([7, 8, 9]))], [9], 'after a restart, taken ids stay taken');
     // Telegram restarts ids at a random, possibly lower, value after a week of silence.
@@ -34,7 +41,7 @@ test('old ids are forgotten after the retention time and beyond the size cap', a
   const ws = await tempDir();
   try {
     let now = 1_000_000;
-    const log = new UpdateLog(path.join(ws.dir, 'u.json'), silentLogger(), { maxEntries: 3, maxAgeMs: 1000, now: () => now });
+    const log = new FileUpdateLog(path.join(ws.dir, 'u.json'), silentLogger(), { maxEntries: 3, maxAgeMs: 1000, now: () => now });
     await log.load();
     await log.admit([1, 2, 3, 4]);
     assert.equal(log.size, 3);
@@ -56,7 +63,7 @@ test('a damaged file is set aside and the log starts empty', async () => {
     const dir = path.join(ws.dir, 'telegram');
     await mkdir(dir, { recursive: true });
     await writeFile(path.join(dir, 'updates.json'), '{"seen": [[1, ');
-    const log = new UpdateLog(path.join(dir, 'updates.json'), silentLogger());
+    const log = new FileUpdateLog(path.join(dir, 'updates.json'), silentLogger());
     await log.load();
     assert.equal(log.size, 0);
     assert.ok((await readdir(dir)).some((n) => n.startsWith('updates.json.corrupt-')));

@@ -11,7 +11,7 @@ import { otherForms } from '../../../src/index/search/irregular.js';
 import { addresses, sameName, soundex } from '../../../src/index/search/speakers.js';
 import { isSmallTalk, relevantHits } from '../../../src/index/search/relevant.js';
 import { splitConversations } from '../../../src/index/eval.js';
-import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../../src/index/sqlite-memory-index.js';
 import { silentLogger } from '../../../src/core/log.js';
 
 const day = (y: number, m: number, d: number) => Math.floor(new Date(y, m - 1, d).getTime() / 1000);
@@ -42,7 +42,7 @@ test('names: Soundex, misspellings of the same sound, and the name others addres
 });
 
 test('a handle in the speaker field: the name the others call them by names them in a question', () => {
-  const index = new MemoryIndex(':memory:', silentLogger());
+  const index = new SqliteMemoryIndex(':memory:', silentLogger());
   const scope = 'test:handles';
   let seq = 0;
   const say = (speaker: string, content: string) =>
@@ -68,7 +68,7 @@ test('a handle in the speaker field: the name the others call them by names them
 test('small talk injects nothing into # Relevant Memory; a real question still does', () => {
   for (const m of ['hi', 'Hey, how are you?', 'thanks!!', 'ok cool', 'good night', 'lol']) assert.ok(isSmallTalk(m), m);
   assert.ok(!isSmallTalk('how is your sister in Lisbon?'));
-  const index = new MemoryIndex(':memory:', silentLogger());
+  const index = new SqliteMemoryIndex(':memory:', silentLogger());
   const scope = 'test:talk';
   for (let i = 0; i < 150; i++) {
     index.saveEpisode({
@@ -103,7 +103,7 @@ test('the tune/report split: halves by a hash of the conversation id, disjoint, 
 });
 
 test("a name one letter off a speaker's, never written in the chat, still names that speaker; a real other name does not", () => {
-  const index = new MemoryIndex(':memory:', silentLogger());
+  const index = new SqliteMemoryIndex(':memory:', silentLogger());
   const scope = 'test:typo';
   let seq = 0;
   const say = (speaker: string, content: string) =>

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../../src/index/sqlite-memory-index.js';
 import { HybridSearch, type SearchResult } from '../../../src/index/search/search.js';
 import { DEFAULT_WEIGHTS } from '../../../src/index/search/rank.js';
 import type { EpisodeInput } from '../../../src/index/store/repository.js';
@@ -16,7 +16,7 @@ const T0 = Date.parse('2026-01-05T10:00:00Z');
 
 function setup() {
   const logs = captureLog();
-  const index = new MemoryIndex(':memory:', logs.log);
+  const index = new SqliteMemoryIndex(':memory:', logs.log);
   let n = 0;
   const say = (content: string, o: Partial<EpisodeInput> = {}): string =>
     index.saveEpisode({

@@ -9,7 +9,7 @@ import { copyFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../../src/index/sqlite-memory-index.js';
 import { SAFETY_NET_PAGES, WalCheckpointer } from '../../../src/index/store/checkpointer.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { captureLog, tempDir } from '../../helpers/workspace.js';
@@ -48,7 +48,7 @@ async function rowsInMainFile(file: string, dir: string): Promise<number> {
 test('a file index checkpoints its WAL in the worker, below the main connection threshold', async () => {
   const ws = await tempDir();
   const file = path.join(ws.dir, 'memory.db');
-  const index = new MemoryIndex(file, silentLogger());
+  const index = new SqliteMemoryIndex(file, silentLogger());
   try {
     assert.equal(index.database!.pragma('wal_autocheckpoint', { simple: true }), SAFETY_NET_PAGES);
     const count = 200;
@@ -74,13 +74,13 @@ test('closing a file index ends the worker first, so SQLite removes the WAL', as
   try {
     // Closed at once (the worker may not have started) and after the worker has opened the file.
     for (const waitMs of [0, 300]) {
-      const index = new MemoryIndex(file, silentLogger());
+      const index = new SqliteMemoryIndex(file, silentLogger());
       assert.ok(index.saveEpisode(episode(waitMs)));
       await new Promise((r) => setTimeout(r, waitMs));
       index.close();
       assert.equal(existsSync(`${file}-wal`), false, `no WAL left after closing (wait ${waitMs} ms)`);
     }
-    const check = new MemoryIndex(file, silentLogger());
+    const check = new SqliteMemoryIndex(file, silentLogger());
     assert.equal((check.database!.prepare('SELECT COUNT(*) AS n FROM memories').get() as { n: number }).n, 2);
     check.close();
   } finally {

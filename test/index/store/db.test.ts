@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { MemoryIndex, sqliteFailure } from '../../../src/index/memory-index.js';
+import { SqliteMemoryIndex, sqliteFailure } from '../../../src/index/sqlite-memory-index.js';
 import { SCHEMA_VERSION } from '../../../src/index/store/migrations.js';
 import { startTestBot } from '../../helpers/app.js';
 import { echoResponder, type Responder } from '../../helpers/fake-llm.js';
@@ -64,7 +64,7 @@ test('a new memory.db has the seed tables and records its schema version', async
   const ws = await tempDir();
   try {
     const file = path.join(ws.dir, 'memory.db');
-    const index = new MemoryIndex(file, captureLog().log);
+    const index = new SqliteMemoryIndex(file, captureLog().log);
     assert.equal(index.enabled, true);
     index.close();
     const names = tables(file);
@@ -141,7 +141,7 @@ test('opening an existing file again keeps every row and does not run the migrat
   const ws = await tempDir();
   try {
     const file = path.join(ws.dir, 'memory.db');
-    const a = new MemoryIndex(file, captureLog().log);
+    const a = new SqliteMemoryIndex(file, captureLog().log);
     for (let i = 0; i < 3; i++) assert.ok(a.saveEpisode(episode(i)));
     a.close();
     // A sentinel: drop something the first migration creates. Re-running it would bring it back.
@@ -149,7 +149,7 @@ test('opening an existing file again keeps every row and does not run the migrat
     raw.exec('DROP INDEX idx_mem_scope_time');
     raw.close();
 
-    const b = new MemoryIndex(file, captureLog().log);
+    const b = new SqliteMemoryIndex(file, captureLog().log);
     assert.equal(b.enabled, true);
     assert.equal(b.meta('schema_version'), String(SCHEMA_VERSION));
     const db = b.database!;
@@ -173,13 +173,13 @@ test('a file from a newer program (higher schema_version) disables the index wit
   const ws = await tempDir();
   try {
     const file = path.join(ws.dir, 'memory.db');
-    const a = new MemoryIndex(file, captureLog().log);
+    const a = new SqliteMemoryIndex(file, captureLog().log);
     a.saveEpisode(episode(1));
     a.setMeta('schema_version', String(SCHEMA_VERSION + 5));
     a.close();
 
     const logs = captureLog();
-    const index = new MemoryIndex(file, logs.log);
+    const index = new SqliteMemoryIndex(file, logs.log);
     assert.equal(index.enabled, false);
     assert.match(index.disabledReason ?? '', new RegExp(`schema version ${SCHEMA_VERSION + 5}`));
     assert.match(index.disabledReason ?? '', /newer/);
@@ -207,13 +207,16 @@ test('a corrupt memory.db: set aside as it was, an empty index started, the user
     const bot = await startTestBot({ env: { WORKSPACE_DIR: ws.dir } });
     try {
       assert.equal(bot.app.services.index.enabled, true, 'not switched off: one policy for a damaged file (storage/sqlite.ts)');
-      assert.ok(bot.app.services.index.setAside, 'the facade knows where the damaged file went');
+      assert.ok((bot.app.services.index as SqliteMemoryIndex).setAside, 'the facade knows where the damaged file went');
       for (let i = 1; i <= 3; i++) assert.deepEqual(await bot.send('1', `hello ${i}`), [`echo: hello ${i}`]);
       assert.equal(warnings(bot.logs).length, 0, 'no warning per message');
       const errors = bot.logs.lines().filter((l) => l.code === 'storage.corrupt');
       assert.equal(errors.length, 1);
       assert.match(errors[0]!.msg, /memory\.db is damaged: set it aside/);
-      assert.ok((await readFile(bot.app.services.index.setAside!)).equals(garbage), 'the damaged file is kept as it was (for the owner to inspect)');
+      assert.ok(
+        (await readFile((bot.app.services.index as SqliteMemoryIndex).setAside!)).equals(garbage),
+        'the damaged file is kept as it was (for the owner to inspect)',
+      );
     } finally {
       await bot.close();
     }
@@ -229,8 +232,8 @@ test('a locked memory.db: writes fail softly with one warning, replies still go 
   // The daemon's connection waits 2 s on a busy file before giving up, synchronously; with five
   // messages of two writes each that alone would be 20 s. What is tested here (one warning,
   // replies delivered, recovery) does not depend on how long it waits, so the wait is shortened.
-  bot.app.services.index.database!.pragma('busy_timeout = 100');
-  bot.app.services.index.pauseMs = 300;
+  (bot.app.services.index as SqliteMemoryIndex).database!.pragma('busy_timeout = 100');
+  (bot.app.services.index as SqliteMemoryIndex).pauseMs = 300;
   try {
     holder.exec('BEGIN EXCLUSIVE');
     for (let i = 1; i <= 5; i++) assert.deepEqual(await bot.send('1', `locked message ${i}`), [`echo: locked message ${i}`]);
@@ -240,7 +243,7 @@ test('a locked memory.db: writes fail softly with one warning, replies still go 
     holder.exec('ROLLBACK');
     // The index rests a while after seeing the lock (30 s by default), then indexes again,
     // including the messages that arrived while it was locked.
-    await new Promise((r) => setTimeout(r, bot.app.services.index.pauseMs + 20));
+    await new Promise((r) => setTimeout(r, (bot.app.services.index as SqliteMemoryIndex).pauseMs + 20));
 
     assert.deepEqual(await bot.send('1', 'unlocked message about zucchini'), ['echo: unlocked message about zucchini']);
     const rows = holder.prepare("SELECT content, source_role FROM memories WHERE kind = 'episode' ORDER BY seq").all() as Array<{
@@ -259,7 +262,7 @@ test('a locked memory.db: writes fail softly with one warning, replies still go 
 
 test('risk: the guard hides bugs — a TypeError inside a guarded call surfaces, and is not logged as an outage', () => {
   const logs = captureLog();
-  const index = new MemoryIndex(':memory:', logs.log);
+  const index = new SqliteMemoryIndex(':memory:', logs.log);
   try {
     assert.ok(index.saveEpisode(episode(1)));
     // A caller bug (no text): before, this became an empty result and a warning about the index.

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { extractEntities, type ExtractedEntity } from '../../../src/index/store/entities.js';
 import { migrate } from '../../../src/index/store/migrations.js';
 import { IndexWriter } from '../../../src/index/store/repository.js';
-import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../../src/index/sqlite-memory-index.js';
 import { silentLogger } from '../../../src/core/log.js';
 
 const pairs = (es: ExtractedEntity[]) => es.map((e) => [e.type, e.text]);
@@ -124,7 +124,7 @@ test('create_or_get: alias lookup ignores case and merges the new surface form a
 });
 
 test('messages link their entities; mentions across messages count on one entity', () => {
-  const index = new MemoryIndex(':memory:', silentLogger());
+  const index = new SqliteMemoryIndex(':memory:', silentLogger());
   const base = { role: 'user' as const, sessionId: 's1', scope: 'test:1', eventTime: new Date() };
   const m1 = index.saveEpisode({ ...base, content: 'I met Dana at the café, mail her at dana@example.com' })!;
   index.saveEpisode({ ...base, content: 'dana is lowercase here but Dana is not' });
@@ -146,7 +146,7 @@ test('messages link their entities; mentions across messages count on one entity
 });
 
 test("risk: entities leak across chats — get_entity_info shows only this chat's spelling, aliases and mention count", () => {
-  const index = new MemoryIndex(':memory:', silentLogger());
+  const index = new SqliteMemoryIndex(':memory:', silentLogger());
   const at = (scope: string, content: string) => index.saveEpisode({ role: 'user', sessionId: `s-${scope}`, scope, eventTime: new Date(), content });
   // Chat A: a link whose path is a case-sensitive token, and a name, mentioned often.
   const SECRET_LINK = 'https://files.example/share/XyZ-Secret-Q7';

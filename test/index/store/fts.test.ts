@@ -5,16 +5,16 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../../src/index/sqlite-memory-index.js';
 import { SCOPED_FTS, scopedDocument, scopedTerm } from '../../../src/index/store/fts.js';
 import { silentLogger } from '../../../src/core/log.js';
 
-function say(index: MemoryIndex, scope: string, content: string): string {
+function say(index: SqliteMemoryIndex, scope: string, content: string): string {
   return index.saveEpisode({ content, role: 'user', sessionId: `s-${scope}`, scope, eventTime: new Date() })!;
 }
 
 test("risk: a chat search walks every chat's words — each chat's terms are its own in the FTS vocabulary", () => {
-  const index = new MemoryIndex(':memory:', silentLogger());
+  const index = new SqliteMemoryIndex(':memory:', silentLogger());
   say(index, 'telegram:1', 'I drink coffee every morning');
   say(index, 'telegram:2', 'Coffee gives me headaches');
   const db = index.database!;
@@ -43,7 +43,7 @@ test("risk: a chat search walks every chat's words — each chat's terms are its
 });
 
 test('text in any script, with accents, apostrophes and stems, is found by the words a user would type', () => {
-  const index = new MemoryIndex(':memory:', silentLogger());
+  const index = new SqliteMemoryIndex(':memory:', silentLogger());
   const scope = 'telegram:7';
   const ids = {
     cafe: say(index, scope, 'Meet me at the Café Müller at noon'),
@@ -71,7 +71,7 @@ test('stored documents and query phrases are split the same way', () => {
 });
 
 test('an older match is still found when the best matches are all filtered out (this conversation, other kinds)', () => {
-  const index = new MemoryIndex(':memory:', silentLogger());
+  const index = new SqliteMemoryIndex(':memory:', silentLogger());
   const scope = 'telegram:9';
   const old = index.saveEpisode({
     content: 'My espresso machine is a Gaggia',

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../../src/index/store/migrations.js';
-import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../../src/index/sqlite-memory-index.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { tempDir } from '../../helpers/workspace.js';
 
@@ -41,7 +41,7 @@ for (const version of [1, 2, 3]) {
     try {
       const file = path.join(ws.dir, 'memory.db');
       oldFile(file, version);
-      const index = new MemoryIndex(file, silentLogger());
+      const index = new SqliteMemoryIndex(file, silentLogger());
       assert.ok(index.enabled, index.disabledReason ?? '');
       assert.equal(index.meta('schema_version'), String(SCHEMA_VERSION));
       // "adopt" finds "adopted": the migrated text is in the stemmed per-chat index.
@@ -91,7 +91,7 @@ test('risk: entities leak across chats — a version-3 file with global entities
     link.run('ep_b1', 'telegram:2');
     old.close();
 
-    const index = new MemoryIndex(file, silentLogger());
+    const index = new SqliteMemoryIndex(file, silentLogger());
     assert.ok(index.enabled, index.disabledReason ?? '');
     assert.equal(index.meta('schema_version'), String(SCHEMA_VERSION));
     const b = index.entityInfo(B, 'telegram:2')!;

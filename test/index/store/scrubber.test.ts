@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { existsSync, readFileSync } from 'node:fs';
-import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../../src/index/sqlite-memory-index.js';
 import { IndexingService } from '../../../src/index/ingest.js';
 import { Upkeep } from '../../../src/index/upkeep/upkeep.js';
 import { silentLogger } from '../../../src/core/log.js';
@@ -15,7 +15,7 @@ import { tempDir } from '../../helpers/workspace.js';
 
 const WORDS = 'apple river garden window piano ocean forest kitten lemon sunset valley tiger meadow candle'.split(' ');
 
-function fill(index: MemoryIndex, n: number): void {
+function fill(index: SqliteMemoryIndex, n: number): void {
   const ingest = new IndexingService(index);
   for (let i = 0; i < n; i++) {
     const text =
@@ -37,7 +37,7 @@ function bytesHolding(file: string, needle: string): number {
 test('the scrub after /forget runs off the event loop: other chats are searched meanwhile, their new messages are kept, and no erased byte is left', async () => {
   const ws = await tempDir('membot-scrub-');
   const file = path.join(ws.dir, 'memory.db');
-  const index = new MemoryIndex(file, silentLogger());
+  const index = new SqliteMemoryIndex(file, silentLogger());
   try {
     fill(index, 3_000);
     const erase = index.erase!;
@@ -76,7 +76,7 @@ test('the scrub after /forget runs off the event loop: other chats are searched 
 
 test('the nightly jobs wait for a scrub to end instead of running into its lock', async () => {
   const ws = await tempDir('membot-scrub-');
-  const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+  const index = new SqliteMemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
   try {
     fill(index, 600);
     const order: string[] = [];

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../../src/index/sqlite-memory-index.js';
 import { Embedder } from '../../../src/index/upkeep/embeddings.js';
 import { IndexingService } from '../../../src/index/ingest.js';
 import { LlmClient } from '../../../src/llm/client.js';
@@ -45,7 +45,7 @@ test("with embeddings, a message with none of the question's words is found by v
   const ws = await tempDir();
   try {
     const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
-    const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+    const index = new SqliteMemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
     const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, silentLogger());
     embedder.init();
     assert.ok(embedder.active, 'sqlite-vec loaded and the vector table created');
@@ -82,7 +82,7 @@ test('a corrected fact is embedded too, a memory embedded again replaces its vec
   const logs = captureLog();
   try {
     const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
-    const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+    const index = new SqliteMemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
     const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, logs.log);
     embedder.init();
     const tools = createMemoryIndexTools(index, new MemoryService(ws.dir, 'chat'), embedder);
@@ -167,7 +167,7 @@ for (const table of ['new (cosine)', 'made before cosine (L2)'] as const) {
     const logs = captureLog();
     try {
       const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
-      const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+      const index = new SqliteMemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
       // What Embedder.init created until 2026-11-23: vec0's default distance, L2.
       if (table !== 'new (cosine)') index.database!.exec(`CREATE VIRTUAL TABLE vec_memories USING vec0(memory_id TEXT PRIMARY KEY, embedding float[${DIMS}])`);
       const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, logs.log);
@@ -229,10 +229,10 @@ const crowded: Responder = (req) => {
 };
 
 /** A file index with the toy embedder on, answered by `responder`; everything closed after `fn`. */
-async function withEmbeddings(responder: Responder, fn: (t: { index: MemoryIndex; embedder: Embedder; dir: string }) => Promise<void>): Promise<void> {
+async function withEmbeddings(responder: Responder, fn: (t: { index: SqliteMemoryIndex; embedder: Embedder; dir: string }) => Promise<void>): Promise<void> {
   const llm = await startFakeLlm(responder);
   const ws = await tempDir();
-  const index = new MemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
+  const index = new SqliteMemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
   try {
     const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir });
     const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, silentLogger());

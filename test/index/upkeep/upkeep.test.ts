@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { MemoryIndex } from '../../../src/index/memory-index.js';
+import { SqliteMemoryIndex } from '../../../src/index/sqlite-memory-index.js';
 import { Upkeep, JOB_NAMES } from '../../../src/index/upkeep/upkeep.js';
 import { LlmClient } from '../../../src/llm/client.js';
 import { componentLogger, silentLogger } from '../../../src/core/log.js';
@@ -36,7 +36,7 @@ interface Row {
 async function setup(responder?: Responder, file = ':memory:') {
   const llm = await startFakeLlm(responder);
   const logs = captureLog();
-  const index = new MemoryIndex(file, silentLogger());
+  const index = new SqliteMemoryIndex(file, silentLogger());
   const client = new LlmClient(testConfig({ OPENAI_BASE_URL: llm.url }), silentLogger());
   const upkeep = new Upkeep(index, client, componentLogger(logs.log, 'Upkeep'));
   const db = index.database!;
@@ -60,13 +60,13 @@ async function setup(responder?: Responder, file = ':memory:') {
 }
 
 /** A fact last used `daysAgo` days before NOW. */
-function fact(index: MemoryIndex, content: string, daysAgo: number, opts: { confidence?: number; scope?: string } = {}): string {
+function fact(index: SqliteMemoryIndex, content: string, daysAgo: number, opts: { confidence?: number; scope?: string } = {}): string {
   const [f] = index.saveFacts([{ content, scope: opts.scope ?? 'test:1', ...(opts.confidence !== undefined ? { confidence: opts.confidence } : {}) }]);
   index.database!.prepare('UPDATE memories SET last_accessed = ?, created_at = ? WHERE id = ?').run(nowSec - daysAgo * DAY, nowSec - 60 * DAY, f!.id);
   return f!.id;
 }
 
-function episodes(index: MemoryIndex, sessionId: string, scope: string, at: Date, lines: string[]): void {
+function episodes(index: SqliteMemoryIndex, sessionId: string, scope: string, at: Date, lines: string[]): void {
   lines.forEach((content, i) =>
     index.saveEpisode({
       content,
@@ -332,11 +332,11 @@ test('a job on a disabled index is skipped with the reason, and nothing throws',
   try {
     // Off: written by a newer program (a damaged file would be set aside and a fresh one started).
     const file = path.join(ws.dir, 'memory.db');
-    new MemoryIndex(file, silentLogger()).close();
+    new SqliteMemoryIndex(file, silentLogger()).close();
     const raw = new Database(file);
     raw.prepare("UPDATE memory_metadata SET value = '9999' WHERE key = 'schema_version'").run();
     raw.close();
-    const index = new MemoryIndex(file, silentLogger());
+    const index = new SqliteMemoryIndex(file, silentLogger());
     assert.equal(index.enabled, false);
     const upkeep = new Upkeep(index, new LlmClient(testConfig({ OPENAI_BASE_URL: llm.url }), silentLogger()), silentLogger());
     for (const job of JOB_NAMES) {
@@ -355,7 +355,7 @@ test('CLI: run-job decay twice in a row → exit 0 both times, the second decays
   const llm = await startFakeLlm(() => text(JSON.stringify({ facts: ['The user has a dog named Rex'] })));
   try {
     const file = path.join(ws.dir, 'memory.db');
-    const index = new MemoryIndex(file, silentLogger());
+    const index = new SqliteMemoryIndex(file, silentLogger());
     const now = Math.floor(Date.now() / 1000);
     for (const [content, days] of [
       ['The user likes hiking', 3],
@@ -386,7 +386,7 @@ test('CLI: run-job decay twice in a row → exit 0 both times, the second decays
     assert.match(d.stdout, /0 of 0 pending sessions consolidated, 0 new facts/);
     assert.equal(llm.chatRequests().length, 1, 'the second run did not ask the model again');
 
-    const check = new MemoryIndex(file, silentLogger());
+    const check = new SqliteMemoryIndex(file, silentLogger());
     const runs = check.database!.prepare('SELECT job, outcome FROM job_runs ORDER BY rowid').all();
     assert.deepEqual(runs, [
       { job: 'decay', outcome: 'ok' },
