@@ -18,7 +18,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../core/log.js';
 import type { MemoryIndex } from '../index/memory-index.js';
-import type { SessionStore } from '../sessions/store.js';
+import type { FileSessionStore } from '../sessions/file-store.js';
 import type { SessionMessage } from '../sessions/model.js';
 import { withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { sessionFileKey } from '../storage/paths.js';
@@ -78,7 +78,8 @@ export interface ForgetDeps {
   workspaceDir: string;
   memory: MemoryService;
   index: MemoryIndex;
-  sessions: SessionStore;
+  /** The file implementation: forget still reads the session folder itself (#34 item 4 routes it through the store). */
+  sessions: FileSessionStore;
   /** The inbox journal (queue/inbox.ts). */
   journal?: { rewrite(transform: (text: string) => string | null): Promise<boolean> };
   /** Reminders (reminders/service.ts): the ones whose text holds the words go too. */

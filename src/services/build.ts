@@ -7,7 +7,7 @@ import type { Config } from '../config/env.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import { AppError } from '../core/errors.js';
 import { RuntimeConfigStore, memoryBudgetTokens } from '../config/runtime.js';
-import { SessionStore } from '../sessions/store.js';
+import { FileSessionStore } from '../sessions/file-store.js';
 import { LlmClient } from '../llm/client.js';
 import { ChatModels, type ActiveModel } from '../llm/chat-models.js';
 import type { Session } from '../sessions/model.js';
@@ -65,7 +65,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   if (runtimeProblem) throw new AppError('config.invalid', { problem: runtimeProblem });
   const dispatcher = new Dispatcher(config.maxConcurrentTurns);
   // A chat's session stays in memory while it has work queued or running (turns hold it).
-  const sessions = new SessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'), {
+  const sessions = new FileSessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'), {
     inUse: (id) => dispatcher.busy(id),
   });
   await sessions.init();

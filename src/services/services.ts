@@ -1,7 +1,7 @@
 /** The long-lived services one daemon owns, handed to systems, commands and tools. */
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
-import type { SessionStore } from '../sessions/store.js';
+import type { FileSessionStore } from '../sessions/file-store.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { TokenCounter } from '../llm/tokens.js';
@@ -28,7 +28,8 @@ import type { DerivedWrites } from '../turn/derived.js';
 export interface Services {
   config: Config;
   log: Logger;
-  sessions: SessionStore;
+  /** The file implementation while the memory page and forget read its files (#34 item 4: they go through SessionStore next). */
+  sessions: FileSessionStore;
   llm: LlmClient;
   tools: ToolRegistry;
   /** LLM_MODEL's tokenizer and catalogue entry; a chat's own model is `chatModel(services, session)`. */

@@ -12,7 +12,7 @@ import { Intake, MAX_RECOVERY_ATTEMPTS } from '../../src/dispatch/intake.js';
 import { Inbox } from '../../src/queue/inbox.js';
 import { Dispatcher } from '../../src/queue/dispatcher.js';
 import { ChatLimits } from '../../src/dispatch/limits.js';
-import { SessionStore } from '../../src/sessions/store.js';
+import { FileSessionStore } from '../../src/sessions/file-store.js';
 import { makeMessage } from '../../src/sessions/model.js';
 import { CommandRouter } from '../../src/commands/router.js';
 import { AppError } from '../../src/core/errors.js';
@@ -23,7 +23,7 @@ import { captureLog, tempDir, type CapturedLog } from '../helpers/workspace.js';
 
 interface Rig {
   intake: Intake;
-  sessions: SessionStore;
+  sessions: FileSessionStore;
   inbox: Inbox;
   logs: CapturedLog;
   /** Messages the stand-in pipeline was run for. */
@@ -50,7 +50,7 @@ function message(words: string, messageId: string): InboundMessage {
 async function rig(workspace: string, behaviour: Behaviour = echo, commands: CommandRouter = new CommandRouter([])): Promise<Rig> {
   const logs = captureLog();
   const dispatcher = new Dispatcher(4);
-  const sessions = new SessionStore(path.join(workspace, 'sessions'), logs.log, { inUse: (id) => dispatcher.busy(id) });
+  const sessions = new FileSessionStore(path.join(workspace, 'sessions'), logs.log, { inUse: (id) => dispatcher.busy(id) });
   await sessions.init();
   const inbox = new Inbox(path.join(workspace, 'inbox.jsonl'));
   const turns: string[] = [];

@@ -12,7 +12,7 @@ import { startTelegramBot } from '../../helpers/telegram.js';
 import { lastUserText } from '../../helpers/fake-llm.js';
 import { until } from '../../helpers/reminders.js';
 import { tempDir } from '../../helpers/workspace.js';
-import { SessionStore } from '../../../src/sessions/store.js';
+import { FileSessionStore } from '../../../src/sessions/file-store.js';
 import { makeMessage } from '../../../src/sessions/model.js';
 import { Inbox } from '../../../src/queue/inbox.js';
 import { silentLogger } from '../../../src/core/log.js';
@@ -188,7 +188,7 @@ test('after a restart, a voice note already in the session (untranscribed, or tr
   });
   // What a killed run left: both notes journaled and open; one recorded untranscribed (its line
   // was sent), one recorded with its transcript (the turn was stopped before an answer).
-  const sessions = new SessionStore(path.join(ws.dir, 'sessions'), silentLogger());
+  const sessions = new FileSessionStore(path.join(ws.dir, 'sessions'), silentLogger());
   await sessions.init();
   const record = async (chat: number, content: string, sourceId: string, fileId: string) => {
     const session = await sessions.getOrCreate('telegram', String(chat));
