@@ -20,7 +20,8 @@ import { createMemoryIndexTools } from '../tools/memory-index.js';
 import { createReminderTools } from '../tools/reminders.js';
 import { InstructionsSource } from '../context/instructions.js';
 import { Dispatcher } from '../queue/dispatcher.js';
-import { Inbox } from '../queue/inbox.js';
+import type { Inbox } from '../queue/inbox.js';
+import { FileInbox } from '../queue/file-inbox.js';
 import { TurnStats } from '../turn/stats.js';
 import { chatModel, type Services } from './services.js';
 import { MemoryService } from '../memory/service.js';
@@ -165,7 +166,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     systemPromptBound: (m) => m.tokens.countText(instructions.cachedText()) + memoryBudgetTokens(m.limit, runtime.get().memory),
   });
   const compactor = new AutoCompactor({ fit, runtime });
-  const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
+  const inbox = new FileInbox(path.join(config.workspaceDir, 'inbox.jsonl'));
   const media = new MediaFetchers();
   const forget = new ForgetService({
     workspaceDir: config.workspaceDir,
