@@ -22,8 +22,8 @@ import type { FileSessionStore } from '../sessions/file-store.js';
 import type { SessionMessage } from '../sessions/model.js';
 import { withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { sessionFileKey } from '../storage/paths.js';
-import { HISTORY_FILE, MEMORY_FILE, type MemoryFiles } from '../memory/files.js';
-import type { MemoryService } from '../memory/service.js';
+import { HISTORY_FILE, MEMORY_FILE } from '../memory/files.js';
+import type { FileMemoryFiles, FileMemoryService } from '../memory/file-memory.js';
 import { crashPoint } from '../core/crash-point.js';
 import { Phrase, redactJsonLines } from './phrase.js';
 import { MAX_ATTEMPTS, PrivacyJournal, type JournalRecord } from './journal.js';
@@ -76,7 +76,8 @@ export interface ForgetApplied extends ForgetReport {
 
 export interface ForgetDeps {
   workspaceDir: string;
-  memory: MemoryService;
+  /** The file implementation: forget still reads and redacts the memory folder itself (#34 item 4 routes it through the store). */
+  memory: FileMemoryService;
   index: MemoryIndex;
   /** The file implementation: forget still reads the session folder itself (#34 item 4 routes it through the store). */
   sessions: FileSessionStore;
@@ -145,7 +146,7 @@ export class ForgetService {
     this.records = new PrivacyJournal(path.join(deps.workspaceDir, FORGETTING_DIR), deps.log);
   }
 
-  private filesOf(chat: ChatRef): MemoryFiles {
+  private filesOf(chat: ChatRef): FileMemoryFiles {
     return this.deps.memory.forChat(chat.channel, chat.chatId);
   }
 

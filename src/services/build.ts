@@ -24,7 +24,7 @@ import type { Inbox } from '../queue/inbox.js';
 import { FileInbox } from '../queue/file-inbox.js';
 import { TurnStats } from '../turn/stats.js';
 import { chatModel, type Services } from './services.js';
-import { MemoryService } from '../memory/service.js';
+import { FileMemoryService } from '../memory/file-memory.js';
 import { ForgetService } from '../privacy/forget.js';
 import { ConsolidationService } from '../memory/consolidation.js';
 import { CompactionService } from '../memory/compaction.js';
@@ -75,7 +75,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   llm.usageSink = (account, u, model) => usage.record(account, u, new Date(), model);
   const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
   llm.gate = (account) => budget.pausesBackground(account);
-  const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
+  const memory = new FileMemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
   const indexLog = componentLogger(log, 'Index');
   const index = new MemoryIndex(path.join(config.workspaceDir, 'memory.db'), indexLog);
   let embedder: Embedder | undefined;

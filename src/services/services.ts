@@ -9,7 +9,7 @@ import type { ModelInfo } from '../llm/catalogue.js';
 import type { ActiveModel, ChatModels } from '../llm/chat-models.js';
 import type { Session } from '../sessions/model.js';
 import type { TurnStats } from '../turn/stats.js';
-import type { MemoryService } from '../memory/service.js';
+import type { FileMemoryService } from '../memory/file-memory.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { ConsolidationService } from '../memory/consolidation.js';
 import type { AutoCompactor } from '../turn/auto-compact.js';
@@ -38,7 +38,8 @@ export interface Services {
   /** The models chats may answer with (LLM_MODEL, LLM_MODELS) and the fallbacks: limit, tokenizer, images. */
   models: ChatModels;
   stats: TurnStats;
-  memory: MemoryService;
+  /** The file implementation while the memory page, forget and export read its folders (#34 item 4: they go through MemoryService next). */
+  memory: FileMemoryService;
   runtime: RuntimeConfigStore;
   consolidation: ConsolidationService;
   compactor: AutoCompactor;

@@ -18,7 +18,7 @@ import { startFakeLlm } from '../helpers/fake-llm.js';
 import { toolUser, until } from '../helpers/reminders.js';
 import { captureLog, tempDir } from '../helpers/workspace.js';
 import { FileSessionStore } from '../../src/sessions/file-store.js';
-import { MemoryService } from '../../src/memory/service.js';
+import { FileMemoryService } from '../../src/memory/file-memory.js';
 import { DailyNotes } from '../../src/memory/daily-notes.js';
 import { ReminderStore } from '../../src/reminders/store.js';
 import { ReminderService } from '../../src/reminders/service.js';
@@ -135,7 +135,7 @@ function runThenKill(dir: string, body: string, options = ''): void {
   const script = `
     import { appendFileSync } from 'node:fs';
     import { FileSessionStore } from ${src('sessions/file-store.ts')};
-    import { MemoryService } from ${src('memory/service.ts')};
+    import { FileMemoryService } from ${src('memory/file-memory.ts')};
     import { DailyNotes } from ${src('memory/daily-notes.ts')};
     import { ReminderStore } from ${src('reminders/store.ts')};
     import { ReminderService } from ${src('reminders/service.ts')};
@@ -144,7 +144,7 @@ function runThenKill(dir: string, body: string, options = ''): void {
     const sessions = new FileSessionStore(dir + '/sessions', silentLogger());
     await sessions.init();
     const store = new ReminderStore(dir + '/schedules.db', silentLogger());
-    const reminders = new ReminderService({ store, sessions, notes: new DailyNotes(new MemoryService(dir + '/memory', 'chat'), 'UTC', silentLogger()), timezone: 'UTC', log: silentLogger(), queue: (_k, t) => t(), ${options} });
+    const reminders = new ReminderService({ store, sessions, notes: new DailyNotes(new FileMemoryService(dir + '/memory', 'chat'), 'UTC', silentLogger()), timezone: 'UTC', log: silentLogger(), queue: (_k, t) => t(), ${options} });
     ${body}
     await new Promise((r) => setTimeout(r, ${patient(10_000)}));
   `;
@@ -160,7 +160,7 @@ async function reopen(dir: string) {
   const reminders = new ReminderService({
     store,
     sessions,
-    notes: new DailyNotes(new MemoryService(path.join(dir, 'memory'), 'chat'), 'UTC', logs.log),
+    notes: new DailyNotes(new FileMemoryService(path.join(dir, 'memory'), 'chat'), 'UTC', logs.log),
     timezone: 'UTC',
     log: logs.log,
     queue: (_k, t) => t(),
