@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
-import { MemoryService } from '../memory/service.js';
+import { FileMemoryService } from '../memory/file-memory.js';
 import { formatVersions, restoreMemory } from '../memory/versions.js';
 import type { CliIo } from './io.js';
 
@@ -31,7 +31,7 @@ export async function runChatCommand(cmd: string, args: string[], config: Config
     io.err(`${cmd} needs --chat CHANNEL:ID, e.g. npm run memory -- ${cmd} --chat telegram:123`);
     return 2;
   }
-  const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
+  const memory = new FileMemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
   const files = memory.forChat(chat.channel, chat.chatId);
   switch (cmd) {
     case 'versions': {

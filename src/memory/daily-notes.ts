@@ -9,10 +9,10 @@
  */
 import type { Logger } from '../core/log.js';
 import { scrubSecrets } from '../core/log.js';
-import { syncFile } from '../storage/atomic.js';
 import type { SessionMessage } from '../sessions/model.js';
 import { formatNoteLine, formatReminderLine, localDate } from './notes.js';
 import type { MemoryService } from './service.js';
+import type { MemoryFiles } from './files.js';
 
 /** A line and the day's note it goes to. */
 export interface NoteEntry {
@@ -43,8 +43,8 @@ export function noteEntryOf(answer: SessionMessage, user: SessionMessage | undef
 }
 
 export class DailyNotes {
-  /** Notes written since the last flush, not yet fsynced. */
-  private readonly dirty = new Set<string>();
+  /** Notes written since the last flush, not yet durable: by scope and date, with the memory they are in. */
+  private readonly dirty = new Map<string, { files: MemoryFiles; date: string }>();
 
   constructor(
     private readonly memory: MemoryService,
@@ -59,7 +59,9 @@ export class DailyNotes {
 
   /** Appends the line (written, not fsynced: the session log holds what it derives from). */
   async append(chat: NoteChat, entry: NoteEntry): Promise<void> {
-    this.dirty.add(await this.memory.forChat(chat.channel, chat.chatId).appendNote(entry.date, entry.line, false));
+    const files = this.memory.forChat(chat.channel, chat.chatId);
+    await files.appendNote(entry.date, entry.line, false);
+    this.dirty.set(`${this.memory.scopeKey(chat.channel, chat.chatId)}/${entry.date}`, { files, date: entry.date });
   }
 
   /** Appends the line unless the day's note holds it already (recovery from the session log). True when written. */
@@ -77,18 +79,18 @@ export class DailyNotes {
     return this.dirty.size > 0;
   }
 
-  /** Makes every line written since the last flush durable (fsync of each note touched); throws once if any note could not be. */
+  /** Makes every line written since the last flush durable (each note touched); throws once if any note could not be. */
   async flush(): Promise<void> {
-    const files = [...this.dirty];
+    const notes = [...this.dirty];
     this.dirty.clear();
     let failed: unknown;
-    for (const file of files) {
+    for (const [key, note] of notes) {
       try {
-        await syncFile(file);
+        await note.files.syncNote(note.date);
       } catch (err) {
         // Kept dirty: the next flush tries again; the session log keeps its lines meanwhile.
-        this.dirty.add(file);
-        this.log.warn({ err, file }, 'a daily note could not be synced; its lines stay in the session log until it can');
+        this.dirty.set(key, note);
+        this.log.warn({ err, note: key }, 'a daily note could not be synced; its lines stay in the session log until it can');
         failed ??= err;
       }
     }

@@ -10,10 +10,11 @@ import type { MemoryIndex } from '../index/memory-index.js';
 import type { SessionStore } from '../sessions/store.js';
 import { HISTORY_FILE } from '../memory/files.js';
 import type { ChatRef } from './forget.js';
-import type { MemoryService } from '../memory/service.js';
+import type { FileMemoryService } from '../memory/file-memory.js';
 
 export interface ExportDeps {
-  memory: MemoryService;
+  /** The file implementation: the export still reads HISTORY.md from the folder (#34 item 4 routes it through the store). */
+  memory: FileMemoryService;
   index: MemoryIndex;
   sessions: SessionStore;
 }

@@ -18,12 +18,12 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../core/log.js';
 import type { MemoryIndex } from '../index/memory-index.js';
-import type { SessionStore } from '../sessions/store.js';
+import type { FileSessionStore } from '../sessions/file-store.js';
 import type { SessionMessage } from '../sessions/model.js';
 import { withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { sessionFileKey } from '../storage/paths.js';
-import { HISTORY_FILE, MEMORY_FILE, type MemoryFiles } from '../memory/files.js';
-import type { MemoryService } from '../memory/service.js';
+import { HISTORY_FILE, MEMORY_FILE } from '../memory/files.js';
+import type { FileMemoryFiles, FileMemoryService } from '../memory/file-memory.js';
 import { crashPoint } from '../core/crash-point.js';
 import { Phrase, redactJsonLines } from './phrase.js';
 import { MAX_ATTEMPTS, PrivacyJournal, type JournalRecord } from './journal.js';
@@ -76,9 +76,11 @@ export interface ForgetApplied extends ForgetReport {
 
 export interface ForgetDeps {
   workspaceDir: string;
-  memory: MemoryService;
+  /** The file implementation: forget still reads and redacts the memory folder itself (#34 item 4 routes it through the store). */
+  memory: FileMemoryService;
   index: MemoryIndex;
-  sessions: SessionStore;
+  /** The file implementation: forget still reads the session folder itself (#34 item 4 routes it through the store). */
+  sessions: FileSessionStore;
   /** The inbox journal (queue/inbox.ts). */
   journal?: { rewrite(transform: (text: string) => string | null): Promise<boolean> };
   /** Reminders (reminders/service.ts): the ones whose text holds the words go too. */
@@ -144,7 +146,7 @@ export class ForgetService {
     this.records = new PrivacyJournal(path.join(deps.workspaceDir, FORGETTING_DIR), deps.log);
   }
 
-  private filesOf(chat: ChatRef): MemoryFiles {
+  private filesOf(chat: ChatRef): FileMemoryFiles {
     return this.deps.memory.forChat(chat.channel, chat.chatId);
   }
 

@@ -1,20 +1,21 @@
 /**
- * The inbox journal (`workspace/inbox.jsonl`): every message a channel hands over is written
- * here (and fsynced) *before* it waits in its chat's queue, and marked done once its user
- * message is in the session file (or its command ran). If the daemon is killed in between —
- * while the message waits behind others of its chat, or mid-turn — the next start finds it
- * and handles it then. A message is therefore never lost between "accepted" and "on disk",
- * and replies are not repeated: a turn whose answer is already in the session is not re-run.
+ * The intake journal: every message a channel hands over is recorded here, durably, *before* it
+ * waits in its chat's queue, and closed once its user message is in the session (or its command
+ * ran). If the daemon is killed in between — while the message waits behind others of its chat,
+ * or mid-turn — the next start finds it and handles it then. A message is therefore never lost
+ * between "accepted" and "on disk", and replies are not repeated: a turn whose answer is already
+ * in the session is not re-run.
  *
- * Each tool call a turn makes is marked here too, as it starts and as it ends (`call`/`called`):
- * a call still open when the process died is named in the entry's `interrupted`, and the
- * recovered turn does not run that tool again (turn/tool-loop.ts) — an MCP answer that kills
- * the daemon cannot kill it again at every start.
+ * Each tool call a turn makes is marked too, as it starts and as it ends: a call still open when
+ * the process died is named in the entry's `interrupted`, and the recovered turn does not run
+ * that tool again (turn/tool-loop.ts) — an MCP answer that kills the daemon cannot kill it again
+ * at every start.
+ *
+ * Callers see the `Inbox` interface; today's implementation is an append-only JSON-lines file
+ * (file-inbox.ts). What any implementation must do: test/queue/inbox.contract.ts.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { InboundMessage } from '../core/message.js';
-import { AppendLog } from '../storage/append-log.js';
 
 /** A tool call that was running when the process died: its tool and a hash of its arguments (never the arguments). */
 export interface InterruptedCall {
@@ -31,12 +32,44 @@ export interface InboxEntry {
   interrupted: InterruptedCall[];
 }
 
-type Line =
-  | { t: 'in'; id: string; attempt?: number; msg: Omit<InboundMessage, 'receivedAt'> & { receivedAt: string } }
-  | { t: 'start'; id: string }
-  | ({ t: 'call'; id: string } & InterruptedCall)
-  | { t: 'called'; id: string }
-  | { t: 'done'; id: string };
+export interface Inbox {
+  /**
+   * Entries accepted by an earlier run and never closed, oldest first, one per message.
+   * `duplicates`: ids of further open entries for a message already listed (journals written
+   * by versions that re-journaled recovered messages); they only need closing.
+   */
+  unfinished(): Promise<{ entries: InboxEntry[]; duplicates: string[] }>;
+  /** Closes entries of an earlier run without handling them (given up on, or duplicates). */
+  close(ids: string[]): Promise<void>;
+  /**
+   * Records an accepted message; `durable` resolves once it would survive a power cut. The id is
+   * known at once, so handling can start while the write is under way.
+   */
+  accept(msg: InboundMessage): { id: string; durable: Promise<void> };
+  /**
+   * Takes over an entry an earlier run left open, under its own id: nothing is written, so a
+   * kill during recovery leaves the journal as it was. Its starts keep counting attempts.
+   */
+  adopt(id: string): { id: string; durable: Promise<void> };
+  /** Handling begins (the message left its queue): counts towards giving up on a poison message. Only for an id this run accepted or adopted. */
+  started(id: string): Promise<void>;
+  /** A tool call of the entry's turn is about to run (`args`: as the model sent them; only their hash is kept). Must survive the process dying during the call. */
+  callStarted(id: string, tool: string, args: string): Promise<void>;
+  /** The call `callStarted` named has ended (whatever its outcome). */
+  callEnded(id: string): Promise<void>;
+  /**
+   * Closes an entry; `others` (an album's further items, answered with it) close in the same
+   * write, so a kill never leaves part of an answered album open to be answered again.
+   */
+  done(id: string, others?: string[]): Promise<void>;
+  /**
+   * Rewrites the journal's text — JSON lines — through `transform` (null: leave it), in order
+   * with appends: /forget takes words out of it. True when it changed.
+   */
+  rewrite(transform: (text: string) => string | null): Promise<boolean>;
+  /** Lets go of what it holds open (shutdown); a later write opens it again. */
+  shutdown(): Promise<void>;
+}
 
 /**
  * A short hash of a call's arguments, the same for the same JSON whatever its spacing or key
@@ -61,155 +94,4 @@ function sorted(v: unknown): unknown {
         .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
     );
   return v;
-}
-
-const ROTATE_BYTES = 1_000_000;
-
-export class Inbox {
-  private readonly pending = new Set<string>();
-  /** Three lines per message (two more per tool call), each one write to a file kept open. */
-  private readonly log: AppendLog;
-
-  constructor(readonly file: string) {
-    this.log = new AppendLog(file);
-  }
-
-  /**
-   * Entries accepted by an earlier run and never marked done, oldest first, one per message.
-   * `duplicates`: ids of further open entries for a message already listed (journals written
-   * by versions that re-journaled recovered messages); they only need closing.
-   */
-  async unfinished(): Promise<{ entries: InboxEntry[]; duplicates: string[] }> {
-    let text: string;
-    try {
-      text = await readFile(this.file, 'utf8');
-    } catch {
-      return { entries: [], duplicates: [] };
-    }
-    const open = new Map<string, InboxEntry>();
-    // The call each open entry has under way: closed by `called`; still open at a `start` (a
-    // later run began) or at the end of the file, the process died while it ran.
-    const running = new Map<string, InterruptedCall>();
-    const cutOff = (id: string) => {
-      const call = running.get(id);
-      running.delete(id);
-      if (call) open.get(id)?.interrupted.push(call);
-    };
-    for (const raw of text.split('\n')) {
-      if (!raw.trim()) continue;
-      let line: Line;
-      try {
-        line = JSON.parse(raw) as Line;
-      } catch {
-        continue; // a line torn by the kill: nothing was promised for it yet
-      }
-      if (line.t === 'in')
-        open.set(line.id, { id: line.id, attempt: line.attempt ?? 0, interrupted: [], msg: { ...line.msg, receivedAt: new Date(line.msg.receivedAt) } });
-      else if (line.t === 'start') {
-        cutOff(line.id);
-        const e = open.get(line.id);
-        if (e) e.attempt++;
-      } else if (line.t === 'call') {
-        if (open.has(line.id)) running.set(line.id, { tool: String(line.tool), args: String(line.args) });
-      } else if (line.t === 'called') running.delete(line.id);
-      else open.delete(line.id);
-    }
-    for (const id of [...running.keys()]) cutOff(id);
-    const byMessage = new Map<string, InboxEntry>();
-    const duplicates: string[] = [];
-    for (const e of open.values()) {
-      const m = e.msg;
-      const key = JSON.stringify([m.channel, m.chatId, m.messageId ?? null, m.receivedAt.getTime(), m.text]);
-      const first = byMessage.get(key);
-      if (!first) byMessage.set(key, e);
-      else {
-        first.attempt = Math.max(first.attempt, e.attempt);
-        first.interrupted.push(...e.interrupted);
-        duplicates.push(e.id);
-      }
-    }
-    return { entries: [...byMessage.values()], duplicates };
-  }
-
-  /** Closes entries of an earlier run without handling them (given up on, or duplicates). */
-  async close(ids: string[]): Promise<void> {
-    for (const id of ids) await this.append({ t: 'done', id }, false);
-  }
-
-  /**
-   * Records an accepted message; `durable` resolves once it is fsynced. The id is known at
-   * once, so handling can start while the write is under way (lines keep their order).
-   */
-  accept(msg: InboundMessage): { id: string; durable: Promise<void> } {
-    const id = randomBytes(6).toString('hex');
-    this.pending.add(id);
-    return { id, durable: this.append({ t: 'in', id, msg: { ...msg, receivedAt: msg.receivedAt.toISOString() } }, true) };
-  }
-
-  /**
-   * Takes over an entry an earlier run left open, under its own id: nothing is written, so a
-   * kill during recovery leaves the journal as it was. Its `start` lines keep counting attempts.
-   */
-  adopt(id: string): { id: string; durable: Promise<void> } {
-    this.pending.add(id);
-    return { id, durable: Promise.resolve() };
-  }
-
-  /** Handling begins (the message left its queue): counts towards giving up on a poison message. */
-  async started(id: string): Promise<void> {
-    if (this.pending.has(id)) await this.append({ t: 'start', id }, false);
-  }
-
-  /**
-   * A tool call of the entry's turn is about to run (`args`: its arguments as the model sent
-   * them; only their hash is written). Like `start`, written but not fsynced: it must survive
-   * the process dying during the call, which the page cache does.
-   */
-  async callStarted(id: string, tool: string, args: string): Promise<void> {
-    if (this.pending.has(id)) await this.append({ t: 'call', id, tool, args: argumentsHash(args) }, false);
-  }
-
-  /** The call `callStarted` named has ended (whatever its outcome). */
-  async callEnded(id: string): Promise<void> {
-    if (this.pending.has(id)) await this.append({ t: 'called', id }, false);
-  }
-
-  /**
-   * Closes an entry; `others` (an album's further items, answered with it) close in the same
-   * write, so a kill never leaves part of an answered album open to be answered again.
-   */
-  async done(id: string, others: string[] = []): Promise<void> {
-    const ids = [id, ...others].filter((x) => this.pending.delete(x));
-    if (ids.length === 0) return;
-    await this.log.append(ids.map((x) => `${JSON.stringify({ t: 'done', id: x } satisfies Line)}\n`).join(''), false);
-    if (this.pending.size === 0) await this.maybeRotate();
-  }
-
-  /**
-   * Empties the journal when nothing in it is open. Decided inside the serial chain, so an
-   * accept that started meanwhile (it marks itself pending first) is never truncated away.
-   */
-  private async maybeRotate(): Promise<void> {
-    await this.log.replaceIf(async () => {
-      if (this.pending.size > 0) return null;
-      const st = await stat(this.file).catch(() => null);
-      return st && st.size > ROTATE_BYTES ? '' : null;
-    });
-  }
-
-  /** Rewrites the journal's text in place (atomic, in order with appends): /forget takes words out of it. */
-  rewrite(transform: (text: string) => string | null): Promise<boolean> {
-    return this.log.rewrite(transform);
-  }
-
-  /** Closes the open journal file (shutdown); the next line reopens it. */
-  shutdown(): Promise<void> {
-    return this.log.shutdown();
-  }
-
-  // Accepted messages survive a power cut too; start and done markers only need to survive a
-  // kill (the page cache keeps them), and a lost one only costs a harmless re-check.
-  private append(line: Line, sync: boolean): Promise<void> {
-    return this.log.append(`${JSON.stringify(line)}\n`, sync);
-  }
 }

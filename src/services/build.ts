@@ -7,7 +7,7 @@ import type { Config } from '../config/env.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import { AppError } from '../core/errors.js';
 import { FileRuntimeConfigStore, memoryBudgetTokens } from '../config/runtime.js';
-import { SessionStore } from '../sessions/store.js';
+import { FileSessionStore } from '../sessions/file-store.js';
 import { LlmClient } from '../llm/client.js';
 import { ChatModels, type ActiveModel } from '../llm/chat-models.js';
 import type { Session } from '../sessions/model.js';
@@ -20,10 +20,11 @@ import { createMemoryIndexTools } from '../tools/memory-index.js';
 import { createReminderTools } from '../tools/reminders.js';
 import { InstructionsSource } from '../context/instructions.js';
 import { Dispatcher } from '../queue/dispatcher.js';
-import { Inbox } from '../queue/inbox.js';
+import type { Inbox } from '../queue/inbox.js';
+import { FileInbox } from '../queue/file-inbox.js';
 import { TurnStats } from '../turn/stats.js';
 import { chatModel, type Services } from './services.js';
-import { MemoryService } from '../memory/service.js';
+import { FileMemoryService } from '../memory/file-memory.js';
 import { ForgetService } from '../privacy/forget.js';
 import { ConsolidationService } from '../memory/consolidation.js';
 import { CompactionService } from '../memory/compaction.js';
@@ -65,7 +66,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   if (runtimeProblem) throw new AppError('config.invalid', { problem: runtimeProblem });
   const dispatcher = new Dispatcher(config.maxConcurrentTurns);
   // A chat's session stays in memory while it has work queued or running (turns hold it).
-  const sessions = new SessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'), {
+  const sessions = new FileSessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'), {
     inUse: (id) => dispatcher.busy(id),
   });
   await sessions.init();
@@ -74,7 +75,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   llm.usageSink = (account, u, model) => usage.record(account, u, new Date(), model);
   const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
   llm.gate = (account) => budget.pausesBackground(account);
-  const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
+  const memory = new FileMemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
   const indexLog = componentLogger(log, 'Index');
   const index = SqliteMemoryIndex.inWorkspace(config.workspaceDir, indexLog);
   let embedder: Embedder | undefined;
@@ -165,7 +166,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     systemPromptBound: (m) => m.tokens.countText(instructions.cachedText()) + memoryBudgetTokens(m.limit, runtime.get().memory),
   });
   const compactor = new AutoCompactor({ fit, runtime });
-  const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
+  const inbox = new FileInbox(path.join(config.workspaceDir, 'inbox.jsonl'));
   const media = new MediaFetchers();
   const forget = new ForgetService({
     workspaceDir: config.workspaceDir,

@@ -1,7 +1,7 @@
 /** The long-lived services one daemon owns, handed to systems, commands and tools. */
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
-import type { SessionStore } from '../sessions/store.js';
+import type { FileSessionStore } from '../sessions/file-store.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { TokenCounter } from '../llm/tokens.js';
@@ -9,7 +9,7 @@ import type { ModelInfo } from '../llm/catalogue.js';
 import type { ActiveModel, ChatModels } from '../llm/chat-models.js';
 import type { Session } from '../sessions/model.js';
 import type { TurnStats } from '../turn/stats.js';
-import type { MemoryService } from '../memory/service.js';
+import type { FileMemoryService } from '../memory/file-memory.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { ConsolidationService } from '../memory/consolidation.js';
 import type { AutoCompactor } from '../turn/auto-compact.js';
@@ -28,7 +28,8 @@ import type { DerivedWrites } from '../turn/derived.js';
 export interface Services {
   config: Config;
   log: Logger;
-  sessions: SessionStore;
+  /** The file implementation while the memory page and forget read its files (#34 item 4: they go through SessionStore next). */
+  sessions: FileSessionStore;
   llm: LlmClient;
   tools: ToolRegistry;
   /** LLM_MODEL's tokenizer and catalogue entry; a chat's own model is `chatModel(services, session)`. */
@@ -37,7 +38,8 @@ export interface Services {
   /** The models chats may answer with (LLM_MODEL, LLM_MODELS) and the fallbacks: limit, tokenizer, images. */
   models: ChatModels;
   stats: TurnStats;
-  memory: MemoryService;
+  /** The file implementation while the memory page, forget and export read its folders (#34 item 4: they go through MemoryService next). */
+  memory: FileMemoryService;
   runtime: RuntimeConfigStore;
   consolidation: ConsolidationService;
   compactor: AutoCompactor;

@@ -10,6 +10,9 @@
  * characters are dropped and the length capped before anything is kept. Written only when an
  * entry changes (atomic, under the file's lock, one write at a time); `purge` removes a chat's
  * entry (dropChatNames), so no byte of its name is left.
+ *
+ * Callers see the `ChatNames` interface; `FileChatNames` is today's implementation. What any
+ * implementation must do: test/sessions/names.contract.ts.
  */
 import { readFile, unlink } from 'node:fs/promises';
 import type { Logger } from '../core/log.js';
@@ -69,7 +72,23 @@ async function writeBook(file: string, book: Map<string, ChatName>): Promise<voi
   await withFileLock(file, () => writeFileAtomic(file, `${json}\n`));
 }
 
-export class ChatNames {
+/** The chats' names: what callers see (the intake notes them, the memory page reads them). */
+export interface ChatNames {
+  /** Reads the names kept so far (before the first `get`); an unreadable store starts empty. */
+  load(): Promise<void>;
+  /** The entry kept for `channel:chatId`. */
+  get(key: string): ChatName | undefined;
+  /**
+   * Keeps what the channel said about `channel:chatId` (and a topic's group), cleaned (cleanName);
+   * a name not said keeps the one seen before. Written in the background; never throws.
+   */
+  note(channel: string, chatId: string, label: ChatLabel | undefined): void;
+  /** Waits for the writes started so far: after it, a new store's `load` finds them (shutdown, tests). */
+  flush(): Promise<void>;
+}
+
+/** The names as one small JSON file, rewritten whole (atomic, locked) when an entry changes. */
+export class FileChatNames implements ChatNames {
   private book = new Map<string, ChatName>();
   /** The newest write; writes run one after another, each with the book as it is then. */
   private writing: Promise<void> = Promise.resolve();

@@ -1,7 +1,7 @@
 /**
- * The session write-ahead log (`workspace/sessions.wal.jsonl`). A turn makes its messages durable with
- * one appended, fsynced line here, and the session's JSON file is rewritten afterwards, off
- * the turn's path (a checkpoint). Rewriting a 1,000-message session file with fsync before
+ * The session write-ahead log of FileSessionStore (`workspace/sessions.wal.jsonl`). A turn
+ * makes its messages durable with one appended, fsynced line here, and the session's JSON file
+ * is rewritten afterwards, off the turn's path (a checkpoint). Rewriting a 1,000-message session file with fsync before
  * every reply cost more than the rest of the turn; one append costs about half a millisecond.
  *
  * Every line carries a sequence number that only grows (microseconds of the clock, or the
@@ -13,15 +13,7 @@
 import { readFile } from 'node:fs/promises';
 import { AppendLog } from '../storage/append-log.js';
 import { repairMessage, type SessionMessage } from './model.js';
-
-export interface WalLine {
-  seq: number;
-  channelType: string;
-  chatId: string;
-  /** The conversation (metadata.conversationId) the messages belong to: what their index rows carry. */
-  conversation?: string;
-  messages: SessionMessage[];
-}
+import type { WalLine } from './store.js';
 
 interface Base {
   base: number;

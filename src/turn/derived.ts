@@ -9,8 +9,7 @@
 import type { Logger } from '../core/log.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { SessionMessage } from '../sessions/model.js';
-import type { SessionStore } from '../sessions/store.js';
-import type { WalLine } from '../sessions/wal.js';
+import type { SessionStore, WalLine } from '../sessions/store.js';
 import type { DailyNotes, NoteChat } from '../memory/daily-notes.js';
 import type { MemoryService } from '../memory/service.js';
 import type { IndexingService } from '../index/ingest.js';

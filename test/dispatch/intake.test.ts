@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { appendFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Intake, MAX_RECOVERY_ATTEMPTS } from '../../src/dispatch/intake.js';
-import { Inbox } from '../../src/queue/inbox.js';
+import { FileInbox } from '../../src/queue/file-inbox.js';
 import { Dispatcher } from '../../src/queue/dispatcher.js';
 import { ChatLimits } from '../../src/dispatch/limits.js';
-import { SessionStore } from '../../src/sessions/store.js';
+import { FileSessionStore } from '../../src/sessions/file-store.js';
 import { makeMessage } from '../../src/sessions/model.js';
 import { CommandRouter } from '../../src/commands/router.js';
 import { AppError } from '../../src/core/errors.js';
@@ -23,8 +23,8 @@ import { captureLog, tempDir, type CapturedLog } from '../helpers/workspace.js';
 
 interface Rig {
   intake: Intake;
-  sessions: SessionStore;
-  inbox: Inbox;
+  sessions: FileSessionStore;
+  inbox: FileInbox;
   logs: CapturedLog;
   /** Messages the stand-in pipeline was run for. */
   turns: string[];
@@ -50,9 +50,9 @@ function message(words: string, messageId: string): InboundMessage {
 async function rig(workspace: string, behaviour: Behaviour = echo, commands: CommandRouter = new CommandRouter([])): Promise<Rig> {
   const logs = captureLog();
   const dispatcher = new Dispatcher(4);
-  const sessions = new SessionStore(path.join(workspace, 'sessions'), logs.log, { inUse: (id) => dispatcher.busy(id) });
+  const sessions = new FileSessionStore(path.join(workspace, 'sessions'), logs.log, { inUse: (id) => dispatcher.busy(id) });
   await sessions.init();
-  const inbox = new Inbox(path.join(workspace, 'inbox.jsonl'));
+  const inbox = new FileInbox(path.join(workspace, 'inbox.jsonl'));
   const turns: string[] = [];
   const replies: string[] = [];
   const reply = async (t: string) => {
@@ -86,7 +86,7 @@ async function rig(workspace: string, behaviour: Behaviour = echo, commands: Com
     replies,
     handle: (words, id) => intake.handle(message(words, id), reply),
     recover: () => intake.recover(() => reply),
-    open: async () => (await new Inbox(inbox.file).unfinished()).entries.map((e) => e.msg.text),
+    open: async () => (await new FileInbox(inbox.file).unfinished()).entries.map((e) => e.msg.text),
     async close() {
       await sessions.close();
       await inbox.shutdown();
@@ -96,7 +96,7 @@ async function rig(workspace: string, behaviour: Behaviour = echo, commands: Com
 
 /** What a killed run leaves: `msg` accepted, its handling started `starts` times, never done. */
 async function leftOpen(workspace: string, msg: InboundMessage, starts: number): Promise<void> {
-  const earlier = new Inbox(path.join(workspace, 'inbox.jsonl'));
+  const earlier = new FileInbox(path.join(workspace, 'inbox.jsonl'));
   const { id, durable } = earlier.accept(msg);
   await durable;
   await earlier.shutdown();
@@ -222,7 +222,7 @@ test('a turn the runner marked failed gets one apology under the turn id; the wo
 test('a command is closed before it runs; one that throws gets one apology and a log line naming it', async () => {
   const ws = await tempDir();
   const ran: string[] = [];
-  let inbox: Inbox | undefined;
+  let inbox: FileInbox | undefined;
   const commands = new CommandRouter([
     {
       name: 'boom',
@@ -230,7 +230,7 @@ test('a command is closed before it runs; one that throws gets one apology and a
       access: 'everyone',
       async run() {
         ran.push('boom');
-        assert.deepEqual((await new Inbox(inbox!.file).unfinished()).entries, [], 'closed before it runs');
+        assert.deepEqual((await new FileInbox(inbox!.file).unfinished()).entries, [], 'closed before it runs');
         throw new Error('exploded');
       },
     },

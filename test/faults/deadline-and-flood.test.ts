@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { echoResponder, lastUserText, text, toolCalls, type Responder } from '../helpers/fake-llm.js';
-import { Inbox } from '../../src/queue/inbox.js';
+import { FileInbox } from '../../src/queue/file-inbox.js';
 
 async function sessionUserTexts(bot: TestBot, chatId: string): Promise<string[]> {
   const s = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', `test:${chatId}.json`), 'utf8'));
@@ -20,7 +20,7 @@ async function sessionUserTexts(bot: TestBot, chatId: string): Promise<string[]>
 }
 
 async function openJournalEntries(bot: TestBot): Promise<number> {
-  return (await new Inbox(path.join(bot.workspace, 'inbox.jsonl')).unfinished()).entries.length;
+  return (await new FileInbox(path.join(bot.workspace, 'inbox.jsonl')).unfinished()).entries.length;
 }
 
 test('risk: a hung model holds a chat slot for minutes and every other chat waits — TURN_TIMEOUT_MS apologises and frees the slot', async () => {

@@ -15,7 +15,7 @@ import { lastUserText, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 import { extractEntities } from '../../src/index/store/entities.js';
 import { parseConsolidation } from '../../src/memory/consolidation.js';
-import { MemoryFiles } from '../../src/memory/files.js';
+import { FileMemoryFiles } from '../../src/memory/file-memory.js';
 import { patient } from '../helpers/wait.js';
 
 const N = 200_000;
@@ -105,7 +105,7 @@ test('risk: a consolidation answer of 200,000 spaces or nested braces freezes ev
 test('risk: memory_add with 200,000 spaces, or notes_search over such a history entry, freezes every chat', async () => {
   const ws = await tempDir();
   try {
-    const files = new MemoryFiles(ws.dir);
+    const files = new FileMemoryFiles(ws.dir);
     await timedAsync('memory_add', () => files.appendMemory(`likes tea${' '.repeat(N)}\n and coffee`));
     assert.equal(await files.readMemory(), '- likes tea and coffee\n');
     await files.appendHistory(`[2026-01-01 10:00] talked about tea${' '.repeat(N)}x\n y`);

@@ -16,7 +16,7 @@ import { startFakeLlm, text, toolCalls } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 import { startDaemonChild, telegramDaemonEnv } from '../helpers/child.js';
 import { fixtureCalls, startHttpMcpServer } from '../fixtures/mcp-server.js';
-import { Inbox } from '../../src/queue/inbox.js';
+import { FileInbox } from '../../src/queue/file-inbox.js';
 
 const USER = 4242;
 
@@ -59,7 +59,7 @@ test('risk: a tool call that kills the daemon kills it again at every restart â€
     const answers = tg.botMessages(USER).map((m) => m.text);
     assert.equal(answers.length, 1, `one answer: ${JSON.stringify(answers)}`);
     assert.match(answers[0]!, /^done: Not run: the bot stopped .* while "fixture__slow" was running for this message/);
-    assert.deepEqual((await new Inbox(path.join(ws.dir, 'inbox.jsonl')).unfinished()).entries, [], 'the journal entry is closed');
+    assert.deepEqual((await new FileInbox(path.join(ws.dir, 'inbox.jsonl')).unfinished()).entries, [], 'the journal entry is closed');
     assert.match(daemon.log(), /"code":"tool\.interrupted".*"sameArguments":true/);
   } finally {
     if (daemon.child.exitCode === null && daemon.child.signalCode === null) daemon.child.kill('SIGKILL');

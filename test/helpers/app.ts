@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
-import { SessionStore } from '../../src/sessions/store.js';
+import { FileSessionStore } from '../../src/sessions/file-store.js';
 import type { Session } from '../../src/sessions/model.js';
 import type { SessionWriter } from '../../src/sessions/writer.js';
 import { silentLogger } from '../../src/core/log.js';
@@ -97,5 +97,5 @@ export function loadedSession(bot: TestBot, chatId: string) {
  * folder is never created, so nothing reaches the disk.
  */
 export function unsavedWriter(session: Session): SessionWriter {
-  return new SessionStore(path.join(tmpdir(), 'membot-never-written'), silentLogger()).writer(session);
+  return new FileSessionStore(path.join(tmpdir(), 'membot-never-written'), silentLogger()).writer(session);
 }

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFile, readdir, stat, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseConsolidation, ConsolidationService, type ConsolidationOptions } from '../../src/memory/consolidation.js';
-import { MemoryFiles } from '../../src/memory/files.js';
+import { FileMemoryFiles } from '../../src/memory/file-memory.js';
 import { LlmClient } from '../../src/llm/client.js';
 import { makeMessage, type SessionMessage } from '../../src/sessions/model.js';
 import {
@@ -111,7 +111,7 @@ interface Rig {
   llm: FakeLlm;
   service: ConsolidationService;
   dir: string;
-  files: MemoryFiles;
+  files: FileMemoryFiles;
   read(name: string): Promise<string>;
 }
 
@@ -122,7 +122,7 @@ async function withRig(responder: Responder, fn: (r: Rig) => Promise<void>, opts
     const client = new LlmClient(testConfig({ OPENAI_BASE_URL: llm.url }), captureLog().log);
     const service = new ConsolidationService(client, { timeoutMs: 5_000, maxMemorySize: 8192, timezone: 'UTC', ...opts }, captureLog().log);
     const dir = path.join(ws.dir, 'mem');
-    await fn({ llm, service, dir, files: new MemoryFiles(dir), read: (name) => readFile(path.join(dir, name), 'utf8').catch(() => '') });
+    await fn({ llm, service, dir, files: new FileMemoryFiles(dir), read: (name) => readFile(path.join(dir, name), 'utf8').catch(() => '') });
   } finally {
     await llm.close();
     await ws.cleanup();
@@ -319,8 +319,8 @@ test('two consolidations started at once (two memory dirs) never overlap at the 
     return text(`{"history_entry": "entry for ${who}", "memory_update": "- from ${who}"}`);
   };
   await withRig(responder, async ({ service, dir, llm }) => {
-    const a = new MemoryFiles(path.join(dir, 'A'));
-    const b = new MemoryFiles(path.join(dir, 'B'));
+    const a = new FileMemoryFiles(path.join(dir, 'A'));
+    const b = new FileMemoryFiles(path.join(dir, 'B'));
     const [ra, rb] = await Promise.all([
       service.consolidate([makeMessage('user', 'hello from chat-A')], a),
       service.consolidate([makeMessage('user', 'hello from chat-B')], b),

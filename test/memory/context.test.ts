@@ -10,7 +10,7 @@ import { startTestBot, type TestBot } from '../helpers/app.js';
 import { buildMemoryBlock, conversationNoteBodies } from '../../src/memory/context.js';
 import { formatNoteLine, noteLineBody } from '../../src/memory/notes.js';
 import { makeMessage } from '../../src/sessions/model.js';
-import { MemoryFiles } from '../../src/memory/files.js';
+import { FileMemoryFiles } from '../../src/memory/file-memory.js';
 import { tempDir } from '../helpers/workspace.js';
 import { promptKind } from '../helpers/fake-llm.js';
 
@@ -274,7 +274,7 @@ test("after trimming today's notes the block fits its budget whenever MEMORY.md 
   // block must fit too (otherwise the model gets more memory than the configured share).
   const ws = await tempDir();
   try {
-    const files = new MemoryFiles(ws.dir);
+    const files = new FileMemoryFiles(ws.dir);
     await files.writeMemory('User likes tea.');
     for (let i = 0; i < 20; i++) await files.appendNote(TODAY, `[10:${String(i).padStart(2, '0')}] User: hi | Assistant: hello`);
     const count = (t: string): number => Math.ceil(t.length / 3.5);
@@ -311,7 +311,7 @@ test('conversationNoteBodies pairs each user message with its final answer (tool
 test('risk: one long chat makes every turn slower — a busy day of 20,000 note lines costs about what the budget holds, not the whole day', async () => {
   const ws = await tempDir();
   try {
-    const files = new MemoryFiles(ws.dir);
+    const files = new FileMemoryFiles(ws.dir);
     const today = noteLines('today', 20_000);
     const yesterday = noteLines('yesterday', 20_000);
     await mkdir(ws.dir, { recursive: true });

@@ -12,7 +12,7 @@ import { echoResponder, promptKind, text, type Responder } from '../helpers/fake
 import { tempDir, testConfig } from '../helpers/workspace.js';
 import { runChatCommand } from '../../src/cli/memory-chat.js';
 import { silentLogger } from '../../src/core/log.js';
-import { MemoryFiles } from '../../src/memory/files.js';
+import { FileMemoryFiles } from '../../src/memory/file-memory.js';
 import { MAX_VERSIONS, undoMemory } from '../../src/memory/versions.js';
 import { memoryCli } from '../helpers/child.js';
 
@@ -62,7 +62,7 @@ test('/memory undo after a consolidation rewrite restores the previous text; /me
 test('only the last 50 versions are kept; a hand edit between two changes is kept as its own version; undo walks back', async () => {
   const ws = await tempDir();
   try {
-    const files = new MemoryFiles(ws.dir);
+    const files = new FileMemoryFiles(ws.dir);
     for (let i = 0; i < 60; i++) await files.appendMemory(`fact ${i}`);
     const list = await files.versions.list();
     assert.equal(list.length, MAX_VERSIONS);
@@ -88,7 +88,7 @@ test('only the last 50 versions are kept; a hand edit between two changes is kep
 test('npm run memory -- versions / restore --chat: lists the versions and restores one as a new version', async () => {
   const ws = await tempDir();
   try {
-    const files = new MemoryFiles(path.join(ws.dir, 'memory', 'telegram:123'));
+    const files = new FileMemoryFiles(path.join(ws.dir, 'memory', 'telegram:123'));
     await files.writeMemory(FACTS, 'consolidation');
     await files.writeMemory('- wrong\n', 'tool memory_rewrite');
     const listed = await memoryCli(['versions', '--chat', 'telegram:123'], { WORKSPACE_DIR: ws.dir });

@@ -17,8 +17,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startFakeLlm } from '../helpers/fake-llm.js';
 import { toolUser, until } from '../helpers/reminders.js';
 import { captureLog, tempDir } from '../helpers/workspace.js';
-import { SessionStore } from '../../src/sessions/store.js';
-import { MemoryService } from '../../src/memory/service.js';
+import { FileSessionStore } from '../../src/sessions/file-store.js';
+import { FileMemoryService } from '../../src/memory/file-memory.js';
 import { DailyNotes } from '../../src/memory/daily-notes.js';
 import { ReminderStore } from '../../src/reminders/store.js';
 import { ReminderService } from '../../src/reminders/service.js';
@@ -134,17 +134,17 @@ function runThenKill(dir: string, body: string, options = ''): void {
   const src = (p: string) => JSON.stringify(path.join(repoRoot, 'src', p));
   const script = `
     import { appendFileSync } from 'node:fs';
-    import { SessionStore } from ${src('sessions/store.ts')};
-    import { MemoryService } from ${src('memory/service.ts')};
+    import { FileSessionStore } from ${src('sessions/file-store.ts')};
+    import { FileMemoryService } from ${src('memory/file-memory.ts')};
     import { DailyNotes } from ${src('memory/daily-notes.ts')};
     import { ReminderStore } from ${src('reminders/store.ts')};
     import { ReminderService } from ${src('reminders/service.ts')};
     import { silentLogger } from ${src('core/log.ts')};
     const dir = ${JSON.stringify(dir)};
-    const sessions = new SessionStore(dir + '/sessions', silentLogger());
+    const sessions = new FileSessionStore(dir + '/sessions', silentLogger());
     await sessions.init();
     const store = new ReminderStore(dir + '/schedules.db', silentLogger());
-    const reminders = new ReminderService({ store, sessions, notes: new DailyNotes(new MemoryService(dir + '/memory', 'chat'), 'UTC', silentLogger()), timezone: 'UTC', log: silentLogger(), queue: (_k, t) => t(), ${options} });
+    const reminders = new ReminderService({ store, sessions, notes: new DailyNotes(new FileMemoryService(dir + '/memory', 'chat'), 'UTC', silentLogger()), timezone: 'UTC', log: silentLogger(), queue: (_k, t) => t(), ${options} });
     ${body}
     await new Promise((r) => setTimeout(r, ${patient(10_000)}));
   `;
@@ -154,13 +154,13 @@ function runThenKill(dir: string, body: string, options = ''): void {
 
 async function reopen(dir: string) {
   const logs = captureLog();
-  const sessions = new SessionStore(path.join(dir, 'sessions'), logs.log);
+  const sessions = new FileSessionStore(path.join(dir, 'sessions'), logs.log);
   await sessions.init();
   const store = new ReminderStore(path.join(dir, 'schedules.db'), logs.log);
   const reminders = new ReminderService({
     store,
     sessions,
-    notes: new DailyNotes(new MemoryService(path.join(dir, 'memory'), 'chat'), 'UTC', logs.log),
+    notes: new DailyNotes(new FileMemoryService(path.join(dir, 'memory'), 'chat'), 'UTC', logs.log),
     timezone: 'UTC',
     log: logs.log,
     queue: (_k, t) => t(),
@@ -171,7 +171,7 @@ async function reopen(dir: string) {
   return { sessions, store, reminders, logs, sent, started };
 }
 
-const reminderMessages = async (sessions: SessionStore) => (await sessions.getOrCreate('test', 'k')).messages.filter((m) => m.reminder !== undefined);
+const reminderMessages = async (sessions: FileSessionStore) => (await sessions.getOrCreate('test', 'k')).messages.filter((m) => m.reminder !== undefined);
 
 test('killed after the send, before it was marked sent: the next start does not send it again', async () => {
   const ws = await tempDir();

@@ -1,21 +1,36 @@
 /**
- * The chat names book (sessions/names.ts) on real files: names are kept when seen and survive a
+ * The chat names book (sessions/names.ts): the ChatNames contract (names.contract.ts), then on
+ * real files: names are kept when seen and survive a
  * restart, a topic's name not sent again is kept, hostile names are made one plain short line,
  * and purge's dropChatNames leaves no byte of a chat's name.
  */
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ChatNames, MAX_NAME_CHARS, cleanName, dropChatNames } from '../../src/sessions/names.js';
+import { FileChatNames, MAX_NAME_CHARS, cleanName, dropChatNames } from '../../src/sessions/names.js';
 import { silentLogger } from '../../src/core/log.js';
 import { tempDir } from '../helpers/workspace.js';
+import { fileHarness } from '../helpers/stores.js';
+import { chatNamesContract } from './names.contract.js';
+
+describe('FileChatNames meets the ChatNames contract', () =>
+  chatNamesContract(() =>
+    fileHarness(
+      async (dir) => {
+        const names = new FileChatNames(path.join(dir, 'sessions.names.json'), silentLogger());
+        await names.load();
+        return names;
+      },
+      (names) => names.flush(),
+    ),
+  ));
 
 test('chat names: kept when seen, across a restart; a topic keeps its name when a later message does not say it; its group is named too', async () => {
   const ws = await tempDir();
   try {
     const file = path.join(ws.dir, 'sessions.names.json');
-    const names = new ChatNames(file, silentLogger());
+    const names = new FileChatNames(file, silentLogger());
     await names.load();
     names.note('telegram', '42', { kind: 'private', name: 'Ada Lovelace' });
     names.note('telegram', '-100:7', { kind: 'topic', name: 'Honey sales', group: { chatId: '-100', name: 'Beekeepers' } });
@@ -23,7 +38,7 @@ test('chat names: kept when seen, across a restart; a topic keeps its name when 
     names.note('telegram', '-100:7', { kind: 'topic', group: { chatId: '-100', name: 'Beekeepers' } });
     await names.flush();
 
-    const again = new ChatNames(file, silentLogger());
+    const again = new FileChatNames(file, silentLogger());
     await again.load();
     assert.deepEqual(again.get('telegram:42'), { kind: 'private', name: 'Ada Lovelace' });
     assert.deepEqual(again.get('telegram:-100:7'), { kind: 'topic', name: 'Honey sales', parent: 'telegram:-100' });
@@ -57,7 +72,7 @@ test("chat names: dropChatNames removes a chat's entry and keeps the others; an 
   const ws = await tempDir();
   try {
     const file = path.join(ws.dir, 'sessions.names.json');
-    const names = new ChatNames(file, silentLogger());
+    const names = new FileChatNames(file, silentLogger());
     names.note('test', '1', { kind: 'private', name: 'Plumbob Quill' });
     names.note('test', '2', { kind: 'private', name: 'Kiwi Keeper' });
     await names.flush();

@@ -9,19 +9,19 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SessionStore } from '../../src/sessions/store.js';
+import { FileSessionStore } from '../../src/sessions/file-store.js';
 import { captureLog, tempDir } from '../helpers/workspace.js';
 import { waitFor } from '../helpers/wait.js';
 
-const storeModule = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'sessions', 'store.ts');
+const src = (p: string) => JSON.stringify(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', p));
 
 /** Runs `body` against a store in a child process that is then killed with SIGKILL. */
 function runThenKill(dir: string, body: string): void {
   const script = `
-    import { SessionStore } from ${JSON.stringify(storeModule)};
-    import { makeMessage } from ${JSON.stringify(storeModule.replace('store.ts', 'model.ts'))};
-    import { silentLogger } from ${JSON.stringify(storeModule.replace(path.join('sessions', 'store.ts'), path.join('core', 'log.ts')))};
-    const store = new SessionStore(${JSON.stringify(dir)}, silentLogger());
+    import { FileSessionStore } from ${src('sessions/file-store.ts')};
+    import { makeMessage } from ${src('sessions/model.ts')};
+    import { silentLogger } from ${src('core/log.ts')};
+    const store = new FileSessionStore(${JSON.stringify(dir)}, silentLogger());
     await store.init();
     const s = await store.getOrCreate('test', 'k');
     ${body}
@@ -31,9 +31,9 @@ function runThenKill(dir: string, body: string): void {
   assert.equal(r.signal, 'SIGKILL', `child did not reach the kill: ${r.stderr}`);
 }
 
-async function reopen(dir: string): Promise<{ store: SessionStore; logs: ReturnType<typeof captureLog> }> {
+async function reopen(dir: string): Promise<{ store: FileSessionStore; logs: ReturnType<typeof captureLog> }> {
   const logs = captureLog();
-  const store = new SessionStore(dir, logs.log);
+  const store = new FileSessionStore(dir, logs.log);
   await store.init();
   return { store, logs };
 }
@@ -124,7 +124,7 @@ test('the session file catches up on its own shortly after a logged message, wit
   const ws = await tempDir();
   try {
     const dir = path.join(ws.dir, 'sessions');
-    const store = new SessionStore(dir, captureLog().log);
+    const store = new FileSessionStore(dir, captureLog().log);
     await store.init();
     const s = await store.getOrCreate('test', 'k');
     await store.writer(s).append({ id: 'm_1', role: 'user', content: 'hello', timestamp: new Date().toISOString() });

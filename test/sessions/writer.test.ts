@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SessionStore } from '../../src/sessions/store.js';
+import { FileSessionStore } from '../../src/sessions/file-store.js';
 import { silentLogger } from '../../src/core/log.js';
 import { makeMessage } from '../../src/sessions/model.js';
 import type { InboundMessage } from '../../src/core/message.js';
@@ -40,7 +40,7 @@ test("no code outside src/sessions/ changes a session's metadata (messagesReceiv
 test('receive: a message is recorded and counted once, found again when redelivered, and known as answered once its answer is in', async () => {
   const ws = await tempDir();
   try {
-    const store = new SessionStore(path.join(ws.dir, 'sessions'), silentLogger());
+    const store = new FileSessionStore(path.join(ws.dir, 'sessions'), silentLogger());
     await store.init();
     const session = await store.getOrCreate('test', '1');
     const writes = store.writer(session);

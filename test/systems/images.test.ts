@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { Inbox } from '../../src/queue/inbox.js';
+import { FileInbox } from '../../src/queue/file-inbox.js';
 import { createTurn } from '../../src/turn/turn.js';
 import type { InboundMessage } from '../../src/core/message.js';
 import { silentLogger } from '../../src/core/log.js';
@@ -54,7 +54,7 @@ test('after a restart the journaled photo is downloaded again by its file id and
   const bot = await startTestBot({
     env: { LLM_MODEL: 'gpt-4o' },
     prepare: async (ws) => {
-      const earlier = new Inbox(path.join(ws, 'inbox.jsonl'));
+      const earlier = new FileInbox(path.join(ws, 'inbox.jsonl'));
       await earlier.accept(photoMessage('1', '[Photo] before the crash', 'kept_file', '11')).durable;
       await earlier.accept(photoMessage('2', '[Photo]', 'expired_file', '21')).durable;
       await earlier.shutdown();
@@ -77,7 +77,7 @@ test('after a restart the journaled photo is downloaded again by its file id and
       s2.messages.map((m) => [m.content, m.attachment]),
       [['[Photo]', { kind: 'photo', fileId: 'expired_file' }]],
     );
-    assert.deepEqual((await new Inbox(path.join(bot.workspace, 'inbox.jsonl')).unfinished()).entries, [], 'both closed');
+    assert.deepEqual((await new FileInbox(path.join(bot.workspace, 'inbox.jsonl')).unfinished()).entries, [], 'both closed');
   } finally {
     await bot.close();
   }

@@ -9,7 +9,7 @@ import { Pipeline } from '../../src/turn/runner.js';
 import type { System } from '../../src/turn/system.js';
 import { createTurn, endTurn, type Turn } from '../../src/turn/turn.js';
 import { makeMessage, newSession } from '../../src/sessions/model.js';
-import { SessionStore } from '../../src/sessions/store.js';
+import { FileSessionStore } from '../../src/sessions/file-store.js';
 import { AppError } from '../../src/core/errors.js';
 import { captureLog, type CapturedLog } from '../helpers/workspace.js';
 import { startTestBot } from '../helpers/app.js';
@@ -31,7 +31,7 @@ function harness(): Harness {
   const turn = createTurn({
     inbound: { channel: 'test', chatId: 'runner', userId: 'u1', text: 'hi', receivedAt: new Date() },
     // Nothing here is committed: the store's folder is never created.
-    writes: new SessionStore(path.join(tmpdir(), 'membot-runner-never-written'), logs.log).writer(session),
+    writes: new FileSessionStore(path.join(tmpdir(), 'membot-runner-never-written'), logs.log).writer(session),
     log: logs.log,
     userMessage,
     reply: async (t) => {

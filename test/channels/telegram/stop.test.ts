@@ -12,7 +12,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTelegramBot, waitFor, type TelegramTestBot } from '../../helpers/telegram.js';
 import { echoResponder, lastUserText, text, type Responder } from '../../helpers/fake-llm.js';
-import { Inbox } from '../../../src/queue/inbox.js';
+import { FileInbox } from '../../../src/queue/file-inbox.js';
 
 const GROUP = -1009;
 const ENV = { TELEGRAM_ALLOWED_USERS: '111', TELEGRAM_ALLOWED_GROUPS: String(GROUP) };
@@ -34,7 +34,7 @@ async function memoryFiles(bot: TelegramTestBot): Promise<string> {
 }
 
 async function openJournal(bot: TelegramTestBot): Promise<number> {
-  return (await new Inbox(path.join(bot.workspace, 'inbox.jsonl')).unfinished()).entries.length;
+  return (await new FileInbox(path.join(bot.workspace, 'inbox.jsonl')).unfinished()).entries.length;
 }
 
 test('private chat: /stop mid-stream ends the answer at once, keeps what was written marked [stopped]; the next message runs normally', async () => {

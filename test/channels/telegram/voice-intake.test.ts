@@ -12,9 +12,9 @@ import { startTelegramBot } from '../../helpers/telegram.js';
 import { lastUserText } from '../../helpers/fake-llm.js';
 import { until } from '../../helpers/reminders.js';
 import { tempDir } from '../../helpers/workspace.js';
-import { SessionStore } from '../../../src/sessions/store.js';
+import { FileSessionStore } from '../../../src/sessions/file-store.js';
 import { makeMessage } from '../../../src/sessions/model.js';
-import { Inbox } from '../../../src/queue/inbox.js';
+import { FileInbox } from '../../../src/queue/file-inbox.js';
 import { silentLogger } from '../../../src/core/log.js';
 import type { InboundMessage } from '../../../src/core/message.js';
 import path from 'node:path';
@@ -188,7 +188,7 @@ test('after a restart, a voice note already in the session (untranscribed, or tr
   });
   // What a killed run left: both notes journaled and open; one recorded untranscribed (its line
   // was sent), one recorded with its transcript (the turn was stopped before an answer).
-  const sessions = new SessionStore(path.join(ws.dir, 'sessions'), silentLogger());
+  const sessions = new FileSessionStore(path.join(ws.dir, 'sessions'), silentLogger());
   await sessions.init();
   const record = async (chat: number, content: string, sourceId: string, fileId: string) => {
     const session = await sessions.getOrCreate('telegram', String(chat));
@@ -197,7 +197,7 @@ test('after a restart, a voice note already in the session (untranscribed, or tr
   await record(OWNER, placeholder('vk1'), '41', 'vk1');
   await record(OTHER, '[Voice message, transcribed] heard before', '42', 'vk2');
   await sessions.close();
-  const inbox = new Inbox(path.join(ws.dir, 'inbox.jsonl'));
+  const inbox = new FileInbox(path.join(ws.dir, 'inbox.jsonl'));
   for (const m of [note(OWNER, 'vk1', '41'), note(OTHER, 'vk2', '42')]) await inbox.accept(m).durable;
   await inbox.shutdown();
 

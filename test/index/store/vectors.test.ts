@@ -13,7 +13,7 @@ import { silentLogger } from '../../../src/core/log.js';
 import { startFakeLlm, type Responder } from '../../helpers/fake-llm.js';
 import { captureLog, tempDir, testConfig } from '../../helpers/workspace.js';
 import { createMemoryIndexTools } from '../../../src/tools/memory-index.js';
-import { MemoryService } from '../../../src/memory/service.js';
+import { FileMemoryService } from '../../../src/memory/file-memory.js';
 import type { ToolContext } from '../../../src/tools/types.js';
 
 const DIMS = 4;
@@ -85,7 +85,7 @@ test('a corrected fact is embedded too, a memory embedded again replaces its vec
     const index = new SqliteMemoryIndex(path.join(ws.dir, 'memory.db'), silentLogger());
     const embedder = new Embedder(new LlmClient(config, silentLogger()), index, 'toy-embed', DIMS, logs.log);
     embedder.init();
-    const tools = createMemoryIndexTools(index, new MemoryService(ws.dir, 'chat'), embedder);
+    const tools = createMemoryIndexTools(index, new FileMemoryService(ws.dir, 'chat'), embedder);
     const tool = (name: string) => tools.find((t) => t.name === name)!;
     const ctx: ToolContext = {
       chat: { channel: 'test', chatId: '1', group: false, manages: true },
@@ -277,7 +277,7 @@ test("vector search finds a chat's own memory when another chat holds hundreds o
 test('during the scrub after a /forget, remember_fact waits instead of dropping the fact, and a held message is embedded once written', () =>
   withEmbeddings(embeddings, async ({ index, embedder, dir }) => {
     const ingest = new IndexingService(index, embedder);
-    const tools = createMemoryIndexTools(index, new MemoryService(dir, 'chat'), embedder);
+    const tools = createMemoryIndexTools(index, new FileMemoryService(dir, 'chat'), embedder);
     const ctx: ToolContext = {
       chat: { channel: 'test', chatId: '1', group: false, manages: true },
       conversationId: 'conv-1',

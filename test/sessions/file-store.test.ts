@@ -1,19 +1,38 @@
-import { test } from 'node:test';
+/**
+ * FileSessionStore: the SessionStore contract (store.contract.ts), then what is particular to
+ * keeping sessions as files — where a file lies, a corrupt or badly typed file, the cache.
+ */
+import { describe, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { SessionStore } from '../../src/sessions/store.js';
+import { FileSessionStore } from '../../src/sessions/file-store.js';
 import { makeMessage, type Session, type SessionMessage } from '../../src/sessions/model.js';
 import { repairToolPairs, tailStart } from '../../src/sessions/integrity.js';
 import { captureLog, tempDir, type CapturedLog } from '../helpers/workspace.js';
+import { silentLogger } from '../../src/core/log.js';
+import { fileHarness } from '../helpers/stores.js';
+import { sessionStoreContract } from './store.contract.js';
 
-async function openStore(): Promise<{ root: string; dir: string; store: SessionStore; logs: CapturedLog; cleanup: () => Promise<void> }> {
+describe('FileSessionStore meets the SessionStore contract', () =>
+  sessionStoreContract(() =>
+    fileHarness(
+      async (ws) => {
+        const store = new FileSessionStore(path.join(ws, 'sessions'), silentLogger());
+        await store.init();
+        return store;
+      },
+      (store) => store.close(),
+    ),
+  ));
+
+async function openStore(): Promise<{ root: string; dir: string; store: FileSessionStore; logs: CapturedLog; cleanup: () => Promise<void> }> {
   const ws = await tempDir();
   // sessions/ sits two levels below the temp root, so an id that escaped with ../../ would
   // still land inside the temp root, where the test can see it (and clean it up).
   const dir = path.join(ws.dir, 'ws', 'sessions');
   const logs = captureLog();
-  const store = new SessionStore(dir, logs.log);
+  const store = new FileSessionStore(dir, logs.log);
   await store.init();
   return { root: ws.dir, dir, store, logs, cleanup: ws.cleanup };
 }
@@ -91,7 +110,7 @@ test('save writes the session so that it round-trips, in this store and a new on
     const file = s.store.fileFor('test', '7');
     assert.deepEqual(await readJson(file), JSON.parse(JSON.stringify(session)));
 
-    const reopened = new SessionStore(s.dir, s.logs.log);
+    const reopened = new FileSessionStore(s.dir, s.logs.log);
     const loaded = await reopened.getOrCreate('test', '7');
     assert.notEqual(loaded, session);
     assert.deepEqual(loaded, JSON.parse(JSON.stringify(session)));
@@ -251,7 +270,7 @@ test('risk: a recorded message a compaction dropped comes back with the next log
   const ws = await tempDir();
   try {
     const dir = path.join(ws.dir, 'sessions');
-    const store = new SessionStore(dir, captureLog().log);
+    const store = new FileSessionStore(dir, captureLog().log);
     await store.init();
     const session = await store.getOrCreate('test', 'r');
     const writes = store.writer(session);
@@ -268,7 +287,7 @@ test('risk: a recorded message a compaction dropped comes back with the next log
     await writes.append(makeMessage('assistant', 'answer'));
     await store.close();
     await rm(file, { recursive: true });
-    const reopened = new SessionStore(dir, captureLog().log);
+    const reopened = new FileSessionStore(dir, captureLog().log);
     await reopened.init();
     const back = await reopened.getOrCreate('test', 'r');
     assert.deepEqual(
@@ -350,7 +369,7 @@ test('risk: memory grows with every chat ever seen — idle sessions past the ca
   try {
     const dir = path.join(ws.dir, 'sessions');
     const busy = new Set<string>();
-    const store = new SessionStore(dir, captureLog().log, { maxCached: 3, inUse: (id) => busy.has(id) });
+    const store = new FileSessionStore(dir, captureLog().log, { maxCached: 3, inUse: (id) => busy.has(id) });
     await store.init();
     busy.add('test:busy');
     const held = await store.getOrCreate('test', 'busy');
@@ -431,6 +450,31 @@ test('risk: a session file whose fields have the wrong types bricks its chat —
     assert.deepEqual((await s.store.getOrCreate('test', '12')).messages, []);
     assert.ok((await readdir(s.dir)).some((n) => n.startsWith('test:12.json.corrupt-')));
   } finally {
+    await s.cleanup();
+  }
+});
+
+test('risk: a checkpoint scheduled after a direct save orphans the one already waiting — it rewrites the file after close', async () => {
+  const s = await openStore();
+  mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    const session = await s.store.getOrCreate('test', 'k');
+    const w = s.store.writer(session);
+    await w.append(makeMessage('user', 'one')); // a checkpoint waits
+    await w.setModel('small-model'); // written now, while that checkpoint still waits
+    await w.append(makeMessage('user', 'two')); // the waiting checkpoint covers this one too
+    await s.store.close();
+    const file = s.store.fileFor('test', 'k');
+    assert.deepEqual(
+      JSON.parse(await readFile(file, 'utf8')).messages.map((m: SessionMessage) => m.content),
+      ['one', 'two'],
+    );
+    await rm(file);
+    mock.timers.tick(10_000); // any checkpoint still scheduled runs now
+    await s.store.flush();
+    await assert.rejects(stat(file), { code: 'ENOENT' }, 'nothing is written after close');
+  } finally {
+    mock.timers.reset();
     await s.cleanup();
   }
 });

@@ -1,25 +1,31 @@
 /**
- * MemoryFiles on a real temp directory: the history log (HISTORY.md + monthly files), append-only
+ * The memory contract (service.contract.ts) against FileMemoryService, then FileMemoryFiles on a
+ * real temp directory: the history log (HISTORY.md + monthly files), append-only
  * writes, concurrent appends (in one process and across two), sections of MEMORY.md, search.
  */
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFile, readdir, utimes, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MemoryFiles } from '../../src/memory/files.js';
+import { FileMemoryFiles, FileMemoryService } from '../../src/memory/file-memory.js';
 import { tempDir } from '../helpers/workspace.js';
 import { patient } from '../helpers/wait.js';
+import { fileHarness } from '../helpers/stores.js';
+import { memoryContract } from './service.contract.js';
+
+describe('FileMemoryService meets the memory contract', () =>
+  memoryContract((scope) => fileHarness(async (dir) => new FileMemoryService(path.join(dir, 'memory'), scope))));
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const APPENDER = fileURLToPath(new URL('../fixtures/memory-appender.ts', import.meta.url));
 
-async function withDir(fn: (dir: string, files: MemoryFiles) => Promise<void>): Promise<void> {
+async function withDir(fn: (dir: string, files: FileMemoryFiles) => Promise<void>): Promise<void> {
   const ws = await tempDir('membot-mem-');
   try {
-    await fn(ws.dir, new MemoryFiles(ws.dir));
+    await fn(ws.dir, new FileMemoryFiles(ws.dir));
   } finally {
     await ws.cleanup();
   }
@@ -162,7 +168,7 @@ test('appendMemory on an empty folder creates MEMORY.md with the section', () =>
     assert.equal(await read(dir, 'MEMORY.md'), '## Preferences\n- likes tea\n');
   }));
 
-async function searchFixture(dir: string, files: MemoryFiles): Promise<void> {
+async function searchFixture(dir: string, files: FileMemoryFiles): Promise<void> {
   await files.appendNote('2026-02-20', '[10:00] User: set up Docker | Assistant: done');
   await files.appendNote('2026-03-01', '[11:00] User: nothing here | Assistant: ok');
   await files.appendNote('2026-03-01', '[12:00] User: docker compose? | Assistant: yes, DOCKER compose');
@@ -196,7 +202,7 @@ test('search returns hits newest first across notes and history (as notes_search
   }));
 
 test('search on a folder that does not exist yet finds nothing (no error)', async () => {
-  const files = new MemoryFiles(path.join(REPO, 'no-such-memory-dir-for-tests'));
+  const files = new FileMemoryFiles(path.join(REPO, 'no-such-memory-dir-for-tests'));
   assert.deepEqual(await files.search('x'), []);
   assert.deepEqual(await files.listNotes(), []);
   assert.equal(await files.readMemory(), '');

@@ -1,18 +1,30 @@
 /**
- * The inbox journal (src/queue/inbox.ts) and the app's recovery from it: what an earlier run
+ * The inbox journal: the Inbox contract (inbox.contract.ts) against FileInbox, then the app's
+ * recovery from the journal file: what an earlier run
  * accepted and did not finish is handled once at the next start, and recovery itself never
  * grows the journal — the daemon may be killed again while it recovers.
  */
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFile, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { argumentsHash, Inbox } from '../../src/queue/inbox.js';
+import { argumentsHash } from '../../src/queue/inbox.js';
+import { FileInbox } from '../../src/queue/file-inbox.js';
 import { MAX_RECOVERY_ATTEMPTS } from '../../src/dispatch/intake.js';
 import type { InboundMessage } from '../../src/core/message.js';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { lastUserText, text } from '../helpers/fake-llm.js';
+import { fileHarness } from '../helpers/stores.js';
+import { inboxContract } from './inbox.contract.js';
+
+describe('FileInbox meets the Inbox contract', () =>
+  inboxContract(() =>
+    fileHarness(
+      async (dir) => new FileInbox(path.join(dir, 'inbox.jsonl')),
+      (inbox) => inbox.shutdown(),
+    ),
+  ));
 
 function message(chatId: string, words: string, messageId: string): InboundMessage {
   return { channel: 'test', chatId, userId: `u-${chatId}`, userName: 'Tester', text: words, messageId, receivedAt: new Date('2026-11-20T10:00:00Z') };
@@ -20,7 +32,7 @@ function message(chatId: string, words: string, messageId: string): InboundMessa
 
 /** Leaves `msgs` in the journal as an earlier, killed run would: accepted, never done. */
 async function leftOpen(file: string, msgs: InboundMessage[]): Promise<void> {
-  const earlier = new Inbox(file);
+  const earlier = new FileInbox(file);
   for (const m of msgs) await earlier.accept(m).durable;
   await earlier.shutdown();
 }
@@ -49,7 +61,7 @@ test('risk: every restart copies unfinished messages in the journal, so kills du
     const journal = await readFile(file, 'utf8');
     assert.equal(inLines(journal, 'first unfinished'), 1);
     assert.equal(inLines(journal, 'second unfinished'), 1);
-    assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+    assert.deepEqual((await new FileInbox(file).unfinished()).entries, []);
   } finally {
     await bot.close();
   }
@@ -67,7 +79,7 @@ test('a journal holding copies of one message (older versions wrote them at each
     const replies = await recover(bot);
     assert.deepEqual(replies.get('3'), ['echo: said once']);
     assert.equal(bot.llm.requests.length, 1);
-    assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+    assert.deepEqual((await new FileInbox(file).unfinished()).entries, []);
   } finally {
     await bot.close();
   }
@@ -77,7 +89,7 @@ test('risk: a message given up on after restarts mid-turn vanishes — it is sav
   const bot = await startTestBot({
     responder: (req) => text(`echo: ${lastUserText(req)}`),
     prepare: async (ws) => {
-      const earlier = new Inbox(journalIn(ws));
+      const earlier = new FileInbox(journalIn(ws));
       const poison = earlier.accept(message('4', 'crashes the daemon', '41'));
       const fine = earlier.accept(message('5', 'waited in its queue', '51'));
       await Promise.all([poison.durable, fine.durable]);
@@ -102,7 +114,7 @@ test('risk: a message given up on after restarts mid-turn vanishes — it is sav
       ['crashes the daemon'],
     );
     assert.equal(bot.logs.lines().filter((l) => /did not finish after several restarts/.test(l.msg)).length, 1);
-    assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+    assert.deepEqual((await new FileInbox(file).unfinished()).entries, []);
   } finally {
     await bot.close();
   }
@@ -137,18 +149,18 @@ test("risk: a new message that finishes before recovery has read a big journal e
 
 test('an unfinished message keeps counting its starts across restarts under its own id', async () => {
   const file = path.join(tmpdir(), `membot-inbox-${process.pid}-${Date.now()}.jsonl`);
-  const first = new Inbox(file);
+  const first = new FileInbox(file);
   const { id } = first.accept(message('6', 'slow one', '61'));
   await first.started(id);
   await first.shutdown();
-  const second = new Inbox(file);
+  const second = new FileInbox(file);
   const [entry] = (await second.unfinished()).entries;
   assert.equal(entry?.id, id);
   assert.equal(entry?.attempt, 1);
   second.adopt(id);
   await second.started(id);
   await second.shutdown();
-  assert.equal((await new Inbox(file).unfinished()).entries[0]?.attempt, 2);
+  assert.equal((await new FileInbox(file).unfinished()).entries[0]?.attempt, 2);
   await rm(file, { force: true });
 });
 
@@ -156,7 +168,7 @@ test('risk: a message that kills the daemon outside any tool call (in the model 
   const bot = await startTestBot({
     responder: (req) => text(`echo: ${lastUserText(req)}`),
     prepare: async (ws) => {
-      const earlier = new Inbox(journalIn(ws));
+      const earlier = new FileInbox(journalIn(ws));
       const twice = earlier.accept(message('11', 'died in two runs', '111'));
       const once = earlier.accept(message('12', 'died in one run', '121'));
       await Promise.all([twice.durable, once.durable]);
@@ -186,21 +198,21 @@ test('risk: a message that kills the daemon outside any tool call (in the model 
 test('a tool call still open when the process died is named in its entry, across restarts; a call that ended is not; only the hash of its arguments is written', async () => {
   const file = path.join(tmpdir(), `membot-inbox-calls-${process.pid}-${Date.now()}.jsonl`);
   try {
-    const first = new Inbox(file);
+    const first = new FileInbox(file);
     const { id } = first.accept(message('7', 'look it up', '71'));
     await first.started(id);
     await first.callStarted(id, 'web__search', '{"q": "SECRETWORD", "n": 3}');
     await first.callEnded(id);
     await first.callStarted(id, 'web__fetch', '{"url":"https://example.org/SECRETWORD"}');
     await first.shutdown(); // killed during the second call
-    const second = new Inbox(file);
+    const second = new FileInbox(file);
     const [entry] = (await second.unfinished()).entries;
     assert.deepEqual(entry?.interrupted, [{ tool: 'web__fetch', args: argumentsHash('{ "url": "https://example.org/SECRETWORD" }') }]);
     second.adopt(id);
     await second.started(id);
     await second.callStarted(id, 'memory_search', '{}');
     await second.shutdown(); // killed again, in another call
-    const third = (await new Inbox(file).unfinished()).entries[0];
+    const third = (await new FileInbox(file).unfinished()).entries[0];
     assert.deepEqual(
       third?.interrupted.map((c) => c.tool),
       ['web__fetch', 'memory_search'],
@@ -222,7 +234,7 @@ test('a tool call still open when the process died is named in its entry, across
 test("an album's items close with its first item's entry: nothing of an answered album is left open for the next start", async () => {
   const file = path.join(tmpdir(), `inbox-album-${process.pid}-${Date.now()}.jsonl`);
   try {
-    const inbox = new Inbox(file);
+    const inbox = new FileInbox(file);
     const ids: string[] = [];
     for (const n of ['1', '2', '3']) {
       const e = inbox.accept({ ...message('5', `[Photo] ${n}`, n), albumId: 'g' });
@@ -237,7 +249,7 @@ test("an album's items close with its first item's entry: nothing of an answered
       ids.map((id) => ({ t: 'done', id })),
       'the three done lines, together at the end',
     );
-    assert.deepEqual((await new Inbox(file).unfinished()).entries, []);
+    assert.deepEqual((await new FileInbox(file).unfinished()).entries, []);
   } finally {
     await rm(file, { force: true });
   }

@@ -1,0 +1,260 @@
+/**
+ * What every MemoryService (src/memory/service.ts) — with the MemoryFiles and MemoryVersions it
+ * hands out (files.ts, versions.ts) — must do, whatever keeps the memory: run by
+ * file-memory.test.ts against FileMemoryService. What callers rely on: MEMORY.md, daily notes
+ * and history read back as written, after a restart too; concurrent changes never lose each
+ * other; every change of MEMORY.md is a version, so undo and restore work; one chat's memory
+ * never reaches another's; a key never reaches the memory; a name out of the memory is refused.
+ */
+import assert from 'node:assert/strict';
+import type { MemoryService } from '../../src/memory/service.js';
+import { MAX_VERSIONS, restoreMemory, undoMemory } from '../../src/memory/versions.js';
+import { isAppError } from '../../src/core/errors.js';
+import { registerSecret } from '../../src/core/log.js';
+import { contractTest, type StoreHarness } from '../helpers/stores.js';
+
+const pathEscape = (err: unknown): boolean => isAppError(err, 'storage.path_escape');
+
+export function memoryContract(make: (scope: 'chat' | 'global') => Promise<StoreHarness<MemoryService>>): void {
+  const it = contractTest(() => make('chat'));
+  const itGlobal = contractTest(() => make('global'));
+
+  it('MEMORY.md is empty at first, reads back as written (with a final newline) after a restart, and an unchanged write changes nothing', async (h) => {
+    const files = h.store.forChat('test', '1');
+    assert.equal(await files.readMemory(), '');
+    assert.equal(await files.writeMemory('# Prefs\n- likes tea'), true);
+    assert.equal(await files.readMemory(), '# Prefs\n- likes tea\n');
+    assert.equal(await files.writeMemory('# Prefs\n- likes tea\n'), false);
+    const again = await h.crash();
+    assert.equal(await again.forChat('test', '1').readMemory(), '# Prefs\n- likes tea\n');
+  });
+
+  it('appendMemory adds one list item, under its section when asked (made when missing); rewriteSection replaces only that body', async (h) => {
+    const files = h.store.forChat('test', '1');
+    await files.appendMemory('lives in Lyon\nand works in Geneva');
+    await files.appendMemory('likes tea', 'Preferences');
+    await files.appendMemory('likes green tea', 'preferences');
+    assert.equal(await files.readMemory(), '- lives in Lyon and works in Geneva\n\n## Preferences\n- likes tea\n- likes green tea\n');
+    await files.rewriteSection('Preferences', '- drinks coffee now');
+    await files.rewriteSection('Work', '- remote');
+    assert.equal(await files.readMemory(), '- lives in Lyon and works in Geneva\n\n## Preferences\n- drinks coffee now\n\n## Work\n- remote\n');
+  });
+
+  it('every change of MEMORY.md is a version made by its source, newest first, the text it replaced kept too; no change makes none', async (h) => {
+    const files = h.store.forChat('test', '1');
+    assert.deepEqual(await files.versions.list(), []);
+    assert.equal(await files.changeMemory('consolidation', () => null), false);
+    assert.equal(await files.changeMemory('consolidation', (cur) => cur), false);
+    assert.deepEqual(await files.versions.list(), []);
+
+    assert.equal(await files.changeMemory('consolidation', () => '- likes tea\n- likes milk\n'), true);
+    await files.changeMemory('tool memory_rewrite', () => '- likes tea\n');
+    const list = await files.versions.list();
+    assert.deepEqual(
+      list.slice(0, 2).map((v) => [v.source, v.added, v.removed]),
+      [
+        ['tool memory_rewrite', 0, 1],
+        ['consolidation', 2, 0],
+      ],
+    );
+    assert.equal(await files.versions.read(list[0]!.n), '- likes tea\n');
+    assert.equal(await files.readVersion(list[1]!.n), '- likes tea\n- likes milk\n');
+    assert.equal(await files.versions.read(list.at(-1)!.n), '', 'the text before the first change');
+    assert.ok(list.every((v, i) => i === 0 || v.n < list[i - 1]!.n));
+    assert.equal(await files.versions.read(9999), undefined);
+    assert.equal(await files.readVersion(9999), undefined);
+
+    const again = (await h.crash()).forChat('test', '1');
+    assert.deepEqual(await again.versions.list(), list);
+  });
+
+  it('undo takes back the newest change as a new version, again walks further back; restore brings any kept version back', async (h) => {
+    const files = h.store.forChat('test', '1');
+    for (const text of ['- one\n', '- one\n- two\n', '- one\n- two\n- three\n']) await files.changeMemory('consolidation', () => text);
+    const first = await undoMemory(files);
+    assert.ok(first.ok);
+    assert.equal(await files.readMemory(), '- one\n- two\n');
+    assert.equal((await files.versions.list())[0]!.source, `undo #${first.undid!.n}`);
+    assert.ok((await undoMemory(files)).ok);
+    assert.equal(await files.readMemory(), '- one\n');
+
+    const three = (await files.versions.list()).find(
+      (v) => v.added === 1 && v.source === 'consolidation' && v.bytes === Buffer.byteLength('- one\n- two\n- three\n'),
+    );
+    assert.ok(three);
+    const restored = await restoreMemory(files, three.n);
+    assert.ok(restored.ok);
+    assert.equal(await files.readMemory(), '- one\n- two\n- three\n');
+    assert.equal((await files.versions.list())[0]!.source, `restore #${three.n}`);
+    assert.equal((await restoreMemory(files, 9999)).ok, false);
+  });
+
+  it(`only the last ${MAX_VERSIONS} versions are kept`, async (h) => {
+    const files = h.store.forChat('test', '1');
+    for (let i = 0; i < MAX_VERSIONS + 2; i++) await files.changeMemory('consolidation', () => `- fact ${i}\n`);
+    const list = await files.versions.list();
+    assert.equal(list.length, MAX_VERSIONS);
+    assert.equal(await files.versions.read(list[0]!.n), `- fact ${MAX_VERSIONS + 1}\n`);
+    assert.equal(await files.versions.read(list.at(-1)!.n - 1), undefined, 'an older one is gone');
+  });
+
+  it('concurrent changes never lose each other: in one store, and in two over the same memory (two processes)', async (h) => {
+    const other = await h.reopen();
+    const [a, b] = [h.store.forChat('test', '1'), other.forChat('test', '1')];
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).appendMemory(`fact ${i}`)));
+    const lines = (await a.readMemory()).trim().split('\n').sort();
+    assert.deepEqual(lines, Array.from({ length: 20 }, (_, i) => `- fact ${i}`).sort());
+  });
+
+  it('daily notes: lines come back in order, one per append, whole under concurrency; the notes are listed oldest first; synced lines survive a kill', async (h) => {
+    const files = h.store.forChat('test', '1');
+    await files.appendNote('2026-03-02', '[09:00] User: b | Assistant: c');
+    await files.appendNote('2026-03-01', '[10:00] User: a | Assistant: b');
+    await files.appendNote('2026-03-01', '[11:00] User: 😀 | Assistant: ok', false);
+    await files.syncNote('2026-03-01');
+    await files.syncNote('2026-01-01'); // a note that is not there: nothing to do
+    await Promise.all(Array.from({ length: 50 }, (_, i) => files.appendNote('2026-03-03', `[12:00] line ${i}`)));
+
+    const again = (await h.crash()).forChat('test', '1');
+    const first = '[10:00] User: a | Assistant: b\n[11:00] User: 😀 | Assistant: ok\n';
+    assert.equal(await again.readNote('2026-03-01'), first);
+    assert.equal(await again.readNote('2026-02-28'), '');
+    const many = (await again.readNote('2026-03-03')).split('\n').filter(Boolean);
+    assert.deepEqual([...many].sort(), Array.from({ length: 50 }, (_, i) => `[12:00] line ${i}`).sort());
+    assert.deepEqual(await again.listNotes(), [
+      { date: '2026-03-01', bytes: Buffer.byteLength(first) },
+      { date: '2026-03-02', bytes: Buffer.byteLength('[09:00] User: b | Assistant: c\n') },
+      { date: '2026-03-03', bytes: Buffer.byteLength(`${many.join('\n')}\n`) },
+    ]);
+  });
+
+  it("history: each entry goes to HISTORY.md and to its month's file; notes_read reads notes and history, nothing else", async (h) => {
+    const files = h.store.forChat('test', '1');
+    await files.appendHistory('First summary.', new Date('2026-02-10T09:00:00Z'));
+    await files.appendHistory('Second summary.\n', new Date('2026-03-05T09:00:00Z'));
+    await files.appendNote('2026-03-05', '[09:00] User: a | Assistant: b');
+    await files.writeMemory('- secret-ish fact');
+    assert.equal(await files.readHistory(), '## 2026-02-10T09:00:00.000Z\nFirst summary.\n\n## 2026-03-05T09:00:00.000Z\nSecond summary.\n\n');
+    assert.equal(await files.readNoteOrHistory('HISTORY-2026-02.md'), '## 2026-02-10T09:00:00.000Z\nFirst summary.\n\n');
+    assert.equal(await files.readNoteOrHistory('HISTORY.md'), await files.readHistory());
+    assert.equal(await files.readNoteOrHistory('2026-03-05.md'), '[09:00] User: a | Assistant: b\n');
+    for (const name of ['MEMORY.md', 'versions/1.md', '../MEMORY.md', '2026-03-05', 'HISTORY-2026-2.md', '/etc/passwd'])
+      assert.equal(await files.readNoteOrHistory(name), undefined, name);
+  });
+
+  it('search finds a keyword in notes and monthly history, whatever its case, newest first, at most the limit', async (h) => {
+    const files = h.store.forChat('test', '1');
+    await files.appendNote('2026-02-20', '[10:00] User: set up Docker | Assistant: done');
+    await files.appendNote('2026-03-01', '[11:00] User: nothing here | Assistant: ok');
+    await files.appendNote('2026-03-01', '[12:00] User: docker compose? | Assistant: yes');
+    await files.appendHistory('Migrated the DoCkEr host.', new Date('2026-01-15T09:00:00Z'));
+    await files.writeMemory('- docker in MEMORY.md is not a note');
+    assert.deepEqual(
+      (await files.search('DOCKER')).map((x) => [x.date, x.source, x.line]),
+      [
+        ['2026-03-01', 'note', '[12:00] User: docker compose? | Assistant: yes'],
+        ['2026-02-20', 'note', '[10:00] User: set up Docker | Assistant: done'],
+        ['2026-01-15', 'history', 'Migrated the DoCkEr host.'],
+      ],
+    );
+    assert.equal((await files.search('docker', 2)).length, 2);
+    assert.deepEqual(await files.search('kubernetes'), []);
+    assert.deepEqual(await files.search('   '), []);
+  });
+
+  it('a key never reaches the memory: not in MEMORY.md, a note, the history or a version', async (h) => {
+    const key = 'sk-contract-0123456789abcdef';
+    registerSecret(key);
+    const files = h.store.forChat('test', '1');
+    await files.writeMemory(`- api key is ${key}`);
+    await files.appendMemory(`second copy ${key}`);
+    await files.appendNote('2026-03-01', `[09:00] User: my key ${key} | Assistant: noted`);
+    await files.appendHistory(`The user shared ${key}.`, new Date('2026-03-01T09:00:00Z'));
+    const again = (await h.crash()).forChat('test', '1');
+    const seen = [
+      await again.readMemory(),
+      await again.readNote('2026-03-01'),
+      await again.readHistory(),
+      await again.readNoteOrHistory('HISTORY-2026-03.md'),
+      ...(await Promise.all((await again.versions.list()).map((v) => again.versions.read(v.n)))),
+      JSON.stringify(await again.search('key')),
+    ].join('\n');
+    assert.ok(!seen.includes(key), seen);
+    assert.match(seen, /\[redacted\]/);
+  });
+
+  it("chats never see each other's memory, whatever their ids look like; the scope key names the chat", async (h) => {
+    const chats: Array<[string, string]> = [
+      ['test', '1'],
+      ['test', '2'],
+      ['other', '1'],
+      ['console', '../../x'],
+      ['console', 'x'],
+      ['console', '..'],
+    ];
+    for (const [channel, chatId] of chats) {
+      const files = h.store.forChat(channel, chatId);
+      await files.writeMemory(`- memory of ${channel} ${chatId}`);
+      await files.appendNote('2026-03-01', `[09:00] note of ${channel} ${chatId}`);
+    }
+    const again = await h.crash();
+    for (const [channel, chatId] of chats) {
+      const files = again.forChat(channel, chatId);
+      assert.equal(await files.readMemory(), `- memory of ${channel} ${chatId}\n`);
+      assert.equal(await files.readNote('2026-03-01'), `[09:00] note of ${channel} ${chatId}\n`);
+      assert.deepEqual(
+        (await files.search('note of')).map((x) => x.line),
+        [`[09:00] note of ${channel} ${chatId}`],
+      );
+      assert.equal(again.scopeKey(channel, chatId), `${channel}:${chatId}`);
+    }
+    assert.equal(again.scope, 'chat');
+  });
+
+  itGlobal('with MEMORY_SCOPE=global every chat shares one memory, under one scope key', async (h) => {
+    await h.store.forChat('test', '1').writeMemory('- shared fact');
+    await h.store.forChat('other', '2').appendNote('2026-03-01', '[09:00] from another chat');
+    const again = await h.crash();
+    assert.equal(await again.forChat('console', 'x').readMemory(), '- shared fact\n');
+    assert.equal(await again.forChat('test', '1').readNote('2026-03-01'), '[09:00] from another chat\n');
+    assert.deepEqual([again.scope, again.scopeKey('test', '1'), again.scopeKey('other', '2')], ['global', 'global', 'global']);
+  });
+
+  it('a name that leads out of the memory is refused (storage.path_escape), and nothing is written', async (h) => {
+    const files = h.store.forChat('test', '1');
+    for (const name of ['../escape.md', '../../escape.md', '/tmp/escape.md', 'a/../../escape.md'])
+      await assert.rejects(
+        files.update(name, () => 'x'),
+        pathEscape,
+        name,
+      );
+    await assert.rejects(files.readNote('../../2026-03-01'), pathEscape);
+    await assert.rejects(files.appendNote('../2026-03-01', 'x'), pathEscape);
+    assert.equal(await h.store.forChat('test', '2').readMemory(), '');
+    assert.deepEqual(await files.listNotes(), []);
+  });
+
+  it('redact takes the lines out of every kept version', async (h) => {
+    const files = h.store.forChat('test', '1');
+    await files.changeMemory('consolidation', () => '- locker code 4711\n- likes tea\n');
+    await files.changeMemory('consolidation', () => '- likes tea\n- locker code 4711 (old)\n');
+    await files.changeMemory('forget', () => '- likes tea\n');
+    assert.equal(await files.versions.redact((l) => l.includes('4711')), 2);
+    const texts = await Promise.all((await files.versions.list()).map((v) => files.versions.read(v.n)));
+    assert.ok(texts.every((t) => t !== undefined && !t.includes('4711')));
+    assert.ok(texts.some((t) => t?.includes('likes tea')));
+    assert.equal(await files.versions.redact((l) => l.includes('4711')), 0);
+  });
+
+  it("the rewrite guard's refusals are counted, the last one kept, across a restart", async (h) => {
+    const files = h.store.forChat('test', '1');
+    assert.deepEqual(await files.versions.refusals(), { count: 0 });
+    await files.versions.noteRefusal({ at: '2026-03-01T09:00:00.000Z', source: 'consolidation', prior: 10, dropped: 6 });
+    await files.versions.noteRefusal({ at: '2026-03-02T09:00:00.000Z', source: 'tool memory_rewrite', prior: 8, dropped: 5 });
+    const again = (await h.crash()).forChat('test', '1');
+    assert.deepEqual(await again.versions.refusals(), {
+      count: 2,
+      last: { at: '2026-03-02T09:00:00.000Z', source: 'tool memory_rewrite', prior: 8, dropped: 5 },
+    });
+  });
+}

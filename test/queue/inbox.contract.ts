@@ -1,0 +1,153 @@
+/**
+ * What every Inbox (src/queue/inbox.ts), the intake journal, must do: run by file-inbox.test.ts
+ * against FileInbox. What the intake relies on: a message accepted is found at the next start
+ * after a kill until it is closed, oldest first; starts count across restarts; a tool call the
+ * process died in is named, without its arguments; an album closes in one go; words taken out
+ * stay out.
+ */
+import assert from 'node:assert/strict';
+import { argumentsHash, type Inbox } from '../../src/queue/inbox.js';
+import type { InboundMessage } from '../../src/core/message.js';
+import { contractTest, type StoreHarness } from '../helpers/stores.js';
+
+function message(chatId: string, words: string, messageId: string, extra: Partial<InboundMessage> = {}): InboundMessage {
+  return { channel: 'test', chatId, userId: `u-${chatId}`, userName: 'Tester', text: words, messageId, receivedAt: new Date('2026-11-20T10:00:00Z'), ...extra };
+}
+
+const openIds = async (inbox: Inbox): Promise<string[]> => (await inbox.unfinished()).entries.map((e) => e.id);
+
+export function inboxContract(make: () => Promise<StoreHarness<Inbox>>): void {
+  const it = contractTest(make);
+
+  it('an accepted message is found whole at the next start after a kill, until it is done', async (h) => {
+    const msg = message('1', 'hello 😀 "quoted"\nnext line', '11', {
+      chat: { kind: 'topic', name: 'Honey sales', group: { chatId: '-100' } },
+      albumId: 'g1',
+      image: { kind: 'photo', fileId: 'photo-1', width: 800, height: 600 },
+    });
+    const { id, durable } = h.store.accept(msg);
+    await durable;
+    const after = await h.crash();
+    assert.deepEqual(await after.unfinished(), { entries: [{ id, msg, attempt: 0, interrupted: [] }], duplicates: [] });
+
+    after.adopt(id);
+    await after.done(id);
+    const next = await h.crash();
+    assert.deepEqual(await next.unfinished(), { entries: [], duplicates: [] });
+  });
+
+  it('unfinished entries come oldest first, one per message; one done is not among them', async (h) => {
+    const accepted = ['a', 'b', 'c', 'd', 'e'].map((w, i) => h.store.accept(message(String(i % 2), w, String(i))));
+    await Promise.all(accepted.map((a) => a.durable));
+    await h.store.done(accepted[1]!.id);
+    const after = await h.crash();
+    assert.deepEqual(
+      (await after.unfinished()).entries.map((e) => e.msg.text),
+      ['a', 'c', 'd', 'e'],
+    );
+  });
+
+  it('every start of handling counts, across restarts, under the same id', async (h) => {
+    const { id, durable } = h.store.accept(message('1', 'slow one', '11'));
+    await durable;
+    await h.store.started(id);
+    let after = await h.crash();
+    assert.deepEqual(
+      (await after.unfinished()).entries.map((e) => [e.id, e.attempt]),
+      [[id, 1]],
+    );
+    after.adopt(id);
+    await after.started(id);
+    after = await h.crash();
+    assert.deepEqual(
+      (await after.unfinished()).entries.map((e) => [e.id, e.attempt]),
+      [[id, 2]],
+    );
+  });
+
+  it('adopting writes nothing, and an id this run neither accepted nor adopted is not marked', async (h) => {
+    const { id, durable } = h.store.accept(message('1', 'left open', '11'));
+    await durable;
+    const after = await h.crash();
+    // Not adopted: none of these touch the entry.
+    await after.started(id);
+    await after.callStarted(id, 'web__search', '{}');
+    await after.done(id);
+    let next = await h.crash();
+    assert.deepEqual(await next.unfinished(), { entries: [{ id, msg: message('1', 'left open', '11'), attempt: 0, interrupted: [] }], duplicates: [] });
+    // Adopted, then killed before anything else: as it was.
+    next.adopt(id);
+    next = await h.crash();
+    assert.deepEqual(
+      (await next.unfinished()).entries.map((e) => [e.id, e.attempt]),
+      [[id, 0]],
+    );
+  });
+
+  it('a tool call still open when the process died is named in its entry, by tool and a hash of its arguments; one that ended is not', async (h) => {
+    const { id, durable } = h.store.accept(message('7', 'look it up', '71'));
+    await durable;
+    await h.store.started(id);
+    await h.store.callStarted(id, 'web__search', '{"q": "SECRETWORD", "n": 3}');
+    await h.store.callEnded(id);
+    await h.store.callStarted(id, 'web__fetch', '{"url":"https://example.org/SECRETWORD"}');
+    let after = await h.crash();
+    const [entry] = (await after.unfinished()).entries;
+    assert.deepEqual(entry?.interrupted, [{ tool: 'web__fetch', args: argumentsHash('{ "url": "https://example.org/SECRETWORD" }') }]);
+    assert.ok(!JSON.stringify(entry).includes('SECRETWORD'), 'the arguments themselves are not kept');
+
+    after.adopt(id);
+    await after.started(id);
+    await after.callStarted(id, 'memory_search', '{}');
+    after = await h.crash();
+    const [again] = (await after.unfinished()).entries;
+    assert.deepEqual(
+      again?.interrupted.map((c) => c.tool),
+      ['web__fetch', 'memory_search'],
+      "each run's interrupted call, oldest first",
+    );
+    assert.equal(again?.attempt, 2);
+  });
+
+  it("an album closes in one go: the first item's done closes the others given with it", async (h) => {
+    const items = ['1', '2', '3'].map((n) => h.store.accept(message('5', `[Photo] ${n}`, n, { albumId: 'g' })));
+    const other = h.store.accept(message('6', 'not in the album', '9'));
+    await Promise.all([...items, other].map((a) => a.durable));
+    await h.store.done(items[0]!.id, [items[1]!.id, items[2]!.id]);
+    const after = await h.crash();
+    assert.deepEqual(await openIds(after), [other.id]);
+  });
+
+  it('close ends entries an earlier run left open, without handling them', async (h) => {
+    const a = h.store.accept(message('1', 'given up on', '1'));
+    const b = h.store.accept(message('1', 'still to do', '2'));
+    await Promise.all([a.durable, b.durable]);
+    const after = await h.crash();
+    await after.close([a.id]);
+    await after.close([]);
+    const next = await h.crash();
+    assert.deepEqual(await openIds(next), [b.id]);
+  });
+
+  it('rewrite takes words out of the journal for good', async (h) => {
+    const { id, durable } = h.store.accept(message('1', 'my locker code is 4711', '1'));
+    await durable;
+    assert.equal(await h.store.rewrite((t) => t.replaceAll('4711', '****')), true);
+    assert.equal(await h.store.rewrite((t) => t.replaceAll('4711', '****')), false, 'nothing left to change');
+    assert.equal(await h.store.rewrite(() => null), false, 'null leaves it');
+    const after = await h.crash();
+    const { entries } = await after.unfinished();
+    assert.deepEqual(
+      entries.map((e) => [e.id, e.msg.text]),
+      [[id, 'my locker code is ****']],
+    );
+  });
+
+  it('after shutdown, a message accepted is still recorded', async (h) => {
+    await h.store.shutdown();
+    const { id, durable } = h.store.accept(message('1', 'late one', '1'));
+    await durable;
+    const after = await h.crash();
+    assert.deepEqual(await openIds(after), [id]);
+  });
+}

@@ -1,0 +1,269 @@
+/**
+ * What every SessionStore (src/sessions/store.ts) must do, whatever keeps the sessions: run by
+ * file-store.test.ts against FileSessionStore; another implementation adds one call. What a
+ * caller relies on: a change the writer reports done survives a kill, in order; a replay never
+ * brings back what /new or a compaction removed; one session object per chat; the last run's
+ * log for what derives from it; words taken out of the log stay out.
+ */
+import assert from 'node:assert/strict';
+import { makeMessage, type CompactionRecord, type SessionMessage } from '../../src/sessions/model.js';
+import type { SessionStore } from '../../src/sessions/store.js';
+import type { InboundMessage } from '../../src/core/message.js';
+import { contractTest, type StoreHarness } from '../helpers/stores.js';
+
+const texts = (messages: readonly SessionMessage[]): string[] => messages.map((m) => m.content);
+const plain = <T>(v: T): T => JSON.parse(JSON.stringify(v));
+
+function inbound(text: string, messageId: string, chatId = 'k'): InboundMessage {
+  return { channel: 'test', chatId, userId: 'u1', userName: 'Ann', text, messageId, receivedAt: new Date('2026-03-01T09:30:00Z') };
+}
+
+export function sessionStoreContract(make: () => Promise<StoreHarness<SessionStore>>): void {
+  const it = contractTest(make);
+
+  it('a chat never seen starts empty under its own id, and is one session object however often (and at once) it is asked for', async ({ store }) => {
+    const [a, b] = await Promise.all([store.getOrCreate('test', '1'), store.getOrCreate('test', '1')]);
+    assert.equal(a, b);
+    assert.equal(await store.getOrCreate('test', '1'), a);
+    assert.deepEqual([a.id, a.channelType, a.chatId, a.state, a.messages], ['test:1', 'test', '1', 'ACTIVE', []]);
+    assert.ok(a.metadata.conversationId);
+    assert.notEqual(await store.getOrCreate('test', '2'), a);
+    assert.notEqual(await store.getOrCreate('other', '1'), a);
+  });
+
+  it("appended messages come back whole and in order after a clean restart, with the chat's model and counts", async (h) => {
+    const s = await h.store.getOrCreate('test', '7');
+    const w = h.store.writer(s);
+    w.receive(inbound('héllo "quoted" \n newline 😀', '17', '7'));
+    await w.commit();
+    await w.append(makeMessage('assistant', '', { toolCalls: [{ id: 'call_1', name: 'get_current_time', arguments: '{"tz":"UTC"}' }] }));
+    await w.append(makeMessage('tool', '12:00', { toolCallId: 'call_1', toolName: 'get_current_time' }));
+    await w.append(makeMessage('assistant', 'It is noon.'));
+    await w.setModel('small-model');
+    const expected = plain(s.messages);
+    await h.store.close();
+
+    const again = await h.reopen();
+    const back = await again.getOrCreate('test', '7');
+    assert.deepEqual(plain(back.messages), expected);
+    assert.equal(back.messages[0]!.senderName, 'Ann');
+    assert.deepEqual([back.metadata.model, back.metadata.messagesReceived, back.metadata.conversationId], ['small-model', 1, s.metadata.conversationId]);
+    await again.close();
+  });
+
+  it('a change the writer reports done survives a kill: recorded then committed, and appended, messages are there at the next start', async (h) => {
+    const s = await h.store.getOrCreate('test', 'k');
+    const w = h.store.writer(s);
+    w.record(makeMessage('user', 'remind me at noon'));
+    await w.commit();
+    await w.append(makeMessage('assistant', 'will do'));
+    w.record(makeMessage('user', 'and my locker code is 4711'));
+    await w.append(makeMessage('assistant', 'noted'));
+
+    const after = await h.crash();
+    assert.deepEqual(texts((await after.getOrCreate('test', 'k')).messages), ['remind me at noon', 'will do', 'and my locker code is 4711', 'noted']);
+    // A second start after that one restores nothing twice.
+    const again = await h.crash();
+    assert.equal((await again.getOrCreate('test', 'k')).messages.length, 4);
+  });
+
+  it('what /new cleared never comes back after a kill, and /new starts a new conversation', async (h) => {
+    const s = await h.store.getOrCreate('test', 'k');
+    const w = h.store.writer(s);
+    await w.append(makeMessage('user', 'old one'));
+    await w.append(makeMessage('assistant', 'old answer'));
+    const before = s.metadata.conversationId;
+    await w.clear();
+    assert.deepEqual(s.messages, []);
+    assert.notEqual(s.metadata.conversationId, before);
+    await w.append(makeMessage('user', 'fresh start'));
+
+    const after = await h.crash();
+    const back = await after.getOrCreate('test', 'k');
+    assert.deepEqual(texts(back.messages), ['fresh start']);
+    assert.equal(back.metadata.conversationId, s.metadata.conversationId);
+  });
+
+  it("a compaction's replace is what the next start finds, with its record; what it dropped does not come back", async (h) => {
+    const s = await h.store.getOrCreate('test', 'k');
+    const w = h.store.writer(s);
+    for (const t of ['a', 'b', 'c', 'd']) await w.append(makeMessage('user', t));
+    const record: CompactionRecord = { at: '2026-03-01T10:00:00.000Z', kind: 'summary', removed: 3, kept: 1 };
+    await w.replace([makeMessage('system', 'summary of a, b, c'), s.messages[3]!], record);
+    // Recorded, then dropped by the next replace before any commit: the next log line must not carry it.
+    const dropped = makeMessage('user', 'flagged by the compaction');
+    w.record(dropped);
+    await w.replace(s.messages.filter((m) => m !== dropped));
+    await w.append(makeMessage('assistant', 'e'));
+
+    const after = await h.crash();
+    const back = await after.getOrCreate('test', 'k');
+    assert.deepEqual(texts(back.messages), ['summary of a, b, c', 'd', 'e']);
+    assert.equal(back.metadata.messagesCompacted, 3);
+    assert.deepEqual(back.metadata.lastCompaction, record);
+  });
+
+  it('replace, given the copy it worked from, keeps what was added since — after the new list', async (h) => {
+    const s = await h.store.getOrCreate('test', 'k');
+    const w = h.store.writer(s);
+    for (const t of ['one', 'two', 'three']) await w.append(makeMessage('user', t));
+    const copy = [...s.messages];
+    // While the compaction waits for its summary, a /stop leaves its marker.
+    await w.append(makeMessage('assistant', 'stopped', { stopped: true }));
+    await w.replace([makeMessage('system', 'summary'), copy[2]!], undefined, copy);
+    assert.deepEqual(texts(s.messages), ['summary', 'three', 'stopped']);
+
+    const after = await h.crash();
+    assert.deepEqual(texts((await after.getOrCreate('test', 'k')).messages), ['summary', 'three', 'stopped']);
+  });
+
+  it('revise gives a message its final text, whether still owed or already durable, and a kill keeps that text', async (h) => {
+    const s = await h.store.getOrCreate('test', 'k');
+    const w = h.store.writer(s);
+    const voice = makeMessage('user', '[voice note]');
+    w.record(voice);
+    await w.revise(voice, 'the transcript');
+    await w.commit();
+    const photo = makeMessage('user', '[photo]');
+    await w.append(photo);
+    await w.revise(photo, 'a photo the model could not see');
+
+    const after = await h.crash();
+    assert.deepEqual(texts((await after.getOrCreate('test', 'k')).messages), ['the transcript', 'a photo the model could not see']);
+  });
+
+  it('receive records a message once, finds it again when it is redelivered, and knows once it is answered — after a kill too', async (h) => {
+    const s = await h.store.getOrCreate('test', 'k');
+    const w = h.store.writer(s);
+    const msg = inbound('hello', '7');
+    const first = w.receive(msg);
+    assert.deepEqual([first.fresh, first.answered, s.metadata.messagesReceived], [true, false, 1]);
+    assert.equal(first.message.timestamp, '2026-03-01T09:30:00.000Z', 'the time the channel received it');
+    assert.equal(w.receive({ ...msg }).message, first.message);
+    assert.equal(s.metadata.messagesReceived, 1, 'counted once');
+    await w.commit();
+
+    const after = await h.crash();
+    const w2 = after.writer(await after.getOrCreate('test', 'k'));
+    const again = w2.receive({ ...msg });
+    assert.deepEqual([again.fresh, again.answered, again.message.content], [false, false, 'hello']);
+    await w2.append(makeMessage('assistant', 'hi'));
+    assert.equal(w2.receive({ ...msg }).answered, true);
+    assert.equal(w2.receive({ ...msg, messageId: '8' }).fresh, true, 'another message id is another message');
+  });
+
+  it('chats never share a session, whatever their ids look like', async (h) => {
+    const chats: Array<[string, string]> = [
+      ['console', '../../etc/x'],
+      ['console', 'a/b'],
+      ['console', '..'],
+      ['console', ''],
+      ['telegram', '-100123:7'],
+      ['telegram', 'ünï 🐝'],
+      ['test', '1'],
+      ['other', '1'],
+    ];
+    for (const [channel, chatId] of chats)
+      await h.store.writer(await h.store.getOrCreate(channel, chatId)).append(makeMessage('user', `from ${channel} ${chatId}`));
+
+    const after = await h.crash();
+    for (const [channel, chatId] of chats) {
+      const s = await after.getOrCreate(channel, chatId);
+      assert.deepEqual([s.channelType, s.chatId, texts(s.messages)], [channel, chatId, [`from ${channel} ${chatId}`]]);
+    }
+  });
+
+  it('appends from two writers of one session at once all land, in the order they were made', async (h) => {
+    const s = await h.store.getOrCreate('test', 'k');
+    const [a, b] = [h.store.writer(s), h.store.writer(s)];
+    const want = Array.from({ length: 20 }, (_, i) => `m${i}`);
+    await Promise.all(want.map((t, i) => (i % 2 ? a : b).append(makeMessage('user', t))));
+    assert.deepEqual(texts(s.messages), want);
+
+    const after = await h.crash();
+    assert.deepEqual(texts((await after.getOrCreate('test', 'k')).messages), want);
+  });
+
+  it("after a kill, the last run's log gives the committed messages once, with their chat and conversation; once forgotten, no start gives them again", async (h) => {
+    const s = await h.store.getOrCreate('test', 'k');
+    const w = h.store.writer(s);
+    w.record(makeMessage('user', 'question'));
+    await w.append(makeMessage('assistant', 'answer'));
+    await h.store.writer(await h.store.getOrCreate('test', 'other')).append(makeMessage('user', 'elsewhere'));
+
+    const after = await h.crash();
+    const lines = after.takeLastRun();
+    const mine = lines.filter((l) => l.channelType === 'test' && l.chatId === 'k');
+    assert.deepEqual(texts(mine.flatMap((l) => l.messages)), ['question', 'answer']);
+    assert.ok(mine.every((l) => l.conversation === s.metadata.conversationId));
+    assert.deepEqual(
+      lines.map((l) => l.seq),
+      [...lines.map((l) => l.seq)].sort((x, y) => x - y),
+      'oldest first',
+    );
+    assert.deepEqual(after.takeLastRun(), [], 'taken once');
+
+    await after.forgetLog();
+    await after.close();
+    const next = await h.reopen();
+    assert.deepEqual(next.takeLastRun(), []);
+    assert.deepEqual(texts((await next.getOrCreate('test', 'k')).messages), ['question', 'answer'], 'the session keeps them');
+    await next.close();
+  });
+
+  it('forgetLog makes what derives from the log durable first; when that fails, the log keeps its lines for the next start', async (h) => {
+    let flushed = 0;
+    h.store.deriveFromLog({ flush: async () => void flushed++, durable: () => true });
+    await h.store.writer(await h.store.getOrCreate('test', 'k')).append(makeMessage('user', 'one'));
+    await h.store.forgetLog();
+    assert.equal(flushed, 1);
+
+    const after = await h.crash();
+    assert.deepEqual(after.takeLastRun(), []);
+    after.deriveFromLog({
+      flush: async () => {
+        throw new Error('disk full');
+      },
+      durable: () => true,
+    });
+    await after.writer(await after.getOrCreate('test', 'k')).append(makeMessage('user', 'two'));
+    await assert.rejects(after.forgetLog(), /disk full/);
+
+    const next = await h.crash();
+    assert.deepEqual(texts(next.takeLastRun().flatMap((l) => l.messages)), ['two']);
+  });
+
+  it('rewriteLog takes words out of the log for good: with the session replaced, a kill brings them back nowhere', async (h) => {
+    const s = await h.store.getOrCreate('test', 'k');
+    const w = h.store.writer(s);
+    await w.append(makeMessage('user', 'my locker code is 4711'));
+    await w.append(makeMessage('assistant', 'noted'));
+    await w.replace(s.messages.filter((m) => !m.content.includes('4711')));
+    assert.equal(await h.store.rewriteLog((t) => t.replaceAll('4711', '****')), true);
+    assert.equal(await h.store.rewriteLog((t) => t.replaceAll('4711', '****')), false, 'nothing left to change');
+    assert.equal(await h.store.rewriteLog(() => null), false, 'null leaves the log');
+
+    const after = await h.crash();
+    assert.ok(!JSON.stringify(after.takeLastRun()).includes('4711'));
+    assert.deepEqual(texts((await after.getOrCreate('test', 'k')).messages), ['noted']);
+  });
+
+  it("a chat's model is kept, and unsetting it goes back to the default, across kills", async (h) => {
+    const w = h.store.writer(await h.store.getOrCreate('test', 'k'));
+    await w.setModel('small-model');
+    let after = await h.crash();
+    const s = await after.getOrCreate('test', 'k');
+    assert.equal(s.metadata.model, 'small-model');
+    await after.writer(s).setModel(undefined);
+    after = await h.crash();
+    assert.equal((await after.getOrCreate('test', 'k')).metadata.model, undefined);
+  });
+
+  it('names noted are there after a clean restart', async (h) => {
+    h.store.names.note('test', '1', { kind: 'private', name: 'Ann' });
+    await h.store.close();
+    const again = await h.reopen();
+    assert.deepEqual(again.names.get('test:1'), { kind: 'private', name: 'Ann' });
+    await again.close();
+  });
+}
