@@ -99,10 +99,10 @@ export const LAYERS = [
   'mcp', //        tools from MCP servers
   'scheduler', //  the nightly jobs
   'turn', //       Turn, the order table, the runner, the tool loop, context fit, auto-compaction
+  'features', //   one folder per user-facing feature
   'context', //    the prompt's sections
   'systems', //    one file per pipeline system
   'privacy', //    forget, purge, export
-  'services', //   the services one daemon owns, and how they are built
   'commands', //   /new, /compact, /status …
   'dispatch', //   the intake: journal, limits, queue, command or turn
   'channels', //   Telegram and the terminal

@@ -4,14 +4,15 @@
  * `/forget cancel` drops the request. A request waits 10 minutes for its confirmation, in
  * memory only (the words are not written anywhere while they wait).
  */
-import type { Command } from './types.js';
-import { describeCounts, MIN_FORGET_CHARS, Phrase } from '../privacy/forget.js';
+import type { Command } from '../turn/command.js';
+import { describeCounts, MIN_FORGET_CHARS, Phrase, type ForgetService } from '../privacy/forget.js';
 import { sessionKey } from '../sessions/model.js';
 import { LRUCache } from 'lru-cache';
 
 const CONFIRM_WINDOW_MS = 10 * 60_000;
 
-export function createForgetCommand(): Command {
+export function createForgetCommand(deps: { forget: Pick<ForgetService, 'apply' | 'preview' | 'redactLogs'> }): Command {
+  const { forget } = deps;
   // A preview waits for its confirm per chat; the least recently asked go beyond the bound.
   const pending = new LRUCache<string, { words: string; at: number }>({ max: 10_000 });
   return {
@@ -19,7 +20,7 @@ export function createForgetCommand(): Command {
     description: 'Forget words everywhere in your memory: /forget <words> shows what matches, /forget confirm removes it',
     // The preview's counts already tell whether the shared memory holds the words.
     access: 'managers',
-    async run({ inbound, services, args }) {
+    async run({ inbound, args }) {
       const key = sessionKey(inbound.channel, inbound.chatId);
       const chat = { channel: inbound.channel, chatId: inbound.chatId };
       const arg = args.trim();
@@ -35,7 +36,7 @@ export function createForgetCommand(): Command {
         if (!req || Date.now() - req.at > CONFIRM_WINDOW_MS) {
           return req ? 'That /forget request is older than 10 minutes; send /forget <words> again.' : 'Nothing to confirm: send /forget <words> first.';
         }
-        const r = await services.forget.apply(chat, req.words, { notify: true });
+        const r = await forget.apply(chat, req.words, { notify: true });
         const removed = describeCounts(r.counts);
         const also = [
           r.versionLines > 0 ? `${r.versionLines} line${r.versionLines === 1 ? '' : 's'} of older MEMORY.md versions` : '',
@@ -51,10 +52,10 @@ export function createForgetCommand(): Command {
         ].join('\n');
       }
       if (arg.length < MIN_FORGET_CHARS) return `“${arg}” is too short to forget safely (at least ${MIN_FORGET_CHARS} characters); give a word or phrase.`;
-      const preview = await services.forget.preview(chat, arg);
+      const preview = await forget.preview(chat, arg);
       if (preview.total === 0) {
         // The request itself is in the message journal: taken out at once.
-        await services.forget.redactLogs(chat, new Phrase(arg));
+        await forget.redactLogs(chat, new Phrase(arg));
         pending.delete(key);
         return `Nothing in this chat's memory contains “${preview.words}”; nothing to forget.`;
       }

@@ -4,7 +4,15 @@
  * they were seen from Telegram only through /export. `/memory` shows the newest that fit beside
  * MEMORY.md in one Telegram message; `/memory facts [N]` lists every live one, part by part.
  */
-import type { CommandContext } from './types.js';
+import type { CommandContext } from '../turn/command.js';
+import type { MemoryService } from '../memory/service.js';
+import type { MemoryIndex } from '../index/memory-index.js';
+
+/** What /memory reads: the chat's memory files and its facts in memory.db. */
+export interface MemoryDeps {
+  memory: MemoryService;
+  index: Pick<MemoryIndex, 'browse' | 'disabledReason'>;
+}
 import { clipText, collapseLineBreaks } from '../core/text.js';
 
 /** A part of the full list: one Telegram message with room for its header. */
@@ -15,11 +23,11 @@ const MAX_LISTED = 5_000;
 const OVERVIEW_FACT_CHARS = 300;
 
 /** The chat's live facts, newest first, as one line each; or why they cannot be read. */
-function liveFacts({ inbound, services, log }: CommandContext, max: number): string[] | { problem: string } {
-  const browse = services.index.browse;
-  if (!browse) return { problem: `the memory index is off (${services.index.disabledReason ?? 'unavailable'})` };
+function liveFacts({ memory, index }: MemoryDeps, { inbound, log }: CommandContext, max: number): string[] | { problem: string } {
+  const browse = index.browse;
+  if (!browse) return { problem: `the memory index is off (${index.disabledReason ?? 'unavailable'})` };
   try {
-    const scope = services.memory.scopeKey(inbound.channel, inbound.chatId);
+    const scope = memory.scopeKey(inbound.channel, inbound.chatId);
     // Live ones come first, so the first `max` rows hold every live fact up to `max`.
     return browse
       .facts(scope, max)
@@ -37,8 +45,8 @@ const count = (n: number) => `${n.toLocaleString('en-US')} fact${n === 1 ? '' : 
  * The facts block under MEMORY.md in `/memory`, at most `room` characters: the newest facts that
  * fit and, when some do not, how to see them all. Always at least one line.
  */
-export function factsOverview(ctx: CommandContext, room: number): string {
-  const facts = liveFacts(ctx, MAX_LISTED);
+export function factsOverview(deps: MemoryDeps, ctx: CommandContext, room: number): string {
+  const facts = liveFacts(deps, ctx, MAX_LISTED);
   if ('problem' in facts) return `📌 Facts: ${facts.problem}.`;
   if (facts.length === 0) return '📌 Facts: none saved yet.';
   const head = `📌 Facts (${count(facts.length)}${facts.length >= MAX_LISTED ? ' or more' : ''}, newest first):`;
@@ -58,10 +66,10 @@ export function factsOverview(ctx: CommandContext, room: number): string {
 }
 
 /** `/memory facts [N]`: every live fact, in parts of about 3,500 characters (whole lines). */
-export function listFacts(ctx: CommandContext, page: string): string {
+export function listFacts(deps: MemoryDeps, ctx: CommandContext, page: string): string {
   const wanted = page === '' ? 1 : Number(page);
   if (!Number.isInteger(wanted) || wanted < 1) return `"/memory facts ${page}" — give a part number, e.g. /memory facts 2.`;
-  const facts = liveFacts(ctx, MAX_LISTED);
+  const facts = liveFacts(deps, ctx, MAX_LISTED);
   if ('problem' in facts) return `📌 Facts cannot be shown: ${facts.problem}.`;
   if (facts.length === 0) return '📌 No facts saved yet. When you tell me something worth keeping, I save it as a fact.';
   const parts: string[][] = [[]];

@@ -3,14 +3,15 @@
  * — when each was made, by what, how many entries it added and removed — and taking the last
  * change back (as a new version, so an undo can itself be undone).
  */
-import type { CommandContext } from './types.js';
+import type { CommandContext } from '../turn/command.js';
+import type { MemoryService } from '../memory/service.js';
 import { formatVersions, undoMemory } from '../memory/versions.js';
 
 export const MEMORY_USAGE =
   'Use /memory to see your memory, /memory facts to list the saved facts, /memory history to list the versions of MEMORY.md, /memory undo to take back the last change.';
 
-export async function runMemorySubcommand({ inbound, services, args }: CommandContext): Promise<string> {
-  const files = services.memory.forChat(inbound.channel, inbound.chatId);
+export async function runMemorySubcommand(memory: MemoryService, { inbound, args }: CommandContext): Promise<string> {
+  const files = memory.forChat(inbound.channel, inbound.chatId);
   const sub = args.trim().toLowerCase();
   if (sub === 'history') {
     const list = await files.versions.list();

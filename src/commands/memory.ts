@@ -4,9 +4,9 @@
  * lines), part N on request, so a 1 MB file is one reply that says how to see the rest, not 250
  * messages; the facts fill what the first part leaves of the message.
  */
-import type { Command } from './types.js';
+import type { Command } from '../turn/command.js';
 import { runMemorySubcommand } from './memory-history.js';
-import { factsOverview, listFacts } from './memory-facts.js';
+import { factsOverview, listFacts, type MemoryDeps } from './memory-facts.js';
 import { isAppError } from '../core/errors.js';
 
 export const MEMORY_PART_CHARS = 3_500;
@@ -64,7 +64,7 @@ function showMemory(memory: string, args: string): string {
   return `🧠 Long-term memory (MEMORY.md), part ${wanted} of ${parts.length}:\n${parts[wanted - 1]!.trimEnd()}\n\n(${where})`;
 }
 
-export function createMemoryCommand(): Command {
+export function createMemoryCommand(deps: MemoryDeps): Command {
   return {
     name: 'memory',
     description:
@@ -72,12 +72,12 @@ export function createMemoryCommand(): Command {
     // MEMORY.md word for word is the core of what /export gives; in a group it is the group's shared memory.
     access: 'managers',
     async run(ctx) {
-      const { inbound, services, args } = ctx;
+      const { inbound, args } = ctx;
       const facts = /^facts(?:\s+(.*))?$/is.exec(args.trim());
-      if (facts) return listFacts(ctx, (facts[1] ?? '').trim());
+      if (facts) return listFacts(deps, ctx, (facts[1] ?? '').trim());
       // "/memory 2" is a part of a long file; any other word is a subcommand (history, undo).
-      if (args.trim() && !/^\d+$/.test(args.trim())) return runMemorySubcommand(ctx);
-      const files = services.memory.forChat(inbound.channel, inbound.chatId);
+      if (args.trim() && !/^\d+$/.test(args.trim())) return runMemorySubcommand(deps.memory, ctx);
+      const files = deps.memory.forChat(inbound.channel, inbound.chatId);
       let shown: string;
       try {
         shown = showMemory((await files.readMemory()).trim(), args);
@@ -97,7 +97,7 @@ export function createMemoryCommand(): Command {
           : `Daily notes: ${notes.length} file${notes.length === 1 ? '' : 's'}, ${formatBytes(bytes)} (${notes[0]!.date} … ${notes.at(-1)!.date}).`;
       // With the first part (or the whole file): the facts, in what the message has left.
       if (args.trim() !== '' && Number(args.trim()) !== 1) return [shown, notesLine].join('\n\n');
-      return [shown, factsOverview(ctx, REPLY_CHARS - shown.length - notesLine.length - 4), notesLine].join('\n\n');
+      return [shown, factsOverview(deps, ctx, REPLY_CHARS - shown.length - notesLine.length - 4), notesLine].join('\n\n');
     },
   };
 }

@@ -5,36 +5,37 @@
  * and restarts; in a forum topic it is that topic's. Servers and key names are never shown: the
  * chat is not the place for the operator's setup (the log and `npm run doctor` are).
  */
-import type { Command } from './types.js';
-import { chatModel, modelNamed } from '../services/services.js';
-import { THRESHOLD } from '../turn/auto-compact.js';
+import type { Command } from '../turn/command.js';
+import { chatModel, modelNamed, type ModelChoice } from '../features/models/chat-model.js';
+import { THRESHOLD, type AutoCompactor } from '../turn/auto-compact.js';
 import type { ChatModel } from '../llm/chat-models.js';
+import { visionLabel } from '../llm/vision.js';
 
 const fmt = (n: number) => n.toLocaleString('en-US');
-
-/** What a model reads, as /model and /status say it (`vision`: its image cost, null when it reads none). */
-export function visionLabel(vision: unknown): string {
-  return vision ? 'reads images' : 'text only';
-}
 
 /** "128,000 tokens · reads images" */
 function traits(m: ChatModel, limit: number): string {
   return `${fmt(limit)} tokens · ${visionLabel(m.info.vision)}`;
 }
 
-export function createModelCommand(): Command {
+export interface ModelDeps extends ModelChoice {
+  /** How full the conversation is against the new model's limit (a switch to a smaller one says it will be compacted). */
+  compactor: Pick<AutoCompactor, 'usage'>;
+}
+
+export function createModelCommand(deps: ModelDeps): Command {
   return {
     name: 'model',
     description: 'Show the models this chat can use; /model <name> switches to one',
     // It changes the model for everyone in the group (and what the bot costs).
     access: 'managers',
-    async run({ session, writes, args, services }) {
-      const { models } = services;
-      const current = chatModel(services, session);
+    async run({ session, writes, args }) {
+      const { models } = deps;
+      const current = chatModel(deps, session);
       const defaultName = models.defaultModel.name;
       if (args === '') {
         const lines = models.choices.map((name) => {
-          const m = modelNamed(services, name)!;
+          const m = modelNamed(deps, name)!;
           return `${name === current.name ? '✓' : '•'} ${name}${name === defaultName ? ' (default)' : ''} — ${traits(m, m.limit)}`;
         });
         const stale = session.metadata.model !== undefined && models.find(session.metadata.model) === undefined;
@@ -53,8 +54,8 @@ export function createModelCommand(): Command {
       }
       if (wanted === current.name) return `This chat already uses ${wanted}.`;
       await writes.setModel(wanted === defaultName ? undefined : wanted);
-      const next = chatModel(services, session);
-      const { reserved, limit } = services.compactor.usage(session);
+      const next = chatModel(deps, session);
+      const { reserved, limit } = deps.compactor.usage(session);
       const over = reserved / limit > THRESHOLD ? ` The conversation is large for its context, so it will be compacted before the next answer.` : '';
       return `Switched this chat to ${wanted} (${traits(next, next.limit)}). Your next message is answered by it.${over}`;
     },

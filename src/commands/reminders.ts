@@ -2,16 +2,16 @@
  * `/reminders` lists this chat's pending reminders, numbered soonest first;
  * `/reminders cancel N` cancels the N-th of that list.
  */
-import type { Command } from './types.js';
+import type { Command } from '../turn/command.js';
+import type { ReminderService } from '../reminders/service.js';
 
-export function createRemindersCommand(): Command {
+export function createRemindersCommand(reminders: ReminderService): Command {
   return {
     name: 'reminders',
     description: 'List your pending reminders; /reminders cancel N cancels one',
     // The list is what the chat will be sent anyway; cancelling one changes it for everyone.
     access: (args) => (/^cancel\b/i.test(args) ? 'managers' : 'everyone'),
-    async run({ inbound, args, services }) {
-      const { reminders } = services;
+    async run({ inbound, args }) {
       const pending = reminders.list(inbound.channel, inbound.chatId);
       if (args === '') {
         if (pending.length === 0) return 'No pending reminders. Ask me, e.g. "remind me tomorrow at 9 to call the dentist".';

@@ -4,7 +4,7 @@
  * behind the turn it stops. This entry lists it (/help, Telegram's menu) and answers the one
  * case that reaches the queue: a /stop journaled before a restart, when nothing runs any more.
  */
-import type { Command } from './types.js';
+import type { Command } from '../turn/command.js';
 
 export function createStopCommand(): Command {
   return {

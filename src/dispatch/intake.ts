@@ -19,8 +19,8 @@ import { newTurnId } from '../turn/turn.js';
 import type { InboundMessage } from '../core/message.js';
 import { cleanInboundText } from '../turn/inbound.js';
 import type { HandleResult, ReplyFn } from '../core/channel.js';
-import { parseCommand, type CommandRouter } from '../commands/router.js';
-import type { Services } from '../services/services.js';
+import { parseCommand } from '../core/command-line.js';
+import type { CommandRouter } from './router.js';
 import type { TokenBudget } from '../usage/budget.js';
 import type { Dispatcher } from '../queue/dispatcher.js';
 import { argumentsHash, type Inbox, type InboxEntry } from '../queue/inbox.js';
@@ -54,8 +54,6 @@ export interface IntakeDeps extends TurnRunDeps {
   commands: CommandRouter;
   /** What each chat has under way, for /stop (stop.ts); unset: one of its own (wording without group admins). */
   stops?: ChatStops | undefined;
-  /** Handed to commands. */
-  services: Services;
   log: Logger;
 }
 
@@ -300,7 +298,6 @@ export class Intake {
       writes,
       args,
       role,
-      services: this.deps.services,
       log: this.deps.log,
       document: job.reply.document,
     });

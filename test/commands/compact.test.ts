@@ -364,7 +364,7 @@ test('/status shows context use, tokens by role, messages, compactions and the e
   withBot({ runtimeConfig: { compaction: { maxContextTokens: 3000, keepLastMessages: 20 } } }, async (bot) => {
     await talk(bot, 6);
     const [s1] = await bot.send(CHAT, '/status full');
-    const usage = bot.app.services.compactor.usage(session(bot));
+    const usage = bot.app.parts.compactor.usage(session(bot));
     const ctx = /^Context: ([\d,]+) \/ ([\d,]+) tokens \((\d+\.\d)%\)/.exec(line(s1!, 'Context: '));
     assert.ok(ctx, line(s1!, 'Context: '));
     assert.equal(num(ctx[1]!), usage.tokens);

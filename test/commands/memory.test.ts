@@ -89,7 +89,7 @@ test('/new clears the session and keeps every memory file (byte-identical; histo
     assert.notEqual(after.metadata.conversationId, before.metadata.conversationId);
     assert.match(after.metadata.conversationId, /^conv_/);
     assert.equal(after.id, before.id, 'same chat, same session file');
-    assert.equal(bot.app.services.sessions.get('test:1')?.messages.length ?? 0, 0, 'cleared in memory too');
+    assert.equal(bot.app.parts.sessions.get('test:1')?.messages.length ?? 0, 0, 'cleared in memory too');
 
     const memAfter = await snapshot(memDir(bot, '1'));
     for (const [name, bytes] of memBefore) {
@@ -144,7 +144,7 @@ test('/status shows the memory block size in tokens and its budget', async () =>
     const system = String(bot.llm.chatRequests().at(-1)!.body.messages[0].content);
     const block = system.slice(system.indexOf('# Memory'));
     assert.ok(block.includes(memory), 'the block sent carries MEMORY.md');
-    assert.equal(tokens, bot.app.services.tokens.countText(block), 'the count is the size of the block that was sent');
+    assert.equal(tokens, bot.app.parts.models.defaultModel.tokens.countText(block), 'the count is the size of the block that was sent');
     assert.ok(tokens > 100, `${tokens}`);
     // Budget: 25% of min(gpt-4o-mini 128,000, compaction.maxContextTokens 50,000).
     assert.equal(m[2], '12,500');
@@ -203,7 +203,7 @@ test("risk: facts saved with remember_fact are seen from Telegram only through /
     await bot.send('1', 'remember The queen bee is called Beatrix');
     await bot.send('2', 'remember Bruno plays the cello');
     const id = /Saved as (fact_[0-9a-f]+)/.exec(saved!)![1]!;
-    assert.ok(bot.app.services.index.correctFact(id, 'test:1', 'Ada moved her bees to Porto'));
+    assert.ok(bot.app.parts.index.correctFact(id, 'test:1', 'Ada moved her bees to Porto'));
 
     const [reply] = await bot.send('1', '/memory');
     assert.match(reply!, /📌 Facts \(2 facts, newest first\):\n/);
@@ -228,7 +228,7 @@ test('risk: /memory with a long MEMORY.md and many facts outgrows one Telegram m
       Array.from({ length: 400 }, (_, i) => `- line ${i} of a long memory about the orchard`).join('\n'),
     );
     const facts = Array.from({ length: 300 }, (_, i) => `Crate c${i} is stored on shelf s${i}`);
-    assert.equal(bot.app.services.index.saveFacts(facts.map((content) => ({ content, scope: 'test:1' }))).length, 300);
+    assert.equal(bot.app.parts.index.saveFacts(facts.map((content) => ({ content, scope: 'test:1' }))).length, 300);
 
     const [first] = await bot.send('1', '/memory');
     assert.ok(first!.length <= 4_000, `${first!.length} characters`);

@@ -16,7 +16,7 @@ import { mainTs, runCli } from '../helpers/child.js';
 const MODELS = { LLM_MODEL: 'gpt-4o-mini', LLM_MODELS: 'gpt-4o-mini,gpt-4.1,gpt-4' };
 
 async function sessionMeta(bot: TestBot, chat: string) {
-  await bot.app.services.sessions.flush();
+  await bot.app.parts.sessions.flush();
   return JSON.parse(await readFile(path.join(bot.workspace, 'sessions', `test:${chat}.json`), 'utf8')).metadata;
 }
 
@@ -119,7 +119,7 @@ test('in a group /model is for managers: a member gets one line and nothing chan
     assert.equal(refused, "Only the bot's owner can use /model in this group, so nothing was done. Ask them if it is needed.");
     const [listRefused] = await bot.send('-100200', '/model', { ...group, role: 'member', userId: '5' });
     assert.equal(listRefused, refused, 'the list too: it would show the setup to everyone');
-    assert.equal(bot.app.services.sessions.get('test:-100200')?.metadata.model, undefined);
+    assert.equal(bot.app.parts.sessions.get('test:-100200')?.metadata.model, undefined);
     const [ok] = await bot.send('-100200', '/model gpt-4', { ...group, role: 'owner', userId: '7' });
     assert.match(ok!, /^Switched this chat to gpt-4 /);
     // A member's short /status names the model the group now uses.

@@ -16,7 +16,7 @@ test("an owner's /status is a few lines in plain words: model, how full the conv
   const bot = await startTestBot({ env: { DAILY_TOKEN_BUDGET: '100000' } });
   try {
     await bot.send('1', 'hello there');
-    const s = bot.app.services;
+    const s = bot.app.parts;
     await s.memory.forChat('test', '1').writeMemory('# Memory\n- The user lives in Oslo.\n- The user has a cat named Miso.\n');
     s.index.saveFacts([{ content: 'The user prefers tea to coffee.', scope: s.memory.scopeKey('test', '1') }]);
     const r = s.reminders.schedule('test', '1', { at: new Date(Date.now() + 30 * 86_400_000).toISOString(), text: 'call the dentist' });

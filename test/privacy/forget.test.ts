@@ -58,8 +58,8 @@ test('/forget previews with counts; /forget confirm leaves no byte of the word i
     await bot.send('1', '/new'); // consolidation: MEMORY.md (a version), HISTORY, facts in the index
     await bot.send('1', `did you keep ${WORD.toLowerCase()}?`);
     await bot.send('2', 'hello from another chat');
-    assert.ok(bot.app.services.reminders.schedule('test', '1', { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${WORD}` }).ok);
-    assert.ok(bot.app.services.reminders.schedule('test', '1', { at: new Date(Date.now() + 86_400_000).toISOString(), text: 'water the bees' }).ok);
+    assert.ok(bot.app.parts.reminders.schedule('test', '1', { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${WORD}` }).ok);
+    assert.ok(bot.app.parts.reminders.schedule('test', '1', { at: new Date(Date.now() + 86_400_000).toISOString(), text: 'water the bees' }).ok);
     assert.ok((await filesContaining(bot.workspace, WORD)).length >= 8, 'the word is spread over the workspace before');
 
     const [preview] = await bot.send('1', `/forget ${WORD}`);
@@ -87,14 +87,14 @@ test('/forget previews with counts; /forget confirm leaves no byte of the word i
     const noteText = (await Promise.all(notes.map((n) => readFile(path.join(bot.workspace, 'memory', 'test:1', n), 'utf8')))).join('');
     assert.match(noteText, /User: remember: the secret word is \[forgotten\]/);
     assert.deepEqual(await readFile(path.join(bot.workspace, 'sessions', 'test:2.json')), other, 'another chat is not touched');
-    const hits = bot.app.services.index.search('bees Lisbon', { scope: 'test:1', limit: 5 });
+    const hits = bot.app.parts.index.search('bees Lisbon', { scope: 'test:1', limit: 5 });
     assert.ok(
       hits.some((h) => h.kind === 'fact' && /Lisbon/.test(h.content)),
       'the other fact is still found',
     );
 
     assert.deepEqual(
-      bot.app.services.reminders.list('test', '1').map((r) => r.text),
+      bot.app.parts.reminders.list('test', '1').map((r) => r.text),
       ['water the bees'],
       'the other reminder stays',
     );
@@ -128,8 +128,8 @@ test('/forget with nothing matching, without words, confirm without a request, a
 test("a /forget confirmed while another chat's scrub runs also takes what was held for memory.db meanwhile", async () => {
   const bot = await seeded();
   try {
-    const index = bot.app.services.index;
-    const scope = bot.app.services.memory.scopeKey('test', '1');
+    const index = bot.app.parts.index;
+    const scope = bot.app.parts.memory.scopeKey('test', '1');
     // Another chat with a long history, so that its scrub is still running when chat 1 confirms.
     const ingest = new IndexingService(index);
     for (let i = 0; i < 4_000; i++)

@@ -30,7 +30,7 @@ test(`a member cannot pass the ${MAX_PENDING_PER_CHAT} pending reminders by spre
     return (await bot.tg.waitForBotMessages(chatId, n + 1))[n]!.text;
   };
   try {
-    const { reminders } = bot.app.services;
+    const { reminders } = bot.app.parts;
     // 49 already pending, spread over two topics.
     for (let i = 0; i < MAX_PENDING_PER_CHAT - 1; i++) assert.ok(reminders.schedule('telegram', `${GROUP}:${i % 2 ? 7 : 9}`, { at: at(), text: `r${i}` }).ok);
     assert.match(
@@ -51,7 +51,7 @@ test("REMINDERS_PER_CHAT_PER_HOUR counts a group's topics together: the hour's l
   let clock = Date.parse('2026-03-10T08:00:00Z');
   const bot = await startTestBot({ env: { REMINDERS_PER_CHAT_PER_HOUR: '3' }, appOptions: { now: () => clock } });
   const sent: Array<{ chatId: string; text: string }> = [];
-  const { reminders } = bot.app.services;
+  const { reminders } = bot.app.parts;
   try {
     for (const chatId of [`${GROUP}:7`, `${GROUP}:9`, `${GROUP}:11`, String(OTHER)]) {
       for (const n of [1, 2]) assert.ok(reminders.schedule('test', chatId, { at: '2026-03-10T09:00:00Z', text: `${chatId} #${n}` }).ok);

@@ -45,7 +45,7 @@ test('a repeat is judged by its real firing rate over a year: "* * 15 * *" refus
     assert.match(await ask('2026-01-01T10:00:00+01:00', '30 8 * * 1-5'), /Scheduled reminder/);
     // Ten minutes apart once a year, eleven months ahead.
     assert.match(await ask('2026-01-01T10:00:00+01:00', '0,10 9 1 12 *'), /Error: not scheduled/);
-    assert.equal(bot.app.services.reminders.list('test', 'c1').length, 3);
+    assert.equal(bot.app.parts.reminders.list('test', 'c1').length, 3);
   } finally {
     await bot.close();
   }
@@ -74,7 +74,7 @@ test('a rare firing day is judged wherever it is: "* * 29 2 *" two years ahead i
     assert.match(await ask('0 9 29 2 *'), /Scheduled reminder #\d+ .*repeating 0 9 29 2 \*/);
     assert.match(await ask('0,30 9 29 2 1'), /Scheduled reminder #\d+ .*repeating 0,30 9 29 2 1/);
     assert.deepEqual(
-      bot.app.services.reminders.list('test', 'c1').map((r) => r.repeat),
+      bot.app.parts.reminders.list('test', 'c1').map((r) => r.repeat),
       ['0 9 29 2 *', '0,30 9 29 2 1'],
     );
   } finally {
@@ -96,7 +96,7 @@ test('at most REMINDERS_PER_CHAT_PER_HOUR reminder messages per chat an hour: th
   let clock = Date.parse('2026-03-10T08:00:00Z');
   const bot = await startTestBot({ env: { REMINDERS_PER_CHAT_PER_HOUR: '3' }, appOptions: { now: () => clock } });
   const sent: Array<{ chatId: string; text: string }> = [];
-  const { reminders } = bot.app.services;
+  const { reminders } = bot.app.parts;
   try {
     for (let i = 1; i <= 6; i++) assert.ok(reminders.schedule('test', 'c1', { at: '2026-03-10T09:00:00Z', text: `task ${i}` }).ok);
     assert.ok(reminders.schedule('test', 'c2', { at: '2026-03-10T09:00:00Z', text: 'other chat' }).ok);
@@ -115,8 +115,8 @@ test('at most REMINDERS_PER_CHAT_PER_HOUR reminder messages per chat an hour: th
       'another chat has its own hour',
     );
     // Once, never twice: the folded message carries every occurrence it delivered, each marked sent.
-    await bot.app.services.sessions.flush();
-    const session = await bot.app.services.sessions.getOrCreate('test', 'c1');
+    await bot.app.parts.sessions.flush();
+    const session = await bot.app.parts.sessions.getOrCreate('test', 'c1');
     const marks = session.messages.filter((m) => m.reminder).map((m) => m.reminder!.split(' ').length);
     assert.deepEqual(marks, [1, 1, 4]);
     assert.deepEqual(

@@ -19,7 +19,7 @@ test("an allowed user's reminder arrives in their Telegram chat; a stranger and 
     ),
   });
   try {
-    await bot.app.services.reminders.start({ telegram: (chatId, text) => bot.channel.send(chatId, text) });
+    await bot.app.parts.reminders.start({ telegram: (chatId, text) => bot.channel.send(chatId, text) });
     await bot.tg.user({ userId: 222, userName: 'mallory' }).say('remind me to open the door');
     await bot.tg.user({ userId: OWNER, chatId: -2002, type: 'group', chatTitle: 'Other' }).say('@TestNameBot remind us to pay');
     await bot.tg.user({ userId: OWNER }).say('remind me to stand up');
@@ -30,8 +30,8 @@ test("an allowed user's reminder arrives in their Telegram chat; a stranger and 
     await until(async () => (await bot.sessionFile(OWNER)).messages.some((m: { content: string }) => m.content.startsWith('⏰')), 5000, 'the session');
 
     assert.deepEqual([...new Set(bot.llm.chatRequests().map(lastUserText))], ['remind me to stand up'], 'only the owner reached the model');
-    assert.deepEqual(bot.app.services.reminders.list('telegram', '222'), []);
-    assert.deepEqual(bot.app.services.reminders.list('telegram', '-2002'), []);
+    assert.deepEqual(bot.app.parts.reminders.list('telegram', '222'), []);
+    assert.deepEqual(bot.app.parts.reminders.list('telegram', '-2002'), []);
   } finally {
     await bot.close();
   }

@@ -32,7 +32,7 @@ function photoMessage(chatId: string, text: string, fileId: string, messageId: s
 /** The tests' channel downloader: files by id, each download counted. */
 function serveFiles(bot: TestBot, files: Record<string, Buffer>): string[] {
   const fetched: string[] = [];
-  bot.app.services.media.register('test', async (fileId): Promise<Download> => {
+  bot.app.parts.media.register('test', async (fileId): Promise<Download> => {
     fetched.push(fileId);
     const bytes = files[fileId];
     return bytes ? { ok: true, bytes, filePath: `photos/${fileId}.png` } : { ok: false, reason: 'failed', detail: 'getFile 400 Bad Request: invalid file_id' };
@@ -71,8 +71,8 @@ test('after a restart the journaled photo is downloaded again by its file id and
       "I couldn't look at your photo (it could not be downloaded). It is saved in our conversation; please send it again if you need an answer about it.",
     ]);
     assert.equal(bot.llm.chatRequests().length, 1, 'no LLM call for the photo that could not be loaded');
-    await bot.app.services.sessions.flush();
-    const s2 = await bot.app.services.sessions.getOrCreate('test', '2');
+    await bot.app.parts.sessions.flush();
+    const s2 = await bot.app.parts.sessions.getOrCreate('test', '2');
     assert.deepEqual(
       s2.messages.map((m) => [m.content, m.attachment]),
       [['[Photo]', { kind: 'photo', fileId: 'expired_file' }]],
@@ -109,7 +109,7 @@ test("AutoCompaction (18) counts the turn's image: the same session is left alon
   const bot = await startTestBot({ env: { LLM_MODEL: 'gpt-4o' }, runtimeConfig: { compaction: { maxContextTokens: 20_000, keepLastMessages: 2 } } });
   try {
     for (let i = 0; i < 6; i++) await bot.send('9', `note ${i}: ${'plenty of words here '.repeat(40)}`);
-    const { compactor, sessions } = bot.app.services;
+    const { compactor, sessions } = bot.app.parts;
     const session = await sessions.getOrCreate('test', '9');
     const before = session.messages.length;
     const { reserved: tokens, limit } = compactor.usage(session);

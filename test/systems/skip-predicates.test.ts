@@ -55,7 +55,7 @@ test('compaction.enabled=false skips AutoCompaction; memory.enabled=false skips 
     assert.equal(runs(bot, 'AutoCompaction', answered()), false);
     assert.equal(runs(bot, 'MemoryPersist', answered()), false);
     assert.equal(runs(bot, 'Indexing', answered()), true, 'the index is still on');
-    bot.app.services.index.close();
+    bot.app.parts.index.close();
     assert.equal(runs(bot, 'Indexing', answered()), false);
     assert.equal(runs(bot, 'ResponseDelivery', answered()), true, 'the answer is still delivered');
   } finally {

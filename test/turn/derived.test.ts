@@ -16,7 +16,7 @@ const noteFile = (ws: string, chat: string, day = '2026-11-24') => path.join(ws,
 
 /** Ends a run the way a kill does: nothing flushed or forgotten on purpose (the session log keeps its lines). */
 async function crash(bot: TestBot): Promise<void> {
-  const s = bot.app.services;
+  const s = bot.app.parts;
   bot.app.dispatcher.close();
   s.reminders.stop();
   await s.sessions.close();
@@ -27,8 +27,7 @@ async function crash(bot: TestBot): Promise<void> {
 }
 
 function rows(bot: TestBot, content: string): number {
-  return (bot.app.services.index.database!.prepare("SELECT COUNT(*) AS n FROM memories WHERE kind = 'episode' AND content = ?").get(content) as { n: number })
-    .n;
+  return (bot.app.parts.index.database!.prepare("SELECT COUNT(*) AS n FROM memories WHERE kind = 'episode' AND content = ?").get(content) as { n: number }).n;
 }
 
 test('a crash between the reply and its note line and index rows: the next start writes them from the session log, once; a third start writes nothing', async () => {
@@ -42,7 +41,7 @@ test('a crash between the reply and its note line and index rows: the next start
     const lines = note.trimEnd().split('\n');
     assert.equal(lines.length, 2);
     await writeFile(noteFile(ws.dir, '1'), `${lines[0]}\n`);
-    first.app.services.index.database!.prepare("DELETE FROM memories WHERE content IN ('and my dog is called Rex', 'echo: and my dog is called Rex')").run();
+    first.app.parts.index.database!.prepare("DELETE FROM memories WHERE content IN ('and my dog is called Rex', 'echo: and my dog is called Rex')").run();
     await crash(first);
 
     const second = await startTestBot({ env: { WORKSPACE_DIR: ws.dir, TZ: 'UTC' } });
@@ -54,7 +53,7 @@ test('a crash between the reply and its note line and index rows: the next start
       const rebuilt = second.logs.lines().find((l) => /a crash kept from being written/.test(l.msg));
       assert.deepEqual([rebuilt?.notes, rebuilt?.rows], [1, 2]);
       // The rebuilt rows are found like any others.
-      assert.ok(second.app.services.index.search('dog Rex', { scope: 'test:1', limit: 3 }).some((h) => h.content === 'and my dog is called Rex'));
+      assert.ok(second.app.parts.index.search('dog Rex', { scope: 'test:1', limit: 3 }).some((h) => h.content === 'and my dog is called Rex'));
       await second.send('1', 'one more', { receivedAt: AT });
     } finally {
       await second.close();
@@ -79,11 +78,11 @@ test('a crash right after a reminder was logged: its note line is written at the
   let now = Date.parse('2026-11-24T09:00:00Z');
   try {
     const first = await startTestBot({ env: { WORKSPACE_DIR: ws.dir, TZ: 'UTC' }, appOptions: { now: () => now } });
-    assert.ok(first.app.services.reminders.schedule('test', '1', { at: '2026-11-24T09:30:00Z', text: 'water the plants' }).ok);
+    assert.ok(first.app.parts.reminders.schedule('test', '1', { at: '2026-11-24T09:30:00Z', text: 'water the plants' }).ok);
     const delivered: string[] = [];
-    await first.app.services.reminders.start({ test: async (_chat, text) => void delivered.push(text) });
+    await first.app.parts.reminders.start({ test: async (_chat, text) => void delivered.push(text) });
     now = Date.parse('2026-11-24T09:31:00Z');
-    await first.app.services.reminders.runDue();
+    await first.app.parts.reminders.runDue();
     assert.equal(delivered.length, 1);
     const note = noteFile(ws.dir, '1');
     const line = (await readFile(note, 'utf8')).trimEnd();

@@ -186,7 +186,7 @@ test('a tool that throws and a tool that times out give error results; the turn 
     ),
   });
   let slowSignal: AbortSignal | undefined;
-  bot.app.services.tools.register({
+  bot.app.parts.tools.register({
     name: 'explode',
     description: 'always throws',
     parameters: { type: 'object', properties: {} },
@@ -194,7 +194,7 @@ test('a tool that throws and a tool that times out give error results; the turn 
       throw new Error('kaboom');
     },
   });
-  bot.app.services.tools.register({
+  bot.app.parts.tools.register({
     name: 'slow',
     description: 'never finishes on its own',
     parameters: { type: 'object', properties: {} },

@@ -37,7 +37,7 @@ function requestChars(req: RecordedRequest): number {
  * saw and for the `streamed` characters of answer (tokens of "w1 w2 …": about one per 2 characters).
  */
 function assertEstimated(bot: TelegramTestBot, streamed: { min: number; max: number }): void {
-  const rows = bot.app.services.usage.rows({ chat: `telegram:${USER}` });
+  const rows = bot.app.parts.usage.rows({ chat: `telegram:${USER}` });
   assert.deepEqual(
     rows.map((r) => [r.kind, r.calls, r.estimatedCalls]),
     [['answer', 1, 1]],
@@ -68,7 +68,7 @@ test('an answer /stopped after its first words is counted (prompt + what streame
     const stopped = msgs.find((m) => m.text.endsWith('… [stopped]'));
     assert.ok(stopped, JSON.stringify(msgs.map((m) => m.text)));
     assert.equal(bot.llm.streams[0]!.endedAt, undefined, 'the stream was cut, so the server sent no usage');
-    await waitFor(() => bot.app.services.usage.rows({ chat: `telegram:${USER}` }).length > 0, 5_000, 'a usage row');
+    await waitFor(() => bot.app.parts.usage.rows({ chat: `telegram:${USER}` }).length > 0, 5_000, 'a usage row');
     // What the chat shows of it, and perhaps a few events more that arrived before the stop took.
     const partial = stopped.text.length - ' … [stopped]'.length;
     assertEstimated(bot, { min: partial, max: partial + 100 });
@@ -86,7 +86,7 @@ test('an answer cut by TURN_TIMEOUT_MS mid-stream is counted too, and the next m
   const bot = await startTelegramBot({ env: { ...ENV, TURN_TIMEOUT_MS: '2000' }, responder: slowFor(/long story/, 100) });
   try {
     assert.match(await ask(bot, 'tell me a long story'), /^Sorry, I could not answer within 2 seconds, so I stopped/);
-    await waitFor(() => bot.app.services.usage.rows({ chat: `telegram:${USER}` }).length > 0, 5_000, 'a usage row');
+    await waitFor(() => bot.app.parts.usage.rows({ chat: `telegram:${USER}` }).length > 0, 5_000, 'a usage row');
     // Cut at 2 s of a 7 s stream: some of it, not all.
     assertEstimated(bot, { min: 1, max: LONG.length * 0.6 });
     assert.match(await ask(bot, 'and another one'), BUDGET_LINE);
@@ -99,7 +99,7 @@ test('a whole answer from a server that never reports usage is counted from its 
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(USER) }, responder: slowFor(/long story/, 0) });
   try {
     assert.equal(await ask(bot, 'tell me a long story'), LONG);
-    await waitFor(() => bot.app.services.usage.rows({ chat: `telegram:${USER}` }).length > 0, 5_000, 'a usage row');
+    await waitFor(() => bot.app.parts.usage.rows({ chat: `telegram:${USER}` }).length > 0, 5_000, 'a usage row');
     assertEstimated(bot, { min: LONG.length, max: LONG.length });
   } finally {
     await bot.close();

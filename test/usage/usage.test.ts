@@ -35,7 +35,7 @@ test("usage from the server's `usage` field lands in /status: today's tokens of 
     const [status2] = await bot.send('2', '/status full');
     assert.match(status2!, /^Tokens today: 1,050 \(answers 1,050, background 0;.*60\.0% of prompt tokens cached$/m);
 
-    const rows = bot.app.services.usage.rows({ chat: 'test:1' });
+    const rows = bot.app.parts.usage.rows({ chat: 'test:1' });
     assert.deepEqual(
       rows.map((r) => [r.kind, r.calls, r.promptTokens, r.cachedTokens, r.completionTokens]),
       [

@@ -30,7 +30,7 @@ import { topicOf } from './topics.js';
 import { audioOf } from './media.js';
 import { imageOf } from './photos.js';
 import type { AudioRef, ImageRef } from '../../core/message.js';
-import { parseCommand } from '../../commands/router.js';
+import { parseCommand } from '../../core/command-line.js';
 
 export type { BotIdentity };
 

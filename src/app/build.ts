@@ -1,6 +1,8 @@
 /**
- * Builds the long-lived services of one daemon (stores, LLM client, memory, index, reminders,
- * compaction) in dependency order. Nothing here handles a message: see dispatch/intake.ts.
+ * Builds the parts of one daemon (stores, LLM client, memory, index, reminders, compaction) in
+ * dependency order, adding each that holds something to the lifecycle as it is built, so the
+ * stop takes them down in the reverse order (lifecycle.ts). Nothing here handles a message: see
+ * dispatch/intake.ts; nothing here is a feature: see features.ts.
  */
 import path from 'node:path';
 import type { Config } from '../config/env.js';
@@ -9,20 +11,17 @@ import { AppError } from '../core/errors.js';
 import { RuntimeConfigStore, memoryBudgetTokens } from '../config/runtime.js';
 import { SessionStore } from '../sessions/store.js';
 import { LlmClient } from '../llm/client.js';
-import { ChatModels, type ActiveModel } from '../llm/chat-models.js';
+import { ChatModels } from '../llm/chat-models.js';
 import type { Session } from '../sessions/model.js';
 import { UsageStore } from '../usage/usage.js';
 import { TokenBudget } from '../usage/budget.js';
 import { ToolRegistry } from '../tools/registry.js';
-import { createDateTimeTool } from '../tools/datetime.js';
-import { createMemoryFileTools } from '../tools/memory-files.js';
-import { createMemoryIndexTools } from '../tools/memory-index.js';
-import { createReminderTools } from '../tools/reminders.js';
 import { InstructionsSource } from '../context/instructions.js';
 import { Dispatcher } from '../queue/dispatcher.js';
 import { Inbox } from '../queue/inbox.js';
 import { TurnStats } from '../turn/stats.js';
-import { chatModel, type Services } from './services.js';
+import type { Parts } from './parts.js';
+import type { Lifecycle } from './lifecycle.js';
 import { MemoryService } from '../memory/service.js';
 import { ForgetService } from '../privacy/forget.js';
 import { ConsolidationService } from '../memory/consolidation.js';
@@ -39,48 +38,73 @@ import { MediaFetchers } from '../media/attachments.js';
 import { ReminderService } from '../reminders/service.js';
 import { DailyNotes } from '../memory/daily-notes.js';
 import { DerivedWrites } from '../turn/derived.js';
+import { chatModel, modelNamed } from '../features/models/chat-model.js';
 
-export interface ServiceOptions {
+export interface BuildOptions {
   /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
   scheduler?: boolean;
   /** The clock reminders use (tests move it forward a day). */
   now?: () => number;
 }
 
-/** The services, plus the parts only the systems and the intake use. */
-export interface Built {
-  services: Services;
-  dispatcher: Dispatcher;
-  inbox: Inbox;
-  instructions: InstructionsSource;
-  embedder: Embedder | undefined;
-  fit: ContextFit;
-  /** The model a chat answers with (services.ts chatModel). */
-  modelOf: (session: Session) => ActiveModel;
-}
+/** How long a stop waits for a /forget's scrub of memory.db to end before closing it anyway. */
+const SCRUB_WAIT_MS = 10_000;
 
-export async function buildServices(config: Config, log: Logger, opts: ServiceOptions): Promise<Built> {
+export async function buildParts(config: Config, log: Logger, opts: BuildOptions, life: Lifecycle): Promise<Parts> {
   const runtime = new RuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
   const runtimeProblem = runtime.init();
   if (runtimeProblem) throw new AppError('config.invalid', { problem: runtimeProblem });
   const dispatcher = new Dispatcher(config.maxConcurrentTurns);
+  // Added first, so stopped last: it stops taking work once everything else has, then waits for the running turns.
+  life.add({
+    name: 'dispatcher',
+    stop: () => {
+      dispatcher.close();
+      return dispatcher.drain(config.shutdownTimeoutMs);
+    },
+  });
   // A chat's session stays in memory while it has work queued or running (turns hold it).
   const sessions = new SessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'), {
     inUse: (id) => dispatcher.busy(id),
   });
   await sessions.init();
-  const llm = new LlmClient(config, componentLogger(log, 'LLM'));
+  life.add({
+    name: 'sessions',
+    close: async ({ drained }) => {
+      await sessions.flush();
+      // Every turn ended: what derives from the log is written; made durable, the log can go.
+      if (drained) await sessions.forgetLog().catch((err: unknown) => log.warn({ err }, 'the session log is kept for the next start'));
+      await sessions.close();
+    },
+  });
   const usage = new UsageStore(path.join(config.workspaceDir, 'usage.db'), config.timezone, { log: componentLogger(log, 'Usage') });
-  llm.usageSink = (account, u, model) => usage.record(account, u, new Date(), model);
+  life.add({ name: 'usage', close: () => usage.close() });
   const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
-  llm.gate = (account) => budget.pausesBackground(account);
+  const models = await ChatModels.create(config);
+  const llm = new LlmClient(config, componentLogger(log, 'LLM'), {
+    usageSink: (account, u, model) => usage.record(account, u, new Date(), model),
+    gate: (account) => budget.pausesBackground(account),
+    // A call that ends without usage is estimated with its model's tokenizer (LLM_MODEL's for one
+    // not among the chat models, e.g. LLM_MODEL_BALANCED).
+    tokensFor: (model) => (models.get(model) ?? models.defaultModel).tokens,
+  });
   const memory = new MemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
   const indexLog = componentLogger(log, 'Index');
   const index = new MemoryIndex(path.join(config.workspaceDir, 'memory.db'), indexLog);
+  life.add({
+    name: 'index',
+    close: async () => {
+      // A /forget's scrub still running ends first (bounded): its held messages are then indexed.
+      await Promise.race([index.whenWritable(), new Promise((r) => setTimeout(r, SCRUB_WAIT_MS).unref())]);
+      index.close();
+    },
+  });
   let embedder: Embedder | undefined;
   if (config.embeddingsModel && index.enabled) {
     embedder = new Embedder(llm, index, config.embeddingsModel, config.embeddingsDimensions, indexLog);
     embedder.init();
+    const queued = embedder;
+    life.add({ name: 'embedder', close: () => queued.flush() });
   }
   const indexing = new IndexingService(index, embedder);
   const notes = new DailyNotes(memory, config.timezone, componentLogger(log, 'MemoryPersist'));
@@ -90,10 +114,11 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   const upkeep = new Upkeep(index, llm, componentLogger(log, 'Upkeep'), {
     accurateNer: false,
     timeoutMs: config.consolidationTimeoutMs,
-    paused: (scope) => llm.gate?.({ chat: scope, kind: 'facts' }) === true,
+    paused: (scope) => budget.pausesBackground({ chat: scope, kind: 'facts' }),
   });
   const scheduler = new Scheduler(upkeep, config.timezone, componentLogger(log, 'Upkeep'));
   if (opts.scheduler) scheduler.start();
+  life.add({ name: 'nightly jobs', stop: () => scheduler.stop() });
   const reminders = new ReminderService({
     store: new ReminderStore(path.join(config.workspaceDir, 'schedules.db'), componentLogger(log, 'Reminders')),
     sessions,
@@ -104,17 +129,11 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     perChatPerHour: config.remindersPerChatPerHour,
     ...(opts.now ? { now: opts.now } : {}),
   });
+  life.add({ name: 'reminders', stop: () => reminders.stop(), close: () => reminders.close() });
   // Before any channel starts: a reminder recorded just before a kill is not sent again.
   await reminders.settleClaims();
-  const tools = new ToolRegistry(
-    [
-      createDateTimeTool(config.timezone),
-      ...createMemoryFileTools(memory),
-      ...createMemoryIndexTools(index, memory, embedder),
-      ...createReminderTools(reminders),
-    ],
-    config.toolTimeoutMs,
-  );
+  // The features' tools are installed in it (install.ts).
+  const tools = new ToolRegistry([], config.toolTimeoutMs);
   // Connected in the background: a slow or dead server never holds up the start. The MCP SDK is
   // loaded only when a server is configured: loading it took the daemon's start from ~150 to
   // ~182 MiB resident (docs/BENCHMARKS.md, "Resident memory").
@@ -123,18 +142,14 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
       ? new (await import('../mcp/servers.js')).McpServers(config.mcp, {
           log: componentLogger(log, 'MCP'),
           toolTimeoutMs: config.toolTimeoutMs,
-          ownTools: tools.names().length,
+          ownTools: () => tools.size,
         })
       : undefined;
   if (mcp) {
     tools.addSource(mcp);
     mcp.start();
+    life.add({ name: 'mcp', close: () => mcp.stop() });
   }
-  const models = await ChatModels.create(config);
-  // A call that ends without usage is estimated with its model's tokenizer (LLM_MODEL's for one
-  // not among the chat models, e.g. LLM_MODEL_BALANCED).
-  llm.tokensFor = (model) => (models.get(model) ?? models.defaultModel).tokens;
-  const { info: model, tokens } = models.defaultModel;
   const stats = new TurnStats();
   const consolidation = new ConsolidationService(
     llm,
@@ -166,6 +181,7 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
   });
   const compactor = new AutoCompactor({ fit, runtime });
   const inbox = new Inbox(path.join(config.workspaceDir, 'inbox.jsonl'));
+  life.add({ name: 'inbox', close: () => inbox.shutdown() });
   const media = new MediaFetchers();
   const forget = new ForgetService({
     workspaceDir: config.workspaceDir,
@@ -176,21 +192,24 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     reminders,
     log: componentLogger(log, 'Forget'),
   });
-  const services: Services = {
-    config,
-    log,
+  return {
     sessions,
+    dispatcher,
+    inbox,
     llm,
     tools,
-    tokens,
-    model,
     models,
+    modelOf,
+    modelNamed: (name) => modelNamed({ models, runtime }, name),
     stats,
     memory,
     runtime,
     consolidation,
+    fit,
     compactor,
+    instructions,
     index,
+    embedder,
     indexing,
     scheduler,
     forget,
@@ -198,9 +217,8 @@ export async function buildServices(config: Config, log: Logger, opts: ServiceOp
     usage,
     budget,
     media,
-    mcp,
     notes,
     derived,
+    mcp,
   };
-  return { services, dispatcher, inbox, instructions, embedder, fit, modelOf };
 }

@@ -1,40 +1,26 @@
 /**
- * Recognises `/name args` and `/name@botname args`, finds the command and says whether the
- * sender's role lets them run it (each command declares its `access`; nothing else re-checks).
+ * Finds the command a `/name args` message names (core/command-line.ts reads it) and says whether
+ * the sender's role lets them run it (each command declares its `access`; nothing else re-checks).
  * Unknown commands get a pointer to /help instead of reaching the model. Which bot a
  * `/name@botname` is for is the channel's to judge (it knows its own name): the Telegram channel
  * never hands on a command addressed to another bot.
  */
+import { AppError } from '../core/errors.js';
 import type { Role } from '../core/message.js';
-import type { Command } from './types.js';
-
-/** Owners and (where GROUP_ADMINS_MANAGE=on lets the channel say so) group admins. */
-export function isManager(role: Role): boolean {
-  return role === 'owner' || role === 'admin';
-}
-
-export interface ParsedCommand {
-  name: string;
-  args: string;
-  /** The bot named after the command (`/status@membot` → `membot`), as written; absent without one. */
-  bot?: string;
-}
-
-export function parseCommand(text: string): ParsedCommand | null {
-  const m = /^\/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]+))?(?:\s+([\s\S]*))?$/.exec(text.trim());
-  if (!m) return null;
-  return { name: m[1]!.toLowerCase(), args: (m[3] ?? '').trim(), ...(m[2] ? { bot: m[2] } : {}) };
-}
+import { isManager, type Command } from '../turn/command.js';
 
 export class CommandRouter {
   private readonly commands = new Map<string, Command>();
 
-  /** `adminsManage`: GROUP_ADMINS_MANAGE, for the wording of a refusal. */
+  /** `adminsManage`: GROUP_ADMINS_MANAGE, for the wording of a refusal. Two commands of one name are refused. */
   constructor(
     commands: Command[],
     private readonly adminsManage = false,
   ) {
-    for (const c of commands) this.commands.set(c.name, c);
+    for (const c of commands) {
+      if (this.commands.has(c.name)) throw new AppError('internal.bug', { problem: `command /${c.name} is installed twice` });
+      this.commands.set(c.name, c);
+    }
   }
 
   /** Null when `role` may run `cmd` with `args`; else the one line the sender gets instead (nothing is run). */

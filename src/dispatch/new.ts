@@ -1,27 +1,39 @@
-import type { Command } from './types.js';
+import type { Command } from '../turn/command.js';
+import type { ConsolidationService } from '../memory/consolidation.js';
+import type { MemoryService } from '../memory/service.js';
+import type { MemoryIndex } from '../index/memory-index.js';
 
-export function createNewCommand(): Command {
+export interface NewDeps {
+  consolidation: Pick<ConsolidationService, 'consolidate'>;
+  memory: MemoryService;
+  index: Pick<MemoryIndex, 'markConsolidated'>;
+  /** CONSOLIDATION_TIMEOUT_MS, for the words of a failure. */
+  consolidationTimeoutMs: number;
+}
+
+export function createNewCommand(deps: NewDeps): Command {
+  const { consolidation, memory, index } = deps;
   return {
     name: 'new',
     description: 'Start a new conversation (what was said is saved to memory first)',
     // It ends the conversation for everyone in the group.
     access: 'managers',
-    async run({ session, writes, inbound, services }) {
+    async run({ session, writes, inbound }) {
       // Consolidate first (awaited; the consolidation has its own timeout and falls back to a
       // raw history entry with every message whole), so nothing said in this conversation is lost with it.
       const said = session.messages.filter((m) => m.role !== 'system');
       let failed: string | undefined;
       if (said.length > 0) {
-        const outcome = await services.consolidation.consolidate(said, services.memory.forChat(inbound.channel, inbound.chatId), {
-          scope: services.memory.scopeKey(inbound.channel, inbound.chatId),
+        const outcome = await consolidation.consolidate(said, memory.forChat(inbound.channel, inbound.chatId), {
+          scope: memory.scopeKey(inbound.channel, inbound.chatId),
           sessionId: session.metadata.conversationId,
           chat: session.id,
           keepAll: true,
         });
-        if (outcome.kind === 'raw-fallback') failed = why(outcome.reason, services.config.consolidationTimeoutMs);
+        if (outcome.kind === 'raw-fallback') failed = why(outcome.reason, deps.consolidationTimeoutMs);
       }
       // The whole conversation is now in memory: the nightly job need not consolidate it again.
-      if (said.length > 0) services.index.markConsolidated(session.metadata.conversationId, services.memory.scopeKey(inbound.channel, inbound.chatId));
+      if (said.length > 0) index.markConsolidated(session.metadata.conversationId, memory.scopeKey(inbound.channel, inbound.chatId));
       await writes.clear();
       if (failed === undefined) return 'Session cleared.';
       return [

@@ -1,11 +1,12 @@
 /**
- * The command router (src/commands/router.ts): `/name args` and `/name@botname args` (how
+ * The command router (src/dispatch/router.ts) and the grammar it reads (src/core/command-line.ts): `/name args` and `/name@botname args` (how
  * Telegram writes a command picked from the menu in a group) reach the command, never the model.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CommandRouter, parseCommand } from '../../src/commands/router.js';
-import type { Command } from '../../src/commands/types.js';
+import { CommandRouter } from '../../src/dispatch/router.js';
+import { parseCommand } from '../../src/core/command-line.js';
+import type { Command } from '../../src/turn/command.js';
 import { startTestBot } from '../helpers/app.js';
 
 test('parseCommand reads /name, /name@bot (the bot it names, for the channel to judge), arguments over several lines, any case', () => {

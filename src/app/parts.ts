@@ -1,11 +1,12 @@
-/** The long-lived services one daemon owns, handed to systems, commands and tools. */
-import type { Config } from '../config/env.js';
-import type { Logger } from '../core/log.js';
+/**
+ * What the app builds for one daemon (app/build.ts): the stores and the services the features are
+ * made from. Only the app holds them together: a feature is given the few it needs when it is
+ * built (app/features.ts), and a command, a tool, the intake or the memory page never sees this.
+ * main.ts and the tests read the parts of a built app through `App.parts`.
+ */
 import type { SessionStore } from '../sessions/store.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import type { TokenCounter } from '../llm/tokens.js';
-import type { ModelInfo } from '../llm/catalogue.js';
 import type { ActiveModel, ChatModels } from '../llm/chat-models.js';
 import type { Session } from '../sessions/model.js';
 import type { TurnStats } from '../turn/stats.js';
@@ -13,8 +14,10 @@ import type { MemoryService } from '../memory/service.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { ConsolidationService } from '../memory/consolidation.js';
 import type { AutoCompactor } from '../turn/auto-compact.js';
+import type { ContextFit } from '../turn/context-fit.js';
 import type { MemoryIndex } from '../index/memory-index.js';
 import type { IndexingService } from '../index/ingest.js';
+import type { Embedder } from '../index/upkeep/embeddings.js';
 import type { Scheduler } from '../scheduler/jobs.js';
 import type { ForgetService } from '../privacy/forget.js';
 import type { ReminderService } from '../reminders/service.js';
@@ -24,34 +27,45 @@ import type { MediaFetchers } from '../media/attachments.js';
 import type { McpServers } from '../mcp/servers.js';
 import type { DailyNotes } from '../memory/daily-notes.js';
 import type { DerivedWrites } from '../turn/derived.js';
+import type { Dispatcher } from '../queue/dispatcher.js';
+import type { Inbox } from '../queue/inbox.js';
+import type { InstructionsSource } from '../context/instructions.js';
 
-export interface Services {
-  config: Config;
-  log: Logger;
+export interface Parts {
   sessions: SessionStore;
+  /** The per-chat queues every message, reminder and command runs in. */
+  dispatcher: Dispatcher;
+  /** The message journal (inbox.jsonl). */
+  inbox: Inbox;
   llm: LlmClient;
+  /** The registry the features' tools (and MCP servers' tools) are installed in. */
   tools: ToolRegistry;
-  /** LLM_MODEL's tokenizer and catalogue entry; a chat's own model is `chatModel(services, session)`. */
-  tokens: TokenCounter;
-  model: ModelInfo;
   /** The models chats may answer with (LLM_MODEL, LLM_MODELS) and the fallbacks: limit, tokenizer, images. */
   models: ChatModels;
+  /** The model a chat answers with (its /model choice while still offered, else LLM_MODEL), with its context limit. */
+  modelOf: (session: Session) => ActiveModel;
+  /** Any configured model by name (a fallback too) with its context limit; undefined for a name the settings do not hold. */
+  modelNamed: (name: string) => ActiveModel | undefined;
   stats: TurnStats;
   memory: MemoryService;
   runtime: RuntimeConfigStore;
   consolidation: ConsolidationService;
+  fit: ContextFit;
   compactor: AutoCompactor;
+  instructions: InstructionsSource;
   index: MemoryIndex;
+  /** Set when EMBEDDINGS_MODEL is and the index opened. */
+  embedder: Embedder | undefined;
   indexing: IndexingService;
   scheduler: Scheduler;
-  /** /forget (and the web page later): find and remove words from one chat's memory. */
+  /** /forget and the memory page: find and remove words from one chat's memory. */
   forget: ForgetService;
   reminders: ReminderService;
   /** Tokens per chat per day (workspace/usage.db). */
   usage: UsageStore;
   /** DAILY_TOKEN_BUDGET per chat. */
   budget: TokenBudget;
-  /** Channels' file downloaders (images are fetched per turn by file id). */
+  /** Channels' file downloaders (images and voice notes are fetched per turn by file id). */
   media: MediaFetchers;
   /** The one writer of daily-note lines (exchanges via `derived`, reminders). */
   notes: DailyNotes;
@@ -59,21 +73,4 @@ export interface Services {
   derived: DerivedWrites;
   /** MCP_CONFIG's servers, whose tools join the registry's (undefined: none configured). */
   mcp: McpServers | undefined;
-}
-
-/** The context limit budgets are measured against: min(the model's input limit, compaction.maxContextTokens). */
-export function contextLimit(model: ModelInfo, runtime: RuntimeConfigStore): number {
-  return Math.min(model.maxInputTokens, runtime.get().compaction.maxContextTokens);
-}
-
-/** The model a chat answers with (its /model choice while still offered, else LLM_MODEL), with its context limit. */
-export function chatModel(s: Pick<Services, 'models' | 'runtime'>, session: Session): ActiveModel {
-  const m = s.models.of(session.metadata.model);
-  return { ...m, limit: contextLimit(m.info, s.runtime) };
-}
-
-/** Any configured model by name (a fallback too) with its context limit; undefined for a name the settings do not hold. */
-export function modelNamed(s: Pick<Services, 'models' | 'runtime'>, name: string): ActiveModel | undefined {
-  const m = s.models.get(name);
-  return m && { ...m, limit: contextLimit(m.info, s.runtime) };
 }

@@ -1,4 +1,4 @@
-import type { Command } from './types.js';
+import type { Command } from '../turn/command.js';
 
 export function createHelpCommand(list: () => Command[]): Command {
   return {
