@@ -16,7 +16,7 @@ import type { Session } from '../sessions/model.js';
 import { UsageStore } from '../usage/usage.js';
 import { TokenBudget } from '../usage/budget.js';
 import { ToolRegistry } from '../tools/registry.js';
-import { InstructionsSource } from '../context/instructions.js';
+import { InstructionsSource } from '../features/prompt/instructions.js';
 import { Dispatcher } from '../queue/dispatcher.js';
 import { Inbox } from '../queue/inbox.js';
 import { TurnStats } from '../turn/stats.js';
@@ -37,7 +37,7 @@ import { ReminderStore } from '../reminders/store.js';
 import { MediaFetchers } from '../media/attachments.js';
 import { ReminderService } from '../reminders/service.js';
 import { DailyNotes } from '../memory/daily-notes.js';
-import { DerivedWrites } from '../turn/derived.js';
+import { DerivedWrites } from '../features/record/derived.js';
 import { chatModel, modelNamed } from '../features/models/chat-model.js';
 
 export interface BuildOptions {

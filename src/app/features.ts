@@ -8,18 +8,10 @@ import type { Config } from '../config/env.js';
 import type { Feature } from '../turn/feature.js';
 import type { Command } from '../turn/command.js';
 import type { Parts } from './parts.js';
-import { createImagesSystem } from '../systems/images.js';
-import { createTranscriptionSystem } from '../systems/transcription.js';
-import { createAutoCompactionSystem } from '../systems/auto-compaction.js';
-import { createContextBuildingSystem } from '../systems/context-building.js';
-import { createToolLoopSystem } from '../systems/tool-loop.js';
-import { createResponseDeliverySystem } from '../systems/response-delivery.js';
-import { createMemoryPersistSystem } from '../systems/memory-persist.js';
-import { createIndexingSystem } from '../systems/indexing.js';
-import { createMemorySection } from '../context/memory-section.js';
-import { createRelevantMemorySection } from '../context/relevant-memory.js';
 import { createNewCommand } from '../dispatch/new.js';
-import { createCompactCommand } from '../commands/compact.js';
+import { compactionFeature } from '../features/compaction/index.js';
+import { promptFeature } from '../features/prompt/index.js';
+import { recordFeature } from '../features/record/index.js';
 import { createStatusCommand } from '../commands/status.js';
 import { createMemoryCommand } from '../commands/memory.js';
 import { createForgetCommand } from '../commands/forget.js';
@@ -27,54 +19,35 @@ import { createExportCommand } from '../commands/export.js';
 import { createRemindersCommand } from '../commands/reminders.js';
 import { createModelCommand } from '../commands/model.js';
 import { createStopCommand } from '../commands/stop.js';
-import { createDateTimeTool } from '../tools/datetime.js';
+import { answerFeature } from '../features/answer/index.js';
+import { voiceFeature } from '../features/voice/index.js';
+import { imagesFeature } from '../features/images/index.js';
 import { createMemoryFileTools } from '../tools/memory-files.js';
 import { createMemoryIndexTools } from '../tools/memory-index.js';
 import { createReminderTools } from '../tools/reminders.js';
 
 export function features(p: Parts, config: Config): Feature[] {
   return [
-    {
-      name: 'answer',
-      systems: [
-        createToolLoopSystem({ llm: p.llm, tools: p.tools, maxIterations: config.maxToolIterations, guard: p.fit, fallbackModel: p.modelNamed }),
-        createResponseDeliverySystem(),
-      ],
-      tools: [createDateTimeTool(config.timezone)],
-    },
-    {
-      name: 'voice',
-      systems: [
-        createTranscriptionSystem({
-          fetchers: p.media,
-          llm: p.llm,
-          model: config.telegram.transcriptionModel,
-          timeoutMs: config.transcriptionTimeoutMs,
-          showTranscript: config.telegram.showTranscript,
-          maxMessageChars: config.maxMessageChars,
-        }),
-      ],
-    },
-    { name: 'images', systems: [createImagesSystem({ fetchers: p.media })] },
-    {
-      name: 'compaction',
-      systems: [createAutoCompactionSystem({ compactor: p.compactor, runtime: p.runtime })],
-      commands: [createCompactCommand({ budget: p.budget, compactor: p.compactor })],
-    },
-    {
-      name: 'prompt',
-      systems: [
-        createContextBuildingSystem({
-          instructions: p.instructions,
-          sections: [createMemorySection({ memory: p.memory, runtime: p.runtime, timezone: config.timezone })],
-          turnSections: [createRelevantMemorySection({ index: p.index, memory: p.memory, runtime: p.runtime, embedder: p.embedder })],
-        }),
-      ],
-    },
-    {
-      name: 'record',
-      systems: [createMemoryPersistSystem({ derived: p.derived, runtime: p.runtime }), createIndexingSystem({ derived: p.derived, indexing: p.indexing })],
-    },
+    answerFeature({
+      llm: p.llm,
+      tools: p.tools,
+      maxIterations: config.maxToolIterations,
+      guard: p.fit,
+      fallbackModel: p.modelNamed,
+      timezone: config.timezone,
+    }),
+    voiceFeature({
+      fetchers: p.media,
+      llm: p.llm,
+      model: config.telegram.transcriptionModel,
+      timeoutMs: config.transcriptionTimeoutMs,
+      showTranscript: config.telegram.showTranscript,
+      maxMessageChars: config.maxMessageChars,
+    }),
+    imagesFeature({ fetchers: p.media }),
+    compactionFeature({ compactor: p.compactor, runtime: p.runtime, budget: p.budget }),
+    promptFeature({ instructions: p.instructions, memory: p.memory, runtime: p.runtime, timezone: config.timezone, index: p.index, embedder: p.embedder }),
+    recordFeature({ derived: p.derived, runtime: p.runtime, indexing: p.indexing }),
     {
       name: 'status',
       commands: [

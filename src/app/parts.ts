@@ -26,10 +26,10 @@ import type { TokenBudget } from '../usage/budget.js';
 import type { MediaFetchers } from '../media/attachments.js';
 import type { McpServers } from '../mcp/servers.js';
 import type { DailyNotes } from '../memory/daily-notes.js';
-import type { DerivedWrites } from '../turn/derived.js';
+import type { DerivedWrites } from '../features/record/derived.js';
 import type { Dispatcher } from '../queue/dispatcher.js';
 import type { Inbox } from '../queue/inbox.js';
-import type { InstructionsSource } from '../context/instructions.js';
+import type { InstructionsSource } from '../features/prompt/instructions.js';
 
 export interface Parts {
   sessions: SessionStore;
