@@ -8,7 +8,7 @@ import { componentLogger, createLogger, registerSecret, scrubSecrets } from './c
 import { createApp } from './app/app.js';
 import { ConsoleChannel } from './channels/console.js';
 import { TelegramChannel } from './channels/telegram/channel.js';
-import type { ServedFn } from './reminders/service.js';
+import type { ServedFn } from './features/reminders/service.js';
 import type { Channel } from './core/channel.js';
 import { isAppError } from './core/errors.js';
 import { acquireDaemonLock } from './storage/daemon-lock.js';
@@ -17,7 +17,7 @@ import { memoryReport } from './core/memory-report.js';
 import { runMode, terminalBanner, type LogRoute } from './app/run-mode.js';
 import { answerHelp } from './cli/help.js';
 import { purgeOptions } from './cli/purge.js';
-import { finishInterruptedPurges } from './privacy/purge.js';
+import { finishInterruptedPurges } from './features/privacy/purge.js';
 
 async function main(): Promise<void> {
   answerHelp(process.argv.slice(2), DAEMON_USAGE);

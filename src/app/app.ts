@@ -20,7 +20,7 @@ import { features, ownCommands } from './features.js';
 import { installFeatures } from './install.js';
 import { Lifecycle } from './lifecycle.js';
 import { promptTokens } from '../llm/tokens.js';
-import { forgetNotice } from '../privacy/forget.js';
+import { forgetNotice } from '../features/privacy/forget.js';
 
 export type { ReplyFn } from '../core/channel.js';
 

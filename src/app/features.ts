@@ -2,29 +2,26 @@
  * The daemon's features, in the order their commands are listed (/help, Telegram's menu) and
  * their tools sent; install.ts puts their systems in the pipeline by the ORDER table. Each is
  * given the parts it uses, named one by one. A new feature is its folder under src/features/ and
- * one line here.
+ * one line here (test/imports.test.ts checks that each folder is installed here once).
  */
 import type { Config } from '../config/env.js';
 import type { Feature } from '../turn/feature.js';
 import type { Command } from '../turn/command.js';
 import type { Parts } from './parts.js';
 import { createNewCommand } from '../dispatch/new.js';
-import { compactionFeature } from '../features/compaction/index.js';
-import { promptFeature } from '../features/prompt/index.js';
-import { recordFeature } from '../features/record/index.js';
-import { createStatusCommand } from '../commands/status.js';
-import { createMemoryCommand } from '../commands/memory.js';
-import { createForgetCommand } from '../commands/forget.js';
-import { createExportCommand } from '../commands/export.js';
-import { createRemindersCommand } from '../commands/reminders.js';
-import { createModelCommand } from '../commands/model.js';
-import { createStopCommand } from '../commands/stop.js';
 import { answerFeature } from '../features/answer/index.js';
 import { voiceFeature } from '../features/voice/index.js';
 import { imagesFeature } from '../features/images/index.js';
-import { createMemoryFileTools } from '../tools/memory-files.js';
-import { createMemoryIndexTools } from '../tools/memory-index.js';
-import { createReminderTools } from '../tools/reminders.js';
+import { compactionFeature } from '../features/compaction/index.js';
+import { promptFeature } from '../features/prompt/index.js';
+import { recordFeature } from '../features/record/index.js';
+import { statusFeature } from '../features/status/index.js';
+import { memoryAccessFeature } from '../features/memory-access/index.js';
+import { privacyFeature } from '../features/privacy/index.js';
+import { remindersFeature } from '../features/reminders/index.js';
+import { modelsFeature } from '../features/models/index.js';
+import { usageFeature } from '../features/usage/index.js';
+import { stopFeature } from '../features/stop/index.js';
 
 export function features(p: Parts, config: Config): Feature[] {
   return [
@@ -48,41 +45,27 @@ export function features(p: Parts, config: Config): Feature[] {
     compactionFeature({ compactor: p.compactor, runtime: p.runtime, budget: p.budget }),
     promptFeature({ instructions: p.instructions, memory: p.memory, runtime: p.runtime, timezone: config.timezone, index: p.index, embedder: p.embedder }),
     recordFeature({ derived: p.derived, runtime: p.runtime, indexing: p.indexing }),
-    {
-      name: 'status',
-      commands: [
-        createStatusCommand({
-          modelOf: p.modelOf,
-          llm: p.llm,
-          stats: p.stats,
-          runtime: p.runtime,
-          compactor: p.compactor,
-          memory: p.memory,
-          index: p.index,
-          tools: p.tools,
-          reminders: (channel, chatId) => p.reminders.list(channel, chatId).map((r) => p.reminders.describe(r)),
-          usage: p.usage,
-          budget: p.budget,
-          mcpLines: () => p.mcp?.statusLines() ?? [],
-          workspaceDir: config.workspaceDir,
-        }),
-      ],
-    },
-    {
-      name: 'memory-access',
-      commands: [createMemoryCommand({ memory: p.memory, index: p.index })],
-      tools: [...createMemoryFileTools(p.memory), ...createMemoryIndexTools(p.index, p.memory, p.embedder)],
-    },
-    {
-      name: 'privacy',
-      commands: [
-        createForgetCommand({ forget: p.forget }),
-        createExportCommand({ memory: p.memory, index: p.index, sessions: p.sessions, workspaceDir: config.workspaceDir }),
-      ],
-    },
-    { name: 'reminders', commands: [createRemindersCommand(p.reminders)], tools: createReminderTools(p.reminders) },
-    { name: 'models', commands: [createModelCommand({ models: p.models, runtime: p.runtime, compactor: p.compactor })] },
-    { name: 'stop', commands: [createStopCommand()] },
+    statusFeature({
+      modelOf: p.modelOf,
+      llm: p.llm,
+      stats: p.stats,
+      runtime: p.runtime,
+      compactor: p.compactor,
+      memory: p.memory,
+      index: p.index,
+      tools: p.tools,
+      reminders: (channel, chatId) => p.reminders.list(channel, chatId).map((r) => p.reminders.describe(r)),
+      usage: p.usage,
+      budget: p.budget,
+      mcpLines: () => p.mcp?.statusLines() ?? [],
+      workspaceDir: config.workspaceDir,
+    }),
+    memoryAccessFeature({ memory: p.memory, index: p.index, embedder: p.embedder }),
+    privacyFeature({ forget: p.forget, memory: p.memory, index: p.index, sessions: p.sessions, workspaceDir: config.workspaceDir }),
+    remindersFeature({ reminders: p.reminders }),
+    modelsFeature({ models: p.models, runtime: p.runtime, compactor: p.compactor }),
+    usageFeature(),
+    stopFeature(),
   ];
 }
 

@@ -8,7 +8,7 @@ import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
 import { MemoryService } from '../memory/service.js';
 import { formatVersions, restoreMemory } from '../memory/versions.js';
-import type { CliIo } from './io.js';
+import type { CliIo } from '../core/cli-io.js';
 
 export const CHAT_COMMANDS = ['versions', 'restore', 'purge', 'reminders'];
 
@@ -61,7 +61,7 @@ export async function runChatCommand(cmd: string, args: string[], config: Config
       return 0;
     }
     case 'reminders': {
-      const { runReminders } = await import('./reminders.js');
+      const { runReminders } = await import('../features/reminders/cli.js');
       return runReminders(chat, chatArg!, args, config, log, io);
     }
     case 'purge': {

@@ -21,7 +21,7 @@ import { cleanInboundText } from '../turn/inbound.js';
 import type { HandleResult, ReplyFn } from '../core/channel.js';
 import { parseCommand } from '../core/command-line.js';
 import type { CommandRouter } from './router.js';
-import type { TokenBudget } from '../usage/budget.js';
+import type { TokenBudget } from '../features/usage/budget.js';
 import type { Dispatcher } from '../queue/dispatcher.js';
 import { argumentsHash, type Inbox, type InboxEntry } from '../queue/inbox.js';
 import type { ChatLimits } from './limits.js';

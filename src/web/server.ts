@@ -21,7 +21,7 @@ import { isAppError, type ErrorCode } from '../core/errors.js';
 import { MEMORY_FILE, withNewline } from '../memory/files.js';
 import { MemoryPageData, hashText, type ChatSummary, type PageDeps } from './data.js';
 import { sameToken } from './token.js';
-import { MIN_FORGET_CHARS } from '../privacy/forget.js';
+import { MIN_FORGET_CHARS } from '../features/privacy/forget.js';
 import { PAGE_HTML, PAGE_JS } from './page.js';
 import { Confirmations } from './confirm.js';
 import { lineDiff } from './diff.js';

@@ -17,8 +17,8 @@ import { filesContaining, filesMatching, testConfig } from '../helpers/workspace
 import { memoryCli, startDaemonChild } from '../helpers/child.js';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { PairingStore, pairingFile } from '../../src/channels/telegram/pairing.js';
-import { UsageStore } from '../../src/usage/usage.js';
-import { ReminderStore } from '../../src/reminders/store.js';
+import { UsageStore } from '../../src/features/usage/usage.js';
+import { ReminderStore } from '../../src/features/reminders/store.js';
 
 const responder: Responder = (req, i) => {
   if (promptKind(req) !== 'consolidation') return echoResponder(req, i);

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { TOKEN, startPageBot } from './helpers.js';
-import { UsageStore } from '../../src/usage/usage.js';
+import { UsageStore } from '../../src/features/usage/usage.js';
 import { USAGE_DAYS } from '../../src/web/data.js';
 import { makeMessage } from '../../src/sessions/model.js';
 import { SUMMARY_PREFIX } from '../../src/memory/compaction.js';
