@@ -32,7 +32,7 @@ import { MemoryIndex } from '../index/memory-index.js';
 import { Embedder } from '../index/upkeep/embeddings.js';
 import { IndexingService } from '../index/ingest.js';
 import { Upkeep } from '../index/upkeep/upkeep.js';
-import { Scheduler } from '../scheduler/jobs.js';
+import { Scheduler } from './jobs.js';
 import { ReminderStore } from '../features/reminders/store.js';
 import { MediaFetchers } from '../media/attachments.js';
 import { ReminderService } from '../features/reminders/service.js';

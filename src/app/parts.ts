@@ -18,7 +18,7 @@ import type { ContextFit } from '../turn/context-fit.js';
 import type { MemoryIndex } from '../index/memory-index.js';
 import type { IndexingService } from '../index/ingest.js';
 import type { Embedder } from '../index/upkeep/embeddings.js';
-import type { Scheduler } from '../scheduler/jobs.js';
+import type { Scheduler } from './jobs.js';
 import type { ForgetService } from '../features/privacy/forget.js';
 import type { ReminderService } from '../features/reminders/service.js';
 import type { UsageStore } from '../features/usage/usage.js';

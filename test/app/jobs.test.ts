@@ -1,12 +1,12 @@
 /**
- * The nightly schedule (src/scheduler/jobs.ts): every upkeep job is on node-cron at its hour in
+ * The nightly schedule (src/app/jobs.ts): every upkeep job is on node-cron at its hour in
  * the configured time zone, stop() takes them all off, and a job never runs twice at once.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import cron from 'node-cron';
-import { Scheduler, SCHEDULE } from '../../src/scheduler/jobs.js';
+import { Scheduler, SCHEDULE } from '../../src/app/jobs.js';
 import { JOB_NAMES, Upkeep } from '../../src/index/upkeep/upkeep.js';
 import { MemoryIndex } from '../../src/index/memory-index.js';
 import { LlmClient } from '../../src/llm/client.js';
