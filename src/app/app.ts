@@ -38,7 +38,7 @@ export interface App {
   /**
    * Handles messages accepted before the last stop (or kill) that never reached the session or
    * never got an answer; `replyFor` gives the way back to each one's chat. Returns how many.
-   * `senders` (per channel): tells each chat whose /forget the start finished (privacy/forget.ts).
+   * `senders` (per channel): tells each chat whose /forget the start finished (features/privacy/forget.ts).
    */
   recover(replyFor: (msg: InboundMessage) => ReplyFn, senders?: Record<string, (chatId: string, text: string) => Promise<void>>): Promise<number>;
   /** The messages the last run left unfinished, before `recover` takes them (a channel reads what it needs to know of them). */

@@ -1,7 +1,7 @@
 /**
  * The per-chat commands of `npm run memory`: `versions` and `restore` (MEMORY.md versions,
- * memory/versions.ts), `purge` (every trace of one chat, privacy/purge.ts) and `reminders`
- * (a chat's pending reminders, listed and cancelled: cli/reminders.ts).
+ * memory/versions.ts), `purge` (every trace of one chat, features/privacy/purge.ts) and `reminders`
+ * (a chat's pending reminders, listed and cancelled: features/reminders/cli.ts).
  */
 import path from 'node:path';
 import type { Config } from '../config/env.js';

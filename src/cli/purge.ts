@@ -1,5 +1,5 @@
 /**
- * `npm run memory -- purge --chat CHANNEL:ID [--pairing]`: privacy/purge.ts, with the daemon lock
+ * `npm run memory -- purge --chat CHANNEL:ID [--pairing]`: features/privacy/purge.ts, with the daemon lock
  * held. A group's id takes its forum topics too, and the first line says how many.
  */
 import type { Config } from '../config/env.js';

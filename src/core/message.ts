@@ -17,7 +17,7 @@ export interface ImageRef {
   fileName?: string | undefined;
 }
 
-/** A voice note or audio file that came with a message: transcribed in its turn (systems/transcription.ts). */
+/** A voice note or audio file that came with a message: transcribed in its turn (features/voice/transcription.ts). */
 export interface AudioRef {
   kind: 'voice' | 'audio';
   fileId: string;

@@ -34,7 +34,7 @@ import { ChatStops, isStop, type StopHandle } from './stop.js';
 /**
  * A message whose handling started this many times without finishing is not handled again: it
  * is run once more after a restart, and a second death while it runs is taken as its doing (the
- * tool a run died in is not run again anyway: turn/tool-loop.ts). So no one message can take
+ * tool a run died in is not run again anyway: features/answer/loop.ts). So no one message can take
  * the daemon, and every chat with it, down more than twice.
  */
 export const MAX_RECOVERY_ATTEMPTS = 2;

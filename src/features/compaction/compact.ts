@@ -5,7 +5,7 @@ import type { AutoCompactor } from '../../turn/auto-compact.js';
 export const DEFAULT_COMPACT_KEEP = 10;
 
 export interface CompactDeps {
-  /** DAILY_TOKEN_BUDGET (usage/budget.ts): the summary needs the model, so it is refused over the budget. */
+  /** DAILY_TOKEN_BUDGET (features/usage/budget.ts): the summary needs the model, so it is refused over the budget. */
   budget: {
     blocks(chat: string, msg: Pick<InboundMessage, 'channel' | 'userId' | 'username'>): boolean;
     refusal(chat: string, outcome?: string, lead?: string): string;

@@ -1,7 +1,7 @@
 /**
  * Indexing (55) — reads: the user's message and the answer as the session keeps them. Writes:
  * two `episode` rows in memory.db (speaker, conversation id, chat scope, event time, source
- * message id), their entities, and queued embeddings (turn/derived.ts: the same rows the start
+ * message id), their entities, and queued embeddings (derived.ts: the same rows the start
  * after a crash writes again from the session log when they are missing). No LLM and no network
  * on this path. It runs last, after the reply (40) and the daily note (50): a slow or broken
  * index can never delay or change the reply.

@@ -1,7 +1,7 @@
 /**
  * MemoryPersist (50) — reads: the user's message and the answer as the session keeps them
  * (`turn.userMessage`, `turn.answer`). Writes: one line `[HH:mm] User: … | Assistant: …` in
- * today's note of the chat's memory scope (turn/derived.ts, memory/daily-notes.ts: the one
+ * today's note of the chat's memory scope (derived.ts, memory/daily-notes.ts: the one
  * writer), not fsynced — the session log already holds the exchange, and the start after a
  * crash writes a missing line again from it. After ResponseDelivery (40): the user already has
  * the reply, so a failed write (disk full, read-only) is only a warning. After ContextBuilding

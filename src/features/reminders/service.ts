@@ -342,7 +342,7 @@ export class ReminderService {
     if (ds.length === 0) return;
     const text = reminderText(ds, { now, startedAt: this.startedAt, timezone: this.deps.timezone, perHour: this.pace.perHour, topic: isTopic(first.chat) });
     // Stamped with the delivery's time: its note line is made from the message, here and in a
-    // rebuild from the session log after a crash (turn/derived.ts).
+    // rebuild from the session log after a crash (features/record/derived.ts).
     const message = makeMessage('assistant', text, { reminder: ds.map(occurrenceKey).join(' '), timestamp: new Date(now).toISOString() });
     const writes = this.deps.sessions.writer(session);
     const release = writes.hold();

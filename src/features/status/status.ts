@@ -64,7 +64,7 @@ export interface StatusDeps {
   workspaceDir: string;
 }
 
-/** The budget's share used today; the budget counts a forum topic's whole group (usage/budget.ts). */
+/** The budget's share used today; the budget counts a forum topic's whole group (features/usage/budget.ts). */
 function budgetUse(deps: StatusDeps, chat: string): { used: number; pct: string } | null {
   const { budget } = deps;
   if (!budget.enabled) return null;

@@ -7,7 +7,7 @@
  * limits every message meets (rate, queue, daily budget), so a refused note is never downloaded
  * or transcribed, and the update loop never waits for one (another chat's message is answered
  * meanwhile). Download and speech to text have their own deadline (TRANSCRIPTION_TIMEOUT_MS,
- * turn/turn-audio.ts) inside the turn's. Without a transcript the turn ends with one line and
+ * turn-audio.ts) inside the turn's. Without a transcript the turn ends with one line and
  * the session keeps the placeholder with the file id; nothing is asked of the model.
  * SHOW_TRANSCRIPT echoes what was heard (cut to 3,500 characters, control characters taken
  * out) through the turn's reply path, before the answer.
