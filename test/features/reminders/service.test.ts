@@ -10,14 +10,19 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot } from '../../helpers/app.js';
 import { toolUser, until } from '../../helpers/reminders.js';
+import { patient } from '../../helpers/wait.js';
 import { localDate } from '../../../src/memory/notes.js';
 import { MAX_PENDING_PER_CHAT } from '../../../src/features/reminders/service.js';
+
+// Far enough ahead that the confirming turn ends first, also on a loaded machine (at load ~12 a
+// turn took longer than the 1.5 s this once was, and the reminder came before the confirmation).
+const DUE_IN_MS = patient(3_000);
 
 test('a reminder set through schedule_message arrives at its time, in the session (marked a reminder) and a line in the daily note', async () => {
   const bot = await startTestBot({
     env: { TZ: 'Europe/Berlin' },
     responder: toolUser((t) =>
-      t.startsWith('remind me') ? [{ name: 'schedule_message', args: { at: new Date(Date.now() + 1500).toISOString(), text: 'stretch your legs' } }] : [],
+      t.startsWith('remind me') ? [{ name: 'schedule_message', args: { at: new Date(Date.now() + DUE_IN_MS).toISOString(), text: 'stretch your legs' } }] : [],
     ),
   });
   const delivered: Array<{ chatId: string; text: string }> = [];
