@@ -13,8 +13,9 @@ import path from 'node:path';
 import { runSetup } from '../src/cli/setup.js';
 import { childEnv, repoRoot, runToEnd } from './helpers/child.js';
 import { echoResponder, startFakeLlm } from './helpers/fake-llm.js';
-import { waitFor } from './helpers/telegram.js';
+
 import { tempDir } from './helpers/workspace.js';
+import { waitFor } from './helpers/wait.js';
 
 test("setup's closing pm2 line starts the bot under pm2 on a clone that never ran npm start (from the ecosystem file, with npm start's Node flags, in the project folder)", {
   timeout: 240_000,

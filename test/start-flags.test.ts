@@ -13,7 +13,7 @@ import path from 'node:path';
 import { repoRoot } from './helpers/child.js';
 import { ecosystemApps } from './helpers/ecosystem.js';
 import { tempDir } from './helpers/workspace.js';
-import { waitFor } from './helpers/telegram.js';
+import { waitFor } from './helpers/wait.js';
 
 function startScript(): string {
   return (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;

@@ -14,12 +14,13 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startTelegramEmulator, waitFor, type EmuUser } from '../../test/helpers/telegram.js';
+import { startTelegramEmulator, type EmuUser } from '../../test/helpers/telegram.js';
 import { childEnv, repoRoot, telegramDaemonEnv } from '../../test/helpers/child.js';
 import { tempDir } from '../../test/helpers/workspace.js';
 import { startLlmProcess } from './llm-process.js';
 import { rng, userText } from './text.js';
 import type { MemoryReport } from '../../src/core/memory-report.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const REPLY = 'Sure, noted. Here is a short answer to that.';
 const CHATS = 1_000;

@@ -9,8 +9,9 @@
  *    with STREAMING=off, where the first text is the whole answer;
  *  - finished answer − last token: the final sendMessage (draft) or final edit (edit mode).
  */
-import { startTelegramBot, waitFor, type TelegramTestBot } from '../../test/helpers/telegram.js';
+import { startTelegramBot, type TelegramTestBot } from '../../test/helpers/telegram.js';
 import { text } from '../../test/helpers/fake-llm.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const ANSWER = `**Bench**: ${'streamed words '.repeat(40).trim()}.`;
 const GROUP = -1042;

@@ -11,8 +11,9 @@ import path from 'node:path';
 import { defaultLogFile, runMode } from '../../src/app/run-mode.js';
 import { childEnv, mainTs, repoRoot, spawnCollected, telegramDaemonEnv, tsxLoader } from '../helpers/child.js';
 import { startFakeLlm } from '../helpers/fake-llm.js';
-import { startTelegramEmulator, waitFor } from '../helpers/telegram.js';
+import { startTelegramEmulator } from '../helpers/telegram.js';
 import { tempDir } from '../helpers/workspace.js';
+import { waitFor } from '../helpers/wait.js';
 
 const WS = '/srv/membot/workspace';
 const mode = (token: string | undefined, env: Record<string, string> = {}, tty = false, logFile?: string) =>

@@ -14,8 +14,9 @@ import dotenv from 'dotenv';
 import { runSetup } from '../../src/cli/setup.js';
 import { childEnv, mainTs, repoRoot, spawnCollected, tsxLoader } from '../helpers/child.js';
 import { echoResponder, startFakeLlm, type FakeLlm, type Responder } from '../helpers/fake-llm.js';
-import { freePort, startTelegramEmulator, waitFor, type TelegramEmulator } from '../helpers/telegram.js';
+import { freePort, startTelegramEmulator, type TelegramEmulator } from '../helpers/telegram.js';
 import { tempDir } from '../helpers/workspace.js';
+import { waitFor } from '../helpers/wait.js';
 
 const KEY = 'sk-setup-test-key-7f3a9c41d2';
 const OWNER = 4242;

@@ -9,7 +9,7 @@ import { memoryReport } from '../../src/core/memory-report.js';
 import { childEnv, mainTs, tsxLoader } from '../helpers/child.js';
 import { startFakeLlm } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
-import { waitFor } from '../helpers/telegram.js';
+import { waitFor } from '../helpers/wait.js';
 
 test('the memory report: resident size, the main heap within it, and (Linux) its anonymous and file-backed parts', () => {
   const r = memoryReport();

@@ -7,9 +7,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadedSession, startTestBot } from '../helpers/app.js';
-import { waitFor } from '../helpers/telegram.js';
+
 import { echoResponder, lastUserText, type Responder } from '../helpers/fake-llm.js';
 import { ChatStops, IDLE_STOP_QUIET_MS, stoppedText } from '../../src/dispatch/stop.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** Never answers a message asking to "hang" (the client's abort is the only way out). */
 const hangFor: Responder = (req, i) => (/hang/.test(lastUserText(req)) ? { hang: true } : echoResponder(req, i));

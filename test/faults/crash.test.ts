@@ -14,11 +14,11 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { startTelegramEmulator, waitFor, type TelegramEmulator } from '../helpers/telegram.js';
+import { startTelegramEmulator, type TelegramEmulator } from '../helpers/telegram.js';
 import { lastUserText, startFakeLlm, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 import { childEnv, telegramDaemonEnv } from '../helpers/child.js';
-import { patient } from '../helpers/wait.js';
+import { patient, waitFor } from '../helpers/wait.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CHATS = 20;

@@ -10,11 +10,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startTelegramEmulator, waitFor } from '../helpers/telegram.js';
+import { startTelegramEmulator } from '../helpers/telegram.js';
 import { startFakeLlm, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 import { startDaemonChild, telegramDaemonEnv } from '../helpers/child.js';
-import { patient } from '../helpers/wait.js';
+import { patient, waitFor } from '../helpers/wait.js';
 import { RESTARTED_TEXT } from '../../src/channels/telegram/stream-preview.js';
 
 const GROUP = -1009;

@@ -11,12 +11,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startTelegramEmulator, waitFor } from '../helpers/telegram.js';
+import { startTelegramEmulator } from '../helpers/telegram.js';
 import { startFakeLlm, text, toolCalls } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 import { startDaemonChild, telegramDaemonEnv } from '../helpers/child.js';
 import { fixtureCalls, startHttpMcpServer } from '../fixtures/mcp-server.js';
 import { FileInbox } from '../../src/queue/file-inbox.js';
+import { waitFor } from '../helpers/wait.js';
 
 const USER = 4242;
 

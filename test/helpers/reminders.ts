@@ -26,4 +26,3 @@ export function toolUser(plan: (userText: string, req: RecordedRequest) => Plann
 }
 
 /** The tests' one polling wait (helpers/wait.ts), under the name the reminder tests import. */
-export { waitFor as until } from './wait.js';

@@ -136,7 +136,6 @@ export async function freePort(): Promise<number> {
 }
 
 /** The tests' one polling wait (helpers/wait.ts), under the name the Telegram tests import. */
-export { waitFor } from './wait.js';
 
 async function startEmulatorServer(): Promise<TelegramServer> {
   // The emulator reads `port: 0` as "use 9000", so pick a free port first (and retry on a race).

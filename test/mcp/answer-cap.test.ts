@@ -8,8 +8,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestBot } from '../helpers/app.js';
 import { callingModel, startMcpBot } from '../helpers/mcp.js';
-import { until } from '../helpers/reminders.js';
+
 import { startHttpMcpServer, stdioFixture, type HttpMcpServer } from '../fixtures/mcp-server.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** 256 KiB: small enough to reach quickly, far above a real answer's size in these tests. */
 const CAP = 256 * 1024;
@@ -28,7 +29,7 @@ before(async () => {
     },
     { responder: callingModel, env: { MCP_MAX_ANSWER_BYTES: String(CAP), TURN_TIMEOUT_MS: '300000' } },
   ));
-  await until(() => bot.app.parts.mcp!.connections.every((c) => c.state.kind === 'connected'), 30_000, 'both servers connected');
+  await waitFor(() => bot.app.parts.mcp!.connections.every((c) => c.state.kind === 'connected'), 30_000, 'both servers connected');
 });
 
 after(async () => {
@@ -66,7 +67,7 @@ test('a stdio line over the bound: the call ends "answer too large", the program
   const [reply] = await bot.send('4', `call fx__big {"size":${CAP * 2}}`);
   assert.ok(reply!.startsWith(`The tool answered: Error: the tool "fx__big" failed: MCP server fx: ${TOO_LARGE}`), reply!.slice(0, 300));
   // Its output is out of step after a cut line: the program is ended and started again.
-  await until(() => fx.state.kind === 'connected' && fx.pid !== first, 30_000, 'fx started again');
+  await waitFor(() => fx.state.kind === 'connected' && fx.pid !== first, 30_000, 'fx started again');
   assert.deepEqual(await bot.send('5', 'call fx__forecast {"city":"Oslo"}'), ['The tool answered: Forecast for Oslo: sunny, 21 °C, light wind from the west.']);
   // Under the bound a big answer still comes, cut for the model as before.
   const [big] = await bot.send('6', `call fx__big {"size":${CAP / 2}}`);

@@ -8,10 +8,11 @@ import assert from 'node:assert/strict';
 import { text, toolCalls } from '../helpers/fake-llm.js';
 import { startMcpBot } from '../helpers/mcp.js';
 import { captureLog } from '../helpers/workspace.js';
-import { until } from '../helpers/reminders.js';
+
 import { stdioFixture } from '../fixtures/mcp-server.js';
 import { McpConnection } from '../../src/mcp/connection.js';
 import type { McpServerConfig } from '../../src/config/mcp.js';
+import { waitFor } from '../helpers/wait.js';
 
 function alive(pid: number): boolean {
   try {
@@ -31,13 +32,13 @@ test('a server killed mid-life: its tools go, a call meanwhile says "not connect
   const tools = bot.app.parts.tools;
   const chat = { channel: 'test', chatId: '1', group: false, manages: true };
   try {
-    await until(() => fx.state.kind === 'connected', 20_000, 'fx connected');
+    await waitFor(() => fx.state.kind === 'connected', 20_000, 'fx connected');
     const first = fx.pid!;
     assert.ok(alive(first));
     assert.ok(tools.names(chat).includes('fx__forecast'));
 
     process.kill(first, 'SIGKILL');
-    await until(() => fx.state.kind === 'down', 5_000, 'fx seen down');
+    await waitFor(() => fx.state.kind === 'down', 5_000, 'fx seen down');
     assert.match(fx.describe(Date.now()), /^down since \d\d:\d\d:\d\d UTC \(the program exited\), retry in \d s$/);
     assert.ok(!tools.names(chat).includes('fx__forecast'), 'its tools are not offered while it is down');
     const meanwhile = await tools.execute(
@@ -47,7 +48,7 @@ test('a server killed mid-life: its tools go, a call meanwhile says "not connect
     assert.equal(meanwhile.code, 'mcp.unreachable');
     assert.match(meanwhile.content, /^Error: the tool "fx__forecast" failed: MCP server fx: not connected \(down since .*\); try again later$/);
 
-    await until(() => fx.state.kind === 'connected', 20_000, 'fx started again');
+    await waitFor(() => fx.state.kind === 'connected', 20_000, 'fx started again');
     const second = fx.pid!;
     assert.notEqual(second, first);
     assert.ok(!alive(first), 'the killed process is gone (reaped, not a zombie)');
@@ -81,7 +82,7 @@ test('a server that cannot start is tried again after 1, 2, 4 … times the base
       .filter((l) => l.retryInMs !== undefined)
       .map((l) => l.retryInMs as number);
   try {
-    await until(() => delays().length >= 5, 15_000, 'five failed starts');
+    await waitFor(() => delays().length >= 5, 15_000, 'five failed starts');
     assert.deepEqual(delays().slice(0, 5), [40, 80, 160, 200, 200]);
     const down = logs.lines().find((l) => l.retryInMs !== undefined)!;
     assert.match(down.reason, /its last words: missing config/);
@@ -122,7 +123,7 @@ test('a server that announces a changed tool list is listed again: the new tool 
   const c = new McpConnection(server, { log: captureLog().log, toolTimeoutMs: 5_000 });
   c.start();
   try {
-    await until(() => c.state.kind === 'connected', 20_000, 'fx connected');
+    await waitFor(() => c.state.kind === 'connected', 20_000, 'fx connected');
     assert.deepEqual(
       c.offered().map((t) => t.name),
       ['fx__grow'],
@@ -134,7 +135,7 @@ test('a server that announces a changed tool list is listed again: the new tool 
       signal: new AbortController().signal,
     };
     assert.match(await c.find('fx__grow')!.execute({}, ctx), /\ngrown$/);
-    await until(() => c.find('fx__extra') !== undefined, 5_000, 'the new tool listed');
+    await waitFor(() => c.find('fx__extra') !== undefined, 5_000, 'the new tool listed');
     assert.match(await c.find('fx__extra')!.execute({}, ctx), /\nextra here$/);
   } finally {
     await c.stop();

@@ -11,9 +11,10 @@ import path from 'node:path';
 import type { TestBot } from '../helpers/app.js';
 import type { RecordedRequest } from '../helpers/fake-llm.js';
 import { callingModel, startMcpBot, toolResults } from '../helpers/mcp.js';
-import { until } from '../helpers/reminders.js';
+
 import { startHttpMcpServer, stdioFixture, type HttpMcpServer } from '../fixtures/mcp-server.js';
 import { MAX_OUTPUT_CHARS } from '../../src/mcp/output.js';
+import { waitFor } from '../helpers/wait.js';
 
 const FIXTURE_SECRET = 'fixture-secret-7f3a9c2e41';
 const WEB_TOKEN = 'web-token-55aa66bb77cc';
@@ -33,7 +34,7 @@ before(async () => {
     },
     { responder: callingModel, env: { FIXTURE_SECRET, WEB_TOKEN } },
   ));
-  await until(() => bot.app.parts.mcp!.connections.every((c) => c.state.kind === 'connected'), 20_000, 'both servers connected');
+  await waitFor(() => bot.app.parts.mcp!.connections.every((c) => c.state.kind === 'connected'), 20_000, 'both servers connected');
 });
 
 after(async () => {

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { startMcpBot } from '../helpers/mcp.js';
 import { childEnv, mainTs, spawnCollected, tsxLoader } from '../helpers/child.js';
 import { tempDir } from '../helpers/workspace.js';
-import { until } from '../helpers/reminders.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** Whether `pid` runs (a zombie waiting for a parent that does not reap it counts as gone). */
 function running(pid: number): boolean {
@@ -54,10 +54,10 @@ test('a wrapper that ignores end of input and SIGTERM, and its child: both ended
   const { close } = await startMcpBot({ wrapped: stubborn(pidFile) });
   let started: number[] = [];
   try {
-    await until(async () => (started = await pids(pidFile)).length === 2, 20_000, 'the wrapper and its child started');
+    await waitFor(async () => (started = await pids(pidFile)).length === 2, 20_000, 'the wrapper and its child started');
     assert.ok(started.every(running));
     await close();
-    await until(() => !started.some(running), 20_000, 'the wrapper and its child gone');
+    await waitFor(() => !started.some(running), 20_000, 'the wrapper and its child gone');
   } finally {
     reap(started);
     await close();
@@ -91,15 +91,15 @@ test('SIGTERM before "daemon started" (Telegram not answering yet): the daemon s
   });
   let started: number[] = [];
   try {
-    await until(async () => (started = await pids(pidFile)).length === 2, 40_000, 'the MCP server started');
-    await until(() => held.size > 0, 40_000, 'getMe sent');
+    await waitFor(async () => (started = await pids(pidFile)).length === 2, 40_000, 'the MCP server started');
+    await waitFor(() => held.size > 0, 40_000, 'getMe sent');
     assert.ok(!daemon.out().includes('daemon started'), 'still starting');
     daemon.signal('SIGTERM');
     const code = await daemon.exited;
     assert.equal(code, 0, daemon.err());
     assert.match(daemon.out(), /"msg":"\[Main\] stopped"/);
     assert.ok(!daemon.out().includes('daemon started'));
-    await until(() => !started.some(running), 20_000, 'the wrapper and its child gone');
+    await waitFor(() => !started.some(running), 20_000, 'the wrapper and its child gone');
   } finally {
     daemon.kill();
     reap(started);

@@ -9,9 +9,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTelegramBot } from '../helpers/telegram.js';
 import { tempDir } from '../helpers/workspace.js';
-import { until } from '../helpers/reminders.js';
+
 import { startHttpMcpServer } from '../fixtures/mcp-server.js';
 import { promptKind, type RecordedRequest } from '../helpers/fake-llm.js';
+import { waitFor } from '../helpers/wait.js';
 
 const OWNER = 111;
 const GROUP = -1009;
@@ -26,7 +27,7 @@ test('a Telegram group gets no MCP tools unless listed; the private chat does', 
   await writeFile(file, JSON.stringify({ servers: { web: { url: web.url, tools: ['forecast'] } } }));
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER), TELEGRAM_ALLOWED_GROUPS: String(GROUP), MCP_CONFIG: file } });
   try {
-    await until(() => bot.app.parts.mcp!.get('web')!.state.kind === 'connected', 10_000, 'web connected');
+    await waitFor(() => bot.app.parts.mcp!.get('web')!.state.kind === 'connected', 10_000, 'web connected');
     await bot.tg.user({ userId: OWNER, chatId: OWNER, firstName: 'Owner' }).say('hello');
     await bot.tg.waitForBotMessages(OWNER, 1);
     await bot.tg.user({ userId: OWNER, chatId: GROUP, type: 'supergroup', chatTitle: 'Team', firstName: 'Owner' }).say('@TestNameBot hello all');

@@ -7,8 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMcpBot } from '../helpers/mcp.js';
-import { until } from '../helpers/reminders.js';
+
 import { stdioFixture } from '../fixtures/mcp-server.js';
+import { waitFor } from '../helpers/wait.js';
 
 test('150 and 120 listed tools: 32 from the first (its default maxTools), the second fills the request up to 128 functions; /status full and the log name the rest', async () => {
   const fixture = stdioFixture();
@@ -18,7 +19,7 @@ test('150 and 120 listed tools: 32 from the first (its default maxTools), the se
   });
   try {
     const mcp = bot.app.parts.mcp!;
-    await until(() => mcp.connections.every((c) => c.state.kind === 'connected'), 30_000, 'both servers connected');
+    await waitFor(() => mcp.connections.every((c) => c.state.kind === 'connected'), 30_000, 'both servers connected');
     const own = bot.app.parts.tools.names().filter((n) => !n.includes('__')).length;
 
     await bot.send('1', 'hello');

@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot } from '../helpers/app.js';
-import { waitFor } from '../helpers/telegram.js';
+
 import { memoryAwareResponder, promptKind, type Responder } from '../helpers/fake-llm.js';
+import { waitFor } from '../helpers/wait.js';
 
 test("risk: /stop during a turn's auto-compaction — the compaction's rewrite of the conversation wiped out the stop marker", async () => {
   let release!: () => void;

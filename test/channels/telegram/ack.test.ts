@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTelegramBot, waitFor } from '../../helpers/telegram.js';
+import { startTelegramBot } from '../../helpers/telegram.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const GROUP = -1004;
 

@@ -9,12 +9,12 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startTelegramEmulator, waitFor } from '../../helpers/telegram.js';
+import { startTelegramEmulator } from '../../helpers/telegram.js';
 import { startFakeLlm } from '../../helpers/fake-llm.js';
 import { tempDir } from '../../helpers/workspace.js';
 import { childEnv, mainTs, telegramDaemonEnv, tsxLoader } from '../../helpers/child.js';
 import { png } from '../../helpers/images.js';
-import { patient } from '../../helpers/wait.js';
+import { patient, waitFor } from '../../helpers/wait.js';
 
 const OWNER = 111;
 

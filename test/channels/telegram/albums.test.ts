@@ -6,8 +6,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTelegramBot, waitFor, type EmuUser, type TelegramEmulator } from '../../helpers/telegram.js';
+import { startTelegramBot, type EmuUser, type TelegramEmulator } from '../../helpers/telegram.js';
 import { png } from '../../helpers/images.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const OWNER = 111;
 const FRIEND = 222;

@@ -4,9 +4,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTelegramBot, waitFor } from '../../helpers/telegram.js';
+import { startTelegramBot } from '../../helpers/telegram.js';
 import { lastUserText, promptKind, text } from '../../helpers/fake-llm.js';
 import { runPair } from '../../../src/cli/pair.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const OWNER = 111;
 

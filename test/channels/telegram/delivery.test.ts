@@ -5,8 +5,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTelegramBot, waitFor } from '../../helpers/telegram.js';
+import { startTelegramBot } from '../../helpers/telegram.js';
 import { lastUserText, text } from '../../helpers/fake-llm.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const OWNER = 111;
 const env = { TELEGRAM_ALLOWED_USERS: String(OWNER) };

@@ -8,11 +8,11 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { startTelegramEmulator, waitFor, type TelegramEmulator } from '../../helpers/telegram.js';
+import { startTelegramEmulator, type TelegramEmulator } from '../../helpers/telegram.js';
 import { lastUserText, startFakeLlm, text } from '../../helpers/fake-llm.js';
 import { tempDir } from '../../helpers/workspace.js';
 import { childEnv, telegramDaemonEnv } from '../../helpers/child.js';
-import { patient } from '../../helpers/wait.js';
+import { patient, waitFor } from '../../helpers/wait.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;

@@ -10,7 +10,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { startTelegramBot, waitFor, type EmuUser, type TelegramTestBot } from '../../helpers/telegram.js';
+import { startTelegramBot, type EmuUser, type TelegramTestBot } from '../../helpers/telegram.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const GROUP = -100123;
 const OWNER = 111;

@@ -10,9 +10,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startTelegramBot, waitFor, type TelegramTestBot } from '../../helpers/telegram.js';
+import { startTelegramBot, type TelegramTestBot } from '../../helpers/telegram.js';
 import { echoResponder, lastUserText, text, type Responder } from '../../helpers/fake-llm.js';
 import { FileInbox } from '../../../src/queue/file-inbox.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const GROUP = -1009;
 const ENV = { TELEGRAM_ALLOWED_USERS: '111', TELEGRAM_ALLOWED_GROUPS: String(GROUP) };
@@ -111,8 +112,7 @@ test('a member\'s flood of /stop in a group gets one "Nothing to stop." (Telegra
     await bot.tg.waitForBotMessages(GROUP, 2, 20_000);
     // Every /stop handled and closed (they are answered outside the queue: wait for all of them).
     await waitFor(() => bot.logs.lines().filter((l) => l.msg === '/stop').length === FLOOD, 20_000, `${FLOOD} /stop handled`);
-    for (const until = Date.now() + 5_000; (await openJournal(bot)) > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(await openJournal(bot), 0, 'every /stop closed in the journal');
+    await waitFor(async () => (await openJournal(bot)) === 0, 5_000, 'every /stop closed in the journal');
     assert.deepEqual(
       bot.tg.botMessages(GROUP).map((m) => m.text),
       ['Nothing to stop.', 'echo: are you still there?'],

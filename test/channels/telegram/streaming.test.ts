@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTelegramBot, waitFor, type TelegramTestBot } from '../../helpers/telegram.js';
+import { startTelegramBot, type TelegramTestBot } from '../../helpers/telegram.js';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,6 +15,7 @@ import { previewText, RESTARTED_TEXT } from '../../../src/channels/telegram/stre
 import { tempDir } from '../../helpers/workspace.js';
 import { splitMessage } from '../../../src/channels/telegram/split.js';
 import { lastUserText, text, toolCalls, type FakeReply } from '../../helpers/fake-llm.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const GROUP = -1007;
 const ENV = { TELEGRAM_ALLOWED_USERS: '111', TELEGRAM_ALLOWED_GROUPS: String(GROUP) };

@@ -8,9 +8,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { startTelegramBot, waitFor, type EmuUser, type TelegramTestBot } from '../../helpers/telegram.js';
+import { startTelegramBot, type EmuUser, type TelegramTestBot } from '../../helpers/telegram.js';
 import { pairingFile } from '../../../src/channels/telegram/pairing-file.js';
 import { runPair } from '../../../src/cli/pair.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const GROUP = -100555;
 const OWNER = 111;

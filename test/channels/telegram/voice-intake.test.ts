@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTelegramBot } from '../../helpers/telegram.js';
 import { lastUserText } from '../../helpers/fake-llm.js';
-import { until } from '../../helpers/reminders.js';
+
 import { tempDir } from '../../helpers/workspace.js';
 import { FileSessionStore } from '../../../src/sessions/file-store.js';
 import { makeMessage } from '../../../src/sessions/model.js';
@@ -18,6 +18,7 @@ import { FileInbox } from '../../../src/queue/file-inbox.js';
 import { silentLogger } from '../../../src/core/log.js';
 import type { InboundMessage } from '../../../src/core/message.js';
 import path from 'node:path';
+import { waitFor } from '../../helpers/wait.js';
 
 const OWNER = 111;
 const OTHER = 112;
@@ -82,7 +83,7 @@ test('a slow transcription never holds up another chat: its text is answered whi
   try {
     bot.tg.addFile('vs1', Buffer.from('OggS AUDIO:slow'));
     await bot.tg.user({ userId: OWNER }).send(voice('vs1'));
-    await until(() => bot.llm.transcriptionRequests().length === 1, 5000, 'the transcription to start');
+    await waitFor(() => bot.llm.transcriptionRequests().length === 1, 5000, 'the transcription to start');
     await bot.tg.user({ userId: OTHER }).say('anyone there?');
     const [other] = await bot.tg.waitForBotMessages(OTHER, 1, 5000);
     assert.equal(other!.text, 'echo: anyone there?');

@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot } from '../../helpers/app.js';
-import { startTelegramBot, waitFor } from '../../helpers/telegram.js';
+import { startTelegramBot } from '../../helpers/telegram.js';
 import { echoResponder, promptKind, text, type Responder } from '../../helpers/fake-llm.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const FACTS = '## About\n- The user is called Ada.\n- Ada keeps bees in Lisbon.\n';
 const responder: Responder = (req, i) =>

@@ -13,10 +13,11 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { startTelegramEmulator, waitFor } from '../../helpers/telegram.js';
+import { startTelegramEmulator } from '../../helpers/telegram.js';
 import { lastUserText, promptKind, startFakeLlm, text, toolCalls, type Responder } from '../../helpers/fake-llm.js';
 import { filesContaining, tempDir } from '../../helpers/workspace.js';
 import { startDaemonChild, telegramDaemonEnv } from '../../helpers/child.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const WORD = 'PAPAYA42';
 const USER = 5151;

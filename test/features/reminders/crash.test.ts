@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startFakeLlm } from '../../helpers/fake-llm.js';
-import { toolUser, until } from '../../helpers/reminders.js';
+import { toolUser } from '../../helpers/reminders.js';
 import { captureLog, tempDir } from '../../helpers/workspace.js';
 import { FileSessionStore } from '../../../src/sessions/file-store.js';
 import { FileMemoryService } from '../../../src/memory/file-memory.js';
@@ -24,7 +24,7 @@ import { ReminderStore } from '../../../src/features/reminders/store.js';
 import { ReminderService } from '../../../src/features/reminders/service.js';
 import { localDate } from '../../../src/memory/notes.js';
 import { childEnv } from '../../helpers/child.js';
-import { patient } from '../../helpers/wait.js';
+import { patient, waitFor } from '../../helpers/wait.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const mainTs = path.join(repoRoot, 'src', 'main.ts');
@@ -71,17 +71,17 @@ test('kill -9 before the due time: delivered once after the restart, with a late
     const first = startDaemon(env, cwd);
     runs.push(first);
     first.child.stdin.write('remind me soon\n');
-    await until(() => first.stdout().includes('Scheduled reminder #1'), 30_000, 'the confirmation');
+    await waitFor(() => first.stdout().includes('Scheduled reminder #1'), 30_000, 'the confirmation');
     first.child.kill('SIGKILL');
     await first.closed;
     assert.equal(count(first.stdout(), '⏰'), 0, 'not delivered before its time');
     const [row] = await readScheduled(ws.dir);
-    await until(() => Date.now() > row!.due_at + 500, 10_000, 'the due time to pass');
+    await waitFor(() => Date.now() > row!.due_at + 500, 10_000, 'the due time to pass');
 
     // Restart after the due time, stdin open: delivered at start, saying it is late.
     const second = startDaemon(env, cwd);
     runs.push(second);
-    await until(() => second.stdout().includes('⏰'), 30_000, 'the late reminder');
+    await waitFor(() => second.stdout().includes('⏰'), 30_000, 'the late reminder');
     second.child.kill('SIGKILL'); // right after the delivery
     await second.closed;
     assert.match(second.stdout(), /⏰ Reminder \(late — it was due \w{3} \d+ \w{3} \d{4}, \d\d:\d\d, while I was not running\): take the cake out/);
@@ -90,7 +90,7 @@ test('kill -9 before the due time: delivered once after the restart, with a late
     // it exits 0 as usual, and the pending reminder stays stored.
     const third = startDaemon(env, cwd);
     runs.push(third);
-    await until(() => third.stderr().includes('daemon started'), 30_000, 'the third start');
+    await waitFor(() => third.stderr().includes('daemon started'), 30_000, 'the third start');
     await new Promise((r) => setTimeout(r, 1500));
     third.child.stdin.end('remind me next week\n');
     await third.closed;

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot } from '../../helpers/app.js';
-import { toolUser, until } from '../../helpers/reminders.js';
-import { patient } from '../../helpers/wait.js';
+import { toolUser } from '../../helpers/reminders.js';
+import { patient, waitFor } from '../../helpers/wait.js';
 import { localDate } from '../../../src/memory/notes.js';
 import { MAX_PENDING_PER_CHAT } from '../../../src/features/reminders/service.js';
 
@@ -33,7 +33,7 @@ test('a reminder set through schedule_message arrives at its time, in the sessio
     assert.match(confirm!, /done: Scheduled reminder #1 for \w+day \d+ \w+ \d{4}, \d\d:\d\d \(Europe\/Berlin, UTC\+0[12]:00\)/);
     assert.equal(delivered.length, 0, 'not before its time');
 
-    await until(() => delivered.length > 0, 10_000, 'the reminder');
+    await waitFor(() => delivered.length > 0, 10_000, 'the reminder');
     assert.deepEqual(delivered, [{ chatId: 'c1', text: '⏰ Reminder: stretch your legs' }]);
     await bot.app.parts.sessions.flush();
     const session = JSON.parse(await readFile(bot.app.parts.sessions.fileFor('test', 'c1'), 'utf8'));

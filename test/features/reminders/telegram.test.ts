@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTelegramBot } from '../../helpers/telegram.js';
 import { lastUserText } from '../../helpers/fake-llm.js';
-import { toolUser, until } from '../../helpers/reminders.js';
+import { toolUser } from '../../helpers/reminders.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const OWNER = 111;
 
@@ -27,7 +28,7 @@ test("an allowed user's reminder arrives in their Telegram chat; a stranger and 
     const [confirm, reminder] = await bot.tg.waitForBotMessages(OWNER, 2);
     assert.match(confirm!.text, /Scheduled reminder #1/);
     assert.equal(reminder!.text, '⏰ Reminder: from: remind me to stand up');
-    await until(async () => (await bot.sessionFile(OWNER)).messages.some((m: { content: string }) => m.content.startsWith('⏰')), 5000, 'the session');
+    await waitFor(async () => (await bot.sessionFile(OWNER)).messages.some((m: { content: string }) => m.content.startsWith('⏰')), 5000, 'the session');
 
     assert.deepEqual([...new Set(bot.llm.chatRequests().map(lastUserText))], ['remind me to stand up'], 'only the owner reached the model');
     assert.deepEqual(bot.app.parts.reminders.list('telegram', '222'), []);

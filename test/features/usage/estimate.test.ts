@@ -9,11 +9,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { startTelegramBot, waitFor, type TelegramTestBot } from '../../helpers/telegram.js';
+import { startTelegramBot, type TelegramTestBot } from '../../helpers/telegram.js';
 import { echoResponder, lastUserText, text, type RecordedRequest, type Responder } from '../../helpers/fake-llm.js';
 import { tempDir } from '../../helpers/workspace.js';
 import { memoryCli } from '../../helpers/child.js';
 import { UsageStore } from '../../../src/features/usage/usage.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const USER = 111;
 /** ~700 characters in 70 events `paceMs` apart, plain words. */
