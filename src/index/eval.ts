@@ -13,7 +13,7 @@ import type { MemoryIndex } from './memory-index.js';
 import { SqliteMemoryIndex } from './sqlite-memory-index.js';
 import { IndexingService } from './ingest.js';
 import { silentLogger } from '../core/log.js';
-import type { SearchResult } from './search/search.js';
+import type { SearchResult } from './search/result.js';
 import { RELEVANT_LIMIT, relevantHits } from './search/relevant.js';
 import { AppError } from '../core/errors.js';
 

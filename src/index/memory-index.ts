@@ -16,7 +16,7 @@ import type { FactListing, ScopeRow } from './store/browse.js';
 import type { IndexMatch } from './store/erase.js';
 import type { FactView, IndexStats } from './store/facts.js';
 import type { EpisodeInput, FactInput, MemoryKind, SavedFact } from './store/repository.js';
-import type { SearchOptions, SearchResult } from './search/search.js';
+import type { SearchOptions, SearchResult } from './search/result.js';
 import type { EntityInfo } from './search/lookups.js';
 
 export type { DecayOutcome, EntityInfo, EpisodeInput, FactInput, FactListing, FactView, IndexMatch, IndexStats, MemoryKind, SavedFact, ScopeRow };

@@ -6,7 +6,7 @@
 import type { MemoryIndex } from '../../index/memory-index.js';
 import type { MemoryService } from '../../memory/service.js';
 import type { Embedder } from '../../index/upkeep/embeddings.js';
-import type { SearchResult } from '../../index/search/search.js';
+import type { SearchResult } from '../../index/search/result.js';
 import type { Tool, ToolContext } from '../../tools/types.js';
 
 const KINDS = ['episode', 'fact', 'reflection'] as const;

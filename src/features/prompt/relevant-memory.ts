@@ -11,7 +11,7 @@ import type { MemoryService } from '../../memory/service.js';
 import { memoryBudgetTokens, type RuntimeConfigStore } from '../../config/runtime.js';
 import type { Embedder } from '../../index/upkeep/embeddings.js';
 import { ASSISTANT_NOTE_CHARS, USER_NOTE_CHARS, cutChars, oneLine } from '../../memory/notes.js';
-import type { SearchResult } from '../../index/search/search.js';
+import type { SearchResult } from '../../index/search/result.js';
 import { collapseLineBreaks } from '../../core/text.js';
 import { RELEVANT_LIMIT, relevantHits } from '../../index/search/relevant.js';
 

@@ -4,7 +4,8 @@
  * search's own shape, so the tools print them like search hits.
  */
 import type { Db } from '../store/db.js';
-import { ROW_COLUMNS, toResult, type MemoryRow, type SearchResult } from './search.js';
+import type { MemoryRow } from '../store/repository.js';
+import { ROW_COLUMNS, toResult, type SearchResult } from './result.js';
 
 export interface EntityInfo {
   id: string;

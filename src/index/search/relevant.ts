@@ -7,7 +7,7 @@
  * calibrated on the tune halves of the dev sets (docs/BENCHMARKS.md: precision of the injected
  * lines before and after).
  */
-import type { SearchOptions, SearchResult } from './search.js';
+import type { SearchOptions, SearchResult } from './result.js';
 import { contentWords } from '../store/query.js';
 
 export const RELEVANT_LIMIT = 5;

@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SqliteMemoryIndex } from '../../../src/index/sqlite-memory-index.js';
-import { HybridSearch, type SearchResult } from '../../../src/index/search/search.js';
+import { HybridSearch } from '../../../src/index/search/search.js';
+import type { SearchResult } from '../../../src/index/search/result.js';
 import { DEFAULT_WEIGHTS } from '../../../src/index/search/rank.js';
 import type { EpisodeInput } from '../../../src/index/store/repository.js';
 import { captureLog } from '../../helpers/workspace.js';
