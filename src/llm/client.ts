@@ -1,8 +1,8 @@
 /**
  * LlmClient: chat completions and embeddings through the official `openai` SDK, pointed at
- * OpenAI or any compatible server by OPENAI_BASE_URL. The SDK's own retries are off: ours
- * (core/retry.ts) honour retry-after and are shared with Telegram. Each call has a hard
- * timeout of our own that covers the whole response, body included.
+ * OpenAI or any compatible server by OPENAI_BASE_URL. The SDK's own retries are off: each
+ * request goes through attempt.ts (our timeout over the whole response, our retries honouring
+ * retry-after, shared with Telegram); the shapes of a call are in call.ts.
  *
  * Models: LLM_MODEL and LLM_MODEL_BALANCED by tier, or the model a chat chose (/model, any of
  * LLM_MODELS, each on the default server or its own); LLM_FALLBACK is tried, in order, when the
@@ -10,107 +10,31 @@
  * one place that decides it, for answers and background calls alike.
  */
 import OpenAI from 'openai';
-import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { NO_API_KEY, type Config } from '../config/env.js';
+import { NO_API_KEY } from '../config/env.js';
 import { uniqueNames } from '../config/models.js';
 import type { Logger } from '../core/log.js';
-import { withRetry } from '../core/retry.js';
-import { normalizeToolCall, type ToolCall } from '../sessions/model.js';
-import { LlmError, classifyLlmError, fallsOver, toLlmError } from './errors.js';
+import { callLlm } from './attempt.js';
+import { LlmError, fallsOver, toLlmError } from './errors.js';
 import { estimateUsage, outputText, toTokenUsage, type TokenUsage, type UsageAccount } from './accounting.js';
 import { readStream, refusesStreamOptions, streamingBody, streamSoFar, type StreamSupport } from './stream.js';
 import { EstimateCounter, type TokenCounter } from './tokens.js';
+import {
+  isReasoningModel,
+  readToolCalls,
+  type ChatCallOptions,
+  type ChatResult,
+  type LlmClientConfig,
+  type LlmObservers,
+  type ModelTier,
+  type UsageSink,
+} from './call.js';
 import { transcribeAudio, type TranscriptionRequest, type TranscriptionResult } from './transcribe.js';
-
-export type ModelTier = 'default' | 'balanced';
-
-export interface ChatCallOptions {
-  tier?: ModelTier;
-  messages: ChatCompletionMessageParam[];
-  tools?: ChatCompletionTool[] | undefined;
-  toolChoice?: 'auto' | 'none' | undefined;
-  temperature?: number | undefined;
-  maxTokens?: number | undefined;
-  /** Overrides LLM_TIMEOUT_MS for this call. */
-  timeoutMs?: number | undefined;
-  /** Overrides LLM_MAX_RETRIES for this call. */
-  retries?: number | undefined;
-  log?: Logger | undefined;
-  /** Whom the tokens are billed to (usage accounting); unaccounted calls (doctor) are not recorded. */
-  account?: UsageAccount | undefined;
-  /** Aborts the call (and any retry) at once: the turn's deadline. */
-  signal?: AbortSignal | undefined;
-  /** Set: the answer is streamed and this gets its text so far as it grows (llm/stream.ts); a fallback starts it again from nothing. */
-  onText?: ((soFar: string) => void) | undefined;
-  /** The model to ask (a chat's /model choice); unset: the tier's. */
-  model?: string | undefined;
-  /** false: this model only, no LLM_FALLBACK (the doctor checks one model). */
-  fallback?: boolean | undefined;
-  /** Before a fallback model is asked: the request fitted to that model's context, or undefined to send it as it is. */
-  refit?: ((model: string) => Promise<ChatCompletionMessageParam[] | undefined>) | undefined;
-}
-
-/** Receives the `usage` of every accounted response, with the model that answered. */
-export type UsageSink = (account: UsageAccount, usage: TokenUsage, model: string) => void;
-
-export interface ChatResult {
-  content: string;
-  toolCalls: ToolCall[];
-  finishReason: string | null;
-  usage: TokenUsage | null;
-  /** The model that answered (its name as configured). */
-  model: string;
-  /** The model name the server reported in its answer (e.g. a dated version), when it gave one. */
-  served: string | undefined;
-  /** Set when a fallback answered: the model asked first. */
-  fallbackFrom?: string | undefined;
-}
-
-/** o-series and gpt-5 take `max_completion_tokens` and only the default temperature. */
-export function isReasoningModel(model: string): boolean {
-  const m = model.toLowerCase().replace(/^.*\//, '');
-  return /^(o\d|gpt-5)/.test(m);
-}
-
-/**
- * The model's tool calls, each well-typed (sessions/model.ts, normalizeToolCall) and with an id
- * of its own: the answer is untrusted, and whatever it holds is stored and sent back on every
- * later turn. Calls of another type than "function" are skipped; a missing type is accepted.
- */
-function readToolCalls(raw: unknown): ToolCall[] {
-  if (!Array.isArray(raw)) return [];
-  const out: ToolCall[] = [];
-  const ids = new Set<string>();
-  for (const tc of raw as unknown[]) {
-    const type = tc && typeof tc === 'object' ? (tc as { type?: unknown }).type : undefined;
-    if (type !== undefined && type !== 'function') continue;
-    const call = normalizeToolCall(tc);
-    // Results are matched to calls by id: two calls sharing one would leave one unanswered.
-    if (ids.has(call.id)) call.id = `${call.id}_${out.length}`;
-    ids.add(call.id);
-    out.push(call);
-  }
-  return out;
-}
 
 /** One server a model is reached on: its SDK client, and what it turned out to accept when streaming. */
 interface Endpoint {
   sdk: OpenAI;
   stream: StreamSupport;
 }
-
-/** What the app gives the client when it builds it (all optional: a CLI's client has none). */
-export interface LlmObservers {
-  /** Where the usage of accounted calls goes. A failing sink never fails a call. */
-  usageSink?: UsageSink | undefined;
-  /** True when a call billed to this account must not be made (daily token budget). */
-  gate?: ((account: UsageAccount) => boolean) | undefined;
-  /** A model's tokenizer, to estimate a call that ended without usage (unset or unknown: characters / 3.5). */
-  tokensFor?: ((model: string) => TokenCounter | undefined) | undefined;
-}
-
-export type LlmClientConfig = Pick<Config, 'openaiApiKey' | 'openaiBaseUrl' | 'model' | 'modelBalanced' | 'llmTimeoutMs' | 'llmMaxRetries'> &
-  Partial<Pick<Config, 'models' | 'fallback'>>;
 
 export class LlmClient {
   /** The default server's client (OPENAI_BASE_URL): transcription and embeddings use it too. */
@@ -211,7 +135,7 @@ export class LlmClient {
     }
     const timeoutMs = opts.timeoutMs ?? this.config.llmTimeoutMs;
     if (opts.onText) return this.chatStreamed(endpoint, body, opts.onText, timeoutMs, opts, log);
-    const res = await this.call(
+    const res = await callLlm(
       async (signal) => {
         const sent = !signal.aborted;
         try {
@@ -273,7 +197,7 @@ export class LlmClient {
         throw err;
       }
     };
-    const run = () => this.call(attempt, timeoutMs, opts.retries ?? this.config.llmMaxRetries, log, opts.signal);
+    const run = () => callLlm(attempt, timeoutMs, opts.retries ?? this.config.llmMaxRetries, log, opts.signal);
     let res;
     try {
       res = await run();
@@ -298,7 +222,7 @@ export class LlmClient {
 
   /** Embeddings are batched across chats: billed to the chat `*` unless `account` says otherwise. */
   async embed(model: string, inputs: string[], dimensions?: number, account: UsageAccount = { chat: '*', kind: 'embeddings' }): Promise<number[][]> {
-    const res = await this.call(
+    const res = await callLlm(
       async (signal) =>
         this.sdk.embeddings.create(
           { model, input: inputs, ...(dimensions ? { dimensions } : {}), encoding_format: 'float' },
@@ -350,40 +274,5 @@ export class LlmClient {
     } catch (err) {
       log.warn({ err }, 'could not record token usage');
     }
-  }
-
-  /** One attempt per try, each under a hard timeout; failures mapped to LlmError. */
-  private async call<T>(fn: (signal: AbortSignal) => Promise<T>, timeoutMs: number, retries: number, log: Logger, outer?: AbortSignal): Promise<T> {
-    return withRetry(
-      async () => {
-        const ac = new AbortController();
-        let timedOut = false;
-        const timer = setTimeout(() => {
-          timedOut = true;
-          ac.abort();
-        }, timeoutMs);
-        const stop = () => ac.abort();
-        outer?.addEventListener('abort', stop, { once: true });
-        if (outer?.aborted) ac.abort();
-        try {
-          return await fn(ac.signal);
-        } catch (err) {
-          // Keep the raw error for classification; a timeout of ours looks like a user abort.
-          if (timedOut) throw toLlmError(err, true);
-          throw err;
-        } finally {
-          clearTimeout(timer);
-          outer?.removeEventListener('abort', stop);
-        }
-      },
-      {
-        signal: outer,
-        retries,
-        classify: (err) => (err instanceof LlmError ? { retry: err.code === 'llm.timeout' } : classifyLlmError(err)),
-        onRetry: ({ attempt, delayMs, err }) => log.warn({ attempt, delayMs, code: toLlmError(err, false).code }, 'LLM call failed, retrying'),
-      },
-    ).catch((err: unknown) => {
-      throw toLlmError(err, false);
-    });
   }
 }

@@ -5,7 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LlmClient, type LlmObservers } from '../../src/llm/client.js';
+import { LlmClient } from '../../src/llm/client.js';
+import type { LlmObservers } from '../../src/llm/call.js';
 import { lastUserText, memoryAwareResponder, promptKind, startFakeLlm, text, type FakeLlm, type FakeReply, type RecordedRequest } from '../helpers/fake-llm.js';
 import { llmFailure as failure } from '../helpers/llm-failure.js';
 import { loadedSession, startTestBot } from '../helpers/app.js';
