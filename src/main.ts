@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   // Messages accepted before a kill and never finished are handled now, in their chats' order.
   // A /forget the last run did not finish was finished at start (createApp): its chat is told.
   void app
-    .recover((msg) => started.replyFor?.(msg) ?? ((text) => started.send(msg.chatId, text)), { [started.name]: (chatId, text) => started.send(chatId, text) })
+    .recover((msg) => started.replyFor(msg), { [started.name]: (chatId, text) => started.send(chatId, text) })
     .then(() => started.settleInterrupted?.())
     .catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
   // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.

@@ -15,6 +15,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createApp } from '../../src/app/app.js';
 import { silentLogger } from '../../src/core/log.js';
+import { textReply } from '../../src/core/channel.js';
 import { IndexingService } from '../../src/index/ingest.js';
 import { formatNoteLine, cutChars } from '../../src/memory/notes.js';
 import { completion, memoryAwareResponder, promptKind, startFakeLlm, type RecordedRequest } from '../../test/helpers/fake-llm.js';
@@ -171,7 +172,7 @@ async function runConversation(label: string, maxContextTokens: number): Promise
             messageId: String(t + 1),
             receivedAt: new Date(DAY + t * 60_000),
           },
-          async () => {},
+          textReply(async () => {}),
         );
         const compacted = session.metadata.messagesCompacted !== compactedBefore;
         if (compacted) compactions.push(t + 1);

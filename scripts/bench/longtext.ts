@@ -12,6 +12,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createApp, type App } from '../../src/app/app.js';
 import { silentLogger } from '../../src/core/log.js';
+import { textReply } from '../../src/core/channel.js';
 import { splitMessage } from '../../src/channels/telegram/split.js';
 import { renderTelegramHtml } from '../../src/channels/telegram/render.js';
 import { startFakeLlm, lastUserText, text } from '../../test/helpers/fake-llm.js';
@@ -30,7 +31,10 @@ const ANSWERS: Record<string, string> = {
 
 async function turn(app: App, chatId: string, t: string): Promise<number> {
   const t0 = performance.now();
-  await app.handle(msg(chatId, t), async () => undefined);
+  await app.handle(
+    msg(chatId, t),
+    textReply(async () => undefined),
+  );
   return performance.now() - t0;
 }
 

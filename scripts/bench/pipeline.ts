@@ -9,6 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createApp, type App } from '../../src/app/app.js';
 import { silentLogger } from '../../src/core/log.js';
+import { textReply } from '../../src/core/channel.js';
 import { makeMessage } from '../../src/sessions/model.js';
 import type { InboundMessage } from '../../src/core/message.js';
 import { IndexingService } from '../../src/index/ingest.js';
@@ -81,9 +82,12 @@ export async function setup(indexSize: number, runtimeConfig: unknown = { compac
 /** Runs one turn; returns when the reply was handed to the channel (ms since `t0`), if any. */
 export async function turn(app: App, m: InboundMessage, t0 = performance.now()): Promise<number | undefined> {
   let replied: number | undefined;
-  await app.handle(m, async () => {
-    replied ??= performance.now() - t0;
-  });
+  await app.handle(
+    m,
+    textReply(async () => {
+      replied ??= performance.now() - t0;
+    }),
+  );
   return replied;
 }
 

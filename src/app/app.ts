@@ -12,7 +12,7 @@ import type { Dispatcher } from '../queue/dispatcher.js';
 import { ChatLimits } from '../dispatch/limits.js';
 import { Intake } from '../dispatch/intake.js';
 import { ChatStops } from '../dispatch/stop.js';
-import type { HandleResult, ReplyFn } from '../core/channel.js';
+import type { HandleResult, Reply } from '../core/channel.js';
 import type { CommandRouter } from '../dispatch/router.js';
 import type { Parts } from './parts.js';
 import { buildParts, type BuildOptions } from './build.js';
@@ -22,7 +22,7 @@ import { Lifecycle } from './lifecycle.js';
 import { promptTokens } from '../llm/tokens.js';
 import { forgetNotice } from '../features/privacy/forget.js';
 
-export type { ReplyFn } from '../core/channel.js';
+export type { Reply } from '../core/channel.js';
 
 export interface App {
   /** What the app built (stores, LLM client, reminders …): for main.ts and the tests, never handed down. */
@@ -34,13 +34,13 @@ export interface App {
    * Queues one inbound message for its chat; resolves when it has been fully handled. Its
    * `accepted` resolves as soon as the message is journaled (durable).
    */
-  handle(msg: InboundMessage, reply: ReplyFn): HandleResult;
+  handle(msg: InboundMessage, reply: Reply): HandleResult;
   /**
    * Handles messages accepted before the last stop (or kill) that never reached the session or
    * never got an answer; `replyFor` gives the way back to each one's chat. Returns how many.
    * `senders` (per channel): tells each chat whose /forget the start finished (features/privacy/forget.ts).
    */
-  recover(replyFor: (msg: InboundMessage) => ReplyFn, senders?: Record<string, (chatId: string, text: string) => Promise<void>>): Promise<number>;
+  recover(replyFor: (msg: InboundMessage) => Reply, senders?: Record<string, (chatId: string, text: string) => Promise<void>>): Promise<number>;
   /** The messages the last run left unfinished, before `recover` takes them (a channel reads what it needs to know of them). */
   leftOver(): InboundMessage[];
   /** Stops taking messages, waits for running turns (bounded), then closes every part, the last built first. */

@@ -8,7 +8,7 @@
  */
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { Channel, InboundHandler } from '../core/channel.js';
+import { textReply, type Channel, type InboundHandler, type Reply } from '../core/channel.js';
 import { scrubSecrets } from '../core/log.js';
 
 /** What leaves the terminal chat (besides Ctrl+D and Ctrl+C). */
@@ -72,7 +72,7 @@ export class ConsoleChannel implements Channel {
           receivedAt: new Date(),
           chat: { kind: 'private', name: 'Terminal' },
         },
-        (reply) => this.send(this.opts.chatId, reply),
+        this.replyFor(),
       )
         .catch((err: unknown) => this.write(`Sorry, that message could not be handled: ${(err as Error).message}\n`))
         .finally(() => {
@@ -92,6 +92,11 @@ export class ConsoleChannel implements Channel {
     await this.write(`${text}\n`);
     // A reminder that came while the person was typing: their line comes back under it.
     if (above) this.prompt(true);
+  }
+
+  /** The way back to the terminal: every line printed in turn (a recovered message's too). */
+  replyFor(): Reply {
+    return textReply((text) => this.send(this.opts.chatId, text));
   }
 
   /** Interactive: the one-line banner, then the first prompt. */

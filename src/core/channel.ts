@@ -14,17 +14,41 @@ export interface OutboundDocument {
 export type { AnswerProgress } from './progress.js';
 
 /**
- * The way back to the chat a message came from; `document` where the channel can send files,
- * `progress` where it can show an answer as it grows, `aside` where a line can go out before
- * the answer without ending its preview (a voice note's transcript; without it, the reply).
+ * What goes back to a chat. `text` is the reply — the answer, a command's result, a refusal or
+ * an apology — and ends the answer's preview (it becomes this text); `aside` is a line that goes
+ * out beside the answer without ending its preview (a voice note's transcript); `document` is a
+ * file (`/export`), sent only where the way back declares `documents`.
  */
-export type ReplyFn = ((text: string) => Promise<void>) & {
-  document?: (doc: OutboundDocument) => Promise<void>;
-  progress?: AnswerProgress;
-  aside?: (text: string) => Promise<void>;
-};
+export type Outbound = { kind: 'text'; text: string } | { kind: 'aside'; text: string } | { kind: 'document'; document: OutboundDocument };
 
-export type InboundHandler = (msg: InboundMessage, reply: ReplyFn) => HandleResult;
+/**
+ * The way back to the chat one message came from. What a channel can do beyond text is declared
+ * here, not guessed: `documents` where files go out as files, `progress` where an answer is
+ * shown as it grows (absent: it appears when done).
+ */
+export interface Reply {
+  /** Resolves once the channel has sent it; rejects when it could not. */
+  send(out: Outbound): Promise<void>;
+  readonly documents: boolean;
+  readonly progress?: AnswerProgress | undefined;
+}
+
+/**
+ * The way back of a channel that sends text only (the terminal, tests): an aside is one more
+ * line; no files, no preview.
+ */
+export function textReply(send: (text: string) => Promise<void>): Reply {
+  return {
+    documents: false,
+    async send(out) {
+      // Never asked: a command sends a file only where `documents` says it goes out as one.
+      if (out.kind === 'document') throw new Error('this channel cannot send files');
+      await send(out.text);
+    },
+  };
+}
+
+export type InboundHandler = (msg: InboundMessage, reply: Reply) => HandleResult;
 
 /** A transport users talk through. It knows its own limits (length, formatting, rate). */
 export interface Channel {
@@ -33,8 +57,8 @@ export interface Channel {
   send(chatId: string, text: string): Promise<void>;
   /** Stop taking new messages. Replies of running turns may still be sent. */
   stop(): Promise<void>;
-  /** The way back for a message recovered from the journal after a restart (default: `send`). */
-  replyFor?(msg: InboundMessage): ReplyFn;
+  /** The way back for a message recovered from the journal after a restart. */
+  replyFor(msg: InboundMessage): Reply;
   /** After recovery: tidies what the last run left half shown (Telegram: streaming placeholders). */
   settleInterrupted?(): Promise<number>;
 }

@@ -1,7 +1,7 @@
 /**
  * What a channel shows while an answer is being written (Telegram: a draft or an edited
  * placeholder). Cosmetic: calls return at once and never fail; the answer itself still goes
- * through the ReplyFn, which also ends the preview.
+ * through the way back (`Reply`, channel.ts), whose text ends the preview.
  */
 export interface AnswerProgress {
   /** The answer's text so far (the whole of it, not the delta); may start again shorter after a retry. */

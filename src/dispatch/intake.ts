@@ -18,7 +18,7 @@ import type { SessionWriter } from '../sessions/writer.js';
 import { newTurnId, type CallJournal } from '../turn/turn.js';
 import type { InboundMessage } from '../core/message.js';
 import { cleanInboundText } from '../turn/inbound.js';
-import type { HandleResult, ReplyFn } from '../core/channel.js';
+import type { HandleResult, Reply } from '../core/channel.js';
 import { parseCommand } from '../core/command-line.js';
 import type { CommandRouter } from './router.js';
 import type { TokenBudget } from '../features/usage/budget.js';
@@ -60,7 +60,7 @@ export interface IntakeDeps extends TurnRunDeps {
 interface Job {
   key: string;
   journalId: string;
-  reply: ReplyFn;
+  reply: Reply;
   release: () => void;
   /** Set once the message is known to be a command (for the failure log line). */
   command?: string;
@@ -104,7 +104,7 @@ export class Intake {
    * Handles messages accepted before the last stop (or kill) that never reached the session or
    * never got an answer; `replyFor` gives the way back to each one's chat. Returns how many.
    */
-  recover(replyFor: (msg: InboundMessage) => ReplyFn): Promise<number> {
+  recover(replyFor: (msg: InboundMessage) => Reply): Promise<number> {
     const entries = this.leftOver.splice(0);
     // Queued at once (no await before): ahead of anything the channel takes after its start.
     // Each in its chat's queue, in order. Only starts count towards giving up: a message that
@@ -118,7 +118,7 @@ export class Intake {
    * `accepted` resolves as soon as the message is journaled (durable). `recovered`: an entry an
    * earlier run journaled and did not finish; it keeps its id.
    */
-  handle(msg: InboundMessage, reply: ReplyFn, recovered?: InboxEntry): HandleResult {
+  handle(msg: InboundMessage, reply: Reply, recovered?: InboxEntry): HandleResult {
     const { inbox, dispatcher, limits, log } = this.deps;
     const key = sessionKey(msg.channel, msg.chatId);
     // Never behind the turn it stops, nor refused by the limits meant to protect that turn.
@@ -230,7 +230,7 @@ export class Intake {
    * The job of a journaled message: its reply waits until the journal entry is durable
    * (`accepted`: its id, or null when the write failed — logged as `what`, unless undefined).
    */
-  private journal(key: string, journal: { id: string; durable: Promise<unknown> }, reply: ReplyFn, what: string | undefined) {
+  private journal(key: string, journal: { id: string; durable: Promise<unknown> }, reply: Reply, what: string | undefined) {
     const accepted = journal.durable.then(
       () => journal.id,
       (err: unknown) => {
@@ -246,7 +246,7 @@ export class Intake {
    * /stop, at once and outside the chat's queue (stop.ts): journaled and closed like any message,
    * so a kill before the answer handles it after the restart (where, nothing running, it says so).
    */
-  private stopNow(key: string, msg: InboundMessage, reply: ReplyFn): HandleResult {
+  private stopNow(key: string, msg: InboundMessage, reply: Reply): HandleResult {
     const { job, accepted } = this.journal(key, this.deps.inbox.accept(msg), reply, 'a /stop');
     job.command = 'stop';
     const { stops } = this;
@@ -298,7 +298,7 @@ export class Intake {
       args,
       role,
       log: this.deps.log,
-      document: job.reply.document,
+      document: job.reply.documents ? (document) => job.reply.send({ kind: 'document', document }) : undefined,
     });
   }
 
@@ -352,7 +352,7 @@ export class Intake {
   private async tell(job: Job, say: string | undefined, failure: Ending['failure'], quiet: boolean): Promise<void> {
     if (say !== undefined) {
       try {
-        await job.reply(say);
+        await job.reply.send({ kind: 'text', text: say });
         return;
       } catch (err) {
         if (quiet) {
@@ -363,24 +363,21 @@ export class Intake {
       }
     }
     if (!failure) return;
-    await job
-      .reply(apologyText(failure.errorId, failure.code))
+    await job.reply
+      .send({ kind: 'text', text: apologyText(failure.errorId, failure.code) })
       .catch((err: unknown) => this.deps.log.error({ err, errorId: failure.errorId }, 'could not deliver the apology either'));
   }
 }
 
-/** A reply (and document, and aside) that waits until the message is durable in the journal. */
-function whenTaken(reply: ReplyFn, accepted: Promise<unknown>): ReplyFn {
-  const gated =
-    <T>(send: (x: T) => Promise<void>) =>
-    async (x: T) => {
+/** The way back, every value of it waiting until the message is durable in the journal. */
+function whenTaken(reply: Reply, accepted: Promise<unknown>): Reply {
+  return {
+    documents: reply.documents,
+    // The channel's preview starts only once the message is journaled (see TelegramChannel.route).
+    progress: reply.progress,
+    async send(out) {
       await accepted;
-      return send(x);
-    };
-  const out: ReplyFn = gated(reply);
-  // The channel's preview starts only once the message is journaled (see TelegramChannel.route).
-  if (reply.progress) out.progress = reply.progress;
-  if (reply.document) out.document = gated(reply.document);
-  if (reply.aside) out.aside = gated(reply.aside);
-  return out;
+      await reply.send(out);
+    },
+  };
 }

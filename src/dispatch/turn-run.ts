@@ -13,7 +13,7 @@ import { createTurn, endTurn, type CallJournal, type Turn } from '../turn/turn.j
 import type { SessionWriter } from '../sessions/writer.js';
 import { stoppedText, type StopHandle } from './stop.js';
 import type { InboundMessage } from '../core/message.js';
-import type { ReplyFn } from '../core/channel.js';
+import type { Reply } from '../core/channel.js';
 import { deadlineText } from './apology.js';
 import type { Ending } from './ending.js';
 
@@ -35,7 +35,7 @@ export async function runTurn(
   deps: TurnRunDeps,
   writes: SessionWriter,
   msg: InboundMessage,
-  reply: ReplyFn,
+  reply: Reply,
   truncated: number,
   recovered: boolean,
   stop?: StopHandle,
@@ -65,9 +65,7 @@ export async function runTurn(
     log: deps.log,
     userMessage,
     reply,
-    aside: reply.aside,
     signal: deadline.signal,
-    progress: reply.progress,
     model: deps.modelOf?.(session),
     calls,
   });
@@ -150,6 +148,6 @@ async function halted(turn: Turn, writes: SessionWriter, finish: () => Promise<v
     { code: 'turn.stopped', keptChars: partial.trim() ? partial.length : 0, systems: turn.timings.map((t) => t.system) },
     'turn stopped by /stop; the text so far is kept, marked',
   );
-  if (!partial.trim()) await turn.progress?.end?.('⏹ Stopped.');
+  if (!partial.trim()) await turn.reply.progress?.end?.('⏹ Stopped.');
   return { close: true, release: true, ...(partial.trim() ? { say: kept } : {}), quiet: true, windDown: finish };
 }

@@ -8,7 +8,7 @@ import type { Session, SessionMessage, ToolCall } from '../sessions/model.js';
 import type { SessionWriter } from '../sessions/writer.js';
 import type { ChatCompletionContentPartImage } from 'openai/resources/chat/completions';
 import type { ImageInfo } from '../media/image-info.js';
-import type { AnswerProgress } from '../core/progress.js';
+import type { Reply } from '../core/channel.js';
 import type { InboundMessage } from '../core/message.js';
 import { unknownModel, type ActiveModel } from '../llm/chat-models.js';
 
@@ -58,14 +58,14 @@ export interface Turn {
   readonly log: Logger;
   /** The user's message as recorded in the session (on disk before any LLM call). */
   readonly userMessage: SessionMessage;
-  /** Sends text to this chat through the channel the message came from. */
-  readonly reply: (text: string) => Promise<void>;
-  /** Sends a line before the answer without ending its preview (a voice note's transcript, SHOW_TRANSCRIPT). */
-  readonly aside: (text: string) => Promise<void>;
+  /**
+   * The way back to this chat, through the channel the message came from: the answer (`deliver`),
+   * a line beside it (a voice note's transcript, SHOW_TRANSCRIPT), and the preview (`progress`)
+   * where the channel shows the answer as it is written (absent: it appears when done).
+   */
+  readonly reply: Reply;
   /** Aborted when the turn runs past TURN_TIMEOUT_MS: LLM calls and tools stop, nothing more is saved. */
   readonly signal: AbortSignal;
-  /** Where the channel shows the answer as it is written (absent: it appears when done). */
-  readonly progress: AnswerProgress | undefined;
   /** The model this chat answers with (its /model choice, else LLM_MODEL): its limit, tokenizer and whether it reads images. */
   readonly model: ActiveModel;
   /** The message's journal entry: ToolLoop marks each call there, and skips a tool an earlier run died in (features/answer/loop.ts). */
@@ -97,7 +97,7 @@ export interface Turn {
   streamed: string;
   /** Short lines appended to the reply (e.g. "Compacted the conversation: …"). */
   notices: string[];
-  /** ResponseDelivery 40: true once the answer (or an apology) reached the channel. */
+  /** True once the turn's one answer reached the channel (`deliver`: ResponseDelivery 40, or a system that answers itself). */
   delivered: boolean;
   usage: { llmCalls: number; toolCalls: number; promptTokens: number; completionTokens: number };
   timings: SystemTiming[];
@@ -116,11 +116,9 @@ export function createTurn(init: {
   writes: SessionWriter;
   log: Logger;
   userMessage: SessionMessage;
-  reply: (text: string) => Promise<void>;
-  aside?: ((text: string) => Promise<void>) | undefined;
+  reply: Reply;
   id?: string;
   signal?: AbortSignal;
-  progress?: AnswerProgress | undefined;
   /** Unset (a turn built by hand): an unknown model, the catalogue's default limit. */
   model?: ActiveModel | undefined;
   calls?: CallJournal | undefined;
@@ -135,9 +133,7 @@ export function createTurn(init: {
     log: init.log.child({ turn: id, session: session.id }),
     userMessage: init.userMessage,
     reply: init.reply,
-    aside: init.aside ?? init.reply,
     signal: init.signal ?? new AbortController().signal,
-    progress: init.progress,
     model: init.model ?? unknownModel(),
     calls: init.calls,
     promptSections: [],
@@ -162,4 +158,19 @@ export function createTurn(init: {
 /** Lets a system stop the turn: later systems are not run. */
 export function endTurn(turn: Turn, by: string, reason: string): void {
   turn.ended ??= { by, reason };
+}
+
+/** Sends the turn's one answer through its way back, and marks it delivered. */
+export async function deliver(turn: Turn, text: string): Promise<void> {
+  await turn.reply.send({ kind: 'text', text });
+  turn.delivered = true;
+}
+
+/**
+ * A system that answers the message itself (a refusal, a file it could not read): that reply
+ * is the turn's answer, and the turn ends there (`by` and `reason` say so in the log).
+ */
+export async function answerAndEnd(turn: Turn, by: string, text: string, reason: string): Promise<void> {
+  await deliver(turn, text);
+  endTurn(turn, by, reason);
 }

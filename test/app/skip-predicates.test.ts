@@ -10,6 +10,7 @@ import { createTurn, type Turn } from '../../src/turn/turn.js';
 import { makeMessage, newSession } from '../../src/sessions/model.js';
 import { silentLogger } from '../../src/core/log.js';
 import { startTestBot, unsavedWriter, type TestBot } from '../helpers/app.js';
+import { textReply } from '../../src/core/channel.js';
 
 function turn(fields: Partial<Pick<Turn, 'response' | 'answer' | 'failure'>> = {}): Turn {
   const t = createTurn({
@@ -17,7 +18,7 @@ function turn(fields: Partial<Pick<Turn, 'response' | 'answer' | 'failure'>> = {
     writes: unsavedWriter(newSession('test', '1')),
     log: silentLogger(),
     userMessage: makeMessage('user', 'hi'),
-    reply: async () => undefined,
+    reply: textReply(async () => undefined),
   });
   return Object.assign(t, fields);
 }

@@ -208,7 +208,7 @@ test("risk: the model's escape sequences reach the operator's terminal — the c
   const hostile =
     'clear\u001b[2J\u001b[H title\u001b]0;pwned\u0007 bell\u0007 csi\u009b31m back\b\b del\u007f cr\rnul\u0000 key sk-console-secret-98765\nsecond line\twith a tab';
   const channel = new ConsoleChannel({ chatId: 'local', input, output, interactive: false });
-  await channel.start((_msg, reply) => reply(hostile));
+  await channel.start((_msg, reply) => reply.send({ kind: 'text', text: hostile }));
   input.end('hi\n');
   await channel.finished;
   assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(printed), JSON.stringify(printed));

@@ -16,9 +16,11 @@ import { FileSessionStore } from '../../src/sessions/file-store.js';
 import { makeMessage } from '../../src/sessions/model.js';
 import { CommandRouter } from '../../src/dispatch/router.js';
 import { AppError } from '../../src/core/errors.js';
-import type { Turn } from '../../src/turn/turn.js';
+import { deliver, type Turn } from '../../src/turn/turn.js';
+import { textReply, type Reply } from '../../src/core/channel.js';
 import type { InboundMessage } from '../../src/core/message.js';
 import { captureLog, tempDir, type CapturedLog } from '../helpers/workspace.js';
+import { waitFor } from '../helpers/wait.js';
 
 interface Rig {
   intake: Intake;
@@ -38,25 +40,32 @@ interface Rig {
 type Behaviour = (turn: Turn) => Promise<void>;
 const echo: Behaviour = async (turn) => {
   turn.response = `echo: ${turn.inbound.text}`;
-  await turn.reply(turn.response);
-  turn.delivered = true;
+  await deliver(turn, turn.response);
 };
 
 function message(words: string, messageId: string): InboundMessage {
   return { channel: 'test', chatId: '1', userId: 'u1', userName: 'Tester', text: words, messageId, receivedAt: new Date('2026-11-20T10:00:00Z') };
 }
 
-async function rig(workspace: string, behaviour: Behaviour = echo, commands: CommandRouter = new CommandRouter([])): Promise<Rig> {
+/** `inbox`, `reply`: the rig's own by default (a FileInbox in the workspace; replies in `replies`). */
+async function rig(
+  workspace: string,
+  behaviour: Behaviour = echo,
+  commands: CommandRouter = new CommandRouter([]),
+  own: { inbox?: FileInbox; reply?: Reply } = {},
+): Promise<Rig> {
   const logs = captureLog();
   const dispatcher = new Dispatcher(4);
   const sessions = new FileSessionStore(path.join(workspace, 'sessions'), logs.log, { inUse: (id) => dispatcher.busy(id) });
   await sessions.init();
-  const inbox = new FileInbox(path.join(workspace, 'inbox.jsonl'));
+  const inbox = own.inbox ?? new FileInbox(path.join(workspace, 'inbox.jsonl'));
   const turns: string[] = [];
   const replies: string[] = [];
-  const reply = async (t: string) => {
-    replies.push(t);
-  };
+  const reply =
+    own.reply ??
+    textReply(async (t) => {
+      replies.push(t);
+    });
   const intake = await Intake.open({
     config: { maxMessageChars: 10_000, turnTimeoutMs: 60_000, rateLimitPerMinute: 0, albumWaitMs: 0, dailyTokenBudget: 0 },
     inbox,
@@ -247,6 +256,59 @@ test('a command is closed before it runs; one that throws gets one apology and a
       r.logs.text(),
     );
     assert.deepEqual(r.turns, []);
+  } finally {
+    await r.close();
+    await ws.cleanup();
+  }
+});
+
+/** A journal whose writes become durable only when the test says so (a slow disk's fsync). */
+class SlowDiskInbox extends FileInbox {
+  private release!: () => void;
+  private readonly fsynced = new Promise<void>((resolve) => (this.release = resolve));
+  override accept(msg: InboundMessage): { id: string; durable: Promise<void> } {
+    const { id, durable } = super.accept(msg);
+    return { id, durable: durable.then(() => this.fsynced) };
+  }
+  fsync(): void {
+    this.release();
+  }
+}
+
+test('nothing of a message reaches the chat before the message is journaled — its aside, its answer and a file alike — then each once, in order', async () => {
+  const ws = await tempDir();
+  const inbox = new SlowDiskInbox(path.join(ws.dir, 'inbox.jsonl'));
+  const sent: string[] = [];
+  const reply: Reply = {
+    documents: true,
+    async send(out) {
+      sent.push(out.kind === 'document' ? `document: ${out.document.filename}` : `${out.kind}: ${out.text}`);
+    },
+  };
+  const heard: Behaviour = async (turn) => {
+    await turn.reply.send({ kind: 'aside', text: '🎤 heard you' });
+    await echo(turn);
+  };
+  const commands = new CommandRouter([
+    {
+      name: 'file',
+      description: 'sends a file',
+      access: 'everyone',
+      async run({ document }) {
+        await document!({ filename: 'notes.md', content: Buffer.from('# notes') });
+        return 'sent the file';
+      },
+    },
+  ]);
+  const r = await rig(ws.dir, heard, commands, { inbox, reply });
+  try {
+    const answered = r.handle('hello', '21');
+    const filed = r.handle('/file', '22');
+    await waitFor(() => r.turns.length === 1, 10_000, 'the turn runs while the journal write is under way');
+    assert.deepEqual(sent, [], 'nothing went out before the fsync');
+    inbox.fsync();
+    await Promise.all([answered, filed]);
+    assert.deepEqual(sent, ['aside: 🎤 heard you', 'text: echo: hello', 'document: notes.md', 'text: sent the file']);
   } finally {
     await r.close();
     await ws.cleanup();

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { echoResponder, lastUserText, text, toolCalls, type Responder } from '../helpers/fake-llm.js';
 import { FileInbox } from '../../src/queue/file-inbox.js';
+import { textReply } from '../../src/core/channel.js';
 
 async function sessionUserTexts(bot: TestBot, chatId: string): Promise<string[]> {
   const s = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', `test:${chatId}.json`), 'utf8'));
@@ -129,7 +130,7 @@ test("the terminal (the operator's own, and how the daemon is scripted) is not f
     const sends = Array.from({ length: 4 }, (_, i) =>
       bot.app.handle(
         { channel: 'console', chatId: 'local', userId: 'console', text: `line ${i}`, messageId: `c${i}`, receivedAt: new Date() },
-        async (r) => void got.push(r),
+        textReply(async (r) => void got.push(r)),
       ),
     );
     await Promise.all(sends);

@@ -12,6 +12,7 @@ import type { InboundMessage } from '../../src/core/message.js';
 import { startFakeLlm, type FakeLlm, type Responder } from './fake-llm.js';
 import { captureLog, tempDir, testConfig, type CapturedLog } from './workspace.js';
 import type { Config } from '../../src/config/env.js';
+import { textReply } from '../../src/core/channel.js';
 
 export interface TestBot {
   app: App;
@@ -70,12 +71,12 @@ export async function startTestBot(
           role: 'owner',
           ...extra,
         },
-        async (reply) => {
+        textReply(async (reply) => {
           got.push(reply);
           const list = replies.get(chatId) ?? [];
           list.push(reply);
           replies.set(chatId, list);
-        },
+        }),
       );
       // Session files are rewritten in the background (sessions/wal.ts); tests read them.
       await app.parts.sessions.flush();

@@ -17,6 +17,7 @@ import { startTestBot, type TestBot } from '../helpers/app.js';
 import { lastUserText, text } from '../helpers/fake-llm.js';
 import { fileHarness } from '../helpers/stores.js';
 import { inboxContract } from './inbox.contract.js';
+import { textReply } from '../../src/core/channel.js';
 
 describe('FileInbox meets the Inbox contract', () =>
   inboxContract(() =>
@@ -39,9 +40,11 @@ async function leftOpen(file: string, msgs: InboundMessage[]): Promise<void> {
 
 async function recover(bot: TestBot): Promise<Map<string, string[]>> {
   const replies = new Map<string, string[]>();
-  await bot.app.recover((msg) => async (reply) => {
-    replies.set(msg.chatId, [...(replies.get(msg.chatId) ?? []), reply]);
-  });
+  await bot.app.recover((msg) =>
+    textReply(async (reply) => {
+      replies.set(msg.chatId, [...(replies.get(msg.chatId) ?? []), reply]);
+    }),
+  );
   return replies;
 }
 

@@ -12,6 +12,7 @@ import { startTestBot, unsavedWriter } from '../helpers/app.js';
 import { seededRandom } from '../helpers/random.js';
 import { createTurn, type Turn } from '../../src/turn/turn.js';
 import { makeMessage, newSession } from '../../src/sessions/model.js';
+import { textReply } from '../../src/core/channel.js';
 
 const PIPELINE_DOC = fileURLToPath(new URL('../../docs/pipeline.md', import.meta.url));
 
@@ -55,7 +56,7 @@ function turn(): Turn {
     writes: unsavedWriter(session),
     log: silentLogger(),
     userMessage,
-    reply: async () => undefined,
+    reply: textReply(async () => undefined),
   });
 }
 

@@ -1,19 +1,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { readFileSync, readdirSync } from 'node:fs';
+import ts from 'typescript';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ORDER, type SystemName } from '../../src/turn/order.js';
 import { Pipeline } from '../../src/turn/runner.js';
 import type { System } from '../../src/turn/system.js';
-import { createTurn, endTurn, type Turn } from '../../src/turn/turn.js';
+import { answerAndEnd, createTurn, deliver, endTurn, type Turn } from '../../src/turn/turn.js';
 import { makeMessage, newSession } from '../../src/sessions/model.js';
 import { FileSessionStore } from '../../src/sessions/file-store.js';
 import { AppError } from '../../src/core/errors.js';
 import { captureLog, type CapturedLog } from '../helpers/workspace.js';
 import { startTestBot } from '../helpers/app.js';
 import { echoResponder } from '../helpers/fake-llm.js';
+import { textReply } from '../../src/core/channel.js';
 
 interface Harness {
   turn: Turn;
@@ -34,9 +37,9 @@ function harness(): Harness {
     writes: new FileSessionStore(path.join(tmpdir(), 'membot-runner-never-written'), logs.log).writer(session),
     log: logs.log,
     userMessage,
-    reply: async (t) => {
+    reply: textReply(async (t) => {
       replies.push(t);
-    },
+    }),
   });
   return { turn, logs, replies, ran: [] };
 }
@@ -134,6 +137,82 @@ test('a system that calls endTurn stops the systems after it', async () => {
   assert.equal(h.turn.failure, undefined);
 });
 
+test('a system that answers the message itself (answerAndEnd) sends that one reply and ends the turn: no answer from the model on top', async () => {
+  const h = harness();
+  const p = new Pipeline(
+    [
+      sys(h, 'Images', { run: (turn) => answerAndEnd(turn, 'Images', 'I read text only.', 'image refused up front') }),
+      sys(h, 'ToolLoop', {
+        run: async (turn) => {
+          turn.response = 'an answer about the picture';
+        },
+      }),
+      sys(h, 'ResponseDelivery', { run: (turn) => deliver(turn, turn.response!) }),
+    ],
+    h.logs.log,
+  );
+  await p.run(h.turn);
+  assert.deepEqual(h.replies, ['I read text only.'], 'exactly one reply');
+  assert.deepEqual(h.ran, ['Images']);
+  assert.equal(h.turn.delivered, true, 'the turn has its answer: a later failure or the deadline adds no apology');
+  assert.deepEqual(h.turn.ended, { by: 'Images', reason: 'image refused up front' });
+});
+
+test('a reply that cannot be sent is not marked delivered: the turn fails and the user gets the apology instead of silence', async () => {
+  const h = harness();
+  const refused = createTurn({
+    inbound: h.turn.inbound,
+    writes: h.turn.writes,
+    log: h.logs.log,
+    userMessage: h.turn.userMessage,
+    reply: textReply(async () => {
+      throw new Error('chat not found');
+    }),
+  });
+  const p = new Pipeline(
+    [sys(h, 'Images', { run: (turn) => answerAndEnd(turn, 'Images', 'I read text only.', 'image refused up front') }), sys(h, 'ToolLoop')],
+    h.logs.log,
+  );
+  await p.run(refused);
+  assert.equal(refused.delivered, false);
+  assert.equal(refused.failure?.system, 'Images', 'the intake apologises for a failed turn not delivered (turn-run.ts)');
+});
+
+/** Where a file of src/ sets `….delivered`: the line numbers. */
+function deliveredWrites(file: string): number[] {
+  const text = readFileSync(file, 'utf8');
+  if (!text.includes('delivered')) return [];
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const lines: number[] = [];
+  const visit = (node: ts.Node): void => {
+    if (
+      ts.isBinaryExpression(node) &&
+      node.operatorToken.kind === ts.SyntaxKind.EqualsToken &&
+      ts.isPropertyAccessExpression(node.left) &&
+      node.left.name.text === 'delivered'
+    )
+      lines.push(source.getLineAndCharacterOfPosition(node.getStart()).line + 1);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return lines;
+}
+
+test('a reply and its "delivered" mark go together: only deliver() (and turn-run, settling the deadline and /stop) writes turn.delivered', () => {
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+    );
+  const writers = walk('src')
+    .filter((f) => deliveredWrites(f).length > 0)
+    .map((f) => path.relative('src', f).split(path.sep).join('/'))
+    .sort();
+  // A system that replied without the mark would let a later failure send an apology on top
+  // of its answer; one that marked without replying would leave the user in silence.
+  assert.deepEqual(writers, ['dispatch/turn-run.ts', 'turn/turn.ts']);
+  assert.deepEqual(deliveredWrites(path.join('src', 'turn', 'turn.ts')).length, 1, 'turn.ts: in deliver() only');
+});
+
 test('a fail-turn system that throws ends the turn and records the failure under the turn id; the runner itself sends nothing (the intake apologises)', async () => {
   const h = harness();
   const p = new Pipeline(
@@ -197,8 +276,7 @@ test('a skip system that throws logs a warning, later systems still run, and the
     [
       sys(h, 'ResponseDelivery', {
         run: async (turn) => {
-          await turn.reply('the answer');
-          turn.delivered = true;
+          await deliver(turn, 'the answer');
         },
       }),
       sys(h, 'MemoryPersist', {

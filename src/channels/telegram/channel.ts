@@ -23,7 +23,7 @@ import type { Update } from 'telegraf/types';
 import type { TelegramConfig } from '../../config/env.js';
 import type { Logger } from '../../core/log.js';
 import type { InboundMessage } from '../../core/message.js';
-import type { Channel, InboundHandler, ReplyFn } from '../../core/channel.js';
+import type { Channel, InboundHandler, Reply } from '../../core/channel.js';
 import { AccessControl } from './access.js';
 import { Delivery } from './delivery.js';
 import { readUpdate, type BotIdentity, type Inbound } from './inbound.js';
@@ -201,7 +201,7 @@ export class TelegramChannel implements Channel {
    * The way back for a message the last run accepted and did not finish (journal recovery):
    * streamed like a live one, and finishing in place the placeholder that run left for it.
    */
-  replyFor(msg: InboundMessage): ReplyFn {
+  replyFor(msg: InboundMessage): Reply {
     const to = parseSessionChatId(msg.chatId);
     const adopted = this.stream.placeholders.take(msg.chatId, msg.messageId);
     const preview = this.preview(to.chatId, to.threadId, undefined, !to.chatId.startsWith('-'), msg, adopted);
@@ -312,12 +312,7 @@ export class TelegramChannel implements Channel {
     const sendOptions = { replyTo: r.group ? r.messageId : undefined, threadId };
     const stopTyping = stop ? () => undefined : this.typing.start(chatId, threadId);
     const preview = this.preview(chatId, threadId, sendOptions.replyTo, !r.group, msg);
-    const reply = replyThrough(this.delivery, chatId, sendOptions, preview, stopTyping);
-    reply.document = async (doc) => {
-      stopTyping();
-      preview?.close();
-      await this.delivery.sendDocument(chatId, doc, sendOptions);
-    };
+    const reply = replyThrough(this.delivery, chatId, sendOptions, preview, { before: stopTyping, documents: true });
     // The turn is not awaited (it runs in the chat's queue while the next update is routed);
     // its acceptance is: the message is durably journaled before the update counts as taken.
     const handled = this.onMessage!(msg, reply);

@@ -49,8 +49,8 @@ export interface ToolLoopContext extends FitContext {
   answer: SessionMessage | undefined;
   /** This turn's images (Images 15); dropped when the server refuses requests carrying them. */
   images: TurnImage[];
-  /** Where a channel shows the answer while it is written (drafts, an edited message); none: not streamed. */
-  readonly progress?: AnswerProgress | undefined;
+  /** Its `progress`: where a channel shows the answer while it is written (drafts, an edited message); none: not streamed. */
+  readonly reply: { readonly progress?: AnswerProgress | undefined };
   /** The chat's model: asked first (LLM_FALLBACK after it). */
   readonly model: Pick<ActiveModel, 'name'>;
   /** The model that wrote the answer, and the one asked first when a fallback did. */
@@ -122,7 +122,7 @@ function noteCompaction(turn: ToolLoopContext, result: CompactResult): void {
 
 /** With a channel that shows answers as they grow, each call is streamed to it (llm/stream.ts); the text is kept for /stop. */
 function streamTo(turn: ToolLoopContext): ((soFar: string) => void) | undefined {
-  const progress = turn.progress;
+  const progress = turn.reply.progress;
   if (!progress) return undefined;
   return (soFar) => {
     turn.streamed = soFar;
@@ -208,7 +208,7 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
       turn.streamed = ''; // saved with the calls: a /stop during the tools keeps nothing twice
       messages.push(toApiMessage(assistant));
       for (const call of res.toolCalls) {
-        turn.progress?.status(toolStatus(call.name));
+        turn.reply.progress?.status(toolStatus(call.name));
         const outcome = await runCall(deps, turn, call, log);
         checkDeadline(turn);
         turn.usage.toolCalls++;

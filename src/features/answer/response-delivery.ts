@@ -6,6 +6,7 @@
  */
 import { ORDER } from '../../turn/order.js';
 import { hasResponse, type System } from '../../turn/system.js';
+import { deliver } from '../../turn/turn.js';
 
 export function createResponseDeliverySystem(): System {
   return {
@@ -15,8 +16,7 @@ export function createResponseDeliverySystem(): System {
     shouldRun: hasResponse,
     async run(turn) {
       const text = turn.notices.length > 0 ? `${turn.response}\n\n${turn.notices.map((n) => `ℹ️ ${n}`).join('\n')}` : turn.response!;
-      await turn.reply(text);
-      turn.delivered = true;
+      await deliver(turn, text);
     },
   };
 }

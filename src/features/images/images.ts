@@ -12,7 +12,7 @@
  */
 import { ORDER } from '../../turn/order.js';
 import type { System } from '../../turn/system.js';
-import { endTurn, type Turn } from '../../turn/turn.js';
+import { answerAndEnd, type Turn } from '../../turn/turn.js';
 import { componentLogger } from '../../core/log.js';
 import type { ImageCost, ImageDetail } from '../../llm/vision.js';
 import { imagePlaceholder, imageRefusal, readImageRef, withImageNote, type FileFetcher, type MediaFetchers } from '../../media/attachments.js';
@@ -49,10 +49,7 @@ export function createImagesSystem(deps: ImagesDeps): System {
         await turn.writes.revise(turn.userMessage, withImageNote(turn.inbound.text, ref, `not shown to the model; Telegram file_id: ${ref.fileId}`));
         log.info({ fileId: ref.fileId }, 'image not shown to the model (decided before any download)');
         await turn.writes.commit();
-        await turn.reply(refusal);
-        turn.delivered = true;
-        endTurn(turn, 'Images', 'image refused up front');
-        return;
+        return answerAndEnd(turn, 'Images', refusal, 'image refused up front');
       }
       const load = await loadTurnImage(loadOptions(turn, deps), ref);
       if (load.ok) {
@@ -71,9 +68,12 @@ export function createImagesSystem(deps: ImagesDeps): System {
         turn.notices.push(`I couldn't look at your ${what} (${load.why}), so I answered from your words only.`);
         return;
       }
-      await turn.reply(`I couldn't look at your ${what} (${load.why}). It is saved in our conversation; please send it again if you need an answer about it.`);
-      turn.delivered = true;
-      endTurn(turn, 'Images', `image not loaded: ${load.detail}`);
+      await answerAndEnd(
+        turn,
+        'Images',
+        `I couldn't look at your ${what} (${load.why}). It is saved in our conversation; please send it again if you need an answer about it.`,
+        `image not loaded: ${load.detail}`,
+      );
     },
   };
 }
@@ -97,12 +97,12 @@ async function runAlbum(turn: Turn, deps: ImagesDeps, refs: ImageRef[], log: Log
   const noun = albumNoun(refs);
   if (!turn.model.info.vision) {
     // As for a single photo: the model is not asked; the session keeps the album's file ids.
-    await turn.reply(
+    return answerAndEnd(
+      turn,
+      'Images',
       `The model I use reads text only, so I can't look at your ${noun}. They are saved in our conversation; describe them in words if you need an answer now.`,
+      'album for a text-only model',
     );
-    turn.delivered = true;
-    endTurn(turn, 'Images', 'album for a text-only model');
-    return;
   }
   const load = await loadAlbumImages(loadOptions(turn, deps), refs);
   turn.images = load.loaded;
@@ -121,7 +121,10 @@ async function runAlbum(turn: Turn, deps: ImagesDeps, refs: ImageRef[], log: Log
     turn.notices.push(`I couldn't look at your ${noun} (${why}), so I answered from your words only.`);
     return;
   }
-  await turn.reply(`I couldn't look at your ${noun} (${why}). They are saved in our conversation; please send them again if you need an answer about them.`);
-  turn.delivered = true;
-  endTurn(turn, 'Images', `album not loaded: ${load.missed.map((m) => m.detail).join('; ')}`);
+  await answerAndEnd(
+    turn,
+    'Images',
+    `I couldn't look at your ${noun} (${why}). They are saved in our conversation; please send them again if you need an answer about them.`,
+    `album not loaded: ${load.missed.map((m) => m.detail).join('; ')}`,
+  );
 }

@@ -14,7 +14,7 @@
  */
 import { ORDER } from '../../turn/order.js';
 import type { System } from '../../turn/system.js';
-import { endTurn, type Turn } from '../../turn/turn.js';
+import { answerAndEnd, type Turn } from '../../turn/turn.js';
 import { componentLogger } from '../../core/log.js';
 import { audioCaption, readAudioRef, voiceText } from '../../media/audio.js';
 import type { MediaFetchers } from '../../media/attachments.js';
@@ -72,16 +72,14 @@ export function createTranscriptionSystem(deps: TranscriptionDeps): System {
         log.warn({ code: heard.code, fileId: audio.fileId, detail: heard.detail }, 'voice note not transcribed; kept with its file id, the user told');
         // "It is saved": on disk before the user reads it.
         await turn.writes.commit();
-        await turn.reply(heard.userLine);
-        turn.delivered = true;
-        endTurn(turn, 'Transcription', `not transcribed: ${heard.detail}`);
-        return;
+        return answerAndEnd(turn, 'Transcription', heard.userLine, `not transcribed: ${heard.detail}`);
       }
       // The transcript is the user's words: cleaned and cut like any message.
       const words = cleanInboundText(heard.transcript, deps.maxMessageChars).text;
       await turn.writes.revise(turn.userMessage, voiceText(words, audioCaption(audio, turn.inbound.text)));
       log.info({ fileId: audio.fileId, chars: words.length }, 'voice note transcribed');
-      if (deps.showTranscript) await turn.aside(echoText(words)).catch((err: unknown) => log.warn({ err }, 'transcript could not be shown'));
+      if (deps.showTranscript)
+        await turn.reply.send({ kind: 'aside', text: echoText(words) }).catch((err: unknown) => log.warn({ err }, 'transcript could not be shown'));
     },
   };
 }

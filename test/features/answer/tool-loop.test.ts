@@ -8,6 +8,7 @@ import { createApp } from '../../../src/app/app.js';
 import { text, toolCalls, type RecordedRequest } from '../../helpers/fake-llm.js';
 import { EMPTY_ANSWER } from '../../../src/features/answer/loop.js';
 import { patient } from '../../helpers/wait.js';
+import { textReply } from '../../../src/core/channel.js';
 
 async function sessionFile(bot: TestBot, chatId: string): Promise<any> {
   return JSON.parse(await readFile(path.join(bot.workspace, 'sessions', `test:${chatId}.json`), 'utf8'));
@@ -276,11 +277,11 @@ test('risk: one malformed tool call (arguments as an object, function.name null,
     const got: string[] = [];
     await again.handle(
       { channel: 'test', chatId: '7', userId: 'u', text: 'after restart', messageId: '900', receivedAt: new Date() },
-      async (r) => void got.push(r),
+      textReply(async (r) => void got.push(r)),
     );
     await again.handle(
       { channel: 'test', chatId: '7', userId: 'u', text: '/status', messageId: '901', receivedAt: new Date(), role: 'owner' },
-      async (r) => void got.push(r),
+      textReply(async (r) => void got.push(r)),
     );
     await again.stop();
     assert.equal(got[0], 'ok: user');

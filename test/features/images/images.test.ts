@@ -15,6 +15,7 @@ import type { Download } from '../../../src/media/attachments.js';
 import { startTestBot, type TestBot } from '../../helpers/app.js';
 import { lastUserText, text, type Responder } from '../../helpers/fake-llm.js';
 import { png } from '../../helpers/images.js';
+import { textReply } from '../../../src/core/channel.js';
 
 function photoMessage(chatId: string, text: string, fileId: string, messageId: string): InboundMessage {
   return {
@@ -63,7 +64,7 @@ test('after a restart the journaled photo is downloaded again by its file id and
   try {
     const fetched = serveFiles(bot, { kept_file: image });
     const replies = new Map<string, string[]>();
-    await bot.app.recover((msg) => async (text) => void replies.set(msg.chatId, [...(replies.get(msg.chatId) ?? []), text]));
+    await bot.app.recover((msg) => textReply(async (text) => void replies.set(msg.chatId, [...(replies.get(msg.chatId) ?? []), text])));
     assert.deepEqual(fetched.sort(), ['expired_file', 'kept_file']);
     assert.deepEqual(replies.get('1'), ['echo: [Photo] before the crash']);
     assert.deepEqual(imageParts(bot), [[{ type: 'image_url', image_url: { url: `data:image/png;base64,${image.toString('base64')}`, detail: 'high' } }]]);
@@ -119,7 +120,7 @@ test("AutoCompaction (18) counts the turn's image: the same session is left alon
       writes: sessions.writer(session),
       log: silentLogger(),
       userMessage: session.messages.at(-2)!,
-      reply: async () => undefined,
+      reply: textReply(async () => undefined),
     });
     assert.equal(await compactor.beforeTurn(turn.writes, turn.log, turn.images[0]?.tokens ?? 0), null);
     assert.equal(session.messages.length, before);

@@ -13,6 +13,7 @@ import { echoResponder, promptKind, text, type Responder } from '../../helpers/f
 import { Phrase, redactJsonLines } from '../../../src/features/privacy/forget.js';
 import { IndexingService } from '../../../src/index/ingest.js';
 import { filesContaining } from '../../helpers/workspace.js';
+import { textReply } from '../../../src/core/channel.js';
 
 const WORD = 'PAPAYA42';
 const FACTS = '# Memory\n- The user is called Ada.\n- Ada keeps bees in Lisbon.\n';
@@ -184,7 +185,7 @@ test('a forget left by earlier runs: one cut off in two runs is given up and its
   });
   try {
     const told: Array<[string, string]> = [];
-    await bot.app.recover(() => async () => undefined, { test: async (chatId, text) => void told.push([chatId, text]) });
+    await bot.app.recover(() => textReply(async () => undefined), { test: async (chatId, text) => void told.push([chatId, text]) });
     assert.deepEqual(told, [
       [
         '2',
