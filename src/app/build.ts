@@ -18,7 +18,6 @@ import { TokenBudget } from '../features/usage/budget.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { InstructionsSource } from '../features/prompt/instructions.js';
 import { Dispatcher } from '../queue/dispatcher.js';
-import type { Inbox } from '../queue/inbox.js';
 import { FileInbox } from '../queue/file-inbox.js';
 import { TurnStats } from '../turn/stats.js';
 import type { Parts } from './parts.js';

@@ -150,7 +150,7 @@ for (const fault of FAULTS) {
   test(`${fault.risk} (${fault.name}): one apology with an error id, words on disk, no note, other chats served, recovery, one error line`, async () => {
     let on = false;
     const responder: Responder = (req, i) => (on && lastUserText(req).includes(TRIGGER) ? fault.reply : echoResponder(req, i));
-    const bot = await startTestBot({ responder, env: { LLM_TIMEOUT_MS: '400', LLM_MAX_RETRIES: '0' } });
+    const bot = await startTestBot({ responder, env: { LLM_TIMEOUT_MS: String(patient(1000)), LLM_MAX_RETRIES: '0' } });
     try {
       await faultScenario(bot, (v) => (on = v), fault.codes);
     } finally {
@@ -183,7 +183,7 @@ test('risk: LLM connection cut in the middle of the response body leaves the use
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  const bot = await startTestBot({ env: { OPENAI_BASE_URL: url, LLM_TIMEOUT_MS: '2000', LLM_MAX_RETRIES: '0' } });
+  const bot = await startTestBot({ env: { OPENAI_BASE_URL: url, LLM_TIMEOUT_MS: String(patient(2000)), LLM_MAX_RETRIES: '0' } });
   // The scenario reads the last chat request from bot.llm: point it at this server's record.
   bot.llm.chatRequests = () => requests.filter((r) => String(r.path).endsWith('/chat/completions'));
   try {
