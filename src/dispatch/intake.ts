@@ -12,11 +12,11 @@
 import type { Logger } from '../core/log.js';
 import { isAppError } from '../core/errors.js';
 import type { Config } from '../config/env.js';
-import { sessionKey } from '../sessions/model.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { SessionWriter } from '../sessions/writer.js';
 import { newTurnId, type CallJournal } from '../turn/turn.js';
 import type { InboundMessage } from '../core/message.js';
+import { chatKey } from '../core/chat.js';
 import { cleanInboundText } from '../turn/inbound.js';
 import type { HandleResult, ReplyFn } from '../core/channel.js';
 import { parseCommand } from '../core/command-line.js';
@@ -120,7 +120,7 @@ export class Intake {
    */
   handle(msg: InboundMessage, reply: ReplyFn, recovered?: InboxEntry): HandleResult {
     const { inbox, dispatcher, limits, log } = this.deps;
-    const key = sessionKey(msg.channel, msg.chatId);
+    const key = chatKey(msg);
     // Never behind the turn it stops, nor refused by the limits meant to protect that turn.
     if (!recovered && isStop(msg.text)) return this.stopNow(key, msg, reply);
     const album = msg.albumId ? AlbumCollector.keyOf(key, msg.albumId) : undefined;
