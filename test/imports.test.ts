@@ -224,6 +224,28 @@ test('no feature imports another: a feature is changed in its own folder (what t
   ]);
 });
 
+/** What a channel may build on: the shared types, files, settings and media; the rest it is given (the Channel contract, core/channel.ts). */
+const CHANNEL_MAY_IMPORT = ['core', 'storage', 'config', 'media', 'channels'];
+
+/** Imports from src/channels/ into a folder a channel may not use, as text. */
+function channelReach(graph: Map<string, string[]>): string[] {
+  const out: string[] = [];
+  for (const [file, deps] of graph) {
+    if (folderOf(file) !== 'channels') continue;
+    for (const dep of deps) if (!CHANNEL_MAY_IMPORT.includes(folderOf(dep))) out.push(`${file} → ${dep}: a channel may not import ${folderOf(dep)}`);
+  }
+  return out.sort();
+}
+
+test('a channel is a provider: it imports only core, storage, config and media (the intake, the turn and the features reach it through the Channel contract)', () => {
+  const graph = importGraph('src');
+  assert.deepEqual(channelReach(graph), []);
+  const g = new Map([[path.join('src', 'channels', 'telegram', 'channel.ts'), [path.join('src', 'dispatch', 'stop.ts'), path.join('src', 'core', 'log.ts')]]]);
+  assert.deepEqual(channelReach(g), [
+    `${path.join('src', 'channels', 'telegram', 'channel.ts')} → ${path.join('src', 'dispatch', 'stop.ts')}: a channel may not import dispatch`,
+  ]);
+});
+
 /** Where `telegram` is spelled in a file's code — identifiers, strings, import paths; comments and prose capitals aside. */
 function spellsTelegram(text: string): boolean {
   const file = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);

@@ -29,7 +29,8 @@ import { apologyText } from './apology.js';
 import { runTurn, type TurnRunDeps } from './turn-run.js';
 import type { Ending } from './ending.js';
 import { AlbumCollector, mergeAlbum } from './albums.js';
-import { ChatStops, isStop, type StopHandle } from './stop.js';
+import { ChatStops, type StopHandle } from './stop.js';
+import { isStop } from '../core/command-line.js';
 
 /**
  * A message whose handling started this many times without finishing is not handled again: it

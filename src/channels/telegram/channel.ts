@@ -46,8 +46,7 @@ import { AddressedAlbums } from './album-groups.js';
 import { chatLabelOf } from './chat-label.js';
 import { ChatRoles } from './roles.js';
 import { GroupGate } from './group-gate.js';
-import { parseCommand } from '../../core/command-line.js';
-import { isStop } from '../../dispatch/stop.js';
+import { isStop, parseCommand } from '../../core/command-line.js';
 import { LRUCache } from 'lru-cache';
 
 /** Knobs with production defaults; tests make them short. */
