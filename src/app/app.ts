@@ -58,7 +58,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const { pipeline, commands } = installFeatures(features(parts, config), {
     own: ownCommands(parts, config),
     tools: parts.tools,
-    adminsManage: config.telegram.groupAdminsManage,
+    adminsManage: config.groupAdminsManage,
     log,
   });
   const { sessions, stats, dispatcher, derived, forget } = parts;
@@ -79,7 +79,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     sessions,
     budget: parts.budget,
     commands,
-    stops: new ChatStops(config.telegram.groupAdminsManage),
+    stops: new ChatStops(config.groupAdminsManage),
     pipeline,
     measured: (turn) =>
       stats.record(turn.session.id, {

@@ -24,3 +24,17 @@ export function parseChatKey(key: string): Chat | undefined {
   if (at <= 0 || at === key.length - 1) return undefined;
   return { channel: key.slice(0, at), chatId: key.slice(at + 1) };
 }
+
+/**
+ * What a chat id alone tells of its chat, as its channel reads it: the memory page's stand-in
+ * while no name was seen for it. `parent` is a forum topic's group (its chat id on the channel).
+ */
+export interface ChatShape {
+  kind: 'private' | 'group' | 'topic';
+  /** The stand-in name: "Private chat", "Group", "Topic 7", "Terminal". */
+  stand: string;
+  parent?: string | undefined;
+}
+
+/** A channel's reading of its chat ids (the page's stand-ins); a channel without one shows `channel chatId`. */
+export type ChatShapeReader = (chatId: string) => ChatShape;
