@@ -6,8 +6,7 @@ import { loadDotEnv } from './config/dotenv.js';
 import { configSecrets, loadConfig } from './config/env.js';
 import { componentLogger, createLogger, registerSecret, scrubSecrets } from './core/log.js';
 import { createApp } from './app/app.js';
-import { ConsoleChannel } from './channels/console.js';
-import { TelegramChannel } from './channels/telegram/channel.js';
+import { CHANNELS, chatShapes, servedChannel } from './app/channels.js';
 import type { ServedFn } from './features/reminders/service.js';
 import type { Channel } from './core/channel.js';
 import { isAppError } from './core/errors.js';
@@ -22,7 +21,7 @@ import { finishInterruptedPurges } from './features/privacy/purge.js';
 async function main(): Promise<void> {
   answerHelp(process.argv.slice(2), DAEMON_USAGE);
   loadDotEnv();
-  const { config, problems, warnings } = loadConfig();
+  const { config, problems, warnings } = loadConfig(process.env, process.cwd(), CHANNELS);
   for (const w of warnings) process.stderr.write(`config: ${w}\n`);
   if (problems.length > 0) {
     for (const p of problems) process.stderr.write(`config: ${p}\n`);
@@ -34,7 +33,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   for (const s of configSecrets(config)) registerSecret(s);
-  const { telegram } = config;
+  const provider = servedChannel(config);
   const log = createLogger({ level: config.logLevel, ...logDestination(mode.logs) });
   const mainLog = componentLogger(log, 'Main');
   // `kill -USR2 <pid>`: one log line of what the daemon holds in memory (docs/operations.md,
@@ -46,7 +45,7 @@ async function main(): Promise<void> {
   // what has started so far, the same way, instead of Node's default of ending the process there.
   let lockTaking: ReturnType<typeof acquireDaemonLock> | undefined;
   let appStarting: Promise<Awaited<ReturnType<typeof createApp>>> | undefined;
-  let channel: (Channel & { finished?: Promise<void> }) | undefined;
+  let channel: Channel | undefined;
   let channelUp = false;
   let pageStarting: Promise<{ close(): Promise<void> } | undefined> | undefined;
   let stopping = false;
@@ -72,7 +71,10 @@ async function main(): Promise<void> {
 
   let daemonLock: Awaited<typeof lockTaking>;
   try {
-    lockTaking = acquireDaemonLock(config.workspaceDir);
+    lockTaking = acquireDaemonLock(
+      config.workspaceDir,
+      CHANNELS.map((c) => c.name),
+    );
     daemonLock = await lockTaking;
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
@@ -98,19 +100,15 @@ async function main(): Promise<void> {
     throw err;
   }
   if (stopping) return;
-  // Telegram when a bot token is set, else the terminal.
-  const started: Channel & { finished?: Promise<void> } = telegram.botToken
-    ? new TelegramChannel({
-        telegram: { ...telegram, botToken: telegram.botToken },
-        workspaceDir: config.workspaceDir,
-        log: componentLogger(log, 'Telegram'),
-        commands: app.commands.list(),
-        media: app.parts.media,
-        onFatal: () => void shutdown('Telegram refused the bot token', 1),
-        unfinished: app.leftOver(),
-        sharedMemory: config.memoryScope === 'global',
-      })
-    : new ConsoleChannel({ chatId: config.consoleChatId });
+  // The first channel the settings ask for (Telegram when a bot token is set), else the terminal.
+  const started = provider.create(config.channels[provider.name]!, {
+    config,
+    log,
+    commands: app.commands.list(),
+    media: app.parts.media,
+    onFatal: (reason) => void shutdown(reason, 1),
+    unfinished: app.leftOver(),
+  });
   channel = started;
   try {
     await started.start((msg, reply) => app.handle(msg, reply));
@@ -127,13 +125,13 @@ async function main(): Promise<void> {
   mainLog.info({ channel: started.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
   // The memory page (MEMORY_PAGE_PORT): a failure to start it never stops the bot.
   const { sessions, memory, index, usage, forget } = app.parts;
-  pageStarting = startConfiguredMemoryPage(config, { sessions, memory, index, usage, forget }, log).catch(
+  pageStarting = startConfiguredMemoryPage(config, { sessions, memory, index, usage, forget, chatShapes: chatShapes() }, log).catch(
     (err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'),
   );
   await pageStarting;
   if (stopping) return;
-  if (mode.terminal && mode.logs.kind === 'file' && started instanceof ConsoleChannel) {
-    started.greet(terminalBanner({ model: config.model, chatId: config.consoleChatId, logFile: mode.logs.file, cwd: process.cwd() }));
+  if (mode.terminal && mode.logs.kind === 'file') {
+    started.greet?.(terminalBanner({ model: config.model, chatId: config.consoleChatId, logFile: mode.logs.file, cwd: process.cwd() }));
   }
   // Messages accepted before a kill and never finished are handled now, in their chats' order.
   // A /forget the last run did not finish was finished at start (createApp): its chat is told.
@@ -143,7 +141,7 @@ async function main(): Promise<void> {
     .catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
   // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.
   // A chat the channel no longer serves (a group taken off the list, a revoked user) gets none.
-  const served: Record<string, ServedFn> = started instanceof TelegramChannel ? { [started.name]: (chatId) => started.serves(chatId) } : {};
+  const served: Record<string, ServedFn> = started.serves ? { [started.name]: (chatId) => started.serves!(chatId) } : {};
   void app.parts.reminders
     .start({ [started.name]: (chatId, text) => started.send(chatId, text) }, served)
     .catch((err: unknown) => mainLog.error({ err }, 'reminders could not start'));

@@ -100,8 +100,8 @@ export const LAYERS = [
   'dispatch', //   the intake: journal, limits, queue, the command router, /help, /new, turn-run
   'channels', //   Telegram and the terminal
   'web', //        the memory page
-  'cli', //        npm run memory | pair | doctor | setup
-  'app', //        builds the parts and installs the features; the stop order
+  'app', //        builds the parts and installs the features; the stop order; the list of channels
+  'cli', //        npm run memory | pair | doctor | setup: entry points like main.ts, reading the settings with the app's channels
   '(main.ts)', //  src/main.ts, the top
 ] as const;
 
@@ -224,6 +224,28 @@ test('no feature imports another: a feature is changed in its own folder (what t
   ]);
 });
 
+/** What a channel may build on: the shared types, files, settings and media; the rest it is given (the Channel contract, core/channel.ts). */
+const CHANNEL_MAY_IMPORT = ['core', 'storage', 'config', 'media', 'channels'];
+
+/** Imports from src/channels/ into a folder a channel may not use, as text. */
+function channelReach(graph: Map<string, string[]>): string[] {
+  const out: string[] = [];
+  for (const [file, deps] of graph) {
+    if (folderOf(file) !== 'channels') continue;
+    for (const dep of deps) if (!CHANNEL_MAY_IMPORT.includes(folderOf(dep))) out.push(`${file} → ${dep}: a channel may not import ${folderOf(dep)}`);
+  }
+  return out.sort();
+}
+
+test('a channel is a provider: it imports only core, storage, config and media (the intake, the turn and the features reach it through the Channel contract)', () => {
+  const graph = importGraph('src');
+  assert.deepEqual(channelReach(graph), []);
+  const g = new Map([[path.join('src', 'channels', 'telegram', 'channel.ts'), [path.join('src', 'dispatch', 'stop.ts'), path.join('src', 'core', 'log.ts')]]]);
+  assert.deepEqual(channelReach(g), [
+    `${path.join('src', 'channels', 'telegram', 'channel.ts')} → ${path.join('src', 'dispatch', 'stop.ts')}: a channel may not import dispatch`,
+  ]);
+});
+
 /** Where `telegram` is spelled in a file's code — identifiers, strings, import paths; comments and prose capitals aside. */
 function spellsTelegram(text: string): boolean {
   const file = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
@@ -239,34 +261,20 @@ function spellsTelegram(text: string): boolean {
   return found;
 }
 
-/**
- * Files below app/ that still spell the Telegram channel's name, until item 3 of issue 34
- * (channels as providers: channel-neutral settings out of TelegramConfig, the channel's own
- * codes, lock folder, pairing and CLI verbs in its folder, one Chat value). Each line goes when
- * its file stops naming the channel; none may be added.
- */
-const SPELLS_TELEGRAM_UNTIL_ITEM_3 = [
-  'cli/doctor.ts', //          checks the bot token against the Bot API
-  'cli/memory-chat.ts', //     the example chat id in its usage line
-  'cli/pair.ts', //            the Telegram pairing's command line
-  'cli/purge.ts', //           revokes the Telegram pairing
-  'cli/setup-checks.ts', //    checks the bot token
-  'cli/setup.ts', //           asks for the bot token
-  'config/env.ts', //          TelegramConfig, with the channel-neutral settings in it
-  'core/errors.ts', //         the channel's error codes (telegram.*)
-  'features/privacy/purge.ts', // "only Telegram chats are paired"
-  'features/usage/budget.ts', // BUDGET_EXEMPT_USERS are Telegram users
-  'storage/daemon-lock.ts', // the channel's lock folder
-  'web/data.ts', //            reads a Telegram topic's chat id
+/** Files below app/ that still spell the channel's name, each until its change lands (none may be added). */
+const STILL_SPELLS_TELEGRAM = [
+  'core/errors.ts', //            the channel's error codes (telegram.*), kept as docs/errors.md lists them
+  'features/privacy/purge.ts', // "only Telegram chats are paired": being changed with the stores (#34 item 4)
 ];
 
-test("nothing below app/ spells a channel's name: only channels/telegram/ says 'telegram' (and today's files listed until item 3)", () => {
-  const below = sources('src').filter((f) => !['app', '(main.ts)'].includes(folderOf(f)) && !f.startsWith(path.join('src', 'channels', 'telegram') + path.sep));
+test("nothing below app/ spells a channel's name: only channels/telegram/ says 'telegram'", () => {
+  const rank = (folder: string) => (LAYERS as readonly string[]).indexOf(folder);
+  const below = sources('src').filter((f) => rank(folderOf(f)) < rank('app') && !f.startsWith(path.join('src', 'channels', 'telegram') + path.sep));
   const spelling = below
     .filter((f) => spellsTelegram(readFileSync(f, 'utf8')))
     .map((f) => path.relative('src', f).split(path.sep).join('/'))
     .sort();
-  assert.deepEqual(spelling, SPELLS_TELEGRAM_UNTIL_ITEM_3);
+  assert.deepEqual(spelling, STILL_SPELLS_TELEGRAM);
   // The reading itself: code counts, comments and the capitalised name in a sentence do not.
   assert.equal(spellsTelegram('const c = config.telegram;'), true);
   assert.equal(spellsTelegram("import { x } from '../channels/telegram/x.js';"), true);

@@ -8,6 +8,7 @@ import { configSecrets, type Config } from '../config/env.js';
 import { registerSecret, type Logger } from '../core/log.js';
 import type { Pipeline } from '../turn/runner.js';
 import type { InboundMessage } from '../core/message.js';
+import { chatKey } from '../core/chat.js';
 import type { Dispatcher } from '../queue/dispatcher.js';
 import { ChatLimits } from '../dispatch/limits.js';
 import { Intake } from '../dispatch/intake.js';
@@ -57,7 +58,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   const { pipeline, commands } = installFeatures(features(parts, config), {
     own: ownCommands(parts, config),
     tools: parts.tools,
-    adminsManage: config.telegram.groupAdminsManage,
+    adminsManage: config.groupAdminsManage,
     log,
   });
   const { sessions, stats, dispatcher, derived, forget } = parts;
@@ -78,7 +79,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     sessions,
     budget: parts.budget,
     commands,
-    stops: new ChatStops(config.telegram.groupAdminsManage),
+    stops: new ChatStops(config.groupAdminsManage),
     pipeline,
     measured: (turn) =>
       stats.record(turn.session.id, {
@@ -112,7 +113,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
             await forget.told(id);
             await send(record.chatId, forgetNotice(record));
           } catch (err) {
-            log.error({ err, chat: `${record.channel}:${record.chatId}` }, 'could not tell a chat its /forget was finished');
+            log.error({ err, chat: chatKey(record) }, 'could not tell a chat its /forget was finished');
           }
         }),
       );

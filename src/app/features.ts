@@ -36,9 +36,9 @@ export function features(p: Parts, config: Config): Feature[] {
     voiceFeature({
       fetchers: p.media,
       llm: p.llm,
-      model: config.telegram.transcriptionModel,
+      model: config.transcriptionModel,
       timeoutMs: config.transcriptionTimeoutMs,
-      showTranscript: config.telegram.showTranscript,
+      showTranscript: config.showTranscript,
       maxMessageChars: config.maxMessageChars,
     }),
     imagesFeature({ fetchers: p.media }),

@@ -17,11 +17,13 @@
  */
 import path from 'node:path';
 import type { Config } from '../config/env.js';
+import { servedChannel } from './channels.js';
 
 export type LogRoute = { kind: 'file'; file: string } | { kind: 'stderr' } | { kind: 'split' };
 
 export interface RunMode {
-  channel: 'telegram' | 'console';
+  /** The channel served (app/channels.ts: the first one configured, else the terminal). */
+  channel: string;
   /** The console channel with a person at a terminal (banner, prompt, line editing). */
   terminal: boolean;
   logs: LogRoute;
@@ -40,11 +42,11 @@ export function defaultLogFile(workspaceDir: string): string {
 }
 
 export function runMode(
-  config: Pick<Config, 'logFile' | 'workspaceDir'> & { telegram: Pick<Config['telegram'], 'botToken'> },
+  config: Pick<Config, 'logFile' | 'workspaceDir' | 'channels'>,
   env: Record<string, string | undefined>,
   stdinIsTerminal: boolean,
 ): RunMode {
-  const channel = config.telegram.botToken ? 'telegram' : 'console';
+  const channel = servedChannel(config).name;
   const terminal = channel === 'console' && stdinIsTerminal;
   const logs: LogRoute = config.logFile
     ? { kind: 'file', file: config.logFile }

@@ -10,6 +10,7 @@ import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { textReply, type Channel, type InboundHandler, type Reply } from '../core/channel.js';
 import { scrubSecrets } from '../core/log.js';
+import type { ChannelProvider } from './provider.js';
 
 /** What leaves the terminal chat (besides Ctrl+D and Ctrl+C). */
 const QUIT = ['/quit', '/exit'];
@@ -133,3 +134,11 @@ export class ConsoleChannel implements Channel {
     });
   }
 }
+
+/** The terminal: always at hand, so the app lists it last (served when no other channel is configured). */
+export const consoleChannel: ChannelProvider = {
+  name: 'console',
+  read: () => ({ configured: true, secrets: [], owners: [] }),
+  create: (_settings, { config }) => new ConsoleChannel({ chatId: config.consoleChatId }),
+  chatShape: () => ({ kind: 'private', stand: 'Terminal' }),
+};

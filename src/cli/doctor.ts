@@ -11,6 +11,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadDotEnv } from '../config/dotenv.js';
 import { configSecrets, loadConfig, type Config } from '../config/env.js';
+import { CHANNELS } from '../app/channels.js';
+import { loadTelegramConfig } from '../channels/telegram/settings.js';
 import { uniqueNames } from '../config/models.js';
 import { LlmClient } from '../llm/client.js';
 import { LlmError } from '../llm/errors.js';
@@ -46,8 +48,8 @@ const MB = 1024 * 1024;
 export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]> {
   const env = opts.env ?? process.env;
   const timeoutMs = opts.timeoutMs ?? 15_000;
-  const { config, problems } = loadConfig(env, opts.cwd);
-  const { telegram } = config;
+  const { config, problems } = loadConfig(env, opts.cwd, CHANNELS);
+  const { telegram } = loadTelegramConfig(env);
   for (const s of configSecrets(config)) registerSecret(s);
   const results: CheckResult[] = [];
 

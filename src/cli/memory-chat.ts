@@ -9,6 +9,7 @@ import type { Logger } from '../core/log.js';
 import { FileMemoryService } from '../memory/file-memory.js';
 import { formatVersions, restoreMemory } from '../memory/versions.js';
 import type { CliIo } from '../core/cli-io.js';
+import { parseChatKey } from '../core/chat.js';
 
 export const CHAT_COMMANDS = ['versions', 'restore', 'purge', 'reminders'];
 
@@ -17,16 +18,9 @@ function flag(args: string[], name: string): string | undefined {
   return i >= 0 ? args[i + 1] : undefined;
 }
 
-/** `telegram:123` → channel and chat id (the id may itself contain colons). */
-export function parseChat(chat: string): { channel: string; chatId: string } | undefined {
-  const i = chat.indexOf(':');
-  if (i <= 0 || i === chat.length - 1) return undefined;
-  return { channel: chat.slice(0, i), chatId: chat.slice(i + 1) };
-}
-
 export async function runChatCommand(cmd: string, args: string[], config: Config, log: Logger, io: CliIo): Promise<number> {
   const chatArg = flag(args, '--chat');
-  const chat = chatArg ? parseChat(chatArg) : undefined;
+  const chat = chatArg ? parseChatKey(chatArg) : undefined;
   if (!chat) {
     io.err(`${cmd} needs --chat CHANNEL:ID, e.g. npm run memory -- ${cmd} --chat telegram:123`);
     return 2;

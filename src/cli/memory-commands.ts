@@ -8,6 +8,7 @@ import { Embedder } from '../index/upkeep/embeddings.js';
 import { extractEntities } from '../index/store/entities.js';
 import { CHAT_COMMANDS, runChatCommand } from './memory-chat.js';
 import { AppError } from '../core/errors.js';
+import { chatKey } from '../core/chat.js';
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -33,7 +34,7 @@ export async function runMemoryCommand(cmd: string | undefined, args: string[], 
     process.stderr.write(`memory.db could not be opened: ${index.disabledReason}\n`);
     return 1;
   }
-  const chat = flag(args, '--chat') ?? `console:${config.consoleChatId}`;
+  const chat = flag(args, '--chat') ?? chatKey({ channel: 'console', chatId: config.consoleChatId });
   const scope = config.memoryScope === 'global' ? 'global' : chat;
   try {
     switch (cmd) {

@@ -4,6 +4,7 @@
  */
 import { loadDotEnv } from '../config/dotenv.js';
 import { loadConfig } from '../config/env.js';
+import { CHANNELS } from '../app/channels.js';
 import { createLogger } from '../core/log.js';
 import { runEvalCommand } from './eval-command.js';
 import { answerHelp } from './help.js';
@@ -26,7 +27,7 @@ async function main(): Promise<number> {
   loadDotEnv();
   const [cmd, ...args] = process.argv.slice(2);
   if (cmd === 'eval') return runEvalCommand(args, USAGE);
-  const { config, problems } = loadConfig({ OPENAI_API_KEY: 'unused-by-this-command', ...process.env });
+  const { config, problems } = loadConfig({ OPENAI_API_KEY: 'unused-by-this-command', ...process.env }, process.cwd(), CHANNELS);
   if (problems.length > 0) {
     for (const p of problems) process.stderr.write(`config: ${p}\n`);
     return 2;

@@ -9,6 +9,7 @@
 import { pathToFileURL } from 'node:url';
 import { loadDotEnv } from '../config/dotenv.js';
 import { loadConfig } from '../config/env.js';
+import { CHANNELS } from '../app/channels.js';
 import { FilePairingStore } from '../channels/telegram/pairing-file.js';
 import type { TelegramUserRef } from '../channels/telegram/pairing.js';
 import { answerHelp } from './help.js';
@@ -89,7 +90,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   answerHelp(process.argv.slice(2), USAGE);
   loadDotEnv();
   // Only WORKSPACE_DIR matters here; other settings need not be valid to manage pairings.
-  const { config } = loadConfig();
+  const { config } = loadConfig(process.env, process.cwd(), CHANNELS);
   runPair(process.argv.slice(2), config.workspaceDir, {
     out: (l) => process.stdout.write(`${l}\n`),
     err: (l) => process.stderr.write(`${l}\n`),

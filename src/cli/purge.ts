@@ -11,6 +11,7 @@ import { FilePairingStore } from '../channels/telegram/pairing-file.js';
 import { ReminderStore } from '../features/reminders/store.js';
 import { UsageStore } from '../features/usage/usage.js';
 import type { CliIo } from '../core/cli-io.js';
+import { chatKey, type Chat } from '../core/chat.js';
 
 /** What a purge needs of the settings; the pairing is taken back only by a purge that asks (--pairing). */
 export function purgeOptions(config: Config, log: Logger): PurgeOptions {
@@ -24,7 +25,7 @@ export function purgeOptions(config: Config, log: Logger): PurgeOptions {
   };
 }
 
-export async function runPurge(chat: { channel: string; chatId: string }, args: string[], config: Config, log: Logger, io: CliIo): Promise<number> {
+export async function runPurge(chat: Chat, args: string[], config: Config, log: Logger, io: CliIo): Promise<number> {
   let lock: Awaited<ReturnType<typeof acquireDaemonLock>>;
   try {
     lock = await acquireDaemonLock(config.workspaceDir);
@@ -44,7 +45,7 @@ export async function runPurge(chat: { channel: string; chatId: string }, args: 
     }
     const { revokePairing, ...withoutPairing } = opts;
     const r = await purgeChat(chat, args.includes('--pairing') ? opts : withoutPairing);
-    const id = `${chat.channel}:${chat.chatId}`;
+    const id = chatKey(chat);
     const n = r.topics.length;
     const topics = n === 0 ? '' : ` and its ${n} forum topic${n === 1 ? '' : 's'} (${r.topics.map((t) => splitTopic(t).threadId ?? t).join(', ')})`;
     if (r.deleted.length === 0) io.out(`Nothing of ${id} was found in ${config.workspaceDir}.`);

@@ -12,7 +12,7 @@
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadTelegramConfig } from '../config/env.js';
+import { loadTelegramConfig } from '../channels/telegram/settings.js';
 import { registerSecret, scrubSecrets } from '../core/log.js';
 import { writeFileAtomic } from '../storage/atomic.js';
 import { answerHelp } from './help.js';

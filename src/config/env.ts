@@ -3,7 +3,7 @@
  * checked once at start; each problem becomes one line saying what to do, and main exits 2.
  */
 import path from 'node:path';
-import { SettingsReader, isHttpUrl, type Env, type SettingName } from './reader.js';
+import { SettingsReader, type Env, type SettingName } from './reader.js';
 import { ANSWER_BYTES_RANGE, DEFAULT_MAX_ANSWER_BYTES, NO_MCP, readMcpConfig, type McpConfig } from './mcp.js';
 import { readFallback, readModelChoices, type ModelEndpoint } from './models.js';
 
@@ -38,8 +38,8 @@ export interface Config {
   maxMessageChars: number;
   /** DAILY_TOKEN_BUDGET: tokens per chat per day; undefined = no budget. */
   dailyTokenBudget: number | undefined;
-  /** Users (numeric ids, lower-case usernames) the budget does not apply to. */
-  budgetExemptUsers: string[];
+  /** Per channel, the users (its ids, lower-case usernames) the budget does not apply to: the owners its settings list. */
+  budgetExemptUsers: Readonly<Record<string, readonly string[]>>;
   /** A whole turn (compaction, prompt, every LLM round and tool) must end within this. */
   turnTimeoutMs: number;
   /** Messages one chat may send per minute; 0: no limit. */
@@ -59,8 +59,16 @@ export interface Config {
   memoryPageToken: string | undefined;
   /** MEMORY_PAGE_ORIGIN: the origins the page is opened at besides its own address (a TLS proxy). */
   memoryPageOrigins: string[];
-  /** The TELEGRAM_* settings (and voice notes), used when a bot token is set. */
-  telegram: TelegramConfig;
+  /** TRANSCRIPTION_MODEL: the speech-to-text model for voice notes (audio transcriptions endpoint); undefined = off. */
+  transcriptionModel: string | undefined;
+  /** SHOW_TRANSCRIPT: echo a voice note's transcript before answering it. */
+  showTranscript: boolean;
+  /** STREAMING: how answers show while written, where the channel can: drafts (falling back to edits), edits of a placeholder, or not at all. */
+  streaming: StreamingMode;
+  /** GROUP_ADMINS_MANAGE: a group's admins may use the commands that reveal or change its shared memory, like the owners. */
+  groupAdminsManage: boolean;
+  /** Each channel's own settings, under its name, in the order the app lists the channels (loadConfig's `channels`). */
+  channels: Readonly<Record<string, ChannelSection>>;
   /** MCP_CONFIG: the MCP servers whose tools the model may call (none when unset). */
   mcp: McpConfig;
 }
@@ -78,7 +86,7 @@ export const NO_API_KEY = 'not-needed';
 /** The secrets among the settings (what logs, files and replies must never show). */
 export function configSecrets(config: Config): string[] {
   const out = config.openaiApiKey && config.openaiApiKey !== NO_API_KEY ? [config.openaiApiKey] : [];
-  for (const s of [config.telegram.botToken, config.telegram.webhookSecret]) if (s) out.push(s);
+  for (const section of Object.values(config.channels)) out.push(...section.secrets);
   out.push(...config.mcp.secrets);
   for (const m of config.models) if (m.apiKey) out.push(m.apiKey);
   return out;
@@ -95,8 +103,11 @@ export function isValidTimezone(tz: string): boolean {
   }
 }
 
-/** Reads and validates settings. Never throws: problems are returned for main to print. */
-export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): ConfigResult {
+/**
+ * Reads and validates settings. Never throws: problems are returned for main to print.
+ * `channels`: the channels whose own settings are read too (the app's list, app/channels.ts).
+ */
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd(), channels: readonly ChannelSettings[] = []): ConfigResult {
   const r = new SettingsReader(env);
 
   const baseUrl = r.url('OPENAI_BASE_URL', 'use e.g. http://127.0.0.1:11434/v1');
@@ -119,11 +130,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
 
   const memoryScope = r.oneOf('MEMORY_SCOPE', ['chat', 'global'] as const, 'chat', 'must be "chat" (each chat its own memory) or "global" (one shared memory)');
 
-  const telegram = readTelegram(r);
-  if (memoryScope === 'global') {
-    const shared = globalScopeProblem(telegram);
-    if (shared) r.problem(shared);
-  }
+  const sections: Record<string, ChannelSection> = {};
+  for (const c of channels) sections[c.name] = c.read(r, { memoryScope });
 
   const model = r.str('LLM_MODEL') ?? 'gpt-4o-mini';
   const mcpFile = r.str('MCP_CONFIG');
@@ -159,8 +167,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     maxMessageChars: r.int('MAX_MESSAGE_CHARS', 20_000, 100, 1_000_000),
     dailyTokenBudget: r.int('DAILY_TOKEN_BUDGET', 0, 0, 1_000_000_000_000) || undefined,
     budgetExemptUsers: r.bool('DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS', true, 'must be true (users in TELEGRAM_ALLOWED_USERS have no budget) or false')
-      ? telegram.allowedUsers
-      : [],
+      ? Object.fromEntries(Object.entries(sections).map(([name, section]) => [name, section.owners]))
+      : {},
     turnTimeoutMs: r.int('TURN_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
     rateLimitPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 20, 0, 10_000),
     maxQueuedPerChat: r.int('MAX_QUEUED_PER_CHAT', 10, 1, 10_000),
@@ -171,7 +179,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     memoryPageHost: r.str('MEMORY_PAGE_HOST') ?? '127.0.0.1',
     memoryPageToken: r.str('MEMORY_PAGE_TOKEN'),
     memoryPageOrigins: pageOrigins(r),
-    telegram,
+    ...readVoiceAndGroups(r),
+    channels: sections,
     mcp: mcp.config,
   };
   // A note is transcribed inside its turn: its own deadline must leave the turn time to answer.
@@ -220,114 +229,33 @@ function optionalBool(r: SettingsReader, name: SettingName, explain: string): bo
   return r.problems.length > problems ? undefined : value;
 }
 
-export type DmPolicy = 'allowlist' | 'pairing' | 'open';
-
-export interface TelegramConfig {
-  /** Set: the daemon serves Telegram; unset: the terminal. Registered as a log secret by main. */
-  botToken: string | undefined;
-  /** Another Bot API server (a local Bot API server, a test emulator); undefined = Telegram's. */
-  apiRoot: string | undefined;
-  /** Numeric user ids (as strings) and lower-cased usernames without "@". */
-  allowedUsers: string[];
-  /** Numeric chat ids of groups the bot serves. */
-  allowedGroups: string[];
-  /** GROUP_ADMINS_MANAGE: a group's Telegram admins may use the commands that reveal or change its shared memory, like the owners. */
-  groupAdminsManage: boolean;
-  dmPolicy: DmPolicy;
-  /** Set: webhook mode (updates are pushed to this public HTTPS URL); unset: long polling. */
-  webhookUrl: string | undefined;
-  webhookSecret: string | undefined;
-  webhookHost: string;
-  webhookPort: number;
-  /** Reaction put on a group message the bot is answering; '' = none. */
-  ackReaction: string;
-  /** Speech-to-text model for voice notes (audio transcriptions endpoint); undefined = off. */
-  transcriptionModel: string | undefined;
-  /** Echo a voice note's transcript before answering it. */
-  showTranscript: boolean;
-  /** How answers show while written: drafts (falling back to edits), edits of a placeholder, or not at all. */
-  streaming: 'off' | 'draft' | 'edit';
+/**
+ * A channel's own settings (TELEGRAM_* …), kept in `config.channels` under its name. The channel
+ * reads them itself (channels/<name>/settings.ts) with the same reader, so its problems are
+ * printed with everyone's; what the rest of the daemon needs of them is said here.
+ */
+export interface ChannelSection {
+  /** Its settings ask for it to be served (Telegram: a bot token is set). */
+  configured: boolean;
+  /** Values that logs, files and replies must never show. */
+  secrets: string[];
+  /** The bot's owners as its settings list them (its user ids, lower-case usernames): DAILY_TOKEN_BUDGET does not apply to them. */
+  owners: string[];
 }
 
-const DM_POLICIES: readonly DmPolicy[] = ['allowlist', 'pairing', 'open'];
-const STREAMING_MODES = ['off', 'draft', 'edit'] as const;
-
-/** The TELEGRAM_* settings alone (what `loadConfig` puts in `config.telegram`), with their problems. */
-export function loadTelegramConfig(env: Env = process.env): { telegram: TelegramConfig; problems: string[] } {
-  const r = new SettingsReader(env);
-  return { telegram: readTelegram(r), problems: r.problems };
+/** How a channel reads its section; the shared settings it may check against come as `shared`. */
+export interface ChannelSettings<S extends ChannelSection = ChannelSection> {
+  readonly name: string;
+  read(r: SettingsReader, shared: Pick<Config, 'memoryScope'>): S;
 }
 
-function readTelegram(r: SettingsReader): TelegramConfig {
-  const botToken = r.str('TELEGRAM_BOT_TOKEN');
-  // The value is a secret: problems name the variable, never print it.
-  if (botToken && !/^\d{1,20}:[A-Za-z0-9_-]{10,}$/.test(botToken)) {
-    r.problem('TELEGRAM_BOT_TOKEN does not look like a bot token (digits, a colon, then letters) — copy it again from @BotFather');
-  }
+export type StreamingMode = 'off' | 'draft' | 'edit';
+const STREAMING_MODES: readonly StreamingMode[] = ['off', 'draft', 'edit'];
 
-  const apiRoot = r.url('TELEGRAM_API_ROOT', 'use e.g. http://127.0.0.1:8081 for a local Bot API server, or remove it');
-
-  const allowedUsers: string[] = [];
-  for (const entry of r.list('TELEGRAM_ALLOWED_USERS')) {
-    if (/^\d{1,20}$/.test(entry)) allowedUsers.push(entry);
-    else if (/^@?[A-Za-z][A-Za-z0-9_]{3,31}$/.test(entry)) allowedUsers.push(entry.replace(/^@/, '').toLowerCase());
-    else r.problem(`TELEGRAM_ALLOWED_USERS has ${JSON.stringify(entry)}, which is neither a numeric user id nor a @username — separate entries with commas`);
-  }
-
-  const allowedGroups: string[] = [];
-  for (const entry of r.list('TELEGRAM_ALLOWED_GROUPS')) {
-    if (/^-?\d{1,20}$/.test(entry)) allowedGroups.push(entry);
-    else r.problem(`TELEGRAM_ALLOWED_GROUPS has ${JSON.stringify(entry)}, which is not a numeric chat id (groups look like -1001234567890)`);
-  }
-
-  const groupAdminsManage = r.bool(
-    'GROUP_ADMINS_MANAGE',
-    false,
-    "must be on (a group's Telegram admins may use /export, /forget, /new … there) or off (only TELEGRAM_ALLOWED_USERS)",
-  );
-
-  const before = r.problems.length;
-  const dmPolicy = r.oneOf(
-    'TELEGRAM_DM_POLICY',
-    DM_POLICIES,
-    'pairing',
-    'must be allowlist (only TELEGRAM_ALLOWED_USERS), pairing (strangers get a code to approve) or open (anyone)',
-  );
-  if (r.problems.length === before && botToken && dmPolicy === 'allowlist' && allowedUsers.length === 0) {
-    r.problem(
-      'TELEGRAM_DM_POLICY=allowlist but TELEGRAM_ALLOWED_USERS is empty, so nobody could talk to the bot — add your user id, or use TELEGRAM_DM_POLICY=pairing',
-    );
-  }
-
-  const webhookUrl = r.str('TELEGRAM_WEBHOOK_URL');
-  if (webhookUrl) {
-    if (!isHttpUrl(webhookUrl)) {
-      r.problem(
-        `TELEGRAM_WEBHOOK_URL=${JSON.stringify(webhookUrl)} is not a URL — use the public https address Telegram should post to, e.g. https://bot.example.com/telegram`,
-      );
-    } else if (new URL(webhookUrl).protocol !== 'https:' && !isLoopback(new URL(webhookUrl).hostname)) {
-      r.problem('TELEGRAM_WEBHOOK_URL must be https (Telegram posts only to HTTPS) — put a TLS reverse proxy in front, or remove it to use long polling');
-    }
-  }
-  const webhookSecret = r.str('TELEGRAM_WEBHOOK_SECRET');
-  if (webhookSecret && !/^[A-Za-z0-9_-]{1,256}$/.test(webhookSecret)) {
-    r.problem('TELEGRAM_WEBHOOK_SECRET may hold only A-Z, a-z, 0-9, _ and - (1 to 256 characters) — pick another value');
-  }
+/** The settings of voice notes, answers shown while written and group admins: every channel's, not one's. */
+function readVoiceAndGroups(r: SettingsReader): Pick<Config, 'transcriptionModel' | 'showTranscript' | 'streaming' | 'groupAdminsManage'> {
   const transcription = r.str('TRANSCRIPTION_MODEL') ?? 'whisper-1';
-
   return {
-    botToken,
-    apiRoot,
-    allowedUsers,
-    allowedGroups,
-    groupAdminsManage,
-    dmPolicy,
-    webhookUrl,
-    webhookSecret,
-    webhookHost: r.str('TELEGRAM_WEBHOOK_HOST') ?? '127.0.0.1',
-    webhookPort: r.int('TELEGRAM_WEBHOOK_PORT', 8787, 1, 65535, 'fix it or remove it to use 8787'),
-    // Unset: 👀; set but empty: off (so an explicit empty line in .env turns it off).
-    ackReaction: r.present('TELEGRAM_ACK_REACTION') ? (r.str('TELEGRAM_ACK_REACTION') ?? '') : '👀',
     transcriptionModel: transcription.toLowerCase() === 'off' ? undefined : transcription,
     showTranscript: r.bool('SHOW_TRANSCRIPT', false),
     streaming: r.oneOf(
@@ -336,30 +264,10 @@ function readTelegram(r: SettingsReader): TelegramConfig {
       'draft',
       'must be draft (live drafts in private chats, else an edited message), edit (always an edited message) or off (the answer appears when done)',
     ),
+    groupAdminsManage: r.bool(
+      'GROUP_ADMINS_MANAGE',
+      false,
+      "must be on (a group's Telegram admins may use /export, /forget, /new … there) or off (only TELEGRAM_ALLOWED_USERS)",
+    ),
   };
-}
-
-/**
- * MEMORY_SCOPE=global is one memory for a single-owner bot: every chat the bot serves reads
- * the owner's MEMORY.md (in the prompt and with /memory). Served groups, or private chats open
- * to people the owner did not list, would hand it to them, so that combination is refused.
- */
-export function globalScopeProblem(t: TelegramConfig): string | null {
-  if (!t.botToken) return null;
-  const who: string[] = [];
-  const fix: string[] = [];
-  if (t.allowedGroups.length > 0) {
-    who.push('every member of the groups in TELEGRAM_ALLOWED_GROUPS');
-    fix.push('remove TELEGRAM_ALLOWED_GROUPS');
-  }
-  if (t.dmPolicy !== 'allowlist') {
-    who.push(`anyone TELEGRAM_DM_POLICY=${t.dmPolicy} lets into a private chat`);
-    fix.push('set TELEGRAM_DM_POLICY=allowlist');
-  }
-  if (who.length === 0) return null;
-  return `MEMORY_SCOPE=global would give ${who.join(' and ')} the owner's memory — set MEMORY_SCOPE=chat (each chat its own memory), or for a single-owner bot ${fix.join(' and ')}`;
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
 }

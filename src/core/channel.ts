@@ -61,4 +61,10 @@ export interface Channel {
   replyFor(msg: InboundMessage): Reply;
   /** After recovery: tidies what the last run left half shown (Telegram: streaming placeholders). */
   settleInterrupted?(): Promise<number>;
+  /** Whether the channel still serves a chat (a reminder is not sent to one it no longer does); without it, every chat. */
+  serves?(chatId: string): Promise<boolean>;
+  /** A line for the person at the terminal before the first message (the terminal chat's banner). */
+  greet?(text: string): void;
+  /** Resolves when the channel has nothing more to take and all it took is answered (piped input ended): the daemon stops. */
+  readonly finished?: Promise<void>;
 }

@@ -5,6 +5,7 @@
  * purge takes with a group. This file is the one place a chat id is read that way (the Telegram
  * channel writes it: channels/telegram/topics.ts).
  */
+import { chatKey, parseChatKey } from './chat.js';
 
 /** A chat id read back as the group's own chat id and, for a forum topic, the topic's thread id. */
 export interface TopicAddress {
@@ -22,9 +23,8 @@ export function splitTopic(chatId: string): TopicAddress {
 
 /** The key (`channel:chatId`) of the group a chat key belongs to: the key itself unless it is a forum topic's. */
 export function groupOf(key: string): string {
-  const at = key.indexOf(':');
-  if (at < 0) return key;
-  return `${key.slice(0, at)}:${splitTopic(key.slice(at + 1)).chatId}`;
+  const chat = parseChatKey(key);
+  return chat ? chatKey({ channel: chat.channel, chatId: splitTopic(chat.chatId).chatId }) : key;
 }
 
 /** True when the key is a forum topic's (it shares limits with the rest of its group). */

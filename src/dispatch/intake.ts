@@ -12,11 +12,11 @@
 import type { Logger } from '../core/log.js';
 import { isAppError } from '../core/errors.js';
 import type { Config } from '../config/env.js';
-import { sessionKey } from '../sessions/model.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { SessionWriter } from '../sessions/writer.js';
 import { newTurnId, type CallJournal } from '../turn/turn.js';
 import type { InboundMessage } from '../core/message.js';
+import { chatKey } from '../core/chat.js';
 import { cleanInboundText } from '../turn/inbound.js';
 import type { HandleResult, Reply } from '../core/channel.js';
 import { parseCommand } from '../core/command-line.js';
@@ -29,7 +29,8 @@ import { apologyText } from './apology.js';
 import { runTurn, type TurnRunDeps } from './turn-run.js';
 import type { Ending } from './ending.js';
 import { AlbumCollector, mergeAlbum } from './albums.js';
-import { ChatStops, isStop, type StopHandle } from './stop.js';
+import { ChatStops, type StopHandle } from './stop.js';
+import { isStop } from '../core/command-line.js';
 
 /**
  * A message whose handling started this many times without finishing is not handled again: it
@@ -120,7 +121,7 @@ export class Intake {
    */
   handle(msg: InboundMessage, reply: Reply, recovered?: InboxEntry): HandleResult {
     const { inbox, dispatcher, limits, log } = this.deps;
-    const key = sessionKey(msg.channel, msg.chatId);
+    const key = chatKey(msg);
     // Never behind the turn it stops, nor refused by the limits meant to protect that turn.
     if (!recovered && isStop(msg.text)) return this.stopNow(key, msg, reply);
     const album = msg.albumId ? AlbumCollector.keyOf(key, msg.albumId) : undefined;

@@ -20,13 +20,7 @@
  * and Telegram (about 20 a minute per group) would hold back the chat's real answers for minutes.
  */
 import type { Role } from '../core/message.js';
-import { parseCommand } from '../core/command-line.js';
 import { isManager } from '../turn/command.js';
-
-/** The message is /stop (also /stop@bot, with or without words after it). */
-export function isStop(text: string): boolean {
-  return parseCommand(text)?.name === 'stop';
-}
 
 /** What /stop keeps of an unfinished answer: its text so far and the marker. */
 export const STOPPED_MARK = '… [stopped]';

@@ -18,6 +18,7 @@ import { FileMemoryVersions } from './file-versions.js';
 import { notAFile, readRegular } from '../storage/regular.js';
 import { isAppError } from '../core/errors.js';
 import { scrubSecrets } from '../core/log.js';
+import { chatKey } from '../core/chat.js';
 import {
   HISTORY_FILE,
   MEMORY_FILE,
@@ -286,7 +287,7 @@ export class FileMemoryService implements MemoryService {
 
   /** The scope key stored with index rows and used for isolation checks. */
   scopeKey(channel: string, chatId: string): string {
-    return this.scope === 'global' ? 'global' : `${channel}:${chatId}`;
+    return this.scope === 'global' ? 'global' : chatKey({ channel, chatId });
   }
 
   forChat(channel: string, chatId: string): FileMemoryFiles {

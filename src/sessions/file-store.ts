@@ -18,7 +18,8 @@ import type { Logger } from '../core/log.js';
 import { ensureDir, removeStaleTempFiles, withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { isInside, sessionFileKey } from '../storage/paths.js';
 import { AppError } from '../core/errors.js';
-import { newConversationId, newSession, parseSession, sessionKey, type Session, type SessionMessage } from './model.js';
+import { chatKey } from '../core/chat.js';
+import { newConversationId, newSession, parseSession, type Session, type SessionMessage } from './model.js';
 import { SessionWal } from './wal.js';
 import type { SessionWriter } from './writer.js';
 import { answered, findRecorded, userMessageOf } from './received.js';
@@ -141,7 +142,7 @@ export class FileSessionStore implements SessionStore {
   }
 
   async getOrCreate(channelType: string, chatId: string): Promise<Session> {
-    const key = sessionKey(channelType, chatId);
+    const key = chatKey({ channel: channelType, chatId });
     const e = this.entries.get(key);
     if (e?.session) {
       // Most recently used last: the cache drops from the front.

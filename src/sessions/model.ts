@@ -5,6 +5,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../core/errors.js';
 import type { StoredAttachment } from '../core/message.js';
+import { chatKey } from '../core/chat.js';
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 export type SessionState = 'ACTIVE' | 'PAUSED' | 'TERMINATED';
@@ -87,8 +88,13 @@ export interface Session {
   walSeq?: number;
 }
 
+/**
+ * A chat's key by its two parts: `chatKey` (core/chat.ts) under its older name, kept only for
+ * src/features/privacy/ (forget-command.ts), which is being changed elsewhere (issue 34); new code
+ * calls chatKey.
+ */
 export function sessionKey(channel: string, chatId: string): string {
-  return `${channel}:${chatId}`;
+  return chatKey({ channel, chatId });
 }
 
 export function newConversationId(): string {
@@ -102,7 +108,7 @@ export function newMessageId(): string {
 export function newSession(channelType: string, chatId: string, now = new Date()): Session {
   const ts = now.toISOString();
   return {
-    id: sessionKey(channelType, chatId),
+    id: chatKey({ channel: channelType, chatId }),
     channelType,
     chatId,
     messages: [],
@@ -229,7 +235,7 @@ export function parseSession(raw: unknown, channelType: string, chatId: string, 
   const model = typeof storedModel === 'string' && storedModel !== '' ? storedModel : undefined;
   if (storedModel !== undefined && model === undefined) repaired.fields++;
   return {
-    id: sessionKey(channelType, chatId),
+    id: chatKey({ channel: channelType, chatId }),
     channelType,
     chatId,
     messages,

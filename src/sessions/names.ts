@@ -17,6 +17,7 @@
 import { readFile, unlink } from 'node:fs/promises';
 import type { Logger } from '../core/log.js';
 import type { ChatKind, ChatLabel } from '../core/message.js';
+import { chatKey } from '../core/chat.js';
 import { withFileLock, writeFileAtomic } from '../storage/atomic.js';
 
 /** One kept entry. */
@@ -127,8 +128,8 @@ export class FileChatNames implements ChatNames {
       changed = true;
     };
     const name = cleanName(label.name);
-    const parent = label.kind === 'topic' && label.group ? `${channel}:${label.group.chatId}` : undefined;
-    put(`${channel}:${chatId}`, { kind: label.kind, ...(name ? { name } : {}), ...(parent ? { parent } : {}) });
+    const parent = label.kind === 'topic' && label.group ? chatKey({ channel, chatId: label.group.chatId }) : undefined;
+    put(chatKey({ channel, chatId }), { kind: label.kind, ...(name ? { name } : {}), ...(parent ? { parent } : {}) });
     if (parent) {
       const groupName = cleanName(label.group?.name);
       put(parent, { kind: 'group', ...(groupName ? { name: groupName } : {}) });

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic, ensureDir } from './atomic.js';
 import { AppError } from '../core/errors.js';
+import { WORKSPACE_FILES } from './workspace-files.js';
 
 export function isDaemonAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
@@ -54,10 +55,14 @@ export interface DaemonLock {
   release(): Promise<void>;
 }
 
-/** Takes the workspace; throws with a one-line reason when another daemon holds it. */
-export async function acquireDaemonLock(workspaceDir: string): Promise<DaemonLock> {
+/**
+ * Takes the workspace; throws with a one-line reason when another daemon holds it.
+ * `channelFolders`: the workspace folders the channels keep their files in (each is named after
+ * its channel), whose locks a killed daemon left are removed too.
+ */
+export async function acquireDaemonLock(workspaceDir: string, channelFolders: readonly string[] = []): Promise<DaemonLock> {
   await ensureDir(workspaceDir);
-  const file = path.join(workspaceDir, 'daemon.pid');
+  const file = path.join(workspaceDir, WORKSPACE_FILES.daemonPid);
   const previous = Number((await readFile(file, 'utf8').catch(() => '')).trim());
   if (isDaemonAlive(previous)) {
     throw new AppError('daemon.already_running', { pid: previous, workspace: workspaceDir });
@@ -65,9 +70,9 @@ export async function acquireDaemonLock(workspaceDir: string): Promise<DaemonLoc
   let removedLocks = 0;
   if (previous) {
     // The previous daemon died without cleaning up: its locks are orphans.
-    removedLocks += await removeLockDirs(path.join(workspaceDir, 'sessions'), 0);
-    removedLocks += await removeLockDirs(path.join(workspaceDir, 'memory'), 1);
-    removedLocks += await removeLockDirs(path.join(workspaceDir, 'telegram'), 0);
+    removedLocks += await removeLockDirs(path.join(workspaceDir, WORKSPACE_FILES.sessions), 0);
+    removedLocks += await removeLockDirs(path.join(workspaceDir, WORKSPACE_FILES.memory), 1);
+    for (const folder of channelFolders) removedLocks += await removeLockDirs(path.join(workspaceDir, folder), 0);
   }
   await writeFileAtomic(file, `${process.pid}\n`);
   return {

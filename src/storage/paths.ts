@@ -6,6 +6,7 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { readlink, realpath } from 'node:fs/promises';
 import { AppError } from '../core/errors.js';
+import type { Chat } from '../core/chat.js';
 
 const MAX_COMPONENT = 120;
 
@@ -38,7 +39,7 @@ export function sessionFileKey(channel: string, chatId: string): string {
  * The chat a file-system key (`sessionFileKey`) was made from; undefined when it is no such key
  * or a part was too long and shortened (a hash cannot be read back).
  */
-export function chatOfFileKey(key: string): { channel: string; chatId: string } | undefined {
+export function chatOfFileKey(key: string): Chat | undefined {
   const at = key.indexOf(':');
   if (at < 0 || key.includes('~')) return undefined;
   try {

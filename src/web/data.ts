@@ -19,7 +19,7 @@ import { isSummary } from '../memory/compaction.js';
 import type { UsageRow, UsageStore } from '../features/usage/usage.js';
 import type { ChatNames } from '../sessions/names.js';
 import type { ChatKind } from '../core/message.js';
-import { parseSessionChatId } from '../channels/telegram/topics.js';
+import { chatKey, type ChatShapeReader } from '../core/chat.js';
 import { chatOfFileKey } from '../storage/paths.js';
 
 export interface ChatSummary {
@@ -40,17 +40,24 @@ export interface ChatSummary {
   parent?: { key: string; name: string; named: boolean } | undefined;
 }
 
-/** How the page names a chat: the kept name, else what its id tells (a Telegram topic, group or private chat). */
-export function chatLabel(names: Pick<ChatNames, 'get'>, channel: string, chatId: string): Pick<ChatSummary, 'name' | 'named' | 'kind' | 'parent'> {
-  const kept = names.get(`${channel}:${chatId}`);
+/**
+ * How the page names a chat: the kept name, else what its id tells as its channel reads it
+ * (`shapes`, given by the channels: a topic, a group, a private chat, the terminal).
+ */
+export function chatLabel(
+  names: Pick<ChatNames, 'get'>,
+  channel: string,
+  chatId: string,
+  shapes: Readonly<Record<string, ChatShapeReader>> = {},
+): Pick<ChatSummary, 'name' | 'named' | 'kind' | 'parent'> {
+  const kept = names.get(chatKey({ channel, chatId }));
   let kind: ChatSummary['kind'] = kept?.kind ?? 'chat';
   let stand = kind === 'chat' ? `${channel} ${chatId}` : { private: 'Private chat', group: 'Group', topic: 'Topic' }[kind];
   let parentKey = kept?.parent;
-  if (channel === 'console') [kind, stand] = ['private', 'Terminal'];
-  else if (channel === 'telegram') {
-    const at = parseSessionChatId(chatId);
-    if (at.threadId !== undefined) [kind, stand, parentKey] = ['topic', `Topic ${at.threadId}`, parentKey ?? `telegram:${at.chatId}`];
-    else [kind, stand] = at.chatId.startsWith('-') ? ['group', 'Group'] : ['private', 'Private chat'];
+  const shape = shapes[channel]?.(chatId);
+  if (shape) {
+    [kind, stand] = [shape.kind, shape.stand];
+    if (shape.parent !== undefined) parentKey ??= chatKey({ channel, chatId: shape.parent });
   }
   const groupName = parentKey ? names.get(parentKey)?.name : undefined;
   const parent = parentKey ? { key: parentKey, name: groupName ?? 'Group', named: groupName !== undefined } : undefined;
@@ -154,6 +161,8 @@ export interface PageDeps extends Pick<Config, 'workspaceDir' | 'memoryScope'> {
   usage: Pick<UsageStore, 'dayOf' | 'rows'>;
   /** Removing words (the Forget tab), as /forget does. */
   forget: Pick<ForgetService, 'preview' | 'apply'>;
+  /** Each channel's reading of its chat ids, for the names of chats not named yet (chatLabel). */
+  chatShapes?: Readonly<Record<string, ChatShapeReader>> | undefined;
 }
 
 export class MemoryPageData {
@@ -201,7 +210,7 @@ export class MemoryPageData {
         chatId,
         lastActivity: mtime ? new Date(mtime).toISOString() : null,
         bytes: session.bytes + mem.bytes,
-        ...chatLabel(this.s.sessions.names, channel, chatId),
+        ...chatLabel(this.s.sessions.names, channel, chatId, this.s.chatShapes),
       });
     }
     return out.sort((a, b) => (b.lastActivity ?? '').localeCompare(a.lastActivity ?? '') || a.key.localeCompare(b.key));

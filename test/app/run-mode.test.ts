@@ -9,6 +9,8 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { defaultLogFile, runMode } from '../../src/app/run-mode.js';
+import { CHANNELS } from '../../src/app/channels.js';
+import { loadConfig } from '../../src/config/env.js';
 import { childEnv, mainTs, repoRoot, spawnCollected, telegramDaemonEnv, tsxLoader } from '../helpers/child.js';
 import { startFakeLlm } from '../helpers/fake-llm.js';
 import { startTelegramEmulator } from '../helpers/telegram.js';
@@ -17,7 +19,7 @@ import { waitFor } from '../helpers/wait.js';
 
 const WS = '/srv/membot/workspace';
 const mode = (token: string | undefined, env: Record<string, string> = {}, tty = false, logFile?: string) =>
-  runMode({ logFile, workspaceDir: WS, telegram: { botToken: token } }, env, tty);
+  runMode({ logFile, workspaceDir: WS, channels: loadConfig({ OPENAI_API_KEY: 'k', TELEGRAM_BOT_TOKEN: token }, WS, CHANNELS).config.channels }, env, tty);
 
 test('the decision: channel, terminal, where logs go, and the refusal under pm2', () => {
   assert.deepEqual(mode(undefined, {}, true), { channel: 'console', terminal: true, logs: { kind: 'file', file: defaultLogFile(WS) } });

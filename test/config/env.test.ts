@@ -4,7 +4,12 @@ import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../src/config/env.js';
+import { loadConfig as readConfig } from '../../src/config/env.js';
+import { CHANNELS } from '../../src/app/channels.js';
+import { loadTelegramConfig } from '../../src/channels/telegram/settings.js';
+
+/** The settings as main reads them: with the channels' own sections. */
+const loadConfig = (env: Record<string, string | undefined>, cwd?: string, channels = CHANNELS) => readConfig(env, cwd, channels);
 import { exitCodeFor, runDoctor } from '../../src/cli/doctor.js';
 import { tempDir } from '../helpers/workspace.js';
 import { patient } from '../helpers/wait.js';
@@ -44,7 +49,7 @@ test('defaults: only a key set gives the documented values and no problems', () 
     embeddingsDimensions: 256,
     maxMessageChars: 20_000,
     dailyTokenBudget: undefined,
-    budgetExemptUsers: [],
+    budgetExemptUsers: { telegram: [], console: [] },
     turnTimeoutMs: 120_000,
     rateLimitPerMinute: 20,
     maxQueuedPerChat: 10,
@@ -55,21 +60,13 @@ test('defaults: only a key set gives the documented values and no problems', () 
     memoryPageHost: '127.0.0.1',
     memoryPageToken: undefined,
     memoryPageOrigins: [],
-    telegram: {
-      botToken: undefined,
-      apiRoot: undefined,
-      allowedUsers: [],
-      allowedGroups: [],
-      groupAdminsManage: false,
-      dmPolicy: 'pairing',
-      webhookUrl: undefined,
-      webhookSecret: undefined,
-      webhookHost: '127.0.0.1',
-      webhookPort: 8787,
-      ackReaction: '👀',
-      transcriptionModel: 'whisper-1',
-      showTranscript: false,
-      streaming: 'draft',
+    transcriptionModel: 'whisper-1',
+    showTranscript: false,
+    streaming: 'draft',
+    groupAdminsManage: false,
+    channels: {
+      telegram: loadTelegramConfig({}).telegram, // its defaults: test/channels/telegram/config.test.ts
+      console: { configured: true, secrets: [], owners: [] },
     },
     mcp: { file: undefined, servers: [], secrets: [] },
   });
@@ -89,9 +86,9 @@ test('DAILY_TOKEN_BUDGET: a whole number of tokens (0 = off); the allowed users 
   const on = loadConfig({ ...KEY, TZ: 'UTC', DAILY_TOKEN_BUDGET: '50000', TELEGRAM_ALLOWED_USERS: '42,@Owner' });
   assert.deepEqual(on.problems, []);
   assert.equal(on.config.dailyTokenBudget, 50_000);
-  assert.deepEqual(on.config.budgetExemptUsers, ['42', 'owner']);
+  assert.deepEqual(on.config.budgetExemptUsers, { telegram: ['42', 'owner'], console: [] }, "each channel's owners, on their channel");
   const strict = loadConfig({ ...KEY, TZ: 'UTC', DAILY_TOKEN_BUDGET: '50000', TELEGRAM_ALLOWED_USERS: '42', DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: 'false' });
-  assert.deepEqual(strict.config.budgetExemptUsers, []);
+  assert.deepEqual(strict.config.budgetExemptUsers, {});
   assert.equal(loadConfig({ ...KEY, TZ: 'UTC', DAILY_TOKEN_BUDGET: '0' }).config.dailyTokenBudget, undefined);
   const bad = loadConfig({ ...KEY, TZ: 'UTC', DAILY_TOKEN_BUDGET: '10k', DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS: 'maybe' });
   assert.equal(bad.problems.length, 2, bad.problems.join('\n'));

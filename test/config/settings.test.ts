@@ -10,6 +10,8 @@ import dotenv from 'dotenv';
 import { fileURLToPath } from 'node:url';
 import { RENAMED, SETTINGS, SettingsReader } from '../../src/config/reader.js';
 import { loadConfig } from '../../src/config/env.js';
+import { CHANNELS } from '../../src/app/channels.js';
+import type { TelegramConfig } from '../../src/channels/telegram/settings.js';
 
 const file = (rel: string) => fileURLToPath(new URL(`../../${rel}`, import.meta.url));
 const KEY = { OPENAI_API_KEY: 'sk-test-key-123456', TZ: 'UTC' };
@@ -64,11 +66,17 @@ test('the old timeout names still work, with one warning each naming the new nam
   for (const [from, to] of Object.entries(RENAMED)) assert.ok((SETTINGS as readonly string[]).includes(to), `${from} → ${to} is in the table`);
 });
 
-test('the Telegram settings are a field of the config, read by the same reader', () => {
-  const { config, problems } = loadConfig({ ...KEY, TELEGRAM_ALLOWED_USERS: '42, @Owner', TELEGRAM_DM_POLICY: 'Open', TELEGRAM_WEBHOOK_PORT: '70000' });
-  assert.deepEqual(config.telegram.allowedUsers, ['42', 'owner']);
-  assert.equal(config.telegram.dmPolicy, 'open');
-  assert.equal(config.telegram.webhookPort, 8787);
+test("a channel's settings are its section of the config, read by the same reader", () => {
+  const { config, problems } = loadConfig(
+    { ...KEY, TELEGRAM_ALLOWED_USERS: '42, @Owner', TELEGRAM_DM_POLICY: 'Open', TELEGRAM_WEBHOOK_PORT: '70000' },
+    process.cwd(),
+    CHANNELS,
+  );
+  const telegram = config.channels.telegram as TelegramConfig;
+  assert.deepEqual(telegram.allowedUsers, ['42', 'owner']);
+  assert.equal(telegram.dmPolicy, 'open');
+  assert.equal(telegram.webhookPort, 8787);
+  assert.equal(config.channels.console?.configured, true, 'the terminal is always at hand');
   assert.deepEqual(problems, ['TELEGRAM_WEBHOOK_PORT="70000" is not a whole number from 1 to 65535 — fix it or remove it to use 8787']);
 });
 

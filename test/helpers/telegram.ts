@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { TelegramServer } from 'telegram-test-api/lib/telegramServer.js';
 import { createApp, type App } from '../../src/app/app.js';
 import { TelegramChannel, type TelegramTuning } from '../../src/channels/telegram/channel.js';
-import { loadTelegramConfig, type TelegramConfig } from '../../src/config/env.js';
+import { loadTelegramConfig, type TelegramConfig } from '../../src/channels/telegram/settings.js';
 import { startFakeLlm, type FakeLlm, type Responder } from './fake-llm.js';
 import { captureLog, tempDir, testConfig, type CapturedLog } from './workspace.js';
 import { waitFor } from './wait.js';
@@ -374,6 +374,8 @@ export async function startTelegramBot(
       media: app.parts.media,
       tuning: { ...FAST_TUNING, ...opts.tuning },
       sharedMemory: config.memoryScope === 'global',
+      streaming: config.streaming,
+      groupAdminsManage: config.groupAdminsManage,
     });
   let channel = makeChannel();
   await channel.start((msg, reply) => app.handle(msg, reply));

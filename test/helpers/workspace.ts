@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config/env.js';
+import { CHANNELS } from '../../src/app/channels.js';
 import { createLogger, type Logger } from '../../src/core/log.js';
 
 export async function tempDir(prefix = 'membot-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
@@ -33,14 +34,18 @@ export function filesContaining(dir: string, needle: string): Promise<string[]> 
  * in a second, which the default limits (20 a minute, 10 waiting) would refuse.
  */
 export function testConfig(env: Record<string, string | undefined>): Config {
-  const { config, problems } = loadConfig({
-    OPENAI_API_KEY: 'sk-test-key-123456',
-    TZ: 'UTC',
-    LLM_MAX_RETRIES: '0',
-    RATE_LIMIT_PER_MINUTE: '0',
-    MAX_QUEUED_PER_CHAT: '10000',
-    ...env,
-  });
+  const { config, problems } = loadConfig(
+    {
+      OPENAI_API_KEY: 'sk-test-key-123456',
+      TZ: 'UTC',
+      LLM_MAX_RETRIES: '0',
+      RATE_LIMIT_PER_MINUTE: '0',
+      MAX_QUEUED_PER_CHAT: '10000',
+      ...env,
+    },
+    process.cwd(),
+    CHANNELS,
+  );
   if (problems.length) throw new Error(`bad test config: ${problems.join('; ')}`);
   return config;
 }

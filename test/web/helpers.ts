@@ -4,6 +4,7 @@ import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { startMemoryPage, type MemoryPage } from '../../src/web/server.js';
 import type { PageDeps } from '../../src/web/data.js';
+import { chatShapes } from '../../src/app/channels.js';
 
 export const TOKEN = 'test-page-token-0123456789';
 export const MEMORY = '## About\n- The user is called Ada.\n- Ada keeps bees in Lisbon.\n';
@@ -17,7 +18,7 @@ export interface PageBot {
 
 /** What the page is given from a test bot, as main.ts gives it from the daemon. */
 export function pageDeps(bot: TestBot): PageDeps {
-  return { ...bot.app.parts, workspaceDir: bot.config.workspaceDir, memoryScope: bot.config.memoryScope };
+  return { ...bot.app.parts, workspaceDir: bot.config.workspaceDir, memoryScope: bot.config.memoryScope, chatShapes: chatShapes() };
 }
 
 export async function startPageBot(): Promise<PageBot> {

@@ -15,7 +15,7 @@
  * What an unserved group hears is group-gate.ts's to decide.
  */
 import type { Logger } from '../../core/log.js';
-import type { DmPolicy } from '../../config/env.js';
+import type { DmPolicy } from './settings.js';
 import type { PairingStore } from './pairing.js';
 import { LRUCache } from 'lru-cache';
 

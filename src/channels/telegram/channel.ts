@@ -17,10 +17,10 @@
  * Transport (transport.ts): long polling with a watchdog (default) or a webhook when
  * TELEGRAM_WEBHOOK_URL is set.
  */
-import path from 'node:path';
 import { Telegraf } from 'telegraf';
 import type { Update } from 'telegraf/types';
-import type { TelegramConfig } from '../../config/env.js';
+import type { TelegramConfig } from './settings.js';
+import type { StreamingMode } from '../../config/env.js';
 import type { Logger } from '../../core/log.js';
 import type { InboundMessage } from '../../core/message.js';
 import type { Channel, InboundHandler, Reply } from '../../core/channel.js';
@@ -46,9 +46,9 @@ import { AddressedAlbums } from './album-groups.js';
 import { chatLabelOf } from './chat-label.js';
 import { ChatRoles } from './roles.js';
 import { GroupGate } from './group-gate.js';
-import { parseCommand } from '../../core/command-line.js';
-import { isStop } from '../../dispatch/stop.js';
+import { isStop, parseCommand } from '../../core/command-line.js';
 import { LRUCache } from 'lru-cache';
+import { telegramFile } from './files.js';
 
 /** Knobs with production defaults; tests make them short. */
 export interface TelegramTuning {
@@ -84,6 +84,10 @@ export interface TelegramChannelOptions {
   unfinished?: InboundMessage[] | undefined;
   /** MEMORY_SCOPE=global: no group is approved with /allow (group-gate.ts). */
   sharedMemory?: boolean | undefined;
+  /** STREAMING (default draft). */
+  streaming?: StreamingMode | undefined;
+  /** GROUP_ADMINS_MANAGE: a group's admins get the `admin` role for commands (roles.ts). */
+  groupAdminsManage?: boolean | undefined;
 }
 
 export class TelegramChannel implements Channel {
@@ -118,8 +122,8 @@ export class TelegramChannel implements Channel {
     this.updateLog = FileUpdateLog.inWorkspace(opts.workspaceDir, this.log);
     this.pairing = FilePairingStore.inWorkspace(opts.workspaceDir);
     opts.media?.register(this.name, (fileId, maxBytes, signal) => downloadFile(this.bot.telegram, fileId, maxBytes, 60_000, signal));
-    const placeholders = new PlaceholderStore(path.join(opts.workspaceDir, 'telegram', 'placeholders.json'), this.log);
-    this.stream = new StreamState(opts.telegram.streaming ?? 'draft', t.stream, placeholders, this.delivery, this.log);
+    const placeholders = new PlaceholderStore(telegramFile(opts.workspaceDir, 'placeholders'), this.log);
+    this.stream = new StreamState(opts.streaming ?? 'draft', t.stream, placeholders, this.delivery, this.log);
     this.access = new AccessControl({
       dmPolicy: opts.telegram.dmPolicy,
       allowedUsers: opts.telegram.allowedUsers,
@@ -130,7 +134,7 @@ export class TelegramChannel implements Channel {
     });
     this.groups = new GroupGate({ access: this.access, pairing: this.pairing, sharedMemory: opts.sharedMemory ?? false, log: this.log });
     this.roles = new ChatRoles({
-      adminsManage: opts.telegram.groupAdminsManage,
+      adminsManage: opts.groupAdminsManage ?? false,
       isOwner: (s) => this.access.isOwner(s),
       memberStatus: (chatId, userId) => this.delivery.memberStatus(chatId, userId),
       log: this.log,

@@ -22,9 +22,10 @@ import {
   type TelegramUserRef,
   type WaitingStranger,
 } from './pairing.js';
+import { telegramFile } from './files.js';
 
 export function pairingFile(workspaceDir: string): string {
-  return path.join(workspaceDir, 'telegram', 'pairing.json');
+  return telegramFile(workspaceDir, 'pairing');
 }
 
 export class FilePairingStore implements PairingStore {

@@ -7,6 +7,7 @@
  */
 import type { Message } from 'telegraf/types';
 import { splitTopic, type TopicAddress } from '../../core/group.js';
+import type { ChatShape } from '../../core/chat.js';
 
 /** Telegram's chat id, and the forum topic when the message came from one. */
 export type ChatAddress = TopicAddress;
@@ -27,4 +28,11 @@ export function sessionChatId(address: ChatAddress): string {
 /** Reads a session chat id back into where Telegram should send (inverse of sessionChatId). */
 export function parseSessionChatId(id: string): ChatAddress {
   return splitTopic(id);
+}
+
+/** What a session chat id tells of its chat (the memory page's stand-in): a forum topic of its group, a group (negative ids), else a private chat. */
+export function chatShape(id: string): ChatShape {
+  const at = parseSessionChatId(id);
+  if (at.threadId !== undefined) return { kind: 'topic', stand: `Topic ${at.threadId}`, parent: at.chatId };
+  return at.chatId.startsWith('-') ? { kind: 'group', stand: 'Group' } : { kind: 'private', stand: 'Private chat' };
 }

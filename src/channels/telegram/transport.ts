@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Telegram } from 'telegraf';
 import type { Update } from 'telegraf/types';
-import type { TelegramConfig } from '../../config/env.js';
+import type { TelegramConfig } from './settings.js';
 import type { Logger } from '../../core/log.js';
 import { describeError } from './errors.js';
 import { ALLOWED_UPDATES, Poller, type PollTuning } from './polling.js';

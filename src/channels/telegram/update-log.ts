@@ -18,6 +18,7 @@ import path from 'node:path';
 import type { Logger } from '../../core/log.js';
 import { ensureDir, withFileLock, writeFileAtomic } from '../../storage/atomic.js';
 import { AppError } from '../../core/errors.js';
+import { telegramFile } from './files.js';
 
 interface UpdateLogFile {
   version: 1;
@@ -55,7 +56,7 @@ export class FileUpdateLog implements UpdateLog {
 
   /** The workspace's update log (the Telegram channel). */
   static inWorkspace(workspaceDir: string, log: Logger): FileUpdateLog {
-    return new FileUpdateLog(path.join(workspaceDir, 'telegram', 'updates.json'), log);
+    return new FileUpdateLog(telegramFile(workspaceDir, 'updates'), log);
   }
 
   constructor(

@@ -7,6 +7,7 @@
  * make a line or a row from the session's messages on both paths, so both write the same bytes.
  */
 import type { Logger } from '../../core/log.js';
+import { chatKey } from '../../core/chat.js';
 import type { RuntimeConfigStore } from '../../config/runtime.js';
 import type { SessionMessage } from '../../sessions/model.js';
 import type { SessionStore, WalLine } from '../../sessions/store.js';
@@ -132,10 +133,7 @@ export class DerivedWrites {
           }
         } catch (err) {
           // One unreadable note (a link out, a FIFO) does not stop the others; its words stay in the session.
-          this.deps.log.warn(
-            { err, session: `${chat.channel}:${chat.chatId}` },
-            'an exchange of the session log could not be written to its note or the index',
-          );
+          this.deps.log.warn({ err, session: chatKey(chat) }, 'an exchange of the session log could not be written to its note or the index');
         }
       }
     }

@@ -16,15 +16,9 @@ import type { Logger } from '../../core/log.js';
 import { ReminderStore } from './store.js';
 import { describeReminder } from './service.js';
 import type { CliIo } from '../../core/cli-io.js';
+import { chatKey, type Chat } from '../../core/chat.js';
 
-export async function runReminders(
-  chat: { channel: string; chatId: string },
-  chatArg: string,
-  args: string[],
-  config: Config,
-  log: Logger,
-  io: CliIo,
-): Promise<number> {
+export async function runReminders(chat: Chat, chatArg: string, args: string[], config: Config, log: Logger, io: CliIo): Promise<number> {
   const at = args.indexOf('cancel');
   const which = at >= 0 ? args[at + 1] : undefined;
   if (at >= 0 && !(which === 'all' || /^\d{1,4}$/.test(which ?? ''))) {
@@ -33,7 +27,7 @@ export async function runReminders(
   }
   const store = new ReminderStore(path.join(config.workspaceDir, 'schedules.db'), log);
   try {
-    const key = `${chat.channel}:${chat.chatId}`;
+    const key = chatKey(chat);
     const pending = store.pending(key);
     if (at < 0) {
       if (pending.length === 0) {

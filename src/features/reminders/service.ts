@@ -21,7 +21,8 @@ import type { Logger } from '../../core/log.js';
 import type { ErrorCode } from '../../core/errors.js';
 import type { SessionStore } from '../../sessions/store.js';
 import type { DailyNotes } from '../../memory/daily-notes.js';
-import { makeMessage, sessionKey } from '../../sessions/model.js';
+import { makeMessage } from '../../sessions/model.js';
+import { chatKey } from '../../core/chat.js';
 import { groupOf, isTopic } from '../../core/group.js';
 import type { Delivery, Reminder, ReminderStore } from './store.js';
 import { ReminderPace, reminderText, UNSERVED_RECHECK_MS } from './pace.js';
@@ -130,7 +131,7 @@ export class ReminderService {
       if (frequent) return { ok: false, reason: frequent };
       repeat = repeatToString(r.repeat);
     }
-    const chat = sessionKey(channel, chatId);
+    const chat = chatKey({ channel, chatId });
     // A group's forum topics share its limit (as they share its budget): one member cannot pile
     // up 50 per topic.
     if (this.deps.store.countPendingInGroup(groupOf(chat)) >= MAX_PENDING_PER_CHAT) {
@@ -146,16 +147,16 @@ export class ReminderService {
   }
 
   list(channel: string, chatId: string): Reminder[] {
-    return this.deps.store.pending(sessionKey(channel, chatId));
+    return this.deps.store.pending(chatKey({ channel, chatId }));
   }
 
   /** Pending reminders counted against MAX_PENDING_PER_CHAT: the chat's, or its group's with all its topics. */
   countPending(channel: string, chatId: string): number {
-    return this.deps.store.countPendingInGroup(groupOf(sessionKey(channel, chatId)));
+    return this.deps.store.countPendingInGroup(groupOf(chatKey({ channel, chatId })));
   }
 
   cancel(channel: string, chatId: string, id: number): Reminder | undefined {
-    const r = this.deps.store.cancel(sessionKey(channel, chatId), id);
+    const r = this.deps.store.cancel(chatKey({ channel, chatId }), id);
     if (r) this.deps.log.info({ session: r.chat, reminder: id }, 'reminder cancelled');
     this.arm();
     return r;
@@ -163,18 +164,18 @@ export class ReminderService {
 
   /** For a purge or "forget": every reminder of the chat and the record of its deliveries go. */
   deleteChat(channel: string, chatId: string): number {
-    const n = this.deps.store.deleteChat(sessionKey(channel, chatId));
+    const n = this.deps.store.deleteChat(chatKey({ channel, chatId }));
     this.arm();
     return n;
   }
 
   /** For /forget: this chat's reminders whose text holds the forgotten words. */
   countMatching(channel: string, chatId: string, test: (text: string) => boolean): number {
-    return this.deps.store.countMatching(sessionKey(channel, chatId), test);
+    return this.deps.store.countMatching(chatKey({ channel, chatId }), test);
   }
 
   deleteMatching(channel: string, chatId: string, test: (text: string) => boolean): number {
-    const n = this.deps.store.deleteMatching(sessionKey(channel, chatId), test);
+    const n = this.deps.store.deleteMatching(chatKey({ channel, chatId }), test);
     if (n > 0) this.arm();
     return n;
   }

@@ -8,7 +8,7 @@ import type { ReminderService } from './service.js';
 import { MAX_PENDING_PER_CHAT } from './service.js';
 import { describeTime, isoIn } from './time.js';
 import { isTopic } from '../../core/group.js';
-import { sessionKey } from '../../sessions/model.js';
+import { chatKey } from '../../core/chat.js';
 import type { Tool, ToolContext } from '../../tools/types.js';
 
 const chatOf = (ctx: ToolContext) => ctx.chat;
@@ -36,7 +36,7 @@ export function createReminderTools(reminders: ReminderService): Tool<any>[] {
       if (!r.ok) return `Error: not scheduled — ${r.reason}.`;
       const rem = r.reminder;
       const pending = reminders.countPending(channel, chatId);
-      const where = isTopic(sessionKey(channel, chatId)) ? 'This group (its topics together) has' : 'This chat has';
+      const where = isTopic(chatKey({ channel, chatId })) ? 'This group (its topics together) has' : 'This chat has';
       return [
         `Scheduled reminder #${rem.id} for ${describeTime(rem.dueAt, tz)} [${isoIn(rem.dueAt, tz)}]${rem.repeat ? `, repeating ${rem.repeat}` : ''}: "${rem.text}".`,
         `Now is ${describeTime(reminders.now(), tz)}. ${where} ${pending} pending reminder${pending === 1 ? '' : 's'} (limit ${MAX_PENDING_PER_CHAT}). Tell the user the time in words.`,

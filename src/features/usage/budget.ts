@@ -5,8 +5,8 @@
  * A chat that has used it gets one
  * line instead of an answer — its message is saved, never sent to the model — and its background
  * calls (summaries, consolidation, nightly facts and reflection) are refused by the LLM client
- * until the day ends. Users in TELEGRAM_ALLOWED_USERS (the bot's owners) are exempt unless
- * DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS=false; embeddings, batched across chats, are not paused.
+ * until the day ends. The bot's owners as each channel's settings list them (TELEGRAM_ALLOWED_USERS)
+ * are exempt on that channel unless DAILY_TOKEN_BUDGET_EXEMPT_ALLOWED_USERS=false; embeddings, batched across chats, are not paused.
  */
 import { addDays, differenceInMinutes } from 'date-fns';
 import { TZDate } from '@date-fns/tz';
@@ -19,18 +19,19 @@ import { LRUCache } from 'lru-cache';
 const fmt = (n: number) => n.toLocaleString('en-US');
 
 export class TokenBudget {
-  private readonly exemptUsers: Set<string>;
+  /** Per channel, its exempt users' ids and lower-case usernames. */
+  private readonly exemptUsers: Map<string, Set<string>>;
   /** Chats whose latest sender was exempt: their background work is not paused either. */
   private readonly exemptChats = new LRUCache<string, boolean>({ max: 10_000 });
 
   constructor(
     private readonly usage: UsageStore,
     readonly limit: number | undefined,
-    exemptUsers: readonly string[],
+    exemptUsers: Readonly<Record<string, readonly string[]>>,
     private readonly timezone: string,
     private readonly now: () => Date = () => new Date(),
   ) {
-    this.exemptUsers = new Set(exemptUsers.map((u) => u.toLowerCase()));
+    this.exemptUsers = new Map(Object.entries(exemptUsers).map(([channel, users]) => [channel, new Set(users.map((u) => u.toLowerCase()))]));
   }
 
   get enabled(): boolean {
@@ -38,8 +39,9 @@ export class TokenBudget {
   }
 
   isExempt(msg: Pick<InboundMessage, 'channel' | 'userId' | 'username'>): boolean {
-    if (msg.channel !== 'telegram' || this.exemptUsers.size === 0) return false;
-    return this.exemptUsers.has(msg.userId) || (msg.username !== undefined && this.exemptUsers.has(msg.username.toLowerCase()));
+    const exempt = this.exemptUsers.get(msg.channel);
+    if (!exempt || exempt.size === 0) return false;
+    return exempt.has(msg.userId) || (msg.username !== undefined && exempt.has(msg.username.toLowerCase()));
   }
 
   /** Tokens the chat used today — for a forum topic, its whole group (what the budget counts). */

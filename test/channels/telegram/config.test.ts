@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig, loadTelegramConfig } from '../../../src/config/env.js';
+import { loadConfig } from '../../../src/config/env.js';
+import { loadTelegramConfig } from '../../../src/channels/telegram/settings.js';
+import { CHANNELS } from '../../../src/app/channels.js';
 
 const TOKEN = '123456789:AAtest-token-for-the-emulator_0001';
 
@@ -8,25 +10,28 @@ test('without TELEGRAM_* settings: console mode, pairing policy, no problems', (
   const { telegram, problems } = loadTelegramConfig({});
   assert.deepEqual(problems, []);
   assert.deepEqual(telegram, {
+    configured: false,
+    secrets: [],
+    owners: [],
     botToken: undefined,
     apiRoot: undefined,
     allowedUsers: [],
     allowedGroups: [],
-    groupAdminsManage: false,
     dmPolicy: 'pairing',
     webhookUrl: undefined,
     webhookSecret: undefined,
     webhookHost: '127.0.0.1',
     webhookPort: 8787,
     ackReaction: '👀',
-    transcriptionModel: 'whisper-1',
-    showTranscript: false,
-    streaming: 'draft',
   });
-  assert.equal(loadTelegramConfig({ STREAMING: 'Edit' }).telegram.streaming, 'edit');
-  assert.equal(loadTelegramConfig({ STREAMING: 'off' }).telegram.streaming, 'off');
-  assert.match(loadTelegramConfig({ STREAMING: 'fast' }).problems.join('\n'), /STREAMING="fast" must be draft .*, edit .* or off/);
-  assert.equal(loadTelegramConfig({ TRANSCRIPTION_MODEL: 'off' }).telegram.transcriptionModel, undefined);
+  // The settings every channel shares are config's, not the channel's section.
+  const shared = (env: Record<string, string>) => loadConfig({ OPENAI_API_KEY: 'sk-test-key-123456', TZ: 'UTC', ...env }, process.cwd(), CHANNELS);
+  assert.equal(shared({ STREAMING: 'Edit' }).config.streaming, 'edit');
+  assert.equal(shared({ STREAMING: 'off' }).config.streaming, 'off');
+  assert.match(shared({ STREAMING: 'fast' }).problems.join('\n'), /STREAMING="fast" must be draft .*, edit .* or off/);
+  assert.equal(shared({ TRANSCRIPTION_MODEL: 'off' }).config.transcriptionModel, undefined);
+  assert.equal(shared({}).config.transcriptionModel, 'whisper-1');
+  assert.equal(shared({ GROUP_ADMINS_MANAGE: 'On' }).config.groupAdminsManage, true);
   assert.equal(loadTelegramConfig({ TELEGRAM_ACK_REACTION: '' }).telegram.ackReaction, '', 'set but empty turns the reaction off');
   assert.equal(loadTelegramConfig({ TELEGRAM_ACK_REACTION: ' 👍 ' }).telegram.ackReaction, '👍');
 });
@@ -45,7 +50,6 @@ test('lists are read from commas or spaces; usernames lose "@" and case', () => 
   assert.deepEqual(problems, []);
   assert.deepEqual(telegram.allowedUsers, ['12345', 'alice_b', 'bob_c']);
   assert.deepEqual(telegram.allowedGroups, ['-1001234567890', '-42']);
-  assert.equal(telegram.groupAdminsManage, true);
   assert.equal(telegram.dmPolicy, 'allowlist');
   assert.equal(telegram.webhookPort, 9000);
 });
@@ -57,7 +61,6 @@ test('each bad value is one line naming the variable, and the token is never pri
     TELEGRAM_API_ROOT: 'ftp://x',
     TELEGRAM_ALLOWED_USERS: '123,@x!',
     TELEGRAM_ALLOWED_GROUPS: 'team',
-    GROUP_ADMINS_MANAGE: 'sometimes',
     TELEGRAM_DM_POLICY: 'everyone',
     TELEGRAM_WEBHOOK_URL: 'http://bot.example.com/tg',
     TELEGRAM_WEBHOOK_SECRET: 'has spaces',
@@ -68,7 +71,6 @@ test('each bad value is one line naming the variable, and the token is never pri
     'TELEGRAM_API_ROOT',
     'TELEGRAM_ALLOWED_USERS',
     'TELEGRAM_ALLOWED_GROUPS',
-    'GROUP_ADMINS_MANAGE',
     'TELEGRAM_DM_POLICY',
     'TELEGRAM_WEBHOOK_URL',
     'TELEGRAM_WEBHOOK_SECRET',
@@ -80,6 +82,10 @@ test('each bad value is one line naming the variable, and the token is never pri
     assert.ok(!p.includes('\n'), 'one line');
     assert.ok(!p.includes(badToken), 'the token value is not echoed');
   }
+  // GROUP_ADMINS_MANAGE is every channel's setting: config reports it, the same way.
+  const shared = loadConfig({ OPENAI_API_KEY: 'sk-test-key-123456', TZ: 'UTC', GROUP_ADMINS_MANAGE: 'sometimes' }, process.cwd(), CHANNELS).problems;
+  assert.equal(shared.length, 1);
+  assert.match(shared[0]!, /^GROUP_ADMINS_MANAGE="sometimes" must be on/);
 });
 
 test('allowlist with nobody listed is refused; a loopback http webhook is allowed (local Bot API servers)', () => {
@@ -90,7 +96,7 @@ test('allowlist with nobody listed is refused; a loopback http webhook is allowe
 });
 
 test('loadConfig reports Telegram problems with the others, so start-up exits 2 on them', () => {
-  const { problems } = loadConfig({ OPENAI_API_KEY: 'sk-test-key-123456', TZ: 'UTC', TELEGRAM_DM_POLICY: 'nobody' });
+  const { problems } = loadConfig({ OPENAI_API_KEY: 'sk-test-key-123456', TZ: 'UTC', TELEGRAM_DM_POLICY: 'nobody' }, process.cwd(), CHANNELS);
   assert.equal(problems.length, 1);
   assert.match(problems[0]!, /^TELEGRAM_DM_POLICY/);
 });

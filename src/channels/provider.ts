@@ -1,0 +1,32 @@
+/**
+ * A channel as the app sees it before it runs: its name, how it reads its own settings, and how
+ * it is made from what the app gives it. The app lists the providers (app/channels.ts) and
+ * starts the one the settings ask for; nothing else in the daemon names a channel.
+ */
+import type { ChannelSection, ChannelSettings, Config } from '../config/env.js';
+import type { Channel } from '../core/channel.js';
+import type { ChatShapeReader } from '../core/chat.js';
+import type { Logger } from '../core/log.js';
+import type { InboundMessage } from '../core/message.js';
+import type { MediaFetchers } from '../media/attachments.js';
+
+/** What the app gives a channel it starts. */
+export interface ChannelDeps {
+  config: Config;
+  /** The daemon's logger; the channel names its component. */
+  log: Logger;
+  /** The commands the app answers (a channel may offer them in a menu). */
+  commands: Array<{ name: string; description: string }>;
+  /** The app's downloaders: a channel registers its own, so turns fetch its photos and voice notes. */
+  media: MediaFetchers;
+  /** The channel cannot go on (its credentials were refused while running): the daemon stops, exit 1. */
+  onFatal: (reason: string) => void;
+  /** The messages the last run accepted and did not finish (the app's journal). */
+  unfinished: InboundMessage[];
+}
+
+export interface ChannelProvider<S extends ChannelSection = ChannelSection> extends ChannelSettings<S> {
+  create(settings: S, deps: ChannelDeps): Channel;
+  /** How the memory page names a chat of this channel from its id alone. */
+  readonly chatShape?: ChatShapeReader;
+}

@@ -1,0 +1,27 @@
+/**
+ * The Telegram channel as the app lists it (app/channels.ts): served when TELEGRAM_BOT_TOKEN is
+ * set, made from its own settings (settings.ts) and what the app gives every channel.
+ */
+import { componentLogger } from '../../core/log.js';
+import type { ChannelProvider } from '../provider.js';
+import { TelegramChannel } from './channel.js';
+import { TELEGRAM_SETTINGS, type TelegramConfig } from './settings.js';
+import { chatShape } from './topics.js';
+
+export const telegramChannel: ChannelProvider<TelegramConfig> = {
+  ...TELEGRAM_SETTINGS,
+  create: (telegram, deps) =>
+    new TelegramChannel({
+      telegram: { ...telegram, botToken: telegram.botToken ?? '' },
+      workspaceDir: deps.config.workspaceDir,
+      log: componentLogger(deps.log, 'Telegram'),
+      commands: deps.commands,
+      media: deps.media,
+      onFatal: () => deps.onFatal('Telegram refused the bot token'),
+      unfinished: deps.unfinished,
+      sharedMemory: deps.config.memoryScope === 'global',
+      streaming: deps.config.streaming,
+      groupAdminsManage: deps.config.groupAdminsManage,
+    }),
+  chatShape,
+};
