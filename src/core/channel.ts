@@ -1,3 +1,4 @@
+import { AppError } from './errors.js';
 import type { InboundMessage } from './message.js';
 import type { AnswerProgress } from './progress.js';
 
@@ -42,7 +43,7 @@ export function textReply(send: (text: string) => Promise<void>): Reply {
     documents: false,
     async send(out) {
       // Never asked: a command sends a file only where `documents` says it goes out as one.
-      if (out.kind === 'document') throw new Error('this channel cannot send files');
+      if (out.kind === 'document') throw new AppError('internal.bug', { problem: 'a file was sent through a channel that cannot send files' });
       await send(out.text);
     },
   };
