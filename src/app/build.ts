@@ -13,7 +13,7 @@ import { FileSessionStore } from '../sessions/file-store.js';
 import { LlmClient } from '../llm/client.js';
 import { ChatModels } from '../llm/chat-models.js';
 import type { Session } from '../sessions/model.js';
-import { UsageStore } from '../features/usage/usage.js';
+import { SqliteUsageStore } from '../features/usage/sqlite-usage.js';
 import { TokenBudget } from '../features/usage/budget.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { InstructionsSource } from '../features/prompt/instructions.js';
@@ -34,7 +34,7 @@ import { Embedder } from '../index/upkeep/embeddings.js';
 import { IndexingService } from '../index/ingest.js';
 import { Upkeep } from '../index/upkeep/upkeep.js';
 import { Scheduler } from './jobs.js';
-import { ReminderStore } from '../features/reminders/store.js';
+import { SqliteReminderStore } from '../features/reminders/sqlite-store.js';
 import { MediaFetchers } from '../media/attachments.js';
 import { ReminderService } from '../features/reminders/service.js';
 import { DailyNotes } from '../memory/daily-notes.js';
@@ -78,7 +78,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
       await sessions.close();
     },
   });
-  const usage = new UsageStore(path.join(config.workspaceDir, 'usage.db'), config.timezone, { log: componentLogger(log, 'Usage') });
+  const usage = SqliteUsageStore.inWorkspace(config.workspaceDir, config.timezone, { log: componentLogger(log, 'Usage') });
   life.add({ name: 'usage', close: () => usage.close() });
   const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
   const models = await ChatModels.create(config);
@@ -121,7 +121,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
   if (opts.scheduler) scheduler.start();
   life.add({ name: 'nightly jobs', stop: () => scheduler.stop() });
   const reminders = new ReminderService({
-    store: new ReminderStore(path.join(config.workspaceDir, 'schedules.db'), componentLogger(log, 'Reminders')),
+    store: SqliteReminderStore.inWorkspace(config.workspaceDir, componentLogger(log, 'Reminders')),
     sessions,
     notes,
     timezone: config.timezone,

@@ -8,8 +8,8 @@ import { acquireDaemonLock } from '../storage/daemon-lock.js';
 import { finishInterruptedPurges, purgeChat, type PurgeOptions } from '../features/privacy/purge.js';
 import { splitTopic } from '../core/group.js';
 import { FilePairingStore } from '../channels/telegram/pairing-file.js';
-import { ReminderStore } from '../features/reminders/store.js';
-import { UsageStore } from '../features/usage/usage.js';
+import { SqliteReminderStore } from '../features/reminders/sqlite-store.js';
+import { SqliteUsageStore } from '../features/usage/sqlite-usage.js';
 import type { CliIo } from '../core/cli-io.js';
 
 /** What a purge needs of the settings; the pairing is taken back only by a purge that asks (--pairing). */
@@ -18,8 +18,8 @@ export function purgeOptions(config: Config, log: Logger): PurgeOptions {
     workspaceDir: config.workspaceDir,
     memoryScope: config.memoryScope,
     log,
-    openReminders: (file) => new ReminderStore(file, log),
-    openUsage: (file) => new UsageStore(file, 'UTC', { log }),
+    openReminders: (file) => new SqliteReminderStore(file, log),
+    openUsage: (file) => new SqliteUsageStore(file, 'UTC', { log }),
     revokePairing: (userId) => FilePairingStore.inWorkspace(config.workspaceDir).revoke(userId),
   };
 }
