@@ -8,6 +8,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import type { InboundMessage } from '../core/message.js';
 import { AppendLog } from '../storage/append-log.js';
+import { redactJsonLines, type Redaction } from '../storage/redaction.js';
 import { argumentsHash, type Inbox, type InboxEntry, type InterruptedCall } from './inbox.js';
 
 type Line =
@@ -151,9 +152,11 @@ export class FileInbox implements Inbox {
     });
   }
 
-  /** Rewrites the journal's text in place (atomic, in order with appends): /forget takes words out of it. */
-  rewrite(transform: (text: string) => string | null): Promise<boolean> {
-    return this.log.rewrite(transform);
+  /** The chat's `in` lines with the words redacted (atomic rewrite, in order with appends); a torn line holding them goes. */
+  redact(channel: string, chatId: string, words: Redaction): Promise<boolean> {
+    const mine = (l: { t?: unknown; msg?: { channel?: unknown; chatId?: unknown } } | null) =>
+      l?.t === 'in' && l.msg?.channel === channel && l.msg.chatId === chatId;
+    return this.log.rewrite((text) => redactJsonLines(text, words, mine));
   }
 
   /** Closes the open journal file (shutdown); the next line reopens it. */

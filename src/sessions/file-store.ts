@@ -12,11 +12,12 @@
  * `SessionWriter` (writer.ts), which keeps that protocol. Beside them it keeps the chats' names
  * as the channels give them (names.ts).
  */
-import { readFile, rename } from 'node:fs/promises';
+import { readFile, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../core/log.js';
 import { ensureDir, removeStaleTempFiles, withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { isInside, sessionFileKey } from '../storage/paths.js';
+import { redactFile, redactJsonLines, type Redaction } from '../storage/redaction.js';
 import { AppError } from '../core/errors.js';
 import { newConversationId, newSession, parseSession, sessionKey, type Session, type SessionMessage } from './model.js';
 import { SessionWal } from './wal.js';
@@ -373,9 +374,28 @@ export class FileSessionStore implements SessionStore {
     });
   }
 
-  /** Rewrites the session log's text (atomic, in order with appends). */
-  rewriteLog(transform: (text: string) => string | null): Promise<boolean> {
-    return this.wal.rewrite(transform);
+  /**
+   * The chat's lines of the session log (atomic rewrite, in order with appends) and its files set
+   * aside as corrupt, with the words redacted; names what changed, relative to the workspace.
+   */
+  async redact(channelType: string, chatId: string, words: Redaction): Promise<string[]> {
+    const changed: string[] = [];
+    const mine = (l: Partial<WalLine> | null) => l?.channelType === channelType && l.chatId === chatId;
+    if (await this.wal.rewrite((text) => redactJsonLines(text, words, mine))) changed.push(path.basename(this.wal.file));
+    for (const file of await this.setAside(channelType, chatId)) if (await redactFile(file, words)) changed.push(this.named(file));
+    return changed;
+  }
+
+  /** The chat's session files set aside as corrupt (`<file>.corrupt-<time>`). */
+  private async setAside(channelType: string, chatId: string): Promise<string[]> {
+    const prefix = `${path.basename(this.fileFor(channelType, chatId))}.corrupt-`;
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    return names.filter((n) => n.startsWith(prefix)).map((n) => path.join(this.dir, n));
+  }
+
+  /** A file of the store as the workspace names it (`sessions/…`): in purge's and forget's reports. */
+  private named(file: string): string {
+    return path.relative(path.dirname(this.dir), file);
   }
 
   /** Runs waiting checkpoints now and waits for every write (shutdown, tests). */

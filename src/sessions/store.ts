@@ -13,6 +13,7 @@
 import type { Session, SessionMessage } from './model.js';
 import type { SessionWriter } from './writer.js';
 import type { ChatNames } from './names.js';
+import type { Redaction } from '../storage/redaction.js';
 
 /** One line of the session log: messages of one session, logged together. */
 export interface WalLine {
@@ -52,10 +53,12 @@ export interface SessionStore {
   /** Tells the log what derives from its lines (given once, at build). */
   deriveFromLog(derived: DerivedFromLog): void;
   /**
-   * Rewrites the session log's text — JSON lines, one per `WalLine` — through `transform` (null:
-   * leave it), in order with appends: /forget takes words out of it. True when it changed.
+   * Takes the words out of what the store keeps of a chat besides its session's messages (which
+   * change through the writer): its lines of the session log, and any copy of its session set
+   * aside as damaged — in order with the log's appends (/forget). Returns what changed, one
+   * name each (e.g. a file), for the forget's count; [] when nothing held the words.
    */
-  rewriteLog(transform: (text: string) => string | null): Promise<boolean>;
+  redact(channelType: string, chatId: string, words: Redaction): Promise<string[]>;
   /** Waits for every write started so far, background ones included (shutdown, tests). */
   flush(): Promise<void>;
   /** Flushes, then lets go of what it holds open (shutdown). */

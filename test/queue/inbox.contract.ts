@@ -129,17 +129,23 @@ export function inboxContract(make: () => Promise<StoreHarness<Inbox>>): void {
     assert.deepEqual(await openIds(next), [b.id]);
   });
 
-  it('rewrite takes words out of the journal for good', async (h) => {
+  it("redact takes the words out of the chat's entries for good, and out of no other chat's", async (h) => {
     const { id, durable } = h.store.accept(message('1', 'my locker code is 4711', '1'));
     await durable;
-    assert.equal(await h.store.rewrite((t) => t.replaceAll('4711', '****')), true);
-    assert.equal(await h.store.rewrite((t) => t.replaceAll('4711', '****')), false, 'nothing left to change');
-    assert.equal(await h.store.rewrite(() => null), false, 'null leaves it');
+    const other = h.store.accept(message('2', 'their code is 4711 too', '2'));
+    await other.durable;
+    const words = { test: (t: string) => t.includes('4711'), redact: (t: string) => t.replaceAll('4711', '****') };
+    assert.equal(await h.store.redact('test', '1', words), true);
+    assert.equal(await h.store.redact('test', '1', words), false, 'nothing left to change');
+    assert.equal(await h.store.redact('test', 'nobody', words), false);
     const after = await h.crash();
     const { entries } = await after.unfinished();
     assert.deepEqual(
       entries.map((e) => [e.id, e.msg.text]),
-      [[id, 'my locker code is ****']],
+      [
+        [id, 'my locker code is ****'],
+        [other.id, 'their code is 4711 too'],
+      ],
     );
   });
 

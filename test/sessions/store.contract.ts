@@ -3,7 +3,7 @@
  * file-store.test.ts against FileSessionStore; another implementation adds one call. What a
  * caller relies on: a change the writer reports done survives a kill, in order; a replay never
  * brings back what /new or a compaction removed; one session object per chat; the last run's
- * log for what derives from it; words taken out of the log stay out.
+ * log for what derives from it; words taken out of a chat's log lines stay out.
  */
 import assert from 'node:assert/strict';
 import { makeMessage, type CompactionRecord, type SessionMessage } from '../../src/sessions/model.js';
@@ -233,18 +233,24 @@ export function sessionStoreContract(make: () => Promise<StoreHarness<SessionSto
     assert.deepEqual(texts(next.takeLastRun().flatMap((l) => l.messages)), ['two']);
   });
 
-  it('rewriteLog takes words out of the log for good: with the session replaced, a kill brings them back nowhere', async (h) => {
+  it("redact takes the words out of the chat's log lines for good, and out of no other chat's: with the session replaced, a kill brings them back nowhere", async (h) => {
     const s = await h.store.getOrCreate('test', 'k');
     const w = h.store.writer(s);
-    await w.append(makeMessage('user', 'my locker code is 4711'));
+    await w.append(makeMessage('user', 'my locker code is 4711', { senderName: 'Ann 4711' }));
     await w.append(makeMessage('assistant', 'noted'));
+    await h.store.writer(await h.store.getOrCreate('test', 'other')).append(makeMessage('user', 'their code is 4711 too'));
     await w.replace(s.messages.filter((m) => !m.content.includes('4711')));
-    assert.equal(await h.store.rewriteLog((t) => t.replaceAll('4711', '****')), true);
-    assert.equal(await h.store.rewriteLog((t) => t.replaceAll('4711', '****')), false, 'nothing left to change');
-    assert.equal(await h.store.rewriteLog(() => null), false, 'null leaves the log');
+    const words = { test: (t: string) => t.includes('4711'), redact: (t: string) => t.replaceAll('4711', '****') };
+    assert.ok((await h.store.redact('test', 'k', words)).length > 0, 'it says what changed');
+    assert.deepEqual(await h.store.redact('test', 'k', words), [], 'nothing left to change');
+    assert.deepEqual(await h.store.redact('test', 'nobody', words), []);
 
     const after = await h.crash();
-    assert.ok(!JSON.stringify(after.takeLastRun()).includes('4711'));
+    const lines = after.takeLastRun();
+    const mine = lines.filter((l) => l.chatId === 'k');
+    assert.ok(!JSON.stringify(mine).includes('4711'));
+    assert.ok(JSON.stringify(mine).includes('my locker code is ****'), 'the rest of the line stays');
+    assert.ok(JSON.stringify(lines.filter((l) => l.chatId === 'other')).includes('their code is 4711 too'), "another chat's lines are left");
     assert.deepEqual(texts((await after.getOrCreate('test', 'k')).messages), ['noted']);
   });
 

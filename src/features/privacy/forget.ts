@@ -20,16 +20,17 @@ import type { Logger } from '../../core/log.js';
 import type { MemoryIndex } from '../../index/memory-index.js';
 import type { FileSessionStore } from '../../sessions/file-store.js';
 import type { SessionMessage } from '../../sessions/model.js';
-import { withFileLock, writeFileAtomic } from '../../storage/atomic.js';
+import type { Inbox } from '../../queue/inbox.js';
+import { redactFile } from '../../storage/redaction.js';
 import { sessionFileKey } from '../../storage/paths.js';
 import { HISTORY_FILE, MEMORY_FILE } from '../../memory/files.js';
 import type { FileMemoryFiles, FileMemoryService } from '../../memory/file-memory.js';
 import { crashPoint } from '../../core/crash-point.js';
-import { Phrase, redactJsonLines } from './phrase.js';
+import { Phrase } from './phrase.js';
 import { MAX_ATTEMPTS, PrivacyJournal, type JournalRecord } from './journal.js';
 import type { ForgetCounts } from './forget-text.js';
 
-export { MIN_FORGET_CHARS, Phrase, REDACTED, redactJsonLines } from './phrase.js';
+export { MIN_FORGET_CHARS, Phrase, REDACTED } from './phrase.js';
 export { describeCounts, forgetNotice, type ForgetCounts } from './forget-text.js';
 
 /** Where forgets under way are recorded (journal.ts), in the workspace. */
@@ -82,7 +83,7 @@ export interface ForgetDeps {
   /** The file implementation: forget still reads the session folder itself (#34 item 4 routes it through the store). */
   sessions: FileSessionStore;
   /** The inbox journal (queue/inbox.ts). */
-  journal?: { rewrite(transform: (text: string) => string | null): Promise<boolean> };
+  journal?: Pick<Inbox, 'redact'>;
   /** Reminders (reminders/service.ts): the ones whose text holds the words go too. */
   reminders?: {
     countMatching(channel: string, chatId: string, test: (text: string) => boolean): number;
@@ -273,7 +274,7 @@ export class ForgetService {
     for (const name of await names(files.dir)) {
       if (name === MEMORY_FILE || name.startsWith('.')) continue;
       const file = path.join(files.dir, name);
-      if (await this.redactFile(file, (t) => (p.test(t) ? p.redact(t) : null))) touched.push(rel(file));
+      if (await redactFile(file, p)) touched.push(rel(file));
     }
 
     // The session (file and log), the inbox journal, session files set aside as corrupt, exports.
@@ -285,15 +286,10 @@ export class ForgetService {
     }
     await this.redactLogs(chat, p, touched);
     const key = sessionFileKey(chat.channel, chat.chatId);
-    for (const name of await names(this.deps.sessions.dir)) {
-      if (!name.startsWith(`${key}.json.corrupt-`)) continue;
-      const file = path.join(this.deps.sessions.dir, name);
-      if (await this.redactFile(file, (t) => (p.test(t) ? p.redact(t) : null))) touched.push(rel(file));
-    }
     const exportDir = path.join(this.deps.workspaceDir, 'exports', key);
     for (const name of await names(exportDir)) {
       const file = path.join(exportDir, name);
-      if (await this.redactFile(file, (t) => (p.test(t) ? p.redact(t) : null))) touched.push(rel(file));
+      if (await redactFile(file, p)) touched.push(rel(file));
     }
 
     // memory.db: rows, their full-text, entity and vector entries, then the freed space.
@@ -323,26 +319,13 @@ export class ForgetService {
   }
 
   /**
-   * Takes the words out of this chat's lines of the session log and the inbox journal (the
-   * `/forget` command's own text is there). Cheap: also run when nothing else matched.
+   * Takes the words out of this chat's lines of the session log (and its session files set aside
+   * as corrupt) and of the inbox journal (the `/forget` command's own text is there). Cheap: also
+   * run when nothing else matched.
    */
   async redactLogs(chat: ChatRef, p: Phrase, touched: string[] = []): Promise<string[]> {
-    const walMine = (l: any) => l?.channelType === chat.channel && l?.chatId === chat.chatId;
-    const inboxMine = (l: any) => l?.msg?.channel === chat.channel && l?.msg?.chatId === chat.chatId;
-    if (await this.deps.sessions.rewriteLog((t) => redactJsonLines(t, p, walMine))) touched.push('sessions.wal.jsonl');
-    if (await this.deps.journal?.rewrite((t) => redactJsonLines(t, p, inboxMine))) touched.push('inbox.jsonl');
+    touched.push(...(await this.deps.sessions.redact(chat.channel, chat.chatId, p)));
+    if (await this.deps.journal?.redact(chat.channel, chat.chatId, p)) touched.push('inbox.jsonl');
     return touched;
-  }
-
-  /** Atomic rewrite of one file under its lock; true when it changed. */
-  private async redactFile(file: string, change: (text: string) => string | null): Promise<boolean> {
-    return withFileLock(file, async () => {
-      const text = await readText(file);
-      if (text === undefined) return false;
-      const next = change(text);
-      if (next === null || next === text) return false;
-      await writeFileAtomic(file, next);
-      return true;
-    });
   }
 }
