@@ -4,7 +4,6 @@
  * stop takes them down in the reverse order (lifecycle.ts). Nothing here handles a message: see
  * dispatch/intake.ts; nothing here is a feature: see features.ts.
  */
-import path from 'node:path';
 import type { Config } from '../config/env.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import { AppError } from '../core/errors.js';
@@ -18,7 +17,6 @@ import { TokenBudget } from '../features/usage/budget.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { InstructionsSource } from '../features/prompt/instructions.js';
 import { Dispatcher } from '../queue/dispatcher.js';
-import type { Inbox } from '../queue/inbox.js';
 import { FileInbox } from '../queue/file-inbox.js';
 import { TurnStats } from '../turn/stats.js';
 import type { Parts } from './parts.js';
@@ -65,7 +63,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     },
   });
   // A chat's session stays in memory while it has work queued or running (turns hold it).
-  const sessions = new FileSessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'), {
+  const sessions = FileSessionStore.inWorkspace(config.workspaceDir, componentLogger(log, 'Session'), {
     inUse: (id) => dispatcher.busy(id),
   });
   await sessions.init();
@@ -89,7 +87,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     // not among the chat models, e.g. LLM_MODEL_BALANCED).
     tokensFor: (model) => (models.get(model) ?? models.defaultModel).tokens,
   });
-  const memory = new FileMemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
+  const memory = FileMemoryService.inWorkspace(config.workspaceDir, config.memoryScope);
   const indexLog = componentLogger(log, 'Index');
   const index = SqliteMemoryIndex.inWorkspace(config.workspaceDir, indexLog);
   life.add({
@@ -181,7 +179,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     systemPromptBound: (m) => m.tokens.countText(instructions.cachedText()) + memoryBudgetTokens(m.limit, runtime.get().memory),
   });
   const compactor = new AutoCompactor({ fit, runtime });
-  const inbox = new FileInbox(path.join(config.workspaceDir, 'inbox.jsonl'));
+  const inbox = FileInbox.inWorkspace(config.workspaceDir);
   life.add({ name: 'inbox', close: () => inbox.shutdown() });
   const media = new MediaFetchers();
   const forget = new ForgetService({

@@ -68,6 +68,13 @@ export interface Inbox {
    * in order with appends: /forget. True when any entry held them.
    */
   redact(channel: string, chatId: string, words: Redaction): Promise<boolean>;
+  /** The chats with an entry kept, open or closed (in no order): where purge looks for a group's topics. */
+  chats(): Promise<Array<{ channel: string; chatId: string }>>;
+  /**
+   * Deletes the chats' entries, open or closed, for good (purge, with the daemon stopped). One
+   * line per thing deleted, for purge's report; none when nothing of theirs was kept.
+   */
+  erase(chats: Array<{ channel: string; chatId: string }>): Promise<string[]>;
   /** Lets go of what it holds open (shutdown); a later write opens it again. */
   shutdown(): Promise<void>;
 }

@@ -12,19 +12,23 @@
  * `SessionWriter` (writer.ts), which keeps that protocol. Beside them it keeps the chats' names
  * as the channels give them (names.ts).
  */
-import { readFile, readdir, rename } from 'node:fs/promises';
+import { lstat, readFile, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../core/log.js';
 import { ensureDir, removeStaleTempFiles, withFileLock, writeFileAtomic } from '../storage/atomic.js';
-import { isInside, sessionFileKey } from '../storage/paths.js';
+import { chatOfFileKey, isInside, sessionFileKey } from '../storage/paths.js';
 import { redactFile, redactJsonLines, type Redaction } from '../storage/redaction.js';
+import { dropJsonLines, parseJsonLines } from '../storage/json-lines.js';
+import { footprintOf, type Footprint } from '../storage/footprint.js';
+import { readRegular, withinDeadline } from '../storage/regular.js';
+import { WORKSPACE_FILES } from '../storage/workspace-files.js';
 import { AppError } from '../core/errors.js';
 import { newConversationId, newSession, parseSession, sessionKey, type Session, type SessionMessage } from './model.js';
 import { SessionWal } from './wal.js';
 import type { SessionWriter } from './writer.js';
 import { answered, findRecorded, userMessageOf } from './received.js';
 import { FileChatNames } from './names.js';
-import type { DerivedFromLog, SessionStore, WalLine } from './store.js';
+import type { ChatRef, DerivedFromLog, SessionStore, WalLine } from './store.js';
 
 /** How long a session file may lag behind its log (its messages are durable meanwhile). */
 const CHECKPOINT_DELAY_MS = 200;
@@ -73,6 +77,11 @@ export class FileSessionStore implements SessionStore {
     // Beside sessions/, not in it: the folder holds exactly one file per chat.
     this.wal = new SessionWal(`${dir}.wal.jsonl`);
     this.names = new FileChatNames(`${dir}.names.json`, log);
+  }
+
+  /** The workspace's sessions (`sessions/`, the log and the names beside it: storage/workspace-files.ts). */
+  static inWorkspace(workspaceDir: string, log: Logger, opts: SessionStoreOptions = {}): FileSessionStore {
+    return new FileSessionStore(path.join(workspaceDir, WORKSPACE_FILES.sessions), log, opts);
   }
 
   async init(): Promise<void> {
@@ -391,6 +400,77 @@ export class FileSessionStore implements SessionStore {
     const prefix = `${path.basename(this.fileFor(channelType, chatId))}.corrupt-`;
     const names = await readdir(this.dir).catch(() => [] as string[]);
     return names.filter((n) => n.startsWith(prefix)).map((n) => path.join(this.dir, n));
+  }
+
+  /** The chat a session file's name says (the name without `.json`); undefined for a name shortened with a hash. */
+  private static chatOfName(name: string): ChatRef | undefined {
+    return chatOfFileKey(name.replace(/\.json(\.corrupt-.*)?$/, ''));
+  }
+
+  /**
+   * The chats with a session file. A file's name says whose it is (storage/paths.ts); one
+   * shortened with a hash is read (only a regular file, within the read deadline) for its chat.
+   */
+  async chats(): Promise<ChatRef[]> {
+    const out = new Map<string, ChatRef>();
+    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+      if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      const chat = FileSessionStore.chatOfName(name) ?? (await this.chatInFile(path.join(this.dir, name)));
+      if (chat) out.set(sessionKey(chat.channel, chat.chatId), chat);
+    }
+    return [...out.values()];
+  }
+
+  /** The chat a session file names inside; undefined for a link, a FIFO, a torn or corrupt file (the store reports those when it loads them). */
+  private async chatInFile(file: string): Promise<ChatRef | undefined> {
+    const st = await lstat(file).catch(() => null);
+    if (!st?.isFile()) return undefined;
+    const raw = await withinDeadline(path.basename(file), readRegular(file)).catch(() => '');
+    try {
+      const j = JSON.parse(raw) as { channelType?: unknown; chatId?: unknown };
+      return typeof j.channelType === 'string' && typeof j.chatId === 'string' ? { channel: j.channelType, chatId: j.chatId } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Every chat named by a session file, a copy set aside as corrupt, or a line of the log (not read for a hashed name). */
+  async traces(): Promise<ChatRef[]> {
+    const out = new Map<string, ChatRef>();
+    const add = (c: ChatRef | undefined) => c && out.set(sessionKey(c.channel, c.chatId), c);
+    for (const name of await readdir(this.dir).catch(() => [] as string[])) add(FileSessionStore.chatOfName(name));
+    const text = await readFile(this.wal.file, 'utf8').catch(() => '');
+    for (const { line } of parseJsonLines(text)) if (typeof line?.chatId === 'string') add({ channel: line.channelType, chatId: line.chatId });
+    return [...out.values()];
+  }
+
+  /** The chat's session file: its size and when it last changed. */
+  footprint(channelType: string, chatId: string): Promise<Footprint> {
+    return footprintOf(this.fileFor(channelType, chatId));
+  }
+
+  /**
+   * Deletes the chats' session files, their copies set aside as corrupt and their lines of the
+   * log (rewritten once, in order with appends); one line per thing deleted, for purge.
+   */
+  async erase(chats: ChatRef[]): Promise<string[]> {
+    const deleted: string[] = [];
+    const ids = new Set(chats.map((c) => sessionKey(c.channel, c.chatId)));
+    for (const id of ids) this.entries.delete(id);
+    const names = chats.map((c) => path.basename(this.fileFor(c.channel, c.chatId)));
+    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+      if (!names.some((n) => name === n || name.startsWith(`${n}.corrupt-`))) continue;
+      await unlink(path.join(this.dir, name));
+      deleted.push(`session file ${this.named(path.join(this.dir, name))}`);
+    }
+    let lines = 0;
+    await this.wal.rewrite((text) => {
+      const next = dropJsonLines(text, (l) => ids.has(`${l?.channelType}:${l?.chatId}`));
+      lines = next.dropped;
+      return next.text;
+    });
+    if (lines > 0) deleted.push(`${lines} line(s) of the session log ${path.basename(this.wal.file)}`);
+    return deleted;
   }
 
   /** A file of the store as the workspace names it (`sessions/…`): in purge's and forget's reports. */

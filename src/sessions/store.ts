@@ -14,6 +14,13 @@ import type { Session, SessionMessage } from './model.js';
 import type { SessionWriter } from './writer.js';
 import type { ChatNames } from './names.js';
 import type { Redaction } from '../storage/redaction.js';
+import type { Footprint } from '../storage/footprint.js';
+
+/** A chat as the stores name it: its channel and the channel's id for it. */
+export interface ChatRef {
+  channel: string;
+  chatId: string;
+}
 
 /** One line of the session log: messages of one session, logged together. */
 export interface WalLine {
@@ -59,6 +66,21 @@ export interface SessionStore {
    * name each (e.g. a file), for the forget's count; [] when nothing held the words.
    */
   redact(channelType: string, chatId: string, words: Redaction): Promise<string[]>;
+  /** The chats with a session kept (the memory page's list), in no order. */
+  chats(): Promise<ChatRef[]>;
+  /**
+   * Every chat the store keeps anything of — a session, a copy set aside as damaged, a line of
+   * the log — in no order: where purge looks for a group's topics. Also before `init`.
+   */
+  traces(): Promise<ChatRef[]>;
+  /** How much the store keeps of the chat's session and when it last changed (the memory page's list). */
+  footprint(channelType: string, chatId: string): Promise<Footprint>;
+  /**
+   * Deletes everything of these chats but their names (`names.erase`): sessions, copies set
+   * aside, lines of the log. Also before `init`; nothing else may use the store meanwhile
+   * (purge runs with the daemon stopped). One line per thing deleted, for purge's report.
+   */
+  erase(chats: ChatRef[]): Promise<string[]>;
   /** Waits for every write started so far, background ones included (shutdown, tests). */
   flush(): Promise<void>;
   /** Flushes, then lets go of what it holds open (shutdown). */

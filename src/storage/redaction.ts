@@ -3,7 +3,8 @@
  * `Redaction` and takes them out of its own records — lines of a log, a file set aside, rows —
  * so no caller reads or parses what a store keeps. features/privacy/phrase.ts's `Phrase` is one.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { withFileLock, writeFileAtomic } from './atomic.js';
 
 export interface Redaction {
@@ -57,4 +58,30 @@ export function redactFile(file: string, words: Redaction): Promise<boolean> {
     await writeFileAtomic(file, next);
     return true;
   });
+}
+
+/** The files of a folder (not sub-folders, no link followed into one), sorted; none when it does not exist. */
+export async function filesIn(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir, { withFileTypes: true }))
+      .filter((d) => d.isFile())
+      .map((d) => d.name)
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The words redacted in every file of a folder (`redactFile`) but those `skip` names; returns
+ * the files that held them, named relative to `base` (the workspace).
+ */
+export async function redactFolder(dir: string, base: string, words: Redaction, skip: (name: string) => boolean = () => false): Promise<string[]> {
+  const changed: string[] = [];
+  for (const name of await filesIn(dir)) {
+    if (skip(name)) continue;
+    const file = path.join(dir, name);
+    if (await redactFile(file, words)) changed.push(path.relative(base, file));
+  }
+  return changed;
 }

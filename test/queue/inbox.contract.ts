@@ -156,4 +156,22 @@ export function inboxContract(make: () => Promise<StoreHarness<Inbox>>): void {
     const after = await h.crash();
     assert.deepEqual(await openIds(after), [id]);
   });
+
+  it("erase takes a chat's entries, open or done, for good, and no other chat's; chats names those kept", async (h) => {
+    const a = h.store.accept(message('1', 'my code PLUM11', '1'));
+    await a.durable;
+    await h.store.done(a.id);
+    const b = h.store.accept(message('1', 'again PLUM11', '2'));
+    await b.durable;
+    const c = h.store.accept(message('2', 'their code KIWI22', '3'));
+    await c.durable;
+    const keys = async (inbox: Inbox) => (await inbox.chats()).map((x) => `${x.channel}:${x.chatId}`).sort();
+    assert.deepEqual(await keys(h.store), ['test:1', 'test:2']);
+    assert.ok((await h.store.erase([{ channel: 'test', chatId: '1' }])).length > 0, 'it says what it deleted');
+    assert.deepEqual(await h.store.erase([{ channel: 'test', chatId: '1' }]), [], 'nothing left to delete');
+    const after = await h.crash();
+    assert.deepEqual(await keys(after), ['test:2']);
+    assert.deepEqual(await openIds(after), [c.id]);
+    if (h.holds) assert.equal(await h.holds('PLUM11'), false, 'no byte of the erased chat left');
+  });
 }

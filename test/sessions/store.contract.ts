@@ -272,4 +272,33 @@ export function sessionStoreContract(make: () => Promise<StoreHarness<SessionSto
     assert.deepEqual(again.names.get('test:1'), { kind: 'private', name: 'Ann' });
     await again.close();
   });
+
+  it("erase takes a chat's session and log lines for good, and nothing of another chat's; the lists name the chats kept", async (h) => {
+    for (const chatId of ['1', '1:7', '2']) await h.store.writer(await h.store.getOrCreate('test', chatId)).append(makeMessage('user', `code ${chatId} PLUM`));
+    await h.store.flush();
+    const keys = (chats: Array<{ channel: string; chatId: string }>) => chats.map((c) => `${c.channel}:${c.chatId}`).sort();
+    assert.deepEqual(keys(await h.store.chats()), ['test:1', 'test:1:7', 'test:2']);
+    assert.deepEqual(keys(await h.store.traces()), ['test:1', 'test:1:7', 'test:2']);
+    assert.ok((await h.store.footprint('test', '1')).bytes > 0, 'a kept session has a size');
+    assert.deepEqual(await h.store.footprint('test', 'never'), { bytes: 0, mtime: 0 });
+    await h.store.close();
+
+    // As purge does it: the store that wrote closed, another over the same state.
+    const idle = await h.reopen();
+    assert.ok(
+      (
+        await idle.erase([
+          { channel: 'test', chatId: '1' },
+          { channel: 'test', chatId: '1:7' },
+        ])
+      ).length > 0,
+      'it says what it deleted',
+    );
+    assert.deepEqual(await idle.erase([{ channel: 'test', chatId: '1' }]), [], 'nothing left to delete');
+    const after = await h.crash();
+    assert.deepEqual(keys(await after.traces()), ['test:2']);
+    assert.deepEqual(texts((await after.getOrCreate('test', '1')).messages), []);
+    assert.deepEqual(texts((await after.getOrCreate('test', '2')).messages), ['code 2 PLUM']);
+    if (h.holds) assert.equal(await h.holds('code 1'), false, 'no byte of the erased chats left');
+  });
 }
