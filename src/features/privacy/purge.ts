@@ -110,7 +110,7 @@ async function topicsOf(chat: ChatRef, opts: PurgeOptions, stores: PurgeStores):
 }
 
 /** Where purges under way are recorded (journal.ts), in the workspace. */
-export const PURGING_DIR = 'purging';
+export const PURGING_DIR = WORKSPACE_FILES.purging;
 
 /** A purge under way: its chat, the topics found with it, and whether the pairing goes too. */
 interface PurgeRecord extends JournalRecord {
