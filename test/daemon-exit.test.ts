@@ -22,7 +22,7 @@ import { freePort, startTelegramEmulator } from './helpers/telegram.js';
 import { patient, waitFor } from './helpers/wait.js';
 import { tempDir } from './helpers/workspace.js';
 import { startHttpMcpServer, stdioFixture } from './fixtures/mcp-server.js';
-import { ReminderStore } from '../src/features/reminders/store.js';
+import { SqliteReminderStore } from '../src/features/reminders/sqlite-store.js';
 import { silentLogger } from '../src/core/log.js';
 
 const OWNER = 111;
@@ -35,7 +35,7 @@ test('risk: a stopped daemon lingers — after SIGTERM it ends by itself with co
   const ws = await tempDir();
   const mcpConfig = path.join(ws.dir, 'mcp.json');
   await writeFile(mcpConfig, JSON.stringify({ servers: { fx: { ...stdioFixture(), tools: ['forecast'] }, web: { url: web.url, tools: ['forecast'] } } }));
-  const reminders = new ReminderStore(path.join(ws.dir, 'schedules.db'), silentLogger());
+  const reminders = new SqliteReminderStore(path.join(ws.dir, 'schedules.db'), silentLogger());
   reminders.add({
     chat: `telegram:${OWNER}`,
     channel: 'telegram',

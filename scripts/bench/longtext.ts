@@ -13,6 +13,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createApp, type App } from '../../src/app/app.js';
 import { silentLogger } from '../../src/core/log.js';
 import { textReply } from '../../src/core/channel.js';
+import type { FileMemoryService } from '../../src/memory/file-memory.js';
 import { splitMessage } from '../../src/channels/telegram/split.js';
 import { renderTelegramHtml } from '../../src/channels/telegram/render.js';
 import { startFakeLlm, lastUserText, text } from '../../test/helpers/fake-llm.js';
@@ -61,7 +62,7 @@ export async function benchLongText(): Promise<Record<string, string>> {
     for (const [name, answer, memoryLine] of cases) {
       const chatId = `A${++n}`;
       if (memoryLine) {
-        const dir = app.parts.memory.forChat('bench', chatId).dir;
+        const dir = (app.parts.memory as FileMemoryService).forChat('bench', chatId).dir;
         await mkdir(dir, { recursive: true });
         await writeFile(path.join(dir, 'MEMORY.md'), `# Notes\n- ${'z'.repeat(N)}\n`);
       }

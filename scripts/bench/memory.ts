@@ -17,6 +17,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { rng, userText } from './text.js';
 import { benchDaemonMemory, startFlags } from './daemon-memory.js';
+import type { FileSessionStore } from '../../src/sessions/file-store.js';
 
 const MiB = (n: number) => (n / 2 ** 20).toFixed(0);
 
@@ -31,7 +32,7 @@ async function child(): Promise<void> {
     }
     global.gc?.();
     const u = process.memoryUsage();
-    return { rss: u.rss, heap: u.heapUsed, external: u.external, sessions: b.app.parts.sessions.cachedCount };
+    return { rss: u.rss, heap: u.heapUsed, external: u.external, sessions: (b.app.parts.sessions as FileSessionStore).cachedCount };
   };
   const started = process.memoryUsage().rss;
   const one = await round();
@@ -57,7 +58,7 @@ async function longChild(): Promise<void> {
       t0 = performance.now();
     }
   }
-  const session = b.app.parts.sessions.get('bench:long');
+  const session = (b.app.parts.sessions as FileSessionStore).get('bench:long');
   await b.close();
   process.stdout.write(`${JSON.stringify({ samples, sessionMessages: session?.messages.length ?? 0 })}\n`);
 }

@@ -11,6 +11,7 @@ import { createApp, type App } from '../../src/app/app.js';
 import { silentLogger } from '../../src/core/log.js';
 import { textReply } from '../../src/core/channel.js';
 import { makeMessage } from '../../src/sessions/model.js';
+import type { FileSessionStore } from '../../src/sessions/file-store.js';
 import type { InboundMessage } from '../../src/core/message.js';
 import { IndexingService } from '../../src/index/ingest.js';
 import { startLlmProcess } from './llm-process.js';
@@ -100,7 +101,7 @@ export async function benchPipeline(full = false): Promise<Record<string, string
       const chatId = `size${size}`;
       const s = await b.app.parts.sessions.getOrCreate('bench', chatId);
       s.messages = Array.from({ length: size }, (_, i) => makeMessage(i % 2 ? 'assistant' : 'user', i % 2 ? assistantText(r) : userText(r)));
-      await b.app.parts.sessions.save(s);
+      await (b.app.parts.sessions as FileSessionStore).save(s);
       const n = size >= 10_000 ? 60 : 200;
       const over: number[] = [];
       const toReply: number[] = [];

@@ -4,7 +4,6 @@
  * stop takes them down in the reverse order (lifecycle.ts). Nothing here handles a message: see
  * dispatch/intake.ts; nothing here is a feature: see features.ts.
  */
-import path from 'node:path';
 import type { Config } from '../config/env.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import { AppError } from '../core/errors.js';
@@ -13,7 +12,7 @@ import { FileSessionStore } from '../sessions/file-store.js';
 import { LlmClient } from '../llm/client.js';
 import { ChatModels } from '../llm/chat-models.js';
 import type { Session } from '../sessions/model.js';
-import { UsageStore } from '../features/usage/usage.js';
+import { SqliteUsageStore } from '../features/usage/sqlite-usage.js';
 import { TokenBudget } from '../features/usage/budget.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { InstructionsSource } from '../features/prompt/instructions.js';
@@ -33,7 +32,7 @@ import { Embedder } from '../index/upkeep/embeddings.js';
 import { IndexingService } from '../index/ingest.js';
 import { Upkeep } from '../index/upkeep/upkeep.js';
 import { Scheduler } from './jobs.js';
-import { ReminderStore } from '../features/reminders/store.js';
+import { SqliteReminderStore } from '../features/reminders/sqlite-store.js';
 import { MediaFetchers } from '../media/attachments.js';
 import { ReminderService } from '../features/reminders/service.js';
 import { DailyNotes } from '../memory/daily-notes.js';
@@ -64,7 +63,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     },
   });
   // A chat's session stays in memory while it has work queued or running (turns hold it).
-  const sessions = new FileSessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'), {
+  const sessions = FileSessionStore.inWorkspace(config.workspaceDir, componentLogger(log, 'Session'), {
     inUse: (id) => dispatcher.busy(id),
   });
   await sessions.init();
@@ -77,7 +76,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
       await sessions.close();
     },
   });
-  const usage = new UsageStore(path.join(config.workspaceDir, 'usage.db'), config.timezone, { log: componentLogger(log, 'Usage') });
+  const usage = SqliteUsageStore.inWorkspace(config.workspaceDir, config.timezone, { log: componentLogger(log, 'Usage') });
   life.add({ name: 'usage', close: () => usage.close() });
   const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
   const models = await ChatModels.create(config);
@@ -88,7 +87,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     // not among the chat models, e.g. LLM_MODEL_BALANCED).
     tokensFor: (model) => (models.get(model) ?? models.defaultModel).tokens,
   });
-  const memory = new FileMemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
+  const memory = FileMemoryService.inWorkspace(config.workspaceDir, config.memoryScope);
   const indexLog = componentLogger(log, 'Index');
   const index = SqliteMemoryIndex.inWorkspace(config.workspaceDir, indexLog);
   life.add({
@@ -120,7 +119,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
   if (opts.scheduler) scheduler.start();
   life.add({ name: 'nightly jobs', stop: () => scheduler.stop() });
   const reminders = new ReminderService({
-    store: new ReminderStore(path.join(config.workspaceDir, 'schedules.db'), componentLogger(log, 'Reminders')),
+    store: SqliteReminderStore.inWorkspace(config.workspaceDir, componentLogger(log, 'Reminders')),
     sessions,
     notes,
     timezone: config.timezone,
@@ -180,7 +179,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     systemPromptBound: (m) => m.tokens.countText(instructions.cachedText()) + memoryBudgetTokens(m.limit, runtime.get().memory),
   });
   const compactor = new AutoCompactor({ fit, runtime });
-  const inbox = new FileInbox(path.join(config.workspaceDir, 'inbox.jsonl'));
+  const inbox = FileInbox.inWorkspace(config.workspaceDir);
   life.add({ name: 'inbox', close: () => inbox.shutdown() });
   const media = new MediaFetchers();
   const forget = new ForgetService({

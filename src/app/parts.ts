@@ -4,13 +4,13 @@
  * built (app/features.ts), and a command, a tool, the intake or the memory page never sees this.
  * main.ts and the tests read the parts of a built app through `App.parts`.
  */
-import type { FileSessionStore } from '../sessions/file-store.js';
+import type { SessionStore } from '../sessions/store.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ActiveModel, ChatModels } from '../llm/chat-models.js';
 import type { Session } from '../sessions/model.js';
 import type { TurnStats } from '../turn/stats.js';
-import type { FileMemoryService } from '../memory/file-memory.js';
+import type { MemoryService } from '../memory/service.js';
 import type { RuntimeConfigStore } from '../config/runtime.js';
 import type { ConsolidationService } from '../memory/consolidation.js';
 import type { AutoCompactor } from '../turn/auto-compact.js';
@@ -32,8 +32,7 @@ import type { Inbox } from '../queue/inbox.js';
 import type { InstructionsSource } from '../features/prompt/instructions.js';
 
 export interface Parts {
-  /** The file implementation while forget, export and the memory page still read its folder (#34 item 4). */
-  sessions: FileSessionStore;
+  sessions: SessionStore;
   /** The per-chat queues every message, reminder and command runs in. */
   dispatcher: Dispatcher;
   /** The message journal (inbox.jsonl). */
@@ -48,8 +47,7 @@ export interface Parts {
   /** Any configured model by name (a fallback too) with its context limit; undefined for a name the settings do not hold. */
   modelNamed: (name: string) => ActiveModel | undefined;
   stats: TurnStats;
-  /** The file implementation while forget and export still read its folder (#34 item 4). */
-  memory: FileMemoryService;
+  memory: MemoryService;
   runtime: RuntimeConfigStore;
   consolidation: ConsolidationService;
   fit: ContextFit;

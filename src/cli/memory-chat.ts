@@ -3,7 +3,6 @@
  * memory/versions.ts), `purge` (every trace of one chat, features/privacy/purge.ts) and `reminders`
  * (a chat's pending reminders, listed and cancelled: features/reminders/cli.ts).
  */
-import path from 'node:path';
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
 import { FileMemoryService } from '../memory/file-memory.js';
@@ -25,7 +24,7 @@ export async function runChatCommand(cmd: string, args: string[], config: Config
     io.err(`${cmd} needs --chat CHANNEL:ID, e.g. npm run memory -- ${cmd} --chat telegram:123`);
     return 2;
   }
-  const memory = new FileMemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
+  const memory = FileMemoryService.inWorkspace(config.workspaceDir, config.memoryScope);
   const files = memory.forChat(chat.channel, chat.chatId);
   switch (cmd) {
     case 'versions': {

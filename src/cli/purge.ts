@@ -8,20 +8,31 @@ import { acquireDaemonLock } from '../storage/daemon-lock.js';
 import { finishInterruptedPurges, purgeChat, type PurgeOptions } from '../features/privacy/purge.js';
 import { splitTopic } from '../core/group.js';
 import { FilePairingStore } from '../channels/telegram/pairing-file.js';
-import { ReminderStore } from '../features/reminders/store.js';
-import { UsageStore } from '../features/usage/usage.js';
+import { SqliteReminderStore } from '../features/reminders/sqlite-store.js';
+import { SqliteUsageStore } from '../features/usage/sqlite-usage.js';
 import type { CliIo } from '../core/cli-io.js';
 import { chatKey, type Chat } from '../core/chat.js';
+import { FileSessionStore } from '../sessions/file-store.js';
+import { FileInbox } from '../queue/file-inbox.js';
+import { FileMemoryService } from '../memory/file-memory.js';
+import { SqliteMemoryIndex } from '../index/sqlite-memory-index.js';
 
 /** What a purge needs of the settings; the pairing is taken back only by a purge that asks (--pairing). */
 export function purgeOptions(config: Config, log: Logger): PurgeOptions {
+  const ws = config.workspaceDir;
   return {
-    workspaceDir: config.workspaceDir,
-    memoryScope: config.memoryScope,
+    workspaceDir: ws,
     log,
-    openReminders: (file) => new ReminderStore(file, log),
-    openUsage: (file) => new UsageStore(file, 'UTC', { log }),
-    revokePairing: (userId) => FilePairingStore.inWorkspace(config.workspaceDir).revoke(userId),
+    // Not init'ed: with the daemon stopped, purge takes what is kept as it lies (no replay).
+    openStores: async () => ({
+      sessions: FileSessionStore.inWorkspace(ws, log),
+      inbox: FileInbox.inWorkspace(ws),
+      memory: FileMemoryService.inWorkspace(ws, config.memoryScope),
+      index: config.memoryScope === 'chat' ? SqliteMemoryIndex.existing(ws, log) : undefined,
+      reminders: SqliteReminderStore.existing(ws, log),
+      usage: SqliteUsageStore.existing(ws, 'UTC', { log }),
+    }),
+    revokePairing: (userId) => FilePairingStore.inWorkspace(ws).revoke(userId),
   };
 }
 

@@ -7,7 +7,9 @@
  * be opened (locked by another process, newer schema, no permission) the index is disabled with
  * one clear warning and every call becomes a harmless no-op, so chat goes on.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { WORKSPACE_FILES } from '../storage/workspace-files.js';
 import type { Logger } from '../core/log.js';
 import { AppError, errorMessage } from '../core/errors.js';
 import { openDatabase, type Db } from './store/db.js';
@@ -30,7 +32,7 @@ import type { EntityInfo, EpisodeInput, FactInput, FactView, IndexStats, MemoryI
 export { sqliteFailure } from './outage.js';
 
 /** The file's name in the workspace (WORKSPACE_DIR). */
-export const MEMORY_DB = 'memory.db';
+export const MEMORY_DB = WORKSPACE_FILES.memoryIndex;
 
 export class SqliteMemoryIndex implements MemoryIndex {
   private db: Db | null = null;
@@ -55,6 +57,12 @@ export class SqliteMemoryIndex implements MemoryIndex {
   /** The workspace's index (the daemon, the memory CLI). */
   static inWorkspace(workspaceDir: string, log: Logger): SqliteMemoryIndex {
     return new SqliteMemoryIndex(path.join(workspaceDir, MEMORY_DB), log);
+  }
+
+  /** The workspace's memory.db when there is one; undefined (nothing made) when there is none (purge). */
+  static existing(workspaceDir: string, log: Logger): SqliteMemoryIndex | undefined {
+    const file = path.join(workspaceDir, MEMORY_DB);
+    return existsSync(file) ? new SqliteMemoryIndex(file, log) : undefined;
   }
 
   constructor(

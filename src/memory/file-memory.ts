@@ -9,11 +9,15 @@
  * read or appended to; and only regular files are opened (a FIFO would block a thread).
  */
 import { LRUCache } from 'lru-cache';
-import { lstat, readdir, stat } from 'node:fs/promises';
+import { lstat, readdir, rm, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { appendLine, ensureDir, syncFile, withFileLock, writeFileAtomic } from '../storage/atomic.js';
-import { resolveInside, sessionFileKey } from '../storage/paths.js';
+import { chatOfFileKey, resolveInside, sessionFileKey } from '../storage/paths.js';
+import { footprintOf, type Footprint } from '../storage/footprint.js';
+import { WORKSPACE_FILES } from '../storage/workspace-files.js';
+import type { Redaction } from '../storage/redaction.js';
+import { countLinesIn, redactMemoryFolder } from './file-privacy.js';
 import { FileMemoryVersions } from './file-versions.js';
 import { notAFile, readRegular } from '../storage/regular.js';
 import { isAppError } from '../core/errors.js';
@@ -29,6 +33,7 @@ import {
   searchTexts,
   withItem,
   withNewline,
+  type LineCounts,
   type MemoryFiles,
   type NoteFileInfo,
   type SearchHit,
@@ -273,6 +278,18 @@ export class FileMemoryFiles implements MemoryFiles {
     }
     return searchTexts(texts, keyword, limit);
   }
+
+  countLines(test: (line: string) => boolean): Promise<LineCounts> {
+    return countLinesIn(this.dir, test);
+  }
+
+  redact(words: Redaction): Promise<string[]> {
+    return redactMemoryFolder(this.dir, path.dirname(this.root), words);
+  }
+
+  footprint(): Promise<Footprint> {
+    return footprintOf(this.dir);
+  }
 }
 
 /** The memory folder: one sub-folder per chat (`{channel}:{chatId}`, made safe), or itself for MEMORY_SCOPE=global. */
@@ -288,6 +305,32 @@ export class FileMemoryService implements MemoryService {
   /** The scope key stored with index rows and used for isolation checks. */
   scopeKey(channel: string, chatId: string): string {
     return this.scope === 'global' ? 'global' : chatKey({ channel, chatId });
+  }
+
+  /** The workspace's memory folder (storage/workspace-files.ts). */
+  static inWorkspace(workspaceDir: string, scope: 'chat' | 'global'): FileMemoryService {
+    return new FileMemoryService(path.join(workspaceDir, WORKSPACE_FILES.memory), scope);
+  }
+
+  /** The chat folders whose name says their chat (storage/paths.ts); one shortened with a hash is not listed. */
+  async chats(): Promise<Array<{ channel: string; chatId: string }>> {
+    if (this.scope === 'global') return [];
+    const out: Array<{ channel: string; chatId: string }> = [];
+    for (const ent of await readdir(this.root, { withFileTypes: true }).catch(() => [])) {
+      const chat = ent.isDirectory() ? chatOfFileKey(ent.name) : undefined;
+      if (chat) out.push(chat);
+    }
+    return out;
+  }
+
+  async erase(channel: string, chatId: string): Promise<string[]> {
+    if (this.scope === 'global') return [];
+    const dir = this.forChat(channel, chatId).dir;
+    const files = await readdir(dir, { recursive: true }).catch(() => undefined);
+    if (!files) return [];
+    await rm(dir, { recursive: true, force: true });
+    this.cache.delete(dir);
+    return [`memory folder ${path.relative(path.dirname(this.root), dir)}/ (${files.length} entries: MEMORY.md, versions, notes, history)`];
   }
 
   forChat(channel: string, chatId: string): FileMemoryFiles {

@@ -12,6 +12,8 @@
  */
 import { collapseLineBreaks } from '../core/text.js';
 import type { MemoryVersions } from './versions.js';
+import type { Redaction } from '../storage/redaction.js';
+import type { Footprint } from '../storage/footprint.js';
 
 export const MEMORY_FILE = 'MEMORY.md';
 export const HISTORY_FILE = 'HISTORY.md';
@@ -33,6 +35,14 @@ export interface SearchHit {
   date: string;
   source: 'note' | 'history';
   line: string;
+}
+
+/** Lines that hold some words, per kind of memory (what a /forget would take out). */
+export interface LineCounts {
+  memory: number;
+  notes: number;
+  /** In HISTORY.md, or in the monthly files when it is gone (they repeat its entries). */
+  history: number;
 }
 
 export interface MemoryFiles {
@@ -81,6 +91,16 @@ export interface MemoryFiles {
   readNoteOrHistory(name: string): Promise<string | undefined>;
   /** Case-insensitive keyword search over daily notes and the monthly history files, newest first. */
   search(keyword: string, limit?: number): Promise<SearchHit[]>;
+  /** The lines `test` accepts, counted in MEMORY.md, the daily notes and the history, as kept (/forget's preview). */
+  countLines(test: (line: string) => boolean): Promise<LineCounts>;
+  /**
+   * Takes the words out of everything kept but MEMORY.md (`changeMemory`) and its versions
+   * (`versions.redact`): notes, history, any other file, each line kept with the words marked.
+   * Returns what changed, one name each (a file, relative to the workspace), for /forget's report.
+   */
+  redact(words: Redaction): Promise<string[]>;
+  /** How much is kept and when it last changed (the memory page's list). */
+  footprint(): Promise<Footprint>;
 }
 
 /** The text with a final newline (an empty text stays empty). */

@@ -15,4 +15,11 @@ export interface MemoryService {
   scopeKey(channel: string, chatId: string): string;
   /** The chat's memory (with MEMORY_SCOPE=global, the one shared by every chat). */
   forChat(channel: string, chatId: string): MemoryFiles;
+  /** The chats with a memory of their own kept (none with MEMORY_SCOPE=global), in no order. */
+  chats(): Promise<Array<{ channel: string; chatId: string }>>;
+  /**
+   * Deletes the chat's own memory for good (MEMORY.md, versions, notes, history; purge, with the
+   * daemon stopped); nothing with MEMORY_SCOPE=global. One line per thing deleted, for purge's report.
+   */
+  erase(channel: string, chatId: string): Promise<string[]>;
 }

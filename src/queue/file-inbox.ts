@@ -6,8 +6,12 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import type { InboundMessage } from '../core/message.js';
 import { AppendLog } from '../storage/append-log.js';
+import { WORKSPACE_FILES } from '../storage/workspace-files.js';
+import { redactJsonLines, type Redaction } from '../storage/redaction.js';
+import { dropJsonLines, parseJsonLines } from '../storage/json-lines.js';
 import { argumentsHash, type Inbox, type InboxEntry, type InterruptedCall } from './inbox.js';
 
 type Line =
@@ -23,6 +27,11 @@ export class FileInbox implements Inbox {
   private readonly pending = new Set<string>();
   /** Three lines per message (two more per tool call), each one write to a file kept open. */
   private readonly log: AppendLog;
+
+  /** The workspace's journal (storage/workspace-files.ts). */
+  static inWorkspace(workspaceDir: string): FileInbox {
+    return new FileInbox(path.join(workspaceDir, WORKSPACE_FILES.inbox));
+  }
 
   constructor(readonly file: string) {
     this.log = new AppendLog(file);
@@ -151,9 +160,42 @@ export class FileInbox implements Inbox {
     });
   }
 
-  /** Rewrites the journal's text in place (atomic, in order with appends): /forget takes words out of it. */
-  rewrite(transform: (text: string) => string | null): Promise<boolean> {
-    return this.log.rewrite(transform);
+  /** The chat's `in` lines with the words redacted (atomic rewrite, in order with appends); a torn line holding them goes. */
+  redact(channel: string, chatId: string, words: Redaction): Promise<boolean> {
+    const mine = (l: { t?: unknown; msg?: { channel?: unknown; chatId?: unknown } } | null) =>
+      l?.t === 'in' && l.msg?.channel === channel && l.msg.chatId === chatId;
+    return this.log.rewrite((text) => redactJsonLines(text, words, mine));
+  }
+
+  /** The chats with an entry in the journal (in no order). */
+  async chats(): Promise<Array<{ channel: string; chatId: string }>> {
+    const out = new Map<string, { channel: string; chatId: string }>();
+    const text = await readFile(this.file, 'utf8').catch(() => '');
+    for (const { line } of parseJsonLines(text))
+      if (typeof line?.msg?.chatId === 'string') out.set(`${line.msg.channel}:${line.msg.chatId}`, { channel: line.msg.channel, chatId: line.msg.chatId });
+    return [...out.values()];
+  }
+
+  /** Drops the chats' entries: their `in` lines and every line of the same ids (one atomic rewrite, in order with appends). */
+  async erase(chats: Array<{ channel: string; chatId: string }>): Promise<string[]> {
+    const keys = new Set(chats.map((c) => `${c.channel}:${c.chatId}`));
+    // An entry is an "in" line with the message and "start"/"done" lines by id.
+    const entries = new Set<string>();
+    let dropped = 0;
+    await this.log.rewrite((text) => {
+      entries.clear();
+      const next = dropJsonLines(text, (l) => {
+        if (l?.t === 'in' && keys.has(`${l.msg?.channel}:${l.msg?.chatId}`)) {
+          entries.add(l.id);
+          return true;
+        }
+        return typeof l?.id === 'string' && entries.has(l.id);
+      });
+      dropped = next.dropped;
+      return next.text;
+    });
+    for (const id of entries) this.pending.delete(id);
+    return dropped > 0 ? [`${dropped} line(s) of the inbox journal ${path.basename(this.file)}`] : [];
   }
 
   /** Closes the open journal file (shutdown); the next line reopens it. */

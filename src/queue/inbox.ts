@@ -16,6 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { InboundMessage } from '../core/message.js';
+import type { Redaction } from '../storage/redaction.js';
 
 /** A tool call that was running when the process died: its tool and a hash of its arguments (never the arguments). */
 export interface InterruptedCall {
@@ -63,10 +64,17 @@ export interface Inbox {
    */
   done(id: string, others?: string[]): Promise<void>;
   /**
-   * Rewrites the journal's text — JSON lines — through `transform` (null: leave it), in order
-   * with appends: /forget takes words out of it. True when it changed.
+   * Takes the words out of a chat's entries (its messages' text, names, anything of them kept),
+   * in order with appends: /forget. True when any entry held them.
    */
-  rewrite(transform: (text: string) => string | null): Promise<boolean>;
+  redact(channel: string, chatId: string, words: Redaction): Promise<boolean>;
+  /** The chats with an entry kept, open or closed (in no order): where purge looks for a group's topics. */
+  chats(): Promise<Array<{ channel: string; chatId: string }>>;
+  /**
+   * Deletes the chats' entries, open or closed, for good (purge, with the daemon stopped). One
+   * line per thing deleted, for purge's report; none when nothing of theirs was kept.
+   */
+  erase(chats: Array<{ channel: string; chatId: string }>): Promise<string[]>;
   /** Lets go of what it holds open (shutdown); a later write opens it again. */
   shutdown(): Promise<void>;
 }

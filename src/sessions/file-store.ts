@@ -12,13 +12,18 @@
  * `SessionWriter` (writer.ts), which keeps that protocol. Beside them it keeps the chats' names
  * as the channels give them (names.ts).
  */
-import { readFile, rename } from 'node:fs/promises';
+import { lstat, readFile, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../core/log.js';
 import { ensureDir, removeStaleTempFiles, withFileLock, writeFileAtomic } from '../storage/atomic.js';
-import { isInside, sessionFileKey } from '../storage/paths.js';
+import { chatOfFileKey, isInside, sessionFileKey } from '../storage/paths.js';
+import { redactFile, redactJsonLines, type Redaction } from '../storage/redaction.js';
+import { dropJsonLines, parseJsonLines } from '../storage/json-lines.js';
+import { footprintOf, type Footprint } from '../storage/footprint.js';
+import { readRegular, withinDeadline } from '../storage/regular.js';
+import { WORKSPACE_FILES } from '../storage/workspace-files.js';
 import { AppError } from '../core/errors.js';
-import { chatKey } from '../core/chat.js';
+import { chatKey, type Chat } from '../core/chat.js';
 import { newConversationId, newSession, parseSession, type Session, type SessionMessage } from './model.js';
 import { SessionWal } from './wal.js';
 import type { SessionWriter } from './writer.js';
@@ -73,6 +78,11 @@ export class FileSessionStore implements SessionStore {
     // Beside sessions/, not in it: the folder holds exactly one file per chat.
     this.wal = new SessionWal(`${dir}.wal.jsonl`);
     this.names = new FileChatNames(`${dir}.names.json`, log);
+  }
+
+  /** The workspace's sessions (`sessions/`, the log and the names beside it: storage/workspace-files.ts). */
+  static inWorkspace(workspaceDir: string, log: Logger, opts: SessionStoreOptions = {}): FileSessionStore {
+    return new FileSessionStore(path.join(workspaceDir, WORKSPACE_FILES.sessions), log, opts);
   }
 
   async init(): Promise<void> {
@@ -374,9 +384,99 @@ export class FileSessionStore implements SessionStore {
     });
   }
 
-  /** Rewrites the session log's text (atomic, in order with appends). */
-  rewriteLog(transform: (text: string) => string | null): Promise<boolean> {
-    return this.wal.rewrite(transform);
+  /**
+   * The chat's lines of the session log (atomic rewrite, in order with appends) and its files set
+   * aside as corrupt, with the words redacted; names what changed, relative to the workspace.
+   */
+  async redact(channelType: string, chatId: string, words: Redaction): Promise<string[]> {
+    const changed: string[] = [];
+    const mine = (l: Partial<WalLine> | null) => l?.channelType === channelType && l.chatId === chatId;
+    if (await this.wal.rewrite((text) => redactJsonLines(text, words, mine))) changed.push(path.basename(this.wal.file));
+    for (const file of await this.setAside(channelType, chatId)) if (await redactFile(file, words)) changed.push(this.named(file));
+    return changed;
+  }
+
+  /** The chat's session files set aside as corrupt (`<file>.corrupt-<time>`). */
+  private async setAside(channelType: string, chatId: string): Promise<string[]> {
+    const prefix = `${path.basename(this.fileFor(channelType, chatId))}.corrupt-`;
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    return names.filter((n) => n.startsWith(prefix)).map((n) => path.join(this.dir, n));
+  }
+
+  /** The chat a session file's name says (the name without `.json`); undefined for a name shortened with a hash. */
+  private static chatOfName(name: string): Chat | undefined {
+    return chatOfFileKey(name.replace(/\.json(\.corrupt-.*)?$/, ''));
+  }
+
+  /**
+   * The chats with a session file. A file's name says whose it is (storage/paths.ts); one
+   * shortened with a hash is read (only a regular file, within the read deadline) for its chat.
+   */
+  async chats(): Promise<Chat[]> {
+    const out = new Map<string, Chat>();
+    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+      if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      const chat = FileSessionStore.chatOfName(name) ?? (await this.chatInFile(path.join(this.dir, name)));
+      if (chat) out.set(chatKey(chat), chat);
+    }
+    return [...out.values()];
+  }
+
+  /** The chat a session file names inside; undefined for a link, a FIFO, a torn or corrupt file (the store reports those when it loads them). */
+  private async chatInFile(file: string): Promise<Chat | undefined> {
+    const st = await lstat(file).catch(() => null);
+    if (!st?.isFile()) return undefined;
+    const raw = await withinDeadline(path.basename(file), readRegular(file)).catch(() => '');
+    try {
+      const j = JSON.parse(raw) as { channelType?: unknown; chatId?: unknown };
+      return typeof j.channelType === 'string' && typeof j.chatId === 'string' ? { channel: j.channelType, chatId: j.chatId } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Every chat named by a session file, a copy set aside as corrupt, or a line of the log (not read for a hashed name). */
+  async traces(): Promise<Chat[]> {
+    const out = new Map<string, Chat>();
+    const add = (c: Chat | undefined) => c && out.set(chatKey(c), c);
+    for (const name of await readdir(this.dir).catch(() => [] as string[])) add(FileSessionStore.chatOfName(name));
+    const text = await readFile(this.wal.file, 'utf8').catch(() => '');
+    for (const { line } of parseJsonLines(text)) if (typeof line?.chatId === 'string') add({ channel: line.channelType, chatId: line.chatId });
+    return [...out.values()];
+  }
+
+  /** The chat's session file: its size and when it last changed. */
+  footprint(channelType: string, chatId: string): Promise<Footprint> {
+    return footprintOf(this.fileFor(channelType, chatId));
+  }
+
+  /**
+   * Deletes the chats' session files, their copies set aside as corrupt and their lines of the
+   * log (rewritten once, in order with appends); one line per thing deleted, for purge.
+   */
+  async erase(chats: Chat[]): Promise<string[]> {
+    const deleted: string[] = [];
+    const ids = new Set(chats.map((c) => chatKey(c)));
+    for (const id of ids) this.entries.delete(id);
+    const names = chats.map((c) => path.basename(this.fileFor(c.channel, c.chatId)));
+    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+      if (!names.some((n) => name === n || name.startsWith(`${n}.corrupt-`))) continue;
+      await unlink(path.join(this.dir, name));
+      deleted.push(`session file ${this.named(path.join(this.dir, name))}`);
+    }
+    let lines = 0;
+    await this.wal.rewrite((text) => {
+      const next = dropJsonLines(text, (l) => ids.has(`${l?.channelType}:${l?.chatId}`));
+      lines = next.dropped;
+      return next.text;
+    });
+    if (lines > 0) deleted.push(`${lines} line(s) of the session log ${path.basename(this.wal.file)}`);
+    return deleted;
+  }
+
+  /** A file of the store as the workspace names it (`sessions/…`): in purge's and forget's reports. */
+  private named(file: string): string {
+    return path.relative(path.dirname(this.dir), file);
   }
 
   /** Runs waiting checkpoints now and waits for every write (shutdown, tests). */

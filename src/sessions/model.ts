@@ -88,15 +88,6 @@ export interface Session {
   walSeq?: number;
 }
 
-/**
- * A chat's key by its two parts: `chatKey` (core/chat.ts) under its older name, kept only for
- * src/features/privacy/ (forget-command.ts), which is being changed elsewhere (issue 34); new code
- * calls chatKey.
- */
-export function sessionKey(channel: string, chatId: string): string {
-  return chatKey({ channel, chatId });
-}
-
 export function newConversationId(): string {
   return `conv_${randomUUID()}`;
 }

@@ -15,6 +15,7 @@
  * implementation must do: test/sessions/names.contract.ts.
  */
 import { readFile, unlink } from 'node:fs/promises';
+import path from 'node:path';
 import type { Logger } from '../core/log.js';
 import type { ChatKind, ChatLabel } from '../core/message.js';
 import { chatKey } from '../core/chat.js';
@@ -86,6 +87,11 @@ export interface ChatNames {
   note(channel: string, chatId: string, label: ChatLabel | undefined): void;
   /** Waits for the writes started so far: after it, a new store's `load` finds them (shutdown, tests). */
   flush(): Promise<void>;
+  /**
+   * Forgets these chats' names (`channel:chatId` keys) for good (purge; also without `load`).
+   * One line per thing deleted, for purge's report; none when no name of theirs was kept.
+   */
+  erase(keys: readonly string[]): Promise<string[]>;
 }
 
 /** The names as one small JSON file, rewritten whole (atomic, locked) when an entry changes. */
@@ -143,6 +149,17 @@ export class FileChatNames implements ChatNames {
   /** Waits for the writes started so far (shutdown, tests). */
   flush(): Promise<void> {
     return this.writing;
+  }
+
+  /** The entries go from the book on disk (after the writes started); an unreadable book goes whole (dropChatNames). */
+  async erase(keys: readonly string[]): Promise<string[]> {
+    for (const key of keys) this.book.delete(key);
+    await this.writing;
+    const name = path.basename(this.file);
+    const dropped = await dropChatNames(this.file, keys);
+    if (dropped === 'entry') return [`${keys.length > 1 ? 'their names' : 'its name'} in ${name}`];
+    if (dropped === 'file') return [`${name} (unreadable, so removed whole: the other chats' names are kept again as they talk)`];
+    return [];
   }
 }
 

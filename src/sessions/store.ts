@@ -10,9 +10,12 @@
  * a compaction removed. Sessions are read lazily and cached: while a session is in memory,
  * every caller gets the same object.
  */
+import type { Chat } from '../core/chat.js';
 import type { Session, SessionMessage } from './model.js';
 import type { SessionWriter } from './writer.js';
 import type { ChatNames } from './names.js';
+import type { Redaction } from '../storage/redaction.js';
+import type { Footprint } from '../storage/footprint.js';
 
 /** One line of the session log: messages of one session, logged together. */
 export interface WalLine {
@@ -52,10 +55,27 @@ export interface SessionStore {
   /** Tells the log what derives from its lines (given once, at build). */
   deriveFromLog(derived: DerivedFromLog): void;
   /**
-   * Rewrites the session log's text — JSON lines, one per `WalLine` — through `transform` (null:
-   * leave it), in order with appends: /forget takes words out of it. True when it changed.
+   * Takes the words out of what the store keeps of a chat besides its session's messages (which
+   * change through the writer): its lines of the session log, and any copy of its session set
+   * aside as damaged — in order with the log's appends (/forget). Returns what changed, one
+   * name each (e.g. a file), for the forget's count; [] when nothing held the words.
    */
-  rewriteLog(transform: (text: string) => string | null): Promise<boolean>;
+  redact(channelType: string, chatId: string, words: Redaction): Promise<string[]>;
+  /** The chats with a session kept (the memory page's list), in no order. */
+  chats(): Promise<Chat[]>;
+  /**
+   * Every chat the store keeps anything of — a session, a copy set aside as damaged, a line of
+   * the log — in no order: where purge looks for a group's topics. Also before `init`.
+   */
+  traces(): Promise<Chat[]>;
+  /** How much the store keeps of the chat's session and when it last changed (the memory page's list). */
+  footprint(channelType: string, chatId: string): Promise<Footprint>;
+  /**
+   * Deletes everything of these chats but their names (`names.erase`): sessions, copies set
+   * aside, lines of the log. Also before `init`; nothing else may use the store meanwhile
+   * (purge runs with the daemon stopped). One line per thing deleted, for purge's report.
+   */
+  erase(chats: Chat[]): Promise<string[]>;
   /** Waits for every write started so far, background ones included (shutdown, tests). */
   flush(): Promise<void>;
   /** Flushes, then lets go of what it holds open (shutdown). */

@@ -55,3 +55,20 @@ export async function readRegular(file: string): Promise<string> {
     await fh.close();
   }
 }
+
+/** How long the memory page (and a store listing its chats for it) waits for one file: a slow disk answers the request without it, never holds it. */
+export const READ_DEADLINE_MS = 5_000;
+
+/** `read`, or `storage.read_timeout` after READ_DEADLINE_MS (the read itself runs on; its result is dropped). */
+export async function withinDeadline<T>(what: string, read: Promise<T>, ms = READ_DEADLINE_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new AppError('storage.read_timeout', { file: what, ms })), ms);
+  });
+  read.catch(() => undefined);
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -15,9 +15,9 @@ export const WORKSPACE_FILES = {
   memory: 'memory',
   /** The SQLite index (index/sqlite-memory-index.ts). */
   memoryIndex: 'memory.db',
-  /** Reminders (features/reminders/store.ts). */
+  /** Reminders (features/reminders/sqlite-store.ts). */
   reminders: 'schedules.db',
-  /** Tokens per chat per day (features/usage/usage.ts). */
+  /** Tokens per chat per day (features/usage/sqlite-usage.ts). */
   usage: 'usage.db',
   /** The intake journal (queue/file-inbox.ts). */
   inbox: 'inbox.jsonl',

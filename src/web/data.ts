@@ -5,22 +5,19 @@
  * function). Reads only; edits go through MemoryFiles.update and ForgetService (server.ts).
  */
 import { createHash } from 'node:crypto';
-import { lstat, readdir } from 'node:fs/promises';
-import path from 'node:path';
 import type { Config } from '../config/env.js';
-import type { FileSessionStore } from '../sessions/file-store.js';
-import type { FileMemoryService } from '../memory/file-memory.js';
+import type { SessionStore } from '../sessions/store.js';
+import type { MemoryService } from '../memory/service.js';
 import type { MemoryIndex } from '../index/memory-index.js';
 import type { ForgetService } from '../features/privacy/forget.js';
 import { HISTORY_FILE, MEMORY_FILE, type MemoryFiles } from '../memory/files.js';
-import { readRegular } from '../storage/regular.js';
-import { AppError } from '../core/errors.js';
+import { withinDeadline } from '../storage/regular.js';
+import { NO_FOOTPRINT } from '../storage/footprint.js';
 import { isSummary } from '../memory/compaction.js';
 import type { UsageRow, UsageStore } from '../features/usage/usage.js';
 import type { ChatNames } from '../sessions/names.js';
 import type { ChatKind } from '../core/message.js';
 import { chatKey, type ChatShapeReader } from '../core/chat.js';
-import { chatOfFileKey } from '../storage/paths.js';
 
 export interface ChatSummary {
   /** `{channel}:{chatId}` as the channel gave it: the page's handle for the chat. */
@@ -109,54 +106,13 @@ export function usageDays(rows: UsageRow[], since: string, until: string): Usage
 
 export const hashText = (t: string): string => createHash('sha256').update(t).digest('hex');
 
-/** How long the page waits for one file: a slow disk answers the request without it, never holds it. */
-export const READ_DEADLINE_MS = 5_000;
-
-/** `read`, or `storage.read_timeout` after READ_DEADLINE_MS (the read itself runs on; its result is dropped). */
-export async function withinDeadline<T>(what: string, read: Promise<T>, ms = READ_DEADLINE_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AppError('storage.read_timeout', { file: what, ms })), ms);
-  });
-  read.catch(() => undefined);
-  try {
-    return await Promise.race([read, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * A session file's text, for the chat list: only a regular file in sessions/ itself (a link is
- * skipped, a FIFO is never opened), within the deadline; '' for anything else.
- */
-async function readSessionFile(file: string): Promise<string> {
-  const st = await lstat(file).catch(() => null);
-  if (!st?.isFile()) return '';
-  return withinDeadline(path.basename(file), readRegular(file)).catch(() => '');
-}
-
-/** Size and newest mtime of a file or a folder (one level of sub-folders, e.g. versions/); links are not followed. */
-async function footprint(p: string, depth = 1): Promise<{ bytes: number; mtime: number }> {
-  const st = await lstat(p).catch(() => null);
-  if (!st) return { bytes: 0, mtime: 0 };
-  if (st.isFile()) return { bytes: st.size, mtime: st.mtimeMs };
-  if (!st.isDirectory() || depth < 0) return { bytes: 0, mtime: 0 };
-  let bytes = 0;
-  let mtime = 0;
-  for (const name of await readdir(p).catch(() => [] as string[])) {
-    const f = await footprint(path.join(p, name), depth - 1);
-    bytes += f.bytes;
-    mtime = Math.max(mtime, f.mtime);
-  }
-  return { bytes, mtime };
-}
+/** The page's reads wait at most this long for one file (storage/regular.ts). */
+export { READ_DEADLINE_MS, withinDeadline } from '../storage/regular.js';
 
 /** What the page reads and changes: the stores the bot keeps a chat's memory in, nothing else of the daemon. */
-export interface PageDeps extends Pick<Config, 'workspaceDir' | 'memoryScope'> {
-  /** The file implementations while the page still reads their folders (#34 item 4). */
-  sessions: Pick<FileSessionStore, 'fileFor' | 'getOrCreate' | 'names'>;
-  memory: FileMemoryService;
+export interface PageDeps extends Pick<Config, 'memoryScope'> {
+  sessions: Pick<SessionStore, 'chats' | 'footprint' | 'getOrCreate' | 'names'>;
+  memory: MemoryService;
   index: MemoryIndex;
   usage: Pick<UsageStore, 'dayOf' | 'rows'>;
   /** Removing words (the Forget tab), as /forget does. */
@@ -168,41 +124,17 @@ export interface PageDeps extends Pick<Config, 'workspaceDir' | 'memoryScope'> {
 export class MemoryPageData {
   constructor(private readonly s: PageDeps) {}
 
-  private get sessionsDir(): string {
-    return path.join(this.s.workspaceDir, 'sessions');
-  }
-
-  /** Chats with a session file or a memory folder, most recently active first. */
+  /** Chats with a session or a memory of their own, most recently active first. */
   async chats(): Promise<ChatSummary[]> {
     const keys = new Map<string, { channel: string; chatId: string }>();
-    for (const name of await readdir(this.sessionsDir).catch(() => [] as string[])) {
-      if (!name.endsWith('.json') || name.startsWith('.')) continue;
-      // The file's name says whose it is (storage/paths.ts); only a name shortened with a hash does not.
-      const known = chatOfFileKey(name.slice(0, -'.json'.length));
-      if (known) {
-        keys.set(`${known.channel}:${known.chatId}`, known);
-        continue;
-      }
-      const raw = await readSessionFile(path.join(this.sessionsDir, name));
-      try {
-        const j = JSON.parse(raw) as { channelType?: unknown; chatId?: unknown };
-        if (typeof j.channelType === 'string' && typeof j.chatId === 'string')
-          keys.set(`${j.channelType}:${j.chatId}`, { channel: j.channelType, chatId: j.chatId });
-      } catch {
-        // A torn or corrupt file: the session store reports it; the list goes on.
-      }
-    }
+    for (const chat of await this.s.sessions.chats()) keys.set(`${chat.channel}:${chat.chatId}`, chat);
     if (this.s.memoryScope === 'chat') {
-      for (const ent of await readdir(this.s.memory.root, { withFileTypes: true }).catch(() => [])) {
-        if (!ent.isDirectory()) continue;
-        const chat = chatOfFileKey(ent.name);
-        if (chat && !keys.has(`${chat.channel}:${chat.chatId}`)) keys.set(`${chat.channel}:${chat.chatId}`, chat);
-      }
+      for (const chat of await this.s.memory.chats()) if (!keys.has(`${chat.channel}:${chat.chatId}`)) keys.set(`${chat.channel}:${chat.chatId}`, chat);
     }
     const out: ChatSummary[] = [];
     for (const [key, { channel, chatId }] of keys) {
-      const session = await footprint(this.s.sessions.fileFor(channel, chatId));
-      const mem = this.s.memoryScope === 'chat' ? await footprint(this.s.memory.forChat(channel, chatId).dir) : { bytes: 0, mtime: 0 };
+      const session = await this.s.sessions.footprint(channel, chatId);
+      const mem = this.s.memoryScope === 'chat' ? await this.s.memory.forChat(channel, chatId).footprint() : NO_FOOTPRINT;
       const mtime = Math.max(session.mtime, mem.mtime);
       out.push({
         key,

@@ -12,11 +12,7 @@ import { resolvePageToken, TOKEN_FILE } from './token.js';
 import { isWildcardHost } from './address.js';
 
 /** `stores`: what the page reads and changes (data.ts); the rest comes from the settings. */
-export async function startConfiguredMemoryPage(
-  config: Config,
-  stores: Omit<PageDeps, 'workspaceDir' | 'memoryScope'>,
-  log: Logger,
-): Promise<MemoryPage | undefined> {
+export async function startConfiguredMemoryPage(config: Config, stores: Omit<PageDeps, 'memoryScope'>, log: Logger): Promise<MemoryPage | undefined> {
   const { memoryPagePort: port, memoryPageHost: host, memoryPageToken, workspaceDir } = config;
   if (!port) return undefined;
   // Loaded only when the page is on: a daemon without it does not pay for fastify at start.
@@ -25,7 +21,7 @@ export async function startConfiguredMemoryPage(
   const { token, created } = await resolvePageToken(workspaceDir, memoryPageToken);
   registerSecret(token);
   const origins = config.memoryPageOrigins;
-  const page = await startMemoryPage({ ...stores, workspaceDir, memoryScope: config.memoryScope }, pageLog, { token, host, port, origins });
+  const page = await startMemoryPage({ ...stores, memoryScope: config.memoryScope }, pageLog, { token, host, port, origins });
   // Never the token itself: this line lands in log files (pm2 keeps stderr). Where it is kept
   // (0600, readable by the daemon's user only) and how to get the whole link instead.
   const where = memoryPageToken ? 'MEMORY_PAGE_TOKEN' : path.join(workspaceDir, TOKEN_FILE);

@@ -17,8 +17,8 @@ import { filesContaining, filesMatching, testConfig } from '../helpers/workspace
 import { memoryCli, startDaemonChild } from '../helpers/child.js';
 import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 import { FilePairingStore, pairingFile } from '../../src/channels/telegram/pairing-file.js';
-import { UsageStore } from '../../src/features/usage/usage.js';
-import { ReminderStore } from '../../src/features/reminders/store.js';
+import { SqliteUsageStore } from '../../src/features/usage/sqlite-usage.js';
+import { SqliteReminderStore } from '../../src/features/reminders/sqlite-store.js';
 
 const responder: Responder = (req, i) => {
   if (promptKind(req) !== 'consolidation') return echoResponder(req, i);
@@ -240,13 +240,13 @@ test('purge --chat telegram:<group> takes the group and every forum topic of it,
     } finally {
       index.close();
     }
-    const usage = new UsageStore(path.join(ws, 'usage.db'), 'UTC');
+    const usage = new SqliteUsageStore(path.join(ws, 'usage.db'), 'UTC');
     try {
       assert.deepEqual([...new Set(usage.rows().map((r) => r.chat))].sort(), ['telegram:-100456', 'telegram:-1001234:5'].sort());
     } finally {
       usage.close();
     }
-    const reminders = new ReminderStore(path.join(ws, 'schedules.db'), silentLogger());
+    const reminders = new SqliteReminderStore(path.join(ws, 'schedules.db'), silentLogger());
     try {
       const left = ['telegram:-100123', 'telegram:-100123:5', 'telegram:-100456', 'telegram:-1001234:5'].map((c) => reminders.pending(c).length);
       assert.deepEqual(left, [0, 0, 1, 1]);
@@ -275,7 +275,7 @@ async function twoChats(): Promise<{ ws: string; closeLlm: () => Promise<void> }
 }
 
 const pendingOf = (ws: string, chat: string) => {
-  const store = new ReminderStore(path.join(ws, 'schedules.db'), silentLogger());
+  const store = new SqliteReminderStore(path.join(ws, 'schedules.db'), silentLogger());
   try {
     return store.chats().includes(chat);
   } finally {

@@ -90,9 +90,18 @@ export async function startTestBot(
   };
 }
 
+/**
+ * The bot's session store as today's implementation: what a test reads beyond the SessionStore
+ * interface (a session still in memory, a session's file, a direct save). The app's parts type
+ * it as the interface.
+ */
+export function fileSessions(bot: { app: App }): FileSessionStore {
+  return bot.app.parts.sessions as FileSessionStore;
+}
+
 /** The bot's loaded session of a chat (`test:<chatId>`), asserting it exists: the state a turn left behind. */
 export function loadedSession(bot: TestBot, chatId: string) {
-  const s = bot.app.parts.sessions.get(`test:${chatId}`);
+  const s = fileSessions(bot).get(`test:${chatId}`);
   assert.ok(s, `session test:${chatId} is loaded`);
   return s;
 }

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import { copyFile, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { tempDir } from './workspace.js';
+import { filesContaining, tempDir } from './workspace.js';
 
 export interface StoreHarness<S> {
   /** A store over empty state, ready to use. */
@@ -17,6 +17,11 @@ export interface StoreHarness<S> {
   crash(): Promise<S>;
   /** Removes every trace of the state. */
   cleanup(): Promise<void>;
+  /**
+   * Whether any byte of the state as kept now holds `text` (freed space and logs included): what
+   * "erased, no byte left" is checked with. Optional: an implementation that cannot tell skips those checks.
+   */
+  holds?(text: string): Promise<boolean>;
 }
 
 /** `test(name, body)` with a fresh harness from `make`, cleaned up however the body ends. */
@@ -38,7 +43,8 @@ export function contractTest<S>(make: () => Promise<StoreHarness<S>>): (name: st
  * kill at this instant leaves on disk — and opens a store over the copy, while the abandoned
  * store goes on (its background writes land in the old folder, as a dead process's never do).
  * `close` lets go of every store opened, abandoned ones too, before the folders are removed:
- * a background write into a removed folder would retry its lock for seconds.
+ * a background write into a removed folder would retry its lock for seconds. `holds` reads every
+ * file of the current folder (case-insensitively, as purge's tests do).
  */
 export async function fileHarness<S>(open: (dir: string) => Promise<S>, close?: (store: S) => Promise<void>): Promise<StoreHarness<S>> {
   const dirs: Array<{ cleanup: () => Promise<void> }> = [];
@@ -67,6 +73,7 @@ export async function fileHarness<S>(open: (dir: string) => Promise<S>, close?: 
       if (close) for (const store of opened) await close(store).catch(() => undefined);
       for (const d of dirs) await d.cleanup();
     },
+    holds: async (text) => (await filesContaining(dir, text)).length > 0,
   };
 }
 

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startTestBot, type TestBot, loadedSession } from '../helpers/app.js';
+import { startTestBot, type TestBot, loadedSession, fileSessions } from '../helpers/app.js';
 import { lastUserText, memoryAwareResponder, promptKind, text, toolCalls, type FakeReply, type RecordedRequest, type Responder } from '../helpers/fake-llm.js';
 import { makeMessage, type SessionMessage } from '../../src/sessions/model.js';
 
@@ -490,7 +490,7 @@ test('system messages other than the summary are never removed, and earlier summ
     s.messages.unshift(makeMessage('system', 'Pinned: the user is called Zed and lives in Oslo.'));
     await bot.send(CHAT, fact(1));
     s.messages.push(makeMessage('system', 'Pinned: answers must be under 50 words.'));
-    await bot.app.parts.sessions.save(s);
+    await fileSessions(bot).save(s);
     await fill(bot, Math.floor(LIMIT * 0.78), fact);
     const over = tune(bot, 'Pushing over.', Math.floor(LIMIT * 0.85), 'under');
     assert.ok(over.tokens > LIMIT * 0.8);
@@ -541,7 +541,7 @@ test('summaries failing (500): truncation by importance keeps directives and err
       for (let i = 14; i <= 17; i++) script.push(ord(i));
       script.push('thanks');
       for (const t of script) {
-        if (bot.app.parts.sessions.get(SESSION_ID)) assert.ok(predict(bot, t) <= LIMIT * 0.8, 'no compaction while building up');
+        if (fileSessions(bot).get(SESSION_ID)) assert.ok(predict(bot, t) <= LIMIT * 0.8, 'no compaction while building up');
         await bot.send(CHAT, t);
       }
       s0pin(bot);

@@ -257,4 +257,44 @@ export function memoryContract(make: (scope: 'chat' | 'global') => Promise<Store
       last: { at: '2026-03-02T09:00:00.000Z', source: 'tool memory_rewrite', prior: 8, dropped: 5 },
     });
   });
+
+  it('countLines and redact find and mark the words in the notes and the history (MEMORY.md is only counted); footprint measures what is kept', async (h) => {
+    const files = h.store.forChat('test', '1');
+    await files.writeMemory('- locker code 4711\n- likes tea');
+    await files.appendNote('2026-03-01', '[09:00] the code is 4711');
+    await files.appendHistory('Ann gave her code 4711.', new Date('2026-03-01T10:00:00Z'));
+    const has = (l: string) => l.includes('4711');
+    assert.deepEqual(await files.countLines(has), { memory: 1, notes: 1, history: 1 });
+    assert.ok((await files.footprint()).bytes > 0);
+    assert.deepEqual(await h.store.forChat('test', 'none').footprint(), { bytes: 0, mtime: 0 });
+    const words = { test: has, redact: (t: string) => t.replaceAll('4711', '[x]') };
+    assert.ok((await files.redact(words)).length >= 2, 'the note and the history files changed');
+    assert.deepEqual(await files.redact(words), [], 'nothing left to change');
+    assert.equal(await files.readNote('2026-03-01'), '[09:00] the code is [x]\n');
+    assert.match(await files.readHistory(), /Ann gave her code \[x\]\./);
+    assert.deepEqual(await files.countLines(has), { memory: 1, notes: 0, history: 0 }, 'MEMORY.md changes through changeMemory only');
+  });
+
+  it("erase takes a chat's own memory for good and no other chat's; chats names those kept", async (h) => {
+    for (const chatId of ['1', '2']) {
+      await h.store.forChat('test', chatId).writeMemory(`- code PLUM${chatId}`);
+      await h.store.forChat('test', chatId).appendNote('2026-03-01', `[09:00] PLUM${chatId}`);
+    }
+    const keys = async (m: MemoryService) => (await m.chats()).map((x) => `${x.channel}:${x.chatId}`).sort();
+    assert.deepEqual(await keys(h.store), ['test:1', 'test:2']);
+    assert.ok((await h.store.erase('test', '1')).length > 0, 'it says what it deleted');
+    assert.deepEqual(await h.store.erase('test', '1'), [], 'nothing left to delete');
+    const again = await h.crash();
+    assert.deepEqual(await keys(again), ['test:2']);
+    assert.equal(await again.forChat('test', '1').readMemory(), '');
+    assert.equal(await again.forChat('test', '2').readMemory(), '- code PLUM2\n');
+    if (h.holds) assert.equal(await h.holds('PLUM1'), false, 'no byte of the erased memory left');
+  });
+
+  itGlobal('with one memory for every chat, erase deletes nothing and no chat has a memory of its own', async (h) => {
+    await h.store.forChat('test', '1').writeMemory('- shared');
+    assert.deepEqual(await h.store.chats(), []);
+    assert.deepEqual(await h.store.erase('test', '1'), []);
+    assert.equal(await h.store.forChat('test', '2').readMemory(), '- shared\n');
+  });
 }

@@ -129,17 +129,23 @@ export function inboxContract(make: () => Promise<StoreHarness<Inbox>>): void {
     assert.deepEqual(await openIds(next), [b.id]);
   });
 
-  it('rewrite takes words out of the journal for good', async (h) => {
+  it("redact takes the words out of the chat's entries for good, and out of no other chat's", async (h) => {
     const { id, durable } = h.store.accept(message('1', 'my locker code is 4711', '1'));
     await durable;
-    assert.equal(await h.store.rewrite((t) => t.replaceAll('4711', '****')), true);
-    assert.equal(await h.store.rewrite((t) => t.replaceAll('4711', '****')), false, 'nothing left to change');
-    assert.equal(await h.store.rewrite(() => null), false, 'null leaves it');
+    const other = h.store.accept(message('2', 'their code is 4711 too', '2'));
+    await other.durable;
+    const words = { test: (t: string) => t.includes('4711'), redact: (t: string) => t.replaceAll('4711', '****') };
+    assert.equal(await h.store.redact('test', '1', words), true);
+    assert.equal(await h.store.redact('test', '1', words), false, 'nothing left to change');
+    assert.equal(await h.store.redact('test', 'nobody', words), false);
     const after = await h.crash();
     const { entries } = await after.unfinished();
     assert.deepEqual(
       entries.map((e) => [e.id, e.msg.text]),
-      [[id, 'my locker code is ****']],
+      [
+        [id, 'my locker code is ****'],
+        [other.id, 'their code is 4711 too'],
+      ],
     );
   });
 
@@ -149,5 +155,23 @@ export function inboxContract(make: () => Promise<StoreHarness<Inbox>>): void {
     await durable;
     const after = await h.crash();
     assert.deepEqual(await openIds(after), [id]);
+  });
+
+  it("erase takes a chat's entries, open or done, for good, and no other chat's; chats names those kept", async (h) => {
+    const a = h.store.accept(message('1', 'my code PLUM11', '1'));
+    await a.durable;
+    await h.store.done(a.id);
+    const b = h.store.accept(message('1', 'again PLUM11', '2'));
+    await b.durable;
+    const c = h.store.accept(message('2', 'their code KIWI22', '3'));
+    await c.durable;
+    const keys = async (inbox: Inbox) => (await inbox.chats()).map((x) => `${x.channel}:${x.chatId}`).sort();
+    assert.deepEqual(await keys(h.store), ['test:1', 'test:2']);
+    assert.ok((await h.store.erase([{ channel: 'test', chatId: '1' }])).length > 0, 'it says what it deleted');
+    assert.deepEqual(await h.store.erase([{ channel: 'test', chatId: '1' }]), [], 'nothing left to delete');
+    const after = await h.crash();
+    assert.deepEqual(await keys(after), ['test:2']);
+    assert.deepEqual(await openIds(after), [c.id]);
+    if (h.holds) assert.equal(await h.holds('PLUM11'), false, 'no byte of the erased chat left');
   });
 }

@@ -67,4 +67,17 @@ export function chatNamesContract(make: () => Promise<StoreHarness<ChatNames>>):
     const again = await h.reopen();
     for (let i = 0; i < 20; i++) assert.equal(again.get(`test:${i}`)?.name, `Person ${i}`);
   });
+
+  it("erase forgets a chat's name for good and keeps the others'", async (h) => {
+    h.store.note('test', '1', { kind: 'private', name: 'Plumbob Quill' });
+    h.store.note('test', '2', { kind: 'private', name: 'Kiwi Keeper' });
+    await h.store.flush();
+    assert.ok((await h.store.erase(['test:1'])).length > 0, 'it says what it deleted');
+    assert.deepEqual(await h.store.erase(['test:1']), [], 'nothing left to delete');
+    assert.equal(h.store.get('test:1'), undefined);
+    const again = await h.reopen();
+    assert.equal(again.get('test:1'), undefined);
+    assert.equal(again.get('test:2')?.name, 'Kiwi Keeper');
+    if (h.holds) assert.equal(await h.holds('Plumbob'), false, 'no byte of the name left');
+  });
 }

@@ -3,7 +3,7 @@
  * file-store.test.ts against FileSessionStore; another implementation adds one call. What a
  * caller relies on: a change the writer reports done survives a kill, in order; a replay never
  * brings back what /new or a compaction removed; one session object per chat; the last run's
- * log for what derives from it; words taken out of the log stay out.
+ * log for what derives from it; words taken out of a chat's log lines stay out.
  */
 import assert from 'node:assert/strict';
 import { makeMessage, type CompactionRecord, type SessionMessage } from '../../src/sessions/model.js';
@@ -233,18 +233,24 @@ export function sessionStoreContract(make: () => Promise<StoreHarness<SessionSto
     assert.deepEqual(texts(next.takeLastRun().flatMap((l) => l.messages)), ['two']);
   });
 
-  it('rewriteLog takes words out of the log for good: with the session replaced, a kill brings them back nowhere', async (h) => {
+  it("redact takes the words out of the chat's log lines for good, and out of no other chat's: with the session replaced, a kill brings them back nowhere", async (h) => {
     const s = await h.store.getOrCreate('test', 'k');
     const w = h.store.writer(s);
-    await w.append(makeMessage('user', 'my locker code is 4711'));
+    await w.append(makeMessage('user', 'my locker code is 4711', { senderName: 'Ann 4711' }));
     await w.append(makeMessage('assistant', 'noted'));
+    await h.store.writer(await h.store.getOrCreate('test', 'other')).append(makeMessage('user', 'their code is 4711 too'));
     await w.replace(s.messages.filter((m) => !m.content.includes('4711')));
-    assert.equal(await h.store.rewriteLog((t) => t.replaceAll('4711', '****')), true);
-    assert.equal(await h.store.rewriteLog((t) => t.replaceAll('4711', '****')), false, 'nothing left to change');
-    assert.equal(await h.store.rewriteLog(() => null), false, 'null leaves the log');
+    const words = { test: (t: string) => t.includes('4711'), redact: (t: string) => t.replaceAll('4711', '****') };
+    assert.ok((await h.store.redact('test', 'k', words)).length > 0, 'it says what changed');
+    assert.deepEqual(await h.store.redact('test', 'k', words), [], 'nothing left to change');
+    assert.deepEqual(await h.store.redact('test', 'nobody', words), []);
 
     const after = await h.crash();
-    assert.ok(!JSON.stringify(after.takeLastRun()).includes('4711'));
+    const lines = after.takeLastRun();
+    const mine = lines.filter((l) => l.chatId === 'k');
+    assert.ok(!JSON.stringify(mine).includes('4711'));
+    assert.ok(JSON.stringify(mine).includes('my locker code is ****'), 'the rest of the line stays');
+    assert.ok(JSON.stringify(lines.filter((l) => l.chatId === 'other')).includes('their code is 4711 too'), "another chat's lines are left");
     assert.deepEqual(texts((await after.getOrCreate('test', 'k')).messages), ['noted']);
   });
 
@@ -265,5 +271,34 @@ export function sessionStoreContract(make: () => Promise<StoreHarness<SessionSto
     const again = await h.reopen();
     assert.deepEqual(again.names.get('test:1'), { kind: 'private', name: 'Ann' });
     await again.close();
+  });
+
+  it("erase takes a chat's session and log lines for good, and nothing of another chat's; the lists name the chats kept", async (h) => {
+    for (const chatId of ['1', '1:7', '2']) await h.store.writer(await h.store.getOrCreate('test', chatId)).append(makeMessage('user', `code ${chatId} PLUM`));
+    await h.store.flush();
+    const keys = (chats: Array<{ channel: string; chatId: string }>) => chats.map((c) => `${c.channel}:${c.chatId}`).sort();
+    assert.deepEqual(keys(await h.store.chats()), ['test:1', 'test:1:7', 'test:2']);
+    assert.deepEqual(keys(await h.store.traces()), ['test:1', 'test:1:7', 'test:2']);
+    assert.ok((await h.store.footprint('test', '1')).bytes > 0, 'a kept session has a size');
+    assert.deepEqual(await h.store.footprint('test', 'never'), { bytes: 0, mtime: 0 });
+    await h.store.close();
+
+    // As purge does it: the store that wrote closed, another over the same state.
+    const idle = await h.reopen();
+    assert.ok(
+      (
+        await idle.erase([
+          { channel: 'test', chatId: '1' },
+          { channel: 'test', chatId: '1:7' },
+        ])
+      ).length > 0,
+      'it says what it deleted',
+    );
+    assert.deepEqual(await idle.erase([{ channel: 'test', chatId: '1' }]), [], 'nothing left to delete');
+    const after = await h.crash();
+    assert.deepEqual(keys(await after.traces()), ['test:2']);
+    assert.deepEqual(texts((await after.getOrCreate('test', '1')).messages), []);
+    assert.deepEqual(texts((await after.getOrCreate('test', '2')).messages), ['code 2 PLUM']);
+    if (h.holds) assert.equal(await h.holds('code 1'), false, 'no byte of the erased chats left');
   });
 }

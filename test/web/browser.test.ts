@@ -17,6 +17,7 @@ import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { MEMORY, TOKEN, startPageBot, type PageBot } from './helpers.js';
 import { patient } from '../helpers/wait.js';
+import type { FileSessionStore } from '../../src/sessions/file-store.js';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 const SHOTS = process.env.MEMORY_PAGE_SCREENSHOT === 'docs' ? ['test-artifacts', 'docs'] : ['test-artifacts'];
@@ -199,7 +200,7 @@ test('memory page at 1400 px: chats by name with topics under their group, tabs 
   await shot(page, 'memory-page.png');
 
   // Forget: a plain preview, nothing removed until "Forget these".
-  const sessionFile = s.sessions.fileFor('test', '1');
+  const sessionFile = (s.sessions as FileSessionStore).fileFor('test', '1');
   const hits = () => s.index.search('bees', { scope: 'test:1', limit: 10 }).filter((h) => /bees/i.test(h.content)).length;
   await tab(page, 'forget');
   await page.type('#forget-words', 'bees');

@@ -18,7 +18,7 @@ export interface PageBot {
 
 /** What the page is given from a test bot, as main.ts gives it from the daemon. */
 export function pageDeps(bot: TestBot): PageDeps {
-  return { ...bot.app.parts, workspaceDir: bot.config.workspaceDir, memoryScope: bot.config.memoryScope, chatShapes: chatShapes() };
+  return { ...bot.app.parts, memoryScope: bot.config.memoryScope, chatShapes: chatShapes() };
 }
 
 export async function startPageBot(): Promise<PageBot> {

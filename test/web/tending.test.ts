@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { TOKEN, startPageBot } from './helpers.js';
-import { UsageStore } from '../../src/features/usage/usage.js';
+import { SqliteUsageStore } from '../../src/features/usage/sqlite-usage.js';
 import { USAGE_DAYS } from '../../src/web/data.js';
 import { makeMessage } from '../../src/sessions/model.js';
 import { SUMMARY_PREFIX } from '../../src/memory/compaction.js';
@@ -21,7 +21,7 @@ test("memory page: /api/usage gives the chat's tokens per day from usage.db — 
   try {
     const s = t.bot.app.parts;
     // Another connection to the same usage.db file, as a second process would have.
-    const store = new UsageStore(path.join(t.bot.workspace, 'usage.db'), t.bot.config.timezone);
+    const store = new SqliteUsageStore(path.join(t.bot.workspace, 'usage.db'), t.bot.config.timezone);
     const threeDaysAgo = new Date(Date.now() - 3 * DAY);
     store.record({ chat: 'test:1', kind: 'summary' }, { promptTokens: 1000, cachedTokens: 400, completionTokens: 200 }, threeDaysAgo);
     store.record({ chat: 'test:1', kind: 'answer' }, { promptTokens: 500, cachedTokens: 100, completionTokens: 50 }, threeDaysAgo);

@@ -8,6 +8,7 @@ import type { Command } from '../../turn/command.js';
 import { buildExport, type ExportDeps } from './export.js';
 import { ensureDir, writeFileAtomic } from '../../storage/atomic.js';
 import { sessionFileKey } from '../../storage/paths.js';
+import { WORKSPACE_FILES } from '../../storage/workspace-files.js';
 
 export interface ExportCommandDeps extends ExportDeps {
   /** Where a channel that cannot send files gets the export written (`exports/{chat}/`). */
@@ -29,7 +30,7 @@ export function createExportCommand(deps: ExportCommandDeps): Command {
         await document({ filename, content: Buffer.from(text, 'utf8'), caption: 'Everything I keep about this chat.' });
         return `📦 Sent: ${filename} (${Buffer.byteLength(text).toLocaleString('en-US')} bytes) — MEMORY.md, facts, notes, history and this conversation.`;
       }
-      const dir = path.join(deps.workspaceDir, 'exports', sessionFileKey(inbound.channel, inbound.chatId));
+      const dir = path.join(deps.workspaceDir, WORKSPACE_FILES.exports, sessionFileKey(inbound.channel, inbound.chatId));
       await ensureDir(dir);
       const file = path.join(dir, filename);
       await writeFileAtomic(file, text);

@@ -4,17 +4,13 @@
  * the indexed messages and the current conversation. Built from the same files and rows the
  * bot reads; nothing is written by building it.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
+import type { Chat } from '../../core/chat.js';
 import type { MemoryIndex } from '../../index/memory-index.js';
 import type { SessionStore } from '../../sessions/store.js';
-import { HISTORY_FILE } from '../../memory/files.js';
-import type { ChatRef } from './forget.js';
-import type { FileMemoryService } from '../../memory/file-memory.js';
+import type { MemoryService } from '../../memory/service.js';
 
 export interface ExportDeps {
-  /** The file implementation: the export still reads HISTORY.md from the folder (#34 item 4 routes it through the store). */
-  memory: FileMemoryService;
+  memory: MemoryService;
   index: MemoryIndex;
   sessions: SessionStore;
 }
@@ -27,11 +23,7 @@ function nest(text: string, levels: number): string {
   return text.replace(/^(#{1,6})(\s)/gm, (_m, h: string, sp: string) => `${'#'.repeat(Math.min(6, h.length + levels))}${sp}`);
 }
 
-async function readOr(file: string): Promise<string> {
-  return readFile(file, 'utf8').catch(() => '');
-}
-
-export async function buildExport(deps: ExportDeps, chat: ChatRef, now = new Date()): Promise<string> {
+export async function buildExport(deps: ExportDeps, chat: Chat, now = new Date()): Promise<string> {
   const files = deps.memory.forChat(chat.channel, chat.chatId);
   const scope = deps.memory.scopeKey(chat.channel, chat.chatId);
   const out: string[] = [
@@ -70,7 +62,7 @@ export async function buildExport(deps: ExportDeps, chat: ChatRef, now = new Dat
   for (const n of notes) out.push(`### ${n.date}`, '', (await files.readNote(n.date)).trimEnd(), '');
 
   out.push('## History', '');
-  const history = (await readOr(path.join(files.dir, HISTORY_FILE))).trim();
+  const history = (await files.readHistory().catch(() => '')).trim();
   out.push(history ? nest(history, 1) : '_(none)_', '');
 
   const episodes = rows.filter((r) => r.kind === 'episode');

@@ -6,7 +6,7 @@
  */
 import type { Command } from '../../turn/command.js';
 import { describeCounts, MIN_FORGET_CHARS, Phrase, type ForgetService } from './forget.js';
-import { sessionKey } from '../../sessions/model.js';
+import { chatKey } from '../../core/chat.js';
 import { LRUCache } from 'lru-cache';
 
 const CONFIRM_WINDOW_MS = 10 * 60_000;
@@ -21,7 +21,7 @@ export function createForgetCommand(deps: { forget: Pick<ForgetService, 'apply' 
     // The preview's counts already tell whether the shared memory holds the words.
     access: 'managers',
     async run({ inbound, args }) {
-      const key = sessionKey(inbound.channel, inbound.chatId);
+      const key = chatKey(inbound);
       const chat = { channel: inbound.channel, chatId: inbound.chatId };
       const arg = args.trim();
       const sub = arg.toLowerCase();

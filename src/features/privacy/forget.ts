@@ -14,26 +14,28 @@
  * A forget is recorded before anything is removed (journal.ts) and takes pending
  * reminders first; one a kill cut short is finished at the next start, and its chat told.
  */
-import { readFile, readdir } from 'node:fs/promises';
+import type { Chat } from '../../core/chat.js';
 import path from 'node:path';
 import type { Logger } from '../../core/log.js';
 import type { MemoryIndex } from '../../index/memory-index.js';
-import type { FileSessionStore } from '../../sessions/file-store.js';
+import type { SessionStore } from '../../sessions/store.js';
 import type { SessionMessage } from '../../sessions/model.js';
-import { withFileLock, writeFileAtomic } from '../../storage/atomic.js';
+import type { Inbox } from '../../queue/inbox.js';
+import { redactFolder } from '../../storage/redaction.js';
 import { sessionFileKey } from '../../storage/paths.js';
-import { HISTORY_FILE, MEMORY_FILE } from '../../memory/files.js';
-import type { FileMemoryFiles, FileMemoryService } from '../../memory/file-memory.js';
+import { MEMORY_FILE, type MemoryFiles } from '../../memory/files.js';
+import type { MemoryService } from '../../memory/service.js';
+import { WORKSPACE_FILES } from '../../storage/workspace-files.js';
 import { crashPoint } from '../../core/crash-point.js';
-import { Phrase, redactJsonLines } from './phrase.js';
+import { Phrase } from './phrase.js';
 import { MAX_ATTEMPTS, PrivacyJournal, type JournalRecord } from './journal.js';
 import type { ForgetCounts } from './forget-text.js';
 
-export { MIN_FORGET_CHARS, Phrase, REDACTED, redactJsonLines } from './phrase.js';
+export { MIN_FORGET_CHARS, Phrase, REDACTED } from './phrase.js';
 export { describeCounts, forgetNotice, type ForgetCounts } from './forget-text.js';
 
 /** Where forgets under way are recorded (journal.ts), in the workspace. */
-export const FORGETTING_DIR = 'forgetting';
+export const FORGETTING_DIR = WORKSPACE_FILES.forgetting;
 
 /**
  * A forget under way. The words stay in the workspace only as long as it runs: once finished
@@ -52,11 +54,6 @@ export interface ForgetRecord extends JournalRecord {
   indexOff?: string | undefined;
 }
 
-export interface ChatRef {
-  channel: string;
-  chatId: string;
-}
-
 export interface ForgetReport {
   words: string;
   counts: ForgetCounts;
@@ -68,7 +65,7 @@ export interface ForgetApplied extends ForgetReport {
   memoryVersion?: number;
   /** Lines taken out of stored MEMORY.md versions. */
   versionLines: number;
-  /** Files of the workspace rewritten (relative paths). */
+  /** What was rewritten, one name each: a file of the workspace (relative path), or what a store calls it (`session`, `MEMORY.md`). */
   files: string[];
   /** The index could not be reached: its rows were not touched. */
   indexOff?: string;
@@ -76,13 +73,11 @@ export interface ForgetApplied extends ForgetReport {
 
 export interface ForgetDeps {
   workspaceDir: string;
-  /** The file implementation: forget still reads and redacts the memory folder itself (#34 item 4 routes it through the store). */
-  memory: FileMemoryService;
+  memory: MemoryService;
   index: MemoryIndex;
-  /** The file implementation: forget still reads the session folder itself (#34 item 4 routes it through the store). */
-  sessions: FileSessionStore;
+  sessions: Pick<SessionStore, 'getOrCreate' | 'writer' | 'redact'>;
   /** The inbox journal (queue/inbox.ts). */
-  journal?: { rewrite(transform: (text: string) => string | null): Promise<boolean> };
+  journal?: Pick<Inbox, 'redact'>;
   /** Reminders (reminders/service.ts): the ones whose text holds the words go too. */
   reminders?: {
     countMatching(channel: string, chatId: string, test: (text: string) => boolean): number;
@@ -90,30 +85,6 @@ export interface ForgetDeps {
   };
   log: Logger;
 }
-
-const NOTE_RE = /^\d{4}-\d{2}-\d{2}\.md$/;
-const HISTORY_RE = /^HISTORY(-\d{4}-\d{2})?\.md$/;
-
-async function readText(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-async function names(dir: string): Promise<string[]> {
-  try {
-    return (await readdir(dir, { withFileTypes: true }))
-      .filter((d) => d.isFile())
-      .map((d) => d.name)
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
-const countLines = (text: string, p: Phrase): number => text.split('\n').filter((l) => p.test(l)).length;
 
 /** Which session messages go and which are redacted (see the top of this file). */
 function sessionPlan(messages: SessionMessage[], p: Phrase): { keep: SessionMessage[]; touched: number } {
@@ -146,28 +117,27 @@ export class ForgetService {
     this.records = new PrivacyJournal(path.join(deps.workspaceDir, FORGETTING_DIR), deps.log);
   }
 
-  private filesOf(chat: ChatRef): FileMemoryFiles {
+  private filesOf(chat: Chat): MemoryFiles {
     return this.deps.memory.forChat(chat.channel, chat.chatId);
   }
 
-  private scopeOf(chat: ChatRef): string {
+  private scopeOf(chat: Chat): string {
     return this.deps.memory.scopeKey(chat.channel, chat.chatId);
   }
 
   /** Counts what `apply` would remove; changes nothing. */
-  async preview(chat: ChatRef, words: string): Promise<ForgetReport> {
+  async preview(chat: Chat, words: string): Promise<ForgetReport> {
     const p = new Phrase(words);
-    const files = this.filesOf(chat);
-    const counts: ForgetCounts = { memoryEntries: 0, facts: 0, indexedMessages: 0, noteLines: 0, historyLines: 0, sessionMessages: 0, reminders: 0 };
-    counts.memoryEntries = countLines((await readText(path.join(files.dir, MEMORY_FILE))) ?? '', p);
-    let monthly = 0;
-    for (const name of await names(files.dir)) {
-      if (NOTE_RE.test(name)) counts.noteLines += countLines((await readText(path.join(files.dir, name))) ?? '', p);
-      else if (name === HISTORY_FILE) counts.historyLines += countLines((await readText(path.join(files.dir, name))) ?? '', p);
-      else if (HISTORY_RE.test(name)) monthly += countLines((await readText(path.join(files.dir, name))) ?? '', p);
-    }
-    // HISTORY-YYYY-MM.md repeat HISTORY.md's entries: counted only when HISTORY.md is gone.
-    counts.historyLines = Math.max(counts.historyLines, monthly);
+    const lines = await this.filesOf(chat).countLines((l) => p.test(l));
+    const counts: ForgetCounts = {
+      memoryEntries: lines.memory,
+      facts: 0,
+      indexedMessages: 0,
+      noteLines: lines.notes,
+      historyLines: lines.history,
+      sessionMessages: 0,
+      reminders: 0,
+    };
     const erase = this.deps.index.erase;
     try {
       for (const m of erase ? erase.matching(this.scopeOf(chat), (t) => p.test(t)) : []) {
@@ -189,7 +159,7 @@ export class ForgetService {
    * Recorded first (journal.ts), so a kill part-way is finished at the next start;
    * `notify`: the chat asked, and is told then.
    */
-  async apply(chat: ChatRef, words: string, opts: { notify?: boolean } = {}): Promise<ForgetApplied> {
+  async apply(chat: Chat, words: string, opts: { notify?: boolean } = {}): Promise<ForgetApplied> {
     const p = new Phrase(words);
     const report = await this.preview(chat, words);
     const id = await this.records.begin({
@@ -246,10 +216,9 @@ export class ForgetService {
   }
 
   /** The removal itself, in an order that takes first what could show the words again soonest. */
-  private async remove(chat: ChatRef, p: Phrase, report: ForgetReport): Promise<ForgetApplied> {
+  private async remove(chat: Chat, p: Phrase, report: ForgetReport): Promise<ForgetApplied> {
     const files = this.filesOf(chat);
     const touched: string[] = [];
-    const rel = (file: string) => path.relative(this.deps.workspaceDir, file);
 
     // Reminders first: a due one would post the words into the chat while the rest runs.
     if ((this.deps.reminders?.deleteMatching(chat.channel, chat.chatId, (t) => p.test(t)) ?? 0) > 0) touched.push('schedules.db');
@@ -265,36 +234,23 @@ export class ForgetService {
     );
     if (changed) {
       memoryVersion = (await files.versions.list())[0]?.n;
-      touched.push(rel(path.join(files.dir, MEMORY_FILE)));
+      touched.push(MEMORY_FILE);
     }
     const versionLines = await files.versions.redact((l) => p.test(l));
 
-    // Notes, history and any other text file of the memory folder: redacted in place.
-    for (const name of await names(files.dir)) {
-      if (name === MEMORY_FILE || name.startsWith('.')) continue;
-      const file = path.join(files.dir, name);
-      if (await this.redactFile(file, (t) => (p.test(t) ? p.redact(t) : null))) touched.push(rel(file));
-    }
+    // Notes, history and anything else kept of the memory: redacted in place.
+    touched.push(...(await files.redact(p)));
 
-    // The session (file and log), the inbox journal, session files set aside as corrupt, exports.
+    // The session (its messages, the log, copies set aside as corrupt), the inbox journal, exports.
     const session = await this.deps.sessions.getOrCreate(chat.channel, chat.chatId);
     const plan = sessionPlan(session.messages, p);
     if (plan.touched > 0) {
       await this.deps.sessions.writer(session).replace(plan.keep);
-      touched.push(rel(this.deps.sessions.fileFor(chat.channel, chat.chatId)));
+      touched.push('session');
     }
     await this.redactLogs(chat, p, touched);
-    const key = sessionFileKey(chat.channel, chat.chatId);
-    for (const name of await names(this.deps.sessions.dir)) {
-      if (!name.startsWith(`${key}.json.corrupt-`)) continue;
-      const file = path.join(this.deps.sessions.dir, name);
-      if (await this.redactFile(file, (t) => (p.test(t) ? p.redact(t) : null))) touched.push(rel(file));
-    }
-    const exportDir = path.join(this.deps.workspaceDir, 'exports', key);
-    for (const name of await names(exportDir)) {
-      const file = path.join(exportDir, name);
-      if (await this.redactFile(file, (t) => (p.test(t) ? p.redact(t) : null))) touched.push(rel(file));
-    }
+    const exportDir = path.join(this.deps.workspaceDir, WORKSPACE_FILES.exports, sessionFileKey(chat.channel, chat.chatId));
+    touched.push(...(await redactFolder(exportDir, this.deps.workspaceDir, p)));
 
     // memory.db: rows, their full-text, entity and vector entries, then the freed space.
     const erase = this.deps.index.erase;
@@ -323,26 +279,13 @@ export class ForgetService {
   }
 
   /**
-   * Takes the words out of this chat's lines of the session log and the inbox journal (the
-   * `/forget` command's own text is there). Cheap: also run when nothing else matched.
+   * Takes the words out of this chat's lines of the session log (and its session files set aside
+   * as corrupt) and of the inbox journal (the `/forget` command's own text is there). Cheap: also
+   * run when nothing else matched.
    */
-  async redactLogs(chat: ChatRef, p: Phrase, touched: string[] = []): Promise<string[]> {
-    const walMine = (l: any) => l?.channelType === chat.channel && l?.chatId === chat.chatId;
-    const inboxMine = (l: any) => l?.msg?.channel === chat.channel && l?.msg?.chatId === chat.chatId;
-    if (await this.deps.sessions.rewriteLog((t) => redactJsonLines(t, p, walMine))) touched.push('sessions.wal.jsonl');
-    if (await this.deps.journal?.rewrite((t) => redactJsonLines(t, p, inboxMine))) touched.push('inbox.jsonl');
+  async redactLogs(chat: Chat, p: Phrase, touched: string[] = []): Promise<string[]> {
+    touched.push(...(await this.deps.sessions.redact(chat.channel, chat.chatId, p)));
+    if (await this.deps.journal?.redact(chat.channel, chat.chatId, p)) touched.push('inbox.jsonl');
     return touched;
-  }
-
-  /** Atomic rewrite of one file under its lock; true when it changed. */
-  private async redactFile(file: string, change: (text: string) => string | null): Promise<boolean> {
-    return withFileLock(file, async () => {
-      const text = await readText(file);
-      if (text === undefined) return false;
-      const next = change(text);
-      if (next === null || next === text) return false;
-      await writeFileAtomic(file, next);
-      return true;
-    });
   }
 }

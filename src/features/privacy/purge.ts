@@ -12,16 +12,17 @@
  * reminders first; one a kill cut short is finished by the next start of the daemon, or by the
  * next purge, before anything else.
  */
-import { readFile, readdir, rm, stat, unlink } from 'node:fs/promises';
+import type { Chat } from '../../core/chat.js';
+import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../core/log.js';
 import type { MemoryIndex } from '../../index/memory-index.js';
-import { SqliteMemoryIndex } from '../../index/sqlite-memory-index.js';
-import { writeFileAtomic } from '../../storage/atomic.js';
+import type { SessionStore } from '../../sessions/store.js';
+import type { Inbox } from '../../queue/inbox.js';
+import type { MemoryService } from '../../memory/service.js';
 import { chatOfFileKey, sessionFileKey } from '../../storage/paths.js';
+import { WORKSPACE_FILES } from '../../storage/workspace-files.js';
 import { groupOf, isTopic } from '../../core/group.js';
-import { dropChatNames } from '../../sessions/names.js';
-import type { ChatRef } from './forget.js';
 import { setAsideCopies } from '../../storage/sqlite.js';
 import { crashPoint } from '../../core/crash-point.js';
 import { MAX_ATTEMPTS, PrivacyJournal, type JournalRecord } from './journal.js';
@@ -35,15 +36,28 @@ export interface ChatRows {
   close(): void;
 }
 
+/**
+ * The stores purge empties, opened by the caller (the CLI, or the daemon's start before it builds
+ * anything) with the daemon stopped: the session store is not `init`ed (no replay), and the
+ * databases are opened only when their file exists. A feature does not import another's: the
+ * reminders' and usage stores come from the caller too.
+ */
+export interface PurgeStores {
+  sessions: Pick<SessionStore, 'traces' | 'erase' | 'names' | 'close'>;
+  inbox: Pick<Inbox, 'chats' | 'erase' | 'shutdown'>;
+  memory: Pick<MemoryService, 'scope' | 'chats' | 'erase'>;
+  /** memory.db, when there is one and memory is per chat. */
+  index?: MemoryIndex | undefined;
+  /** schedules.db (reminders), when there is one. */
+  reminders?: ChatRows | undefined;
+  /** usage.db (token usage), when there is one. */
+  usage?: ChatRows | undefined;
+}
+
 export interface PurgeOptions {
   workspaceDir: string;
-  memoryScope: 'chat' | 'global';
-  /**
-   * Open schedules.db and usage.db, each only when its file exists: the stores of the reminders
-   * and usage features, which the caller names (a feature does not import another's).
-   */
-  openReminders: (file: string) => ChatRows;
-  openUsage: (file: string) => ChatRows;
+  /** Opens the stores (see PurgeStores); purge closes them when it ends. */
+  openStores: () => Promise<PurgeStores>;
   /**
    * Also take back the chat's Telegram pairing (its user id is the chat id of a private chat):
    * the caller's revoke (the pairing store belongs to the Telegram channel, a layer above);
@@ -69,65 +83,22 @@ async function exists(p: string): Promise<boolean> {
   );
 }
 
-/** The parsed lines of a JSON-lines file (unreadable lines left out); none when it is missing. */
-async function jsonLines(file: string): Promise<{ raw: string; line: any }[]> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return text.split('\n').map((raw) => {
-    try {
-      return { raw, line: raw.trim() ? JSON.parse(raw) : undefined };
-    } catch {
-      return { raw, line: undefined };
-    }
-  });
-}
-
-/** Drops the lines `mine` accepts from a JSON-lines file (atomic rewrite); returns how many. */
-async function dropLines(file: string, mine: (line: any) => boolean): Promise<number> {
-  const lines = await jsonLines(file);
-  const kept = lines.filter((l) => l.line === undefined || !mine(l.line));
-  const dropped = lines.length - kept.length;
-  if (dropped > 0) await writeFileAtomic(file, kept.map((l) => l.raw).join('\n'));
-  return dropped;
-}
-
-/** The workspace's databases purge works on (those that exist), opened once. */
-interface Stores {
-  index?: MemoryIndex;
-  reminders?: ChatRows;
-  usage?: ChatRows;
-}
-
-async function openStores(opts: PurgeOptions): Promise<Stores> {
-  const ws = opts.workspaceDir;
-  const stores: Stores = {};
-  const dbFile = path.join(ws, 'memory.db');
-  if (opts.memoryScope === 'chat' && (await exists(dbFile))) stores.index = new SqliteMemoryIndex(dbFile, opts.log);
-  const schedules = path.join(ws, 'schedules.db');
-  if (await exists(schedules)) stores.reminders = opts.openReminders(schedules);
-  const usageFile = path.join(ws, 'usage.db');
-  if (await exists(usageFile)) stores.usage = opts.openUsage(usageFile);
-  return stores;
-}
+/** A chat's exports (`exports/{chat}/`): the privacy feature's own folder (export-command.ts). */
+const exportsDir = (ws: string, key?: string): string => path.join(ws, WORKSPACE_FILES.exports, ...(key ? [key] : []));
 
 /**
  * The chat ids of the group's forum topics that left anything in the workspace: a session or
  * memory or export folder, a line of the session log or the journal, memory.db rows, reminders,
  * token usage. Every candidate is judged by `groupOf`, the one reading of a topic's id.
  */
-async function topicsOf(chat: ChatRef, opts: PurgeOptions, stores: Stores): Promise<string[]> {
-  const ws = opts.workspaceDir;
+async function topicsOf(chat: Chat, opts: PurgeOptions, stores: PurgeStores): Promise<string[]> {
   const group = `${chat.channel}:${chat.chatId}`;
   const keys = new Set<string>();
-  const addFileKey = (name: string) => {
-    const c = chatOfFileKey(name);
-    if (c) keys.add(`${c.channel}:${c.chatId}`);
-  };
-  for (const name of await readdir(path.join(ws, 'sessions')).catch(() => [] as string[])) addFileKey(name.replace(/\.json(\.corrupt-.*)?$/, ''));
-  for (const dir of ['memory', 'exports']) for (const name of await readdir(path.join(ws, dir)).catch(() => [] as string[])) addFileKey(name);
-  for (const { line } of await jsonLines(path.join(ws, 'sessions.wal.jsonl')))
-    if (typeof line?.chatId === 'string') keys.add(`${line.channelType}:${line.chatId}`);
-  for (const { line } of await jsonLines(path.join(ws, 'inbox.jsonl')))
-    if (typeof line?.msg?.chatId === 'string') keys.add(`${line.msg.channel}:${line.msg.chatId}`);
+  const add = (c: Chat | undefined) => c && keys.add(`${c.channel}:${c.chatId}`);
+  for (const c of await stores.sessions.traces()) add(c);
+  for (const c of await stores.memory.chats()) add(c);
+  for (const name of await readdir(exportsDir(opts.workspaceDir)).catch(() => [] as string[])) add(chatOfFileKey(name));
+  for (const c of await stores.inbox.chats()) add(c);
   for (const k of stores.index?.erase?.scopes() ?? []) keys.add(k);
   for (const k of stores.reminders?.chats() ?? []) keys.add(k);
   for (const k of stores.usage?.chats() ?? []) keys.add(k);
@@ -139,7 +110,7 @@ async function topicsOf(chat: ChatRef, opts: PurgeOptions, stores: Stores): Prom
 }
 
 /** Where purges under way are recorded (journal.ts), in the workspace. */
-export const PURGING_DIR = 'purging';
+export const PURGING_DIR = WORKSPACE_FILES.purging;
 
 /** A purge under way: its chat, the topics found with it, and whether the pairing goes too. */
 interface PurgeRecord extends JournalRecord {
@@ -154,7 +125,7 @@ const purgeJournal = (opts: PurgeOptions) => new PrivacyJournal<PurgeRecord>(pat
  * kill part-way is finished by the next start of the daemon or the next purge
  * (`finishInterruptedPurges`).
  */
-export async function purgeChat(chat: ChatRef, opts: PurgeOptions): Promise<PurgeReport> {
+export async function purgeChat(chat: Chat, opts: PurgeOptions): Promise<PurgeReport> {
   return purgeRecorded(chat, opts);
 }
 
@@ -201,9 +172,9 @@ export async function finishInterruptedPurges(opts: PurgeOptions): Promise<Inter
  * The purge itself, recorded (or, `resumed`, its record updated) once its topics are known and
  * before anything is deleted; the record goes when it is done.
  */
-async function purgeRecorded(chat: ChatRef, opts: PurgeOptions, resumed?: { id: string; record: PurgeRecord }): Promise<PurgeReport> {
+async function purgeRecorded(chat: Chat, opts: PurgeOptions, resumed?: { id: string; record: PurgeRecord }): Promise<PurgeReport> {
   const journal = purgeJournal(opts);
-  const stores = await openStores(opts);
+  const stores = await opts.openStores();
   try {
     const found = isTopic(`${chat.channel}:${chat.chatId}`) ? [] : await topicsOf(chat, opts, stores);
     // A resumed purge: the topics found when it began, and any the traces left still name.
@@ -212,7 +183,7 @@ async function purgeRecorded(chat: ChatRef, opts: PurgeOptions, resumed?: { id: 
     if (resumed) await journal.update((id = resumed.id), { ...resumed.record, topics });
     else id = await journal.begin({ ...chat, topics, pairing: opts.revokePairing !== undefined, attempt: 1 });
     crashPoint('purge:recorded');
-    const chats: ChatRef[] = [chat, ...topics.map((chatId) => ({ channel: chat.channel, chatId }))];
+    const chats: Chat[] = [chat, ...topics.map((chatId) => ({ channel: chat.channel, chatId }))];
     const report = { topics, ...(await purgeChats(chats, opts, stores)) };
     await journal.end(id);
     return report;
@@ -220,14 +191,15 @@ async function purgeRecorded(chat: ChatRef, opts: PurgeOptions, resumed?: { id: 
     stores.index?.close();
     stores.reminders?.close();
     stores.usage?.close();
+    await stores.sessions.close();
+    await stores.inbox.shutdown();
   }
 }
 
 /** Deletes everything of these chats (a chat, or a group and its topics): each file rewritten once. */
-async function purgeChats(chats: ChatRef[], opts: PurgeOptions, stores: Stores): Promise<Omit<PurgeReport, 'topics'>> {
+async function purgeChats(chats: Chat[], opts: PurgeOptions, stores: PurgeStores): Promise<Omit<PurgeReport, 'topics'>> {
   const ws = opts.workspaceDir;
   const ids = new Set(chats.map((c) => `${c.channel}:${c.chatId}`));
-  const fileKeys = chats.map((c) => sessionFileKey(c.channel, c.chatId));
   const deleted: string[] = [];
   const kept: string[] = [];
 
@@ -235,44 +207,20 @@ async function purgeChats(chats: ChatRef[], opts: PurgeOptions, stores: Stores):
   const reminders = stores.reminders ? [...ids].reduce((n, id) => n + stores.reminders!.deleteChat(id), 0) : 0;
   if (reminders > 0) deleted.push(`${reminders} reminder(s) in schedules.db (with their delivery records)`);
 
-  const sessionsDir = path.join(ws, 'sessions');
-  for (const name of await readdir(sessionsDir).catch(() => [] as string[])) {
-    if (fileKeys.some((key) => name === `${key}.json` || name.startsWith(`${key}.json.corrupt-`))) {
-      await unlink(path.join(sessionsDir, name));
-      deleted.push(`session file sessions/${name}`);
-    }
-  }
-  const walLines = await dropLines(path.join(ws, 'sessions.wal.jsonl'), (l) => ids.has(`${l?.channelType}:${l?.chatId}`));
-  if (walLines > 0) deleted.push(`${walLines} line(s) of the session log sessions.wal.jsonl`);
-  // Journal entries are an "in" line with the message and "start"/"done" lines by id.
-  const entries = new Set<string>();
-  const inboxLines = await dropLines(path.join(ws, 'inbox.jsonl'), (l) => {
-    if (l?.t === 'in' && ids.has(`${l.msg?.channel}:${l.msg?.chatId}`)) {
-      entries.add(l.id);
-      return true;
-    }
-    return typeof l?.id === 'string' && entries.has(l.id);
-  });
-  if (inboxLines > 0) deleted.push(`${inboxLines} line(s) of the inbox journal inbox.jsonl`);
+  deleted.push(...(await stores.sessions.erase(chats)));
+  deleted.push(...(await stores.inbox.erase(chats)));
   crashPoint('purge:files');
-  const named = await dropChatNames(path.join(ws, 'sessions.names.json'), [...ids]);
-  if (named === 'entry') deleted.push(`${ids.size > 1 ? 'their names' : 'its name'} in sessions.names.json`);
-  else if (named === 'file') deleted.push("sessions.names.json (unreadable, so removed whole: the other chats' names are kept again as they talk)");
+  deleted.push(...(await stores.sessions.names.erase([...ids])));
 
-  for (const key of fileKeys) {
-    const dir = path.join(ws, 'memory', key);
-    if (opts.memoryScope === 'chat' && (await exists(dir))) {
-      const files = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
-      await rm(dir, { recursive: true, force: true });
-      deleted.push(`memory folder memory/${key}/ (${files.length} entries: MEMORY.md, versions, notes, history)`);
-    }
-    const exportsDir = path.join(ws, 'exports', key);
-    if (await exists(exportsDir)) {
-      await rm(exportsDir, { recursive: true, force: true });
+  for (const c of chats) {
+    deleted.push(...(await stores.memory.erase(c.channel, c.chatId)));
+    const key = sessionFileKey(c.channel, c.chatId);
+    if (await exists(exportsDir(ws, key))) {
+      await rm(exportsDir(ws, key), { recursive: true, force: true });
       deleted.push(`exports exports/${key}/`);
     }
   }
-  if (opts.memoryScope === 'global') kept.push('memory/ (MEMORY_SCOPE=global: one memory shared by every chat; edit it by hand or use /forget)');
+  if (stores.memory.scope === 'global') kept.push('memory/ (MEMORY_SCOPE=global: one memory shared by every chat; edit it by hand or use /forget)');
 
   if (stores.index) {
     const erase = stores.index.erase;

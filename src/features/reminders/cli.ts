@@ -10,10 +10,9 @@
  * pending — so a cancel from here is seen at its next tick and never undone or doubled.
  * Purge needs the daemon stopped because sessions are cached in memory; reminders are not.
  */
-import path from 'node:path';
 import type { Config } from '../../config/env.js';
 import type { Logger } from '../../core/log.js';
-import { ReminderStore } from './store.js';
+import { SqliteReminderStore } from './sqlite-store.js';
 import { describeReminder } from './service.js';
 import type { CliIo } from '../../core/cli-io.js';
 import { chatKey, type Chat } from '../../core/chat.js';
@@ -25,7 +24,7 @@ export async function runReminders(chat: Chat, chatArg: string, args: string[], 
     io.err(`reminders ... cancel takes a number from the list or "all": npm run memory -- reminders --chat ${chatArg} cancel 2`);
     return 2;
   }
-  const store = new ReminderStore(path.join(config.workspaceDir, 'schedules.db'), log);
+  const store = SqliteReminderStore.inWorkspace(config.workspaceDir, log);
   try {
     const key = chatKey(chat);
     const pending = store.pending(key);

@@ -2,11 +2,10 @@
  * `npm run memory -- usage [--days 7] [--chat CHANNEL:ID]`: tokens per day from
  * `workspace/usage.db`, one table per chat (answers and background calls apart, cached share).
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { subDays } from 'date-fns';
 import type { Config } from '../../config/env.js';
-import { UsageStore, sumUsage, type UsageRow } from './usage.js';
+import { sumUsage, type UsageRow } from './usage.js';
+import { SqliteUsageStore } from './sqlite-usage.js';
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
@@ -70,12 +69,11 @@ export function runUsageCommand(args: string[], config: Config): number {
   }
   const c = args.indexOf('--chat');
   const chat = c >= 0 ? args[c + 1] : undefined;
-  const file = path.join(config.workspaceDir, 'usage.db');
-  if (!existsSync(file)) {
-    process.stdout.write(`No token usage recorded yet (${file} does not exist).\n`);
+  const store = SqliteUsageStore.existing(config.workspaceDir, config.timezone, { readonly: true });
+  if (!store) {
+    process.stdout.write(`No token usage recorded yet (${SqliteUsageStore.fileIn(config.workspaceDir)} does not exist).\n`);
     return 0;
   }
-  const store = new UsageStore(file, config.timezone, { readonly: true });
   try {
     const until = store.dayOf();
     const since = store.dayOf(subDays(new Date(), days - 1));

@@ -6,6 +6,7 @@
  * unanswered, and the next message is answered as usual. In a group a member stops only the
  * answer to their own message.
  */
+import { fileSessions } from '../../helpers/app.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
@@ -158,11 +159,7 @@ test("group: a member cannot stop another member's answer; the asker can — the
       'one placeholder, edited in place',
     );
 
-    await waitFor(
-      () => /second question/.test(bot.app.parts.sessions.get(`telegram:${GROUP}`)?.messages.at(-1)?.content ?? ''),
-      5_000,
-      'the waiting message saved',
-    );
+    await waitFor(() => /second question/.test(fileSessions(bot).get(`telegram:${GROUP}`)?.messages.at(-1)?.content ?? ''), 5_000, 'the waiting message saved');
     assert.ok(!bot.llm.chatRequests().some((r) => /second question/.test(lastUserText(r))), 'the waiting message never reached the model');
     // In memory as soon as it is recorded; in the file once its log line is written and the
     // background rewrite ran (flush runs a waiting one now).

@@ -1,3 +1,4 @@
+import { fileSessions } from '../../helpers/app.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -34,7 +35,7 @@ test('only real forum topics get a thread id; session chat ids round-trip', () =
 async function session(bot: TelegramTestBot, chatId: string): Promise<Array<{ role: string; content: string }>> {
   await bot.app.parts.sessions.flush();
   try {
-    return JSON.parse(await readFile(bot.app.parts.sessions.fileFor('telegram', chatId), 'utf8')).messages;
+    return JSON.parse(await readFile(fileSessions(bot).fileFor('telegram', chatId), 'utf8')).messages;
   } catch {
     return [];
   }

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startTestBot, type TestBot } from '../../helpers/app.js';
+import { startTestBot, type TestBot, fileSessions } from '../../helpers/app.js';
 import { echoResponder, lastUserText, text, toolCalls, type Responder } from '../../helpers/fake-llm.js';
 
 const memDir = (bot: TestBot, chatId: string): string => path.join(bot.workspace, 'memory', `test:${chatId}`);
@@ -89,7 +89,7 @@ test('/new clears the session and keeps every memory file (byte-identical; histo
     assert.notEqual(after.metadata.conversationId, before.metadata.conversationId);
     assert.match(after.metadata.conversationId, /^conv_/);
     assert.equal(after.id, before.id, 'same chat, same session file');
-    assert.equal(bot.app.parts.sessions.get('test:1')?.messages.length ?? 0, 0, 'cleared in memory too');
+    assert.equal(fileSessions(bot).get('test:1')?.messages.length ?? 0, 0, 'cleared in memory too');
 
     const memAfter = await snapshot(memDir(bot, '1'));
     for (const [name, bytes] of memBefore) {

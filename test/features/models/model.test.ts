@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startTestBot, type TestBot } from '../../helpers/app.js';
+import { startTestBot, type TestBot, fileSessions } from '../../helpers/app.js';
 import { startFakeLlm, text } from '../../helpers/fake-llm.js';
 import { tempDir } from '../../helpers/workspace.js';
 import { mainTs, runCli } from '../../helpers/child.js';
@@ -119,7 +119,7 @@ test('in a group /model is for managers: a member gets one line and nothing chan
     assert.equal(refused, "Only the bot's owner can use /model in this group, so nothing was done. Ask them if it is needed.");
     const [listRefused] = await bot.send('-100200', '/model', { ...group, role: 'member', userId: '5' });
     assert.equal(listRefused, refused, 'the list too: it would show the setup to everyone');
-    assert.equal(bot.app.parts.sessions.get('test:-100200')?.metadata.model, undefined);
+    assert.equal(fileSessions(bot).get('test:-100200')?.metadata.model, undefined);
     const [ok] = await bot.send('-100200', '/model gpt-4', { ...group, role: 'owner', userId: '7' });
     assert.match(ok!, /^Switched this chat to gpt-4 /);
     // A member's short /status names the model the group now uses.

@@ -20,7 +20,7 @@ import { captureLog, tempDir } from '../../helpers/workspace.js';
 import { FileSessionStore } from '../../../src/sessions/file-store.js';
 import { FileMemoryService } from '../../../src/memory/file-memory.js';
 import { DailyNotes } from '../../../src/memory/daily-notes.js';
-import { ReminderStore } from '../../../src/features/reminders/store.js';
+import { SqliteReminderStore } from '../../../src/features/reminders/sqlite-store.js';
 import { ReminderService } from '../../../src/features/reminders/service.js';
 import { localDate } from '../../../src/memory/notes.js';
 import { childEnv } from '../../helpers/child.js';
@@ -137,13 +137,13 @@ function runThenKill(dir: string, body: string, options = ''): void {
     import { FileSessionStore } from ${src('sessions/file-store.ts')};
     import { FileMemoryService } from ${src('memory/file-memory.ts')};
     import { DailyNotes } from ${src('memory/daily-notes.ts')};
-    import { ReminderStore } from ${src('features/reminders/store.ts')};
+    import { SqliteReminderStore } from ${src('features/reminders/sqlite-store.ts')};
     import { ReminderService } from ${src('features/reminders/service.ts')};
     import { silentLogger } from ${src('core/log.ts')};
     const dir = ${JSON.stringify(dir)};
     const sessions = new FileSessionStore(dir + '/sessions', silentLogger());
     await sessions.init();
-    const store = new ReminderStore(dir + '/schedules.db', silentLogger());
+    const store = new SqliteReminderStore(dir + '/schedules.db', silentLogger());
     const reminders = new ReminderService({ store, sessions, notes: new DailyNotes(new FileMemoryService(dir + '/memory', 'chat'), 'UTC', silentLogger()), timezone: 'UTC', log: silentLogger(), queue: (_k, t) => t(), ${options} });
     ${body}
     await new Promise((r) => setTimeout(r, ${patient(10_000)}));
@@ -156,7 +156,7 @@ async function reopen(dir: string) {
   const logs = captureLog();
   const sessions = new FileSessionStore(path.join(dir, 'sessions'), logs.log);
   await sessions.init();
-  const store = new ReminderStore(path.join(dir, 'schedules.db'), logs.log);
+  const store = new SqliteReminderStore(path.join(dir, 'schedules.db'), logs.log);
   const reminders = new ReminderService({
     store,
     sessions,

@@ -15,7 +15,7 @@ import { startFakeLlm } from '../../helpers/fake-llm.js';
 import { tempDir } from '../../helpers/workspace.js';
 import { childEnv, mainTs, memoryCli, telegramDaemonEnv, tsxLoader } from '../../helpers/child.js';
 import { patient, waitFor } from '../../helpers/wait.js';
-import { ReminderStore } from '../../../src/features/reminders/store.js';
+import { SqliteReminderStore } from '../../../src/features/reminders/sqlite-store.js';
 import { FilePairingStore, pairingFile } from '../../../src/channels/telegram/pairing-file.js';
 import { silentLogger } from '../../../src/core/log.js';
 
@@ -33,7 +33,7 @@ test('no delivery to a group taken off the list or a user revoked while the daem
   // Due at the start, and a second round after the revoke below: 12 s in on an idle machine,
   // scaled (helpers/wait.ts) because the start alone took 8–15 s at load ~20, and a second round
   // due before the revoke would be delivered with the first.
-  const store = new ReminderStore(path.join(ws.dir, 'schedules.db'), silentLogger());
+  const store = new SqliteReminderStore(path.join(ws.dir, 'schedules.db'), silentLogger());
   const add = (chatId: string, text: string, dueAt: number) =>
     store.add({ chat: `telegram:${chatId}`, channel: 'telegram', chatId, text, dueAt, repeat: null, timezone: 'UTC', createdAt: t0 - 60_000 });
   for (const chat of [String(OWNER), String(PAIRED), GONE_GROUP]) add(chat, `first for ${chat}`, t0 - 1000);

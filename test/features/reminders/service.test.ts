@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startTestBot } from '../../helpers/app.js';
+import { startTestBot, fileSessions } from '../../helpers/app.js';
 import { toolUser } from '../../helpers/reminders.js';
 import { patient, waitFor } from '../../helpers/wait.js';
 import { localDate } from '../../../src/memory/notes.js';
@@ -36,7 +36,7 @@ test('a reminder set through schedule_message arrives at its time, in the sessio
     await waitFor(() => delivered.length > 0, 10_000, 'the reminder');
     assert.deepEqual(delivered, [{ chatId: 'c1', text: '⏰ Reminder: stretch your legs' }]);
     await bot.app.parts.sessions.flush();
-    const session = JSON.parse(await readFile(bot.app.parts.sessions.fileFor('test', 'c1'), 'utf8'));
+    const session = JSON.parse(await readFile(fileSessions(bot).fileFor('test', 'c1'), 'utf8'));
     const last = session.messages.at(-1);
     assert.equal(last.role, 'assistant');
     assert.equal(last.content, '⏰ Reminder: stretch your legs');

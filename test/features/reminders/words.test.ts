@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startTestBot } from '../../helpers/app.js';
+import { startTestBot, fileSessions } from '../../helpers/app.js';
 import { toolUser } from '../../helpers/reminders.js';
 import { localDate } from '../../../src/memory/notes.js';
 import { formatForPrompt } from '../../../src/memory/consolidation.js';
@@ -47,7 +47,9 @@ test("a member's reminder text reaches the model as a quoted note of a delivered
     // (The other messages holding the words are the model's own: its tool call, the tool's
     // answer, its confirmation of it, and that exchange's note line in the memory block.)
     // Stored as before (the bot posted it, old daemons read it), marked as a reminder.
-    const stored = bot.app.parts.sessions.get('test:-100123')!.messages.find((m) => m.reminder !== undefined)!;
+    const stored = fileSessions(bot)
+      .get('test:-100123')!
+      .messages.find((m) => m.reminder !== undefined)!;
     assert.deepEqual([stored.role, stored.content], ['assistant', `⏰ Reminder: ${ORDER}`]);
     // The daily note, which can reach the prompt, does not say the assistant said it either.
     const note = await bot.app.parts.memory.forChat('test', '-100123').readNote(localDate(new Date(clock), 'UTC'));
@@ -96,7 +98,7 @@ test('a session file written before the fix (a reminder stored as an assistant m
         ['user', 'hello again'],
       ],
     );
-    assert.equal(bot.app.parts.sessions.get('test:c1')!.messages.length, 5, 'nothing of the old file lost');
+    assert.equal(fileSessions(bot).get('test:c1')!.messages.length, 5, 'nothing of the old file lost');
   } finally {
     await bot.close();
   }

@@ -13,7 +13,7 @@ import { startTelegramBot, type TelegramTestBot } from '../../helpers/telegram.j
 import { echoResponder, lastUserText, text, type RecordedRequest, type Responder } from '../../helpers/fake-llm.js';
 import { tempDir } from '../../helpers/workspace.js';
 import { memoryCli } from '../../helpers/child.js';
-import { UsageStore } from '../../../src/features/usage/usage.js';
+import { SqliteUsageStore } from '../../../src/features/usage/sqlite-usage.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const USER = 111;
@@ -123,7 +123,7 @@ test('a usage.db from before estimates gains their columns at open (rows kept); 
     assert.equal(before.code, 0, before.stderr);
     assert.match(before.stdout, new RegExp(`^${day}\\s+2\\s+1,100\\s+0\\s+1,000\\s+0\\.0%\\s+100\\s+1,100$`, 'm'));
 
-    const store = new UsageStore(file, 'UTC');
+    const store = new SqliteUsageStore(file, 'UTC');
     store.record({ chat: 'telegram:42', kind: 'answer' }, { promptTokens: 500, cachedTokens: 0, completionTokens: 20, estimated: true });
     assert.deepEqual(
       store.rows().map((r) => [r.calls, r.promptTokens, r.completionTokens, r.estimatedCalls, r.estimatedTokens]),

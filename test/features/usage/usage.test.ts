@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { startTestBot, loadedSession } from '../../helpers/app.js';
 import { completion, memoryAwareResponder, promptKind, type Responder } from '../../helpers/fake-llm.js';
-import { UsageStore } from '../../../src/features/usage/usage.js';
+import { SqliteUsageStore } from '../../../src/features/usage/sqlite-usage.js';
 import { tempDir } from '../../helpers/workspace.js';
 import { memoryCli } from '../../helpers/child.js';
 
@@ -53,7 +53,7 @@ test("usage from the server's `usage` field lands in /status: today's tokens of 
 test('`npm run memory -- usage --days 7` prints one table per chat; bad --days exits 2', async () => {
   const ws = await tempDir();
   try {
-    const store = new UsageStore(path.join(ws.dir, 'usage.db'), 'UTC');
+    const store = new SqliteUsageStore(path.join(ws.dir, 'usage.db'), 'UTC');
     store.record({ chat: 'telegram:42', kind: 'answer' }, { promptTokens: 1000, cachedTokens: 250, completionTokens: 100 });
     store.record({ chat: 'telegram:42', kind: 'summary' }, { promptTokens: 300, cachedTokens: 0, completionTokens: 30 });
     store.record({ chat: 'telegram:42', kind: 'answer' }, { promptTokens: 500, cachedTokens: 0, completionTokens: 10 }, new Date(Date.now() - 3 * 86_400_000));
