@@ -261,12 +261,6 @@ function spellsTelegram(text: string): boolean {
   return found;
 }
 
-/** Files below app/ that still spell the channel's name, each until its change lands (none may be added). */
-const STILL_SPELLS_TELEGRAM = [
-  'core/errors.ts', //            the channel's error codes (telegram.*), kept as docs/errors.md lists them
-  'features/privacy/purge.ts', // "only Telegram chats are paired": being changed with the stores (#34 item 4)
-];
-
 test("nothing below app/ spells a channel's name: only channels/telegram/ says 'telegram'", () => {
   const rank = (folder: string) => (LAYERS as readonly string[]).indexOf(folder);
   const below = sources('src').filter((f) => rank(folderOf(f)) < rank('app') && !f.startsWith(path.join('src', 'channels', 'telegram') + path.sep));
@@ -274,7 +268,7 @@ test("nothing below app/ spells a channel's name: only channels/telegram/ says '
     .filter((f) => spellsTelegram(readFileSync(f, 'utf8')))
     .map((f) => path.relative('src', f).split(path.sep).join('/'))
     .sort();
-  assert.deepEqual(spelling, STILL_SPELLS_TELEGRAM);
+  assert.deepEqual(spelling, []);
   // The reading itself: code counts, comments and the capitalised name in a sentence do not.
   assert.equal(spellsTelegram('const c = config.telegram;'), true);
   assert.equal(spellsTelegram("import { x } from '../channels/telegram/x.js';"), true);

@@ -32,7 +32,11 @@ export function purgeOptions(config: Config, log: Logger): PurgeOptions {
       reminders: SqliteReminderStore.existing(ws, log),
       usage: SqliteUsageStore.existing(ws, 'UTC', { log }),
     }),
-    revokePairing: (userId) => FilePairingStore.inWorkspace(ws).revoke(userId),
+    revokePairing: async (chat) => {
+      if (chat.channel !== 'telegram') return { kept: 'pairing (only Telegram chats are paired)' };
+      if (await FilePairingStore.inWorkspace(ws).revoke(chat.chatId)) return { deleted: `Telegram pairing of user ${chat.chatId}` };
+      return { kept: `pairing: no approval or pending code for user ${chat.chatId}` };
+    },
   };
 }
 

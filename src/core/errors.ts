@@ -5,7 +5,7 @@
  * its message template: the thrower gives the `{placeholders}`, typed per code, and the text
  * is made here — one class, `AppError`, for all of them.
  */
-export const ERRORS = {
+const CORE_ERRORS = {
   'config.invalid': { meaning: 'A setting is missing or has a value the daemon cannot use.', message: '{problem}' },
   'pipeline.duplicate_order': {
     meaning: 'Two systems were registered with the same order number.',
@@ -89,19 +89,6 @@ export const ERRORS = {
     meaning: 'A memory file is a FIFO, device, socket or folder instead of a regular file; it was refused without being opened.',
     message: '{file} is not a regular file (it is {kind}); it was not opened',
   },
-  'telegram.unauthorized': { meaning: 'Telegram refused the bot token (401); TELEGRAM_BOT_TOKEN is wrong or was revoked.', message: '{what}: {detail}' },
-  'telegram.conflict': { meaning: 'Telegram answered 409: another process is polling with this token, or a webhook is set.', message: '{what}: {detail}' },
-  'telegram.rejected': { meaning: 'Telegram answered a request with an error status (the remote said no).', message: '{what}: {detail}' },
-  'telegram.rate_limited': { meaning: 'Telegram answered 429 and the wait it asked for was too long or retries ran out.', message: '{what}: {detail}' },
-  'telegram.unreachable': { meaning: 'The Telegram Bot API could not be reached (connection refused, DNS) and retries ran out.', message: '{what}: {detail}' },
-  'telegram.delivery_uncertain': {
-    meaning: 'A message may or may not have reached Telegram (timeout or cut connection after sending); it is not re-sent, so it cannot arrive twice.',
-    message: '{what}: {detail}',
-  },
-  'telegram.bad_response': {
-    meaning: 'Telegram answered a request as done but without what the answer must hold (a sent message without its id).',
-    message: '{what}: {detail}',
-  },
   'memory.rewrite_refused': {
     meaning:
       'A rewrite of MEMORY.md (consolidation, compression or the memory_rewrite tool) dropped too many entries and was refused; the file was left as it was.',
@@ -151,23 +138,52 @@ export const ERRORS = {
     message: '{what}: {problem}',
   },
   'internal.bug': { meaning: 'A rule of the code itself was broken (a bug to report), not a problem with settings or data.', message: '{problem}' },
-} as const satisfies Record<string, { meaning: string; message: string }>;
+} as const satisfies Record<string, ErrorEntry>;
 
-export type ErrorCode = keyof typeof ERRORS;
+/** A code's meaning (what docs/errors.md says) and its message template. */
+export interface ErrorEntry {
+  meaning: string;
+  message: string;
+}
+
+/**
+ * The codes a channel declares for its own failures (e.g. `telegram.*`), so that nothing below
+ * the channels spells one: the channel's table adds its entries here by declaration merging, and
+ * the same table is given to `declareErrors` when the channel's module is loaded.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by the channels (declaration merging)
+export interface ChannelErrors {}
+
+type ErrorTable = typeof CORE_ERRORS & ChannelErrors;
+
+export type ErrorCode = keyof ErrorTable;
+
+/** Every code's entry: the daemon's own, and those of the channels loaded. */
+export const ERRORS = { ...CORE_ERRORS } as ErrorTable;
 
 /** Each code's meaning (what docs/errors.md says). */
 export const ERROR_CODES = Object.fromEntries(Object.entries(ERRORS).map(([code, e]) => [code, e.meaning])) as { readonly [C in ErrorCode]: string };
+
+/** A channel's codes join the table (its module calls this once, as it loads); a code taken twice is a bug. */
+export function declareErrors(table: Readonly<Record<string, ErrorEntry>>): void {
+  const all = ERRORS as unknown as Record<string, ErrorEntry>;
+  for (const [code, e] of Object.entries(table)) {
+    if (all[code] !== undefined && all[code] !== e) throw new AppError('internal.bug', { problem: `error code ${code} is declared twice` });
+    all[code] = e;
+    (ERROR_CODES as Record<string, string>)[code] = e.meaning;
+  }
+}
 
 /** The names between braces in a template: `'{a} and {b}'` → `'a' | 'b'`. */
 type Placeholders<T extends string> = T extends `${string}{${infer P}}${infer Rest}` ? P | Placeholders<Rest> : never;
 
 /** The values a code's template needs. */
-export type ErrorParams<C extends ErrorCode> = { [K in Placeholders<(typeof ERRORS)[C]['message']>]: string | number };
+export type ErrorParams<C extends ErrorCode> = { [K in Placeholders<ErrorTable[C]['message']>]: string | number };
 
 /** The text of `code`'s template with `params` filled in. */
 export function errorText<C extends ErrorCode>(code: C, params: ErrorParams<C>): string {
   const values = params as Record<string, string | number>;
-  return ERRORS[code].message.replace(/\{([a-z]+)\}/g, (_, name: string) => String(values[name]));
+  return (ERRORS[code] as ErrorEntry).message.replace(/\{([a-z]+)\}/g, (_, name: string) => String(values[name]));
 }
 
 /** An error with a stable code and its templated message. `cause` keeps the original for the log, never for the user. */

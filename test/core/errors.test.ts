@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AppError, ERRORS, ERROR_CODES, errorText, isAppError, type ErrorCode } from '../../src/core/errors.js';
+import { AppError, ERRORS, ERROR_CODES, declareErrors, errorText, isAppError, type ErrorCode } from '../../src/core/errors.js';
+// The channels' own codes (telegram.*) join the table as their modules load: the app's list loads them all.
+import '../../src/app/channels.js';
 
 const ERRORS_DOC = fileURLToPath(new URL('../../docs/errors.md', import.meta.url));
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
@@ -65,6 +67,17 @@ test('each code makes its message from its own template, with the values the thr
     const text = errorText(code, Object.fromEntries(names.map((n) => [n, `<${n}>`])) as never);
     assert.doesNotMatch(text, /\{|\}|undefined/, code);
   }
+});
+
+test("a channel's codes are its own: declared by its module, made from their templates like the daemon's, and a code cannot be declared twice", () => {
+  // telegram.* is not in core/errors.ts: loading the channel (above) declared it.
+  const err = new AppError('telegram.conflict', { what: 'getUpdates', detail: '409' });
+  assert.equal(err.message, 'getUpdates: 409');
+  assert.ok('telegram.conflict' in ERROR_CODES);
+  assert.throws(
+    () => declareErrors({ 'telegram.conflict': { meaning: 'another meaning', message: '{x}' } }),
+    (e: unknown) => isAppError(e, 'internal.bug'),
+  );
 });
 
 test('no plain Error is thrown from src/: every failure raised on purpose is an AppError with a code', async () => {

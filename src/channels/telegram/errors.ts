@@ -12,6 +12,7 @@
  */
 import { TelegramError } from 'telegraf';
 import { AppError, type ErrorCode } from '../../core/errors.js';
+import './error-codes.js';
 import { parseRetryAfter, type RetryDecision } from '../../core/retry.js';
 
 /** Network errors raised before any byte of the request could reach the server. */

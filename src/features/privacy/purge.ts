@@ -59,11 +59,11 @@ export interface PurgeOptions {
   /** Opens the stores (see PurgeStores); purge closes them when it ends. */
   openStores: () => Promise<PurgeStores>;
   /**
-   * Also take back the chat's Telegram pairing (its user id is the chat id of a private chat):
-   * the caller's revoke (the pairing store belongs to the Telegram channel, a layer above);
-   * true when there was an approval or a pending code to take back.
+   * Also take back the chat's pairing, where its channel pairs users (Telegram: its user id is
+   * the chat id of a private chat): the caller's revoke, as the pairing store belongs to the
+   * channel, a layer above. It says what it deleted, or what it kept and why, in a report line.
    */
-  revokePairing?: (userId: string) => Promise<boolean>;
+  revokePairing?: (chat: Chat) => Promise<{ deleted: string } | { kept: string }>;
   log: Logger;
 }
 
@@ -237,9 +237,9 @@ async function purgeChats(chats: Chat[], opts: PurgeOptions, stores: PurgeStores
 
   const [chat] = chats;
   if (opts.revokePairing && chat) {
-    if (chat.channel !== 'telegram') kept.push('pairing (only Telegram chats are paired)');
-    else if (await opts.revokePairing(chat.chatId)) deleted.push(`Telegram pairing of user ${chat.chatId}`);
-    else kept.push(`pairing: no approval or pending code for user ${chat.chatId}`);
+    const r = await opts.revokePairing(chat);
+    if ('deleted' in r) deleted.push(r.deleted);
+    else kept.push(r.kept);
   }
   // A damaged database set aside is never opened again, so its rows cannot be picked out.
   for (const copy of setAsideCopies(ws)) kept.push(`${copy} (a damaged database set aside: it may hold this chat's words; delete it)`);
