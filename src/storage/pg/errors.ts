@@ -34,7 +34,7 @@ const NOT_NOW = /^(?:08\w{3}|53300|57P0[1235])$/;
 /** Rerunning the whole transaction is the documented answer to these (serialization failure, deadlock). */
 const CONFLICT = new Set(['40001', '40P01']);
 
-/** Socket errors of a connection that could not be made or was lost. */
+/** Socket errors of a connection that could not be made or was lost (the ERR_ ones: Node's, for a write to a closed socket). */
 const NETWORK = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -46,6 +46,9 @@ const NETWORK = new Set([
   'EAI_AGAIN',
   'EPIPE',
   'ENOENT',
+  'ERR_STREAM_DESTROYED',
+  'ERR_STREAM_WRITE_AFTER_END',
+  'ERR_SOCKET_CLOSED',
 ]);
 
 /** node-postgres's own words for a connection that is gone or never came (no code of their own). */
