@@ -1,5 +1,5 @@
 /**
- * Start-up: config → logger → services (createApp) → channel; and the graceful stop.
+ * Start-up: config → logger → the app (createApp: its parts and features) → channel; and the graceful stop.
  * Bad settings print one line each and exit 2, before anything else starts.
  */
 import { loadDotEnv } from './config/dotenv.js';
@@ -8,7 +8,7 @@ import { componentLogger, createLogger, registerSecret, scrubSecrets } from './c
 import { createApp } from './app/app.js';
 import { ConsoleChannel } from './channels/console.js';
 import { TelegramChannel } from './channels/telegram/channel.js';
-import type { ServedFn } from './reminders/service.js';
+import type { ServedFn } from './features/reminders/service.js';
 import type { Channel } from './core/channel.js';
 import { isAppError } from './core/errors.js';
 import { acquireDaemonLock } from './storage/daemon-lock.js';
@@ -17,7 +17,7 @@ import { memoryReport } from './core/memory-report.js';
 import { runMode, terminalBanner, type LogRoute } from './app/run-mode.js';
 import { answerHelp } from './cli/help.js';
 import { purgeOptions } from './cli/purge.js';
-import { finishInterruptedPurges } from './privacy/purge.js';
+import { finishInterruptedPurges } from './features/privacy/purge.js';
 
 async function main(): Promise<void> {
   answerHelp(process.argv.slice(2), DAEMON_USAGE);
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
         workspaceDir: config.workspaceDir,
         log: componentLogger(log, 'Telegram'),
         commands: app.commands.list(),
-        media: app.services.media,
+        media: app.parts.media,
         onFatal: () => void shutdown('Telegram refused the bot token', 1),
         unfinished: app.leftOver(),
         sharedMemory: config.memoryScope === 'global',
@@ -126,7 +126,8 @@ async function main(): Promise<void> {
   channelUp = true;
   mainLog.info({ channel: started.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
   // The memory page (MEMORY_PAGE_PORT): a failure to start it never stops the bot.
-  pageStarting = startConfiguredMemoryPage(app.services, log).catch(
+  const { sessions, memory, index, usage, forget } = app.parts;
+  pageStarting = startConfiguredMemoryPage(config, { sessions, memory, index, usage, forget }, log).catch(
     (err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'),
   );
   await pageStarting;
@@ -143,7 +144,7 @@ async function main(): Promise<void> {
   // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.
   // A chat the channel no longer serves (a group taken off the list, a revoked user) gets none.
   const served: Record<string, ServedFn> = started instanceof TelegramChannel ? { [started.name]: (chatId) => started.serves(chatId) } : {};
-  void app.services.reminders
+  void app.parts.reminders
     .start({ [started.name]: (chatId, text) => started.send(chatId, text) }, served)
     .catch((err: unknown) => mainLog.error({ err }, 'reminders could not start'));
   if (started.finished) void started.finished.then(() => shutdown('end of input'));

@@ -22,7 +22,7 @@ import { freePort, startTelegramEmulator } from './helpers/telegram.js';
 import { patient, waitFor } from './helpers/wait.js';
 import { tempDir } from './helpers/workspace.js';
 import { startHttpMcpServer, stdioFixture } from './fixtures/mcp-server.js';
-import { ReminderStore } from '../src/reminders/store.js';
+import { ReminderStore } from '../src/features/reminders/store.js';
 import { silentLogger } from '../src/core/log.js';
 
 const OWNER = 111;

@@ -15,13 +15,13 @@ export async function benchCompaction(): Promise<Record<string, string>> {
     const times: number[] = [];
     const decide: number[] = [];
     for (let run = 0; run < 5; run++) {
-      const session = await app.services.sessions.getOrCreate('bench', `c${run}`);
+      const session = await app.parts.sessions.getOrCreate('bench', `c${run}`);
       session.messages = Array.from({ length: 5000 }, (_, i) => makeMessage(i % 2 ? 'assistant' : 'user', `${i} ${i % 2 ? assistantText(r) : userText(r)}`));
       const t0 = performance.now();
-      const usage = app.services.compactor.usage(session);
+      const usage = app.parts.compactor.usage(session);
       decide.push(performance.now() - t0);
       if (usage.ratio <= 0.8) throw new Error('expected the session to be over the threshold');
-      const res = await app.services.compactor.compactNow(app.services.sessions.writer(session), 20);
+      const res = await app.parts.compactor.compactNow(app.parts.sessions.writer(session), 20);
       times.push(performance.now() - t0);
       if (res.kind !== 'summary' || session.messages.length !== 21) throw new Error(`unexpected compaction ${res.kind}`);
     }

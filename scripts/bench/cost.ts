@@ -137,7 +137,7 @@ async function runConversation(label: string, maxContextTokens: number): Promise
     const app = await createApp(config, silentLogger());
     try {
       // An earlier conversation of this chat in the index: what `# Relevant Memory` finds.
-      const ingest = new IndexingService(app.services.index);
+      const ingest = new IndexingService(app.parts.index);
       for (let i = 0; i < 300; i++) {
         ingest.ingestMessage({
           content: i % 2 ? assistantText(seed) : userText(seed),
@@ -157,7 +157,7 @@ async function runConversation(label: string, maxContextTokens: number): Promise
           .update(await readFile(path.join(memDir, 'MEMORY.md'), 'utf8').catch(() => ''))
           .digest('hex');
       for (let t = 0; t < TURNS; t++) {
-        const session = await app.services.sessions.getOrCreate('bench', chatId);
+        const session = await app.parts.sessions.getOrCreate('bench', chatId);
         const compactedBefore = session.metadata.messagesCompacted;
         const hashBefore = await memHash();
         const seen = chatRequests.length;
@@ -179,18 +179,18 @@ async function runConversation(label: string, maxContextTokens: number): Promise
         if (!req) throw new Error(`turn ${t + 1}: no request reached the model`);
         const body = req.body;
         const rendered = renderRequest(body);
-        const tokens = app.services.tokens.countMessages(body.messages) + app.services.tokens.countTools(body.tools ?? []);
+        const tokens = app.parts.models.defaultModel.tokens.countMessages(body.messages) + app.parts.models.defaultModel.tokens.countTools(body.tools ?? []);
         const share = previous === undefined ? 0 : commonPrefix(previous, rendered) / rendered.length;
         // MEMORY.md written by this turn's compaction changes this turn's prompt too.
         const steady = previous !== undefined && !compacted && hashBefore === (await memHash());
-        const system = app.services.tokens.countMessages(body.messages.filter((m: { role: string }) => m.role === 'system'));
-        const tools = app.services.tokens.countTools(body.tools ?? []);
+        const system = app.parts.models.defaultModel.tokens.countMessages(body.messages.filter((m: { role: string }) => m.role === 'system'));
+        const tools = app.parts.models.defaultModel.tokens.countTools(body.tools ?? []);
         turns.push({
           tokens,
           parts: breakdown(
             body,
-            (x) => app.services.tokens.countText(x),
-            (x) => app.services.tokens.countTools(x),
+            (x) => app.parts.models.defaultModel.tokens.countText(x),
+            (x) => app.parts.models.defaultModel.tokens.countTools(x),
           ),
           system,
           tools,

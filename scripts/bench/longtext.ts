@@ -57,7 +57,7 @@ export async function benchLongText(): Promise<Record<string, string>> {
     for (const [name, answer, memoryLine] of cases) {
       const chatId = `A${++n}`;
       if (memoryLine) {
-        const dir = app.services.memory.forChat('bench', chatId).dir;
+        const dir = app.parts.memory.forChat('bench', chatId).dir;
         await mkdir(dir, { recursive: true });
         await writeFile(path.join(dir, 'MEMORY.md'), `# Notes\n- ${'z'.repeat(N)}\n`);
       }

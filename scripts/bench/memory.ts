@@ -31,7 +31,7 @@ async function child(): Promise<void> {
     }
     global.gc?.();
     const u = process.memoryUsage();
-    return { rss: u.rss, heap: u.heapUsed, external: u.external, sessions: b.app.services.sessions.cachedCount };
+    return { rss: u.rss, heap: u.heapUsed, external: u.external, sessions: b.app.parts.sessions.cachedCount };
   };
   const started = process.memoryUsage().rss;
   const one = await round();
@@ -57,7 +57,7 @@ async function longChild(): Promise<void> {
       t0 = performance.now();
     }
   }
-  const session = b.app.services.sessions.get('bench:long');
+  const session = b.app.parts.sessions.get('bench:long');
   await b.close();
   process.stdout.write(`${JSON.stringify({ samples, sessionMessages: session?.messages.length ?? 0 })}\n`);
 }

@@ -34,8 +34,8 @@ export async function setup(indexSize: number, runtimeConfig: unknown = { compac
   const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, LLM_MODEL: 'gpt-4.1', MAX_CONCURRENT_TURNS: '100' });
   const app = await createApp(config, silentLogger());
   let llmMs = 0;
-  const chat = app.services.llm.chat.bind(app.services.llm);
-  app.services.llm.chat = async (o) => {
+  const chat = app.parts.llm.chat.bind(app.parts.llm);
+  app.parts.llm.chat = async (o) => {
     const t0 = performance.now();
     try {
       return await chat(o);
@@ -46,8 +46,8 @@ export async function setup(indexSize: number, runtimeConfig: unknown = { compac
   if (indexSize > 0) {
     // Other chats' history, through the live ingest path, in batches of one transaction each.
     const r = rng(9);
-    const ingest = new IndexingService(app.services.index);
-    const db = (app.services.index as SqliteMemoryIndex).database!;
+    const ingest = new IndexingService(app.parts.index);
+    const db = (app.parts.index as SqliteMemoryIndex).database!;
     for (let i = 0; i < indexSize; i += 5000) {
       db.transaction(() => {
         for (let j = i; j < Math.min(indexSize, i + 5000); j++) {
@@ -94,9 +94,9 @@ export async function benchPipeline(full = false): Promise<Record<string, string
     const b = await setup(0);
     for (const size of [10, 1000, 10_000]) {
       const chatId = `size${size}`;
-      const s = await b.app.services.sessions.getOrCreate('bench', chatId);
+      const s = await b.app.parts.sessions.getOrCreate('bench', chatId);
       s.messages = Array.from({ length: size }, (_, i) => makeMessage(i % 2 ? 'assistant' : 'user', i % 2 ? assistantText(r) : userText(r)));
-      await b.app.services.sessions.save(s);
+      await b.app.parts.sessions.save(s);
       const n = size >= 10_000 ? 60 : 200;
       const over: number[] = [];
       const toReply: number[] = [];
@@ -141,7 +141,7 @@ export async function benchPipeline(full = false): Promise<Record<string, string
   {
     const size = full ? 1_000_000 : 100_000;
     const b = await setup(size);
-    const files = b.app.services.memory.forChat('bench', 'ctx');
+    const files = b.app.parts.memory.forChat('bench', 'ctx');
     await files.writeMemory(
       Array.from({ length: 120 }, (_, i) => `- Fact ${i}: ${userText(r).slice(0, 50)}`)
         .join('\n')
@@ -159,7 +159,7 @@ export async function benchPipeline(full = false): Promise<Record<string, string
     const ctx: number[] = [];
     for (let i = 0; i < 110; i++) {
       await turn(b.app, msg('ctx', userText(r)));
-      const t = b.app.services.stats.lastTurn('bench:ctx')!.timings.find((x) => x.system === 'ContextBuilding')!;
+      const t = b.app.parts.stats.lastTurn('bench:ctx')!.timings.find((x) => x.system === 'ContextBuilding')!;
       if (i >= 10) ctx.push(t.ms);
     }
     out[`ContextBuilding: 8 KB MEMORY.md, 8 days of notes, index of ${size.toLocaleString('en-US')} memories over 100 chats (100 turns)`] =

@@ -1,7 +1,8 @@
 /**
- * Wires one daemon: services (services/build.ts) → systems and commands (app/systems.ts) →
- * the intake (dispatch/intake.ts), which every channel hands its messages to. main.ts and the
- * tests both build the daemon here.
+ * Wires one daemon: the parts (build.ts) → the features, installed (features.ts, install.ts) →
+ * the intake (dispatch/intake.ts), which every channel hands its messages to. The stop takes the
+ * parts down in the reverse order they were built (lifecycle.ts). main.ts and the tests both
+ * build the daemon here.
  */
 import { configSecrets, type Config } from '../config/env.js';
 import { registerSecret, type Logger } from '../core/log.js';
@@ -12,20 +13,20 @@ import { ChatLimits } from '../dispatch/limits.js';
 import { Intake } from '../dispatch/intake.js';
 import { ChatStops } from '../dispatch/stop.js';
 import type { HandleResult, ReplyFn } from '../core/channel.js';
-import type { CommandRouter } from '../commands/router.js';
-import type { Services } from '../services/services.js';
-import { buildServices, type ServiceOptions } from '../services/build.js';
-import { buildCommands, buildPipeline } from './systems.js';
+import type { CommandRouter } from '../dispatch/router.js';
+import type { Parts } from './parts.js';
+import { buildParts, type BuildOptions } from './build.js';
+import { features, ownCommands } from './features.js';
+import { installFeatures } from './install.js';
+import { Lifecycle } from './lifecycle.js';
 import { promptTokens } from '../llm/tokens.js';
-import { forgetNotice } from '../privacy/forget.js';
+import { forgetNotice } from '../features/privacy/forget.js';
 
 export type { ReplyFn } from '../core/channel.js';
 
-/** How long a stop waits for a /forget's scrub of memory.db to end before closing it anyway. */
-const SCRUB_WAIT_MS = 10_000;
-
 export interface App {
-  services: Services;
+  /** What the app built (stores, LLM client, reminders …): for main.ts and the tests, never handed down. */
+  parts: Parts;
   pipeline: Pipeline;
   dispatcher: Dispatcher;
   commands: CommandRouter;
@@ -37,25 +38,29 @@ export interface App {
   /**
    * Handles messages accepted before the last stop (or kill) that never reached the session or
    * never got an answer; `replyFor` gives the way back to each one's chat. Returns how many.
-   * `senders` (per channel): tells each chat whose /forget the start finished (privacy/forget.ts).
+   * `senders` (per channel): tells each chat whose /forget the start finished (features/privacy/forget.ts).
    */
   recover(replyFor: (msg: InboundMessage) => ReplyFn, senders?: Record<string, (chatId: string, text: string) => Promise<void>>): Promise<number>;
   /** The messages the last run left unfinished, before `recover` takes them (a channel reads what it needs to know of them). */
   leftOver(): InboundMessage[];
-  /** Stops taking messages, waits for running turns (bounded), flushes sessions. */
+  /** Stops taking messages, waits for running turns (bounded), then closes every part, the last built first. */
   stop(): Promise<{ drained: boolean }>;
 }
 
-export type AppOptions = ServiceOptions;
+export type AppOptions = BuildOptions;
 
 export async function createApp(config: Config, log: Logger, opts: AppOptions = {}): Promise<App> {
   // Whoever builds the app (main, a CLI, a test), the key is scrubbed from logs, files and replies.
   for (const s of configSecrets(config)) registerSecret(s);
-  const built = await buildServices(config, log, opts);
-  const { services, dispatcher, inbox, embedder } = built;
-  const pipeline = buildPipeline(built, log);
-  const commands = buildCommands(config.telegram.groupAdminsManage);
-  const { sessions, stats, reminders, scheduler, index, usage, derived } = services;
+  const life = new Lifecycle();
+  const parts = await buildParts(config, log, opts, life);
+  const { pipeline, commands } = installFeatures(features(parts, config), {
+    own: ownCommands(parts, config),
+    tools: parts.tools,
+    adminsManage: config.telegram.groupAdminsManage,
+    log,
+  });
+  const { sessions, stats, dispatcher, derived, forget } = parts;
   // What the last run's turns derived from the session log (note lines, index rows), written
   // again where a crash kept it from being written; then the log can forget its lines.
   await derived.recover(sessions.takeLastRun());
@@ -63,18 +68,17 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   await sessions.forgetLog().catch((err: unknown) => log.warn({ err }, 'the session log is kept for the next start'));
   // A /forget a kill cut short is finished now: after what the log rebuilt (it may hold the
   // words), before any message, reminder or page can show them. Its chat is told in `recover`.
-  const forgets = await services.forget.finishInterrupted();
+  const forgets = await forget.finishInterrupted();
   // Taken over before any channel starts (see Intake.open).
   const intake = await Intake.open({
     config,
-    inbox,
+    inbox: parts.inbox,
     dispatcher,
     limits: new ChatLimits(config.rateLimitPerMinute, config.maxQueuedPerChat),
     sessions,
-    budget: services.budget,
+    budget: parts.budget,
     commands,
     stops: new ChatStops(config.telegram.groupAdminsManage),
-    services,
     pipeline,
     measured: (turn) =>
       stats.record(turn.session.id, {
@@ -85,13 +89,13 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
         memory: turn.memory,
         answeredBy: turn.answeredBy,
       }),
-    modelOf: built.modelOf,
+    modelOf: parts.modelOf,
     // No message prefix here: each system tags its own lines ([Context], [ToolLoop], …).
     log: log.child({ component: 'Turn' }),
   });
 
   return {
-    services,
+    parts,
     pipeline,
     dispatcher,
     commands,
@@ -105,7 +109,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
           if (!send) return; // another channel's chat: told when that channel runs
           // Told at most once, as every reply: the record goes first (it holds no words by now).
           try {
-            await services.forget.told(id);
+            await forget.told(id);
             await send(record.chatId, forgetNotice(record));
           } catch (err) {
             log.error({ err, chat: `${record.channel}:${record.chatId}` }, 'could not tell a chat its /forget was finished');
@@ -115,24 +119,6 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
       return Promise.all([recovered, told]).then(([n]) => n);
     },
     leftOver: () => intake.leftOverMessages(),
-    async stop() {
-      reminders.stop();
-      dispatcher.close();
-      const drained = await dispatcher.drain(config.shutdownTimeoutMs);
-      await services.mcp?.stop();
-      await sessions.flush();
-      // Every turn ended: what derives from the log is written; made durable, the log can go.
-      if (drained) await sessions.forgetLog().catch((err: unknown) => log.warn({ err }, 'the session log is kept for the next start'));
-      await sessions.close();
-      await inbox.shutdown();
-      await scheduler.stop();
-      await embedder?.flush();
-      // A /forget's scrub still running ends first (bounded): its held messages are then indexed.
-      await Promise.race([index.whenWritable(), new Promise((r) => setTimeout(r, SCRUB_WAIT_MS).unref())]);
-      index.close();
-      reminders.close();
-      usage.close();
-      return { drained };
-    },
+    stop: () => life.stop(),
   };
 }

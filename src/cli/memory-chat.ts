@@ -1,14 +1,14 @@
 /**
  * The per-chat commands of `npm run memory`: `versions` and `restore` (MEMORY.md versions,
- * memory/versions.ts), `purge` (every trace of one chat, privacy/purge.ts) and `reminders`
- * (a chat's pending reminders, listed and cancelled: cli/reminders.ts).
+ * memory/versions.ts), `purge` (every trace of one chat, features/privacy/purge.ts) and `reminders`
+ * (a chat's pending reminders, listed and cancelled: features/reminders/cli.ts).
  */
 import path from 'node:path';
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
 import { FileMemoryService } from '../memory/file-memory.js';
 import { formatVersions, restoreMemory } from '../memory/versions.js';
-import type { CliIo } from './io.js';
+import type { CliIo } from '../core/cli-io.js';
 
 export const CHAT_COMMANDS = ['versions', 'restore', 'purge', 'reminders'];
 
@@ -61,7 +61,7 @@ export async function runChatCommand(cmd: string, args: string[], config: Config
       return 0;
     }
     case 'reminders': {
-      const { runReminders } = await import('./reminders.js');
+      const { runReminders } = await import('../features/reminders/cli.js');
       return runReminders(chat, chatArg!, args, config, log, io);
     }
     case 'purge': {

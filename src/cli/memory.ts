@@ -31,7 +31,7 @@ async function main(): Promise<number> {
     for (const p of problems) process.stderr.write(`config: ${p}\n`);
     return 2;
   }
-  if (cmd === 'usage') return (await import('./usage-report.js')).runUsageCommand(args, config);
+  if (cmd === 'usage') return (await import('../features/usage/report.js')).runUsageCommand(args, config);
   const log = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const { runMemoryCommand } = await import('./memory-commands.js');
   return runMemoryCommand(cmd, args, config, log, USAGE);

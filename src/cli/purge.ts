@@ -1,14 +1,16 @@
 /**
- * `npm run memory -- purge --chat CHANNEL:ID [--pairing]`: privacy/purge.ts, with the daemon lock
+ * `npm run memory -- purge --chat CHANNEL:ID [--pairing]`: features/privacy/purge.ts, with the daemon lock
  * held. A group's id takes its forum topics too, and the first line says how many.
  */
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
 import { acquireDaemonLock } from '../storage/daemon-lock.js';
-import { finishInterruptedPurges, purgeChat, type PurgeOptions } from '../privacy/purge.js';
+import { finishInterruptedPurges, purgeChat, type PurgeOptions } from '../features/privacy/purge.js';
 import { splitTopic } from '../core/group.js';
 import { FilePairingStore } from '../channels/telegram/pairing-file.js';
-import type { CliIo } from './io.js';
+import { ReminderStore } from '../features/reminders/store.js';
+import { UsageStore } from '../features/usage/usage.js';
+import type { CliIo } from '../core/cli-io.js';
 
 /** What a purge needs of the settings; the pairing is taken back only by a purge that asks (--pairing). */
 export function purgeOptions(config: Config, log: Logger): PurgeOptions {
@@ -16,6 +18,8 @@ export function purgeOptions(config: Config, log: Logger): PurgeOptions {
     workspaceDir: config.workspaceDir,
     memoryScope: config.memoryScope,
     log,
+    openReminders: (file) => new ReminderStore(file, log),
+    openUsage: (file) => new UsageStore(file, 'UTC', { log }),
     revokePairing: (userId) => FilePairingStore.inWorkspace(config.workspaceDir).revoke(userId),
   };
 }

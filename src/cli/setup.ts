@@ -16,7 +16,7 @@ import { loadTelegramConfig } from '../config/env.js';
 import { registerSecret, scrubSecrets } from '../core/log.js';
 import { writeFileAtomic } from '../storage/atomic.js';
 import { answerHelp } from './help.js';
-import type { CliIo } from './io.js';
+import type { CliIo } from '../core/cli-io.js';
 import { mergeEnv, parseEnv, readTextIfAny } from './env-file.js';
 import { Prompter } from './prompt.js';
 import { checkLlm, getMe, listModels, llmWhere, telegramClient, telegramProblem, waitForOwner, type LlmTarget, type Owner } from './setup-checks.js';

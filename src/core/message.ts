@@ -17,7 +17,7 @@ export interface ImageRef {
   fileName?: string | undefined;
 }
 
-/** A voice note or audio file that came with a message: transcribed in its turn (systems/transcription.ts). */
+/** A voice note or audio file that came with a message: transcribed in its turn (features/voice/transcription.ts). */
 export interface AudioRef {
   kind: 'voice' | 'audio';
   fileId: string;
@@ -37,7 +37,7 @@ export interface StoredAttachment {
 
 /**
  * What the sender may do in this chat, decided once by the channel before the message is handed
- * over (commands/router.ts enforces it; docs/commands.md, "Who may use which command"):
+ * over (dispatch/router.ts enforces it; docs/commands.md, "Who may use which command"):
  * - `owner`: one of the bot's owners (TELEGRAM_ALLOWED_USERS), the operator at the terminal, or
  *   the user of a private chat (it is their own chat);
  * - `admin`: a Telegram admin of the group, where GROUP_ADMINS_MANAGE=on;

@@ -15,16 +15,15 @@ import type { Config } from '../config/env.js';
 import { sessionKey } from '../sessions/model.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { SessionWriter } from '../sessions/writer.js';
-import { newTurnId } from '../turn/turn.js';
+import { newTurnId, type CallJournal } from '../turn/turn.js';
 import type { InboundMessage } from '../core/message.js';
 import { cleanInboundText } from '../turn/inbound.js';
 import type { HandleResult, ReplyFn } from '../core/channel.js';
-import { parseCommand, type CommandRouter } from '../commands/router.js';
-import type { Services } from '../services/services.js';
-import type { TokenBudget } from '../usage/budget.js';
+import { parseCommand } from '../core/command-line.js';
+import type { CommandRouter } from './router.js';
+import type { TokenBudget } from '../features/usage/budget.js';
 import type { Dispatcher } from '../queue/dispatcher.js';
 import { argumentsHash, type Inbox, type InboxEntry } from '../queue/inbox.js';
-import type { CallJournal } from '../turn/tool-loop.js';
 import type { ChatLimits } from './limits.js';
 import { apologyText } from './apology.js';
 import { runTurn, type TurnRunDeps } from './turn-run.js';
@@ -35,7 +34,7 @@ import { ChatStops, isStop, type StopHandle } from './stop.js';
 /**
  * A message whose handling started this many times without finishing is not handled again: it
  * is run once more after a restart, and a second death while it runs is taken as its doing (the
- * tool a run died in is not run again anyway: turn/tool-loop.ts). So no one message can take
+ * tool a run died in is not run again anyway: features/answer/loop.ts). So no one message can take
  * the daemon, and every chat with it, down more than twice.
  */
 export const MAX_RECOVERY_ATTEMPTS = 2;
@@ -54,8 +53,6 @@ export interface IntakeDeps extends TurnRunDeps {
   commands: CommandRouter;
   /** What each chat has under way, for /stop (stop.ts); unset: one of its own (wording without group admins). */
   stops?: ChatStops | undefined;
-  /** Handed to commands. */
-  services: Services;
   log: Logger;
 }
 
@@ -300,7 +297,6 @@ export class Intake {
       writes,
       args,
       role,
-      services: this.deps.services,
       log: this.deps.log,
       document: job.reply.document,
     });

@@ -20,7 +20,8 @@
  * and Telegram (about 20 a minute per group) would hold back the chat's real answers for minutes.
  */
 import type { Role } from '../core/message.js';
-import { isManager, parseCommand } from '../commands/router.js';
+import { parseCommand } from '../core/command-line.js';
+import { isManager } from '../turn/command.js';
 
 /** The message is /stop (also /stop@bot, with or without words after it). */
 export function isStop(text: string): boolean {

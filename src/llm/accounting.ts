@@ -1,6 +1,6 @@
 /**
  * What one LLM call cost and whom it is billed to, in the daemon's terms. The client reports
- * every response's usage in this shape; the usage store (src/usage/) adds it up per chat and day.
+ * every response's usage in this shape; the usage store (src/features/usage/) adds it up per chat and day.
  */
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { TokenCounter } from './tokens.js';

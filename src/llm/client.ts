@@ -99,18 +99,25 @@ interface Endpoint {
   stream: StreamSupport;
 }
 
+/** What the app gives the client when it builds it (all optional: a CLI's client has none). */
+export interface LlmObservers {
+  /** Where the usage of accounted calls goes. A failing sink never fails a call. */
+  usageSink?: UsageSink | undefined;
+  /** True when a call billed to this account must not be made (daily token budget). */
+  gate?: ((account: UsageAccount) => boolean) | undefined;
+  /** A model's tokenizer, to estimate a call that ended without usage (unset or unknown: characters / 3.5). */
+  tokensFor?: ((model: string) => TokenCounter | undefined) | undefined;
+}
+
 export type LlmClientConfig = Pick<Config, 'openaiApiKey' | 'openaiBaseUrl' | 'model' | 'modelBalanced' | 'llmTimeoutMs' | 'llmMaxRetries'> &
   Partial<Pick<Config, 'models' | 'fallback'>>;
 
 export class LlmClient {
   /** The default server's client (OPENAI_BASE_URL): transcription and embeddings use it too. */
   readonly sdk: OpenAI;
-  /** Set by the app: where the usage of accounted calls goes. A failing sink never fails a call. */
-  usageSink: UsageSink | undefined;
-  /** Set by the app: true when a call billed to this account must not be made (daily token budget). */
-  gate: ((account: UsageAccount) => boolean) | undefined;
-  /** Set by the app: a model's tokenizer, to estimate a call that ended without usage (unset or unknown: characters / 3.5). */
-  tokensFor: ((model: string) => TokenCounter | undefined) | undefined;
+  private readonly usageSink: UsageSink | undefined;
+  private readonly gate: ((account: UsageAccount) => boolean) | undefined;
+  private readonly tokensFor: ((model: string) => TokenCounter | undefined) | undefined;
   private roughTokens: TokenCounter | undefined;
   private readonly defaultEndpoint: Endpoint;
   /** LLM_MODELS entries with a server of their own, by lower-cased name. */
@@ -119,7 +126,11 @@ export class LlmClient {
   constructor(
     private readonly config: LlmClientConfig,
     private readonly log: Logger,
+    observers: LlmObservers = {},
   ) {
+    this.usageSink = observers.usageSink;
+    this.gate = observers.gate;
+    this.tokensFor = observers.tokensFor;
     const client = (baseURL: string | undefined, apiKey: string) =>
       new OpenAI({ apiKey, baseURL: baseURL ?? null, maxRetries: 0, timeout: config.llmTimeoutMs });
     this.sdk = client(config.openaiBaseUrl, config.openaiApiKey);

@@ -90,6 +90,11 @@ export function imagePartTokens(part: object): number {
 }
 
 /** The reply's note when the server refused the image and the turn was answered without it (llm/errors.ts refusedImage). */
+/** What a model reads, as /model and /status say it (`vision`: its image cost, null when it reads none). */
+export function visionLabel(vision: unknown): string {
+  return vision ? 'reads images' : 'text only';
+}
+
 export const IMAGE_REFUSED_NOTICE = 'The model refused the image, so I answered from your words only. It is saved in our conversation.';
 /** The same for an album's pictures. */
 export const IMAGES_REFUSED_NOTICE = 'The model refused the pictures, so I answered from your words only. They are saved in our conversation.';

@@ -17,8 +17,8 @@ export interface McpServersDeps {
   log: Logger;
   /** TOOL_TIMEOUT_MS: a server's deadline when it sets no `timeoutMs`. */
   toolTimeoutMs: number;
-  /** The bot's own tools, sent with a request before any server's. */
-  ownTools?: number | undefined;
+  /** How many tools of the bot's own a request sends before any server's (asked when a request is sized: they are installed after the servers are built). */
+  ownTools?: (() => number) | undefined;
   backoff?: Backoff | undefined;
 }
 
@@ -45,7 +45,7 @@ export class McpServers implements ToolSource {
 
   /** Functions left for the servers' tools in one request. */
   get room(): number {
-    return Math.max(0, MAX_FUNCTIONS - (this.deps.ownTools ?? 0));
+    return Math.max(0, MAX_FUNCTIONS - (this.deps.ownTools?.() ?? 0));
   }
 
   /** Connects every server in the background; the daemon does not wait for them. */

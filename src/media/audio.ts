@@ -4,7 +4,7 @@
  * inbound message, so the inbox journal holds it and a turn recovered after a restart downloads
  * the note again; the session keeps it beside the text. The message text starts as the note's
  * placeholder — what the session keeps when there is no transcript — and becomes
- * `[Voice message, transcribed] …` once the turn has one (systems/transcription.ts).
+ * `[Voice message, transcribed] …` once the turn has one (features/voice/transcription.ts).
  */
 import type { AudioRef } from '../core/message.js';
 

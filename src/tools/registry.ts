@@ -44,6 +44,11 @@ export class ToolRegistry {
     this.tools.set(tool.name, tool as Tool);
   }
 
+  /** How many tools are registered (a source's not counted). */
+  get size(): number {
+    return this.tools.size;
+  }
+
   /** Tools that come and go, per chat (MCP servers). Their names must not clash with registered ones. */
   addSource(source: ToolSource): void {
     this.sources.push(source);

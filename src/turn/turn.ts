@@ -4,13 +4,36 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../core/log.js';
-import type { Session, SessionMessage } from '../sessions/model.js';
+import type { Session, SessionMessage, ToolCall } from '../sessions/model.js';
 import type { SessionWriter } from '../sessions/writer.js';
-import type { TurnImage } from './turn-image.js';
+import type { ChatCompletionContentPartImage } from 'openai/resources/chat/completions';
+import type { ImageInfo } from '../media/image-info.js';
 import type { AnswerProgress } from '../core/progress.js';
 import type { InboundMessage } from '../core/message.js';
 import { unknownModel, type ActiveModel } from '../llm/chat-models.js';
-import type { CallJournal } from './tool-loop.js';
+
+/** An image of the message as request content (features/images loads it; ToolLoop sends it). */
+export interface TurnImage {
+  part: ChatCompletionContentPartImage;
+  /** What the image adds to the request (llm/vision.ts). */
+  tokens: number;
+  info: ImageInfo;
+  bytes: number;
+}
+
+/**
+ * The journal entry of the turn's message (queue/inbox.ts, made by dispatch/intake.ts): what
+ * earlier runs were doing when the process died, and where each call is marked as it runs.
+ */
+export interface CallJournal {
+  /** Tools whose call was running when an earlier run of this message died (`args`: the arguments' hash). */
+  readonly interrupted: ReadonlyArray<{ tool: string; args: string }>;
+  /** The hash `interrupted` keeps of a call's arguments. */
+  hash(args: string): string;
+  /** Written before the call runs; a failure to write is logged by the journal, never thrown. */
+  started(call: ToolCall): Promise<void>;
+  ended(): Promise<void>;
+}
 
 export interface PromptSection {
   /** e.g. "instructions", "memory", "relevant-memory" */
@@ -45,7 +68,7 @@ export interface Turn {
   readonly progress: AnswerProgress | undefined;
   /** The model this chat answers with (its /model choice, else LLM_MODEL): its limit, tokenizer and whether it reads images. */
   readonly model: ActiveModel;
-  /** The message's journal entry: ToolLoop marks each call there, and skips a tool an earlier run died in (tool-loop.ts). */
+  /** The message's journal entry: ToolLoop marks each call there, and skips a tool an earlier run died in (features/answer/loop.ts). */
   readonly calls: CallJournal | undefined;
 
   /**

@@ -7,12 +7,16 @@
 import { createHash } from 'node:crypto';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Services } from '../services/services.js';
+import type { Config } from '../config/env.js';
+import type { FileSessionStore } from '../sessions/file-store.js';
+import type { FileMemoryService } from '../memory/file-memory.js';
+import type { MemoryIndex } from '../index/memory-index.js';
+import type { ForgetService } from '../features/privacy/forget.js';
 import { HISTORY_FILE, MEMORY_FILE, type MemoryFiles } from '../memory/files.js';
 import { readRegular } from '../storage/regular.js';
 import { AppError } from '../core/errors.js';
 import { isSummary } from '../memory/compaction.js';
-import type { UsageRow } from '../usage/usage.js';
+import type { UsageRow, UsageStore } from '../features/usage/usage.js';
 import type { ChatNames } from '../sessions/names.js';
 import type { ChatKind } from '../core/message.js';
 import { parseSessionChatId } from '../channels/telegram/topics.js';
@@ -141,11 +145,22 @@ async function footprint(p: string, depth = 1): Promise<{ bytes: number; mtime: 
   return { bytes, mtime };
 }
 
+/** What the page reads and changes: the stores the bot keeps a chat's memory in, nothing else of the daemon. */
+export interface PageDeps extends Pick<Config, 'workspaceDir' | 'memoryScope'> {
+  /** The file implementations while the page still reads their folders (#34 item 4). */
+  sessions: Pick<FileSessionStore, 'fileFor' | 'getOrCreate' | 'names'>;
+  memory: FileMemoryService;
+  index: MemoryIndex;
+  usage: Pick<UsageStore, 'dayOf' | 'rows'>;
+  /** Removing words (the Forget tab), as /forget does. */
+  forget: Pick<ForgetService, 'preview' | 'apply'>;
+}
+
 export class MemoryPageData {
-  constructor(private readonly s: Services) {}
+  constructor(private readonly s: PageDeps) {}
 
   private get sessionsDir(): string {
-    return path.join(this.s.config.workspaceDir, 'sessions');
+    return path.join(this.s.workspaceDir, 'sessions');
   }
 
   /** Chats with a session file or a memory folder, most recently active first. */
@@ -168,7 +183,7 @@ export class MemoryPageData {
         // A torn or corrupt file: the session store reports it; the list goes on.
       }
     }
-    if (this.s.config.memoryScope === 'chat') {
+    if (this.s.memoryScope === 'chat') {
       for (const ent of await readdir(this.s.memory.root, { withFileTypes: true }).catch(() => [])) {
         if (!ent.isDirectory()) continue;
         const chat = chatOfFileKey(ent.name);
@@ -178,7 +193,7 @@ export class MemoryPageData {
     const out: ChatSummary[] = [];
     for (const [key, { channel, chatId }] of keys) {
       const session = await footprint(this.s.sessions.fileFor(channel, chatId));
-      const mem = this.s.config.memoryScope === 'chat' ? await footprint(this.s.memory.forChat(channel, chatId).dir) : { bytes: 0, mtime: 0 };
+      const mem = this.s.memoryScope === 'chat' ? await footprint(this.s.memory.forChat(channel, chatId).dir) : { bytes: 0, mtime: 0 };
       const mtime = Math.max(session.mtime, mem.mtime);
       out.push({
         key,

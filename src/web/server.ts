@@ -16,13 +16,12 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
-import type { Services } from '../services/services.js';
 import type { Logger } from '../core/log.js';
 import { isAppError, type ErrorCode } from '../core/errors.js';
 import { MEMORY_FILE, withNewline } from '../memory/files.js';
-import { MemoryPageData, hashText, type ChatSummary } from './data.js';
+import { MemoryPageData, hashText, type ChatSummary, type PageDeps } from './data.js';
 import { sameToken } from './token.js';
-import { MIN_FORGET_CHARS } from '../privacy/forget.js';
+import { MIN_FORGET_CHARS } from '../features/privacy/forget.js';
 import { PAGE_HTML, PAGE_JS } from './page.js';
 import { Confirmations } from './confirm.js';
 import { lineDiff } from './diff.js';
@@ -74,9 +73,9 @@ function bearer(req: FastifyRequest): string | undefined {
   return h?.startsWith('Bearer ') ? h.slice(7).trim() : undefined;
 }
 
-export async function startMemoryPage(services: Services, log: Logger, opts: MemoryPageOptions): Promise<MemoryPage> {
+export async function startMemoryPage(deps: PageDeps, log: Logger, opts: MemoryPageOptions): Promise<MemoryPage> {
   let hosts = new Set<string>();
-  const app = buildServer(services, log, opts, () => hosts);
+  const app = buildServer(deps, log, opts, () => hosts);
   await app.listen({ host: opts.host, port: opts.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
@@ -85,9 +84,9 @@ export async function startMemoryPage(services: Services, log: Logger, opts: Mem
   return { url: pageAddress(opts.host, port), close: () => app.close() };
 }
 
-function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, hostsNow: () => Set<string>): FastifyInstance {
+function buildServer(deps: PageDeps, log: Logger, opts: MemoryPageOptions, hostsNow: () => Set<string>): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT });
-  const data = new MemoryPageData(services);
+  const data = new MemoryPageData(deps);
   const confirmations = new Confirmations();
   void app.register(cookie);
 
@@ -166,7 +165,7 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, h
       entities: data.entities(chat),
       session: await data.session(chat),
       timeline: await data.timeline(chat),
-      index: services.index.enabled ? 'on' : `off: ${services.index.disabledReason ?? 'unavailable'}`,
+      index: deps.index.enabled ? 'on' : `off: ${deps.index.disabledReason ?? 'unavailable'}`,
     };
   });
 
@@ -208,7 +207,7 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, h
     }
     if (typeof confirm !== 'string') return reply.code(400).send({ error: NEEDS_PREVIEW });
     if (!confirmations.take(confirm, what)) return reply.code(409).send({ error: STALE_PREVIEW });
-    const files = services.memory.forChat(chat.channel, chat.chatId);
+    const files = deps.memory.forChat(chat.channel, chat.chatId);
     try {
       // Under MEMORY.md's lock: refused when the file is no longer the text the page loaded.
       await files.update(
@@ -235,19 +234,19 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, h
     const ref = { channel: chat.channel, chatId: chat.chatId };
     const what = `forget\0${chat.key}\0${words.trim().replace(/\s+/g, ' ')}`;
     if (confirm === undefined) {
-      const preview = await services.forget.preview(ref, words);
+      const preview = await deps.forget.preview(ref, words);
       return { preview, confirm: preview.total > 0 ? confirmations.issue(what) : null };
     }
     if (typeof confirm !== 'string') return reply.code(400).send({ error: NEEDS_PREVIEW });
     if (!confirmations.take(confirm, what)) return reply.code(409).send({ error: STALE_PREVIEW });
-    const applied = await services.forget.apply(ref, words);
+    const applied = await deps.forget.apply(ref, words);
     log.info({ chat: chat.key, total: applied.total }, 'memory page: forgot words');
     return { applied: { total: applied.total, counts: applied.counts, files: applied.files.length, indexOff: applied.indexOff } };
   });
 
   const indexOff = (reply: FastifyReply) =>
     reply.code(503).send({
-      error: `The memory index is off (${services.index.disabledReason ?? 'unavailable'}): facts cannot be changed now. MEMORY.md can still be edited.`,
+      error: `The memory index is off (${deps.index.disabledReason ?? 'unavailable'}): facts cannot be changed now. MEMORY.md can still be edited.`,
     });
 
   // Confirm and correct are the confirm_fact / correct_fact tools' own calls (MemoryIndex), in the chat's scope.
@@ -256,9 +255,9 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, h
     if (!chat) return reply;
     const id = req.body.id;
     if (typeof id !== 'string') return reply.code(400).send({ error: 'Send {chat, id}.' });
-    if (!services.index.enabled) return indexOff(reply);
-    await services.index.whenWritable();
-    const ok = services.index.confirmFact(id, services.memory.scopeKey(chat.channel, chat.chatId));
+    if (!deps.index.enabled) return indexOff(reply);
+    await deps.index.whenWritable();
+    const ok = deps.index.confirmFact(id, deps.memory.scopeKey(chat.channel, chat.chatId));
     return ok ? { confirmed: id } : reply.code(404).send({ error: `No active fact ${id} in this chat.` });
   });
 
@@ -270,11 +269,11 @@ function buildServer(services: Services, log: Logger, opts: MemoryPageOptions, h
     if (typeof id !== 'string' || text.length < FACT_MIN_CHARS || text.length > FACT_MAX_CHARS) {
       return reply.code(400).send({ error: `Send {chat, id, content}: the corrected fact is ${FACT_MIN_CHARS} to ${FACT_MAX_CHARS} characters.` });
     }
-    if (!services.index.enabled) return indexOff(reply);
+    if (!deps.index.enabled) return indexOff(reply);
     // The old fact is retired (kept, marked with its end), the new one saved with `supersedes`;
     // no conversation id, so the chat's current conversation sees it in its relevant memory too.
-    await services.index.whenWritable();
-    const newId = services.index.correctFact(id, services.memory.scopeKey(chat.channel, chat.chatId), text);
+    await deps.index.whenWritable();
+    const newId = deps.index.correctFact(id, deps.memory.scopeKey(chat.channel, chat.chatId), text);
     if (!newId) return reply.code(404).send({ error: `No active fact ${id} in this chat (already corrected or retired?). Reload to see the current facts.` });
     log.info({ chat: chat.key, retired: id, saved: newId }, 'memory page: corrected a fact');
     return { corrected: id, id: newId };

@@ -3,23 +3,29 @@
  * secret and is never printed: the start prints the address and where the token is kept (a 0600
  * file, or MEMORY_PAGE_TOKEN); `npm run doctor` prints the whole link on request.
  */
-import type { Services } from '../services/services.js';
+import type { Config } from '../config/env.js';
+import type { PageDeps } from './data.js';
 import { componentLogger, registerSecret, type Logger } from '../core/log.js';
 import type { MemoryPage } from './server.js';
 import path from 'node:path';
 import { resolvePageToken, TOKEN_FILE } from './token.js';
 import { isWildcardHost } from './address.js';
 
-export async function startConfiguredMemoryPage(services: Services, log: Logger): Promise<MemoryPage | undefined> {
-  const { memoryPagePort: port, memoryPageHost: host, memoryPageToken, workspaceDir } = services.config;
+/** `stores`: what the page reads and changes (data.ts); the rest comes from the settings. */
+export async function startConfiguredMemoryPage(
+  config: Config,
+  stores: Omit<PageDeps, 'workspaceDir' | 'memoryScope'>,
+  log: Logger,
+): Promise<MemoryPage | undefined> {
+  const { memoryPagePort: port, memoryPageHost: host, memoryPageToken, workspaceDir } = config;
   if (!port) return undefined;
   // Loaded only when the page is on: a daemon without it does not pay for fastify at start.
   const { startMemoryPage } = await import('./server.js');
   const pageLog = componentLogger(log, 'MemoryPage');
   const { token, created } = await resolvePageToken(workspaceDir, memoryPageToken);
   registerSecret(token);
-  const origins = services.config.memoryPageOrigins;
-  const page = await startMemoryPage(services, pageLog, { token, host, port, origins });
+  const origins = config.memoryPageOrigins;
+  const page = await startMemoryPage({ ...stores, workspaceDir, memoryScope: config.memoryScope }, pageLog, { token, host, port, origins });
   // Never the token itself: this line lands in log files (pm2 keeps stderr). Where it is kept
   // (0600, readable by the daemon's user only) and how to get the whole link instead.
   const where = memoryPageToken ? 'MEMORY_PAGE_TOKEN' : path.join(workspaceDir, TOKEN_FILE);

@@ -17,8 +17,8 @@ import { filesContaining, filesMatching, testConfig } from '../helpers/workspace
 import { memoryCli, startDaemonChild } from '../helpers/child.js';
 import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 import { FilePairingStore, pairingFile } from '../../src/channels/telegram/pairing-file.js';
-import { UsageStore } from '../../src/usage/usage.js';
-import { ReminderStore } from '../../src/reminders/store.js';
+import { UsageStore } from '../../src/features/usage/usage.js';
+import { ReminderStore } from '../../src/features/reminders/store.js';
 
 const responder: Responder = (req, i) => {
   if (promptKind(req) !== 'consolidation') return echoResponder(req, i);
@@ -60,7 +60,7 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     }
     const inADay = new Date(Date.now() + 86_400_000).toISOString();
     for (const chat of ['1', '2'])
-      assert.ok(bot.app.services.reminders.schedule('test', chat, { at: inADay, text: `say ${chat === '1' ? 'PLUM11' : 'KIWI22'}` }).ok);
+      assert.ok(bot.app.parts.reminders.schedule('test', chat, { at: inADay, text: `say ${chat === '1' ? 'PLUM11' : 'KIWI22'}` }).ok);
     await new FilePairingStore(pairingFile(ws)).approve(
       ((await new FilePairingStore(pairingFile(ws)).request({ userId: '1', chatId: '1' })) as { code: string }).code,
     );
@@ -177,7 +177,7 @@ test('purge --chat telegram:<group> takes the group and every forum topic of it,
       await bot.send(chat, '/new', { ...tg, role: 'owner' });
       await bot.send(chat, `again: ${word}`, tg);
       await bot.send(chat, '/export', { ...tg, role: 'owner' });
-      assert.ok(bot.app.services.reminders.schedule('telegram', chat, { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${word}` }).ok);
+      assert.ok(bot.app.parts.reminders.schedule('telegram', chat, { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${word}` }).ok);
     }
     await bot.app.stop();
     const others = ['memory', 'sessions', 'exports'].flatMap((d) =>
@@ -268,7 +268,7 @@ async function twoChats(): Promise<{ ws: string; closeLlm: () => Promise<void> }
   ] as const) {
     await bot.send(chat, `my code word is ${word}`);
     await bot.send(chat, '/new');
-    assert.ok(bot.app.services.reminders.schedule('test', chat, { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${word}` }).ok);
+    assert.ok(bot.app.parts.reminders.schedule('test', chat, { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${word}` }).ok);
   }
   await bot.app.stop();
   return { ws: bot.workspace, closeLlm: () => bot.llm.close() };

@@ -14,11 +14,10 @@ import { Dispatcher } from '../../src/queue/dispatcher.js';
 import { ChatLimits } from '../../src/dispatch/limits.js';
 import { FileSessionStore } from '../../src/sessions/file-store.js';
 import { makeMessage } from '../../src/sessions/model.js';
-import { CommandRouter } from '../../src/commands/router.js';
+import { CommandRouter } from '../../src/dispatch/router.js';
 import { AppError } from '../../src/core/errors.js';
 import type { Turn } from '../../src/turn/turn.js';
 import type { InboundMessage } from '../../src/core/message.js';
-import type { Services } from '../../src/services/services.js';
 import { captureLog, tempDir, type CapturedLog } from '../helpers/workspace.js';
 
 interface Rig {
@@ -66,7 +65,6 @@ async function rig(workspace: string, behaviour: Behaviour = echo, commands: Com
     sessions,
     budget: { blocks: () => false, refusal: () => '' },
     commands,
-    services: {} as Services,
     pipeline: {
       async run(turn) {
         turns.push(turn.inbound.text);

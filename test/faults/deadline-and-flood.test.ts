@@ -100,7 +100,7 @@ test('risk: a model that keeps calling a slow tool holds the slot for rounds × 
     env: { TURN_TIMEOUT_MS: '1000', TOOL_TIMEOUT_MS: '30000' },
   });
   let toolSignal: AbortSignal | undefined;
-  bot.app.services.tools.register({
+  bot.app.parts.tools.register({
     name: 'slow',
     description: 'never finishes on its own',
     parameters: { type: 'object', properties: {} },

@@ -190,7 +190,7 @@ test("risk: one user's facts, notes, history or index rows leak into another cha
       r.bOverwrite.map((t) => t.content),
       [`No active fact ${aFactId} found.`, `No active fact ${aFactId} found.`],
     );
-    const db = bot.app.services.index;
+    const db = bot.app.parts.index;
     assert.equal(db.getFact(aFactId, 'test:alice')?.valid, true, "A's fact is still active");
     assert.equal(db.search('hijacked', { scope: 'test:alice' }).length, 0);
     assert.equal(db.search('hijacked', { scope: 'test:bob' }).length, 0);

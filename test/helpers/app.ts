@@ -11,9 +11,12 @@ import { createApp, type App, type AppOptions } from '../../src/app/app.js';
 import type { InboundMessage } from '../../src/core/message.js';
 import { startFakeLlm, type FakeLlm, type Responder } from './fake-llm.js';
 import { captureLog, tempDir, testConfig, type CapturedLog } from './workspace.js';
+import type { Config } from '../../src/config/env.js';
 
 export interface TestBot {
   app: App;
+  /** The settings it was built with. */
+  config: Config;
   llm: FakeLlm;
   logs: CapturedLog;
   workspace: string;
@@ -47,6 +50,7 @@ export async function startTestBot(
   let msgSeq = 0;
   return {
     app,
+    config,
     llm,
     logs,
     workspace: ws.dir,
@@ -74,7 +78,7 @@ export async function startTestBot(
         },
       );
       // Session files are rewritten in the background (sessions/wal.ts); tests read them.
-      await app.services.sessions.flush();
+      await app.parts.sessions.flush();
       return got;
     },
     async close() {
@@ -87,7 +91,7 @@ export async function startTestBot(
 
 /** The bot's loaded session of a chat (`test:<chatId>`), asserting it exists: the state a turn left behind. */
 export function loadedSession(bot: TestBot, chatId: string) {
-  const s = bot.app.services.sessions.get(`test:${chatId}`);
+  const s = bot.app.parts.sessions.get(`test:${chatId}`);
   assert.ok(s, `session test:${chatId} is loaded`);
   return s;
 }

@@ -372,7 +372,7 @@ export async function startTelegramBot(
       workspaceDir: ws.dir,
       log: logs.log,
       commands: app.commands.list(),
-      media: app.services.media,
+      media: app.parts.media,
       tuning: { ...FAST_TUNING, ...opts.tuning },
       sharedMemory: config.memoryScope === 'global',
     });
@@ -386,7 +386,7 @@ export async function startTelegramBot(
     logs,
     workspace: ws.dir,
     async sessionFile(chatId) {
-      await app.services.sessions.flush();
+      await app.parts.sessions.flush();
       return JSON.parse(await readFile(path.join(ws.dir, 'sessions', `telegram:${chatId}.json`), 'utf8'));
     },
     telegramConfig,

@@ -197,7 +197,7 @@ test('# Relevant Memory in a later conversation has the old message, not the cur
     assert.doesNotMatch(relevantMemory(bot.llm.chatRequests().at(-1)!), /tuna/);
 
     // The latest weekly reflection of the chat comes along, and only in that chat.
-    bot.app.services.index.saveReflection('This week the user cared most about the cat.', 'test:1', []);
+    bot.app.parts.index.saveReflection('This week the user cared most about the cat.', 'test:1', []);
     await bot.send('1', 'Good morning');
     assert.match(relevantMemory(bot.llm.chatRequests().at(-1)!), /Weekly insight: This week the user cared most about the cat\./);
     await bot.send('2', 'Good morning');

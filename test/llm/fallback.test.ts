@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LlmClient } from '../../src/llm/client.js';
+import { LlmClient, type LlmObservers } from '../../src/llm/client.js';
 import { lastUserText, memoryAwareResponder, promptKind, startFakeLlm, text, type FakeLlm, type FakeReply, type RecordedRequest } from '../helpers/fake-llm.js';
 import { llmFailure as failure } from '../helpers/llm-failure.js';
 import { loadedSession, startTestBot } from '../helpers/app.js';
@@ -34,9 +34,9 @@ async function withServer(responder: (req: RecordedRequest) => FakeReply, fn: (l
   }
 }
 
-function client(url: string, env: Record<string, string>) {
+function client(url: string, env: Record<string, string>, observers: LlmObservers = {}) {
   const logs = captureLog();
-  return { llm: new LlmClient(testConfig({ OPENAI_BASE_URL: url, LLM_MODEL: 'model-a', ...env }), logs.log), logs };
+  return { llm: new LlmClient(testConfig({ OPENAI_BASE_URL: url, LLM_MODEL: 'model-a', ...env }), logs.log, observers), logs };
 }
 
 test('model A answers 500: retried (1 + LLM_MAX_RETRIES requests), then model B answers once; the log names both', async () => {
@@ -151,9 +151,8 @@ test('a model on its own server with its own key (LLM_MODELS name=URL|VARIABLE):
 
 test('before a fallback model is asked, the request is fitted to it (refit); usage is recorded under the model that answered', async () => {
   await withServer(failFor('model-a', { status: 500 }), async (server) => {
-    const { llm } = client(server.url, { LLM_FALLBACK: 'model-b' });
     const usage: string[] = [];
-    llm.usageSink = (_account, _u, model) => usage.push(model);
+    const { llm } = client(server.url, { LLM_FALLBACK: 'model-b' }, { usageSink: (_account, _u, model) => usage.push(model) });
     const shorter = [{ role: 'user' as const, content: 'short' }];
     const asked: string[] = [];
     await llm.chat({ messages: MESSAGES, account: { chat: 'test:1', kind: 'answer' }, refit: async (model) => (asked.push(model), shorter) });
@@ -182,7 +181,7 @@ test('through the daemon: model A answers 500s, model B takes over — the reply
       'one info line with model and fallbackFrom',
     );
     assert.deepEqual(
-      bot.app.services.usage.byModel('test:1').map((r) => [r.model, r.calls]),
+      bot.app.parts.usage.byModel('test:1').map((r) => [r.model, r.calls]),
       [['model-b', 1]],
       'usage is recorded under the model that answered',
     );
@@ -233,7 +232,7 @@ test('a fallback with a smaller context gets the request fitted to it before it 
     assert.match(reply!, /Compacted the conversation/, 'the compaction is told, as any compaction is');
     const last = bot.llm.chatRequests().at(-1)!;
     assert.equal(last.body.model, 'gpt-4');
-    const gpt4 = bot.app.services.models.get('gpt-4')!;
+    const gpt4 = bot.app.parts.models.get('gpt-4')!;
     const sent = gpt4.tokens.countMessages(last.body.messages) + gpt4.tokens.countTools(last.body.tools ?? []);
     assert.ok(sent <= 8192, `the request sent to gpt-4 holds ${sent} tokens, within its 8,192`);
   } finally {

@@ -10,9 +10,10 @@ const MESSAGES = [{ role: 'user' as const, content: 'hi' }];
 const ACCOUNT: UsageAccount = { chat: 'test:1', kind: 'answer' };
 
 function client(url: string): { llm: LlmClient; usage: TokenUsage[] } {
-  const llm = new LlmClient(testConfig({ OPENAI_BASE_URL: url, OPENAI_API_KEY: 'sk-test-key-123456' }), captureLog().log);
   const usage: TokenUsage[] = [];
-  llm.usageSink = (_a, u) => usage.push(u);
+  const llm = new LlmClient(testConfig({ OPENAI_BASE_URL: url, OPENAI_API_KEY: 'sk-test-key-123456' }), captureLog().log, {
+    usageSink: (_a, u) => usage.push(u),
+  });
   return { llm, usage };
 }
 

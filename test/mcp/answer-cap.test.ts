@@ -28,7 +28,7 @@ before(async () => {
     },
     { responder: callingModel, env: { MCP_MAX_ANSWER_BYTES: String(CAP), TURN_TIMEOUT_MS: '300000' } },
   ));
-  await until(() => bot.app.services.mcp!.connections.every((c) => c.state.kind === 'connected'), 30_000, 'both servers connected');
+  await until(() => bot.app.parts.mcp!.connections.every((c) => c.state.kind === 'connected'), 30_000, 'both servers connected');
 });
 
 after(async () => {
@@ -54,14 +54,14 @@ test('an endless SSE event and an endless JSON body: the call ends "answer too l
       'logged as mcp.rejected',
     );
   }
-  assert.equal(bot.app.services.mcp!.get('web')!.state.kind, 'connected', 'the session is kept: only the answer was refused');
+  assert.equal(bot.app.parts.mcp!.get('web')!.state.kind, 'connected', 'the session is kept: only the answer was refused');
   assert.deepEqual(await bot.send('3', 'call web__forecast {"city":"Rome"}'), [
     'The tool answered: Forecast for Rome: sunny, 21 °C, light wind from the west.',
   ]);
 });
 
 test('a stdio line over the bound: the call ends "answer too large", the program is started again, and its next call works', async () => {
-  const fx = bot.app.services.mcp!.get('fx')!;
+  const fx = bot.app.parts.mcp!.get('fx')!;
   const first = fx.pid;
   const [reply] = await bot.send('4', `call fx__big {"size":${CAP * 2}}`);
   assert.ok(reply!.startsWith(`The tool answered: Error: the tool "fx__big" failed: MCP server fx: ${TOO_LARGE}`), reply!.slice(0, 300));

@@ -27,8 +27,8 @@ test('a server killed mid-life: its tools go, a call meanwhile says "not connect
     { fx: { ...stdioFixture(), tools: ['forecast'] } },
     { responder: (_req, i) => (i % 2 === 0 ? toolCalls([{ name: 'fx__forecast', args: { city: 'Oslo' } }]) : text('done')) },
   );
-  const fx = bot.app.services.mcp!.get('fx')!;
-  const tools = bot.app.services.tools;
+  const fx = bot.app.parts.mcp!.get('fx')!;
+  const tools = bot.app.parts.tools;
   const chat = { channel: 'test', chatId: '1', group: false, manages: true };
   try {
     await until(() => fx.state.kind === 'connected', 20_000, 'fx connected');
@@ -98,7 +98,7 @@ test('a server that cannot start is tried again after 1, 2, 4 … times the base
 test('a server that never answers does not hold up the start: the bot answers without its tools meanwhile', async () => {
   const { bot, close } = await startMcpBot({ mute: { command: 'sh', args: ['-c', 'exec sleep 60'] } });
   try {
-    const mute = bot.app.services.mcp!.get('mute')!;
+    const mute = bot.app.parts.mcp!.get('mute')!;
     assert.equal(mute.state.kind, 'connecting');
     assert.deepEqual(await bot.send('1', 'hi'), ['echo: hi']);
     assert.ok(!(bot.llm.chatRequests()[0]!.body.tools as any[]).some((t) => t.function.name.startsWith('mute__')));

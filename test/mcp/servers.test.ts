@@ -33,7 +33,7 @@ before(async () => {
     },
     { responder: callingModel, env: { FIXTURE_SECRET, WEB_TOKEN } },
   ));
-  await until(() => bot.app.services.mcp!.connections.every((c) => c.state.kind === 'connected'), 20_000, 'both servers connected');
+  await until(() => bot.app.parts.mcp!.connections.every((c) => c.state.kind === 'connected'), 20_000, 'both servers connected');
 });
 
 after(async () => {

@@ -26,7 +26,7 @@ test('a Telegram group gets no MCP tools unless listed; the private chat does', 
   await writeFile(file, JSON.stringify({ servers: { web: { url: web.url, tools: ['forecast'] } } }));
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(OWNER), TELEGRAM_ALLOWED_GROUPS: String(GROUP), MCP_CONFIG: file } });
   try {
-    await until(() => bot.app.services.mcp!.get('web')!.state.kind === 'connected', 10_000, 'web connected');
+    await until(() => bot.app.parts.mcp!.get('web')!.state.kind === 'connected', 10_000, 'web connected');
     await bot.tg.user({ userId: OWNER, chatId: OWNER, firstName: 'Owner' }).say('hello');
     await bot.tg.waitForBotMessages(OWNER, 1);
     await bot.tg.user({ userId: OWNER, chatId: GROUP, type: 'supergroup', chatTitle: 'Team', firstName: 'Owner' }).say('@TestNameBot hello all');

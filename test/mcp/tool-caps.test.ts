@@ -17,9 +17,9 @@ test('150 and 120 listed tools: 32 from the first (its default maxTools), the se
     more: { ...fixture, env: { FIXTURE_EXTRA_TOOLS: '120' }, maxTools: 128 },
   });
   try {
-    const mcp = bot.app.services.mcp!;
+    const mcp = bot.app.parts.mcp!;
     await until(() => mcp.connections.every((c) => c.state.kind === 'connected'), 30_000, 'both servers connected');
-    const own = bot.app.services.tools.names().filter((n) => !n.includes('__')).length;
+    const own = bot.app.parts.tools.names().filter((n) => !n.includes('__')).length;
 
     await bot.send('1', 'hello');
     const names = (bot.llm.chatRequests()[0]!.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);

@@ -103,7 +103,7 @@ function predict(bot: TestBot, text: string): number {
   const s = session(bot);
   s.messages.push(makeMessage('user', text));
   try {
-    return bot.app.services.compactor.usage(s).reserved;
+    return bot.app.parts.compactor.usage(s).reserved;
   } finally {
     s.messages.pop();
   }
@@ -193,7 +193,7 @@ const NO_NOTES = { memory: { enabled: false }, compaction: { maxContextTokens: L
 test('compaction triggers above 80 % of the limit and not at or below it; consolidation gets exactly the removed messages; the user is told', () =>
   withBot({ runtimeConfig: NO_NOTES }, async ({ bot, invalid }) => {
     await bot.send(CHAT, 'hello');
-    const usage = bot.app.services.compactor.usage(session(bot));
+    const usage = bot.app.parts.compactor.usage(session(bot));
     assert.ok(usage.limit === LIMIT);
     assert.equal(usage.reserved, usage.tokens, 'memory off: no budget is reserved for it');
     await fill(bot, Math.floor(LIMIT * 0.78), fact);
@@ -322,7 +322,7 @@ const WIDE = 6000;
 test('the decision counts the whole memory budget: compacts once the history passes what the budget leaves it, though the last prompt was far under 80 %', () =>
   withBot({ runtimeConfig: { compaction: { maxContextTokens: WIDE, keepLastMessages: 20 }, memory: { budgetPercent: 25 } } }, async ({ bot, invalid }) => {
     await bot.send(CHAT, 'hello');
-    const first = bot.app.services.compactor.usage(session(bot));
+    const first = bot.app.parts.compactor.usage(session(bot));
     // Nothing to remember yet: the prompt as built is instructions only; a quarter of the limit is the memory's.
     assert.ok(first.reserved - first.tokens > WIDE * 0.2, `reserved ${first.reserved}, as built ${first.tokens}`);
     await fill(bot, Math.floor(WIDE * 0.78), fact);
@@ -337,7 +337,7 @@ test('the decision counts the whole memory budget: compacts once the history pas
       const s = session(bot);
       s.messages.push(makeMessage('user', over.text));
       try {
-        return bot.app.services.compactor.usage(s).tokens;
+        return bot.app.parts.compactor.usage(s).tokens;
       } finally {
         s.messages.pop();
       }
@@ -347,7 +347,7 @@ test('the decision counts the whole memory budget: compacts once the history pas
     assert.match(reply!, /Compacted the conversation: \d+ messages summarized/);
     assert.equal(session(bot).metadata.lastCompaction?.kept, 20);
     // The next request, memory sections included, is well under the threshold.
-    const after = bot.app.services.compactor.usage(session(bot));
+    const after = bot.app.parts.compactor.usage(session(bot));
     assert.ok(after.reserved < WIDE * 0.8, `after: ${after.reserved}`);
     assert.deepEqual(invalid, []);
   }));
@@ -360,7 +360,7 @@ test('a small context with a big memory share is not compacted on every turn: th
       kinds(bot).filter((k) => k !== 'chat'),
       [],
     );
-    const u = bot.app.services.compactor.usage(session(bot));
+    const u = bot.app.parts.compactor.usage(session(bot));
     assert.ok(u.reserved >= u.tokens && u.reserved < LIMIT * 0.8, `reserved ${u.reserved}, as built ${u.tokens}`);
   }));
 
@@ -490,7 +490,7 @@ test('system messages other than the summary are never removed, and earlier summ
     s.messages.unshift(makeMessage('system', 'Pinned: the user is called Zed and lives in Oslo.'));
     await bot.send(CHAT, fact(1));
     s.messages.push(makeMessage('system', 'Pinned: answers must be under 50 words.'));
-    await bot.app.services.sessions.save(s);
+    await bot.app.parts.sessions.save(s);
     await fill(bot, Math.floor(LIMIT * 0.78), fact);
     const over = tune(bot, 'Pushing over.', Math.floor(LIMIT * 0.85), 'under');
     assert.ok(over.tokens > LIMIT * 0.8);
@@ -541,7 +541,7 @@ test('summaries failing (500): truncation by importance keeps directives and err
       for (let i = 14; i <= 17; i++) script.push(ord(i));
       script.push('thanks');
       for (const t of script) {
-        if (bot.app.services.sessions.get(SESSION_ID)) assert.ok(predict(bot, t) <= LIMIT * 0.8, 'no compaction while building up');
+        if (bot.app.parts.sessions.get(SESSION_ID)) assert.ok(predict(bot, t) <= LIMIT * 0.8, 'no compaction while building up');
         await bot.send(CHAT, t);
       }
       s0pin(bot);

@@ -107,7 +107,7 @@ test('risk: a message given up on after restarts mid-turn vanishes — it is sav
       bot.llm.requests.map((r) => lastUserText(r)),
       ['waited in its queue'],
     );
-    await bot.app.services.sessions.flush();
+    await bot.app.parts.sessions.flush();
     const session = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:4.json'), 'utf8'));
     assert.deepEqual(
       session.messages.map((m: { content: string }) => m.content),

@@ -27,10 +27,10 @@ test('each of memory.db, schedules.db and usage.db, damaged: set aside byte for 
   });
   try {
     // usage.db threw at start and schedules.db was set aside on any error; memory.db turned the index off.
-    assert.equal(bot.app.services.index.enabled, true, 'memory.db was started anew, so search works');
+    assert.equal(bot.app.parts.index.enabled, true, 'memory.db was started anew, so search works');
     assert.deepEqual(await bot.send('1', 'my cat is called Pepper'), ['echo: my cat is called Pepper']);
     assert.ok(
-      bot.app.services.index.search('Pepper', { scope: 'test:1', limit: 5 }).some((r) => r.content.includes('my cat is called Pepper')),
+      bot.app.parts.index.search('Pepper', { scope: 'test:1', limit: 5 }).some((r) => r.content.includes('my cat is called Pepper')),
       'the new memory.db indexes',
     );
     const files = await readdir(bot.workspace);

@@ -33,9 +33,9 @@ test('a group member asking the model: memory_read, memory_rewrite and cancel_sc
   const bot = await startTestBot({ responder: model });
   try {
     const inADay = new Date(Date.now() + 86_400_000).toISOString();
-    assert.ok(bot.app.services.reminders.schedule('test', GROUP, { at: inADay, text: 'team standup' }).ok);
+    assert.ok(bot.app.parts.reminders.schedule('test', GROUP, { at: inADay, text: 'team standup' }).ok);
     const memoryFile = path.join(bot.workspace, 'memory', `test:${GROUP}`, 'MEMORY.md');
-    await bot.app.services.memory.forChat('test', GROUP).writeMemory('- The launch code is 4711.\n', 'test');
+    await bot.app.parts.memory.forChat('test', GROUP).writeMemory('- The launch code is 4711.\n', 'test');
 
     await bot.send(GROUP, 'hello', member);
     const names = offered(bot.llm.chatRequests().at(-1)!);
@@ -44,7 +44,7 @@ test('a group member asking the model: memory_read, memory_rewrite and cancel_sc
 
     const [cancel] = await bot.send(GROUP, 'call cancel_scheduled {"id":1}', member);
     assert.match(cancel!, /result: Error: cancel_scheduled is for the bot's owner \(or a group admin\) in this group/);
-    assert.equal(bot.app.services.reminders.list('test', GROUP).length, 1, 'the reminder stays');
+    assert.equal(bot.app.parts.reminders.list('test', GROUP).length, 1, 'the reminder stays');
     const [read] = await bot.send(GROUP, 'call memory_read {}', member);
     assert.doesNotMatch(read!, /4711/);
     const [rewrite] = await bot.send(GROUP, 'call memory_rewrite {"section":"Launch","content":"gone"}', member);
@@ -64,7 +64,7 @@ test('a group member asking the model: memory_read, memory_rewrite and cancel_sc
 test('risk: a group member reads MEMORY.md or an old version word for word through notes_read — refused, and the words never reach the model', async () => {
   const bot = await startTestBot({ responder: model });
   try {
-    const files = bot.app.services.memory.forChat('test', GROUP);
+    const files = bot.app.parts.memory.forChat('test', GROUP);
     // Version 2 keeps a line the rewrite after it took out; MEMORY.md now holds other words.
     await files.writeMemory('- The launch code is 4711.\n', 'test');
     await files.writeMemory('- Standup is at nine in room Bellatrix.\n', 'test');

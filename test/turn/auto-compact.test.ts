@@ -39,7 +39,7 @@ test("risk: /stop during a turn's auto-compaction — the compaction's rewrite o
     assert.equal(stopped, 'Stopped before an answer was written; your message is kept. Your next message is answered as usual.');
     release();
     assert.deepEqual(await compacting, [], 'the stopped turn says nothing more');
-    await bot.app.services.sessions.flush();
+    await bot.app.parts.sessions.flush();
 
     const file = JSON.parse(await readFile(path.join(bot.workspace, 'sessions', 'test:1.json'), 'utf8')) as {
       messages: Array<{ role: string; content: string }>;

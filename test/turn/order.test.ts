@@ -179,7 +179,7 @@ test('in the daemon each step sees what the steps before it wrote: the model get
     // ToolLoop before MemoryPersist and Indexing: the answer is in the day's note and the index.
     const note = await readFile(path.join(bot.workspace, 'memory', 'test:7', '2026-03-10.md'), 'utf8');
     assert.match(note, /User: the heron is back \| Assistant: echo: the heron is back/);
-    const found = bot.app.services.index.search('heron', { scope: 'test:7' }).map((r) => r.content);
+    const found = bot.app.parts.index.search('heron', { scope: 'test:7' }).map((r) => r.content);
     assert.ok(found.includes('echo: the heron is back'), JSON.stringify(found));
   } finally {
     await bot.close();

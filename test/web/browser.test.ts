@@ -43,7 +43,7 @@ before(async () => {
   await t.bot.send('-100777:5', 'how much honey did we sell in May?', { chat: { kind: 'topic', name: 'Honey sales', group } });
   // Only a topic of this group talks to the bot: the group is a heading with its topic under it.
   await t.bot.send('-100888:3', 'wax prices', { chat: { kind: 'topic', name: 'Wax', group: { chatId: '-100888', name: 'Candle makers' } } });
-  await t.bot.app.services.sessions.flush();
+  await t.bot.app.parts.sessions.flush();
 });
 
 after(async () => {
@@ -77,7 +77,7 @@ async function shot(page: Page, name: string) {
 }
 
 test('memory page at 1400 px: chats by name with topics under their group, tabs kept in the address, plain words, MEMORY.md and Forget only after their confirm', async () => {
-  const s = t!.bot.app.services;
+  const s = t!.bot.app.parts;
   for (const back of [1, 2, 4]) {
     s.usage.record(
       { chat: 'test:1', kind: 'consolidation' },

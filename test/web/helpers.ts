@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { startMemoryPage, type MemoryPage } from '../../src/web/server.js';
+import type { PageDeps } from '../../src/web/data.js';
 
 export const TOKEN = 'test-page-token-0123456789';
 export const MEMORY = '## About\n- The user is called Ada.\n- Ada keeps bees in Lisbon.\n';
@@ -12,6 +13,11 @@ export interface PageBot {
   page: MemoryPage;
   memoryFile: string;
   close(): Promise<void>;
+}
+
+/** What the page is given from a test bot, as main.ts gives it from the daemon. */
+export function pageDeps(bot: TestBot): PageDeps {
+  return { ...bot.app.parts, workspaceDir: bot.config.workspaceDir, memoryScope: bot.config.memoryScope };
 }
 
 export async function startPageBot(): Promise<PageBot> {
@@ -26,7 +32,7 @@ export async function startPageBot(): Promise<PageBot> {
   await bot.send('1', 'look: <script>alert("pwned")</script><img src=x onerror=alert(1)>', ada);
   // A hostile name: shown as its characters, never as markup.
   await bot.send('2', 'a secret of chat two about zeppelins', { chat: { kind: 'group', name: '<img src=x onerror=alert(2)> Zeppelin\u202e fans' } });
-  const page = await startMemoryPage(bot.app.services, bot.logs.log, { token: TOKEN, host: '127.0.0.1', port: 0 });
+  const page = await startMemoryPage(pageDeps(bot), bot.logs.log, { token: TOKEN, host: '127.0.0.1', port: 0 });
   return {
     bot,
     page,

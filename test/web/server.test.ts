@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { MEMORY, TOKEN, pageApi, startPageBot } from './helpers.js';
+import { MEMORY, TOKEN, pageApi, pageDeps, startPageBot } from './helpers.js';
 import { PAGE_HTML, PAGE_JS } from '../../src/web/page.js';
 
 const sha = (t: string) => createHash('sha256').update(t).digest('hex');
@@ -82,7 +82,7 @@ test('memory page: a MEMORY.md edit is saved as a version; an edit based on an o
     assert.equal(await readFile(t.memoryFile, 'utf8'), edited);
     const body = (await ok.json()) as any;
     assert.equal(body.versions[0].source, 'memory page');
-    const files = t.bot.app.services.memory.forChat('test', '1');
+    const files = t.bot.app.parts.memory.forChat('test', '1');
     assert.equal(await files.versions.read(body.versions[0].n), edited);
     assert.equal(await files.versions.read(body.versions[1].n), MEMORY, 'the replaced text is kept as the version before');
 
@@ -225,7 +225,7 @@ test("memory page: forget previews (nothing removed), then removes the words thr
     const none = (await (await post('forget', { chat: 'test:1', words: 'zeppelins' })).json()) as any;
     assert.deepEqual([none.preview.total, none.confirm], [0, null], "nothing found, nothing to confirm (chat two's words are not this chat's)");
 
-    const s = t.bot.app.services;
+    const s = t.bot.app.parts;
     const [fact] = s.index.saveFacts([{ content: 'Ada sells honey on Saturdays', scope: 'test:1', sessionId: 'x', sourceIds: [] }]);
     assert.equal((await post('fact/confirm', { chat: 'test:2', id: fact!.id })).status, 404, "another chat's id is not found");
     assert.equal((await post('fact/confirm', { chat: 'test:1', id: fact!.id })).status, 200);
@@ -242,7 +242,7 @@ test("memory page: forget previews (nothing removed), then removes the words thr
 test('memory page on 0.0.0.0: Host is still checked — its loopback names and the MEMORY_PAGE_ORIGIN hosts pass, any other name gets 421; the configured origin may make changes', async () => {
   const { startMemoryPage } = await import('../../src/web/server.js');
   const t = await startPageBot();
-  const page = await startMemoryPage(t.bot.app.services, t.bot.logs.log, { token: TOKEN, host: '0.0.0.0', port: 0, origins: ['https://memory.example.com'] });
+  const page = await startMemoryPage(pageDeps(t.bot), t.bot.logs.log, { token: TOKEN, host: '0.0.0.0', port: 0, origins: ['https://memory.example.com'] });
   try {
     const port = new URL(page.url).port;
     assert.equal(page.url, `http://127.0.0.1:${port}/`, 'the address printed is one the page answers, not 0.0.0.0');

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { TOKEN, startPageBot } from './helpers.js';
-import { UsageStore } from '../../src/usage/usage.js';
+import { UsageStore } from '../../src/features/usage/usage.js';
 import { USAGE_DAYS } from '../../src/web/data.js';
 import { makeMessage } from '../../src/sessions/model.js';
 import { SUMMARY_PREFIX } from '../../src/memory/compaction.js';
@@ -19,9 +19,9 @@ const DAY = 86_400_000;
 test("memory page: /api/usage gives the chat's tokens per day from usage.db — answers vs background, cached part — for the last 30 days only", async () => {
   const t = await startPageBot();
   try {
-    const s = t.bot.app.services;
+    const s = t.bot.app.parts;
     // Another connection to the same usage.db file, as a second process would have.
-    const store = new UsageStore(path.join(t.bot.workspace, 'usage.db'), s.config.timezone);
+    const store = new UsageStore(path.join(t.bot.workspace, 'usage.db'), t.bot.config.timezone);
     const threeDaysAgo = new Date(Date.now() - 3 * DAY);
     store.record({ chat: 'test:1', kind: 'summary' }, { promptTokens: 1000, cachedTokens: 400, completionTokens: 200 }, threeDaysAgo);
     store.record({ chat: 'test:1', kind: 'answer' }, { promptTokens: 500, cachedTokens: 100, completionTokens: 50 }, threeDaysAgo);
@@ -85,7 +85,7 @@ test("memory page: correcting a fact retires it, saves the owner's text in its p
       }
     ).facts;
   try {
-    const s = t.bot.app.services;
+    const s = t.bot.app.parts;
     const [old] = s.index.saveFacts([{ content: "Ada's queen bee is called Beatrix", scope: 'test:1', sessionId: 'conv_x', sourceIds: [] }]);
     assert.ok(
       (await search('queen bee name')).some((r) => r.id === old!.id),
@@ -139,7 +139,7 @@ test("memory page: correcting a fact retires it, saves the owner's text in its p
 test("memory page: a chat shows its history entries, entities with their memories, and the session's [Conversation summary] marked", async () => {
   const t = await startPageBot();
   try {
-    const s = t.bot.app.services;
+    const s = t.bot.app.parts;
     // The consolidation's and the compaction's own writers.
     await s.memory.forChat('test', '1').appendHistory('Ada told the bot about her <b>honey</b> stall.');
     const session = await s.sessions.getOrCreate('test', '1');

@@ -46,7 +46,7 @@ import { AddressedAlbums } from './album-groups.js';
 import { chatLabelOf } from './chat-label.js';
 import { ChatRoles } from './roles.js';
 import { GroupGate } from './group-gate.js';
-import { parseCommand } from '../../commands/router.js';
+import { parseCommand } from '../../core/command-line.js';
 import { isStop } from '../../dispatch/stop.js';
 import { LRUCache } from 'lru-cache';
 

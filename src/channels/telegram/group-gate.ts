@@ -18,7 +18,7 @@ import type { ChatMemberUpdated } from 'telegraf/types';
 import type { Logger } from '../../core/log.js';
 import type { AccessControl, AccessDecision, Sender } from './access.js';
 import type { PairingStore } from './pairing.js';
-import { parseCommand } from '../../commands/router.js';
+import { parseCommand } from '../../core/command-line.js';
 
 export interface GroupGateOptions {
   access: AccessControl;

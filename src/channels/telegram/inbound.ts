@@ -3,7 +3,7 @@
  * something it cannot read (named) — or ignores it (and why). Pure, so every rule here has a
  * unit test. Nothing here answers the user: the intake does, for every message alike.
  *
- * - Voice notes and audio files are 'audio' (transcribed in the turn: systems/transcription.ts).
+ * - Voice notes and audio files are 'audio' (transcribed in the turn: features/voice/transcription.ts).
  * - Photos and image documents are 'image' (shown to the model when it reads images: photos.ts);
  *   one of an album carries its media_group_id, and the intake answers the album as one message.
  * - Text is text. Stickers, videos, PDFs and other media it cannot read are 'unsupported', named:
@@ -30,7 +30,7 @@ import { topicOf } from './topics.js';
 import { audioOf } from './media.js';
 import { imageOf } from './photos.js';
 import type { AudioRef, ImageRef } from '../../core/message.js';
-import { parseCommand } from '../../commands/router.js';
+import { parseCommand } from '../../core/command-line.js';
 
 export type { BotIdentity };
 

@@ -1,6 +1,6 @@
 /**
  * Files on Telegram: a message's voice note or audio file, found and described (the turn
- * transcribes it: systems/transcription.ts), and the one downloader for any file id — getFile,
+ * transcribes it: features/voice/transcription.ts), and the one downloader for any file id — getFile,
  * then the bytes, at most 20 MB (the Bot API's limit for bots). The app's turns fetch images and
  * notes through it (registered with MediaFetchers by the channel).
  */

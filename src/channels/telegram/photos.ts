@@ -5,7 +5,7 @@
  * (image/* MIME type) is taken as it is, up to the Bot API's 20 MB download limit.
  *
  * The channel only describes the image (an ImageRef); what can be seen of it is decided in the
- * turn (systems/images.ts), after the limits every message meets.
+ * turn (features/images/images.ts), after the limits every message meets.
  */
 import type { Message } from 'telegraf/types';
 import { imagePlaceholder } from '../../media/attachments.js';

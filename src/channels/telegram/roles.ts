@@ -1,6 +1,6 @@
 /**
  * The sender's role (core/message.ts), decided once per message before it is handed to the app;
- * the command router enforces it (commands/router.ts).
+ * the command router enforces it (dispatch/router.ts).
  *
  * - A private chat is its user's own chat: `owner` (they already passed TELEGRAM_DM_POLICY).
  * - In a group the bot's owners (TELEGRAM_ALLOWED_USERS) are `owner`s; with

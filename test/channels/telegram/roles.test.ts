@@ -58,7 +58,7 @@ async function disk(ws: string): Promise<Map<string, string>> {
 test('a group member is refused /export, /forget, /memory, /memory undo, /new, /compact, /reminders cancel with one line, nothing changes; /status is the short one; the owner may', async () => {
   const bot = await groupBot();
   const { owner, member, admin } = people(bot);
-  const { services } = bot.app;
+  const { parts: services } = bot.app;
   try {
     // The group has a conversation, a memory with two versions (so there is something to undo) and a reminder.
     assert.equal(await ask(bot, owner, '@TestNameBot the plum code is 4471'), 'echo: the plum code is 4471');

@@ -159,7 +159,7 @@ test("group: a member cannot stop another member's answer; the asker can — the
     );
 
     await waitFor(
-      () => /second question/.test(bot.app.services.sessions.get(`telegram:${GROUP}`)?.messages.at(-1)?.content ?? ''),
+      () => /second question/.test(bot.app.parts.sessions.get(`telegram:${GROUP}`)?.messages.at(-1)?.content ?? ''),
       5_000,
       'the waiting message saved',
     );
@@ -169,7 +169,7 @@ test("group: a member cannot stop another member's answer; the asker can — the
     let session: any;
     await waitFor(
       async () => {
-        await bot.app.services.sessions.flush();
+        await bot.app.parts.sessions.flush();
         session = await bot.sessionFile(GROUP);
         return session.messages.length >= 3;
       },

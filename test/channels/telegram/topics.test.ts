@@ -32,9 +32,9 @@ test('only real forum topics get a thread id; session chat ids round-trip', () =
 });
 
 async function session(bot: TelegramTestBot, chatId: string): Promise<Array<{ role: string; content: string }>> {
-  await bot.app.services.sessions.flush();
+  await bot.app.parts.sessions.flush();
   try {
-    return JSON.parse(await readFile(bot.app.services.sessions.fileFor('telegram', chatId), 'utf8')).messages;
+    return JSON.parse(await readFile(bot.app.parts.sessions.fileFor('telegram', chatId), 'utf8')).messages;
   } catch {
     return [];
   }
@@ -116,7 +116,7 @@ test('chat names: a private chat is named after the user, a group after its titl
     const ada = bot.tg.user({ userId: 111, firstName: 'Ada' });
     await ada.say('hello');
     await bot.tg.waitForBotMessages(111, 1);
-    await bot.app.services.sessions.flush();
+    await bot.app.parts.sessions.flush();
 
     const book = JSON.parse(await readFile(`${bot.workspace}/sessions.names.json`, 'utf8')).chats;
     assert.deepEqual(book, {

@@ -127,7 +127,7 @@ test('a changed EMBEDDINGS_DIMENSIONS turns vector search off with a warning say
       const warn = warnings(second.logs).filter((l) => /dimension/i.test(l.msg));
       assert.equal(warn.length, 1, JSON.stringify(warnings(second.logs)));
       assert.match(warn[0]!.msg, /reindex/);
-      assert.equal(second.app.services.index.vectorsOn, false);
+      assert.equal(second.app.parts.index.vectorsOn, false);
       assert.deepEqual(await second.send('1', 'still there?'), ['echo: still there?']);
     } finally {
       await second.close();
@@ -206,15 +206,15 @@ test('a corrupt memory.db: set aside as it was, an empty index started, the user
     await writeFile(path.join(ws.dir, 'memory.db'), garbage);
     const bot = await startTestBot({ env: { WORKSPACE_DIR: ws.dir } });
     try {
-      assert.equal(bot.app.services.index.enabled, true, 'not switched off: one policy for a damaged file (storage/sqlite.ts)');
-      assert.ok((bot.app.services.index as SqliteMemoryIndex).setAside, 'the facade knows where the damaged file went');
+      assert.equal(bot.app.parts.index.enabled, true, 'not switched off: one policy for a damaged file (storage/sqlite.ts)');
+      assert.ok((bot.app.parts.index as SqliteMemoryIndex).setAside, 'the facade knows where the damaged file went');
       for (let i = 1; i <= 3; i++) assert.deepEqual(await bot.send('1', `hello ${i}`), [`echo: hello ${i}`]);
       assert.equal(warnings(bot.logs).length, 0, 'no warning per message');
       const errors = bot.logs.lines().filter((l) => l.code === 'storage.corrupt');
       assert.equal(errors.length, 1);
       assert.match(errors[0]!.msg, /memory\.db is damaged: set it aside/);
       assert.ok(
-        (await readFile((bot.app.services.index as SqliteMemoryIndex).setAside!)).equals(garbage),
+        (await readFile((bot.app.parts.index as SqliteMemoryIndex).setAside!)).equals(garbage),
         'the damaged file is kept as it was (for the owner to inspect)',
       );
     } finally {
@@ -232,8 +232,8 @@ test('a locked memory.db: writes fail softly with one warning, replies still go 
   // The daemon's connection waits 2 s on a busy file before giving up, synchronously; with five
   // messages of two writes each that alone would be 20 s. What is tested here (one warning,
   // replies delivered, recovery) does not depend on how long it waits, so the wait is shortened.
-  (bot.app.services.index as SqliteMemoryIndex).database!.pragma('busy_timeout = 100');
-  (bot.app.services.index as SqliteMemoryIndex).pauseMs = 300;
+  (bot.app.parts.index as SqliteMemoryIndex).database!.pragma('busy_timeout = 100');
+  (bot.app.parts.index as SqliteMemoryIndex).pauseMs = 300;
   try {
     holder.exec('BEGIN EXCLUSIVE');
     for (let i = 1; i <= 5; i++) assert.deepEqual(await bot.send('1', `locked message ${i}`), [`echo: locked message ${i}`]);
@@ -243,7 +243,7 @@ test('a locked memory.db: writes fail softly with one warning, replies still go 
     holder.exec('ROLLBACK');
     // The index rests a while after seeing the lock (30 s by default), then indexes again,
     // including the messages that arrived while it was locked.
-    await new Promise((r) => setTimeout(r, (bot.app.services.index as SqliteMemoryIndex).pauseMs + 20));
+    await new Promise((r) => setTimeout(r, (bot.app.parts.index as SqliteMemoryIndex).pauseMs + 20));
 
     assert.deepEqual(await bot.send('1', 'unlocked message about zucchini'), ['echo: unlocked message about zucchini']);
     const rows = holder.prepare("SELECT content, source_role FROM memories WHERE kind = 'episode' ORDER BY seq").all() as Array<{
@@ -253,7 +253,7 @@ test('a locked memory.db: writes fail softly with one warning, replies still go 
     const contents = rows.map((r) => r.content);
     for (let i = 1; i <= 5; i++) assert.ok(contents.includes(`locked message ${i}`), `locked message ${i} indexed after the lock`);
     assert.ok(contents.includes('unlocked message about zucchini'));
-    assert.ok(bot.app.services.index.search('zucchini', { scope: 'test:1' }).length > 0);
+    assert.ok(bot.app.parts.index.search('zucchini', { scope: 'test:1' }).length > 0);
   } finally {
     holder.close();
     await bot.close();

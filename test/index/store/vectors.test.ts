@@ -12,7 +12,7 @@ import { LlmClient } from '../../../src/llm/client.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { startFakeLlm, type Responder } from '../../helpers/fake-llm.js';
 import { captureLog, tempDir, testConfig } from '../../helpers/workspace.js';
-import { createMemoryIndexTools } from '../../../src/tools/memory-index.js';
+import { createMemoryIndexTools } from '../../../src/features/memory-access/memory-index.js';
 import { FileMemoryService } from '../../../src/memory/file-memory.js';
 import type { ToolContext } from '../../../src/tools/types.js';
 

@@ -14,7 +14,7 @@ import { LlmClient } from '../../../src/llm/client.js';
 import { componentLogger, silentLogger } from '../../../src/core/log.js';
 import { startFakeLlm, text, lastUserText, type FakeLlm, type Responder } from '../../helpers/fake-llm.js';
 import { captureLog, tempDir, testConfig } from '../../helpers/workspace.js';
-import { Scheduler } from '../../../src/scheduler/jobs.js';
+import { Scheduler } from '../../../src/app/jobs.js';
 import { memoryCli } from '../../helpers/child.js';
 
 const DAY = 86_400;

@@ -1,0 +1,225 @@
+/**
+ * Builds the parts of one daemon (stores, LLM client, memory, index, reminders, compaction) in
+ * dependency order, adding each that holds something to the lifecycle as it is built, so the
+ * stop takes them down in the reverse order (lifecycle.ts). Nothing here handles a message: see
+ * dispatch/intake.ts; nothing here is a feature: see features.ts.
+ */
+import path from 'node:path';
+import type { Config } from '../config/env.js';
+import { componentLogger, type Logger } from '../core/log.js';
+import { AppError } from '../core/errors.js';
+import { FileRuntimeConfigStore, memoryBudgetTokens } from '../config/runtime.js';
+import { FileSessionStore } from '../sessions/file-store.js';
+import { LlmClient } from '../llm/client.js';
+import { ChatModels } from '../llm/chat-models.js';
+import type { Session } from '../sessions/model.js';
+import { UsageStore } from '../features/usage/usage.js';
+import { TokenBudget } from '../features/usage/budget.js';
+import { ToolRegistry } from '../tools/registry.js';
+import { InstructionsSource } from '../features/prompt/instructions.js';
+import { Dispatcher } from '../queue/dispatcher.js';
+import type { Inbox } from '../queue/inbox.js';
+import { FileInbox } from '../queue/file-inbox.js';
+import { TurnStats } from '../turn/stats.js';
+import type { Parts } from './parts.js';
+import type { Lifecycle } from './lifecycle.js';
+import { FileMemoryService } from '../memory/file-memory.js';
+import { ForgetService } from '../features/privacy/forget.js';
+import { ConsolidationService } from '../memory/consolidation.js';
+import { CompactionService } from '../memory/compaction.js';
+import { ContextFit } from '../turn/context-fit.js';
+import { AutoCompactor } from '../turn/auto-compact.js';
+import { SqliteMemoryIndex } from '../index/sqlite-memory-index.js';
+import { Embedder } from '../index/upkeep/embeddings.js';
+import { IndexingService } from '../index/ingest.js';
+import { Upkeep } from '../index/upkeep/upkeep.js';
+import { Scheduler } from './jobs.js';
+import { ReminderStore } from '../features/reminders/store.js';
+import { MediaFetchers } from '../media/attachments.js';
+import { ReminderService } from '../features/reminders/service.js';
+import { DailyNotes } from '../memory/daily-notes.js';
+import { DerivedWrites } from '../features/record/derived.js';
+import { chatModel, modelNamed } from '../features/models/chat-model.js';
+
+export interface BuildOptions {
+  /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
+  scheduler?: boolean;
+  /** The clock reminders use (tests move it forward a day). */
+  now?: () => number;
+}
+
+/** How long a stop waits for a /forget's scrub of memory.db to end before closing it anyway. */
+const SCRUB_WAIT_MS = 10_000;
+
+export async function buildParts(config: Config, log: Logger, opts: BuildOptions, life: Lifecycle): Promise<Parts> {
+  const runtime = new FileRuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
+  const runtimeProblem = runtime.init();
+  if (runtimeProblem) throw new AppError('config.invalid', { problem: runtimeProblem });
+  const dispatcher = new Dispatcher(config.maxConcurrentTurns);
+  // Added first, so stopped last: it stops taking work once everything else has, then waits for the running turns.
+  life.add({
+    name: 'dispatcher',
+    stop: () => {
+      dispatcher.close();
+      return dispatcher.drain(config.shutdownTimeoutMs);
+    },
+  });
+  // A chat's session stays in memory while it has work queued or running (turns hold it).
+  const sessions = new FileSessionStore(path.join(config.workspaceDir, 'sessions'), componentLogger(log, 'Session'), {
+    inUse: (id) => dispatcher.busy(id),
+  });
+  await sessions.init();
+  life.add({
+    name: 'sessions',
+    close: async ({ drained }) => {
+      await sessions.flush();
+      // Every turn ended: what derives from the log is written; made durable, the log can go.
+      if (drained) await sessions.forgetLog().catch((err: unknown) => log.warn({ err }, 'the session log is kept for the next start'));
+      await sessions.close();
+    },
+  });
+  const usage = new UsageStore(path.join(config.workspaceDir, 'usage.db'), config.timezone, { log: componentLogger(log, 'Usage') });
+  life.add({ name: 'usage', close: () => usage.close() });
+  const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
+  const models = await ChatModels.create(config);
+  const llm = new LlmClient(config, componentLogger(log, 'LLM'), {
+    usageSink: (account, u, model) => usage.record(account, u, new Date(), model),
+    gate: (account) => budget.pausesBackground(account),
+    // A call that ends without usage is estimated with its model's tokenizer (LLM_MODEL's for one
+    // not among the chat models, e.g. LLM_MODEL_BALANCED).
+    tokensFor: (model) => (models.get(model) ?? models.defaultModel).tokens,
+  });
+  const memory = new FileMemoryService(path.join(config.workspaceDir, 'memory'), config.memoryScope);
+  const indexLog = componentLogger(log, 'Index');
+  const index = SqliteMemoryIndex.inWorkspace(config.workspaceDir, indexLog);
+  life.add({
+    name: 'index',
+    close: async () => {
+      // A /forget's scrub still running ends first (bounded): its held messages are then indexed.
+      await Promise.race([index.whenWritable(), new Promise((r) => setTimeout(r, SCRUB_WAIT_MS).unref())]);
+      index.close();
+    },
+  });
+  let embedder: Embedder | undefined;
+  if (config.embeddingsModel && index.enabled) {
+    embedder = new Embedder(llm, index, config.embeddingsModel, config.embeddingsDimensions, indexLog);
+    embedder.init();
+    const queued = embedder;
+    life.add({ name: 'embedder', close: () => queued.flush() });
+  }
+  const indexing = new IndexingService(index, embedder);
+  const notes = new DailyNotes(memory, config.timezone, componentLogger(log, 'MemoryPersist'));
+  const derived = new DerivedWrites({ notes, indexing, memory, runtime, sessions, log: componentLogger(log, 'MemoryPersist') });
+  // The session log forgets its lines only once the note lines derived from them are on disk.
+  sessions.deriveFromLog({ flush: () => derived.flush(), durable: () => !notes.unsynced });
+  const upkeep = new Upkeep(index, llm, componentLogger(log, 'Upkeep'), {
+    accurateNer: false,
+    timeoutMs: config.consolidationTimeoutMs,
+    paused: (scope) => budget.pausesBackground({ chat: scope, kind: 'facts' }),
+  });
+  const scheduler = new Scheduler(upkeep, config.timezone, componentLogger(log, 'Upkeep'));
+  if (opts.scheduler) scheduler.start();
+  life.add({ name: 'nightly jobs', stop: () => scheduler.stop() });
+  const reminders = new ReminderService({
+    store: new ReminderStore(path.join(config.workspaceDir, 'schedules.db'), componentLogger(log, 'Reminders')),
+    sessions,
+    notes,
+    timezone: config.timezone,
+    log: componentLogger(log, 'Reminders'),
+    queue: (key, task) => dispatcher.submit(key, task),
+    perChatPerHour: config.remindersPerChatPerHour,
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+  life.add({ name: 'reminders', stop: () => reminders.stop(), close: () => reminders.close() });
+  // Before any channel starts: a reminder recorded just before a kill is not sent again.
+  await reminders.settleClaims();
+  // The features' tools are installed in it (install.ts).
+  const tools = new ToolRegistry([], config.toolTimeoutMs);
+  // Connected in the background: a slow or dead server never holds up the start. The MCP SDK is
+  // loaded only when a server is configured: loading it took the daemon's start from ~150 to
+  // ~182 MiB resident (docs/BENCHMARKS.md, "Resident memory").
+  const mcp =
+    config.mcp.servers.length > 0
+      ? new (await import('../mcp/servers.js')).McpServers(config.mcp, {
+          log: componentLogger(log, 'MCP'),
+          toolTimeoutMs: config.toolTimeoutMs,
+          ownTools: () => tools.size,
+        })
+      : undefined;
+  if (mcp) {
+    tools.addSource(mcp);
+    mcp.start();
+    life.add({ name: 'mcp', close: () => mcp.stop() });
+  }
+  const stats = new TurnStats();
+  const consolidation = new ConsolidationService(
+    llm,
+    { timeoutMs: config.consolidationTimeoutMs, maxMemorySize: config.maxMemorySize, timezone: config.timezone },
+    componentLogger(log, 'Consolidation'),
+    async (facts, ctx) => {
+      // Not skipped under the scrub of a /forget (MemoryIndex.whenWritable): it waits for it.
+      await index.whenWritable();
+      for (const f of index.saveFacts(facts.map((content) => ({ content, scope: ctx.scope, sessionId: ctx.sessionId })))) {
+        if (!f.duplicateOf) embedder?.enqueue(f.id, f.content);
+      }
+    },
+  );
+  const compaction = new CompactionService(
+    llm,
+    consolidation,
+    { summaryTimeoutMs: config.summaryTimeoutMs, summaryMaxTokens: 500, timezone: config.timezone },
+    componentLogger(log, 'AutoCompact'),
+  );
+  const instructions = new InstructionsSource(config.workspaceDir);
+  const modelOf = (session: Session) => chatModel({ models, runtime }, session);
+  const fit = new ContextFit({
+    compaction,
+    memory,
+    model: modelOf,
+    toolDefinitions: () => tools.definitions(),
+    lastSystemPromptTokens: (id) => stats.lastTurn(id)?.systemPromptTokens,
+    systemPromptBound: (m) => m.tokens.countText(instructions.cachedText()) + memoryBudgetTokens(m.limit, runtime.get().memory),
+  });
+  const compactor = new AutoCompactor({ fit, runtime });
+  const inbox = new FileInbox(path.join(config.workspaceDir, 'inbox.jsonl'));
+  life.add({ name: 'inbox', close: () => inbox.shutdown() });
+  const media = new MediaFetchers();
+  const forget = new ForgetService({
+    workspaceDir: config.workspaceDir,
+    memory,
+    index,
+    sessions,
+    journal: inbox,
+    reminders,
+    log: componentLogger(log, 'Forget'),
+  });
+  return {
+    sessions,
+    dispatcher,
+    inbox,
+    llm,
+    tools,
+    models,
+    modelOf,
+    modelNamed: (name) => modelNamed({ models, runtime }, name),
+    stats,
+    memory,
+    runtime,
+    consolidation,
+    fit,
+    compactor,
+    instructions,
+    index,
+    embedder,
+    indexing,
+    scheduler,
+    forget,
+    reminders,
+    usage,
+    budget,
+    media,
+    notes,
+    derived,
+    mcp,
+  };
+}

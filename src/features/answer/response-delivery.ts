@@ -1,0 +1,22 @@
+/**
+ * ResponseDelivery (40) — reads: `turn.response`, `turn.notices`. Writes: `turn.delivered`.
+ * Sends the answer through the channel the message came from. It sits right after ToolLoop (30)
+ * and before MemoryPersist (50) and Indexing (55): the user gets the reply before any
+ * after-reply work starts, so that work can never delay or block it.
+ */
+import { ORDER } from '../../turn/order.js';
+import { hasResponse, type System } from '../../turn/system.js';
+
+export function createResponseDeliverySystem(): System {
+  return {
+    name: 'ResponseDelivery',
+    order: ORDER.ResponseDelivery,
+    onFailure: 'fail-turn',
+    shouldRun: hasResponse,
+    async run(turn) {
+      const text = turn.notices.length > 0 ? `${turn.response}\n\n${turn.notices.map((n) => `ℹ️ ${n}`).join('\n')}` : turn.response!;
+      await turn.reply(text);
+      turn.delivered = true;
+    },
+  };
+}
