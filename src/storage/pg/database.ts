@@ -25,6 +25,7 @@ import { backoffDelay, withRetry } from '../../core/retry.js';
 import { registerSecret, type Logger } from '../../core/log.js';
 import { DbError, toDbError } from './errors.js';
 import { databaseSecrets, describeDatabase } from './url.js';
+import { PgListener } from './listen.js';
 
 export type Row = Record<string, unknown>;
 
@@ -77,6 +78,9 @@ export class Database implements Sql {
   /** `host:port/database`: how logs and /status name it. */
   readonly where: string;
   private readonly pool: pg.Pool;
+  private readonly url: string;
+  private readonly applicationName: string;
+  private listener: PgListener | undefined;
   private readonly log: Logger;
   private readonly waitMs: number;
   private state: Health = { state: 'unknown', since: Date.now() };
@@ -86,6 +90,8 @@ export class Database implements Sql {
   constructor(opts: DatabaseOptions) {
     for (const s of databaseSecrets(opts.url)) registerSecret(s);
     this.where = describeDatabase(opts.url);
+    this.url = opts.url;
+    this.applicationName = opts.applicationName ?? 'membot';
     this.log = opts.log;
     this.waitMs = opts.waitMs ?? DEFAULT_WAIT_MS;
     // pg-pool times out a wait for a free connection with the same setting as a connect: the
@@ -98,7 +104,7 @@ export class Database implements Sql {
     this.pool = new pg.Pool({
       connectionString: opts.url,
       max: opts.poolSize,
-      application_name: opts.applicationName ?? 'membot',
+      application_name: this.applicationName,
       keepAlive: true,
       Client,
     });
@@ -155,9 +161,20 @@ export class Database implements Sql {
     });
   }
 
+  /**
+   * Calls `onChange` when a NOTIFY arrives on `channel` — and after every reconnect of the
+   * listening connection, as notifications sent meanwhile are lost (listen.ts). The returned
+   * function stops it.
+   */
+  listen(channel: string, onChange: () => void): Promise<() => void> {
+    this.listener ??= new PgListener({ url: this.url, where: this.where, log: this.log, applicationName: `${this.applicationName}-listen` });
+    return this.listener.listen(channel, onChange);
+  }
+
   /** Closes every connection; calls after this fail. */
   async close(): Promise<void> {
-    await this.pool.end();
+    // Both at once: the pool stops handing out connections now, not after the listener is gone.
+    await Promise.all([this.listener?.close(), this.pool.end()]);
   }
 
   /**
