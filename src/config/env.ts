@@ -6,6 +6,8 @@ import path from 'node:path';
 import { SettingsReader, type Env, type SettingName } from './reader.js';
 import { ANSWER_BYTES_RANGE, DEFAULT_MAX_ANSWER_BYTES, NO_MCP, readMcpConfig, type McpConfig } from './mcp.js';
 import { readFallback, readModelChoices, type ModelEndpoint } from './models.js';
+import { readDatabase, type DatabaseConfig } from './database.js';
+import { databaseSecrets } from '../storage/pg/url.js';
 
 export interface Config {
   openaiApiKey: string;
@@ -24,6 +26,8 @@ export interface Config {
   toolTimeoutMs: number;
   maxConcurrentTurns: number;
   workspaceDir: string;
+  /** DATABASE_URL, DATABASE_POOL_SIZE: the state in PostgreSQL (config/database.ts). */
+  database: DatabaseConfig;
   logLevel: string;
   logFile: string | undefined;
   timezone: string;
@@ -89,6 +93,7 @@ export function configSecrets(config: Config): string[] {
   for (const section of Object.values(config.channels)) out.push(...section.secrets);
   out.push(...config.mcp.secrets);
   for (const m of config.models) if (m.apiKey) out.push(m.apiKey);
+  if (config.database.url) out.push(...databaseSecrets(config.database.url));
   return out;
 }
 
@@ -153,6 +158,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd(), 
     toolTimeoutMs: r.int('TOOL_TIMEOUT_MS', 30_000, 10, 600_000),
     maxConcurrentTurns: r.int('MAX_CONCURRENT_TURNS', 8, 1, 1000),
     workspaceDir: path.resolve(cwd, r.str('WORKSPACE_DIR') ?? 'workspace'),
+    database: readDatabase(r),
     logLevel,
     logFile: r.str('LOG_FILE'),
     timezone,

@@ -133,6 +133,21 @@ const CORE_ERRORS = {
       'A state file (the Telegram update log, memory.db, schedules.db, usage.db) could not be parsed or failed its check; it was set aside (a database: as <name>.corrupt-<time>, an empty one started) or ignored, as the log line says.',
     message: '{file} is unusable: {problem}',
   },
+  'database.unreachable': {
+    meaning:
+      'PostgreSQL (DATABASE_URL) could not be reached: connection refused or lost, the server shutting down or starting up. Work waits for it with back-off (the log says "database unreachable" once, then "database back"); this is raised when the wait runs out.',
+    message: 'the database at {where} could not be reached: {detail}',
+  },
+  'database.rejected': {
+    meaning:
+      'PostgreSQL answered a statement with an error (the remote said no): a syntax error, a broken constraint, a missing permission, or a conflict between transactions that recurred after reruns.',
+    message: 'the database at {where} refused a statement: {detail}',
+  },
+  'database.migration_changed': {
+    meaning:
+      'A file of migrations/pg/ differs from the one applied to the database (its checksum changed); the start stops. Applied files are never edited: a change goes in a new numbered file.',
+    message: '{file} was changed after it was applied to the database at {where} — put it back as it was and make the change in a new numbered file',
+  },
   'input.invalid': {
     meaning: 'A request or file given to the program is not in the expected shape (a webhook body, an eval dataset); it was refused.',
     message: '{what}: {problem}',

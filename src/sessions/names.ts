@@ -50,7 +50,8 @@ export function cleanName(raw: unknown): string | undefined {
         .trimEnd()}…`;
 }
 
-function cleanEntry(raw: unknown): ChatName | undefined {
+/** A stored entry as a ChatName (its name cleaned again), or undefined when it is not one. */
+export function cleanEntry(raw: unknown): ChatName | undefined {
   const e = raw as Record<string, unknown> | null;
   if (!e || typeof e !== 'object' || !KINDS.has(e.kind as ChatKind)) return undefined;
   const name = cleanName(e.name);
@@ -124,23 +125,7 @@ export class FileChatNames implements ChatNames {
    * is logged (the next change writes the whole book again).
    */
   note(channel: string, chatId: string, label: ChatLabel | undefined): void {
-    if (!label || !KINDS.has(label.kind)) return;
-    let changed = false;
-    const put = (key: string, next: ChatName) => {
-      const old = this.book.get(key);
-      const merged: ChatName = { ...next, ...(next.name === undefined && old?.name ? { name: old.name } : {}) };
-      if (same(old, merged)) return;
-      this.book.set(key, merged);
-      changed = true;
-    };
-    const name = cleanName(label.name);
-    const parent = label.kind === 'topic' && label.group ? chatKey({ channel, chatId: label.group.chatId }) : undefined;
-    put(chatKey({ channel, chatId }), { kind: label.kind, ...(name ? { name } : {}), ...(parent ? { parent } : {}) });
-    if (parent) {
-      const groupName = cleanName(label.group?.name);
-      put(parent, { kind: 'group', ...(groupName ? { name: groupName } : {}) });
-    }
-    if (!changed) return;
+    if (noteInto(this.book, channel, chatId, label).length === 0) return;
     this.writing = this.writing
       .then(() => writeBook(this.file, this.book))
       .catch((err: unknown) => this.log.warn({ err }, 'chat names could not be written; they are written again with the next change'));
@@ -161,6 +146,30 @@ export class FileChatNames implements ChatNames {
     if (dropped === 'file') return [`${name} (unreadable, so removed whole: the other chats' names are kept again as they talk)`];
     return [];
   }
+}
+
+/**
+ * Puts what the channel said about `channel:chatId` (and a topic's group) into `book`, cleaned;
+ * a name not said keeps the one seen before. Returns the keys whose entry changed (none: nothing to write).
+ */
+export function noteInto(book: Map<string, ChatName>, channel: string, chatId: string, label: ChatLabel | undefined): string[] {
+  if (!label || !KINDS.has(label.kind)) return [];
+  const changed: string[] = [];
+  const put = (key: string, next: ChatName) => {
+    const old = book.get(key);
+    const merged: ChatName = { ...next, ...(next.name === undefined && old?.name ? { name: old.name } : {}) };
+    if (same(old, merged)) return;
+    book.set(key, merged);
+    changed.push(key);
+  };
+  const name = cleanName(label.name);
+  const parent = label.kind === 'topic' && label.group ? chatKey({ channel, chatId: label.group.chatId }) : undefined;
+  put(chatKey({ channel, chatId }), { kind: label.kind, ...(name ? { name } : {}), ...(parent ? { parent } : {}) });
+  if (parent) {
+    const groupName = cleanName(label.group?.name);
+    put(parent, { kind: 'group', ...(groupName ? { name: groupName } : {}) });
+  }
+  return changed;
 }
 
 /**

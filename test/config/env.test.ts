@@ -36,6 +36,7 @@ test('defaults: only a key set gives the documented values and no problems', () 
     toolTimeoutMs: 30_000,
     maxConcurrentTurns: 8,
     workspaceDir: path.join(cwd, 'workspace'),
+    database: { url: undefined, poolSize: 10 },
     logLevel: 'info',
     logFile: undefined,
     timezone: 'UTC',

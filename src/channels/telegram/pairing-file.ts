@@ -1,35 +1,22 @@
 /**
  * FilePairingStore: the PairingStore (pairing.ts) in `workspace/telegram/pairing.json`, written
  * atomically under a file lock, because two processes change it: the daemon (codes, /allow) and
- * the `pair` command (approvals, revocations). The rules are PairingRules; this file only reads,
- * locks and writes.
+ * the `pair` command (approvals, revocations). The rules are applied by PairingRecordStore
+ * (pairing-record.ts); this file only reads, locks and writes.
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDir, withFileLock, writeFileAtomic } from '../../storage/atomic.js';
 import { AppError } from '../../core/errors.js';
-import {
-  PairingRules,
-  emptyPairing,
-  toPairingData,
-  type ApprovedGroup,
-  type ApprovedUser,
-  type PairingData,
-  type PairingOptions,
-  type PairingRequestResult,
-  type PairingStore,
-  type PendingPairing,
-  type TelegramUserRef,
-  type WaitingStranger,
-} from './pairing.js';
+import { emptyPairing, toPairingData, type PairingData, type PairingOptions } from './pairing.js';
+import { PairingRecordStore } from './pairing-record.js';
 import { telegramFile } from './files.js';
 
 export function pairingFile(workspaceDir: string): string {
   return telegramFile(workspaceDir, 'pairing');
 }
 
-export class FilePairingStore implements PairingStore {
-  private readonly rules: PairingRules;
+export class FilePairingStore extends PairingRecordStore {
   private cache: { key: string; approved: Set<string>; groups: Set<string> } | undefined;
 
   /** The workspace's pairing (the Telegram channel, `npm run pair`, purge). */
@@ -41,32 +28,7 @@ export class FilePairingStore implements PairingStore {
     readonly file: string,
     opts: PairingOptions = {},
   ) {
-    this.rules = new PairingRules(opts);
-  }
-
-  request(user: TelegramUserRef & { chatId: string }): Promise<PairingRequestResult> {
-    return this.update((data) => this.rules.request(data, user));
-  }
-
-  approve(rawCode: string): Promise<ApprovedUser | null> {
-    return this.update((data) => this.rules.approve(data, rawCode));
-  }
-
-  revoke(idOrUsername: string): Promise<boolean> {
-    return this.update((data) => this.rules.revoke(data, idOrUsername));
-  }
-
-  async list(): Promise<{ approved: ApprovedUser[]; pending: PendingPairing[]; waiting: WaitingStranger[]; groups: ApprovedGroup[] }> {
-    const data = this.rules.prune(await this.read());
-    return { approved: data.approved, pending: data.pending, waiting: data.waiting, groups: data.groups };
-  }
-
-  approveGroup(group: { chatId: string; title?: string | undefined; by: string }): Promise<boolean> {
-    return this.update((data) => this.rules.approveGroup(data, group));
-  }
-
-  markTold(group: { chatId: string; title?: string | undefined }): Promise<boolean> {
-    return this.update((data) => this.rules.markTold(data, group));
+    super(opts);
   }
 
   /** Re-reads the file only when it changed (the `pair` command writes it from another process). */
@@ -93,7 +55,7 @@ export class FilePairingStore implements PairingStore {
     return this.cache;
   }
 
-  private async read(): Promise<PairingData> {
+  protected async read(): Promise<PairingData> {
     try {
       return toPairingData(JSON.parse(await readFile(this.file, 'utf8')) as Partial<PairingData>);
     } catch (err) {
@@ -103,16 +65,11 @@ export class FilePairingStore implements PairingStore {
   }
 
   /** Read-modify-write under the inter-process lock. */
-  private async update<T>(fn: (data: PairingData) => T): Promise<T> {
+  protected async update<T>(fn: (data: PairingData) => T): Promise<T> {
     await ensureDir(path.dirname(this.file));
     return withFileLock(this.file, async () => {
-      const raw = await this.read();
-      // Taken before the prune, so an expired code moving to the backlog is written too.
-      const before = JSON.stringify(raw);
-      const data = this.rules.prune(raw);
-      const result = fn(data);
-      const after = JSON.stringify(data, null, 2);
-      if (JSON.stringify(data) !== before) await writeFileAtomic(this.file, `${after}\n`);
+      const { result, data, changed } = this.applyChange(await this.read(), fn);
+      if (changed) await writeFileAtomic(this.file, `${JSON.stringify(data, null, 2)}\n`);
       return result;
     });
   }

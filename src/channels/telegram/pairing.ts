@@ -15,7 +15,8 @@
  * Here: what callers see (PairingStore; its promises are the contract tests in
  * test/channels/telegram/pairing.contract.ts) and the rules above as changes of one record
  * (PairingRules), for any store to apply inside its own transaction. Today's store is
- * FilePairingStore (pairing-file.ts: `workspace/telegram/pairing.json`).
+ * FilePairingStore (pairing-file.ts: `workspace/telegram/pairing.json`); PgPairingStore
+ * (pairing-pg.ts) keeps it in PostgreSQL. Both apply the rules through PairingRecordStore (pairing-record.ts).
  */
 import { randomInt } from 'node:crypto';
 

@@ -10,7 +10,8 @@
  * Telegram keeps an unconfirmed update (24 h).
  *
  * The channel sees UpdateLog; its promises are the contract tests in
- * test/channels/telegram/update-log.contract.ts. Today's store is FileUpdateLog. (Polling keeps
+ * test/channels/telegram/update-log.contract.ts. Today's store is FileUpdateLog; PgUpdateLog
+ * (update-log-pg.ts) keeps the ids in PostgreSQL. (Polling keeps
  * no state of its own: the offset it sends confirms a batch to Telegram, which keeps the rest.)
  */
 import { readFile, rename } from 'node:fs/promises';
@@ -26,10 +27,19 @@ interface UpdateLogFile {
   seen: Array<[number, number]>;
 }
 
+/** Ids are remembered for 7 days (far longer than Telegram keeps an unconfirmed update, 24 h), at most 5000 in memory. */
+export const UPDATE_LOG_MAX_AGE_MS = 7 * 24 * 3600_000;
+export const UPDATE_LOG_MAX_ENTRIES = 5000;
+
 export interface UpdateLogOptions {
   maxEntries?: number;
   maxAgeMs?: number;
   now?: () => number;
+}
+
+/** The options with their defaults. */
+export function updateLogLimits(opts: UpdateLogOptions): Required<UpdateLogOptions> {
+  return { maxEntries: opts.maxEntries ?? UPDATE_LOG_MAX_ENTRIES, maxAgeMs: opts.maxAgeMs ?? UPDATE_LOG_MAX_AGE_MS, now: opts.now ?? Date.now };
 }
 
 export interface UpdateLog {
@@ -64,9 +74,7 @@ export class FileUpdateLog implements UpdateLog {
     private readonly log: Logger,
     opts: UpdateLogOptions = {},
   ) {
-    this.maxEntries = opts.maxEntries ?? 5000;
-    this.maxAgeMs = opts.maxAgeMs ?? 7 * 24 * 3600_000;
-    this.now = opts.now ?? Date.now;
+    ({ maxEntries: this.maxEntries, maxAgeMs: this.maxAgeMs, now: this.now } = updateLogLimits(opts));
   }
 
   async load(): Promise<void> {
@@ -113,7 +121,7 @@ export class FileUpdateLog implements UpdateLog {
     if (fresh.size === 0) return fresh;
     const at = this.now();
     for (const id of fresh) this.seen.set(id, at);
-    this.prune(at);
+    forgetOldIds(this.seen, at, this.maxEntries, this.maxAgeMs);
     const data: UpdateLogFile = { version: 1, seen: [...this.seen.entries()] };
     try {
       await withFileLock(this.file, () => writeFileAtomic(this.file, `${JSON.stringify(data)}\n`));
@@ -124,11 +132,12 @@ export class FileUpdateLog implements UpdateLog {
     }
     return fresh;
   }
+}
 
-  private prune(now: number): void {
-    for (const [id, at] of this.seen) {
-      if (this.seen.size <= this.maxEntries && now - at <= this.maxAgeMs) break;
-      this.seen.delete(id);
-    }
+/** Forgets the oldest ids of `seen` (id → time taken, oldest first) beyond `maxEntries` or older than `maxAgeMs`. */
+export function forgetOldIds(seen: Map<number, number>, now: number, maxEntries: number, maxAgeMs: number): void {
+  for (const [id, at] of seen) {
+    if (seen.size <= maxEntries && now - at <= maxAgeMs) break;
+    seen.delete(id);
   }
 }

@@ -1,0 +1,7 @@
+-- The first version of membot's PostgreSQL schema. migrate() (src/storage/pg/migrate.ts)
+-- creates schema_migrations itself, before reading which files were applied; this file only
+-- starts the numbering. Each store adds its tables in a file of its own: 002_…, 003_…
+--
+-- The rules (docs/postgres.md#migrations): a file is never edited once applied anywhere;
+-- a migration only adds (tables, columns with a default, indexes), and what goes away goes
+-- in a later release, once no running version reads it. Each file runs in one transaction.
