@@ -14,6 +14,8 @@ import { migratedDatabase, testDatabase } from '../helpers/pg-stores.js';
 import { tempDir } from '../helpers/workspace.js';
 import { patient, waitFor } from '../helpers/wait.js';
 import { memoryIndexContract, type MemoryIndexHandle } from './memory-index.contract.js';
+import { runCompare, type EvalDataset } from '../../src/index/eval.js';
+import { runComparePg } from '../../src/index/pg/eval-pg.js';
 
 let cluster: PgCluster;
 before(async () => {
@@ -182,5 +184,26 @@ test('risk: a forgotten memory stays in PostgreSQL — after /forget no byte of 
   } finally {
     await admin.close();
     await p.cleanup();
+  }
+});
+
+test('the retrieval eval on PostgreSQL (written there, searched in a cache rebuilt from it) gives the embedded figures', async () => {
+  const conv = (id: string, lines: string[]) => ({
+    id,
+    messages: lines.map((text, i) => ({ id: `${id}-${i}`, speaker: i % 2 ? 'Ben' : 'Ann', role: 'user' as const, text, timestamp: new Date(T0 + i * 60_000).toISOString() })),
+    questions: QUERIES.map((question, i) => ({ question, evidence: [`${id}-${i}`], category: 'one' })),
+  });
+  const data: EvalDataset = { conversations: [conv('c1', LINES), conv('c2', [...LINES].reverse())] };
+  const url = await cluster.createDatabase();
+  const pg = await runComparePg(url, data, [1, 3]);
+  const embedded = runCompare(data, [1, 3]);
+  assert.deepEqual([pg.bm25.recall, pg.hybrid.recall, pg.relevant], [embedded.bm25.recall, embedded.hybrid.recall, embedded.relevant]);
+  assert.equal(pg.bm25.questions, 12);
+  const admin = testDatabase(url);
+  try {
+    const { rows } = await admin.query("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'membot_eval_%'");
+    assert.deepEqual(rows, [], 'the run leaves nothing behind');
+  } finally {
+    await admin.close();
   }
 });

@@ -62,10 +62,12 @@ function noting(name: string, event: string, table: string, kind: ChangeKind, ke
 const SHARED_META = "WHEN new.key <> 'schema_version' AND new.key NOT LIKE 'pg\\_%' ESCAPE '\\'";
 
 const OUTBOX = [
+  // In the order first noted (rowid): memories reach PostgreSQL in the order they were stored
+  // here, which a rebuilt cache follows, so even ties in ranking fall the same way.
   `CREATE TABLE IF NOT EXISTS pg_outbox (
     kind TEXT NOT NULL, key TEXT NOT NULL, inserted INTEGER NOT NULL DEFAULT 0, v INTEGER NOT NULL DEFAULT 1,
-    PRIMARY KEY (kind, key)
-  ) WITHOUT ROWID;`,
+    UNIQUE (kind, key)
+  );`,
   noting('pg_memories_ai', 'INSERT', 'memories', 'memory', 'new.id'),
   // The columns a memory changes by (content never does; entity_ids are the cache's own).
   noting('pg_memories_au', 'UPDATE OF valid_until, confidence, access_count, last_accessed, decay_rate, attributes', 'memories', 'memory', 'new.id'),
@@ -95,7 +97,7 @@ export class CacheTables {
   }
 
   pending(max: number): OutboxEntry[] {
-    const rows = this.db.prepare('SELECT kind, key, inserted, v FROM pg_outbox LIMIT ?').all(max) as Array<{ kind: ChangeKind; key: string; inserted: number; v: number }>;
+    const rows = this.db.prepare('SELECT kind, key, inserted, v FROM pg_outbox ORDER BY rowid LIMIT ?').all(max) as Array<{ kind: ChangeKind; key: string; inserted: number; v: number }>;
     return rows.map((r) => ({ kind: r.kind, key: r.key, inserted: r.inserted === 1, v: r.v }));
   }
 

@@ -32,7 +32,10 @@ const TYPES: Record<(typeof MEMORY_COLUMNS)[number], string> = {
 };
 const COLS = MEMORY_COLUMNS.join(', ');
 /** unnest($1::text[], $2::bigint[], …) AS u(id, kind, …): the rows of a batch as one relation. */
-const UNNEST = `unnest(${MEMORY_COLUMNS.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(', ')}) AS u(${COLS})`;
+const ARRAYS = `unnest(${MEMORY_COLUMNS.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(', ')})`;
+const UNNEST = `${ARRAYS} AS u(${COLS})`;
+/** The same, numbered: inserted in the order given, so `pos` follows the order rows were stored in the cache. */
+const UNNEST_NUMBERED = `${ARRAYS} WITH ORDINALITY AS u(${COLS}, ord)`;
 const columnsOf = (rows: StoredMemory[]) => MEMORY_COLUMNS.map((c) => rows.map((r) => r[c]));
 
 /**
@@ -61,7 +64,7 @@ export async function writeBatch(db: Database, b: Batch): Promise<void> {
     const gone = b.memories.filter((m) => !m.row).map((m) => m.id);
     if (inserts.length > 0) {
       await sql.query(
-        `INSERT INTO memory_rows AS m (${COLS}) SELECT ${COLS} FROM ${UNNEST}
+        `INSERT INTO memory_rows AS m (${COLS}) SELECT ${COLS} FROM ${UNNEST_NUMBERED} ORDER BY ord
          ON CONFLICT (id) DO UPDATE SET ${MERGE.replaceAll('u.', 'excluded.')}`,
         columnsOf(inserts),
       );

@@ -30,6 +30,8 @@ export interface PgMemoryIndexOptions {
   log: Logger;
   /** The cache file, kept across starts (unwritten changes survive a crash); without it, a temporary file removed at close. */
   cacheFile?: string;
+  /** false: a copy as of the open, that neither follows the feed nor writes (the retrieval eval). */
+  follow?: boolean;
 }
 
 /** Outbox entries written per transaction, changes read per step. */
@@ -39,6 +41,7 @@ const FEED_PAGE = 5000;
 export class PgMemoryIndex implements MemoryIndex {
   private tables: CacheTables;
   private closed = false;
+  private follow = true;
   /** The sync steps, one after another. */
   private chain: Promise<void> = Promise.resolve();
   private queued = false;
@@ -52,6 +55,7 @@ export class PgMemoryIndex implements MemoryIndex {
     const temp = opts.cacheFile === undefined;
     const file = opts.cacheFile ?? path.join(os.tmpdir(), `membot-index-${process.pid}-${randomBytes(6).toString('hex')}.db`);
     const index = new PgMemoryIndex(opts.db, opts.log, file, temp);
+    index.follow = opts.follow ?? true;
     try {
       await index.start();
     } catch (err) {
@@ -99,6 +103,7 @@ export class PgMemoryIndex implements MemoryIndex {
       if (this.tables.cursor < now.prunedThrough || this.tables.cursor > now.head) await this.rebuild();
       else await this.pull();
     }
+    if (!this.follow) return;
     this.unlisten = await this.db.listen(FEED_CHANNEL, () => this.sync());
     void pruneChanges(this.db).catch((err: unknown) => this.log.debug({ err: errorMessage(err) }, 'old memory changes not pruned'));
   }
@@ -166,7 +171,7 @@ export class PgMemoryIndex implements MemoryIndex {
 
   /** Schedules a step in the background (several requests before it starts make one). */
   private sync(): void {
-    if (this.closed || this.queued) return;
+    if (this.closed || this.queued || !this.follow) return;
     this.queued = true;
     this.step().then(
       () => (this.failures = 0),
