@@ -17,6 +17,7 @@ import {
   type RelevantPrecision,
 } from '../index/eval.js';
 import { RELEVANT_LIMIT } from '../index/search/relevant.js';
+import { runComparePg } from '../index/pg/eval-pg.js';
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -94,9 +95,11 @@ export async function runEvalCommand(args: string[], usage: string): Promise<num
   for (const file of files) {
     const data = await loadDataset(path.resolve(file));
     const name = path.basename(file);
-    const half = split === 'all' ? 'all conversations' : `${split} half`;
+    const half = `${split === 'all' ? 'all conversations' : `${split} half`}${compare && process.env.DATABASE_URL ? ', PostgreSQL' : ''}`;
     if (compare) {
-      const r = runCompare(data, ks, split);
+      // With DATABASE_URL: written to PostgreSQL and searched in a cache rebuilt from it (PgMemoryIndex).
+      const url = process.env.DATABASE_URL;
+      const r = url ? await runComparePg(url, data, ks, split) : runCompare(data, ks, split);
       if (json)
         process.stdout.write(
           `${JSON.stringify({ file: name, split, baseline: figures(r.bm25, ks), default: figures(r.hybrid, ks), relevantMemory: r.relevant })}\n`,

@@ -109,21 +109,26 @@ export function splitConversations<T extends { id: string }>(conversations: T[],
 export function prepare(data: EvalDataset, split: EvalSplit = 'all'): PreparedConversation[] {
   return splitConversations(data.conversations, split).map((conv) => {
     const index = new SqliteMemoryIndex(':memory:', silentLogger());
-    const ingest = new IndexingService(index);
-    const scope = `eval:${conv.id}`;
-    for (const m of conv.messages) {
-      ingest.ingestMessage({
-        content: m.text,
-        role: m.role,
-        speaker: m.speaker,
-        sessionId: conv.id,
-        scope,
-        eventTime: new Date(m.timestamp),
-        sourceMessageId: m.id,
-      });
-    }
-    return { id: conv.id, index, scope, questions: conv.questions };
+    return { id: conv.id, index, scope: ingestConversation(index, conv), questions: conv.questions };
   });
+}
+
+/** Saves a conversation's messages through the live ingest path, in its own scope (returned). */
+export function ingestConversation(index: MemoryIndex, conv: EvalDataset['conversations'][number]): string {
+  const ingest = new IndexingService(index);
+  const scope = `eval:${conv.id}`;
+  for (const m of conv.messages) {
+    ingest.ingestMessage({
+      content: m.text,
+      role: m.role,
+      speaker: m.speaker,
+      sessionId: conv.id,
+      scope,
+      eventTime: new Date(m.timestamp),
+      sourceMessageId: m.id,
+    });
+  }
+  return scope;
 }
 
 export function closeAll(prepared: PreparedConversation[]): void {
@@ -227,13 +232,18 @@ export interface CompareReport extends Record<EvalMode, EvalReport> {
 export function runCompare(data: EvalDataset, ks: number[], split: EvalSplit = 'all', opts: { relevant?: boolean } = {}): CompareReport {
   const prepared = prepare(data, split);
   try {
-    return {
-      conversations: prepared.length,
-      bm25: evaluate(prepared, SEARCHES.bm25, ks),
-      hybrid: evaluate(prepared, SEARCHES.hybrid, ks),
-      ...(opts.relevant === false ? {} : { relevant: { withoutBar: relevantPrecision(prepared, 0), withBar: relevantPrecision(prepared) } }),
-    };
+    return compareOn(prepared, ks, opts);
   } finally {
     closeAll(prepared);
   }
+}
+
+/** Baseline and default search over conversations already ingested (also in PostgreSQL: src/index/pg/eval-pg.ts). */
+export function compareOn(prepared: PreparedConversation[], ks: number[], opts: { relevant?: boolean } = {}): CompareReport {
+  return {
+    conversations: prepared.length,
+    bm25: evaluate(prepared, SEARCHES.bm25, ks),
+    hybrid: evaluate(prepared, SEARCHES.hybrid, ks),
+    ...(opts.relevant === false ? {} : { relevant: { withoutBar: relevantPrecision(prepared, 0), withBar: relevantPrecision(prepared) } }),
+  };
 }

@@ -27,6 +27,7 @@ import { HybridSearch } from './search/search.js';
 import { toResult } from './search/result.js';
 import { entityInfo, latestReflection } from './search/lookups.js';
 import { OutageGuard } from './outage.js';
+import type { StoredMemory } from './store/repository.js';
 import type { EntityInfo, EpisodeInput, FactInput, FactView, IndexStats, MemoryIndex, SavedFact, SearchOptions, SearchResult } from './memory-index.js';
 
 export { sqliteFailure } from './outage.js';
@@ -190,6 +191,22 @@ export class SqliteMemoryIndex implements MemoryIndex {
   rebuildDerived(): { memories: Array<{ id: string; content: string }>; links: number } {
     if (!this.db) throw new AppError('index.unavailable', { reason: this.disabledReason ?? 'closed' });
     return rebuildDerived(this.db);
+  }
+
+  /**
+   * Writes memories another process stored, as they were stored, in one transaction (the cache
+   * of PgMemoryIndex, src/index/pg/); throws when off or on failure.
+   */
+  restore(rows: StoredMemory[]): void {
+    const db = this.db;
+    const p = this.parts;
+    if (!db || !p) throw new AppError('index.unavailable', { reason: this.disabledReason ?? 'closed' });
+    db.transaction(() => {
+      for (const r of rows) {
+        p.writer.restore(r);
+        if (r.kind === 'episode') p.searcher.speakers.noteSpeaker(r.scope, r.speaker ?? undefined);
+      }
+    })();
   }
 
   /** Runs `fn` on the open index through the outage guard (off: the fallback). */

@@ -28,6 +28,32 @@ export interface MemoryRow {
   seq: number | null;
 }
 
+/**
+ * A memory as it is stored, every column but those derived from its text (full text, entities):
+ * what PostgreSQL keeps of it and a cache writes back (src/index/pg/).
+ */
+export interface StoredMemory {
+  id: string;
+  kind: string;
+  content: string;
+  session_id: string | null;
+  event_time: number;
+  created_at: number;
+  valid_until: number | null;
+  confidence: number;
+  access_count: number;
+  last_accessed: number | null;
+  decay_rate: number;
+  source_ids: string;
+  source_role: string | null;
+  tags: string;
+  attributes: string;
+  scope: string;
+  speaker: string | null;
+  source_message_id: string | null;
+  seq: number | null;
+}
+
 export interface EpisodeInput {
   content: string;
   role: 'user' | 'assistant';
@@ -121,6 +147,10 @@ export class IndexWriter {
       link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, scope) VALUES (?, ?, ?)'),
       scopeOf: db.prepare('SELECT scope FROM memories WHERE id = ?'),
       setEntityIds: db.prepare('UPDATE memories SET entity_ids = ? WHERE id = ?'),
+      restore: db.prepare(`INSERT INTO memories (id, kind, content, session_id, event_time, created_at, valid_until, confidence, access_count,
+        last_accessed, decay_rate, source_ids, source_role, tags, attributes, scope, speaker, source_message_id, seq)
+        VALUES (@id, @kind, @content, @session_id, @event_time, @created_at, @valid_until, @confidence, @access_count,
+        @last_accessed, @decay_rate, @source_ids, @source_role, @tags, @attributes, @scope, @speaker, @source_message_id, @seq)`),
       activeFacts: db.prepare("SELECT id, content FROM memories WHERE kind = 'fact' AND scope = ? AND valid_until IS NULL"),
       lowerConfidence: db.prepare('UPDATE memories SET confidence = MIN(confidence, 0.3) WHERE id = ?'),
       ensureSession: db.prepare('INSERT OR IGNORE INTO sessions_consolidations (session_id, first_seen_at, scope) VALUES (?, ?, ?)'),
@@ -202,6 +232,19 @@ export class IndexWriter {
     });
     this.fts.add(lastInsertRowid, row.scope, content);
     this.linkEntities(row.id, content, row.scope);
+  }
+
+  /**
+   * A memory stored by another process, as it was stored (a cache of PostgreSQL's rows,
+   * src/index/pg/): its words indexed and, while it is live, its entities linked — a retired
+   * fact has no links, as correct_fact and decay leave it.
+   */
+  restore(row: StoredMemory): void {
+    const { lastInsertRowid } = this.st.restore!.run(row);
+    this.fts.add(lastInsertRowid, row.scope, row.content);
+    if (row.valid_until === null) this.linkEntities(row.id, row.content, row.scope);
+    const known = row.session_id === null ? undefined : this.seqs.get(row.session_id);
+    if (known !== undefined && row.seq !== null && row.seq > known) this.seqs.set(row.session_id!, row.seq);
   }
 
   /** `alongside` runs inside the same transaction (the search's record of speakers). */
