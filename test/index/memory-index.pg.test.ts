@@ -100,8 +100,16 @@ test('a second process with an empty cache finds the same memories, in the same 
     for (const q of QUERIES) {
       const want = first.search(q, { scope: A, limit: 10 }).map((r) => [r.id, r.content]);
       assert.ok(want.length > 0, q);
-      assert.deepEqual(second.search(q, { scope: A, limit: 10 }).map((r) => [r.id, r.content]), want, q);
-      assert.deepEqual(second.searchBm25(q, { scope: A, limit: 10 }).map((r) => r.id), first.searchBm25(q, { scope: A, limit: 10 }).map((r) => r.id), q);
+      assert.deepEqual(
+        second.search(q, { scope: A, limit: 10 }).map((r) => [r.id, r.content]),
+        want,
+        q,
+      );
+      assert.deepEqual(
+        second.searchBm25(q, { scope: A, limit: 10 }).map((r) => r.id),
+        first.searchBm25(q, { scope: A, limit: 10 }).map((r) => r.id),
+        q,
+      );
     }
     // Entity ids are the cache's own (derived from the text in each); the profile is the same.
     const profile = (index: PgMemoryIndex) => ({ ...index.entityInfo('Dana Whitaker', A), id: undefined });
@@ -124,7 +132,10 @@ test('a running process finds what another stored moments later, without being a
     const [fact] = second.saveFacts([{ content: 'The user sails from Oban', scope: A }]);
     const fixed = second.correctFact(fact!.id, A, 'The user sails from Mallaig');
     await waitFor(() => first.getFact(fact!.id, A)?.valid === false, patient(10_000), 'the correction reaches the first process');
-    assert.deepEqual(first.search('where does the user sail from', { scope: A, kinds: ['fact'] }).map((r) => r.id), [fixed]);
+    assert.deepEqual(
+      first.search('where does the user sail from', { scope: A, kinds: ['fact'] }).map((r) => r.id),
+      [fixed],
+    );
   } finally {
     await p.cleanup();
   }
@@ -190,7 +201,13 @@ test('risk: a forgotten memory stays in PostgreSQL — after /forget no byte of 
 test('the retrieval eval on PostgreSQL (written there, searched in a cache rebuilt from it) gives the embedded figures', async () => {
   const conv = (id: string, lines: string[]) => ({
     id,
-    messages: lines.map((text, i) => ({ id: `${id}-${i}`, speaker: i % 2 ? 'Ben' : 'Ann', role: 'user' as const, text, timestamp: new Date(T0 + i * 60_000).toISOString() })),
+    messages: lines.map((text, i) => ({
+      id: `${id}-${i}`,
+      speaker: i % 2 ? 'Ben' : 'Ann',
+      role: 'user' as const,
+      text,
+      timestamp: new Date(T0 + i * 60_000).toISOString(),
+    })),
     questions: QUERIES.map((question, i) => ({ question, evidence: [`${id}-${i}`], category: 'one' })),
   });
   const data: EvalDataset = { conversations: [conv('c1', LINES), conv('c2', [...LINES].reverse())] };

@@ -45,8 +45,25 @@ export const CURSOR_KEY = 'pg_cursor';
 export const IDENTITY_KEY = 'pg_identity';
 
 export const MEMORY_COLUMNS = [
-  'id', 'kind', 'content', 'session_id', 'event_time', 'created_at', 'valid_until', 'confidence', 'access_count',
-  'last_accessed', 'decay_rate', 'source_ids', 'source_role', 'tags', 'attributes', 'scope', 'speaker', 'source_message_id', 'seq',
+  'id',
+  'kind',
+  'content',
+  'session_id',
+  'event_time',
+  'created_at',
+  'valid_until',
+  'confidence',
+  'access_count',
+  'last_accessed',
+  'decay_rate',
+  'source_ids',
+  'source_role',
+  'tags',
+  'attributes',
+  'scope',
+  'speaker',
+  'source_message_id',
+  'seq',
 ] as const;
 
 /** A trigger that notes a change of `key` (a column of the row, `new.` or `old.`) in the outbox. */
@@ -97,7 +114,12 @@ export class CacheTables {
   }
 
   pending(max: number): OutboxEntry[] {
-    const rows = this.db.prepare('SELECT kind, key, inserted, v FROM pg_outbox ORDER BY rowid LIMIT ?').all(max) as Array<{ kind: ChangeKind; key: string; inserted: number; v: number }>;
+    const rows = this.db.prepare('SELECT kind, key, inserted, v FROM pg_outbox ORDER BY rowid LIMIT ?').all(max) as Array<{
+      kind: ChangeKind;
+      key: string;
+      inserted: number;
+      v: number;
+    }>;
     return rows.map((r) => ({ kind: r.kind, key: r.key, inserted: r.inserted === 1, v: r.v }));
   }
 
@@ -165,7 +187,9 @@ export class CacheTables {
       const fresh: StoredMemory[] = [];
       for (const [id, row] of state.memories) {
         if (skip('memory', id)) continue;
-        const local = db.prepare('SELECT content, valid_until FROM memories WHERE id = ?').get(id) as { content: string; valid_until: number | null } | undefined;
+        const local = db.prepare('SELECT content, valid_until FROM memories WHERE id = ?').get(id) as
+          | { content: string; valid_until: number | null }
+          | undefined;
         if (row === null) {
           if (local) erased = eraseMemories(db, [{ id, content: local.content }]) > 0 || erased;
         } else if (!local) {
@@ -197,7 +221,11 @@ export class CacheTables {
       this.applyVectors(state.vectors, skip);
       // The triggers noted what was just written as changed here: it is not.
       const drop = db.prepare('DELETE FROM pg_outbox WHERE kind = ? AND key = ?');
-      for (const [kind, keys] of [['memory', state.memories], ['session', state.sessions], ['meta', state.meta]] as const) {
+      for (const [kind, keys] of [
+        ['memory', state.memories],
+        ['session', state.sessions],
+        ['meta', state.meta],
+      ] as const) {
         for (const key of keys.keys()) if (!skip(kind, key)) drop.run(kind, key);
       }
       setMeta(db, CURSOR_KEY, String(cursor));

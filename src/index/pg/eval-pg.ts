@@ -12,7 +12,16 @@ import { randomBytes } from 'node:crypto';
 import { silentLogger } from '../../core/log.js';
 import { Database } from '../../storage/pg/database.js';
 import { migrate } from '../../storage/pg/migrate.js';
-import { closeAll, compareOn, ingestConversation, splitConversations, type CompareReport, type EvalDataset, type EvalSplit, type PreparedConversation } from '../eval.js';
+import {
+  closeAll,
+  compareOn,
+  ingestConversation,
+  splitConversations,
+  type CompareReport,
+  type EvalDataset,
+  type EvalSplit,
+  type PreparedConversation,
+} from '../eval.js';
 import { PgMemoryIndex } from './pg-memory-index.js';
 
 /** The URL with the connections' search_path set to `schema`. */

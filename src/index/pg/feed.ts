@@ -26,9 +26,25 @@ export interface FeedInfo {
 }
 
 const TYPES: Record<(typeof MEMORY_COLUMNS)[number], string> = {
-  id: 'text', kind: 'text', content: 'text', session_id: 'text', event_time: 'bigint', created_at: 'bigint', valid_until: 'bigint',
-  confidence: 'float8', access_count: 'int', last_accessed: 'bigint', decay_rate: 'float8', source_ids: 'text', source_role: 'text',
-  tags: 'text', attributes: 'text', scope: 'text', speaker: 'text', source_message_id: 'text', seq: 'int',
+  id: 'text',
+  kind: 'text',
+  content: 'text',
+  session_id: 'text',
+  event_time: 'bigint',
+  created_at: 'bigint',
+  valid_until: 'bigint',
+  confidence: 'float8',
+  access_count: 'int',
+  last_accessed: 'bigint',
+  decay_rate: 'float8',
+  source_ids: 'text',
+  source_role: 'text',
+  tags: 'text',
+  attributes: 'text',
+  scope: 'text',
+  speaker: 'text',
+  source_message_id: 'text',
+  seq: 'int',
 };
 const COLS = MEMORY_COLUMNS.join(', ');
 /** unnest($1::text[], $2::bigint[], …) AS u(id, kind, …): the rows of a batch as one relation. */
@@ -108,7 +124,10 @@ export async function writeBatch(db: Database, b: Batch): Promise<void> {
       ...b.meta.map((m): [ChangeKind, string] => ['meta', m.key]),
       ...b.vectors.map((v): [ChangeKind, string] => ['vector', v.id]),
     ];
-    await sql.query('INSERT INTO memory_changes (kind, key) SELECT * FROM unnest($1::text[], $2::text[])', [changes.map((c) => c[0]), changes.map((c) => c[1])]);
+    await sql.query('INSERT INTO memory_changes (kind, key) SELECT * FROM unnest($1::text[], $2::text[])', [
+      changes.map((c) => c[0]),
+      changes.map((c) => c[1]),
+    ]);
     await sql.query(`SELECT pg_notify('${FEED_CHANNEL}', '')`);
   });
 }
@@ -148,7 +167,9 @@ export async function stateOf(db: Sql, changes: Array<{ kind: ChangeKind; key: s
   }
   const sessions = keys('session');
   if (sessions.length > 0) {
-    const { rows } = await db.query('SELECT session_id, scope, first_seen_at, consolidated_at FROM memory_sessions WHERE session_id = ANY($1::text[])', [sessions]);
+    const { rows } = await db.query('SELECT session_id, scope, first_seen_at, consolidated_at FROM memory_sessions WHERE session_id = ANY($1::text[])', [
+      sessions,
+    ]);
     for (const r of rows) state.sessions.set(r.session_id as string, toMark(r));
     for (const id of sessions) if (!state.sessions.has(id)) state.sessions.set(id, null);
   }
@@ -160,7 +181,9 @@ export async function stateOf(db: Sql, changes: Array<{ kind: ChangeKind; key: s
   }
   const vectors = keys('vector');
   if (vectors.length > 0) {
-    const { rows } = await db.query<{ memory_id: string; vector: Buffer }>('SELECT memory_id, vector FROM memory_vectors WHERE memory_id = ANY($1::text[])', [vectors]);
+    const { rows } = await db.query<{ memory_id: string; vector: Buffer }>('SELECT memory_id, vector FROM memory_vectors WHERE memory_id = ANY($1::text[])', [
+      vectors,
+    ]);
     for (const r of rows) state.vectors.set(r.memory_id, r.vector);
     for (const id of vectors) if (!state.vectors.has(id)) state.vectors.set(id, null);
   }
@@ -168,7 +191,12 @@ export async function stateOf(db: Sql, changes: Array<{ kind: ChangeKind; key: s
 }
 
 function toMark(r: Record<string, unknown>): SessionMark {
-  return { session_id: r.session_id as string, scope: (r.scope as string | null) ?? null, first_seen_at: Number(r.first_seen_at), consolidated_at: num(r.consolidated_at) };
+  return {
+    session_id: r.session_id as string,
+    scope: (r.scope as string | null) ?? null,
+    first_seen_at: Number(r.first_seen_at),
+    consolidated_at: num(r.consolidated_at),
+  };
 }
 
 /**
@@ -182,7 +210,12 @@ export async function snapshot(db: Database, take: (state: FeedState) => void, p
       const { rows: meta } = await sql.query<{ key: string; value: string }>('SELECT key, value FROM memory_meta');
       const { rows: marks } = await sql.query('SELECT session_id, scope, first_seen_at, consolidated_at FROM memory_sessions');
       // Metadata first: the vector table is made at the stored size before vectors arrive.
-      take({ memories: new Map(), sessions: new Map(marks.map((r) => [r.session_id as string, toMark(r)])), meta: new Map(meta.map((r) => [r.key, r.value])), vectors: new Map() });
+      take({
+        memories: new Map(),
+        sessions: new Map(marks.map((r) => [r.session_id as string, toMark(r)])),
+        meta: new Map(meta.map((r) => [r.key, r.value])),
+        vectors: new Map(),
+      });
       for (let pos = 0; ; ) {
         const { rows } = await sql.query(`SELECT pos, ${COLS} FROM memory_rows WHERE pos > $1 ORDER BY pos LIMIT $2`, [pos, page]);
         if (rows.length === 0) break;

@@ -20,7 +20,19 @@ import { backoffDelay } from '../../core/retry.js';
 import type { Database } from '../../storage/pg/database.js';
 import { SqliteMemoryIndex } from '../sqlite-memory-index.js';
 import type {
-  EntityInfo, EpisodeInput, FactInput, FactView, IndexBrowse, IndexEraser, IndexJobs, IndexStats, IndexVectors, MemoryIndex, SavedFact, SearchOptions, SearchResult,
+  EntityInfo,
+  EpisodeInput,
+  FactInput,
+  FactView,
+  IndexBrowse,
+  IndexEraser,
+  IndexJobs,
+  IndexStats,
+  IndexVectors,
+  MemoryIndex,
+  SavedFact,
+  SearchOptions,
+  SearchResult,
 } from '../memory-index.js';
 import { CacheTables, type OutboxEntry } from './cache.js';
 import { FEED_CHANNEL, changesAfter, feedInfo, pruneChanges, snapshot, stateOf, writeBatch, type Batch } from './feed.js';
@@ -196,7 +208,9 @@ export class PgMemoryIndex implements MemoryIndex {
 
   /** settle(), then close(). */
   async shutdown(): Promise<void> {
-    await this.settle().catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, 'memory changes not written to the database at close; kept in the cache file'));
+    await this.settle().catch((err: unknown) =>
+      this.log.warn({ err: errorMessage(err) }, 'memory changes not written to the database at close; kept in the cache file'),
+    );
     this.close();
   }
 
