@@ -115,7 +115,11 @@ test('group: a placeholder edited at most once per 1.5 s, a 429 on an edit honou
     const times = [placeholder.at, ...edits.map((e) => e.at)];
     for (let i = 1; i < times.length; i++) {
       const gap = times[i]! - times[i - 1]!;
-      const min = i === 2 ? 0 : 1400; // the refused edit (i = 2) is followed by the 2 s wait instead
+      // The pace is kept where an edit is decided; the emulator sees when its request arrives,
+      // which a busy machine delays by a few hundred ms for one and not the next (1,260 ms seen at
+      // load 10). Edits sent per chunk would come 40 ms apart. The refused edit (i = 2) is
+      // followed by the 2 s wait instead.
+      const min = i === 2 ? 0 : 1000;
       assert.ok(gap >= min, `call ${i} came ${gap} ms after the one before`);
     }
     assert.ok(edits[2]!.at - edits[1]!.at >= 1900, `after the 429 the next edit waited ${edits[2]!.at - edits[1]!.at} ms (retry_after 2 s)`);
