@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTelegramBot } from '../../helpers/telegram.js';
+import { startTelegramBot, type TelegramTestBot } from '../../helpers/telegram.js';
 import { lastUserText, text } from '../../helpers/fake-llm.js';
 import { waitFor } from '../../helpers/wait.js';
 
@@ -65,11 +65,15 @@ test('after a restart, an update processed before it is not processed again; new
 
 test('two chats interleaved: each chat gets its answers in its own order', async () => {
   // Slow first answers: if one chat's messages ran side by side, its replies would overtake.
-  const delays: Record<string, number> = { a1: 600, a2: 10, a3: 200, b1: 300, b2: 10, b3: 100 };
-  const bot = await startTelegramBot({
+  const delays: Record<string, number> = { a2: 10, a3: 200, b2: 10, b3: 100 };
+  const bot: TelegramTestBot = await startTelegramBot({
     env: { TELEGRAM_ALLOWED_USERS: '201,202' },
     responder: async (req) => {
       const t = lastUserText(req);
+      // a1's answer waits for b1's to reach the chat: only chats served side by side get there
+      // (one queue for both would hold b1 behind a1 until this wait gives up). A wait on the event,
+      // not a head start in ms, which a busy machine can eat.
+      if (t === 'a1') await waitFor(() => bot.tg.botMessages(202).length > 0, 5_000, "chat B's first answer").catch(() => {});
       await new Promise((r) => setTimeout(r, delays[t] ?? 0));
       return text(`re ${t}`);
     },
