@@ -311,7 +311,7 @@ export class Intake {
   private async unanswered(writes: SessionWriter, msg: InboundMessage, command: boolean, text?: string): Promise<Ending> {
     if (!command) {
       const received = writes.receive(msg);
-      if (received.answered) return { close: true };
+      if (received.answered || received.passed) return { close: true };
       if (received.fresh) await writes.commit();
     }
     return text === undefined ? { close: true } : { close: true, say: text };

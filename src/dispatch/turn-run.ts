@@ -44,12 +44,17 @@ export async function runTurn(
   const { config } = deps;
   const session = writes.session;
   // A message already in the session (a recovery after a kill, or a channel redelivering an
-  // update) is not recorded twice, and not answered twice once its answer is saved. A new one's
-  // words are durable in the journal (accept); they reach the session log in one write with the
-  // answer, or at the end of the turn when there is none.
+  // update) is not recorded twice, and not answered twice once its answer is saved — nor once
+  // the chat moved on past it (received.ts `passed`: a copy of a message given up after restarts
+  // would get the answer to a later one). A new one's words are durable in the journal (accept);
+  // they reach the session log in one write with the answer, or at the end of the turn when
+  // there is none.
   const received = writes.receive(msg);
-  if (received.answered) {
-    deps.log.info({ session: session.id, recovered, sourceId: msg.messageId }, 'message already answered; not handled again');
+  if (received.answered || received.passed) {
+    deps.log.info(
+      { session: session.id, recovered, sourceId: msg.messageId },
+      received.answered ? 'message already answered; not handled again' : 'a later message came after this one unanswered; not handled again',
+    );
     return { close: true };
   }
   const userMessage = received.message;

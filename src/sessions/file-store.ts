@@ -27,7 +27,7 @@ import { chatKey, type Chat } from '../core/chat.js';
 import { newConversationId, newSession, parseSession, type Session, type SessionMessage } from './model.js';
 import { SessionWal } from './wal.js';
 import type { SessionWriter } from './writer.js';
-import { answered, findRecorded, userMessageOf } from './received.js';
+import { answered, findRecorded, passed, userMessageOf } from './received.js';
 import { FileChatNames } from './names.js';
 import type { DerivedFromLog, SessionStore, WalLine } from './store.js';
 
@@ -296,11 +296,11 @@ export class FileSessionStore implements SessionStore {
       session,
       receive: (msg) => {
         const found = findRecorded(session.messages, msg);
-        if (found) return { message: found, fresh: false, answered: answered(session.messages, found) };
+        if (found) return { message: found, fresh: false, answered: answered(session.messages, found), passed: passed(session.messages, found) };
         const message = userMessageOf(msg);
         session.metadata.messagesReceived++;
         record(message);
-        return { message, fresh: true, answered: false };
+        return { message, fresh: true, answered: false, passed: false };
       },
       record,
       hold: () => this.wal.hold(),

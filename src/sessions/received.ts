@@ -29,6 +29,19 @@ export function answered(messages: SessionMessage[], user: SessionMessage): bool
   return messages.slice(i + 1).some((m) => m.role === 'assistant' && !(m.toolCalls && m.toolCalls.length > 0));
 }
 
+/**
+ * True when a later user message follows `user` in the session: the chat moved on without
+ * answering it (it was given up after restarts, skipped by /stop, refused by a limit — and the
+ * user was told). A turn's own message is always the session's last user message; a copy of
+ * `user` handled now (a channel sending it again after a kill, journaled a second time) would
+ * break that: the model would answer the later message, and the exchange would pair this
+ * question with that answer — a note line and index rows no reply matches.
+ */
+export function passed(messages: SessionMessage[], user: SessionMessage): boolean {
+  const i = messages.indexOf(user);
+  return messages.slice(i + 1).some((m) => m.role === 'user');
+}
+
 /** The session message for an inbound one; its time is when the channel received it. */
 export function userMessageOf(msg: InboundMessage): SessionMessage {
   return makeMessage('user', msg.text, {
@@ -49,4 +62,6 @@ export interface Received {
   fresh: boolean;
   /** An answer to it is in the session already: it must not be answered again. */
   answered: boolean;
+  /** A later user message follows it (`passed`): the chat moved on; it is not answered now either. */
+  passed: boolean;
 }

@@ -4,8 +4,8 @@
  * moments, 20 times, and restarted each time. After every restart: no JSON file or SQLite
  * database is corrupt and the daemon serves again. At the end: every message the daemon took
  * from Telegram is on disk, no reply was sent twice, and every reply's exchange has its daily-note
- * line and its index rows, once each (derived from the session log, rebuilt after a kill). The
- * counts are printed.
+ * line and its index rows, once each (derived from the session log, rebuilt after a kill), and
+ * no line pairs a message with another's answer. The counts are printed.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -187,6 +187,12 @@ test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is
     const repliedTo = [...taken.keys()].filter((t) => tg.botMessages().some((m) => m.text === `echo: ${t}`));
     const notesMissing = repliedTo.filter((t) => !noteLines.has(`User: ${t} | Assistant: echo: ${t}`));
     const notesTwice = [...noteLines.entries()].filter(([, c]) => c > 1).map(([b]) => b);
+    // Each line pairs a message with its own answer (the model echoes the last message it read):
+    // a turn run for a message the chat had moved on from answered the later one (issue 33).
+    const notesMispaired = [...noteLines.keys()].filter((b) => {
+      const pair = /^User: (.*) \| Assistant: echo: (.*)$/.exec(b);
+      return pair !== null && pair[1] !== pair[2];
+    });
     const rowsWrong = repliedTo.filter((t) => (rowCount.get(t) as { n: number }).n !== 1 || (rowCount.get(`echo: ${t}`) as { n: number }).n !== 1);
     rowsDb.close();
 
@@ -204,6 +210,7 @@ test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is
       repliesSentTwice: twice.length,
       repliesWithoutTheirNoteLine: notesMissing.length,
       noteLinesTwice: notesTwice.length,
+      noteLinesPairingAnotherAnswer: notesMispaired.length,
       repliesWithoutExactlyOneIndexRowEach: rowsWrong.length,
       corruptFiles: corrupt.length,
       restartToServingMs: { median: sortedStarts[Math.floor(sortedStarts.length / 2)], max: sortedStarts.at(-1) },
@@ -215,6 +222,7 @@ test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is
     assert.deepEqual(twice, [], 'no reply sent twice');
     assert.deepEqual(notesMissing, [], "every reply's exchange has its note line");
     assert.deepEqual(notesTwice, [], 'no note line twice');
+    assert.deepEqual(notesMispaired, [], 'no note line pairs a message with the answer to another');
     assert.deepEqual(rowsWrong, [], "every reply's exchange has one index row per message");
     assert.ok(taken.size >= 100, `enough traffic (${taken.size} messages)`);
     // Spawn to "daemon started" (built entry point). The target is 2 s, measured by the figure

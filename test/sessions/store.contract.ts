@@ -146,10 +146,21 @@ export function sessionStoreContract(make: () => Promise<StoreHarness<SessionSto
     const after = await h.crash();
     const w2 = after.writer(await after.getOrCreate('test', 'k'));
     const again = w2.receive({ ...msg });
-    assert.deepEqual([again.fresh, again.answered, again.message.content], [false, false, 'hello']);
+    assert.deepEqual([again.fresh, again.answered, again.passed, again.message.content], [false, false, false, 'hello']);
     await w2.append(makeMessage('assistant', 'hi'));
     assert.equal(w2.receive({ ...msg }).answered, true);
     assert.equal(w2.receive({ ...msg, messageId: '8' }).fresh, true, 'another message id is another message');
+  });
+
+  it('receive: a message the chat moved on from unanswered (a later user message follows it) is passed — a copy of it is not answered', async (h) => {
+    const w = h.store.writer(await h.store.getOrCreate('test', 'k'));
+    const given = inbound('given up', '1');
+    w.receive(given);
+    w.receive(inbound('a later one', '2'));
+    await w.commit();
+    const after = await h.crash();
+    const copy = after.writer(await after.getOrCreate('test', 'k')).receive({ ...given });
+    assert.deepEqual([copy.fresh, copy.answered, copy.passed], [false, false, true]);
   });
 
   it('chats never share a session, whatever their ids look like', async (h) => {

@@ -1,15 +1,20 @@
 /**
  * A turn's note line and index rows are derived from the session log (issue 29 item 1): written
  * without waiting for fsync, and written again at the next start when a crash kept them from
- * being written — every answered exchange (and delivered reminder) once, none twice.
+ * being written — every answered exchange (and delivered reminder) once, none twice. And an
+ * exchange is a question and its answer: a turn never answers a message the chat moved on from.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../../helpers/app.js';
 import { tempDir } from '../../helpers/workspace.js';
 import type { SqliteMemoryIndex } from '../../../src/index/sqlite-memory-index.js';
+import { FileInbox } from '../../../src/queue/file-inbox.js';
+import { MAX_RECOVERY_ATTEMPTS } from '../../../src/dispatch/intake.js';
+import { textReply } from '../../../src/core/channel.js';
+import type { InboundMessage } from '../../../src/core/message.js';
 
 /** The exchanges' time: fixed, so the day's note is known whatever the clock says (no midnight flake). */
 const AT = new Date('2026-11-24T10:00:00Z');
@@ -104,6 +109,59 @@ test('a crash right after a reminder was logged: its note line is written at the
       await second.close();
     }
   } finally {
+    await ws.cleanup();
+  }
+});
+
+/** A message of chat 1 as the test channel hands it over. */
+const inbound = (text: string, messageId: string, receivedAt: Date): InboundMessage => ({
+  channel: 'test',
+  chatId: '1',
+  userId: 'u-1',
+  userName: 'Tester',
+  text,
+  messageId,
+  receivedAt,
+  role: 'owner',
+});
+
+/** What a killed run leaves in the journal: each message accepted, its handling started `starts` times, never done. */
+async function leftOpen(dir: string, entries: Array<[InboundMessage, number]>): Promise<void> {
+  const inbox = FileInbox.inWorkspace(dir);
+  const ids: Array<[string, number]> = [];
+  for (const [m, starts] of entries) {
+    const { id, durable } = inbox.accept(m);
+    await durable;
+    ids.push([id, starts]);
+  }
+  await inbox.shutdown();
+  for (const [id, starts] of ids) for (let i = 0; i < starts; i++) await appendFile(inbox.file, `${JSON.stringify({ t: 'start', id })}\n`);
+}
+
+test('risk: a copy Telegram sent again of a message given up after restarts is answered — with the answer to the later message, the note pairs the two, and that reply never gets its own note line', async () => {
+  const ws = await tempDir();
+  // What the kills left: X and Y each started twice and killed mid-turn (given up at this start),
+  // and a second journal entry for X — Telegram sent it again because a kill came before its
+  // update id was recorded — waiting behind them, never started.
+  const x = inbound('what is the capital of Peru', '41', AT);
+  const y = inbound('and of Chile', '42', new Date(AT.getTime() + 1000));
+  const again = { ...x, receivedAt: new Date(AT.getTime() + 5000) };
+  await leftOpen(ws.dir, [
+    [x, MAX_RECOVERY_ATTEMPTS],
+    [y, MAX_RECOVERY_ATTEMPTS],
+    [again, 0],
+  ]);
+  const bot = await startTestBot({ env: { WORKSPACE_DIR: ws.dir, TZ: 'UTC' } });
+  try {
+    const replies: string[] = [];
+    await bot.app.recover(() => textReply(async (t) => void replies.push(t)));
+    await bot.app.parts.sessions.flush();
+    assert.equal(replies.length, 2, `X and Y are each told once that they were given up, and nothing more: ${JSON.stringify(replies)}`);
+    for (const r of replies) assert.match(r, new RegExp(`failed ${MAX_RECOVERY_ATTEMPTS} times in a row`));
+    assert.equal(bot.llm.chatRequests().length, 0, 'the copy of a message given up is not sent to the model');
+    assert.equal(await readFile(noteFile(ws.dir, '1'), 'utf8').catch(() => ''), '', 'no note line pairs X with an answer to Y');
+  } finally {
+    await bot.close();
     await ws.cleanup();
   }
 });
