@@ -195,7 +195,11 @@ export class PgInbox implements Inbox {
 
   private closeRows(ids: string[]): Promise<void> {
     if (ids.length === 0) return Promise.resolve();
-    return this.serial(() => this.db.query('UPDATE inbox SET done_at = coalesce(done_at, now()) WHERE id = ANY($1::text[])', [ids]).then(() => undefined));
+    return this.serial(() =>
+      this.db
+        .query('UPDATE inbox SET done_at = coalesce(done_at, to_timestamp($2::float8 / 1000)) WHERE id = ANY($1::text[])', [ids, this.now()])
+        .then(() => undefined),
+    );
   }
 
   /**

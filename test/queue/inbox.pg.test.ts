@@ -42,20 +42,20 @@ async function pagesHold(db: Database, text: string): Promise<boolean> {
 }
 
 /** pgHarness with `holds`: the pages of the table, read through the newest store's database. */
-async function harness(): Promise<StoreHarness<PgInbox>> {
+async function harness(now?: () => number): Promise<StoreHarness<PgInbox>> {
   let newest: Database | undefined;
   const h = await pgHarness(
     cluster,
     async (db) => {
       newest = db;
-      return new PgInbox(db, silentLogger());
+      return new PgInbox(db, silentLogger(), now);
     },
     (inbox) => inbox.shutdown(),
   );
   return { ...h, holds: (text) => pagesHold(newest!, text) };
 }
 
-describe('PgInbox meets the Inbox contract', () => inboxContract(harness));
+describe('PgInbox meets the Inbox contract', () => inboxContract(() => harness()));
 
 function message(chatId: string, words: string, messageId: string): InboundMessage {
   return { channel: 'test', chatId, userId: `u-${chatId}`, userName: 'Tester', text: words, messageId, receivedAt: new Date('2026-11-20T10:00:00Z') };
@@ -92,6 +92,33 @@ test('risk: /forget rewrites a row but PostgreSQL keeps its old version in the p
     assert.deepEqual(
       (await after.unfinished()).entries.map((e) => e.msg.text),
       ['the alarm code is ****', 'the weather is fine'],
+    );
+  } finally {
+    await h.cleanup();
+  }
+});
+
+test('risk: closed entries pile up in the table for ever — a day after they closed they are deleted, and open ones stay', async () => {
+  let clock = Date.now();
+  const h = await harness(() => clock);
+  try {
+    const old = h.store.accept(message('1', 'answered long ago', '1'));
+    const open = h.store.accept(message('1', 'still waiting', '2'));
+    await Promise.all([old.durable, open.durable]);
+    await h.store.done(old.id);
+    clock += 25 * 3600_000;
+    const next = h.store.accept(message('2', 'a day later', '3'));
+    await next.durable;
+    await h.store.done(next.id);
+    assert.deepEqual(
+      await h.store.erase([{ channel: 'test', chatId: '1' }]),
+      ['1 entry of the inbox journal in the inbox table'],
+      'the closed one was deleted already',
+    );
+    assert.deepEqual(
+      await h.store.erase([{ channel: 'test', chatId: '2' }]),
+      ['1 entry of the inbox journal in the inbox table'],
+      'closed within the day: kept',
     );
   } finally {
     await h.cleanup();
