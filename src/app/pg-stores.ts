@@ -11,6 +11,7 @@ import { PgUpdateLog } from '../channels/telegram/update-log-pg.js';
 import type { DatabaseConfig } from '../config/database.js';
 import { PgRuntimeConfigStore } from '../config/runtime-pg.js';
 import { componentLogger, type Logger } from '../core/log.js';
+import { PgInbox } from '../queue/inbox-pg.js';
 import { PgChatNames } from '../sessions/names-pg.js';
 import { Database } from '../storage/pg/database.js';
 import { migrate } from '../storage/pg/migrate.js';
@@ -24,6 +25,8 @@ export interface PgStores {
   updateLog: PgUpdateLog;
   /** Loaded. */
   chatNames: PgChatNames;
+  /** The intake journal: the intake reads its unfinished entries at start. */
+  inbox: PgInbox;
   /** Waits for the background writes, then closes every connection. */
   close(): Promise<void>;
 }
@@ -36,15 +39,18 @@ export async function openPgStores(database: DatabaseConfig & { url: string }, l
     const runtime = await PgRuntimeConfigStore.open(db, componentLogger(log, 'Config'));
     const chatNames = new PgChatNames(db, log);
     await chatNames.load();
+    const inbox = new PgInbox(db, componentLogger(log, 'Inbox'));
     return {
       db,
       runtime,
       pairing: new PgPairingStore(db, opts.pairing),
       updateLog: new PgUpdateLog(db, componentLogger(log, 'Telegram')),
       chatNames,
+      inbox,
       close: async () => {
         runtime.close();
         await chatNames.flush();
+        await inbox.shutdown();
         await db.close();
       },
     };

@@ -12,7 +12,7 @@ import { AppendLog } from '../storage/append-log.js';
 import { WORKSPACE_FILES } from '../storage/workspace-files.js';
 import { redactJsonLines, type Redaction } from '../storage/redaction.js';
 import { dropJsonLines, parseJsonLines } from '../storage/json-lines.js';
-import { argumentsHash, type Inbox, type InboxEntry, type InterruptedCall } from './inbox.js';
+import { argumentsHash, oneEntryPerMessage, type Inbox, type InboxEntry, type InterruptedCall } from './inbox.js';
 
 type Line =
   | { t: 'in'; id: string; attempt?: number; msg: Omit<InboundMessage, 'receivedAt'> & { receivedAt: string } }
@@ -78,20 +78,7 @@ export class FileInbox implements Inbox {
       else open.delete(line.id);
     }
     for (const id of [...running.keys()]) cutOff(id);
-    const byMessage = new Map<string, InboxEntry>();
-    const duplicates: string[] = [];
-    for (const e of open.values()) {
-      const m = e.msg;
-      const key = JSON.stringify([m.channel, m.chatId, m.messageId ?? null, m.receivedAt.getTime(), m.text]);
-      const first = byMessage.get(key);
-      if (!first) byMessage.set(key, e);
-      else {
-        first.attempt = Math.max(first.attempt, e.attempt);
-        first.interrupted.push(...e.interrupted);
-        duplicates.push(e.id);
-      }
-    }
-    return { entries: [...byMessage.values()], duplicates };
+    return oneEntryPerMessage([...open.values()]);
   }
 
   /** Closes entries of an earlier run without handling them (given up on, or duplicates). */

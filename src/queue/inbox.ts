@@ -103,3 +103,24 @@ function sorted(v: unknown): unknown {
     );
   return v;
 }
+
+/**
+ * Open entries (oldest first) as `unfinished` returns them: one per message, the first entry
+ * taking the further ones' attempts and interrupted calls; their ids are the `duplicates`.
+ */
+export function oneEntryPerMessage(open: InboxEntry[]): { entries: InboxEntry[]; duplicates: string[] } {
+  const byMessage = new Map<string, InboxEntry>();
+  const duplicates: string[] = [];
+  for (const e of open) {
+    const m = e.msg;
+    const key = JSON.stringify([m.channel, m.chatId, m.messageId ?? null, m.receivedAt.getTime(), m.text]);
+    const first = byMessage.get(key);
+    if (!first) byMessage.set(key, e);
+    else {
+      first.attempt = Math.max(first.attempt, e.attempt);
+      first.interrupted.push(...e.interrupted);
+      duplicates.push(e.id);
+    }
+  }
+  return { entries: [...byMessage.values()], duplicates };
+}

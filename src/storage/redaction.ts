@@ -15,7 +15,7 @@ export interface Redaction {
 }
 
 /** Redacts the words in every string of a JSON value. */
-function redactValue(v: unknown, words: Redaction): unknown {
+export function redactValue(v: unknown, words: Redaction): unknown {
   if (typeof v === 'string') return words.test(v) ? words.redact(v) : v;
   if (Array.isArray(v)) return v.map((x) => redactValue(x, words));
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, redactValue(x, words)]));

@@ -34,12 +34,18 @@ test('an empty database: the migrations applied, every store working, a second p
     assert.deepEqual([...(await first.updateLog.admit([1, 2]))], [1, 2]);
     assert.deepEqual([...(await second.updateLog.admit([2, 3]))], [3]);
     first.chatNames.note('telegram', '5', { kind: 'private', name: 'Ada' });
+    await first.inbox.accept({ channel: 'telegram', chatId: '5', userId: '5', text: 'hello', receivedAt: new Date() }).durable;
   } finally {
     await first.close();
     await second.close();
   }
   const third = await openPgStores({ url, poolSize: 3 }, cap.log);
   assert.equal(third.chatNames.get('telegram:5')?.name, 'Ada', 'a name noted before close is stored');
+  assert.deepEqual(
+    (await third.inbox.unfinished()).entries.map((e) => e.msg.text),
+    ['hello'],
+    'a message accepted is found at the next start',
+  );
   await third.close();
   // A backend ends a moment after its client said goodbye: waited for, not assumed.
   const admin = testDatabase(url);
