@@ -5,7 +5,7 @@
  * which the page cache does). Emptied once nothing in it is open and it has grown past 1 MB.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { InboundMessage } from '../core/message.js';
 import { AppendLog } from '../storage/append-log.js';
@@ -15,16 +15,34 @@ import { dropJsonLines, parseJsonLines } from '../storage/json-lines.js';
 import { argumentsHash, type Inbox, type InboxEntry, type InterruptedCall } from './inbox.js';
 
 type Line =
-  | { t: 'in'; id: string; attempt?: number; msg: Omit<InboundMessage, 'receivedAt'> & { receivedAt: string } }
+  | { t: 'in'; id: string; attempt?: number; copyOf?: string; msg: Omit<InboundMessage, 'receivedAt'> & { receivedAt: string } }
   | { t: 'start'; id: string }
   | ({ t: 'call'; id: string } & InterruptedCall)
   | { t: 'called'; id: string }
   | { t: 'done'; id: string };
 
 const ROTATE_BYTES = 1_000_000;
+/**
+ * Messages remembered for recognising a copy, newest kept: a channel sends one again right
+ * after a restart (Telegram: the updates of the batch under way at the kill), so the journal's
+ * recent messages are enough, and memory stays bounded however long the daemon runs.
+ */
+const KNOWN_MESSAGES = 10_000;
+
+/**
+ * What makes two entries one message: its chat, the channel's message id and a hash of its words
+ * (a copy a channel sends again has the same; the hash keeps the words out of memory). A message
+ * without an id is told apart by when it was received: never a copy.
+ */
+function messageKey(m: Pick<InboundMessage, 'channel' | 'chatId' | 'messageId' | 'text'> & { receivedAt: Date }): string {
+  const words = createHash('sha256').update(m.text).digest('hex').slice(0, 16);
+  return JSON.stringify([m.channel, m.chatId, m.messageId ?? m.receivedAt.getTime(), words]);
+}
 
 export class FileInbox implements Inbox {
   private readonly pending = new Set<string>();
+  /** The journal's messages by `messageKey`: the id of each one's first entry (oldest first, at most KNOWN_MESSAGES). */
+  private readonly known = new Map<string, string>();
   /** Three lines per message (two more per tool call), each one write to a file kept open. */
   private readonly log: AppendLog;
 
@@ -38,9 +56,11 @@ export class FileInbox implements Inbox {
   }
 
   /**
-   * Entries accepted by an earlier run and never marked done, oldest first, one per message.
-   * `duplicates`: ids of further open entries for a message already listed (journals written
-   * by versions that re-journaled recovered messages); they only need closing.
+   * Entries accepted by an earlier run and never marked done, oldest first, one per message:
+   * the entries of one message (a copy a channel sent again after a kill, or one an older
+   * version wrote at each restart) are one entry, the first, whose `attempt` counts the starts
+   * of them all. `duplicates`: the ids of the others still open, and of open copies of a message
+   * already closed (answered, given up, refused…); they only need closing.
    */
   async unfinished(): Promise<{ entries: InboxEntry[]; duplicates: string[] }> {
     let text: string;
@@ -49,14 +69,16 @@ export class FileInbox implements Inbox {
     } catch {
       return { entries: [], duplicates: [] };
     }
-    const open = new Map<string, InboxEntry>();
+    // Each `in` line's entry: open until its `done`; `carried`, the starts an older version
+    // wrote on an entry it re-journaled (its `attempt`), `starts` its own.
+    const all = new Map<string, InboxEntry & { key: string; open: boolean; copy: boolean; carried: number; starts: number }>();
     // The call each open entry has under way: closed by `called`; still open at a `start` (a
     // later run began) or at the end of the file, the process died while it ran.
     const running = new Map<string, InterruptedCall>();
     const cutOff = (id: string) => {
       const call = running.get(id);
       running.delete(id);
-      if (call) open.get(id)?.interrupted.push(call);
+      if (call) all.get(id)?.interrupted.push(call);
     };
     for (const raw of text.split('\n')) {
       if (!raw.trim()) continue;
@@ -66,32 +88,59 @@ export class FileInbox implements Inbox {
       } catch {
         continue; // a line torn by the kill: nothing was promised for it yet
       }
-      if (line.t === 'in')
-        open.set(line.id, { id: line.id, attempt: line.attempt ?? 0, interrupted: [], msg: { ...line.msg, receivedAt: new Date(line.msg.receivedAt) } });
-      else if (line.t === 'start') {
+      if (line.t === 'in') {
+        const msg = { ...line.msg, receivedAt: new Date(line.msg.receivedAt) };
+        all.set(line.id, {
+          id: line.id,
+          attempt: 0,
+          interrupted: [],
+          msg,
+          key: messageKey(msg),
+          open: true,
+          copy: line.copyOf !== undefined,
+          carried: line.attempt ?? 0,
+          starts: 0,
+        });
+      } else if (line.t === 'start') {
         cutOff(line.id);
-        const e = open.get(line.id);
-        if (e) e.attempt++;
+        const e = all.get(line.id);
+        if (e) e.starts++;
       } else if (line.t === 'call') {
-        if (open.has(line.id)) running.set(line.id, { tool: String(line.tool), args: String(line.args) });
+        if (all.get(line.id)?.open) running.set(line.id, { tool: String(line.tool), args: String(line.args) });
       } else if (line.t === 'called') running.delete(line.id);
-      else open.delete(line.id);
+      else {
+        const e = all.get(line.id);
+        if (e) e.open = false;
+        running.delete(line.id);
+      }
     }
     for (const id of [...running.keys()]) cutOff(id);
-    const byMessage = new Map<string, InboxEntry>();
+    // A message closed under one of its entries is handled: an open copy of it is not handled
+    // again (given up stays given up). A copy recorded closed at accept (`copyOf`) says nothing
+    // of its message; an entry an older version re-journaled continues one it closed (it
+    // carries that one's starts), so it is the message's own.
+    const closed = new Set<string>();
+    for (const e of all.values()) {
+      this.remember(e.key, e.id);
+      if (!e.open && !e.copy && e.carried === 0) closed.add(e.key);
+    }
+    const byMessage = new Map<string, InboxEntry & { carried: number; starts: number }>();
     const duplicates: string[] = [];
-    for (const e of open.values()) {
-      const m = e.msg;
-      const key = JSON.stringify([m.channel, m.chatId, m.messageId ?? null, m.receivedAt.getTime(), m.text]);
-      const first = byMessage.get(key);
-      if (!first) byMessage.set(key, e);
+    for (const e of all.values()) {
+      if (!e.open) continue;
+      const first = byMessage.get(e.key);
+      if (closed.has(e.key) && e.carried === 0) duplicates.push(e.id);
+      else if (!first) byMessage.set(e.key, e);
       else {
-        first.attempt = Math.max(first.attempt, e.attempt);
+        // Each run's starts count once; what an older version carried over is counted already.
+        first.starts += e.starts;
+        first.carried = Math.max(first.carried, e.carried);
         first.interrupted.push(...e.interrupted);
         duplicates.push(e.id);
       }
     }
-    return { entries: [...byMessage.values()], duplicates };
+    const entries = [...byMessage.values()].map(({ id, msg, interrupted, carried, starts }) => ({ id, msg, interrupted, attempt: carried + starts }));
+    return { entries, duplicates };
   }
 
   /** Closes entries of an earlier run without handling them (given up on, or duplicates). */
@@ -102,11 +151,26 @@ export class FileInbox implements Inbox {
   /**
    * Records an accepted message; `durable` resolves once it is fsynced. The id is known at
    * once, so handling can start while the write is under way (lines keep their order).
+   * A copy of a message the journal holds, open or closed (`copyOf`: the entry that has it) is
+   * recorded closed, in the same write: its message is handled, or being handled, under that entry.
    */
-  accept(msg: InboundMessage): { id: string; durable: Promise<void> } {
+  accept(msg: InboundMessage): { id: string; durable: Promise<void>; copyOf?: string } {
     const id = randomBytes(6).toString('hex');
+    const key = messageKey(msg);
+    const copyOf = msg.messageId === undefined ? undefined : this.known.get(key);
+    const line = (extra: { copyOf?: string }) =>
+      `${JSON.stringify({ t: 'in', id, ...extra, msg: { ...msg, receivedAt: msg.receivedAt.toISOString() } } satisfies Line)}\n`;
+    if (copyOf) return { id, copyOf, durable: this.log.append(`${line({ copyOf })}${JSON.stringify({ t: 'done', id } satisfies Line)}\n`, true) };
+    this.remember(key, id);
     this.pending.add(id);
-    return { id, durable: this.append({ t: 'in', id, msg: { ...msg, receivedAt: msg.receivedAt.toISOString() } }, true) };
+    return { id, durable: this.log.append(line({}), true) };
+  }
+
+  /** Notes a message's first entry; the oldest is forgotten past KNOWN_MESSAGES. */
+  private remember(key: string, id: string): void {
+    if (this.known.has(key)) return;
+    this.known.set(key, id);
+    if (this.known.size > KNOWN_MESSAGES) this.known.delete(this.known.keys().next().value!);
   }
 
   /**
@@ -195,6 +259,7 @@ export class FileInbox implements Inbox {
       return next.text;
     });
     for (const id of entries) this.pending.delete(id);
+    for (const [key, id] of this.known) if (entries.has(id)) this.known.delete(key);
     return dropped > 0 ? [`${dropped} line(s) of the inbox journal ${path.basename(this.file)}`] : [];
   }
 

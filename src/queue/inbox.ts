@@ -6,6 +6,11 @@
  * between "accepted" and "on disk", and replies are not repeated: a turn whose answer is already
  * in the session is not re-run.
  *
+ * A message is handled under one entry: a copy of it a channel sends again (Telegram does when a
+ * kill came before the update id was recorded) is recognised by its chat, message id and words,
+ * at accept and at the next start, and is not handled again — so a message given up after
+ * restarts stays given up, and one answered or still under way is not answered twice.
+ *
  * Each tool call a turn makes is marked too, as it starts and as it ends: a call still open when
  * the process died is named in the entry's `interrupted`, and the recovered turn does not run
  * that tool again (turn/tool-loop.ts) — an MCP answer that kills the daemon cannot kill it again
@@ -35,18 +40,22 @@ export interface InboxEntry {
 
 export interface Inbox {
   /**
-   * Entries accepted by an earlier run and never closed, oldest first, one per message.
-   * `duplicates`: ids of further open entries for a message already listed (journals written
-   * by versions that re-journaled recovered messages); they only need closing.
+   * Entries accepted by an earlier run and never closed, oldest first, one per message (same
+   * channel, chat, message id and words: a copy a channel sent again is the same message), its
+   * `attempt` counting the starts under all its entries. `duplicates`: ids of further open
+   * entries for a message already listed, or already closed — a message handled (answered,
+   * given up, refused) is not handled again through a copy; they only need closing.
    */
   unfinished(): Promise<{ entries: InboxEntry[]; duplicates: string[] }>;
   /** Closes entries of an earlier run without handling them (given up on, or duplicates). */
   close(ids: string[]): Promise<void>;
   /**
    * Records an accepted message; `durable` resolves once it would survive a power cut. The id is
-   * known at once, so handling can start while the write is under way.
+   * known at once, so handling can start while the write is under way. A copy of a message the
+   * journal holds, open or closed (one with a message id; the channel sent it again), is
+   * recorded closed and names that entry in `copyOf`: it is not to be handled.
    */
-  accept(msg: InboundMessage): { id: string; durable: Promise<void> };
+  accept(msg: InboundMessage): { id: string; durable: Promise<void>; copyOf?: string };
   /**
    * Takes over an entry an earlier run left open, under its own id: nothing is written, so a
    * kill during recovery leaves the journal as it was. Its starts keep counting attempts.
