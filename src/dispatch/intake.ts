@@ -57,6 +57,9 @@ export interface IntakeDeps extends TurnRunDeps {
   log: Logger;
 }
 
+/** A message's journal entry as accept (or adopt) gives it. */
+type Journaled = ReturnType<Inbox['accept']>;
+
 /** One message being handled. */
 interface Job {
   key: string;
@@ -122,25 +125,22 @@ export class Intake {
   handle(msg: InboundMessage, reply: Reply, recovered?: InboxEntry): HandleResult {
     const { inbox, dispatcher, limits, log } = this.deps;
     const key = chatKey(msg);
-    // Never behind the turn it stops, nor refused by the limits meant to protect that turn.
-    if (!recovered && isStop(msg.text)) return this.stopNow(key, msg, reply);
-    const album = msg.albumId ? AlbumCollector.keyOf(key, msg.albumId) : undefined;
-    // Flood limits: not for recovered messages (taken before), nor the operator's terminal, nor
-    // the further items of an album (the album counts as the one message it is answered as).
-    const joins = album !== undefined && this.albums.isOpen(album);
-    const verdict = recovered || joins || msg.channel === 'console' ? 'ok' : limits.admit(key, dispatcher.queued(key));
     // Journal first: a kill while the message waits in its queue loses nothing. The fsync runs
     // while the turn starts (it is hidden behind the LLM call); nothing is sent to the user
     // before it completes, so a message answered is always a message the journal holds.
     // A recovered message is already there: it is not written again, so a kill during recovery
     // cannot leave two open copies of it (they would double with every such kill).
+    const journaled: Journaled = recovered ? inbox.adopt(recovered.id) : inbox.accept(msg);
+    if (journaled.copyOf) return this.copy(key, msg, journaled);
+    // Never behind the turn it stops, nor refused by the limits meant to protect that turn.
+    if (!recovered && isStop(msg.text)) return this.stopNow(key, msg, reply, journaled);
+    const album = msg.albumId ? AlbumCollector.keyOf(key, msg.albumId) : undefined;
+    // Flood limits: not for recovered messages (taken before), nor the operator's terminal, nor
+    // the further items of an album (the album counts as the one message it is answered as).
+    const joins = album !== undefined && this.albums.isOpen(album);
+    const verdict = recovered || joins || msg.channel === 'console' ? 'ok' : limits.admit(key, dispatcher.queued(key));
     // A refused message is not kept anyway; one that is handled says it could not be journaled.
-    const { job, accepted } = this.journal(
-      key,
-      recovered ? inbox.adopt(recovered.id) : inbox.accept(msg),
-      reply,
-      verdict !== 'queue' ? 'an inbound message' : undefined,
-    );
+    const { job, accepted } = this.journal(key, journaled, reply, verdict !== 'queue' ? 'an inbound message' : undefined);
     if (album && verdict !== 'queue')
       this.albums.add(album, { journalId: job.journalId, msg, attempt: recovered?.attempt ?? 0, interrupted: recovered?.interrupted ?? [], durable: accepted });
     let done: HandleResult;
@@ -247,8 +247,8 @@ export class Intake {
    * /stop, at once and outside the chat's queue (stop.ts): journaled and closed like any message,
    * so a kill before the answer handles it after the restart (where, nothing running, it says so).
    */
-  private stopNow(key: string, msg: InboundMessage, reply: Reply): HandleResult {
-    const { job, accepted } = this.journal(key, this.deps.inbox.accept(msg), reply, 'a /stop');
+  private stopNow(key: string, msg: InboundMessage, reply: Reply, journaled: Journaled): HandleResult {
+    const { job, accepted } = this.journal(key, journaled, reply, 'a /stop');
     job.command = 'stop';
     const { stops } = this;
     const outcome = stops.stop(key, { userId: msg.userId, role: msg.role });
@@ -256,6 +256,27 @@ export class Intake {
     const say = stops.reply(key, outcome);
     this.deps.log.info({ session: key, ...outcome, answered: say !== undefined }, '/stop');
     const done: HandleResult = this.settle(job, async () => ({ close: true, say }));
+    done.accepted = accepted;
+    return done;
+  }
+
+  /**
+   * A copy of a message the journal holds (the channel sent it again: Telegram does when a kill
+   * came before the update id was recorded), recorded closed by the journal: its message is
+   * answered, given up, refused or under way under its first entry. Not handled again, and
+   * nothing is said: a message given up after restarts stays given up (it may be what kills
+   * the daemon), and none is answered twice.
+   */
+  private copy(key: string, msg: InboundMessage, journaled: Journaled): HandleResult {
+    this.deps.log.info(
+      { session: key, sourceId: msg.messageId, entry: journaled.copyOf },
+      'a copy of a message the journal already holds (the channel sent it again); not handled again',
+    );
+    const accepted = journaled.durable.then(
+      () => journaled.id,
+      () => null,
+    );
+    const done: HandleResult = accepted.then(() => undefined);
     done.accepted = accepted;
     return done;
   }

@@ -12,19 +12,20 @@ import { AppendLog } from '../storage/append-log.js';
 import { WORKSPACE_FILES } from '../storage/workspace-files.js';
 import { redactJsonLines, type Redaction } from '../storage/redaction.js';
 import { dropJsonLines, parseJsonLines } from '../storage/json-lines.js';
-import { argumentsHash, oneEntryPerMessage, type Inbox, type InboxEntry, type InterruptedCall } from './inbox.js';
+import { KnownMessages, argumentsHash, messageKey, type Inbox, type InboxEntry, type InterruptedCall } from './inbox.js';
 
 type Line =
-  | { t: 'in'; id: string; attempt?: number; msg: Omit<InboundMessage, 'receivedAt'> & { receivedAt: string } }
+  | { t: 'in'; id: string; attempt?: number; copyOf?: string; msg: Omit<InboundMessage, 'receivedAt'> & { receivedAt: string } }
   | { t: 'start'; id: string }
   | ({ t: 'call'; id: string } & InterruptedCall)
   | { t: 'called'; id: string }
   | { t: 'done'; id: string };
 
 const ROTATE_BYTES = 1_000_000;
-
 export class FileInbox implements Inbox {
   private readonly pending = new Set<string>();
+  /** The journal's messages, to recognise a copy (inbox.ts). */
+  private readonly known = new KnownMessages();
   /** Three lines per message (two more per tool call), each one write to a file kept open. */
   private readonly log: AppendLog;
 
@@ -38,9 +39,11 @@ export class FileInbox implements Inbox {
   }
 
   /**
-   * Entries accepted by an earlier run and never marked done, oldest first, one per message.
-   * `duplicates`: ids of further open entries for a message already listed (journals written
-   * by versions that re-journaled recovered messages); they only need closing.
+   * Entries accepted by an earlier run and never marked done, oldest first, one per message:
+   * the entries of one message (a copy a channel sent again after a kill, or one an older
+   * version wrote at each restart) are one entry, the first, whose `attempt` counts the starts
+   * of them all. `duplicates`: the ids of the others still open, and of open copies of a message
+   * already closed (answered, given up, refused…); they only need closing.
    */
   async unfinished(): Promise<{ entries: InboxEntry[]; duplicates: string[] }> {
     let text: string;
@@ -49,14 +52,16 @@ export class FileInbox implements Inbox {
     } catch {
       return { entries: [], duplicates: [] };
     }
-    const open = new Map<string, InboxEntry>();
+    // Each `in` line's entry: open until its `done`; `carried`, the starts an older version
+    // wrote on an entry it re-journaled (its `attempt`), `starts` its own.
+    const all = new Map<string, InboxEntry & { key: string; open: boolean; copy: boolean; carried: number; starts: number }>();
     // The call each open entry has under way: closed by `called`; still open at a `start` (a
     // later run began) or at the end of the file, the process died while it ran.
     const running = new Map<string, InterruptedCall>();
     const cutOff = (id: string) => {
       const call = running.get(id);
       running.delete(id);
-      if (call) open.get(id)?.interrupted.push(call);
+      if (call) all.get(id)?.interrupted.push(call);
     };
     for (const raw of text.split('\n')) {
       if (!raw.trim()) continue;
@@ -66,19 +71,34 @@ export class FileInbox implements Inbox {
       } catch {
         continue; // a line torn by the kill: nothing was promised for it yet
       }
-      if (line.t === 'in')
-        open.set(line.id, { id: line.id, attempt: line.attempt ?? 0, interrupted: [], msg: { ...line.msg, receivedAt: new Date(line.msg.receivedAt) } });
-      else if (line.t === 'start') {
+      if (line.t === 'in') {
+        const msg = { ...line.msg, receivedAt: new Date(line.msg.receivedAt) };
+        all.set(line.id, {
+          id: line.id,
+          attempt: 0,
+          interrupted: [],
+          msg,
+          key: messageKey(msg),
+          open: true,
+          copy: line.copyOf !== undefined,
+          carried: line.attempt ?? 0,
+          starts: 0,
+        });
+      } else if (line.t === 'start') {
         cutOff(line.id);
-        const e = open.get(line.id);
-        if (e) e.attempt++;
+        const e = all.get(line.id);
+        if (e) e.starts++;
       } else if (line.t === 'call') {
-        if (open.has(line.id)) running.set(line.id, { tool: String(line.tool), args: String(line.args) });
+        if (all.get(line.id)?.open) running.set(line.id, { tool: String(line.tool), args: String(line.args) });
       } else if (line.t === 'called') running.delete(line.id);
-      else open.delete(line.id);
+      else {
+        const e = all.get(line.id);
+        if (e) e.open = false;
+        running.delete(line.id);
+      }
     }
     for (const id of [...running.keys()]) cutOff(id);
-    return oneEntryPerMessage([...open.values()]);
+    return this.known.merge(all.values());
   }
 
   /** Closes entries of an earlier run without handling them (given up on, or duplicates). */
@@ -89,11 +109,18 @@ export class FileInbox implements Inbox {
   /**
    * Records an accepted message; `durable` resolves once it is fsynced. The id is known at
    * once, so handling can start while the write is under way (lines keep their order).
+   * A copy of a message the journal holds, open or closed (`copyOf`: the entry that has it) is
+   * recorded closed, in the same write: its message is handled, or being handled, under that entry.
    */
-  accept(msg: InboundMessage): { id: string; durable: Promise<void> } {
+  accept(msg: InboundMessage): { id: string; durable: Promise<void>; copyOf?: string } {
     const id = randomBytes(6).toString('hex');
+    const copyOf = this.known.copyOf(msg);
+    const line = (extra: { copyOf?: string }) =>
+      `${JSON.stringify({ t: 'in', id, ...extra, msg: { ...msg, receivedAt: msg.receivedAt.toISOString() } } satisfies Line)}\n`;
+    if (copyOf) return { id, copyOf, durable: this.log.append(`${line({ copyOf })}${JSON.stringify({ t: 'done', id } satisfies Line)}\n`, true) };
+    this.known.remember(messageKey(msg), id);
     this.pending.add(id);
-    return { id, durable: this.append({ t: 'in', id, msg: { ...msg, receivedAt: msg.receivedAt.toISOString() } }, true) };
+    return { id, durable: this.log.append(line({}), true) };
   }
 
   /**
@@ -182,6 +209,7 @@ export class FileInbox implements Inbox {
       return next.text;
     });
     for (const id of entries) this.pending.delete(id);
+    this.known.forget(entries);
     return dropped > 0 ? [`${dropped} line(s) of the inbox journal ${path.basename(this.file)}`] : [];
   }
 

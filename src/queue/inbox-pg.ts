@@ -23,17 +23,28 @@ import type { InboundMessage } from '../core/message.js';
 import type { Logger } from '../core/log.js';
 import type { Database } from '../storage/pg/database.js';
 import { redactValue, type Redaction } from '../storage/redaction.js';
-import { argumentsHash, oneEntryPerMessage, type Inbox, type InboxEntry, type InterruptedCall } from './inbox.js';
+import { KnownMessages, argumentsHash, messageKey, type Inbox, type InboxEntry, type InterruptedCall, type JournalEntry } from './inbox.js';
 
 const KEEP_CLOSED_MS = 24 * 3600_000;
 const PRUNE_EVERY_MS = 3600_000;
 
-type OpenRow = { id: string; msg: string; attempt: number; interrupted: InterruptedCall[]; call_tool: string | null; call_args: string | null };
-type Accepted = { id: string; msg: InboundMessage };
+type EntryRow = {
+  id: string;
+  msg: string;
+  attempt: number;
+  interrupted: InterruptedCall[];
+  call_tool: string | null;
+  call_args: string | null;
+  open: boolean;
+  copy_of: string | null;
+};
+type Accepted = { id: string; msg: InboundMessage; copyOf?: string | undefined };
 
 export class PgInbox implements Inbox {
   /** Ids this run accepted or adopted and has not closed: the only ones it marks. */
   private readonly pending = new Set<string>();
+  /** The journal's messages, to recognise a copy (inbox.ts); filled by unfinished() and accepts. */
+  private readonly known = new KnownMessages();
   /** The newest write; writes run one after another. */
   private tail: Promise<void> = Promise.resolve();
   /** Accepts waiting for the next INSERT (one not yet begun), and that INSERT. */
@@ -48,24 +59,41 @@ export class PgInbox implements Inbox {
 
   async unfinished(): Promise<{ entries: InboxEntry[]; duplicates: string[] }> {
     await this.tail;
-    const { rows } = await this.db.query<OpenRow>('SELECT id, msg, attempt, interrupted, call_tool, call_args FROM inbox WHERE done_at IS NULL ORDER BY seq');
-    return oneEntryPerMessage(
-      rows.map((r) => {
-        const msg = JSON.parse(r.msg) as InboundMessage & { receivedAt: string };
-        // A call still marked as under way: the process died while it ran.
-        const running = r.call_tool === null ? [] : [{ tool: r.call_tool, args: r.call_args ?? '' }];
-        return { id: r.id, attempt: r.attempt, interrupted: [...r.interrupted, ...running], msg: { ...msg, receivedAt: new Date(msg.receivedAt) } };
-      }),
+    // Closed rows too (kept a day): a copy of a message closed under them is not handled again.
+    const { rows } = await this.db.query<EntryRow>(
+      'SELECT id, msg, attempt, interrupted, call_tool, call_args, done_at IS NULL AS open, copy_of FROM inbox ORDER BY seq',
     );
+    const all: JournalEntry[] = rows.map((r) => {
+      const raw = JSON.parse(r.msg) as InboundMessage & { receivedAt: string };
+      const msg = { ...raw, receivedAt: new Date(raw.receivedAt) };
+      // A call still marked as under way: the process died while it ran.
+      const running = r.call_tool === null ? [] : [{ tool: r.call_tool, args: r.call_args ?? '' }];
+      return {
+        id: r.id,
+        msg,
+        interrupted: r.open ? [...r.interrupted, ...running] : [],
+        attempt: 0,
+        key: messageKey(msg),
+        open: r.open,
+        copy: r.copy_of !== null,
+        carried: 0,
+        starts: r.attempt,
+      };
+    });
+    return this.known.merge(all);
   }
 
   close(ids: string[]): Promise<void> {
     return this.closeRows(ids);
   }
 
-  accept(msg: InboundMessage): { id: string; durable: Promise<void> } {
+  accept(msg: InboundMessage): { id: string; durable: Promise<void>; copyOf?: string } {
     const id = randomBytes(12).toString('hex');
-    this.pending.add(id);
+    const copyOf = this.known.copyOf(msg);
+    if (copyOf === undefined) {
+      this.known.remember(messageKey(msg), id);
+      this.pending.add(id);
+    }
     if (!this.batch) {
       const rows: Accepted[] = [];
       const written = this.serial(() => {
@@ -74,8 +102,8 @@ export class PgInbox implements Inbox {
       });
       this.batch = { rows, written };
     }
-    this.batch.rows.push({ id, msg });
-    return { id, durable: this.batch.written };
+    this.batch.rows.push({ id, msg, copyOf });
+    return copyOf === undefined ? { id, durable: this.batch.written } : { id, copyOf, durable: this.batch.written };
   }
 
   adopt(id: string): { id: string; durable: Promise<void> } {
@@ -166,6 +194,7 @@ export class PgInbox implements Inbox {
       }),
     );
     for (const id of gone) this.pending.delete(id);
+    this.known.forget(new Set(gone));
     if (gone.length === 0) return [];
     await this.scrub();
     return [`${gone.length} entr${gone.length === 1 ? 'y' : 'ies'} of the inbox journal in the inbox table`];
@@ -179,8 +208,9 @@ export class PgInbox implements Inbox {
   private insert(rows: Accepted[]): Promise<void> {
     return this.db
       .query(
-        `INSERT INTO inbox (id, channel, chat_id, msg)
-           SELECT id, channel, chat_id, msg FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(id, channel, chat_id, msg, n)
+        `INSERT INTO inbox (id, channel, chat_id, msg, copy_of, done_at)
+           SELECT id, channel, chat_id, msg, copy_of, CASE WHEN copy_of IS NULL THEN NULL ELSE now() END
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS r(id, channel, chat_id, msg, copy_of, n)
            ORDER BY n
          ON CONFLICT (id) DO NOTHING`,
         [
@@ -188,6 +218,7 @@ export class PgInbox implements Inbox {
           rows.map((r) => r.msg.channel),
           rows.map((r) => r.msg.chatId),
           rows.map((r) => JSON.stringify({ ...r.msg, receivedAt: r.msg.receivedAt.toISOString() })),
+          rows.map((r) => r.copyOf ?? null),
         ],
       )
       .then(() => undefined);

@@ -6,6 +6,11 @@
  * between "accepted" and "on disk", and replies are not repeated: a turn whose answer is already
  * in the session is not re-run.
  *
+ * A message is handled under one entry: a copy of it a channel sends again (Telegram does when a
+ * kill came before the update id was recorded) is recognised by its chat, message id and words,
+ * at accept and at the next start, and is not handled again — so a message given up after
+ * restarts stays given up, and one answered or still under way is not answered twice.
+ *
  * Each tool call a turn makes is marked too, as it starts and as it ends: a call still open when
  * the process died is named in the entry's `interrupted`, and the recovered turn does not run
  * that tool again (turn/tool-loop.ts) — an MCP answer that kills the daemon cannot kill it again
@@ -35,18 +40,22 @@ export interface InboxEntry {
 
 export interface Inbox {
   /**
-   * Entries accepted by an earlier run and never closed, oldest first, one per message.
-   * `duplicates`: ids of further open entries for a message already listed (journals written
-   * by versions that re-journaled recovered messages); they only need closing.
+   * Entries accepted by an earlier run and never closed, oldest first, one per message (same
+   * channel, chat, message id and words: a copy a channel sent again is the same message), its
+   * `attempt` counting the starts under all its entries. `duplicates`: ids of further open
+   * entries for a message already listed, or already closed — a message handled (answered,
+   * given up, refused) is not handled again through a copy; they only need closing.
    */
   unfinished(): Promise<{ entries: InboxEntry[]; duplicates: string[] }>;
   /** Closes entries of an earlier run without handling them (given up on, or duplicates). */
   close(ids: string[]): Promise<void>;
   /**
    * Records an accepted message; `durable` resolves once it would survive a power cut. The id is
-   * known at once, so handling can start while the write is under way.
+   * known at once, so handling can start while the write is under way. A copy of a message the
+   * journal holds, open or closed (one with a message id; the channel sent it again), is
+   * recorded closed and names that entry in `copyOf`: it is not to be handled.
    */
-  accept(msg: InboundMessage): { id: string; durable: Promise<void> };
+  accept(msg: InboundMessage): { id: string; durable: Promise<void>; copyOf?: string };
   /**
    * Takes over an entry an earlier run left open, under its own id: nothing is written, so a
    * kill during recovery leaves the journal as it was. Its starts keep counting attempts.
@@ -105,22 +114,90 @@ function sorted(v: unknown): unknown {
 }
 
 /**
- * Open entries (oldest first) as `unfinished` returns them: one per message, the first entry
- * taking the further ones' attempts and interrupted calls; their ids are the `duplicates`.
+ * Messages remembered for recognising a copy, newest kept: a channel sends one again right
+ * after a restart (Telegram: the updates of the batch under way at the kill), so the journal's
+ * recent messages are enough, and memory stays bounded however long the daemon runs.
  */
-export function oneEntryPerMessage(open: InboxEntry[]): { entries: InboxEntry[]; duplicates: string[] } {
-  const byMessage = new Map<string, InboxEntry>();
-  const duplicates: string[] = [];
-  for (const e of open) {
-    const m = e.msg;
-    const key = JSON.stringify([m.channel, m.chatId, m.messageId ?? null, m.receivedAt.getTime(), m.text]);
-    const first = byMessage.get(key);
-    if (!first) byMessage.set(key, e);
-    else {
-      first.attempt = Math.max(first.attempt, e.attempt);
-      first.interrupted.push(...e.interrupted);
-      duplicates.push(e.id);
-    }
+const KNOWN_MESSAGES = 10_000;
+
+/**
+ * What makes two entries one message: its chat, the channel's message id and a hash of its words
+ * (a copy a channel sends again has the same; the hash keeps the words out of memory). A message
+ * without an id is told apart by when it was received: never a copy.
+ */
+export function messageKey(m: Pick<InboundMessage, 'channel' | 'chatId' | 'messageId' | 'text'> & { receivedAt: Date }): string {
+  const words = createHash('sha256').update(m.text).digest('hex').slice(0, 16);
+  return JSON.stringify([m.channel, m.chatId, m.messageId ?? m.receivedAt.getTime(), words]);
+}
+
+/** One entry of a journal as read at start, before entries of one message are merged. */
+export interface JournalEntry extends InboxEntry {
+  key: string;
+  open: boolean;
+  /** Recorded closed at accept as a copy of another entry's message. */
+  copy: boolean;
+  /** Starts an older version carried over when it journaled the message again (0 otherwise). */
+  carried: number;
+  /** Starts counted under this entry. */
+  starts: number;
+}
+
+/**
+ * The messages a journal holds, by `messageKey`: the id of each one's first entry. Every journal
+ * (file, PostgreSQL) keeps one, filled from its entries at start and by its accepts, so that a
+ * copy of a message is recognised at accept (`copyOf`) and at the next start alike.
+ */
+export class KnownMessages {
+  private readonly first = new Map<string, string>();
+
+  /** The entry holding this message, for a message with an id (one without is never a copy). */
+  copyOf(msg: InboundMessage): string | undefined {
+    return msg.messageId === undefined ? undefined : this.first.get(messageKey(msg));
   }
-  return { entries: [...byMessage.values()], duplicates };
+
+  /** Notes a message's first entry; the oldest is forgotten past KNOWN_MESSAGES. */
+  remember(key: string, id: string): void {
+    if (this.first.has(key)) return;
+    this.first.set(key, id);
+    if (this.first.size > KNOWN_MESSAGES) this.first.delete(this.first.keys().next().value!);
+  }
+
+  /** Forgets the messages of these entries (erased: a later message is not a copy of them). */
+  forget(ids: ReadonlySet<string>): void {
+    for (const [key, id] of this.first) if (ids.has(id)) this.first.delete(key);
+  }
+
+  /**
+   * What `unfinished` returns from a journal's entries (oldest first): one entry per open message,
+   * taking the further ones' starts and interrupted calls (their ids are `duplicates`). A message
+   * closed under one of its entries is handled: an open copy of it is not handled again (given
+   * up stays given up). A copy recorded closed at accept says nothing of its message; an entry an
+   * older version re-journaled continues one it closed (it carries that one's starts), so it is
+   * the message's own.
+   */
+  merge(all: Iterable<JournalEntry>): { entries: InboxEntry[]; duplicates: string[] } {
+    const list = [...all];
+    const closed = new Set<string>();
+    for (const e of list) {
+      this.remember(e.key, e.id);
+      if (!e.open && !e.copy && e.carried === 0) closed.add(e.key);
+    }
+    const byMessage = new Map<string, JournalEntry>();
+    const duplicates: string[] = [];
+    for (const e of list) {
+      if (!e.open) continue;
+      const first = byMessage.get(e.key);
+      if (closed.has(e.key) && e.carried === 0) duplicates.push(e.id);
+      else if (!first) byMessage.set(e.key, e);
+      else {
+        // Each run's starts count once; what an older version carried over is counted already.
+        first.starts += e.starts;
+        first.carried = Math.max(first.carried, e.carried);
+        first.interrupted.push(...e.interrupted);
+        duplicates.push(e.id);
+      }
+    }
+    const entries = [...byMessage.values()].map(({ id, msg, interrupted, carried, starts }) => ({ id, msg, interrupted, attempt: carried + starts }));
+    return { entries, duplicates };
+  }
 }

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFile, readFile } from 'node:fs/promises';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Intake, MAX_RECOVERY_ATTEMPTS } from '../../src/dispatch/intake.js';
 import { FileInbox } from '../../src/queue/file-inbox.js';
@@ -138,8 +138,9 @@ test('recovery: a message whose answer reached the session before the kill is no
   const first = await rig(ws.dir);
   await first.handle('asked once', '8');
   await first.close();
-  // The kill came after the answer was saved and before its entry closed: the entry is open again.
-  await leftOpen(ws.dir, message('asked once', '8'), 1);
+  // The kill came after the answer was saved and before its entry closed: the journal without its done line.
+  const journal = path.join(ws.dir, 'inbox.jsonl');
+  await writeFile(journal, (await readFile(journal, 'utf8')).replace(/^.*"t":"done".*\n/m, ''));
   const r = await rig(ws.dir);
   try {
     assert.equal(await r.recover(), 1);
@@ -309,6 +310,78 @@ test('nothing of a message reaches the chat before the message is journaled — 
     inbox.fsync();
     await Promise.all([answered, filed]);
     assert.deepEqual(sent, ['aside: 🎤 heard you', 'text: echo: hello', 'document: notes.md', 'text: sent the file']);
+  } finally {
+    await r.close();
+    await ws.cleanup();
+  }
+});
+
+/** A message given up after restarts, as the journal and the session have it once the user was told. */
+async function givenUp(workspace: string, poison: InboundMessage): Promise<void> {
+  await leftOpen(workspace, poison, MAX_RECOVERY_ATTEMPTS);
+  const first = await rig(workspace);
+  await first.recover();
+  assert.equal(first.replies.length, 1, 'given up, the user told');
+  await first.close();
+}
+
+const later = (m: InboundMessage, ms: number): InboundMessage => ({ ...m, receivedAt: new Date(m.receivedAt.getTime() + ms) });
+
+test('risk: a copy of a message given up after restarts (Telegram sent its update again after a kill) is run at the next start, so that message can kill the daemon again — closed with it, without a turn', async () => {
+  const ws = await tempDir();
+  const poison = message('poison', '9');
+  // What the kills left: the message started MAX times, and a copy of it never started — Telegram
+  // sent its update again because a kill came before the update id was recorded.
+  await leftOpen(ws.dir, poison, MAX_RECOVERY_ATTEMPTS);
+  await leftOpen(ws.dir, later(poison, 5000), 0);
+  const r = await rig(ws.dir);
+  try {
+    await r.recover();
+    assert.deepEqual(r.turns, [], 'the message is not run again, through no copy');
+    assert.equal(r.replies.length, 1, `one reply, the give-up line: ${JSON.stringify(r.replies)}`);
+    assert.match(r.replies[0]!, new RegExp(`failed ${MAX_RECOVERY_ATTEMPTS} times in a row`));
+    await r.sessions.flush();
+    assert.deepEqual(await sessionContents(ws.dir), ['user: poison']);
+    assert.deepEqual(await r.open(), [], 'every entry of it closed');
+  } finally {
+    await r.close();
+    await ws.cleanup();
+  }
+});
+
+test('risk: a copy of a message given up after restarts arriving in the same run is run — closed without a turn or a second reply', async () => {
+  const ws = await tempDir();
+  const poison = message('poison', '9');
+  await leftOpen(ws.dir, poison, MAX_RECOVERY_ATTEMPTS);
+  const r = await rig(ws.dir);
+  try {
+    await r.recover();
+    // Telegram sends it again after the give-up: its update id was never recorded.
+    await r.intake.handle(
+      later(poison, 9000),
+      textReply(async (t) => void r.replies.push(t)),
+    );
+    assert.deepEqual(r.turns, [], 'not run');
+    assert.equal(r.replies.length, 1, `one reply, the give-up line: ${JSON.stringify(r.replies)}`);
+    assert.deepEqual(await r.open(), []);
+  } finally {
+    await r.close();
+    await ws.cleanup();
+  }
+});
+
+test('risk: a copy left open in the journal of a message an earlier run gave up on is run at the next start — closed without a turn or a reply', async () => {
+  const ws = await tempDir();
+  const poison = message('poison', '9');
+  await givenUp(ws.dir, poison);
+  // The copy came after the give-up, and that run was killed before it was handled.
+  await leftOpen(ws.dir, later(poison, 5000), 0);
+  const r = await rig(ws.dir);
+  try {
+    await r.recover();
+    assert.deepEqual(r.turns, [], 'not run');
+    assert.deepEqual(r.replies, [], 'no second reply');
+    assert.deepEqual(await r.open(), []);
   } finally {
     await r.close();
     await ws.cleanup();

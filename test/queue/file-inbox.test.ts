@@ -88,6 +88,68 @@ test('a journal holding copies of one message (older versions wrote them at each
   }
 });
 
+test('a journal written before copies were recognised at accept: the open entries of one message are one, counting the starts of all; an open copy of a message closed is closed', async () => {
+  const file = path.join(tmpdir(), `membot-inbox-copies-${process.pid}-${Date.now()}.jsonl`);
+  const at = (m: InboundMessage, iso: string) => ({ ...m, receivedAt: iso });
+  const x = message('13', 'kills the daemon', '131');
+  const given = message('13', 'given up', '132');
+  const lines = [
+    { t: 'in', id: 'x1', msg: at(x, '2026-11-20T10:00:00.000Z') },
+    { t: 'start', id: 'x1' },
+    { t: 'in', id: 'g1', msg: at(given, '2026-11-20T10:00:01.000Z') },
+    { t: 'start', id: 'g1' },
+    { t: 'start', id: 'g1' },
+    { t: 'start', id: 'g1' },
+    { t: 'done', id: 'g1' },
+    // Telegram sent both again after a kill; the copy of x was started in one more run.
+    { t: 'in', id: 'x2', msg: at(x, '2026-11-20T10:05:00.000Z') },
+    { t: 'in', id: 'g2', msg: at(given, '2026-11-20T10:05:00.000Z') },
+    { t: 'start', id: 'x2' },
+  ];
+  try {
+    await appendFile(file, lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    const inbox = new FileInbox(file);
+    const { entries, duplicates } = await inbox.unfinished();
+    assert.deepEqual(
+      entries.map((e) => [e.id, e.attempt]),
+      [['x1', 2]],
+      "one entry for the message, counting both runs' starts: given up at this start",
+    );
+    assert.deepEqual(duplicates, ['x2', 'g2']);
+    assert.equal(inbox.accept({ ...given, receivedAt: new Date() }).copyOf, 'g1', 'and a third copy, in this run, is known too');
+    await inbox.shutdown();
+  } finally {
+    await rm(file, { force: true });
+  }
+});
+
+test('risk: a message given up after restarts is run again through a copy Telegram sent (at the next start, or later in the run) — the model is not called for it, the user hears of it once', async () => {
+  const poison = message('14', 'crashes the daemon', '141');
+  const bot = await startTestBot({
+    responder: (req) => text(`echo: ${lastUserText(req)}`),
+    prepare: async (ws) => {
+      const earlier = new FileInbox(journalIn(ws));
+      const first = earlier.accept(poison);
+      await first.durable;
+      for (let i = 0; i < MAX_RECOVERY_ATTEMPTS; i++) await earlier.started(first.id);
+      await earlier.shutdown();
+      // Its copy: the update sent again after a kill that came before its id was recorded.
+      await leftOpen(journalIn(ws), [{ ...poison, receivedAt: new Date(poison.receivedAt.getTime() + 5000) }]);
+    },
+  });
+  try {
+    const replies = await recover(bot);
+    assert.equal(replies.get('14')?.length, 1, `the give-up line only: ${JSON.stringify(replies.get('14'))}`);
+    assert.match(replies.get('14')![0]!, new RegExp(`failed ${MAX_RECOVERY_ATTEMPTS} times in a row`));
+    // And once more, in this run.
+    assert.deepEqual(await bot.send('14', poison.text, { messageId: poison.messageId }), [], 'no answer, no second give-up line');
+    assert.equal(bot.llm.requests.length, 0, 'the model is never called for it');
+    assert.deepEqual((await new FileInbox(journalIn(bot.workspace)).unfinished()).entries, [], 'every entry of it closed');
+  } finally {
+    await bot.close();
+  }
+});
+
 test('risk: a message given up on after restarts mid-turn vanishes — it is saved in the session and the user is told; the LLM is not called for it', async () => {
   const bot = await startTestBot({
     responder: (req) => text(`echo: ${lastUserText(req)}`),

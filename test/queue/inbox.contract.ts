@@ -1,7 +1,8 @@
 /**
  * What every Inbox (src/queue/inbox.ts), the intake journal, must do: run by file-inbox.test.ts
  * against FileInbox. What the intake relies on: a message accepted is found at the next start
- * after a kill until it is closed, oldest first; starts count across restarts; a tool call the
+ * after a kill until it is closed, oldest first; a copy of a message it holds is recognised and
+ * never handled; starts count across restarts; a tool call the
  * process died in is named, without its arguments; an album closes in one go; words taken out
  * stay out.
  */
@@ -63,6 +64,30 @@ export function inboxContract(make: () => Promise<StoreHarness<Inbox>>): void {
       (await after.unfinished()).entries.map((e) => [e.id, e.attempt]),
       [[id, 2]],
     );
+  });
+
+  it('a copy of a message the journal holds, open or closed (same chat, message id and words), is recorded closed and names the entry that has it', async (h) => {
+    const a = h.store.accept(message('1', 'asked once', '11'));
+    const b = h.store.accept(message('1', 'answered', '12'));
+    await Promise.all([a.durable, b.durable]);
+    await h.store.done(b.id);
+    // The channel sends both again (a kill came before it recorded their update ids).
+    const later = { receivedAt: new Date('2026-11-20T10:05:00Z') };
+    const againA = h.store.accept(message('1', 'asked once', '11', later));
+    const againB = h.store.accept(message('1', 'answered', '12', later));
+    await Promise.all([againA.durable, againB.durable]);
+    assert.deepEqual([againA.copyOf, againB.copyOf], [a.id, b.id]);
+    const other = [message('2', 'asked once', '11'), message('1', 'other words', '11'), message('1', 'asked once', '13')].map((m) => h.store.accept(m));
+    await Promise.all(other.map((o) => o.durable));
+    assert.deepEqual(
+      other.map((o) => o.copyOf),
+      [undefined, undefined, undefined],
+      'another chat, other words, another message id: another message',
+    );
+    const after = await h.crash();
+    assert.deepEqual(await openIds(after), [a.id, ...other.map((o) => o.id)], 'a copy is never open');
+    after.adopt(a.id);
+    assert.equal(after.accept(message('1', 'asked once', '11', later)).copyOf, a.id, 'also known after a restart');
   });
 
   it('adopting writes nothing, and an id this run neither accepted nor adopted is not marked', async (h) => {
