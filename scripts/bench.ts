@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- section ...]` — prints each figure with the machine it was measured on.
- * Sections: tokens, compaction, index (add --full for the 1M-episode run), pipeline (streamed answers
+ * Sections: tokens, compaction, index (add --full for the 1M-episode run), index-pg (the same in
+ * PostgreSQL mode, on a throwaway cluster), pipeline (streamed answers
  * included; `stream` runs only those), memory (`--daemon`: the built daemon alone), forget, cost,
  * longtext.
  */
@@ -12,6 +13,7 @@ const sections: Record<string, () => Promise<Record<string, string>>> = {
   tokens: benchTokens,
   compaction: benchCompaction,
   index: async () => (await import('./bench/index.js')).benchIndex(process.argv.includes('--full')),
+  'index-pg': async () => (await import('./bench/index-pg.js')).benchIndexPg(),
   pipeline: async () => (await import('./bench/pipeline.js')).benchPipeline(process.argv.includes('--full')),
   stream: async () => (await import('./bench/stream.js')).benchStream(),
   memory: async () => (await import('./bench/memory.js')).benchMemory(),

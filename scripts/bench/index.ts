@@ -20,8 +20,9 @@ import { IndexingService } from '../../src/index/ingest.js';
 import { silentLogger } from '../../src/core/log.js';
 import { tempDir } from '../../test/helpers/workspace.js';
 import { rng, userText, assistantText, query } from './text.js';
+import type { MemoryIndex } from '../../src/index/memory-index.js';
 
-const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
+export const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 const SCOPES = 100;
 const SEARCHES = 500;
 /** Messages ingested one transaction each at the 1M size (the live-path sample). */
@@ -42,12 +43,73 @@ function fileSize(file: string): number {
   return n;
 }
 
-const load = () =>
+export const load = () =>
   os
     .loadavg()
     .map((x) => x.toFixed(2))
     .join(' / ');
-const cpuMs = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000;
+export const cpuMs = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000;
+
+/** The generated chat history, message by message, through the one live ingest path (seeded: the same text every run). */
+export function messages(ingest: IndexingService, r: () => number): { next: () => void } {
+  let n = 0;
+  return {
+    next: () => {
+      ingest.ingestMessage({
+        content: n % 2 ? assistantText(r) : userText(r),
+        role: n % 2 ? 'assistant' : 'user',
+        speaker: n % 2 ? 'assistant' : `user${n % SCOPES}`,
+        sessionId: `conv_${n % SCOPES}_${Math.floor(n / 5000)}`,
+        scope: `telegram:${n % SCOPES}`,
+        eventTime: new Date(START + n * 60_000),
+        sourceMessageId: String(n),
+      });
+      n++;
+    },
+  };
+}
+
+/** SEARCHES searches spread over the chats, each timed (wall and CPU): the figure's line, and what each search found (ids), to compare two indexes. */
+export function timeSearches(index: Pick<MemoryIndex, 'search'>, r: () => number): { line: string; found: string[] } {
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  const found: string[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < SEARCHES; i++) {
+    const q = query(r);
+    const c = process.cpuUsage();
+    const t = performance.now();
+    const hits = index.search(q, { scope: `telegram:${i % SCOPES}`, limit: 10 });
+    wall.push(performance.now() - t);
+    cpu.push(cpuMs(process.cpuUsage(c)));
+    found.push(hits.map((h) => h.id).join(','));
+  }
+  const searchWall = performance.now() - t0;
+  wall.sort((a, b) => a - b);
+  cpu.sort((a, b) => a - b);
+  const cpuTotal = cpu.reduce((s, x) => s + x, 0);
+  return {
+    line: `p50 ${pct(wall, 50).toFixed(2)} ms, p95 ${pct(wall, 95).toFixed(2)} ms; CPU time per search p50 ${pct(cpu, 50).toFixed(2)} ms, p95 ${pct(cpu, 95).toFixed(2)} ms (on CPU ${((cpuTotal / searchWall) * 100).toFixed(0)} % of the wall time)`,
+    found,
+  };
+}
+
+/** Live path: `count` messages, one transaction each, each timed (wall), with the CPU time of the whole run. */
+export function timeIngest(message: () => void, count: number): { lat: number[]; cpu: number[]; cpuShare: number } {
+  const lat: number[] = [];
+  const cpu: number[] = [];
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let i = 0; i < count; i++) {
+    const c = process.cpuUsage();
+    const t = performance.now();
+    message();
+    lat.push(performance.now() - t);
+    cpu.push(cpuMs(process.cpuUsage(c)));
+  }
+  const wall = performance.now() - t0;
+  return { lat: lat.sort((a, b) => a - b), cpu: cpu.sort((a, b) => a - b), cpuShare: cpuMs(process.cpuUsage(c0)) / wall };
+}
 
 export async function benchIndex(full: boolean): Promise<Record<string, string>> {
   const ws = await tempDir('membot-bench-index-');
@@ -56,35 +118,13 @@ export async function benchIndex(full: boolean): Promise<Record<string, string>>
   const ingest = new IndexingService(index);
   const r = rng(3);
   const out: Record<string, string> = {};
+  const gen = messages(ingest, r);
+  const message = gen.next;
   let n = 0;
-  /** The n-th generated message through the one ingest path (text drawn in order from the seeded generator). */
-  const message = () => {
-    ingest.ingestMessage({
-      content: n % 2 ? assistantText(r) : userText(r),
-      role: n % 2 ? 'assistant' : 'user',
-      speaker: n % 2 ? 'assistant' : `user${n % SCOPES}`,
-      sessionId: `conv_${n % SCOPES}_${Math.floor(n / 5000)}`,
-      scope: `telegram:${n % SCOPES}`,
-      eventTime: new Date(START + n * 60_000),
-      sourceMessageId: String(n),
-    });
-    n++;
-  };
-  /** Live path: one transaction per message, each timed (wall), with the CPU time of the whole run. */
   const live = (to: number) => {
-    const lat: number[] = [];
-    const cpu: number[] = [];
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    while (n < to) {
-      const c = process.cpuUsage();
-      const t = performance.now();
-      message();
-      lat.push(performance.now() - t);
-      cpu.push(cpuMs(process.cpuUsage(c)));
-    }
-    const wall = performance.now() - t0;
-    return { lat: lat.sort((a, b) => a - b), cpu: cpu.sort((a, b) => a - b), cpuShare: cpuMs(process.cpuUsage(c0)) / wall };
+    const res = timeIngest(message, to - n);
+    n = to;
+    return res;
   };
   const db = index.database!;
   try {
@@ -98,7 +138,10 @@ export async function benchIndex(full: boolean): Promise<Record<string, string>>
         while (n < liveFrom) {
           const end = Math.min(liveFrom, n + FILL_BATCH);
           db.transaction(() => {
-            while (n < end) message();
+            while (n < end) {
+              message();
+              n++;
+            }
           })();
         }
         out[
@@ -111,23 +154,7 @@ export async function benchIndex(full: boolean): Promise<Record<string, string>>
         `ingest at ${label} episodes, live path (messages ${first.toLocaleString('en-US')}–${target.toLocaleString('en-US')}: ${ing.lat.length.toLocaleString('en-US')} transactions)`
       ] =
         `p50 ${pct(ing.lat, 50).toFixed(3)} ms, p99 ${pct(ing.lat, 99).toFixed(3)} ms; CPU time per message p50 ${pct(ing.cpu, 50).toFixed(3)} ms, p99 ${pct(ing.cpu, 99).toFixed(3)} ms (on CPU ${(ing.cpuShare * 100).toFixed(0)} % of the wall time)`;
-      const wall: number[] = [];
-      const cpu: number[] = [];
-      const t0 = performance.now();
-      for (let i = 0; i < SEARCHES; i++) {
-        const q = query(r);
-        const c = process.cpuUsage();
-        const t = performance.now();
-        index.search(q, { scope: `telegram:${i % SCOPES}`, limit: 10 });
-        wall.push(performance.now() - t);
-        cpu.push(cpuMs(process.cpuUsage(c)));
-      }
-      const searchWall = performance.now() - t0;
-      wall.sort((a, b) => a - b);
-      cpu.sort((a, b) => a - b);
-      const cpuTotal = cpu.reduce((s, x) => s + x, 0);
-      out[`hybrid search at ${label} episodes (${SEARCHES} queries, ${SCOPES} chats, default ranking)`] =
-        `p50 ${pct(wall, 50).toFixed(2)} ms, p95 ${pct(wall, 95).toFixed(2)} ms; CPU time per search p50 ${pct(cpu, 50).toFixed(2)} ms, p95 ${pct(cpu, 95).toFixed(2)} ms (on CPU ${((cpuTotal / searchWall) * 100).toFixed(0)} % of the wall time)`;
+      out[`hybrid search at ${label} episodes (${SEARCHES} queries, ${SCOPES} chats, default ranking)`] = timeSearches(index, r).line;
       db.pragma('wal_checkpoint(TRUNCATE)');
       out[`database size at ${label} episodes`] =
         `${(fileSize(file) / 2 ** 20).toFixed(1)} MiB (${(((fileSize(file) / target) * 1000) / 2 ** 20).toFixed(2)} MiB per 1k messages)`;

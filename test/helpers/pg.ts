@@ -12,7 +12,8 @@
  *
  * Speed settings only where tests cannot see them: fsync and full-page writes are off (they
  * matter when the machine loses power, not when the server or a client process dies); commits
- * stay synchronous, so a server stopped or killed keeps every commit it acknowledged.
+ * stay synchronous, so a server stopped or killed keeps every commit it acknowledged. A
+ * benchmark asks for them on (`durable`): its figures are a production server's.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -58,7 +59,12 @@ process.on('exit', () => {
   for (const c of clusters) run(c.bin, 'pg_ctl', ['stop', '-D', c.data, '-m', 'immediate', '-w'], c.asUser, true);
 });
 
-export async function startPg(): Promise<PgCluster> {
+export interface PgOptions {
+  /** fsync and full-page writes on, as a production server has them (benchmarks); tests leave them off. */
+  durable?: boolean;
+}
+
+export async function startPg(opts: PgOptions = {}): Promise<PgCluster> {
   const bin = pgBinDir();
   const asUser = process.getuid?.() === 0 ? 'postgres' : undefined;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'membot-pg-'));
@@ -89,8 +95,7 @@ export async function startPg(): Promise<PgCluster> {
         `port = ${port}`,
         "listen_addresses = '127.0.0.1'",
         `unix_socket_directories = '${dir}'`,
-        'fsync = off',
-        'full_page_writes = off',
+        ...(opts.durable ? [] : ['fsync = off', 'full_page_writes = off']),
         'max_connections = 200',
         '',
       ].join('\n'),
