@@ -104,6 +104,13 @@ export interface MemoryIndex {
   scrubFreedSpace(): Promise<void>;
   /** Resolves when no scrub holds writes (callers that write through the unguarded surfaces wait on it). */
   whenWritable(): Promise<void>;
+  /**
+   * Resolves once what this process wrote is where the index keeps it for good: at once for the
+   * SQLite file (written in the call); in PostgreSQL mode once the cache's changes are written to
+   * the database. Rejects when they could not be written yet (they stay queued). Whoever tells a
+   * user "saved" awaits it first.
+   */
+  persisted(): Promise<void>;
   /** Rebuilds full text and entities from the memories' text (`memory reindex`); throws when off. */
   rebuildDerived(): { memories: Array<{ id: string; content: string }>; links: number };
 

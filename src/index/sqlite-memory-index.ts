@@ -183,6 +183,10 @@ export class SqliteMemoryIndex implements MemoryIndex {
   }
 
   /** Resolves when no scrub holds writes (callers that write through the unguarded surfaces wait on it). */
+  async persisted(): Promise<void> {
+    // Every write is committed in its own call.
+  }
+
   async whenWritable(): Promise<void> {
     await this.outage.whenWritable();
   }

@@ -276,7 +276,14 @@ function buildServer(deps: PageDeps, log: Logger, opts: MemoryPageOptions, hosts
     const newId = deps.index.correctFact(id, deps.memory.scopeKey(chat.channel, chat.chatId), text);
     if (!newId) return reply.code(404).send({ error: `No active fact ${id} in this chat (already corrected or retired?). Reload to see the current facts.` });
     log.info({ chat: chat.key, retired: id, saved: newId }, 'memory page: corrected a fact');
-    return { corrected: id, id: newId };
+    // In PostgreSQL mode the page answers once the correction is in the database (other processes and the next start see it).
+    const kept = await deps.index.persisted().then(
+      () => true,
+      () => false,
+    );
+    return kept
+      ? { corrected: id, id: newId }
+      : { corrected: id, id: newId, note: 'Saved here; not written to the database yet (it is not answering): written when it answers.' };
   });
 
   return app;

@@ -21,6 +21,20 @@ export function formatResults(results: SearchResult[]): string {
     .join('\n');
 }
 
+/**
+ * `said` once what the tool wrote is kept for good (MemoryIndex.persisted: in PostgreSQL mode,
+ * written to the database); else the model reads that it is kept here and written later, so
+ * it never tells the user "saved" about a fact only this process holds.
+ */
+async function whenKept(index: MemoryIndex, said: string): Promise<string> {
+  try {
+    await index.persisted();
+    return said;
+  } catch {
+    return `${said} Not written to the database yet (it is not answering): kept here and written when it answers.`;
+  }
+}
+
 export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService, embedder?: Embedder): Tool<any>[] {
   const scopeOf = (ctx: ToolContext) => memory.scopeKey(ctx.chat.channel, ctx.chat.chatId);
   const off = 'The long-term memory index is not available right now; MEMORY.md and the notes still are (memory_read, notes_search).';
@@ -57,7 +71,10 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
       if (!saved) return 'Nothing saved (empty fact).';
       if (saved.duplicateOf) return `Already known as ${saved.duplicateOf}.`;
       embedder?.enqueue(saved.id, fact);
-      return `Saved as ${saved.id}.${saved.supersedes?.length ? ` It may contradict ${saved.supersedes.join(', ')} (their confidence was lowered).` : ''}`;
+      return whenKept(
+        index,
+        `Saved as ${saved.id}.${saved.supersedes?.length ? ` It may contradict ${saved.supersedes.join(', ')} (their confidence was lowered).` : ''}`,
+      );
     },
   };
 
@@ -76,7 +93,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
       const newId = index.correctFact(id, scopeOf(ctx), new_content, ctx.conversationId);
       // The replacement needs a vector like any new fact, or vector search finds only the retired one's words.
       if (newId) embedder?.enqueue(newId, new_content);
-      return newId ? `Corrected: ${id} retired, ${newId} saved.` : `No active fact ${id} found.`;
+      return newId ? whenKept(index, `Corrected: ${id} retired, ${newId} saved.`) : `No active fact ${id} found.`;
     },
   };
 
@@ -87,7 +104,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
     async execute({ id }, ctx) {
       if (!index.enabled) return off;
       await index.whenWritable();
-      return index.confirmFact(id, scopeOf(ctx)) ? `Confirmed ${id}; it is now protected from decay.` : `No active fact ${id} found.`;
+      return index.confirmFact(id, scopeOf(ctx)) ? whenKept(index, `Confirmed ${id}; it is now protected from decay.`) : `No active fact ${id} found.`;
     },
   };
 

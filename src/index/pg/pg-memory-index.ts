@@ -206,6 +206,10 @@ export class PgMemoryIndex implements MemoryIndex {
     await this.step();
   }
 
+  persisted(): Promise<void> {
+    return this.settle();
+  }
+
   /** settle(), then close(). */
   async shutdown(): Promise<void> {
     await this.settle().catch((err: unknown) =>
