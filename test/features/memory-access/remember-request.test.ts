@@ -100,7 +100,7 @@ test('each request is one fact: kept by the bot when the model saved nothing, le
   }
 });
 
-test('in a group a member\'s request is a fact of the group, with the member\'s name; "My cat is Miso. Remember that!" keeps the sentence before', async () => {
+test('in a group a member\'s request is a fact of the group, with the member\'s name; "My cat is Miso. Remember that!" keeps the sentence before, "remember that" alone the message before', async () => {
   const bot = await startTestBot({ responder: notedResponder });
   try {
     const member = { role: 'member' as const, userName: 'Ann', chat: { kind: 'group' as const, name: 'Beekeepers' } };
@@ -108,6 +108,10 @@ test('in a group a member\'s request is a fact of the group, with the member\'s 
     assert.deepEqual(facts(bot, '-42'), ['Ann: My birthday is on May 3']);
     assert.deepEqual(await bot.send('1', 'My cat is Miso. Remember that!'), ['Noted!']);
     assert.deepEqual(facts(bot, '1'), ['My cat is Miso.']);
+    // Alone, "remember that" points at the user's message before it.
+    await bot.send('3', 'My dog is called Rex.');
+    assert.deepEqual(await bot.send('3', 'remember that'), ['Noted!']);
+    assert.deepEqual(facts(bot, '3'), ['My dog is called Rex.']);
   } finally {
     await bot.close();
   }
