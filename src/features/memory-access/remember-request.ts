@@ -58,12 +58,24 @@ function toolsCalled(turn: Turn): string[] {
   return messages.slice(from + 1).flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.name) : []));
 }
 
-/** The user's message before this one ("My cat is Miso." then "remember that"), unless it was a question. */
-function previousWords(turn: Turn): string | undefined {
+/** What to keep and whose words they are (the sender, named in a group's fact). */
+interface Said {
+  words: string;
+  sender: string | undefined;
+}
+
+/**
+ * The user's message before this one ("My cat is Miso." then "remember that"), unless it was a
+ * question; when it was a request itself, its words without the lead-in. In a group it may be
+ * another member's: the fact names them.
+ */
+function previousWords(turn: Turn): Said | undefined {
   const messages = turn.session.messages;
   const before = messages.slice(0, Math.max(0, messages.indexOf(turn.userMessage))).findLast((m) => m.role === 'user');
   const text = before?.content.trim();
-  return text && !text.endsWith('?') && !text.startsWith('/') ? asFact(text) : undefined;
+  if (!text || text.endsWith('?') || text.startsWith('/')) return undefined;
+  const ask = rememberAsk(text);
+  return { words: ask && 'words' in ask ? ask.words : asFact(text), sender: before!.senderName };
 }
 
 export function createRememberRequestSystem(deps: RememberRequestDeps): System {
@@ -72,7 +84,7 @@ export function createRememberRequestSystem(deps: RememberRequestDeps): System {
   }
 
   /** What to keep, or why it was not kept (a notice); undefined when there is nothing to do. */
-  async function keep(turn: Turn, words: string): Promise<string | undefined> {
+  async function keep(turn: Turn, { words, sender }: Said): Promise<string | undefined> {
     const log = componentLogger(turn.log, 'RememberRequest');
     if (!deps.runtime.get().memory.enabled) return NOT_SAVED.memoryOff;
     if (!deps.index.enabled) {
@@ -80,8 +92,7 @@ export function createRememberRequestSystem(deps: RememberRequestDeps): System {
       return NOT_SAVED.indexOff;
     }
     // In a group the fact says whose words they are ("my birthday" is the sender's).
-    const name = turn.userMessage.senderName;
-    const content = isGroupChat(turn.inbound) && name ? `${name}: ${words}` : words;
+    const content = isGroupChat(turn.inbound) && sender ? `${sender}: ${words}` : words;
     const scope = deps.memory.scopeKey(turn.inbound.channel, turn.inbound.chatId);
     const saved = await saveFact(deps.index, { content, scope, sessionId: turn.session.metadata.conversationId, sourceIds: [] }, deps.embedder);
     if (!saved) {
@@ -103,10 +114,10 @@ export function createRememberRequestSystem(deps: RememberRequestDeps): System {
       const ask = rememberAsk(turn.userMessage.content);
       let notice: string | undefined;
       if (ask) {
-        const words = 'words' in ask ? ask.words : previousWords(turn);
-        if (!words) return;
+        const said = 'words' in ask ? { words: ask.words, sender: turn.userMessage.senderName } : previousWords(turn);
+        if (!said) return;
         try {
-          notice = await keep(turn, words);
+          notice = await keep(turn, said);
         } catch (err) {
           componentLogger(turn.log, 'RememberRequest').warn({ err }, 'what the user asked to remember could not be saved');
           notice = NOT_SAVED.indexOff;

@@ -106,6 +106,10 @@ test('in a group a member\'s request is a fact of the group, with the member\'s 
     const member = { role: 'member' as const, userName: 'Ann', chat: { kind: 'group' as const, name: 'Beekeepers' } };
     assert.deepEqual(await bot.send('-42', 'remember that my birthday is on May 3', member), ['Noted!']);
     assert.deepEqual(facts(bot, '-42'), ['Ann: My birthday is on May 3']);
+    // Bob's "remember that" after Ann's words keeps them as hers.
+    await bot.send('-42', 'The hive key is under the red pot.', member);
+    await bot.send('-42', 'remember that', { ...member, userName: 'Bob' });
+    assert.deepEqual(facts(bot, '-42').sort(), ['Ann: My birthday is on May 3', 'Ann: The hive key is under the red pot.']);
     assert.deepEqual(await bot.send('1', 'My cat is Miso. Remember that!'), ['Noted!']);
     assert.deepEqual(facts(bot, '1'), ['My cat is Miso.']);
     // Alone, "remember that" points at the user's message before it.
