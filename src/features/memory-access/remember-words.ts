@@ -110,7 +110,8 @@ export function rememberAsk(text: string): RememberAsk | undefined {
   return undefined;
 }
 
+/** A fact says something of something: two words at least ("remember me", "remember him" keep nothing). */
 function fact(words: string): RememberAsk | undefined {
   const text = asFact(words);
-  return text.replace(/[\s.!…]/gu, '').length >= 3 ? { words: text } : undefined;
+  return text.split(/\s+/u).filter((w) => /[\p{L}\p{N}]/u.test(w)).length >= 2 ? { words: text } : undefined;
 }

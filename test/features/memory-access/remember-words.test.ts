@@ -46,6 +46,8 @@ test('questions, recall, reminders and the word "remember" in passing are not re
     'I remember that my cat liked fish',
     'I forgot to remember',
     'Remembering is hard',
+    'remember me',
+    'remember him!',
     "don't forget to buy milk",
     'note my cat',
     'save the file please',
