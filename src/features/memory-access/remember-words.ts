@@ -31,7 +31,7 @@ const JOINED = [
   // de, es, fr, pt, it, ru: the imperative and its "that" (a question there is another word: "¿recuerdas…?").
   String.raw`merk(?:e)?\s+dir|vergiss\s+nicht|denk\s+daran`,
   String.raw`recuerda|acuérdate\s+de|no\s+olvides|no\s+te\s+olvides\s+de|apunta|anota`,
-  String.raw`souviens-toi|rappelle-toi|retiens|n'oublie\s+pas|note\s+bien`,
+  String.raw`souviens-toi|rappelle-toi|retiens|n'oublie\s+pas`,
   String.raw`lembra(?:-te)?|lembre-se|não\s+esque(?:ç|c)as?|anote`,
   String.raw`ricorda(?:ti)?|non\s+dimenticare|tieni\s+a\s+mente|annota`,
   String.raw`запомни(?:те)?|не\s+забудь(?:те)?|учти(?:те)?|имей(?:те)?\s+в\s+виду`,
@@ -42,6 +42,10 @@ const THAT = String.raw`(?:[,:]?\s*(?:that|this|dass|que|qu'|de\s+que|che|что
 const BACK = String.raw`(?:that|this|it|das|esto|eso|ça|cela|isso|isto|questo|это)?(?:\s+please)?\s*[.!]*\s*$`;
 
 const LEAD = new RegExp(String.raw`^${POLITE}(?:${ASK})?(?:(?<bare>${BARE})|(?:${JOINED}))${END}(?<join>${THAT})?\s*`, 'iu');
+/** The lead-in was asked as a question ("can you remember that…?"). */
+const ASKED = new RegExp(String.raw`^${POLITE}${ASK}`, 'iu');
+/** Nothing after the lead-in but "that", "this" or "it". */
+const ONLY_BACK = new RegExp(`^${BACK}`, 'iu');
 /** "…, remember that." / "… — please note this!" at the end of the message. */
 const TAIL = new RegExp(String.raw`(?:^|[,;.!—–-])\s*(?:please\s+)?(?:${BARE}|${JOINED})\s+(?:that|this|it)(?:\s+please)?\s*[.!]*\s*$`, 'iu');
 /** Recall, not a request: "remember when…", "remember what I said", "don't forget to…" (a reminder). */
@@ -82,13 +86,12 @@ export function rememberAsk(text: string): RememberAsk | undefined {
     const rest = message.slice(start);
     const lead = LEAD.exec(rest);
     if (!lead) continue;
-    const asked = new RegExp(`^${POLITE}${ASK}`, 'iu').test(rest);
     const joined = lead.groups!.join !== undefined;
     // "note my…", "save the file" are not requests: those verbs need "that", "this:" or a colon.
-    if (!lead.groups!.bare && !joined && !new RegExp(`^${BACK}`, 'iu').test(rest.slice(lead[0].length))) continue;
+    if (!lead.groups!.bare && !joined && !ONLY_BACK.test(rest.slice(lead[0].length))) continue;
     let words = rest.slice(lead[0].length).replace(/^[\s,:;—–-]+/u, '');
     if (!joined && NOT_A_FACT.test(words)) continue;
-    if (new RegExp(`^${BACK}`, 'iu').test(words)) {
+    if (ONLY_BACK.test(words)) {
       // "My cat is Miso. Remember that!" — the words are before it; alone, they are in the message before.
       const before = message.slice(0, start).trim();
       if (!before) return { previous: true };
@@ -97,7 +100,7 @@ export function rememberAsk(text: string): RememberAsk | undefined {
     words = withoutLaterQuestions(words);
     // A question unless it was asked as one ("can you remember that…?") with "that" or a colon.
     if (words.trim().endsWith('?')) {
-      if (!(asked && joined)) continue;
+      if (!(joined && ASKED.test(rest))) continue;
       words = words.trim().replace(/\?+$/u, '');
     }
     return fact(words);
