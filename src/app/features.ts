@@ -60,7 +60,7 @@ export function features(p: Parts, config: Config): Feature[] {
       mcpLines: () => p.mcp?.statusLines() ?? [],
       workspaceDir: config.workspaceDir,
     }),
-    memoryAccessFeature({ memory: p.memory, index: p.index, embedder: p.embedder }),
+    memoryAccessFeature({ memory: p.memory, index: p.index, runtime: p.runtime, embedder: p.embedder }),
     privacyFeature({ forget: p.forget, memory: p.memory, index: p.index, sessions: p.sessions, workspaceDir: config.workspaceDir }),
     remindersFeature({ reminders: p.reminders }),
     modelsFeature({ models: p.models, runtime: p.runtime, compactor: p.compactor }),

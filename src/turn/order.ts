@@ -1,6 +1,6 @@
 /**
  * Every system's place in the pipeline, in one table. 18/20/30/50/55 come from the design
- * (seed 001); 10, 15 and 40 are ours. `docs/pipeline.md` shows the same table and a test keeps them equal.
+ * (seed 001); 10, 15, 35 and 40 are ours. `docs/pipeline.md` shows the same table and a test keeps them equal.
  */
 export const ORDER = {
   Transcription: 10,
@@ -8,6 +8,7 @@ export const ORDER = {
   AutoCompaction: 18,
   ContextBuilding: 20,
   ToolLoop: 30,
+  RememberRequest: 35,
   ResponseDelivery: 40,
   MemoryPersist: 50,
   Indexing: 55,

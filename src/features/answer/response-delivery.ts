@@ -1,7 +1,7 @@
 /**
  * ResponseDelivery (40) — reads: `turn.response`, `turn.notices`. Writes: `turn.delivered`.
- * Sends the answer through the channel the message came from. It sits right after ToolLoop (30)
- * and before MemoryPersist (50) and Indexing (55): the user gets the reply before any
+ * Sends the answer through the channel the message came from. It sits after ToolLoop (30) and
+ * RememberRequest (35, which may add a notice) and before MemoryPersist (50) and Indexing (55): the user gets the reply before any
  * after-reply work starts, so that work can never delay or block it.
  */
 import { ORDER } from '../../turn/order.js';

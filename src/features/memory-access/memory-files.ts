@@ -10,6 +10,7 @@ import type { Tool, ToolContext } from '../../tools/types.js';
 import { isAppError } from '../../core/errors.js';
 import { replaceSection, withNewline } from '../../memory/files.js';
 import { guardedMemoryWrite, MAX_DROP, TurnBaselines } from '../../memory/guard.js';
+import type { TurnWrites } from './turn-writes.js';
 
 const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
 
@@ -20,7 +21,8 @@ const SECTION_NOT_ONE_LINE = 'Error: the section name must be one line (no line 
 const NOT_NOTES =
   'Error: refused — notes_read reads daily notes (YYYY-MM-DD.md) and the history log (HISTORY.md, HISTORY-YYYY-MM.md) only. MEMORY.md is read with memory_read.';
 
-export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
+/** `writes`: where a change that took effect is noted for the turn (RememberRequest 35 asks). */
+export function createMemoryFileTools(memory: MemoryService, writes?: TurnWrites): Tool<any>[] {
   const filesFor = (ctx: ToolContext): MemoryFiles => memory.forChat(ctx.chat.channel, ctx.chat.chatId);
   const baselines = new TurnBaselines();
   /** MEMORY.md as this turn found it, taken before the turn's first change of it (guard.ts). */
@@ -58,6 +60,7 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
       // Taken first: entries added to pad the file do not make a later rewrite's drops look small.
       await turnStart(ctx, files);
       await files.appendMemory(fact, section);
+      writes?.wrote(ctx.turnId);
       return `Saved to MEMORY.md${section ? ` under "${section}"` : ''}.`;
     },
   };
@@ -95,6 +98,7 @@ export function createMemoryFileTools(memory: MemoryService): Tool<any>[] {
           : `${r.prior} entries of MEMORY.md (at most ${Math.round(r.maxDrop * 100)} % may go)`;
         return `Refused: this rewrite would drop ${r.dropped} of ${of}; MEMORY.md is unchanged. Keep the existing entries and change only what needs changing.`;
       }
+      writes?.wrote(ctx.turnId);
       return section ? `Section "${section}" of MEMORY.md replaced.` : 'MEMORY.md replaced.';
     },
   };

@@ -3,11 +3,12 @@
  * confirm_fact, memory_stats, get_entity_info. Each works only inside the scope of the chat the
  * turn belongs to: an id from another chat is simply "not found".
  */
-import type { MemoryIndex } from '../../index/memory-index.js';
+import type { FactInput, MemoryIndex, SavedFact } from '../../index/memory-index.js';
 import type { MemoryService } from '../../memory/service.js';
 import type { Embedder } from '../../index/upkeep/embeddings.js';
 import type { SearchResult } from '../../index/search/result.js';
 import type { Tool, ToolContext } from '../../tools/types.js';
+import type { TurnWrites } from './turn-writes.js';
 
 const KINDS = ['episode', 'fact', 'reflection'] as const;
 
@@ -21,21 +22,36 @@ export function formatResults(results: SearchResult[]): string {
     .join('\n');
 }
 
-/**
- * `said` once what the tool wrote is kept for good (MemoryIndex.persisted: in PostgreSQL mode,
- * written to the database); else the model reads that it is kept here and written later, so
- * it never tells the user "saved" about a fact only this process holds.
- */
-async function whenKept(index: MemoryIndex, said: string): Promise<string> {
-  try {
-    await index.persisted();
-    return said;
-  } catch {
-    return `${said} Not written to the database yet (it is not answering): kept here and written when it answers.`;
-  }
+/** Whether what this process wrote is kept for good (MemoryIndex.persisted: in PostgreSQL mode, written to the database). */
+export function keptForGood(index: MemoryIndex): Promise<boolean> {
+  return index.persisted().then(
+    () => true,
+    () => false,
+  );
 }
 
-export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService, embedder?: Embedder): Tool<any>[] {
+/**
+ * `said` once what the tool wrote is kept for good; else the model reads that it is kept here
+ * and written later, so it never tells the user "saved" about a fact only this process holds.
+ */
+async function whenKept(index: MemoryIndex, said: string): Promise<string> {
+  return (await keptForGood(index)) ? said : `${said} Not written to the database yet (it is not answering): kept here and written when it answers.`;
+}
+
+/**
+ * Saves one fact as remember_fact does: after a /forget's scrub (which holds the index's writes;
+ * the fact waits for it instead of being dropped), its vector queued. Undefined when nothing
+ * was saved (an empty fact, or the index could not write it).
+ */
+export async function saveFact(index: MemoryIndex, fact: FactInput, embedder?: Embedder): Promise<SavedFact | undefined> {
+  await index.whenWritable();
+  const [saved] = index.saveFacts([fact]);
+  if (saved && !saved.duplicateOf) embedder?.enqueue(saved.id, fact.content);
+  return saved;
+}
+
+/** `writes`: where a change that took effect is noted for the turn (RememberRequest 35 asks). */
+export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService, embedder?: Embedder, writes?: TurnWrites): Tool<any>[] {
   const scopeOf = (ctx: ToolContext) => memory.scopeKey(ctx.chat.channel, ctx.chat.chatId);
   const off = 'The long-term memory index is not available right now; MEMORY.md and the notes still are (memory_read, notes_search).';
 
@@ -65,12 +81,10 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
     parameters: { type: 'object', properties: { fact: { type: 'string', minLength: 3, maxLength: 1000 } }, required: ['fact'], additionalProperties: false },
     async execute({ fact }, ctx) {
       if (!index.enabled) return off;
-      // A /forget's scrub holds the index's writes; the fact waits for it instead of being dropped.
-      await index.whenWritable();
-      const [saved] = index.saveFacts([{ content: fact, scope: scopeOf(ctx), sessionId: ctx.conversationId, sourceIds: [] }]);
+      const saved = await saveFact(index, { content: fact, scope: scopeOf(ctx), sessionId: ctx.conversationId, sourceIds: [] }, embedder);
       if (!saved) return 'Nothing saved (empty fact).';
+      writes?.wrote(ctx.turnId);
       if (saved.duplicateOf) return `Already known as ${saved.duplicateOf}.`;
-      embedder?.enqueue(saved.id, fact);
       return whenKept(
         index,
         `Saved as ${saved.id}.${saved.supersedes?.length ? ` It may contradict ${saved.supersedes.join(', ')} (their confidence was lowered).` : ''}`,
@@ -93,6 +107,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
       const newId = index.correctFact(id, scopeOf(ctx), new_content, ctx.conversationId);
       // The replacement needs a vector like any new fact, or vector search finds only the retired one's words.
       if (newId) embedder?.enqueue(newId, new_content);
+      if (newId) writes?.wrote(ctx.turnId);
       return newId ? whenKept(index, `Corrected: ${id} retired, ${newId} saved.`) : `No active fact ${id} found.`;
     },
   };
@@ -104,7 +119,9 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
     async execute({ id }, ctx) {
       if (!index.enabled) return off;
       await index.whenWritable();
-      return index.confirmFact(id, scopeOf(ctx)) ? whenKept(index, `Confirmed ${id}; it is now protected from decay.`) : `No active fact ${id} found.`;
+      if (!index.confirmFact(id, scopeOf(ctx))) return `No active fact ${id} found.`;
+      writes?.wrote(ctx.turnId);
+      return whenKept(index, `Confirmed ${id}; it is now protected from decay.`);
     },
   };
 
