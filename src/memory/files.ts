@@ -103,6 +103,22 @@ export interface MemoryFiles {
   footprint(): Promise<Footprint>;
 }
 
+/** MemoryFiles.countLines over a scope's files as kept (name and text each). */
+export function countLinesOf(files: Iterable<{ name: string; text: string }>, test: (line: string) => boolean): LineCounts {
+  const lines = (text: string) => text.split('\n').filter((l) => test(l)).length;
+  const counts: LineCounts = { memory: 0, notes: 0, history: 0 };
+  let monthly = 0;
+  for (const { name, text } of files) {
+    if (name === MEMORY_FILE) counts.memory += lines(text);
+    else if (NOTE_RE.test(name)) counts.notes += lines(text);
+    else if (name === HISTORY_FILE) counts.history += lines(text);
+    else if (MONTHLY_RE.test(name)) monthly += lines(text);
+  }
+  // HISTORY-YYYY-MM.md repeat HISTORY.md's entries: counted only when HISTORY.md is gone.
+  counts.history = Math.max(counts.history, monthly);
+  return counts;
+}
+
 /** The text with a final newline (an empty text stays empty). */
 export function withNewline(content: string): string {
   return content.endsWith('\n') || content === '' ? content : `${content}\n`;
