@@ -247,6 +247,15 @@ export function memoryContract(make: (scope: 'chat' | 'global') => Promise<Store
     assert.deepEqual([again.scope, again.scopeKey('test', '1'), again.scopeKey('other', '2')], ['global', 'global', 'global']);
   });
 
+  it('a change that changes nothing leaves no file behind: no note listed, nothing kept, nothing to move', async (h) => {
+    const files = h.store.forChat('test', '1');
+    assert.equal(await files.update('2026-03-09.md', () => null), false);
+    assert.equal(await files.update('HISTORY.md', (cur) => cur), false);
+    assert.deepEqual(await files.listNotes(), []);
+    assert.deepEqual(await files.footprint(), { bytes: 0, mtime: 0 });
+    assert.equal(await h.store.isEmpty(), true);
+  });
+
   it('a name that leads out of the memory is refused (storage.path_escape), and nothing is written', async (h) => {
     const files = h.store.forChat('test', '1');
     for (const name of ['../escape.md', '../../escape.md', '/tmp/escape.md', 'a/../../escape.md'])
