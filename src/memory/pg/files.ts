@@ -173,15 +173,19 @@ export class PgMemoryFiles implements MemoryFiles {
     return isNoteOrHistory(name) ? this.read(name) : undefined;
   }
 
-  /** The scope's files whose names `want` accepts, as kept (not scrubbed). */
-  private async files(want: (name: string) => boolean): Promise<Array<{ name: string; text: string }>> {
-    const { rows } = await this.db.query<{ name: string; body: Buffer }>('SELECT name, body FROM memory_files WHERE scope = $1', [this.scope]);
+  /**
+   * The scope's files whose names `want` accepts, as kept (not scrubbed). `like`: a regular
+   * expression the database filters names with first (no narrower than `want`), so big texts
+   * that are not wanted (MEMORY.md for a search) are not sent.
+   */
+  private async files(like: string, want: (name: string) => boolean): Promise<Array<{ name: string; text: string }>> {
+    const { rows } = await this.db.query<{ name: string; body: Buffer }>('SELECT name, body FROM memory_files WHERE scope = $1 AND name ~ $2', [this.scope, like]);
     return rows.filter((r) => want(r.name)).map((r) => ({ name: r.name, text: r.body.toString('utf8') }));
   }
 
   async search(keyword: string, limit = 50): Promise<SearchHit[]> {
     if (!keyword.trim()) return [];
-    const texts = await this.files((n) => NOTE_RE.test(n) || MONTHLY_RE.test(n));
+    const texts = await this.files(String.raw`^(\d{4}-\d{2}-\d{2}|HISTORY-\d{4}-\d{2})\.md$`, (n) => NOTE_RE.test(n) || MONTHLY_RE.test(n));
     return searchTexts(
       texts.map((t) => ({ name: t.name, text: scrubSecrets(t.text) })),
       keyword,
@@ -190,7 +194,7 @@ export class PgMemoryFiles implements MemoryFiles {
   }
 
   async countLines(test: (line: string) => boolean): Promise<LineCounts> {
-    return countLinesOf(await this.files((n) => n === MEMORY_FILE || isNoteOrHistory(n)), test);
+    return countLinesOf(await this.files(String.raw`^(MEMORY|HISTORY|HISTORY-\d{4}-\d{2}|\d{4}-\d{2}-\d{2})\.md$`, (n) => n === MEMORY_FILE || isNoteOrHistory(n)), test);
   }
 
   /**
