@@ -155,6 +155,20 @@ export function memoryContract(make: (scope: 'chat' | 'global') => Promise<Store
     ]);
   });
 
+  it('an append to a note whose text lost its final newline puts one newline first, once, whoever appends; a change after appends keeps them', async (h) => {
+    const other = await h.reopen();
+    await h.store.forChat('test', '1').update('2026-03-04.md', () => '[08:00] written whole, no newline');
+    await Promise.all(['a', 'b', 'c', 'd'].map((x, i) => (i % 2 ? h.store : other).forChat('test', '1').appendNote('2026-03-04', `[09:00] ${x}`)));
+    const files = h.store.forChat('test', '1');
+    const [head, ...rest] = (await files.readNote('2026-03-04')).split('\n');
+    assert.equal(head, '[08:00] written whole, no newline');
+    assert.deepEqual(rest.sort(), ['', '[09:00] a', '[09:00] b', '[09:00] c', '[09:00] d']);
+    assert.equal(await files.update('2026-03-04.md', (cur) => cur.replace('whole', 'again')), true);
+    await files.appendNote('2026-03-04', '[10:00] e');
+    const text = await (await h.crash()).forChat('test', '1').readNote('2026-03-04');
+    assert.match(text, /^\[08:00\] written again, no newline\n(\[09:00\] [a-d]\n){4}\[10:00\] e\n$/);
+  });
+
   it("history: each entry goes to HISTORY.md and to its month's file; notes_read reads notes and history, nothing else", async (h) => {
     const files = h.store.forChat('test', '1');
     await files.appendHistory('First summary.', new Date('2026-02-10T09:00:00Z'));

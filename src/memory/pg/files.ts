@@ -6,10 +6,14 @@
  * - `update` inserts the row when missing (so there is a row to hold), takes it FOR UPDATE, runs
  *   `change` on its text and writes the result — or deletes the row it made when nothing
  *   changed. `tx` may run all of this again after a lost connection; `change` is a pure function.
- * - `appendNote` is one statement, `body = body || line`: the note is not read back, and no
- *   earlier byte is touched. It is durable when it returns, `durable` false or not (`syncNote`
- *   has nothing left to do): a commit costs what the file twin's fsync saves, and the lines
- *   are then safe without the session log's help.
+ * - `appendNote` inserts the line as a row of its own in `memory_appends`, holding the file's
+ *   row FOR SHARE (appends to one note run side by side; a change waits for them, and they for
+ *   it): the note is neither read nor stored again, and no earlier byte is touched. A change of
+ *   the note (update, redact) writes the whole text to the file's row and deletes its appended
+ *   lines; reads take the row's text and its lines (the view `memory_texts`). An append is
+ *   durable when it returns, `durable` false or not (`syncNote` has nothing left to do): a
+ *   commit costs what the file twin's fsync saves, and the lines are then safe without the
+ *   session log's help.
  *
  * A name is resolved as the file twin resolves it in its folder (storage/paths.ts,
  * resolveLexically) and stored as resolved; one that leads out is refused (storage.path_escape).
@@ -39,7 +43,8 @@ import {
   type NoteFileInfo,
   type SearchHit,
 } from '../files.js';
-import { PgMemoryVersions, utf8 } from './versions.js';
+import { PgMemoryVersions } from './versions.js';
+import { bytes, heldText, utf8, writeText } from './texts.js';
 
 /** Where names are resolved: any absolute folder will do, nothing is opened there. */
 const FOLDER = '/memory';
@@ -50,8 +55,6 @@ export function storedName(name: string): string {
   if (rel === '') throw notAFile(name, 'a folder');
   return rel;
 }
-
-const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
 
 export class PgMemoryFiles implements MemoryFiles {
   readonly versions: PgMemoryVersions;
@@ -66,7 +69,7 @@ export class PgMemoryFiles implements MemoryFiles {
 
   /** A file's text as kept ('' when there is none), not scrubbed. */
   private async raw(name: string, sql: Sql = this.db): Promise<string | undefined> {
-    const { rows } = await sql.query<{ body: Buffer }>('SELECT body FROM memory_files WHERE scope = $1 AND name = $2', [this.scope, name]);
+    const { rows } = await sql.query<{ body: Buffer }>('SELECT body FROM memory_texts WHERE scope = $1 AND name = $2', [this.scope, name]);
     return utf8(rows[0]?.body);
   }
 
@@ -78,8 +81,7 @@ export class PgMemoryFiles implements MemoryFiles {
     const stored = storedName(name);
     return this.db.tx(async (sql) => {
       const made = await sql.query('INSERT INTO memory_files (scope, name, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [this.scope, stored, bytes('')]);
-      const { rows } = await sql.query<{ body: Buffer }>('SELECT body FROM memory_files WHERE scope = $1 AND name = $2 FOR UPDATE', [this.scope, stored]);
-      const current = scrubSecrets(rows[0]!.body.toString('utf8'));
+      const current = scrubSecrets((await heldText(sql, this.scope, stored))!);
       const changed = change(current);
       // A key pasted into memory (or echoed by a provider) never reaches the table.
       const next = changed === null ? current : scrubSecrets(changed);
@@ -88,7 +90,7 @@ export class PgMemoryFiles implements MemoryFiles {
         return false;
       }
       if (stored === MEMORY_FILE) await this.versions.record(sql, current, next, source);
-      await sql.query('UPDATE memory_files SET body = $3, updated_at = now() WHERE scope = $1 AND name = $2', [this.scope, stored, bytes(next)]);
+      await writeText(sql, this.scope, stored, next);
       return true;
     });
   }
@@ -128,20 +130,19 @@ export class PgMemoryFiles implements MemoryFiles {
 
   /**
    * One line appended to the note, as the file twin appends (a newline first when the text kept
-   * does not end with one). In a transaction: a bare statement is rerun after a lost
-   * connection, and an append that ran twice would be a line twice.
+   * does not end with one: then put in the file's row, once). In a transaction: a bare statement
+   * is rerun after a lost connection, and an append that ran twice would be a line twice.
    */
   async appendNote(date: string, line: string, _durable = true): Promise<void> {
     const stored = storedName(`${date}.md`);
-    await this.db.tx((sql) =>
-      sql.query(
-        `INSERT INTO memory_files AS f (scope, name, body) VALUES ($1, $2, $3)
-         ON CONFLICT (scope, name) DO UPDATE SET
-           body = f.body || CASE WHEN length(f.body) = 0 OR get_byte(f.body, length(f.body) - 1) = 10 THEN ''::bytea ELSE '\\x0a'::bytea END || EXCLUDED.body,
-           updated_at = now()`,
-        [this.scope, stored, bytes(`${scrubSecrets(line)}\n`)],
-      ),
-    );
+    await this.db.tx(async (sql) => {
+      await sql.query('INSERT INTO memory_files (scope, name, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [this.scope, stored, bytes('')]);
+      const { rows } = await sql.query<{ open: boolean }>('SELECT open FROM memory_files WHERE scope = $1 AND name = $2 FOR SHARE', [this.scope, stored]);
+      if (rows[0]!.open) {
+        await sql.query(String.raw`UPDATE memory_files SET body = body || '\x0a'::bytea WHERE scope = $1 AND name = $2 AND open`, [this.scope, stored]);
+      }
+      await sql.query('INSERT INTO memory_appends (scope, name, body) VALUES ($1, $2, $3)', [this.scope, stored, bytes(`${scrubSecrets(line)}\n`)]);
+    });
   }
 
   /** Every append is committed when it returns: nothing left to make durable (the name is still checked, as the file twin's is). */
@@ -158,7 +159,7 @@ export class PgMemoryFiles implements MemoryFiles {
 
   async listNotes(): Promise<NoteFileInfo[]> {
     const { rows } = await this.db.query<{ name: string; size: number }>(
-      String.raw`SELECT name, length(body) AS size FROM memory_files WHERE scope = $1 AND name ~ '^\d{4}-\d{2}-\d{2}\.md$'`,
+      String.raw`SELECT name, length(body) AS size FROM memory_texts WHERE scope = $1 AND name ~ '^\d{4}-\d{2}-\d{2}\.md$'`,
       [this.scope],
     );
     return rows
@@ -179,7 +180,7 @@ export class PgMemoryFiles implements MemoryFiles {
    * that are not wanted (MEMORY.md for a search) are not sent.
    */
   private async files(like: string, want: (name: string) => boolean): Promise<Array<{ name: string; text: string }>> {
-    const { rows } = await this.db.query<{ name: string; body: Buffer }>('SELECT name, body FROM memory_files WHERE scope = $1 AND name ~ $2', [this.scope, like]);
+    const { rows } = await this.db.query<{ name: string; body: Buffer }>('SELECT name, body FROM memory_texts WHERE scope = $1 AND name ~ $2', [this.scope, like]);
     return rows.filter((r) => want(r.name)).map((r) => ({ name: r.name, text: r.body.toString('utf8') }));
   }
 
@@ -207,12 +208,11 @@ export class PgMemoryFiles implements MemoryFiles {
     for (const { name } of rows) {
       if (name === MEMORY_FILE || name.startsWith('versions/')) continue;
       const done = await this.db.tx(async (sql) => {
-        const { rows: held } = await sql.query<{ body: Buffer }>('SELECT body FROM memory_files WHERE scope = $1 AND name = $2 FOR UPDATE', [this.scope, name]);
-        const text = held[0]?.body.toString('utf8');
+        const text = await heldText(sql, this.scope, name);
         if (text === undefined || !words.test(text)) return false;
         const next = words.redact(text);
         if (next === text) return false;
-        await sql.query('UPDATE memory_files SET body = $3, updated_at = now() WHERE scope = $1 AND name = $2', [this.scope, name, bytes(next)]);
+        await writeText(sql, this.scope, name, next);
         return true;
       });
       if (done) changed.push(`${name} in memory_files`);
@@ -224,7 +224,7 @@ export class PgMemoryFiles implements MemoryFiles {
   async footprint(): Promise<Footprint> {
     const { rows } = await this.db.query<{ bytes: string | null; mtime: string | null }>(
       `SELECT sum(b)::text AS bytes, (extract(epoch FROM max(t)) * 1000)::text AS mtime FROM (
-         SELECT length(body) AS b, updated_at AS t FROM memory_files WHERE scope = $1
+         SELECT length(body) AS b, updated_at AS t FROM memory_texts WHERE scope = $1
          UNION ALL SELECT coalesce(length(body), 0), NULL FROM memory_versions WHERE scope = $1
          UNION ALL SELECT 0, updated_at FROM memory_version_log WHERE scope = $1) AS kept`,
       [this.scope],

@@ -8,10 +8,11 @@ import type { Database, Sql } from '../../storage/pg/database.js';
 import { AppError } from '../../core/errors.js';
 import { byCodeUnits, versionEntry, type MemoryItem } from '../portable.js';
 import { storedName } from './files.js';
-import { VERSION_COLUMNS, refusalsOf, utf8, type VersionRow } from './versions.js';
+import { VERSION_COLUMNS, refusalsOf, type VersionRow } from './versions.js';
+import { utf8 } from './texts.js';
 
 /** The tables that keep the memory, each with a `scope` column. */
-export const MEMORY_TABLES = ['memory_files', 'memory_versions', 'memory_version_log'] as const;
+export const MEMORY_TABLES = ['memory_files', 'memory_appends', 'memory_versions', 'memory_version_log'] as const;
 
 /** Every scope with a row in one of the tables, in no order. */
 export async function memoryScopes(db: Database): Promise<string[]> {
@@ -24,7 +25,7 @@ export async function* dumpMemoryRows(db: Database): AsyncIterable<MemoryItem> {
     // One snapshot per scope: its files, log and versions agree with each other.
     const [files, log, versions] = await db.tx(
       async (sql) => [
-        (await sql.query<{ name: string; body: Buffer }>('SELECT name, body FROM memory_files WHERE scope = $1', [scope])).rows,
+        (await sql.query<{ name: string; body: Buffer }>('SELECT name, body FROM memory_texts WHERE scope = $1', [scope])).rows,
         (await sql.query<{ next: number; refused_count: number; refused_last: string | null }>(
           'SELECT next, refused_count, refused_last FROM memory_version_log WHERE scope = $1',
           [scope],

@@ -8,14 +8,13 @@
  */
 import type { Database, Sql } from '../../storage/pg/database.js';
 import { versionEntry } from '../portable.js';
+import { heldText, utf8, writeText } from './texts.js';
 import { recordVersion, undoTargetIn, withoutLines, type MemoryVersions, type RefusalInfo, type Refusals, type VersionInfo } from '../versions.js';
 
 /** A row of memory_versions but its text: VersionInfo's fields, `undoes` NULL when it undoes nothing. */
 export type VersionRow = { [K in keyof Required<VersionInfo>]: K extends 'undoes' ? number | null : VersionInfo[K] };
 
 export const VERSION_COLUMNS = 'n, at, source, added, removed, bytes, undoes';
-
-export const utf8 = (body: Buffer | null | undefined): string | undefined => (body ? body.toString('utf8') : undefined);
 
 /** A stored refusal: its JSON text as noted (fields in the order they came, as the file keeps them). */
 export function refusalsOf(row: { refused_count: number; refused_last: string | null } | undefined): Refusals {
@@ -116,15 +115,12 @@ export class PgMemoryVersions implements MemoryVersions {
         const body = Buffer.from(cut.text, 'utf8');
         await sql.query('UPDATE memory_versions SET body = $3, bytes = $4 WHERE scope = $1 AND n = $2', [this.scope, r.n, body, body.length]);
       }
-      const loose = await sql.query<{ name: string; body: Buffer }>(
-        String.raw`SELECT name, body FROM memory_files WHERE scope = $1 AND name ~ '^versions/\d+\.md$' FOR UPDATE`,
-        [this.scope],
-      );
-      for (const r of loose.rows) {
-        const cut = withoutLines(r.body.toString('utf8'), drop);
+      const loose = await sql.query<{ name: string }>(String.raw`SELECT name FROM memory_files WHERE scope = $1 AND name ~ '^versions/\d+\.md$'`, [this.scope]);
+      for (const { name } of loose.rows) {
+        const cut = withoutLines((await heldText(sql, this.scope, name)) ?? '', drop);
         if (cut.removed === 0) continue;
         removed += cut.removed;
-        await sql.query('UPDATE memory_files SET body = $3, updated_at = now() WHERE scope = $1 AND name = $2', [this.scope, r.name, Buffer.from(cut.text, 'utf8')]);
+        await writeText(sql, this.scope, name, cut.text);
       }
       return removed;
     });
