@@ -6,9 +6,9 @@
  * appended lines; what is read back to the chat has secrets scrubbed, and a key never reaches
  * the memory in the first place.
  *
- * Callers see the `MemoryFiles` interface (one scope's, from MemoryService.forChat); today's
- * implementation is a folder of Markdown files (file-memory.ts). What any implementation must
- * do: test/memory/service.contract.ts. The Markdown helpers below are shared by every one.
+ * Callers see the `MemoryFiles` interface (one scope's, from MemoryService.forChat); its
+ * implementations are a folder of Markdown files (file-memory.ts) and rows in PostgreSQL
+ * (pg/files.ts). What any implementation must do: test/memory/service.contract.ts. The Markdown helpers below are shared by every one.
  */
 import { collapseLineBreaks } from '../core/text.js';
 import type { MemoryVersions } from './versions.js';
