@@ -39,6 +39,9 @@ import {
   type SearchHit,
 } from './files.js';
 import type { MemoryService } from './service.js';
+import type { Portable } from '../storage/portable.js';
+import { MEMORY_ITEMS, type MemoryItem } from './portable.js';
+import { clearMemoryFolder, dumpMemoryFolder, loadMemoryFolder, memoryFolderEmpty } from './file-portable.js';
 
 async function statOrNull(file: string, how: typeof stat): Promise<Stats | null> {
   try {
@@ -293,7 +296,9 @@ export class FileMemoryFiles implements MemoryFiles {
 }
 
 /** The memory folder: one sub-folder per chat (`{channel}:{chatId}`, made safe), or itself for MEMORY_SCOPE=global. */
-export class FileMemoryService implements MemoryService {
+export class FileMemoryService implements MemoryService, Portable<MemoryItem> {
+  readonly portableName = MEMORY_ITEMS;
+
   /** The chats' folders, made again when dropped (they hold no state a turn relies on across messages). */
   private readonly cache = new LRUCache<string, FileMemoryFiles>({ max: 1_000 });
 
@@ -331,6 +336,26 @@ export class FileMemoryService implements MemoryService {
     await rm(dir, { recursive: true, force: true });
     this.cache.delete(dir);
     return [`memory folder ${path.relative(path.dirname(this.root), dir)}/ (${files.length} entries: MEMORY.md, versions, notes, history)`];
+  }
+
+  /** Moving in and out (storage/portable.ts): file-portable.ts. */
+  dump(): AsyncIterable<MemoryItem> {
+    return dumpMemoryFolder(this.root);
+  }
+
+  async load(items: AsyncIterable<MemoryItem>): Promise<number> {
+    const n = await loadMemoryFolder(this.root, items);
+    this.cache.clear();
+    return n;
+  }
+
+  isEmpty(): Promise<boolean> {
+    return memoryFolderEmpty(this.root);
+  }
+
+  async clear(): Promise<void> {
+    await clearMemoryFolder(this.root);
+    this.cache.clear();
   }
 
   forChat(channel: string, chatId: string): FileMemoryFiles {

@@ -8,23 +8,15 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { filesIn, redactFolder, type Redaction } from '../storage/redaction.js';
-import { HISTORY_FILE, MEMORY_FILE, MONTHLY_RE, NOTE_RE, type LineCounts } from './files.js';
-
-const linesIn = async (file: string, test: (line: string) => boolean): Promise<number> =>
-  (await readFile(file, 'utf8').catch(() => '')).split('\n').filter((l) => test(l)).length;
+import { MEMORY_FILE, countLinesOf, isNoteOrHistory, type LineCounts } from './files.js';
 
 /** See MemoryFiles.countLines. */
 export async function countLinesIn(dir: string, test: (line: string) => boolean): Promise<LineCounts> {
-  const counts: LineCounts = { memory: await linesIn(path.join(dir, MEMORY_FILE), test), notes: 0, history: 0 };
-  let monthly = 0;
-  for (const name of await filesIn(dir)) {
-    if (NOTE_RE.test(name)) counts.notes += await linesIn(path.join(dir, name), test);
-    else if (name === HISTORY_FILE) counts.history += await linesIn(path.join(dir, name), test);
-    else if (MONTHLY_RE.test(name)) monthly += await linesIn(path.join(dir, name), test);
+  const files: Array<{ name: string; text: string }> = [];
+  for (const name of [MEMORY_FILE, ...(await filesIn(dir)).filter(isNoteOrHistory)]) {
+    files.push({ name, text: await readFile(path.join(dir, name), 'utf8').catch(() => '') });
   }
-  // HISTORY-YYYY-MM.md repeat HISTORY.md's entries: counted only when HISTORY.md is gone.
-  counts.history = Math.max(counts.history, monthly);
-  return counts;
+  return countLinesOf(files, test);
 }
 
 /** See MemoryFiles.redact: every file but MEMORY.md and hidden ones, named relative to `base`. */

@@ -9,8 +9,7 @@ import path from 'node:path';
 import { ensureDir, withFileLock, writeFileAtomic } from '../storage/atomic.js';
 import { readRegular } from '../storage/regular.js';
 import { resolveInside } from '../storage/paths.js';
-import { diffEntries } from './guard.js';
-import { MAX_VERSIONS, type MemoryVersions, type RefusalInfo, type Refusals, type VersionInfo } from './versions.js';
+import { recordVersion, undoTargetIn, withoutLines, type MemoryVersions, type RefusalInfo, type Refusals, type VersionInfo } from './versions.js';
 
 export const VERSIONS_DIR = 'versions';
 
@@ -104,35 +103,11 @@ export class FileMemoryVersions implements MemoryVersions {
     return this.withIndex(async (idx) => {
       const last = idx.entries.at(-1);
       const lastText = last ? await readRegular(this.textFile(last.n)).catch(() => undefined) : undefined;
-      if (lastText !== before) {
-        // The text being replaced is not a version yet (first change, or edited by hand).
-        this.add(idx, before, last ? 'hand edit' : before.trim() ? 'before versioning' : 'empty', lastText ?? '');
-        await writeFileAtomic(this.textFile(idx.entries.at(-1)!.n), before);
-      }
-      const undoes = /^undo #(\d+)$/.exec(source)?.[1];
-      const n = this.add(idx, after, source, before, undoes ? Number(undoes) : undefined);
-      await writeFileAtomic(this.textFile(n), after);
-      while (idx.entries.length > MAX_VERSIONS) {
-        const gone = idx.entries.shift()!;
-        await unlink(this.textFile(gone.n)).catch(() => undefined);
-      }
-      return n;
+      const { added, dropped } = recordVersion(idx, lastText, before, after, source);
+      for (const { n, text } of added) await writeFileAtomic(this.textFile(n), text);
+      for (const n of dropped) await unlink(this.textFile(n)).catch(() => undefined);
+      return added.at(-1)!.n;
     });
-  }
-
-  private add(idx: IndexFile, text: string, source: string, prev: string, undoes?: number): number {
-    const n = idx.next++;
-    const d = diffEntries(prev, text);
-    idx.entries.push({
-      n,
-      at: new Date().toISOString(),
-      source,
-      added: d.added,
-      removed: d.removed,
-      bytes: Buffer.byteLength(text),
-      ...(undoes ? { undoes } : {}),
-    });
-    return n;
   }
 
   /**
@@ -140,18 +115,7 @@ export class FileMemoryVersions implements MemoryVersions {
    * themselves are skipped, so repeated undos walk further back).
    */
   async undoTarget(): Promise<{ change: VersionInfo; restore: VersionInfo } | undefined> {
-    const entries = (await this.load()).entries;
-    const undone = new Set<number>();
-    for (let i = entries.length - 1; i > 0; i--) {
-      const e = entries[i]!;
-      if (e.undoes !== undefined) {
-        undone.add(e.undoes);
-        continue;
-      }
-      if (undone.has(e.n)) continue;
-      return { change: e, restore: entries[i - 1]! };
-    }
-    return undefined;
+    return undoTargetIn((await this.load()).entries);
   }
 
   /**
@@ -171,15 +135,12 @@ export class FileMemoryVersions implements MemoryVersions {
       for (const name of names) {
         if (!/^\d+\.md$/.test(name)) continue;
         const file = path.join(this.dir, name);
-        const text = await readRegular(file).catch(() => '');
-        const lines = text.split('\n');
-        const kept = lines.filter((l) => !drop(l));
-        if (kept.length === lines.length) continue;
-        removed += lines.length - kept.length;
-        const next = kept.join('\n');
-        await writeFileAtomic(file, next);
+        const cut = withoutLines(await readRegular(file).catch(() => ''), drop);
+        if (cut.removed === 0) continue;
+        removed += cut.removed;
+        await writeFileAtomic(file, cut.text);
         const e = idx.entries.find((x) => `${x.n}.md` === name);
-        if (e) e.bytes = Buffer.byteLength(next);
+        if (e) e.bytes = Buffer.byteLength(cut.text);
       }
     });
     return removed;

@@ -6,9 +6,9 @@
  * appended lines; what is read back to the chat has secrets scrubbed, and a key never reaches
  * the memory in the first place.
  *
- * Callers see the `MemoryFiles` interface (one scope's, from MemoryService.forChat); today's
- * implementation is a folder of Markdown files (file-memory.ts). What any implementation must
- * do: test/memory/service.contract.ts. The Markdown helpers below are shared by every one.
+ * Callers see the `MemoryFiles` interface (one scope's, from MemoryService.forChat); its
+ * implementations are a folder of Markdown files (file-memory.ts) and rows in PostgreSQL
+ * (pg/files.ts). What any implementation must do: test/memory/service.contract.ts. The Markdown helpers below are shared by every one.
  */
 import { collapseLineBreaks } from '../core/text.js';
 import type { MemoryVersions } from './versions.js';
@@ -101,6 +101,22 @@ export interface MemoryFiles {
   redact(words: Redaction): Promise<string[]>;
   /** How much is kept and when it last changed (the memory page's list). */
   footprint(): Promise<Footprint>;
+}
+
+/** MemoryFiles.countLines over a scope's files as kept (name and text each). */
+export function countLinesOf(files: Iterable<{ name: string; text: string }>, test: (line: string) => boolean): LineCounts {
+  const lines = (text: string) => text.split('\n').filter((l) => test(l)).length;
+  const counts: LineCounts = { memory: 0, notes: 0, history: 0 };
+  let monthly = 0;
+  for (const { name, text } of files) {
+    if (name === MEMORY_FILE) counts.memory += lines(text);
+    else if (NOTE_RE.test(name)) counts.notes += lines(text);
+    else if (name === HISTORY_FILE) counts.history += lines(text);
+    else if (MONTHLY_RE.test(name)) monthly += lines(text);
+  }
+  // HISTORY-YYYY-MM.md repeat HISTORY.md's entries: counted only when HISTORY.md is gone.
+  counts.history = Math.max(counts.history, monthly);
+  return counts;
 }
 
 /** The text with a final newline (an empty text stays empty). */

@@ -3,9 +3,9 @@
  * and MEMORY.md can never reach another chat. MEMORY_SCOPE=global: one memory, the seed's single
  * `memory/` folder, for a bot with one owner.
  *
- * Callers see the `MemoryService` interface; today's implementation is the memory folder
- * (file-memory.ts, FileMemoryService). What any implementation must do:
- * test/memory/service.contract.ts.
+ * Callers see the `MemoryService` interface; its implementations are the memory folder
+ * (file-memory.ts, FileMemoryService) and PostgreSQL (pg/service.ts, PgMemoryService). What any
+ * implementation must do: test/memory/service.contract.ts.
  */
 import type { MemoryFiles } from './files.js';
 

@@ -13,6 +13,7 @@
  * folder's `versions/` (file-versions.ts). What any implementation must do is part of the memory
  * contract: test/memory/service.contract.ts.
  */
+import { diffEntries } from './guard.js';
 
 export const MAX_VERSIONS = 50;
 
@@ -58,6 +59,72 @@ export interface MemoryVersions {
   undoTarget(): Promise<{ change: VersionInfo; restore: VersionInfo } | undefined>;
   /** Removes every line for which `drop` is true from every kept version (/forget); returns how many went. */
   redact(drop: (line: string) => boolean): Promise<number>;
+}
+
+/** The list of versions and the number the next one gets, as every implementation keeps them. */
+export interface VersionLog {
+  next: number;
+  /** Oldest first. */
+  entries: VersionInfo[];
+}
+
+/**
+ * Records in `log` (changed in place) the change of MEMORY.md from `before` to `after` made by
+ * `source`: first `before` itself when it is not the newest version's text (`lastText`: the
+ * first change, or an edit made around MemoryFiles), then `after`. Returns the texts to keep
+ * under the new numbers, in order, and the numbers no longer kept (the oldest beyond MAX_VERSIONS).
+ */
+export function recordVersion(
+  log: VersionLog,
+  lastText: string | undefined,
+  before: string,
+  after: string,
+  source: string,
+): { added: Array<{ n: number; text: string }>; dropped: number[] } {
+  const added: Array<{ n: number; text: string }> = [];
+  const add = (text: string, source: string, prev: string, undoes?: number) => {
+    const n = log.next++;
+    const d = diffEntries(prev, text);
+    log.entries.push({
+      n,
+      at: new Date().toISOString(),
+      source,
+      added: d.added,
+      removed: d.removed,
+      bytes: Buffer.byteLength(text),
+      ...(undoes ? { undoes } : {}),
+    });
+    added.push({ n, text });
+  };
+  const last = log.entries.at(-1);
+  if (lastText !== before) add(before, last ? 'hand edit' : before.trim() ? 'before versioning' : 'empty', lastText ?? '');
+  const undoes = /^undo #(\d+)$/.exec(source)?.[1];
+  add(after, source, before, undoes ? Number(undoes) : undefined);
+  const dropped: number[] = [];
+  while (log.entries.length > MAX_VERSIONS) dropped.push(log.entries.shift()!.n);
+  return { added, dropped };
+}
+
+/** MemoryVersions.undoTarget over the versions kept (oldest first). */
+export function undoTargetIn(entries: readonly VersionInfo[]): { change: VersionInfo; restore: VersionInfo } | undefined {
+  const undone = new Set<number>();
+  for (let i = entries.length - 1; i > 0; i--) {
+    const e = entries[i]!;
+    if (e.undoes !== undefined) {
+      undone.add(e.undoes);
+      continue;
+    }
+    if (undone.has(e.n)) continue;
+    return { change: e, restore: entries[i - 1]! };
+  }
+  return undefined;
+}
+
+/** A version's text without the lines `drop` accepts, and how many went (MemoryVersions.redact). */
+export function withoutLines(text: string, drop: (line: string) => boolean): { text: string; removed: number } {
+  const lines = text.split('\n');
+  const kept = lines.filter((l) => !drop(l));
+  return { text: kept.join('\n'), removed: lines.length - kept.length };
 }
 
 /** What undo/restore did, for the command's reply. */

@@ -56,16 +56,27 @@ export function isInside(base: string, candidate: string): boolean {
 }
 
 /**
+ * The checks of `resolveInside` made on the name alone, without the file system (no link is
+ * followed): `relative` resolved inside `base`, or refused (storage.path_escape) when it is
+ * absolute, holds a NUL byte or leads out with `..`. A store that keeps no folder (PostgreSQL)
+ * refuses the names a folder would, this way.
+ */
+export function resolveLexically(base: string, relative: string): string {
+  if (relative.includes('\0')) throw new AppError('storage.path_escape', { reason: 'path contains a NUL byte' });
+  if (path.isAbsolute(relative)) throw new AppError('storage.path_escape', { reason: `absolute paths are not allowed: ${relative}` });
+  const resolved = path.resolve(base, relative);
+  if (!isInside(base, resolved)) throw new AppError('storage.path_escape', { reason: `path leaves the memory directory: ${relative}` });
+  return resolved;
+}
+
+/**
  * Resolves a relative path given by the model inside `base`. Refuses absolute paths, `..`
  * escapes, NUL bytes, and symlinks whose target lies outside `base`. With `root`, `base`
  * itself must also lie inside `root` once links are followed (a chat's memory folder that is
  * a link out of the memory folder is refused).
  */
 export async function resolveInside(base: string, relative: string, root?: string): Promise<string> {
-  if (relative.includes('\0')) throw new AppError('storage.path_escape', { reason: 'path contains a NUL byte' });
-  if (path.isAbsolute(relative)) throw new AppError('storage.path_escape', { reason: `absolute paths are not allowed: ${relative}` });
-  const resolved = path.resolve(base, relative);
-  if (!isInside(base, resolved)) throw new AppError('storage.path_escape', { reason: `path leaves the memory directory: ${relative}` });
+  const resolved = resolveLexically(base, relative);
   // A folder that does not exist yet is judged by its nearest existing ancestor, like the file.
   const [real, realBase, realRoot] = await Promise.all([
     realpathOfNearest(resolved),

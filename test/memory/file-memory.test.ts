@@ -15,6 +15,8 @@ import { tempDir } from '../helpers/workspace.js';
 import { patient } from '../helpers/wait.js';
 import { fileHarness } from '../helpers/stores.js';
 import { memoryContract } from './service.contract.js';
+import { collect } from '../../src/storage/portable.js';
+import { isAppError } from '../../src/core/errors.js';
 
 describe('FileMemoryService meets the memory contract', () =>
   memoryContract((scope) => fileHarness(async (dir) => new FileMemoryService(path.join(dir, 'memory'), scope))));
@@ -225,3 +227,15 @@ test('risk: cached memory files hide a hand edit — an edit of MEMORY.md or an 
     assert.equal(await files.readMemory(), '- likes TEA\n');
     assert.equal(await files.readNote('2026-01-05'), '[09:00] User: A | Assistant: B\n');
   }));
+
+test('a chat folder whose name cannot be read back as its chat (an id shortened with a hash) stops the move, not left behind', async () => {
+  const ws = await tempDir('membot-mem-');
+  try {
+    const memory = new FileMemoryService(path.join(ws.dir, 'memory'), 'chat');
+    await memory.forChat('console', 'x'.repeat(200)).writeMemory('- kept in a folder named with a hash');
+    await assert.rejects(collect(memory.dump()), (err: unknown) => isAppError(err, 'input.invalid'));
+    assert.equal(await memory.isEmpty(), false);
+  } finally {
+    await ws.cleanup();
+  }
+});

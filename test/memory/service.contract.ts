@@ -1,13 +1,17 @@
 /**
  * What every MemoryService (src/memory/service.ts) — with the MemoryFiles and MemoryVersions it
  * hands out (files.ts, versions.ts) — must do, whatever keeps the memory: run by
- * file-memory.test.ts against FileMemoryService. What callers rely on: MEMORY.md, daily notes
+ * file-memory.test.ts against FileMemoryService and service.pg.test.ts against PgMemoryService.
+ * What callers rely on: MEMORY.md, daily notes
  * and history read back as written, after a restart too; concurrent changes never lose each
  * other; every change of MEMORY.md is a version, so undo and restore work; one chat's memory
- * never reaches another's; a key never reaches the memory; a name out of the memory is refused.
+ * never reaches another's; a key never reaches the memory; a name out of the memory is refused;
+ * what a store dumps (storage/portable.ts) loads into a fresh one as the same memory.
  */
 import assert from 'node:assert/strict';
 import type { MemoryService } from '../../src/memory/service.js';
+import type { MemoryItem } from '../../src/memory/portable.js';
+import { collect, type Portable } from '../../src/storage/portable.js';
 import { MAX_VERSIONS, restoreMemory, undoMemory } from '../../src/memory/versions.js';
 import { isAppError } from '../../src/core/errors.js';
 import { registerSecret } from '../../src/core/log.js';
@@ -15,7 +19,30 @@ import { contractTest, type StoreHarness } from '../helpers/stores.js';
 
 const pathEscape = (err: unknown): boolean => isAppError(err, 'storage.path_escape');
 
-export function memoryContract(make: (scope: 'chat' | 'global') => Promise<StoreHarness<MemoryService>>): void {
+export type PortableMemory = MemoryService & Portable<MemoryItem>;
+
+/**
+ * A memory with something of every kind: two chats and the folder's own ('global'), MEMORY.md
+ * with versions (an undo among them), a refusal, notes (one with a NUL byte, CRLF and emoji),
+ * history in two months.
+ */
+export async function fillMemory(m: MemoryService, global: MemoryService): Promise<void> {
+  for (const chatId of ['1', '-100:7']) {
+    const files = m.forChat('test', chatId);
+    await files.writeMemory(`- lives in Lyon (${chatId})`);
+    await files.appendMemory('likes tea', 'Preferences');
+    await undoMemory(files);
+    await files.versions.noteRefusal({ at: '2026-03-01T09:00:00.000Z', source: 'consolidation', prior: 10, dropped: 6 });
+    await files.appendNote('2026-03-01', '[09:00] User: a\u0000b | Assistant: 🐝 ok', false);
+    await files.syncNote('2026-03-01');
+    await files.appendNote('2026-03-02', '[10:00] User: c\r\nd | Assistant: e');
+    await files.appendHistory('Talked about tea.', new Date('2026-02-27T10:00:00Z'));
+    await files.appendHistory('Talked about Lyon.', new Date('2026-03-02T10:00:00Z'));
+  }
+  await global.forChat('test', '9').writeMemory('- one memory for all');
+}
+
+export function memoryContract(make: (scope: 'chat' | 'global') => Promise<StoreHarness<PortableMemory>>): void {
   const it = contractTest(() => make('chat'));
   const itGlobal = contractTest(() => make('global'));
 
@@ -128,6 +155,20 @@ export function memoryContract(make: (scope: 'chat' | 'global') => Promise<Store
     ]);
   });
 
+  it('an append to a note whose text lost its final newline puts one newline first, once, whoever appends; a change after appends keeps them', async (h) => {
+    const other = await h.reopen();
+    await h.store.forChat('test', '1').update('2026-03-04.md', () => '[08:00] written whole, no newline');
+    await Promise.all(['a', 'b', 'c', 'd'].map((x, i) => (i % 2 ? h.store : other).forChat('test', '1').appendNote('2026-03-04', `[09:00] ${x}`)));
+    const files = h.store.forChat('test', '1');
+    const [head, ...rest] = (await files.readNote('2026-03-04')).split('\n');
+    assert.equal(head, '[08:00] written whole, no newline');
+    assert.deepEqual(rest.sort(), ['', '[09:00] a', '[09:00] b', '[09:00] c', '[09:00] d']);
+    assert.equal(await files.update('2026-03-04.md', (cur) => cur.replace('whole', 'again')), true);
+    await files.appendNote('2026-03-04', '[10:00] e');
+    const text = await (await h.crash()).forChat('test', '1').readNote('2026-03-04');
+    assert.match(text, /^\[08:00\] written again, no newline\n(\[09:00\] [a-d]\n){4}\[10:00\] e\n$/);
+  });
+
   it("history: each entry goes to HISTORY.md and to its month's file; notes_read reads notes and history, nothing else", async (h) => {
     const files = h.store.forChat('test', '1');
     await files.appendHistory('First summary.', new Date('2026-02-10T09:00:00Z'));
@@ -220,6 +261,15 @@ export function memoryContract(make: (scope: 'chat' | 'global') => Promise<Store
     assert.deepEqual([again.scope, again.scopeKey('test', '1'), again.scopeKey('other', '2')], ['global', 'global', 'global']);
   });
 
+  it('a change that changes nothing leaves no file behind: no note listed, nothing kept, nothing to move', async (h) => {
+    const files = h.store.forChat('test', '1');
+    assert.equal(await files.update('2026-03-09.md', () => null), false);
+    assert.equal(await files.update('HISTORY.md', (cur) => cur), false);
+    assert.deepEqual(await files.listNotes(), []);
+    assert.deepEqual(await files.footprint(), { bytes: 0, mtime: 0 });
+    assert.equal(await h.store.isEmpty(), true);
+  });
+
   it('a name that leads out of the memory is refused (storage.path_escape), and nothing is written', async (h) => {
     const files = h.store.forChat('test', '1');
     for (const name of ['../escape.md', '../../escape.md', '/tmp/escape.md', 'a/../../escape.md'])
@@ -296,5 +346,49 @@ export function memoryContract(make: (scope: 'chat' | 'global') => Promise<Store
     assert.deepEqual(await h.store.chats(), []);
     assert.deepEqual(await h.store.erase('test', '1'), []);
     assert.equal(await h.store.forChat('test', '2').readMemory(), '- shared\n');
+  });
+
+  it('dump → load into a fresh store → dump gives the same items, and the same memory: texts, versions, undo, refusals', async (h) => {
+    const global = await make('global');
+    const fresh = await make('chat');
+    try {
+      assert.equal(await h.store.isEmpty(), true);
+      await fillMemory(h.store, global.store);
+      assert.equal(await h.store.isEmpty(), false);
+      // The memory of one store, then of the other with MEMORY_SCOPE=global ('global' sorts first).
+      const items = [...(await collect(global.store.dump())), ...(await collect(h.store.dump()))];
+      assert.deepEqual(
+        [...new Set(items.map((i) => i.scope))],
+        ['global', 'test:-100:7', 'test:1'],
+      );
+      assert.ok(items.some((i) => i.kind === 'version' && i.text !== undefined));
+
+      assert.equal(await fresh.store.isEmpty(), true);
+      const again = async function* () {
+        yield* items;
+      };
+      assert.equal(await fresh.store.load(again()), items.length);
+      assert.deepEqual(await collect(fresh.store.dump()), items);
+      const [from, to] = [h.store.forChat('test', '-100:7'), fresh.store.forChat('test', '-100:7')];
+      assert.equal(await to.readMemory(), await from.readMemory());
+      assert.equal(await to.readNote('2026-03-01'), '[09:00] User: a\u0000b | Assistant: 🐝 ok\n');
+      assert.deepEqual(await to.versions.list(), await from.versions.list());
+      assert.deepEqual(await to.versions.refusals(), await from.versions.refusals());
+      assert.deepEqual(await to.listNotes(), await from.listNotes());
+      assert.deepEqual((await fresh.store.chats()).map((c) => `${c.channel}:${c.chatId}`).sort(), ['test:-100:7', 'test:1']);
+      // The loaded versions go on numbering after the moved ones, and undo walks back through them.
+      await to.changeMemory('consolidation', () => '- moved\n');
+      assert.equal((await to.versions.list())[0]!.n, (await from.versions.list())[0]!.n + 1);
+      assert.ok((await undoMemory(to)).ok);
+      assert.equal(await to.readMemory(), await from.readMemory());
+
+      await fresh.store.clear();
+      assert.equal(await fresh.store.isEmpty(), true);
+      assert.deepEqual(await collect(fresh.store.dump()), []);
+      assert.equal(await fresh.store.forChat('test', '1').readMemory(), '');
+    } finally {
+      await global.cleanup();
+      await fresh.cleanup();
+    }
   });
 }
