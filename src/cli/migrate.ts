@@ -88,7 +88,9 @@ export async function runMigrate(
   const i = args.indexOf('--to');
   const to = i >= 0 ? args[i + 1] : undefined;
   if (!TARGETS.includes(to as Target)) {
-    io.err(`migrate: say where to: --to postgres (the workspace into the database) or --to files (the database into the workspace)${to ? `, not "${to}"` : ''}`);
+    io.err(
+      `migrate: say where to: --to postgres (the workspace into the database) or --to files (the database into the workspace)${to ? `, not "${to}"` : ''}`,
+    );
     return 2;
   }
   const unknown = args.filter((a, k) => a.startsWith('--') && a !== '--to' && a !== '--force' && args[k - 1] !== '--to');
@@ -135,7 +137,9 @@ export async function runMigrate(
       io.err(`migrate: ${where} already holds ${full.join(', ')}: nothing was written. Run again with --force to replace what it holds.`);
       return 1;
     }
-    io.out(`Copying ${to === 'postgres' ? `${ws} into the database` : `the database into ${ws}`}${full.length > 0 ? ` (--force: replacing ${full.join(', ')})` : ''}:`);
+    io.out(
+      `Copying ${to === 'postgres' ? `${ws} into the database` : `the database into ${ws}`}${full.length > 0 ? ` (--force: replacing ${full.join(', ')})` : ''}:`,
+    );
     writing = true;
     for (const { source, target } of opened) {
       if (force) await target.clear();
@@ -147,9 +151,13 @@ export async function runMigrate(
         }
       };
       const kept = await target.load(counted());
-      io.out(`  ${target.portableName}: ${kept} item${kept === 1 ? '' : 's'}${kept === given ? '' : ` (of ${given}; see docs/postgres.md, "Moving in and out")`}`);
+      io.out(
+        `  ${target.portableName}: ${kept} item${kept === 1 ? '' : 's'}${kept === given ? '' : ` (of ${given}; see docs/postgres.md, "Moving in and out")`}`,
+      );
     }
-    io.out(`Done. The ${to === 'postgres' ? 'files are' : 'database is'} left as they were; start the bot ${to === 'postgres' ? 'with' : 'without'} DATABASE_URL.`);
+    io.out(
+      `Done. The ${to === 'postgres' ? 'files are' : 'database is'} left as they were; start the bot ${to === 'postgres' ? 'with' : 'without'} DATABASE_URL.`,
+    );
     return 0;
   } catch (err) {
     const after = writing ? `; what was written to ${where} may be partial: run again with --force once the cause is fixed` : ': nothing was written';

@@ -48,6 +48,11 @@ export class SqliteIndexPortable implements Portable<IndexItem> {
     if (!this.index && (create || existsSync(this.file))) {
       const index = new SqliteMemoryIndex(this.file, this.log);
       if (!index.enabled) throw new AppError('index.unavailable', { reason: index.disabledReason ?? 'closed' });
+      // A damaged file was set aside and an empty one begun: moving that would move nothing, silently.
+      if (index.setAside) {
+        index.close();
+        throw new AppError('index.unavailable', { reason: `memory.db was damaged and set aside as ${path.basename(index.setAside)}` });
+      }
       this.index = index;
     }
     return this.index;
@@ -123,7 +128,8 @@ export class SqliteIndexPortable implements Portable<IndexItem> {
   }
 
   async isEmpty(): Promise<boolean> {
-    for await (const item of this.dump()) if (item) return false;
+    // Left by `return`, which ends the dump's open statement too.
+    for await (const _item of this.dump()) return false;
     return true;
   }
 

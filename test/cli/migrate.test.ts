@@ -119,7 +119,10 @@ test('risk: a move overwrites what a target holds — refused without --force, n
     index.close();
     const refused = await migrate(ws, url, '--to', 'postgres');
     assert.equal(refused.code, 1);
-    assert.match(refused.err, /^migrate: the database already holds runtime settings, pairing, Telegram's update log, chat names, memory index: nothing was written\. Run again with --force/);
+    assert.match(
+      refused.err,
+      /^migrate: the database already holds runtime settings, pairing, Telegram's update log, chat names, memory index: nothing was written\. Run again with --force/,
+    );
     assert.equal(refused.err.split('\n').length, 1, 'one line');
     assert.equal(refused.out, '');
     await migrate(other.dir, url, '--to', 'files');

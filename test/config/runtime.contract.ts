@@ -100,22 +100,25 @@ export function runtimeConfigContract(name: string, make: () => Promise<RuntimeC
     assert.equal(other.get().memory.budgetPercent, 40);
   });
 
-  t('moving between modes: the stored text, dumped and loaded into a fresh store, is the same to the byte and in force there; clear takes it away', async (h) => {
-    // Spacing and key order as the owner typed them, a bad key included: moved as text, never re-written.
-    const text = '{ "compaction": {"keepLastMessages": 5},\n  "memory": { "recentDays": 3 } }\n';
-    await h.put(text);
-    const fresh = await make();
-    try {
-      assert.deepEqual(await assertMovesWhole(h.store, fresh.store), [{ settings: text }]);
-      await fresh.store.load(h.store.dump());
-      const there = await fresh.another();
-      assert.equal(there.init(), null);
-      assert.equal(there.get().memory.recentDays, 3);
-      assert.equal(there.get().compaction.keepLastMessages, 5);
-      await h.put(undefined);
-      assert.equal(await h.store.isEmpty(), true, 'nothing stored: empty');
-    } finally {
-      await fresh.cleanup();
-    }
-  });
+  t(
+    'moving between modes: the stored text, dumped and loaded into a fresh store, is the same to the byte and in force there; clear takes it away',
+    async (h) => {
+      // Spacing and key order as the owner typed them, a bad key included: moved as text, never re-written.
+      const text = '{ "compaction": {"keepLastMessages": 5},\n  "memory": { "recentDays": 3 } }\n';
+      await h.put(text);
+      const fresh = await make();
+      try {
+        assert.deepEqual(await assertMovesWhole(h.store, fresh.store), [{ settings: text }]);
+        await fresh.store.load(h.store.dump());
+        const there = await fresh.another();
+        assert.equal(there.init(), null);
+        assert.equal(there.get().memory.recentDays, 3);
+        assert.equal(there.get().compaction.keepLastMessages, 5);
+        await h.put(undefined);
+        assert.equal(await h.store.isEmpty(), true, 'nothing stored: empty');
+      } finally {
+        await fresh.cleanup();
+      }
+    },
+  );
 }

@@ -100,7 +100,8 @@ export class FileUpdateLog implements UpdateLog {
    */
   portable(): Portable<TakenUpdate> {
     const file = this.file;
-    const write = (seen: Array<[number, number]>) => withFileLock(file, () => writeFileAtomic(file, `${JSON.stringify({ version: 1, seen } satisfies UpdateLogFile)}\n`));
+    const write = (seen: Array<[number, number]>) =>
+      withFileLock(file, () => writeFileAtomic(file, `${JSON.stringify({ version: 1, seen } satisfies UpdateLogFile)}\n`));
     return {
       portableName: "Telegram's update log",
       dump: async function* () {

@@ -141,25 +141,28 @@ export function pairingContract(name: string, make: (opts: PairingOptions) => Pr
     assert.equal(await h.store.markTold({ chatId: '-2002' }), true);
   });
 
-  t('moving between modes: the whole record, dumped and loaded into a fresh store, is the same there (fields in the same order); clear empties it', async (h, clock) => {
-    await h.store.approve(codeOf(await h.store.request(stranger(1))));
-    for (const id of [2, 3, 4, 5]) await h.store.request(stranger(id));
-    await h.store.approveGroup({ chatId: '-1001', title: 'Climbers', by: '1' });
-    await h.store.markTold({ chatId: '-2002', title: 'Book club' });
-    const fresh = await make({ now: () => clock.now });
-    try {
-      const [record] = await assertMovesWhole(h.store, fresh.store);
-      assert.deepEqual(
-        [record!.approved.length, record!.pending.length, record!.waiting.length, record!.groups.length, record!.told.length],
-        [1, 3, 1, 1, 1],
-      );
-      await fresh.store.load(h.store.dump());
-      assert.equal(JSON.stringify(await collect(fresh.store.dump())), JSON.stringify([record]), 'each entry as written, key order included');
-      assert.equal(await fresh.store.isApproved('1'), true, 'in force there');
-      assert.equal(await fresh.store.isGroupApproved('-1001'), true);
-      assert.equal((await fresh.store.request(stranger(2))).status, 'pending', 'a code handed out stays the same');
-    } finally {
-      await fresh.cleanup();
-    }
-  });
+  t(
+    'moving between modes: the whole record, dumped and loaded into a fresh store, is the same there (fields in the same order); clear empties it',
+    async (h, clock) => {
+      await h.store.approve(codeOf(await h.store.request(stranger(1))));
+      for (const id of [2, 3, 4, 5]) await h.store.request(stranger(id));
+      await h.store.approveGroup({ chatId: '-1001', title: 'Climbers', by: '1' });
+      await h.store.markTold({ chatId: '-2002', title: 'Book club' });
+      const fresh = await make({ now: () => clock.now });
+      try {
+        const [record] = await assertMovesWhole(h.store, fresh.store);
+        assert.deepEqual(
+          [record!.approved.length, record!.pending.length, record!.waiting.length, record!.groups.length, record!.told.length],
+          [1, 3, 1, 1, 1],
+        );
+        await fresh.store.load(h.store.dump());
+        assert.equal(JSON.stringify(await collect(fresh.store.dump())), JSON.stringify([record]), 'each entry as written, key order included');
+        assert.equal(await fresh.store.isApproved('1'), true, 'in force there');
+        assert.equal(await fresh.store.isGroupApproved('-1001'), true);
+        assert.equal((await fresh.store.request(stranger(2))).status, 'pending', 'a code handed out stays the same');
+      } finally {
+        await fresh.cleanup();
+      }
+    },
+  );
 }

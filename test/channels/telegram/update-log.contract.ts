@@ -93,10 +93,7 @@ export function updateLogContract(name: string, make: () => Promise<UpdateLogHan
     const fresh = await make();
     try {
       const items = await assertMovesWhole(h.store.portable(), fresh.store.portable());
-      assert.deepEqual(
-        items.map((i) => i.updateId).sort(),
-        [5, 6, 7, 9],
-      );
+      assert.deepEqual(items.map((i) => i.updateId).sort(), [5, 6, 7, 9]);
       assert.ok(items.every((i) => Number.isInteger(i.takenAt) && Math.abs(i.takenAt - Date.now()) < 3600_000));
       await fresh.store.portable().load(h.store.portable().dump());
       const there = await fresh.reopen();
