@@ -155,9 +155,7 @@ export async function runMigrate(
         `  ${target.portableName}: ${kept} item${kept === 1 ? '' : 's'}${kept === given ? '' : ` (of ${given}; see docs/postgres.md, "Moving in and out")`}`,
       );
     }
-    io.out(
-      `Done. The ${to === 'postgres' ? 'files are' : 'database is'} left as they were; start the bot ${to === 'postgres' ? 'with' : 'without'} DATABASE_URL.`,
-    );
+    io.out(`Done. ${to === 'postgres' ? ws : 'The database'} is left as it was.`);
     return 0;
   } catch (err) {
     const after = writing ? `; what was written to ${where} may be partial: run again with --force once the cause is fixed` : ': nothing was written';

@@ -71,8 +71,10 @@ export class SqliteIndexPortable implements Portable<IndexItem> {
       yield { session };
     }
     if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'vec_memories'").get()) return;
-    const vectors = db.prepare('SELECT memory_id, embedding FROM vec_memories ORDER BY memory_id').all() as Array<{ memory_id: string; embedding: Buffer }>;
-    for (const v of vectors) yield { vector: v.memory_id, embedding: Buffer.from(v.embedding).toString('base64') };
+    // One at a time, in no order (a load takes them in any): 100k vectors of 1536 floats are 600 MB.
+    for (const v of db.prepare('SELECT memory_id, embedding FROM vec_memories').iterate() as Iterable<{ memory_id: string; embedding: Buffer }>) {
+      yield { vector: v.memory_id, embedding: Buffer.from(v.embedding).toString('base64') };
+    }
   }
 
   /**
