@@ -11,6 +11,7 @@
  * message it holds open (the daemon stopped before answering it) stops the move instead, until
  * a start in the source mode has answered it — docs/postgres.md, "Moving in and out".
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/env.js';
 import { FileRuntimeConfigStore } from '../config/runtime.js';
@@ -105,6 +106,10 @@ export async function runMigrate(
   }
   const force = args.includes('--force');
   const ws = config.workspaceDir;
+  if (to === 'postgres' && !existsSync(ws)) {
+    io.err(`migrate: ${ws} does not exist: set WORKSPACE_DIR to the workspace to move`);
+    return 2;
+  }
   let lock: Awaited<ReturnType<typeof acquireDaemonLock>>;
   try {
     lock = await acquireDaemonLock(ws);

@@ -183,6 +183,7 @@ test('refused before anything is written: a running daemon, a message not yet an
     assert.equal(await empty(), true);
 
     assert.match((await migrate(ws.dir, undefined, '--to', 'postgres')).err, /^migrate: DATABASE_URL is not set/);
+    assert.match((await migrate(path.join(ws.dir, 'nowhere'), url, '--to', 'postgres')).err, /^migrate: .*nowhere does not exist: set WORKSPACE_DIR/);
     for (const args of [[], ['--to', 'mysql'], ['--to']]) {
       const r = await migrate(ws.dir, url, ...args);
       assert.equal(r.code, 2);
