@@ -20,6 +20,7 @@ const USAGE = `usage: npm run memory -- <command>
   restore --chat CHANNEL:ID --version N             make version N the current MEMORY.md (kept as a new version)
   purge --chat CHANNEL:ID [--pairing]               delete every trace of one chat (stop the daemon first)
   reminders --chat CHANNEL:ID [cancel N|all]        the chat's pending reminders; cancel one or all (daemon running or not)
+  migrate --to postgres|files [--force]             copy the workspace into DATABASE_URL's database, or back (stop the daemon first)
   usage [--days 7] [--chat CHANNEL:ID]              tokens per day, one table per chat`;
 
 async function main(): Promise<number> {
@@ -34,6 +35,10 @@ async function main(): Promise<number> {
   }
   if (cmd === 'usage') return (await import('../features/usage/report.js')).runUsageCommand(args, config);
   const log = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
+  if (cmd === 'migrate') {
+    const io = { out: (l: string) => process.stdout.write(`${l}\n`), err: (l: string) => process.stderr.write(`${l}\n`) };
+    return (await import('./migrate.js')).runMigrate(args, config, log, io);
+  }
   const { runMemoryCommand } = await import('./memory-commands.js');
   return runMemoryCommand(cmd, args, config, log, USAGE);
 }

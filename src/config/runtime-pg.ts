@@ -13,7 +13,8 @@
  */
 import type { Logger } from '../core/log.js';
 import type { Database, Sql } from '../storage/pg/database.js';
-import { DEFAULT_RUNTIME_CONFIG, parseRuntimeConfig, type RuntimeConfig, type RuntimeConfigStore } from './runtime.js';
+import type { Portable } from '../storage/portable.js';
+import { DEFAULT_RUNTIME_CONFIG, parseRuntimeConfig, type RuntimeConfig, type RuntimeConfigStore, type StoredSettings } from './runtime.js';
 
 const CHANNEL = 'membot_runtime_config';
 /** How the settings are named in a problem line (the file store names its file). */
@@ -21,7 +22,8 @@ const WHERE = 'runtime_config (PostgreSQL)';
 
 type Row = { settings: string | null; version: string };
 
-export class PgRuntimeConfigStore implements RuntimeConfigStore {
+export class PgRuntimeConfigStore implements RuntimeConfigStore, Portable<StoredSettings> {
+  readonly portableName = 'runtime settings';
   private current: RuntimeConfig = structuredClone(DEFAULT_RUNTIME_CONFIG);
   private problem: string | null = null;
   private loadedVersion = -1;
@@ -84,6 +86,29 @@ export class PgRuntimeConfigStore implements RuntimeConfigStore {
       } while (this.again);
     })().finally(() => (this.reading = undefined));
     return this.reading;
+  }
+
+  async *dump(): AsyncIterable<StoredSettings> {
+    const { settings } = await this.read();
+    if (settings !== null) yield { settings };
+  }
+
+  /** Stores the (last) settings given, as the owner would: every running process reads them. */
+  async load(items: AsyncIterable<StoredSettings>): Promise<number> {
+    let n = 0;
+    for await (const item of items) {
+      await storeRuntimeConfig(this.db, item.settings);
+      n++;
+    }
+    return n;
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return (await this.read()).settings === null;
+  }
+
+  async clear(): Promise<void> {
+    await storeRuntimeConfig(this.db, undefined);
   }
 
   private async read(): Promise<Row> {

@@ -7,10 +7,13 @@
  * key: at start-up that stops the daemon (exit 2); later, the error is logged once and the last
  * good settings stay in force.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../core/log.js';
 import { AppError } from '../core/errors.js';
+import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
+import type { Portable } from '../storage/portable.js';
 
 export interface RuntimeConfig {
   memory: {
@@ -93,6 +96,14 @@ export function parseRuntimeConfig(text: string): RuntimeConfig {
   return out as unknown as RuntimeConfig;
 }
 
+/**
+ * What moves between the modes (storage/portable.ts): the owner's settings as the text they
+ * stored, unparsed — a bad one moves as it is, and is refused by the next start in either mode.
+ */
+export interface StoredSettings {
+  settings: string;
+}
+
 export interface RuntimeConfigStore {
   /** First load: a one-line problem naming the bad key instead of silently using defaults; null when the settings are good. */
   init(): string | null;
@@ -101,7 +112,8 @@ export interface RuntimeConfigStore {
 }
 
 /** The settings in the workspace's `preferences/runtime-config.json`, re-checked (by mtime) at most once a second. */
-export class FileRuntimeConfigStore implements RuntimeConfigStore {
+export class FileRuntimeConfigStore implements RuntimeConfigStore, Portable<StoredSettings> {
+  readonly portableName = 'runtime settings';
   private current: RuntimeConfig = structuredClone(DEFAULT_RUNTIME_CONFIG);
   private mtimeMs: number | null = null;
   private checkedAt = 0;
@@ -138,6 +150,30 @@ export class FileRuntimeConfigStore implements RuntimeConfigStore {
       }
     }
     return this.current;
+  }
+
+  async *dump(): AsyncIterable<StoredSettings> {
+    const text = await readFile(this.file, 'utf8').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+    if (text !== undefined) yield { settings: text };
+  }
+
+  /** Writes the (last) settings given as the file's text, byte for byte. */
+  async load(items: AsyncIterable<StoredSettings>): Promise<number> {
+    let n = 0;
+    for await (const item of items) {
+      await ensureDir(path.dirname(this.file));
+      await writeFileAtomic(this.file, item.settings);
+      n++;
+    }
+    return n;
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return !existsSync(this.file);
+  }
+
+  async clear(): Promise<void> {
+    await rm(this.file, { force: true });
   }
 
   private reload(strict: boolean): void {

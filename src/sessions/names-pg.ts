@@ -13,7 +13,8 @@
 import type { Logger } from '../core/log.js';
 import type { ChatLabel } from '../core/message.js';
 import type { Database } from '../storage/pg/database.js';
-import { cleanEntry, noteInto, type ChatName, type ChatNames } from './names.js';
+import type { Portable } from '../storage/portable.js';
+import { cleanEntry, noteInto, type ChatName, type ChatNames, type NamedChat } from './names.js';
 
 export class PgChatNames implements ChatNames {
   private book = new Map<string, ChatName>();
@@ -29,12 +30,10 @@ export class PgChatNames implements ChatNames {
 
   async load(): Promise<void> {
     try {
-      const { rows } = await this.db.query<{ chat: string; kind: string; name: string | null; parent: string | null }>(
-        'SELECT chat, kind, name, parent FROM chat_names',
-      );
+      const { rows } = await this.db.query<Row>('SELECT chat, kind, name, parent FROM chat_names');
       const book = new Map<string, ChatName>();
       for (const r of rows) {
-        const e = cleanEntry({ kind: r.kind, name: r.name ?? undefined, parent: r.parent ?? undefined });
+        const e = entryOf(r);
         if (e) book.set(r.chat, e);
       }
       // Entries noted here and not yet written stay as noted.
@@ -74,23 +73,68 @@ export class PgChatNames implements ChatNames {
     return rowCount > 0 ? [`${keys.length > 1 ? 'their names' : 'its name'} in the chat_names table`] : [];
   }
 
+  /** What moves between the modes: the rows as `load` reads them (FileChatNames.portable). */
+  portable(): Portable<NamedChat> {
+    const rows = async () => {
+      await this.flush();
+      const { rows } = await this.db.query<Row>('SELECT chat, kind, name, parent FROM chat_names ORDER BY chat');
+      return rows.flatMap((r) => {
+        const e = entryOf(r);
+        return e ? [{ chat: r.chat, ...e }] : [];
+      });
+    };
+    return {
+      portableName: 'chat names',
+      dump: async function* () {
+        yield* await rows();
+      },
+      load: async (items) => {
+        const all: NamedChat[] = [];
+        for await (const { chat, ...e } of items) {
+          const entry = cleanEntry(e);
+          if (entry) all.push({ chat, ...entry });
+        }
+        await this.upsert(all);
+        for (const { chat, ...e } of all) this.book.set(chat, e);
+        return all.length;
+      },
+      isEmpty: async () => (await this.db.query('SELECT 1 FROM chat_names LIMIT 1')).rowCount === 0,
+      clear: async () => {
+        await this.flush();
+        await this.db.query('DELETE FROM chat_names');
+        this.book.clear();
+        this.unwritten.clear();
+      },
+    };
+  }
+
   /** Writes the entries changed since the last write (the same upsert twice is harmless: a rerun after a lost connection). */
   private async write(): Promise<void> {
     const keys = [...this.unwritten].filter((k) => this.book.has(k));
     this.unwritten.clear();
     if (keys.length === 0) return;
-    const entries = keys.map((k) => this.book.get(k)!);
     try {
-      await this.db.query(
-        `INSERT INTO chat_names (chat, kind, name, parent)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
-         ON CONFLICT (chat) DO UPDATE SET kind = EXCLUDED.kind, name = coalesce(EXCLUDED.name, chat_names.name),
-           parent = EXCLUDED.parent, updated_at = now()`,
-        [keys, entries.map((e) => e.kind), entries.map((e) => e.name ?? null), entries.map((e) => e.parent ?? null)],
-      );
+      await this.upsert(keys.map((chat) => ({ chat, ...this.book.get(chat)! })));
     } catch (err) {
       for (const key of keys) this.unwritten.add(key);
       throw err;
     }
   }
+
+  /** Stores these entries (the same upsert twice is harmless: a rerun after a lost connection). */
+  private async upsert(entries: NamedChat[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.db.query(
+      `INSERT INTO chat_names (chat, kind, name, parent)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+       ON CONFLICT (chat) DO UPDATE SET kind = EXCLUDED.kind, name = coalesce(EXCLUDED.name, chat_names.name),
+         parent = EXCLUDED.parent, updated_at = now()`,
+      [entries.map((e) => e.chat), entries.map((e) => e.kind), entries.map((e) => e.name ?? null), entries.map((e) => e.parent ?? null)],
+    );
+  }
 }
+
+type Row = { chat: string; kind: string; name: string | null; parent: string | null };
+
+/** A row as a ChatName (cleaned as the file's entries are at reading), or undefined when it is not one. */
+const entryOf = (r: Row): ChatName | undefined => cleanEntry({ kind: r.kind, name: r.name ?? undefined, parent: r.parent ?? undefined });

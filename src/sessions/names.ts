@@ -20,6 +20,7 @@ import type { Logger } from '../core/log.js';
 import type { ChatKind, ChatLabel } from '../core/message.js';
 import { chatKey } from '../core/chat.js';
 import { withFileLock, writeFileAtomic } from '../storage/atomic.js';
+import type { Portable } from '../storage/portable.js';
 
 /** One kept entry. */
 export interface ChatName {
@@ -28,6 +29,9 @@ export interface ChatName {
   /** A topic's group, as a session key (`channel:chatId`). */
   parent?: string;
 }
+
+/** What moves between the modes (storage/portable.ts): one chat's entry, with its key. */
+export type NamedChat = { chat: string } & ChatName;
 
 /** Telegram allows 128 characters for a title; a list entry needs far fewer. */
 export const MAX_NAME_CHARS = 64;
@@ -93,6 +97,8 @@ export interface ChatNames {
    * One line per thing deleted, for purge's report; none when no name of theirs was kept.
    */
   erase(keys: readonly string[]): Promise<string[]>;
+  /** What moves between the modes (`npm run memory -- migrate`): the entries as stored. */
+  portable(): Portable<NamedChat>;
 }
 
 /** The names as one small JSON file, rewritten whole (atomic, locked) when an entry changes. */
@@ -134,6 +140,43 @@ export class FileChatNames implements ChatNames {
   /** Waits for the writes started so far (shutdown, tests). */
   flush(): Promise<void> {
     return this.writing;
+  }
+
+  /**
+   * What moves between the modes: the entries on disk, as `load` reads them. (A view of its
+   * own, since `load` here means reading the book.)
+   */
+  portable(): Portable<NamedChat> {
+    const onDisk = async () => {
+      await this.writing;
+      return readBook(this.file).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? new Map<string, ChatName>() : Promise.reject(err)));
+    };
+    return {
+      portableName: 'chat names',
+      dump: async function* () {
+        for (const [chat, e] of await onDisk()) yield { chat, ...e };
+      },
+      // Added to the book on disk, written once at the end.
+      load: async (items) => {
+        const book = await onDisk();
+        let n = 0;
+        for await (const { chat, ...e } of items) {
+          const entry = cleanEntry(e);
+          if (!entry) continue;
+          book.set(chat, entry);
+          n++;
+        }
+        await writeBook(this.file, book);
+        this.book = book;
+        return n;
+      },
+      isEmpty: async () => (await onDisk()).size === 0,
+      clear: async () => {
+        await this.writing;
+        this.book.clear();
+        await unlink(this.file).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+      },
+    };
   }
 
   /** The entries go from the book on disk (after the writes started); an unreadable book goes whole (dropChatNames). */

@@ -7,14 +7,19 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_RUNTIME_CONFIG, type RuntimeConfig, type RuntimeConfigStore } from '../../src/config/runtime.js';
+import { DEFAULT_RUNTIME_CONFIG, type RuntimeConfig, type RuntimeConfigStore, type StoredSettings } from '../../src/config/runtime.js';
+import type { Portable } from '../../src/storage/portable.js';
+import { assertMovesWhole } from '../helpers/portable.js';
+
+/** A store of the contract: read by the daemon, and moved between the modes (`npm run memory -- migrate`). */
+type Store = RuntimeConfigStore & Portable<StoredSettings>;
 
 export interface RuntimeConfigHandle {
-  store: RuntimeConfigStore;
+  store: Store;
   /** Stores the settings as the owner would (JSON text); undefined takes them away. */
   put(text: string | undefined): Promise<void>;
   /** Another store on the same stored settings (a restart, or a second process). */
-  another(): Promise<RuntimeConfigStore>;
+  another(): Promise<Store>;
   cleanup(): Promise<void>;
 }
 
@@ -94,4 +99,26 @@ export function runtimeConfigContract(name: string, make: () => Promise<RuntimeC
     assert.deepEqual(other.get(), h.store.get());
     assert.equal(other.get().memory.budgetPercent, 40);
   });
+
+  t(
+    'moving between modes: the stored text, dumped and loaded into a fresh store, is the same to the byte and in force there; clear takes it away',
+    async (h) => {
+      // Spacing and key order as the owner typed them, a bad key included: moved as text, never re-written.
+      const text = '{ "compaction": {"keepLastMessages": 5},\n  "memory": { "recentDays": 3 } }\n';
+      await h.put(text);
+      const fresh = await make();
+      try {
+        assert.deepEqual(await assertMovesWhole(h.store, fresh.store), [{ settings: text }]);
+        await fresh.store.load(h.store.dump());
+        const there = await fresh.another();
+        assert.equal(there.init(), null);
+        assert.equal(there.get().memory.recentDays, 3);
+        assert.equal(there.get().compaction.keepLastMessages, 5);
+        await h.put(undefined);
+        assert.equal(await h.store.isEmpty(), true, 'nothing stored: empty');
+      } finally {
+        await fresh.cleanup();
+      }
+    },
+  );
 }

@@ -8,12 +8,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EpisodeInput, MemoryIndex } from '../../src/index/memory-index.js';
+import type { IndexItem } from '../../src/index/portable-index.js';
+import type { Portable } from '../../src/storage/portable.js';
+import { assertMovesWhole, byJson } from '../helpers/portable.js';
 import { registerSecret } from '../../src/core/log.js';
 
 export interface MemoryIndexHandle {
   store: MemoryIndex;
   /** Closes the store and opens the same stored data again (a restart). */
   reopen(): Promise<MemoryIndex>;
+  /** What is stored, as it moves between the modes; the store is closed first (`reopen` opens it again). */
+  portable(): Promise<Portable<IndexItem>>;
   cleanup(): Promise<void>;
 }
 
@@ -312,4 +317,48 @@ export function memoryIndexContract(name: string, make: () => Promise<MemoryInde
     assert.equal(h.store.entityInfo('dana whitaker', A, 1)?.memories.length, 1, 'the limit holds');
     assert.equal(h.store.entityInfo('Nobody Known', A), null);
   });
+
+  t(
+    'moving between modes: every row, fact, mark, metadata and vector, dumped and loaded into a fresh index, is the same there, and search finds the same',
+    async (h, say) => {
+      const ep = say('The boat leaves Mallaig at seven', { sessionId: 'old' });
+      say('Dana Whitaker sails the boat to Oban', { sessionId: 'new', eventTime: new Date(T0 + 60 * MINUTE), speaker: 'Bob' });
+      say('the ferry to Mallaig is late again', { scope: B });
+      const [fact] = h.store.saveFacts([{ content: 'The user sails from Mallaig', scope: A }]);
+      const fixed = h.store.correctFact(fact!.id, A, 'The user sails from Oban');
+      h.store.confirmFact(fixed!, A);
+      h.store.saveReflection('Sailing matters to the user', A, [ep]);
+      h.store.markConsolidated('old', A);
+      if (h.store.vecLoaded) {
+        h.store.setMeta('embedding_dimensions', '4');
+        h.store.vectors!.create(4);
+        h.store.vectors!.store([{ id: ep, vector: Buffer.from(new Float32Array([0.5, 0.5, 0.5, 0.5]).buffer) }]);
+      }
+      const queries = ['boat Mallaig', 'Oban', 'sailing', 'ferry late'];
+      const found = (store: MemoryIndex) => [A, B].flatMap((scope) => queries.map((q) => store.search(q, { scope })));
+      const before = found(h.store);
+      const entity = h.store.entityInfo('dana whitaker', A);
+
+      const fresh = await make();
+      try {
+        const items = await assertMovesWhole(await h.portable(), await fresh.portable(), byJson);
+        const kinds = (k: string) => items.filter((i) => k in i).length;
+        assert.deepEqual(
+          [kinds('memory'), kinds('session'), kinds('vector')],
+          [6, 3, h.store.vecLoaded ? 1 : 0],
+          'memories (the retired fact too), marks of each conversation, vectors',
+        );
+        await (await fresh.portable()).load((await h.portable()).dump());
+        const there = await fresh.reopen();
+        assert.deepEqual(found(there), before, 'the same results, in the same order, with the same scores');
+        // Entities are derived from the text: linked again the same way, under ids of their own.
+        const withoutId = (info: ReturnType<MemoryIndex['entityInfo']>) => ({ ...info!, id: undefined });
+        assert.deepEqual(withoutId(there.entityInfo('dana whitaker', A)), withoutId(entity), 'entities linked again from the text');
+        assert.equal(there.getFact(fact!.id, A)?.valid, false, 'a retired fact stays retired');
+        assert.deepEqual(there.jobs!.pendingConsolidations(), [], 'a consolidated conversation is not done again');
+      } finally {
+        await fresh.cleanup();
+      }
+    },
+  );
 }

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { silentLogger } from '../../src/core/log.js';
 import { PgMemoryIndex } from '../../src/index/pg/pg-memory-index.js';
+import { PgIndexPortable } from '../../src/index/pg/portable-pg.js';
 import type { Database } from '../../src/storage/pg/database.js';
 import { startPg, type PgCluster } from '../helpers/pg.js';
 import { migratedDatabase, testDatabase } from '../helpers/pg-stores.js';
@@ -26,9 +27,15 @@ after(() => cluster?.stop());
 /** Processes on one migrated database: each `open` is a Database and a PgMemoryIndex of its own. */
 async function processes() {
   const url = await migratedDatabase(cluster);
-  const opened: Array<{ db: Database; index: PgMemoryIndex }> = [];
+  const opened: Array<{ db: Database; index: PgMemoryIndex | undefined }> = [];
   return {
     url,
+    /** A Database of its own, closed with the rest. */
+    db(): Database {
+      const db = testDatabase(url);
+      opened.push({ db, index: undefined });
+      return db;
+    },
     async open(cacheFile?: string): Promise<PgMemoryIndex> {
       const db = testDatabase(url);
       const index = await PgMemoryIndex.open({ db, log: silentLogger(), ...(cacheFile ? { cacheFile } : {}) });
@@ -37,7 +44,7 @@ async function processes() {
     },
     async cleanup() {
       for (const o of opened) {
-        await o.index.shutdown();
+        await o.index?.shutdown();
         await o.db.close();
       }
     },
@@ -53,6 +60,10 @@ describe('PgMemoryIndex meets the MemoryIndex contract', () =>
         await (h.store as PgMemoryIndex).shutdown();
         h.store = await p.open();
         return h.store;
+      },
+      portable: async () => {
+        await (h.store as PgMemoryIndex).shutdown();
+        return new PgIndexPortable(p.db());
       },
       cleanup: () => p.cleanup(),
     };

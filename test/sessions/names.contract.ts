@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { MAX_NAME_CHARS, type ChatNames } from '../../src/sessions/names.js';
 import type { ChatLabel } from '../../src/core/message.js';
 import { contractTest, type StoreHarness } from '../helpers/stores.js';
+import { assertMovesWhole, byJson } from '../helpers/portable.js';
 
 export function chatNamesContract(make: () => Promise<StoreHarness<ChatNames>>): void {
   const it = contractTest(make);
@@ -79,5 +80,27 @@ export function chatNamesContract(make: () => Promise<StoreHarness<ChatNames>>):
     assert.equal(again.get('test:1'), undefined);
     assert.equal(again.get('test:2')?.name, 'Kiwi Keeper');
     if (h.holds) assert.equal(await h.holds('Plumbob'), false, 'no byte of the name left');
+  });
+
+  it('moving between modes: the names, dumped and loaded into a fresh store, are the same there; clear empties it', async (h) => {
+    h.store.note('telegram', '42', { kind: 'private', name: 'Ada Lovelace' });
+    h.store.note('telegram', '-100:7', { kind: 'topic', name: 'Honey sales', group: { chatId: '-100', name: 'Beekeepers' } });
+    h.store.note('telegram', '43', { kind: 'private' });
+    await h.store.flush();
+    const fresh = await make();
+    try {
+      const items = await assertMovesWhole(h.store.portable(), fresh.store.portable(), byJson);
+      assert.deepEqual(byJson(items), [
+        { chat: 'telegram:-100', kind: 'group', name: 'Beekeepers' },
+        { chat: 'telegram:-100:7', kind: 'topic', name: 'Honey sales', parent: 'telegram:-100' },
+        { chat: 'telegram:42', kind: 'private', name: 'Ada Lovelace' },
+        { chat: 'telegram:43', kind: 'private' },
+      ]);
+      await fresh.store.portable().load(h.store.portable().dump());
+      const there = await fresh.reopen();
+      assert.deepEqual(there.get('telegram:-100:7'), { kind: 'topic', name: 'Honey sales', parent: 'telegram:-100' });
+    } finally {
+      await fresh.cleanup();
+    }
   });
 }

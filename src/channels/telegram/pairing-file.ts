@@ -16,6 +16,9 @@ export function pairingFile(workspaceDir: string): string {
   return telegramFile(workspaceDir, 'pairing');
 }
 
+/** The file's text for a record. */
+const recordText = (data: PairingData) => `${JSON.stringify(data, null, 2)}\n`;
+
 export class FilePairingStore extends PairingRecordStore {
   private cache: { key: string; approved: Set<string>; groups: Set<string> } | undefined;
 
@@ -64,12 +67,17 @@ export class FilePairingStore extends PairingRecordStore {
     }
   }
 
+  protected async replace(data: PairingData): Promise<void> {
+    await ensureDir(path.dirname(this.file));
+    await withFileLock(this.file, () => writeFileAtomic(this.file, recordText(data)));
+  }
+
   /** Read-modify-write under the inter-process lock. */
   protected async update<T>(fn: (data: PairingData) => T): Promise<T> {
     await ensureDir(path.dirname(this.file));
     return withFileLock(this.file, async () => {
       const { result, data, changed } = this.applyChange(await this.read(), fn);
-      if (changed) await writeFileAtomic(this.file, `${JSON.stringify(data, null, 2)}\n`);
+      if (changed) await writeFileAtomic(this.file, recordText(data));
       return result;
     });
   }

@@ -9,7 +9,7 @@
  */
 import type { Database, Sql } from '../../storage/pg/database.js';
 import { toPairingData, type PairingData, type PairingOptions } from './pairing.js';
-import { PairingRecordStore } from './pairing-record.js';
+import { PairingRecordStore, inWrittenOrder } from './pairing-record.js';
 
 export class PgPairingStore extends PairingRecordStore {
   constructor(
@@ -39,20 +39,22 @@ export class PgPairingStore extends PairingRecordStore {
   protected read(sql: Sql = this.db, lock = false): Promise<PairingData> {
     return sql
       .query<{ data: Partial<PairingData> }>(`SELECT data FROM telegram_pairing${lock ? ' FOR UPDATE' : ''}`)
-      .then(({ rows }) => toPairingData(rows[0]?.data ?? {}));
+      .then(({ rows }) => inWrittenOrder(toPairingData(rows[0]?.data ?? {})));
+  }
+
+  protected async replace(data: PairingData, sql: Sql = this.db): Promise<void> {
+    await sql.query(
+      `INSERT INTO telegram_pairing (id, data) VALUES (true, $1::jsonb)
+       ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, updated_at = now()`,
+      [JSON.stringify(data)],
+    );
   }
 
   /** Read-modify-write in one transaction holding the row; written only when something changed. */
   protected update<T>(fn: (data: PairingData) => T): Promise<T> {
     return this.db.tx(async (sql) => {
       const { result, data, changed } = this.applyChange(await this.read(sql, true), fn);
-      if (changed) {
-        await sql.query(
-          `INSERT INTO telegram_pairing (id, data) VALUES (true, $1::jsonb)
-           ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, updated_at = now()`,
-          [JSON.stringify(data)],
-        );
-      }
+      if (changed) await this.replace(data, sql);
       return result;
     });
   }

@@ -5,7 +5,9 @@
  * (PairingRules) applied the same way for both; a store gives the reading, the writing and
  * its answer to "is this user / group approved?".
  */
+import type { Portable } from '../../storage/portable.js';
 import {
+  emptyPairing,
   PairingRules,
   type ApprovedGroup,
   type ApprovedUser,
@@ -18,7 +20,48 @@ import {
   type WaitingStranger,
 } from './pairing.js';
 
-export abstract class PairingRecordStore implements PairingStore {
+/** The order the rules write each entry's fields in (pairing.ts), the file's order. */
+const FIELDS = {
+  approved: ['userId', 'username', 'name', 'approvedAt', 'code'],
+  pending: ['userId', 'username', 'name', 'chatId', 'code', 'createdAt', 'expiresAt'],
+  waiting: ['userId', 'username', 'name', 'chatId', 'reason', 'since', 'lastAt', 'retryAfter'],
+  groups: ['chatId', 'title', 'approvedAt', 'approvedBy'],
+  told: ['chatId', 'title', 'at'],
+} as const;
+
+/**
+ * The record with each entry's fields in the order the rules write them (fields it does not
+ * know after those, as they came): jsonb keeps no order of its own, and a record moved from
+ * pairing.json into PostgreSQL and back is to be written as it was.
+ */
+export function inWrittenOrder(data: PairingData): PairingData {
+  const order = <T extends object>(entries: T[], fields: readonly string[]): T[] =>
+    entries.map((e) => {
+      const out: Record<string, unknown> = {};
+      for (const f of fields) if (Object.hasOwn(e, f)) out[f] = (e as Record<string, unknown>)[f];
+      return Object.assign(out, e) as T;
+    });
+  return {
+    version: 1,
+    approved: order(data.approved, FIELDS.approved),
+    pending: order(data.pending, FIELDS.pending),
+    waiting: order(data.waiting, FIELDS.waiting),
+    groups: order(data.groups, FIELDS.groups),
+    told: order(data.told, FIELDS.told),
+  };
+}
+
+/** Whether a record holds nothing (no user, code, stranger or group). */
+export function isEmptyPairing(data: PairingData): boolean {
+  return data.approved.length + data.pending.length + data.waiting.length + data.groups.length + data.told.length === 0;
+}
+
+/**
+ * A PairingStore kept as one record, and what moves between the modes (storage/portable.ts):
+ * the record as stored — expired codes included (the next start prunes them as it would have).
+ */
+export abstract class PairingRecordStore implements PairingStore, Portable<PairingData> {
+  readonly portableName = 'pairing';
   protected readonly rules: PairingRules;
 
   constructor(opts: PairingOptions = {}) {
@@ -56,6 +99,32 @@ export abstract class PairingRecordStore implements PairingStore {
   markTold(group: { chatId: string; title?: string | undefined }): Promise<boolean> {
     return this.update((data) => this.rules.markTold(data, group));
   }
+
+  async *dump(): AsyncIterable<PairingData> {
+    const data = await this.read();
+    if (!isEmptyPairing(data)) yield data;
+  }
+
+  /** Stores the (last) record given, whole. */
+  async load(items: AsyncIterable<PairingData>): Promise<number> {
+    let n = 0;
+    for await (const data of items) {
+      await this.replace(inWrittenOrder(data));
+      n++;
+    }
+    return n;
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return isEmptyPairing(await this.read());
+  }
+
+  async clear(): Promise<void> {
+    await this.replace(emptyPairing());
+  }
+
+  /** Stores this record in place of the one kept (under the store's lock). */
+  protected abstract replace(data: PairingData): Promise<void>;
 
   /** One change of the record as read under the lock: expired codes pruned, then `change`; `changed` when anything did (the prune included). */
   protected applyChange<T>(raw: PairingData, change: (data: PairingData) => T): { result: T; data: PairingData; changed: boolean } {

@@ -15,7 +15,8 @@
  */
 import type { Logger } from '../../core/log.js';
 import type { Database } from '../../storage/pg/database.js';
-import { forgetOldIds, updateLogLimits, type UpdateLog, type UpdateLogOptions } from './update-log.js';
+import type { Portable } from '../../storage/portable.js';
+import { forgetOldIds, updateLogLimits, type TakenUpdate, type UpdateLog, type UpdateLogOptions } from './update-log.js';
 
 const PRUNE_EVERY_MS = 3600_000;
 
@@ -73,6 +74,34 @@ export class PgUpdateLog implements UpdateLog {
       await this.prune(at).catch((err: unknown) => this.log.warn({ err }, 'old update ids could not be deleted; tried again in an hour'));
     }
     return new Set(ask.filter((id) => taken.has(id)));
+  }
+
+  /** What moves between the modes: the rows, oldest first (FileUpdateLog.portable). */
+  portable(): Portable<TakenUpdate> {
+    const db = this.db;
+    return {
+      portableName: "Telegram's update log",
+      dump: async function* () {
+        const { rows } = await db.query<{ id: string; at: number }>(
+          'SELECT update_id::text AS id, (extract(epoch FROM taken_at) * 1000)::float8 AS at FROM telegram_updates ORDER BY taken_at, update_id',
+        );
+        // Stored to the microsecond: whole milliseconds come back whole.
+        for (const r of rows) yield { updateId: Number(r.id), takenAt: Math.round(r.at) };
+      },
+      load: async (items) => {
+        const all: TakenUpdate[] = [];
+        for await (const item of items) all.push(item);
+        await db.query(
+          `INSERT INTO telegram_updates (update_id, taken_at)
+             SELECT id, to_timestamp(at / 1000) FROM unnest($1::bigint[], $2::float8[]) AS u(id, at)
+           ON CONFLICT (update_id) DO UPDATE SET taken_at = EXCLUDED.taken_at`,
+          [all.map((u) => u.updateId), all.map((u) => u.takenAt)],
+        );
+        return all.length;
+      },
+      isEmpty: async () => (await db.query('SELECT 1 FROM telegram_updates LIMIT 1')).rowCount === 0,
+      clear: async () => void (await db.query('DELETE FROM telegram_updates')),
+    };
   }
 
   private async prune(now: number): Promise<void> {

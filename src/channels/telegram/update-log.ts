@@ -14,11 +14,12 @@
  * (update-log-pg.ts) keeps the ids in PostgreSQL. (Polling keeps
  * no state of its own: the offset it sends confirms a batch to Telegram, which keeps the rest.)
  */
-import { readFile, rename } from 'node:fs/promises';
+import { readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../core/log.js';
 import { ensureDir, withFileLock, writeFileAtomic } from '../../storage/atomic.js';
 import { AppError } from '../../core/errors.js';
+import type { Portable } from '../../storage/portable.js';
 import { telegramFile } from './files.js';
 
 interface UpdateLogFile {
@@ -54,6 +55,8 @@ export interface UpdateLog {
    * The record is stored when this resolves; calls at the same time each take an id once.
    */
   admit(updateIds: number[]): Promise<Set<number>>;
+  /** What moves between the modes (`npm run memory -- migrate`): the ids as stored, with when each was taken. */
+  portable(): Portable<TakenUpdate>;
 }
 
 /** The ids in `workspace/telegram/updates.json`, held in memory, rewritten whole (atomic, locked) by each admit. */
@@ -79,25 +82,45 @@ export class FileUpdateLog implements UpdateLog {
 
   async load(): Promise<void> {
     await ensureDir(path.dirname(this.file));
-    let raw: string;
     try {
-      raw = await readFile(this.file, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
-    }
-    try {
-      const parsed = JSON.parse(raw) as UpdateLogFile;
-      if (!Array.isArray(parsed.seen)) throw new AppError('storage.corrupt', { file: 'update log', problem: 'seen is not a list' });
-      for (const entry of parsed.seen) {
-        if (Array.isArray(entry) && Number.isInteger(entry[0]) && typeof entry[1] === 'number') this.seen.set(entry[0], entry[1]);
-      }
+      for (const [id, at] of await readSeen(this.file)) this.seen.set(id, at);
     } catch (err) {
       // A damaged file must not stop the bot; set it aside so it can be looked at.
       const aside = `${this.file}.corrupt-${this.now()}`;
       await rename(this.file, aside).catch(() => undefined);
       this.log.error({ err, file: this.file, aside }, 'update log could not be parsed; set aside, starting empty');
     }
+  }
+
+  /**
+   * What moves between the modes (storage/portable.ts): the ids on disk with the time each was
+   * taken, oldest first — so the first start in the other mode does not handle again the last
+   * batch, which Telegram sends again (its offset was not confirmed). A view of its own, since
+   * `load` here means reading the log.
+   */
+  portable(): Portable<TakenUpdate> {
+    const file = this.file;
+    const write = (seen: Array<[number, number]>) =>
+      withFileLock(file, () => writeFileAtomic(file, `${JSON.stringify({ version: 1, seen } satisfies UpdateLogFile)}\n`));
+    return {
+      portableName: "Telegram's update log",
+      dump: async function* () {
+        for (const [updateId, takenAt] of await readSeen(file)) yield { updateId, takenAt };
+      },
+      load: async (items) => {
+        const seen = new Map(await readSeen(file));
+        let n = 0;
+        for await (const { updateId, takenAt } of items) {
+          seen.set(updateId, takenAt);
+          n++;
+        }
+        await ensureDir(path.dirname(file));
+        await write([...seen].sort((a, b) => a[1] - b[1]));
+        return n;
+      },
+      isEmpty: async () => (await readSeen(file)).length === 0,
+      clear: () => rm(file, { force: true }),
+    };
   }
 
   has(updateId: number): boolean {
@@ -132,6 +155,26 @@ export class FileUpdateLog implements UpdateLog {
     }
     return fresh;
   }
+}
+
+/** An update id taken, and when (ms since the epoch). */
+export interface TakenUpdate {
+  updateId: number;
+  takenAt: number;
+}
+
+/** The ids in an update log file, oldest first (none when there is no file); throws when it is damaged. */
+async function readSeen(file: string): Promise<Array<[number, number]>> {
+  let raw: string;
+  try {
+    raw = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const parsed = JSON.parse(raw) as UpdateLogFile;
+  if (!Array.isArray(parsed.seen)) throw new AppError('storage.corrupt', { file: 'update log', problem: 'seen is not a list' });
+  return parsed.seen.filter((e) => Array.isArray(e) && Number.isInteger(e[0]) && typeof e[1] === 'number');
 }
 
 /** Forgets the oldest ids of `seen` (id → time taken, oldest first) beyond `maxEntries` or older than `maxAgeMs`. */

@@ -144,7 +144,7 @@ export async function changesAfter(db: Sql, after: number, max: number): Promise
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
 /** A row as the cache stores it (bigint columns come back from pg as text). */
-function toStored(r: Record<string, unknown>): StoredMemory {
+export function toStored(r: Record<string, unknown>): StoredMemory {
   return {
     ...(r as unknown as StoredMemory),
     event_time: Number(r.event_time),
@@ -190,7 +190,7 @@ export async function stateOf(db: Sql, changes: Array<{ kind: ChangeKind; key: s
   return state;
 }
 
-function toMark(r: Record<string, unknown>): SessionMark {
+export function toMark(r: Record<string, unknown>): SessionMark {
   return {
     session_id: r.session_id as string,
     scope: (r.scope as string | null) ?? null,

@@ -6,10 +6,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CODE_LENGTH, type PairingOptions, type PairingRequestResult, type PairingStore } from '../../../src/channels/telegram/pairing.js';
+import { CODE_LENGTH, type PairingData, type PairingOptions, type PairingRequestResult, type PairingStore } from '../../../src/channels/telegram/pairing.js';
+import { collect, type Portable } from '../../../src/storage/portable.js';
+import { assertMovesWhole } from '../../helpers/portable.js';
 
 export interface PairingHandle {
-  store: PairingStore;
+  /** Asked by the daemon, and moved between the modes (`npm run memory -- migrate`). */
+  store: PairingStore & Portable<PairingData>;
   /** Another store on the same record, with the same options (the `pair` command, or a restart). */
   another(): Promise<PairingStore>;
   cleanup(): Promise<void>;
@@ -137,4 +140,29 @@ export function pairingContract(name: string, make: (opts: PairingOptions) => Pr
     await h.store.revoke('-2002');
     assert.equal(await h.store.markTold({ chatId: '-2002' }), true);
   });
+
+  t(
+    'moving between modes: the whole record, dumped and loaded into a fresh store, is the same there (fields in the same order); clear empties it',
+    async (h, clock) => {
+      await h.store.approve(codeOf(await h.store.request(stranger(1))));
+      for (const id of [2, 3, 4, 5]) await h.store.request(stranger(id));
+      await h.store.approveGroup({ chatId: '-1001', title: 'Climbers', by: '1' });
+      await h.store.markTold({ chatId: '-2002', title: 'Book club' });
+      const fresh = await make({ now: () => clock.now });
+      try {
+        const [record] = await assertMovesWhole(h.store, fresh.store);
+        assert.deepEqual(
+          [record!.approved.length, record!.pending.length, record!.waiting.length, record!.groups.length, record!.told.length],
+          [1, 3, 1, 1, 1],
+        );
+        await fresh.store.load(h.store.dump());
+        assert.equal(JSON.stringify(await collect(fresh.store.dump())), JSON.stringify([record]), 'each entry as written, key order included');
+        assert.equal(await fresh.store.isApproved('1'), true, 'in force there');
+        assert.equal(await fresh.store.isGroupApproved('-1001'), true);
+        assert.equal((await fresh.store.request(stranger(2))).status, 'pending', 'a code handed out stays the same');
+      } finally {
+        await fresh.cleanup();
+      }
+    },
+  );
 }

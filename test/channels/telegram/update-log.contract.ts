@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { UpdateLog } from '../../../src/channels/telegram/update-log.js';
+import { assertMovesWhole } from '../../helpers/portable.js';
 
 export interface UpdateLogHandle {
   store: UpdateLog;
@@ -84,5 +85,22 @@ export function updateLogContract(name: string, make: () => Promise<UpdateLogHan
       [true, true, true, true, true, true],
       'all of them are stored',
     );
+  });
+
+  t('moving between modes: the ids taken, dumped and loaded into a fresh log, are the same with their times; there they are not taken again', async (h) => {
+    await h.store.admit([7, 5, 6]);
+    await h.store.admit([9]);
+    const fresh = await make();
+    try {
+      const items = await assertMovesWhole(h.store.portable(), fresh.store.portable());
+      assert.deepEqual(items.map((i) => i.updateId).sort(), [5, 6, 7, 9]);
+      assert.ok(items.every((i) => Number.isInteger(i.takenAt) && Math.abs(i.takenAt - Date.now()) < 3600_000));
+      await fresh.store.portable().load(h.store.portable().dump());
+      const there = await fresh.reopen();
+      await there.load();
+      assert.deepEqual(await admit(there, [6, 9, 10]), [10], 'ids moved are known there');
+    } finally {
+      await fresh.cleanup();
+    }
   });
 }
