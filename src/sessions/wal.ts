@@ -19,6 +19,42 @@ interface Base {
   base: number;
 }
 
+/**
+ * One line of the session log as text (the file's lines, the PostgreSQL log's rows): a WalLine,
+ * the file's `base` line, or undefined for a blank, torn or foreign one. Lines written before tool
+ * calls were normalized can hold badly typed fields: repaired here like a session file's, so a
+ * replay cannot bring them back.
+ */
+export function parseLogLine(raw: string): WalLine | Base | undefined {
+  if (!raw.trim()) return undefined;
+  let line: WalLine | Base;
+  try {
+    line = JSON.parse(raw) as WalLine | Base;
+  } catch {
+    return undefined;
+  }
+  if (!line || typeof line !== 'object') return undefined;
+  if ('base' in line) return typeof line.base === 'number' ? line : undefined;
+  if (!Array.isArray(line.messages) || typeof line.seq !== 'number' || typeof line.channelType !== 'string' || typeof line.chatId !== 'string') return undefined;
+  const messages = line.messages.map((m) => repairMessage(m)).filter((m): m is SessionMessage => m !== null);
+  return { ...line, messages };
+}
+
+/** Work still deriving from a session log's lines (SessionWriter.hold): the log keeps them while any holds. */
+export class Holds {
+  count = 0;
+
+  /** One more hold, until the returned release is called (once). */
+  hold(): () => void {
+    this.count++;
+    let held = true;
+    return () => {
+      if (held) this.count--;
+      held = false;
+    };
+  }
+}
+
 /** Empty the log once it is this big and nothing in it is waiting for a checkpoint. */
 const TRUNCATE_BYTES = 1_000_000;
 
@@ -43,22 +79,12 @@ export class SessionWal {
     }
     const out: WalLine[] = [];
     for (const raw of text.split('\n')) {
-      if (!raw.trim()) continue;
-      let line: WalLine | Base;
-      try {
-        line = JSON.parse(raw) as WalLine | Base;
-      } catch {
-        continue;
-      }
-      if (!line || typeof line !== 'object') continue;
-      if ('base' in line) {
-        if (typeof line.base === 'number') this.seq = Math.max(this.seq, line.base);
-      } else if (Array.isArray(line.messages) && typeof line.seq === 'number' && typeof line.channelType === 'string' && typeof line.chatId === 'string') {
+      const line = parseLogLine(raw);
+      if (!line) continue;
+      if ('base' in line) this.seq = Math.max(this.seq, line.base);
+      else {
         this.seq = Math.max(this.seq, line.seq);
-        // Lines written before tool calls were normalized can hold badly typed fields: repaired
-        // here like a session file's, so a replay cannot bring them back.
-        const messages = line.messages.map((m) => repairMessage(m)).filter((m): m is SessionMessage => m !== null);
-        out.push({ ...line, messages });
+        out.push(line);
       }
     }
     return out;
@@ -85,16 +111,11 @@ export class SessionWal {
   /** Checked again where the log decides: false while something derived is not yet durable (a note written after `beforeForget`). */
   forgettable: () => boolean = () => true;
   /** Work still deriving from logged lines (a turn before its note and index rows are written): the log is kept meanwhile. */
-  private holds = 0;
+  private readonly holds = new Holds();
 
   /** Keeps the log's lines until the returned release is called (once). */
   hold(): () => void {
-    this.holds++;
-    let held = true;
-    return () => {
-      if (held) this.holds--;
-      held = false;
-    };
+    return this.holds.hold();
   }
 
   /** The session's file now holds every line up to `upTo`. */
@@ -115,10 +136,20 @@ export class SessionWal {
   async truncate(force: boolean): Promise<void> {
     await this.beforeForget?.();
     await this.log.replaceIf(() =>
-      !force && (this.pending.size > 0 || this.holds > 0 || !this.forgettable() || this.log.bytes <= TRUNCATE_BYTES)
+      !force && (this.pending.size > 0 || this.holds.count > 0 || !this.forgettable() || this.log.bytes <= TRUNCATE_BYTES)
         ? null
         : `${JSON.stringify({ base: this.seq } satisfies Base)}\n`,
     );
+  }
+
+  /** Replaces the log's text (a move into an empty store: the lines keep their numbers, read at the next start). */
+  async replace(text: string): Promise<void> {
+    await this.log.replaceIf(() => text);
+  }
+
+  /** Empties the log, keeping its numbering (a move's forced clear). */
+  async empty(): Promise<void> {
+    await this.log.replaceIf(() => `${JSON.stringify({ base: this.seq } satisfies Base)}\n`);
   }
 
   /** Rewrites the log's text in place (atomic, in order with appends): /forget and purge. */
