@@ -25,7 +25,7 @@ import { WORKSPACE_FILES } from '../storage/workspace-files.js';
 import { AppError } from '../core/errors.js';
 import { chatKey, type Chat } from '../core/chat.js';
 import { newSession, parseSession, type Session, type SessionMessage } from './model.js';
-import { SessionWal } from './wal.js';
+import { SessionWal, applyLines } from './wal.js';
 import { clearIn, replaceIn, setModelIn, type SessionWriter } from './writer.js';
 import { SessionCache, type CachedSession } from './cache.js';
 import { FileChatNames } from './names.js';
@@ -120,24 +120,9 @@ export class FileSessionStore implements SessionStore, Portable<SessionItem> {
   private async replay(): Promise<void> {
     const lines = await this.wal.read();
     this.lastRun = lines;
-    // Ids already in each session, built once per session (not per line: restarts stay fast).
-    const touched = new Map<string, { session: Session; have: Set<string> }>();
-    let restored = 0;
-    for (const line of lines) {
-      const session = await this.getOrCreate(line.channelType, line.chatId);
-      if (line.seq <= (session.walSeq ?? 0)) continue;
-      let t = touched.get(session.id);
-      if (!t) touched.set(session.id, (t = { session, have: new Set(session.messages.map((m) => m.id)) }));
-      for (const m of line.messages) {
-        if (t.have.has(m.id)) continue;
-        t.have.add(m.id);
-        session.messages.push(m);
-        restored++;
-      }
-      session.walSeq = line.seq;
-    }
-    for (const { session } of touched.values()) await this.save(session);
-    if (restored > 0) this.log.warn({ messages: restored, sessions: touched.size }, 'restored messages a crash kept from reaching their session files');
+    const { sessions, restored } = await applyLines(lines, (l) => this.getOrCreate(l.channelType, l.chatId));
+    for (const session of sessions) await this.save(session);
+    if (restored > 0) this.log.warn({ messages: restored, sessions: sessions.length }, 'restored messages a crash kept from reaching their session files');
   }
 
   /** The file for a chat. Ids are encoded, so the path is always directly inside `dir`. */

@@ -34,6 +34,7 @@ import type { PgChatNames } from './names-pg.js';
 import type { DerivedFromLog, SessionStore, WalLine } from './store.js';
 import { DEFAULT_MAX_CACHED, type SessionStoreOptions } from './file-store.js';
 import { PgSessionLog, lineWithoutSeq } from './pg/log.js';
+import { applyLines } from './wal.js';
 import { READ_SESSION, WRITE_SESSION, fileTextOf, headOf, sessionObjectOf, setAside, type StoredSession } from './pg/rows.js';
 import { PgSessionTables } from './pg/tables.js';
 import type { SessionItem } from './portable.js';
@@ -72,6 +73,13 @@ export class PgSessionStore implements SessionStore, Portable<SessionItem> {
   async init(): Promise<void> {
     await this.names.load();
     await this.log.read();
+    // Moved from files after a crash, a log line may hold messages its session's file lacked.
+    const { sessions, restored } = await applyLines(this.log.moved.splice(0), (l) => this.getOrCreate(l.channelType, l.chatId));
+    for (const session of sessions) {
+      this.cache.entryOf(session.id).whole = true;
+      await this.write(session, undefined);
+    }
+    if (restored > 0) this.logger.warn({ messages: restored, sessions: sessions.length }, 'restored messages a move brought in the session log only');
   }
 
   takeLastRun(): WalLine[] {

@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { AppendLog } from '../storage/append-log.js';
-import { repairMessage, type SessionMessage } from './model.js';
+import { repairMessage, type Session, type SessionMessage } from './model.js';
 import type { WalLine } from './store.js';
 
 interface Base {
@@ -38,6 +38,32 @@ export function parseLogLine(raw: string): WalLine | Base | undefined {
   if (!Array.isArray(line.messages) || typeof line.seq !== 'number' || typeof line.channelType !== 'string' || typeof line.chatId !== 'string') return undefined;
   const messages = line.messages.map((m) => repairMessage(m)).filter((m): m is SessionMessage => m !== null);
   return { ...line, messages };
+}
+
+/**
+ * Applies log lines to the sessions they name where a session does not hold them yet (its
+ * `walSeq` is older): what a crash kept from reaching a session file, or what a move brought
+ * beside a session. A message the session has (by id) is not added twice. Returns the sessions
+ * changed, to be written, and how many messages were restored.
+ */
+export async function applyLines(lines: WalLine[], sessionOf: (line: WalLine) => Promise<Session>): Promise<{ sessions: Session[]; restored: number }> {
+  // Ids already in each session, built once per session (not per line: restarts stay fast).
+  const touched = new Map<string, { session: Session; have: Set<string> }>();
+  let restored = 0;
+  for (const line of lines) {
+    const session = await sessionOf(line);
+    if (line.seq <= (session.walSeq ?? 0)) continue;
+    let t = touched.get(session.id);
+    if (!t) touched.set(session.id, (t = { session, have: new Set(session.messages.map((m) => m.id)) }));
+    for (const m of line.messages) {
+      if (t.have.has(m.id)) continue;
+      t.have.add(m.id);
+      session.messages.push(m);
+      restored++;
+    }
+    session.walSeq = line.seq;
+  }
+  return { sessions: [...touched.values()].map((t) => t.session), restored };
 }
 
 /** Work still deriving from a session log's lines (SessionWriter.hold): the log keeps them while any holds. */

@@ -387,4 +387,28 @@ export function sessionStoreContract(make: () => Promise<StoreHarness<PortableSe
       await fresh.cleanup();
     }
   });
+
+  it('a log line a move brought beyond its session (a kill before the session was written) is in the session at the next start, once', async (h) => {
+    const [older, newer] = [makeMessage('user', 'in the session'), makeMessage('assistant', 'in the log only')];
+    const session = { ...JSON.parse(JSON.stringify(await h.store.getOrCreate('test', 'm'))), messages: [older], walSeq: 7 };
+    const line = (seq: number, messages: SessionMessage[]) => JSON.stringify({ seq, channelType: 'test', chatId: 'm', conversation: session.metadata.conversationId, messages });
+    const fresh = await make();
+    try {
+      const items: SessionItem[] = [
+        { kind: 'session', channel: 'test', chatId: 'm', text: JSON.stringify(session, null, 1) },
+        { kind: 'log', channel: 'test', chatId: 'm', text: line(7, [older]) },
+        { kind: 'log', channel: 'test', chatId: 'm', text: line(8, [older, newer]) },
+      ];
+      await fresh.store.load((async function* () { yield* items; })());
+      await fresh.store.close();
+      const next = await fresh.reopen();
+      assert.deepEqual(texts((await next.getOrCreate('test', 'm')).messages), ['in the session', 'in the log only']);
+      await next.close();
+      const again = await fresh.reopen();
+      assert.deepEqual(texts((await again.getOrCreate('test', 'm')).messages), ['in the session', 'in the log only']);
+      await again.close();
+    } finally {
+      await fresh.cleanup();
+    }
+  });
 }

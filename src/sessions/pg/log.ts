@@ -19,6 +19,9 @@ import type { SessionMessage } from '../model.js';
 import type { WalLine } from '../store.js';
 import { Holds, parseLogLine } from '../wal.js';
 
+/** The `run` of the lines a move from files brought (tables.ts). */
+export const MOVED = 'moved';
+
 /** Forget this process's lines once they are this big and nothing derives from them (the file's size). */
 const FORGET_BYTES = 1_000_000;
 
@@ -51,15 +54,24 @@ export class PgSessionLog {
 
   /** Reads the lines an earlier run left, oldest first (for takeLastRun). */
   async read(): Promise<void> {
-    const { rows } = await this.db.query<{ seq: string; line: string }>('SELECT seq, line FROM session_log ORDER BY seq');
+    const { rows } = await this.db.query<{ seq: string; line: string; run: string }>('SELECT seq, line, run FROM session_log ORDER BY seq');
     const lines: WalLine[] = [];
     for (const r of rows) {
       this.readUpTo = Math.max(this.readUpTo, Number(r.seq));
       const line = parseLogLine(r.line);
-      if (line && !('base' in line)) lines.push(line);
+      if (!line || 'base' in line) continue;
+      lines.push(line);
+      if (r.run === MOVED) this.moved.push(line);
     }
     this.lastRun = lines;
   }
+
+  /**
+   * Lines a move from files brought, read at start: the file's log may hold messages its session
+   * file lacks (a crash before the checkpoint), which the store applies to the sessions then.
+   * Lines this store wrote are in their sessions' rows already (the same transaction).
+   */
+  readonly moved: WalLine[] = [];
 
   take(): WalLine[] {
     return this.lastRun.splice(0);

@@ -9,6 +9,7 @@ import type { Redaction } from '../../storage/redaction.js';
 import { chatKey, type Chat } from '../../core/chat.js';
 import { asideAt, logLineOf, walSeqOf, type SessionItem } from '../portable.js';
 import { READ_SESSION, fileTextOf, type StoredSession } from './rows.js';
+import { MOVED } from './log.js';
 
 /** Rows per INSERT when a move loads items. */
 const BATCH = 200;
@@ -125,7 +126,7 @@ async function insertItems(sql: Sql, items: SessionItem[]): Promise<void> {
       ]);
     } else {
       const line = logLineOf(item);
-      if (line) await sql.query("INSERT INTO session_log (seq, channel, chat_id, run, line) VALUES ($1, $2, $3, 'moved', $4)", [line.seq, item.channel, item.chatId, item.text]);
+      if (line) await sql.query("INSERT INTO session_log (seq, channel, chat_id, run, line) VALUES ($1, $2, $3, $4, $5)", [line.seq, item.channel, item.chatId, MOVED, item.text]);
     }
   }
 }
