@@ -35,7 +35,7 @@ import type { DerivedFromLog, SessionStore, WalLine } from './store.js';
 import { DEFAULT_MAX_CACHED, type SessionStoreOptions } from './file-store.js';
 import { PgSessionLog, lineWithoutSeq } from './pg/log.js';
 import { applyLines } from './wal.js';
-import { READ_SESSION, WRITE_SESSION, fileTextOf, headOf, sessionObjectOf, setAside, type StoredSession } from './pg/rows.js';
+import { READ_SESSION, WRITE_SESSION, asideText, headOf, sessionObjectOf, setAside, type StoredSession } from './pg/rows.js';
 import { PgSessionTables } from './pg/tables.js';
 import type { SessionItem } from './portable.js';
 
@@ -116,7 +116,7 @@ export class PgSessionStore implements SessionStore, Portable<SessionItem> {
         entry.stored = row.text !== null ? 0 : row.bodies.length;
       } catch (err) {
         const at = String(Date.now());
-        await this.db.tx((sql) => setAside(sql, chat, at, fileTextOf(row)));
+        await this.db.tx((sql) => setAside(sql, chat, at, asideText(row)));
         this.logger.error(
           { code: 'session.corrupt', session: chatKey(chat), movedTo: `session_aside ${at}`, reason: (err as Error).message },
           'session could not be read; set it aside and started a fresh session',

@@ -151,3 +151,23 @@ test('risk: a turn rewrites the whole session — appending to a long session in
     await db.close();
   }
 });
+
+test('a session whose rows were broken by hand is set aside, and its chat starts afresh instead of failing every message', async () => {
+  const db = testDatabase(await migratedDatabase(cluster));
+  try {
+    const store = await openPgSessions(db);
+    await store.writer(await store.getOrCreate('test', 'b')).append(makeMessage('user', 'before the edit'));
+    await store.close();
+    await db.query("UPDATE session_messages SET body = 'not json{' WHERE chat = 'test:b'");
+    const logs = captureLog();
+    const next = new PgSessionStore(db, new PgChatNames(db, silentLogger()), logs.log);
+    await next.init();
+    assert.deepEqual((await next.getOrCreate('test', 'b')).messages, []);
+    assert.equal(logs.lines().filter((l) => l.code === 'session.corrupt').length, 1);
+    const aside = (await collect(next.dump())).filter((i) => i.kind === 'damaged');
+    assert.equal(aside.length, 1);
+    assert.ok(aside[0]!.text.includes('not json{'), 'what was there is kept for inspection');
+  } finally {
+    await db.close();
+  }
+});

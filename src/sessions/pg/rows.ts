@@ -30,6 +30,15 @@ export function fileTextOf(row: StoredSession): string {
   return JSON.stringify(sessionObjectOf(row), null, 1);
 }
 
+/** What is kept of a session that cannot be read: its file text, or its head and rows as they are when they do not even parse. */
+export function asideText(row: StoredSession): string {
+  try {
+    return fileTextOf(row);
+  } catch {
+    return JSON.stringify({ head: row.head, messages: row.bodies }, null, 1);
+  }
+}
+
 /** Head and rows put together (a row in head form only). */
 export function sessionObjectOf(row: StoredSession): Record<string, unknown> {
   const obj = JSON.parse(row.head!) as Record<string, unknown>;
