@@ -123,7 +123,10 @@ export class SessionCache<E extends CachedSession> {
    * and to what is owed; `commit` and `append` hand what is owed (and the message appended) to
    * the store's `commit`, which writes it durably.
    */
-  writerBase(session: Session, commit: (added: SessionMessage[]) => Promise<void>): Pick<SessionWriter, 'session' | 'receive' | 'record' | 'commit' | 'append'> {
+  writerBase(
+    session: Session,
+    commit: (added: SessionMessage[]) => Promise<void>,
+  ): Pick<SessionWriter, 'session' | 'receive' | 'record' | 'commit' | 'append'> {
     // Looked up at each call: an idle session's entry may have been dropped and made again.
     const record = (message: SessionMessage) => {
       session.messages.push(message);

@@ -33,7 +33,9 @@ export async function* dumpSessionFiles(f: SessionFiles): AsyncIterable<SessionI
     const chat = await f.chatOf(name, !aside);
     if (!chat) continue;
     const text = await readFile(file, 'utf8');
-    yield aside ? { kind: 'damaged', channel: chat.channel, chatId: chat.chatId, at: aside[1]!, text } : { kind: 'session', channel: chat.channel, chatId: chat.chatId, text };
+    yield aside
+      ? { kind: 'damaged', channel: chat.channel, chatId: chat.chatId, at: aside[1]!, text }
+      : { kind: 'session', channel: chat.channel, chatId: chat.chatId, text };
   }
   for (const raw of (await readFile(f.wal.file, 'utf8').catch(() => '')).split('\n')) {
     const line = parseLogLine(raw);

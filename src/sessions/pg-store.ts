@@ -110,7 +110,10 @@ export class PgSessionStore implements SessionStore, Portable<SessionItem> {
       try {
         session = parseSession(row.text !== null ? JSON.parse(row.text.toString('utf8')) : sessionObjectOf(row), chat.channel, chat.chatId, repaired);
         if (repaired.fields > 0)
-          this.logger.warn({ code: 'session.repaired', session: chatKey(chat), fields: repaired.fields }, 'session had fields of the wrong type; repaired them');
+          this.logger.warn(
+            { code: 'session.repaired', session: chatKey(chat), fields: repaired.fields },
+            'session had fields of the wrong type; repaired them',
+          );
         // Rows written by this store are read as written; anything else is written whole at the first change.
         entry.whole = row.text !== null || repaired.fields > 0;
         entry.stored = row.text !== null ? 0 : row.bodies.length;
@@ -242,7 +245,9 @@ export class PgSessionStore implements SessionStore, Portable<SessionItem> {
   }
 
   traces(): Promise<Chat[]> {
-    return this.tables.chats('SELECT channel, chat_id FROM sessions UNION SELECT channel, chat_id FROM session_aside UNION SELECT channel, chat_id FROM session_log');
+    return this.tables.chats(
+      'SELECT channel, chat_id FROM sessions UNION SELECT channel, chat_id FROM session_aside UNION SELECT channel, chat_id FROM session_log',
+    );
   }
 
   async footprint(channelType: string, chatId: string): Promise<Footprint> {

@@ -35,7 +35,8 @@ export function parseLogLine(raw: string): WalLine | Base | undefined {
   }
   if (!line || typeof line !== 'object') return undefined;
   if ('base' in line) return typeof line.base === 'number' ? line : undefined;
-  if (!Array.isArray(line.messages) || typeof line.seq !== 'number' || typeof line.channelType !== 'string' || typeof line.chatId !== 'string') return undefined;
+  if (!Array.isArray(line.messages) || typeof line.seq !== 'number' || typeof line.channelType !== 'string' || typeof line.chatId !== 'string')
+    return undefined;
   const messages = line.messages.map((m) => repairMessage(m)).filter((m): m is SessionMessage => m !== null);
   return { ...line, messages };
 }

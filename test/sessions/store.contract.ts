@@ -349,16 +349,29 @@ export function sessionStoreContract(make: () => Promise<StoreHarness<PortableSe
     await h.store.flush();
     const items = await collect(h.store.dump());
     assert.deepEqual(
-      items.filter((i) => i.kind === 'session').map((i) => `${i.channel}:${i.chatId}`).sort(),
+      items
+        .filter((i) => i.kind === 'session')
+        .map((i) => `${i.channel}:${i.chatId}`)
+        .sort(),
       ['console:../x', 'test:k'],
     );
-    assert.ok(items.some((i) => i.kind === 'log'), 'the log lines move too');
+    assert.ok(
+      items.some((i) => i.kind === 'log'),
+      'the log lines move too',
+    );
 
     const fresh = await make();
     try {
       assert.equal(await fresh.store.isEmpty(), true);
       const all = [...items, ...handMade];
-      assert.equal(await fresh.store.load((async function* () { yield* all; })()), all.length);
+      assert.equal(
+        await fresh.store.load(
+          (async function* () {
+            yield* all;
+          })(),
+        ),
+        all.length,
+      );
       assert.equal(await fresh.store.isEmpty(), false);
       assert.deepEqual(sorted(await collect(fresh.store.dump())), sorted(all));
       await fresh.store.close();
@@ -391,7 +404,8 @@ export function sessionStoreContract(make: () => Promise<StoreHarness<PortableSe
   it('a log line a move brought beyond its session (a kill before the session was written) is in the session at the next start, once', async (h) => {
     const [older, newer] = [makeMessage('user', 'in the session'), makeMessage('assistant', 'in the log only')];
     const session = { ...JSON.parse(JSON.stringify(await h.store.getOrCreate('test', 'm'))), messages: [older], walSeq: 7 };
-    const line = (seq: number, messages: SessionMessage[]) => JSON.stringify({ seq, channelType: 'test', chatId: 'm', conversation: session.metadata.conversationId, messages });
+    const line = (seq: number, messages: SessionMessage[]) =>
+      JSON.stringify({ seq, channelType: 'test', chatId: 'm', conversation: session.metadata.conversationId, messages });
     const fresh = await make();
     try {
       const items: SessionItem[] = [
@@ -399,7 +413,11 @@ export function sessionStoreContract(make: () => Promise<StoreHarness<PortableSe
         { kind: 'log', channel: 'test', chatId: 'm', text: line(7, [older]) },
         { kind: 'log', channel: 'test', chatId: 'm', text: line(8, [older, newer]) },
       ];
-      await fresh.store.load((async function* () { yield* items; })());
+      await fresh.store.load(
+        (async function* () {
+          yield* items;
+        })(),
+      );
       await fresh.store.close();
       const next = await fresh.reopen();
       assert.deepEqual(texts((await next.getOrCreate('test', 'm')).messages), ['in the session', 'in the log only']);

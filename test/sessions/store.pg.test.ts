@@ -4,7 +4,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PgSessionStore } from '../../src/sessions/pg-store.js';
 import { FileSessionStore } from '../../src/sessions/file-store.js';
@@ -53,7 +53,11 @@ test('files → PostgreSQL → files gives the same items and the same session f
   const [from, to] = [await tempDir(), await tempDir()];
   try {
     // What an older version or a hand wrote, and a copy set aside: moved as they are.
-    await new FileSessionStore(path.join(from.dir, 'sessions'), silentLogger()).load((async function* () { yield* handMade; })());
+    await new FileSessionStore(path.join(from.dir, 'sessions'), silentLogger()).load(
+      (async function* () {
+        yield* handMade;
+      })(),
+    );
     const files = await fileStore(from.dir);
     for (const chatId of ['1', '-100123:7', 'ünï 🐝']) {
       const w = files.writer(await files.getOrCreate('telegram', chatId));
@@ -64,13 +68,14 @@ test('files → PostgreSQL → files gives the same items and the same session f
     await files.close();
     const before = await sessionBytes(from.dir);
     const items = await collect(files.dump());
-    assert.deepEqual(
-      items.map((i) => i.kind).sort(),
-      ['damaged', ...Array<string>(7).fill('log'), ...Array<string>(4).fill('session')],
-    );
+    assert.deepEqual(items.map((i) => i.kind).sort(), ['damaged', ...Array<string>(7).fill('log'), ...Array<string>(4).fill('session')]);
 
     assert.equal(await h.store.isEmpty(), true);
-    await h.store.load((async function* () { yield* items; })());
+    await h.store.load(
+      (async function* () {
+        yield* items;
+      })(),
+    );
     assert.deepEqual(sorted(await collect(h.store.dump())), sorted(items));
 
     const back = new FileSessionStore(path.join(to.dir, 'sessions'), silentLogger());
@@ -89,7 +94,11 @@ test('a session changed after a move is written as the file store writes it: a m
   const h = await harness();
   const ws = await tempDir();
   try {
-    await h.store.load((async function* () { yield* handMade; })());
+    await h.store.load(
+      (async function* () {
+        yield* handMade;
+      })(),
+    );
     const s = await h.store.getOrCreate('telegram', '-100:7');
     await h.store.writer(s).append(makeMessage('assistant', 'answered in PostgreSQL'));
     const back = await fileStore(ws.dir);
@@ -110,7 +119,11 @@ test('a moved session that cannot be read is set aside, logged at error level, a
     return store;
   });
   try {
-    await h.store.load((async function* () { yield { kind: 'session' as const, channel: 'test', chatId: '9', text: 'not json{' }; })());
+    await h.store.load(
+      (async function* () {
+        yield { kind: 'session' as const, channel: 'test', chatId: '9', text: 'not json{' };
+      })(),
+    );
     const s = await h.store.getOrCreate('test', '9');
     assert.deepEqual(s.messages, []);
     const errors = logs.lines().filter((l) => l.code === 'session.corrupt');
@@ -120,9 +133,15 @@ test('a moved session that cannot be read is set aside, logged at error level, a
     const items = await collect(h.store.dump());
     assert.deepEqual(
       items.filter((i) => i.kind !== 'log').map((i) => [i.kind, i.text.slice(0, 9)]),
-      [['session', '{\n "id": '], ['damaged', 'not json{']],
+      [
+        ['session', '{\n "id": '],
+        ['damaged', 'not json{'],
+      ],
     );
-    assert.deepEqual((await h.store.traces()).map((c) => c.chatId), ['9']);
+    assert.deepEqual(
+      (await h.store.traces()).map((c) => c.chatId),
+      ['9'],
+    );
     const words = { test: (t: string) => t.includes('json'), redact: (t: string) => t.replaceAll('json', '****') };
     assert.ok((await h.store.redact('test', '9', words)).some((l) => l.includes('set aside')));
     assert.ok(!JSON.stringify(await collect(h.store.dump())).includes('not json'));

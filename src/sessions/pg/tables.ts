@@ -58,7 +58,9 @@ export class PgSessionTables {
 
   /** Every session (in chat order), every one set aside, every log line (oldest first). */
   async *dump(): AsyncIterable<SessionItem> {
-    const { rows: chats } = await this.db.query<{ chat: string; channel: string; chat_id: string }>('SELECT chat, channel, chat_id FROM sessions ORDER BY chat');
+    const { rows: chats } = await this.db.query<{ chat: string; channel: string; chat_id: string }>(
+      'SELECT chat, channel, chat_id FROM sessions ORDER BY chat',
+    );
     for (const c of chats) {
       const { rows } = await this.db.query<StoredSession & Record<string, unknown>>(READ_SESSION, [c.chat]);
       if (rows[0]) yield { kind: 'session', channel: c.channel, chatId: c.chat_id, text: fileTextOf(rows[0]) };
@@ -115,7 +117,12 @@ async function insertItems(sql: Sql, items: SessionItem[]): Promise<void> {
   for (const item of items) {
     const key = chatKey(item);
     if (item.kind === 'session') {
-      await sql.query('INSERT INTO sessions (chat, channel, chat_id, text) VALUES ($1, $2, $3, $4)', [key, item.channel, item.chatId, Buffer.from(item.text, 'utf8')]);
+      await sql.query('INSERT INTO sessions (chat, channel, chat_id, text) VALUES ($1, $2, $3, $4)', [
+        key,
+        item.channel,
+        item.chatId,
+        Buffer.from(item.text, 'utf8'),
+      ]);
     } else if (item.kind === 'damaged') {
       await sql.query('INSERT INTO session_aside (chat, channel, chat_id, at, text) VALUES ($1, $2, $3, $4, $5)', [
         key,
@@ -126,7 +133,14 @@ async function insertItems(sql: Sql, items: SessionItem[]): Promise<void> {
       ]);
     } else {
       const line = logLineOf(item);
-      if (line) await sql.query("INSERT INTO session_log (seq, channel, chat_id, run, line) VALUES ($1, $2, $3, $4, $5)", [line.seq, item.channel, item.chatId, MOVED, item.text]);
+      if (line)
+        await sql.query('INSERT INTO session_log (seq, channel, chat_id, run, line) VALUES ($1, $2, $3, $4, $5)', [
+          line.seq,
+          item.channel,
+          item.chatId,
+          MOVED,
+          item.text,
+        ]);
     }
   }
 }
