@@ -24,12 +24,15 @@ import { readRegular, withinDeadline } from '../storage/regular.js';
 import { WORKSPACE_FILES } from '../storage/workspace-files.js';
 import { AppError } from '../core/errors.js';
 import { chatKey, type Chat } from '../core/chat.js';
-import { newConversationId, newSession, parseSession, type Session, type SessionMessage } from './model.js';
-import { SessionWal } from './wal.js';
-import type { SessionWriter } from './writer.js';
-import { answered, findRecorded, passed, userMessageOf } from './received.js';
+import { newSession, parseSession, type Session, type SessionMessage } from './model.js';
+import { SessionWal, applyLines } from './wal.js';
+import { clearIn, replaceIn, setModelIn, type SessionWriter } from './writer.js';
+import { SessionCache, type CachedSession } from './cache.js';
 import { FileChatNames } from './names.js';
 import type { DerivedFromLog, SessionStore, WalLine } from './store.js';
+import type { Portable } from '../storage/portable.js';
+import type { SessionItem } from './portable.js';
+import { clearSessionFiles, dumpSessionFiles, loadSessionFiles, sessionFilesEmpty, type SessionFiles } from './file-portable.js';
 
 /** How long a session file may lag behind its log (its messages are durable meanwhile). */
 const CHECKPOINT_DELAY_MS = 200;
@@ -45,36 +48,31 @@ export interface SessionStoreOptions {
 export const DEFAULT_MAX_CACHED = 100;
 
 /** Everything the store keeps about one session. */
-interface Entry {
-  /** The session once loaded (cached); undefined while its file is read. */
-  session?: Session | undefined;
-  loading?: Promise<Session> | undefined;
-  /** The newest save in the session's chain (saves of one session run one after another). */
-  write?: Promise<void> | undefined;
-  /** Messages recorded but in no log line or saved file yet, oldest first. */
-  owed: SessionMessage[];
+interface Entry extends CachedSession {
   /** A background checkpoint is queued and has not serialized yet. */
   queued: boolean;
   timer?: NodeJS.Timeout | undefined;
 }
 
-export class FileSessionStore implements SessionStore {
-  /** One entry per session, least recently used first. */
-  private readonly entries = new Map<string, Entry>();
+export class FileSessionStore implements SessionStore, Portable<SessionItem> {
+  readonly portableName = 'sessions';
+  private readonly cache: SessionCache<Entry>;
   private readonly wal: SessionWal;
   /** The chats' names, kept when seen (names.ts): read by the memory page. */
   readonly names: FileChatNames;
-
-  private readonly maxCached: number;
-  private readonly inUse: (id: string) => boolean;
 
   constructor(
     readonly dir: string,
     private readonly log: Logger,
     opts: SessionStoreOptions = {},
   ) {
-    this.maxCached = opts.maxCached ?? DEFAULT_MAX_CACHED;
-    this.inUse = opts.inUse ?? (() => false);
+    const inUse = opts.inUse ?? (() => false);
+    this.cache = new SessionCache<Entry>({
+      entry: () => ({ owed: [], queued: false }),
+      maxCached: opts.maxCached ?? DEFAULT_MAX_CACHED,
+      held: (e) => e.queued || e.timer !== undefined,
+      pinned: (id) => this.wal.waiting(id) || inUse(id),
+    });
     // Beside sessions/, not in it: the folder holds exactly one file per chat.
     this.wal = new SessionWal(`${dir}.wal.jsonl`);
     this.names = new FileChatNames(`${dir}.names.json`, log);
@@ -122,24 +120,9 @@ export class FileSessionStore implements SessionStore {
   private async replay(): Promise<void> {
     const lines = await this.wal.read();
     this.lastRun = lines;
-    // Ids already in each session, built once per session (not per line: restarts stay fast).
-    const touched = new Map<string, { session: Session; have: Set<string> }>();
-    let restored = 0;
-    for (const line of lines) {
-      const session = await this.getOrCreate(line.channelType, line.chatId);
-      if (line.seq <= (session.walSeq ?? 0)) continue;
-      let t = touched.get(session.id);
-      if (!t) touched.set(session.id, (t = { session, have: new Set(session.messages.map((m) => m.id)) }));
-      for (const m of line.messages) {
-        if (t.have.has(m.id)) continue;
-        t.have.add(m.id);
-        session.messages.push(m);
-        restored++;
-      }
-      session.walSeq = line.seq;
-    }
-    for (const { session } of touched.values()) await this.save(session);
-    if (restored > 0) this.log.warn({ messages: restored, sessions: touched.size }, 'restored messages a crash kept from reaching their session files');
+    const { sessions, restored } = await applyLines(lines, (l) => this.getOrCreate(l.channelType, l.chatId));
+    for (const session of sessions) await this.save(session);
+    if (restored > 0) this.log.warn({ messages: restored, sessions: sessions.length }, 'restored messages a crash kept from reaching their session files');
   }
 
   /** The file for a chat. Ids are encoded, so the path is always directly inside `dir`. */
@@ -151,31 +134,16 @@ export class FileSessionStore implements SessionStore {
     return file;
   }
 
-  async getOrCreate(channelType: string, chatId: string): Promise<Session> {
-    const key = chatKey({ channel: channelType, chatId });
-    const e = this.entries.get(key);
-    if (e?.session) {
-      // Most recently used last: the cache drops from the front.
-      this.entries.delete(key);
-      this.entries.set(key, e);
-      return e.session;
-    }
-    if (e?.loading) return e.loading;
-    const entry = e ?? this.entryOf(key);
-    const loading = this.load(channelType, chatId, entry).finally(() => {
-      entry.loading = undefined;
-      this.dropIfBare(key, entry);
-    });
-    entry.loading = loading;
-    return loading;
+  getOrCreate(channelType: string, chatId: string): Promise<Session> {
+    return this.cache.getOrCreate({ channel: channelType, chatId }, () => this.read(channelType, chatId));
   }
 
   /** The session if it is in memory (no file is read). */
   get(id: string): Session | undefined {
-    return this.entries.get(id)?.session;
+    return this.cache.entries.get(id)?.session;
   }
 
-  private async load(channelType: string, chatId: string, entry: Entry): Promise<Session> {
+  private async read(channelType: string, chatId: string): Promise<Session> {
     const file = this.fileFor(channelType, chatId);
     let session: Session;
     let text: string | undefined;
@@ -207,142 +175,60 @@ export class FileSessionStore implements SessionStore {
         session = newSession(channelType, chatId);
       }
     }
-    entry.session = session;
-    this.trim();
     return session;
-  }
-
-  /** The entry for `id`, created (empty, nothing cached) when there is none. */
-  private entryOf(id: string): Entry {
-    let e = this.entries.get(id);
-    if (!e) this.entries.set(id, (e = { owed: [], queued: false }));
-    return e;
-  }
-
-  /** Nothing loaded, loading, written or owed: the entry goes. */
-  private dropIfBare(id: string, e: Entry): void {
-    if (!e.session && !e.loading && !e.write && !e.queued && !e.timer && e.owed.length === 0 && this.entries.get(id) === e) this.entries.delete(id);
-  }
-
-  /**
-   * Drops the least recently used sessions past `maxCached` — only idle ones: nothing queued
-   * or running for the chat, no write in flight or owed. A dropped session is read from its
-   * file again on its next message (the file is complete: nothing was owed).
-   */
-  private trim(): void {
-    // At most one cached session per entry: the cheap bound first (this runs after every load and save).
-    if (this.entries.size <= this.maxCached) return;
-    let cached = this.cachedCount;
-    if (cached <= this.maxCached) return;
-    for (const [id, e] of this.entries) {
-      if (cached <= this.maxCached) return;
-      if (!e.session) continue;
-      const idle = !e.write && !e.queued && e.owed.length === 0 && !this.wal.waiting(id) && !this.inUse(id);
-      if (idle) {
-        this.entries.delete(id);
-        cached--;
-      }
-    }
   }
 
   /** Sessions held in memory (for /status and the benchmarks). */
   get cachedCount(): number {
-    let n = 0;
-    for (const e of this.entries.values()) if (e.session) n++;
-    return n;
+    return this.cache.cachedCount;
   }
 
   /** Persists the session. Saves of one session run one after another, in call order. */
-  async save(session: Session): Promise<void> {
+  save(session: Session): Promise<void> {
     const file = this.fileFor(session.channelType, session.chatId);
-    const e = this.entryOf(session.id);
-    const next = (e.write ?? Promise.resolve())
-      .catch(() => undefined)
-      .then(() => {
-        // Serialize at write time so the newest state wins when saves queue up; everything
-        // recorded or logged so far is in it.
-        e.queued = false;
-        // Recorded messages this write covers. They stay owed to the log until the file is
-        // on disk: a log line written meanwhile (the answer) must still carry them, or a kill
-        // before the rename leaves them in neither place.
-        const covered = new Set(e.owed);
-        const upTo = session.walSeq ?? 0;
-        session.updatedAt = new Date().toISOString();
-        const json = JSON.stringify(session, null, 1);
-        return withFileLock(file, () => writeFileAtomic(file, json)).then(() => {
-          e.owed = e.owed.filter((m) => !covered.has(m));
-          this.wal.checkpointed(session.id, upTo);
-          this.trim();
-        });
+    return this.cache.serial(session.id, (e) => {
+      // Serialize at write time so the newest state wins when saves queue up; everything
+      // recorded or logged so far is in it.
+      e.queued = false;
+      // Recorded messages this write covers. They stay owed to the log until the file is
+      // on disk: a log line written meanwhile (the answer) must still carry them, or a kill
+      // before the rename leaves them in neither place.
+      const covered = new Set(e.owed);
+      const upTo = session.walSeq ?? 0;
+      session.updatedAt = new Date().toISOString();
+      const json = JSON.stringify(session, null, 1);
+      return withFileLock(file, () => writeFileAtomic(file, json)).then(() => {
+        e.owed = e.owed.filter((m) => !covered.has(m));
+        this.wal.checkpointed(session.id, upTo);
+        this.cache.trim();
       });
-    e.write = next;
-    try {
-      await next;
-    } finally {
-      if (e.write === next) e.write = undefined;
-      this.dropIfBare(session.id, e);
-    }
+    });
   }
 
   /** The one way to change a session's messages (see writer.ts for the protocol it keeps). */
   writer(session: Session): SessionWriter {
     // Looked up at each call: an idle session's entry may have been dropped and made again.
-    const entry = () => this.entryOf(session.id);
-    const record = (message: SessionMessage) => {
-      session.messages.push(message);
-      entry().owed.push(message);
-    };
+    const entry = () => this.cache.entryOf(session.id);
     return {
-      session,
-      receive: (msg) => {
-        const found = findRecorded(session.messages, msg);
-        if (found) return { message: found, fresh: false, answered: answered(session.messages, found), passed: passed(session.messages, found) };
-        const message = userMessageOf(msg);
-        session.metadata.messagesReceived++;
-        record(message);
-        return { message, fresh: true, answered: false, passed: false };
-      },
-      record,
+      ...this.cache.writerBase(session, (added) => this.commit(session, entry(), added)),
       hold: () => this.wal.hold(),
-      commit: async () => {
-        const e = entry();
-        if (e.owed.length > 0) await this.commit(session, e, []);
-      },
-      append: async (message) => {
-        session.messages.push(message);
-        await this.commit(session, entry(), [message]);
-      },
       revise: async (message, content) => {
         message.content = content;
         // Owed: the next log line carries it as it is now. Already logged: the file is rewritten.
         if (!entry().owed.includes(message)) await this.save(session);
       },
       replace: async (messages, compaction, basedOn) => {
-        // Written while the caller worked from its copy (a compaction waits for its summary, a
-        // /stop meanwhile leaves its marker): kept, after the new list.
-        const known = basedOn ? new Set([...basedOn, ...messages].map((m) => m.id)) : undefined;
-        const since = known ? session.messages.filter((m) => !known.has(m.id)) : [];
-        session.messages = [...messages, ...since];
-        if (compaction) {
-          session.metadata.messagesCompacted += compaction.removed;
-          session.metadata.lastCompaction = compaction;
-        }
-        // A message still owed stays owed in the form it now has (a compaction may flag it);
-        // one dropped must not come back with the next log line.
-        const now = new Map(session.messages.map((m) => [m.id, m]));
         const e = entry();
-        e.owed = e.owed.flatMap((m) => now.get(m.id) ?? []);
+        e.owed = replaceIn(session, e.owed, messages, compaction, basedOn);
         await this.save(session);
       },
       clear: async () => {
-        session.messages = [];
-        session.metadata.conversationId = newConversationId();
+        clearIn(session);
         entry().owed = [];
         await this.save(session);
       },
       setModel: async (model) => {
-        if (model === undefined) delete session.metadata.model;
-        else session.metadata.model = model;
+        setModelIn(session, model);
         await this.save(session);
       },
     };
@@ -457,7 +343,7 @@ export class FileSessionStore implements SessionStore {
   async erase(chats: Chat[]): Promise<string[]> {
     const deleted: string[] = [];
     const ids = new Set(chats.map((c) => chatKey(c)));
-    for (const id of ids) this.entries.delete(id);
+    for (const id of ids) this.cache.entries.delete(id);
     const names = chats.map((c) => path.basename(this.fileFor(c.channel, c.chatId)));
     for (const name of await readdir(this.dir).catch(() => [] as string[])) {
       if (!names.some((n) => name === n || name.startsWith(`${n}.corrupt-`))) continue;
@@ -479,19 +365,44 @@ export class FileSessionStore implements SessionStore {
     return path.relative(path.dirname(this.dir), file);
   }
 
+  /** What a move between files and PostgreSQL needs of the store (file-portable.ts). */
+  private get files(): SessionFiles {
+    return {
+      dir: this.dir,
+      wal: this.wal,
+      fileFor: (channel, chatId) => this.fileFor(channel, chatId),
+      chatOf: async (name, read) => FileSessionStore.chatOfName(name) ?? (read ? this.chatInFile(path.join(this.dir, name)) : undefined),
+    };
+  }
+
+  dump(): AsyncIterable<SessionItem> {
+    return dumpSessionFiles(this.files);
+  }
+
+  load(items: AsyncIterable<SessionItem>): Promise<number> {
+    this.cache.entries.clear();
+    return loadSessionFiles(this.files, items);
+  }
+
+  isEmpty(): Promise<boolean> {
+    return sessionFilesEmpty(this.files);
+  }
+
+  clear(): Promise<void> {
+    this.cache.entries.clear();
+    return clearSessionFiles(this.files);
+  }
+
   /** Runs waiting checkpoints now and waits for every write (shutdown, tests). */
   async flush(): Promise<void> {
-    for (const e of [...this.entries.values()]) {
+    for (const e of [...this.cache.entries.values()]) {
       if (!e.timer) continue;
       clearTimeout(e.timer);
       if (e.session) this.runCheckpoint(e.session, e);
       else e.timer = undefined;
     }
-    for (;;) {
-      const writes = [...this.entries.values()].flatMap((e) => (e.write ? [e.write] : []));
-      if (writes.length === 0) return this.names.flush();
-      await Promise.allSettled(writes);
-    }
+    await this.cache.settle();
+    await this.names.flush();
   }
 
   /** Flushes, then closes the session log (shutdown). */

@@ -6,7 +6,7 @@
  */
 import type { InboundMessage } from '../core/message.js';
 import { storedAttachment } from '../media/attachments.js';
-import { makeMessage, type SessionMessage } from './model.js';
+import { makeMessage, type Session, type SessionMessage } from './model.js';
 
 /**
  * The session's copy of a message: the newest user message with its source id and its text,
@@ -64,4 +64,14 @@ export interface Received {
   answered: boolean;
   /** A later user message follows it (`passed`): the chat moved on; it is not answered now either. */
   passed: boolean;
+}
+
+/** `SessionWriter.receive` for any store: found in the session, or recorded (through `record`) and counted once. */
+export function receiveInto(session: Session, msg: InboundMessage, record: (m: SessionMessage) => void): Received {
+  const found = findRecorded(session.messages, msg);
+  if (found) return { message: found, fresh: false, answered: answered(session.messages, found), passed: passed(session.messages, found) };
+  const message = userMessageOf(msg);
+  session.metadata.messagesReceived++;
+  record(message);
+  return { message, fresh: true, answered: false, passed: false };
 }

@@ -1,9 +1,10 @@
 /**
  * The sessions store: one session per chat (`channel:chatId`) — its messages and metadata — and
  * the session log, the one durable record of a turn, which what derives from a turn (daily-note
- * lines, index rows) is rebuilt from after a crash. Callers see only this interface; today's
+ * lines, index rows) is rebuilt from after a crash. Callers see only this interface; one
  * implementation keeps a JSON file per chat and an append-only log beside them (file-store.ts,
- * wal.ts). What any implementation must do is stated as tests: test/sessions/store.contract.ts.
+ * wal.ts), the other rows in PostgreSQL (pg-store.ts). What any implementation must do is stated
+ * as tests: test/sessions/store.contract.ts.
  *
  * Messages change only through a `SessionWriter` (writer.ts): a change it reports done is
  * durable — a kill right after loses none of it, and a replay never brings back what `/new` or

@@ -12,11 +12,74 @@
  */
 import { readFile } from 'node:fs/promises';
 import { AppendLog } from '../storage/append-log.js';
-import { repairMessage, type SessionMessage } from './model.js';
+import { repairMessage, type Session, type SessionMessage } from './model.js';
 import type { WalLine } from './store.js';
 
 interface Base {
   base: number;
+}
+
+/**
+ * One line of the session log as text (the file's lines, the PostgreSQL log's rows): a WalLine,
+ * the file's `base` line, or undefined for a blank, torn or foreign one. Lines written before tool
+ * calls were normalized can hold badly typed fields: repaired here like a session file's, so a
+ * replay cannot bring them back.
+ */
+export function parseLogLine(raw: string): WalLine | Base | undefined {
+  if (!raw.trim()) return undefined;
+  let line: WalLine | Base;
+  try {
+    line = JSON.parse(raw) as WalLine | Base;
+  } catch {
+    return undefined;
+  }
+  if (!line || typeof line !== 'object') return undefined;
+  if ('base' in line) return typeof line.base === 'number' ? line : undefined;
+  if (!Array.isArray(line.messages) || typeof line.seq !== 'number' || typeof line.channelType !== 'string' || typeof line.chatId !== 'string')
+    return undefined;
+  const messages = line.messages.map((m) => repairMessage(m)).filter((m): m is SessionMessage => m !== null);
+  return { ...line, messages };
+}
+
+/**
+ * Applies log lines to the sessions they name where a session does not hold them yet (its
+ * `walSeq` is older): what a crash kept from reaching a session file, or what a move brought
+ * beside a session. A message the session has (by id) is not added twice. Returns the sessions
+ * changed, to be written, and how many messages were restored.
+ */
+export async function applyLines(lines: WalLine[], sessionOf: (line: WalLine) => Promise<Session>): Promise<{ sessions: Session[]; restored: number }> {
+  // Ids already in each session, built once per session (not per line: restarts stay fast).
+  const touched = new Map<string, { session: Session; have: Set<string> }>();
+  let restored = 0;
+  for (const line of lines) {
+    const session = await sessionOf(line);
+    if (line.seq <= (session.walSeq ?? 0)) continue;
+    let t = touched.get(session.id);
+    if (!t) touched.set(session.id, (t = { session, have: new Set(session.messages.map((m) => m.id)) }));
+    for (const m of line.messages) {
+      if (t.have.has(m.id)) continue;
+      t.have.add(m.id);
+      session.messages.push(m);
+      restored++;
+    }
+    session.walSeq = line.seq;
+  }
+  return { sessions: [...touched.values()].map((t) => t.session), restored };
+}
+
+/** Work still deriving from a session log's lines (SessionWriter.hold): the log keeps them while any holds. */
+export class Holds {
+  count = 0;
+
+  /** One more hold, until the returned release is called (once). */
+  hold(): () => void {
+    this.count++;
+    let held = true;
+    return () => {
+      if (held) this.count--;
+      held = false;
+    };
+  }
 }
 
 /** Empty the log once it is this big and nothing in it is waiting for a checkpoint. */
@@ -43,22 +106,12 @@ export class SessionWal {
     }
     const out: WalLine[] = [];
     for (const raw of text.split('\n')) {
-      if (!raw.trim()) continue;
-      let line: WalLine | Base;
-      try {
-        line = JSON.parse(raw) as WalLine | Base;
-      } catch {
-        continue;
-      }
-      if (!line || typeof line !== 'object') continue;
-      if ('base' in line) {
-        if (typeof line.base === 'number') this.seq = Math.max(this.seq, line.base);
-      } else if (Array.isArray(line.messages) && typeof line.seq === 'number' && typeof line.channelType === 'string' && typeof line.chatId === 'string') {
+      const line = parseLogLine(raw);
+      if (!line) continue;
+      if ('base' in line) this.seq = Math.max(this.seq, line.base);
+      else {
         this.seq = Math.max(this.seq, line.seq);
-        // Lines written before tool calls were normalized can hold badly typed fields: repaired
-        // here like a session file's, so a replay cannot bring them back.
-        const messages = line.messages.map((m) => repairMessage(m)).filter((m): m is SessionMessage => m !== null);
-        out.push({ ...line, messages });
+        out.push(line);
       }
     }
     return out;
@@ -85,16 +138,11 @@ export class SessionWal {
   /** Checked again where the log decides: false while something derived is not yet durable (a note written after `beforeForget`). */
   forgettable: () => boolean = () => true;
   /** Work still deriving from logged lines (a turn before its note and index rows are written): the log is kept meanwhile. */
-  private holds = 0;
+  private readonly holds = new Holds();
 
   /** Keeps the log's lines until the returned release is called (once). */
   hold(): () => void {
-    this.holds++;
-    let held = true;
-    return () => {
-      if (held) this.holds--;
-      held = false;
-    };
+    return this.holds.hold();
   }
 
   /** The session's file now holds every line up to `upTo`. */
@@ -115,10 +163,20 @@ export class SessionWal {
   async truncate(force: boolean): Promise<void> {
     await this.beforeForget?.();
     await this.log.replaceIf(() =>
-      !force && (this.pending.size > 0 || this.holds > 0 || !this.forgettable() || this.log.bytes <= TRUNCATE_BYTES)
+      !force && (this.pending.size > 0 || this.holds.count > 0 || !this.forgettable() || this.log.bytes <= TRUNCATE_BYTES)
         ? null
         : `${JSON.stringify({ base: this.seq } satisfies Base)}\n`,
     );
+  }
+
+  /** Replaces the log's text (a move into an empty store: the lines keep their numbers, read at the next start). */
+  async replace(text: string): Promise<void> {
+    await this.log.replaceIf(() => text);
+  }
+
+  /** Empties the log, keeping its numbering (a move's forced clear). */
+  async empty(): Promise<void> {
+    await this.log.replaceIf(() => `${JSON.stringify({ base: this.seq } satisfies Base)}\n`);
   }
 
   /** Rewrites the log's text in place (atomic, in order with appends): /forget and purge. */

@@ -23,7 +23,7 @@
  *   setModel /model: the chat's model (undefined: back to LLM_MODEL), written now.
  */
 import type { InboundMessage } from '../core/message.js';
-import type { CompactionRecord, Session, SessionMessage } from './model.js';
+import { newConversationId, type CompactionRecord, type Session, type SessionMessage } from './model.js';
 import type { Received } from './received.js';
 
 export interface SessionWriter {
@@ -45,4 +45,40 @@ export interface SessionWriter {
   replace(messages: SessionMessage[], compaction?: CompactionRecord, basedOn?: readonly SessionMessage[]): Promise<void>;
   clear(): Promise<void>;
   setModel(model: string | undefined): Promise<void>;
+}
+
+/**
+ * `replace` on the session in memory, for any store: the new list, then what was added since the
+ * copy it was made from; a compaction's record. Returns the owed messages that are still there,
+ * in the form they now have (a compaction may flag one): one dropped must not come back with the
+ * next log line.
+ */
+export function replaceIn(
+  session: Session,
+  owed: readonly SessionMessage[],
+  messages: SessionMessage[],
+  compaction?: CompactionRecord,
+  basedOn?: readonly SessionMessage[],
+): SessionMessage[] {
+  const known = basedOn ? new Set([...basedOn, ...messages].map((m) => m.id)) : undefined;
+  const since = known ? session.messages.filter((m) => !known.has(m.id)) : [];
+  session.messages = [...messages, ...since];
+  if (compaction) {
+    session.metadata.messagesCompacted += compaction.removed;
+    session.metadata.lastCompaction = compaction;
+  }
+  const now = new Map(session.messages.map((m) => [m.id, m]));
+  return owed.flatMap((m) => now.get(m.id) ?? []);
+}
+
+/** `clear` (/new) on the session in memory: no messages, a new conversation. */
+export function clearIn(session: Session): void {
+  session.messages = [];
+  session.metadata.conversationId = newConversationId();
+}
+
+/** `setModel` on the session in memory. */
+export function setModelIn(session: Session, model: string | undefined): void {
+  if (model === undefined) delete session.metadata.model;
+  else session.metadata.model = model;
 }

@@ -8,6 +8,8 @@
 import assert from 'node:assert/strict';
 import { makeMessage, type CompactionRecord, type SessionMessage } from '../../src/sessions/model.js';
 import type { SessionStore } from '../../src/sessions/store.js';
+import type { SessionItem } from '../../src/sessions/portable.js';
+import { collect, type Portable } from '../../src/storage/portable.js';
 import type { InboundMessage } from '../../src/core/message.js';
 import { contractTest, type StoreHarness } from '../helpers/stores.js';
 
@@ -18,7 +20,30 @@ function inbound(text: string, messageId: string, chatId = 'k'): InboundMessage 
   return { channel: 'test', chatId, userId: 'u1', userName: 'Ann', text, messageId, receivedAt: new Date('2026-03-01T09:30:00Z') };
 }
 
-export function sessionStoreContract(make: () => Promise<StoreHarness<SessionStore>>): void {
+/** A store under the contract: the sessions store, and its side of a move between files and PostgreSQL. */
+export type PortableSessions = SessionStore & Portable<SessionItem>;
+
+/** Items in one order whatever order a store gives them in (each store lists its own way). */
+export const sorted = (items: SessionItem[]): SessionItem[] => [...items].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+
+/** Items a move may bring that no writer makes: a session file written by hand (its own spacing), one set aside as damaged, a log line it holds. */
+export const handMade: SessionItem[] = [
+  {
+    kind: 'session',
+    channel: 'telegram',
+    chatId: '-100:7',
+    text: '{ "messages": [ {"id": "m1", "role": "user", "content": "by hand \\u00e9 é", "timestamp": "2026-01-01T00:00:00.000Z"} ],\n  "metadata": {"conversationId": "conv_hand", "messagesReceived": 1, "messagesCompacted": 0}, "walSeq": 5 }\n',
+  },
+  { kind: 'damaged', channel: 'telegram', chatId: '-100:7', at: '1767225600000', text: 'not json{ \u0001 ünï' },
+  {
+    kind: 'log',
+    channel: 'telegram',
+    chatId: '-100:7',
+    text: JSON.stringify({ seq: 5, channelType: 'telegram', chatId: '-100:7', conversation: 'conv_hand', messages: [makeMessage('assistant', 'logged')] }),
+  },
+];
+
+export function sessionStoreContract(make: () => Promise<StoreHarness<PortableSessions>>): void {
   const it = contractTest(make);
 
   it('a chat never seen starts empty under its own id, and is one session object however often (and at once) it is asked for', async ({ store }) => {
@@ -311,5 +336,97 @@ export function sessionStoreContract(make: () => Promise<StoreHarness<SessionSto
     assert.deepEqual(texts((await after.getOrCreate('test', '1')).messages), []);
     assert.deepEqual(texts((await after.getOrCreate('test', '2')).messages), ['code 2 PLUM']);
     if (h.holds) assert.equal(await h.holds('code 1'), false, 'no byte of the erased chats left');
+  });
+
+  it('dump → load into a fresh store → dump gives the same items, and the fresh store serves the same sessions and log', async (h) => {
+    const w = h.store.writer(await h.store.getOrCreate('test', 'k'));
+    w.receive(inbound('héllo "quoted" \n 😀', '1'));
+    await w.append(makeMessage('assistant', 'hi'));
+    await w.setModel('small-model');
+    const other = h.store.writer(await h.store.getOrCreate('console', '../x'));
+    await other.append(makeMessage('user', 'elsewhere'));
+    await other.replace([makeMessage('system', 'summary')], { at: '2026-03-01T10:00:00.000Z', kind: 'summary', removed: 1, kept: 0 });
+    await h.store.flush();
+    const items = await collect(h.store.dump());
+    assert.deepEqual(
+      items
+        .filter((i) => i.kind === 'session')
+        .map((i) => `${i.channel}:${i.chatId}`)
+        .sort(),
+      ['console:../x', 'test:k'],
+    );
+    assert.ok(
+      items.some((i) => i.kind === 'log'),
+      'the log lines move too',
+    );
+
+    const fresh = await make();
+    try {
+      assert.equal(await fresh.store.isEmpty(), true);
+      const all = [...items, ...handMade];
+      assert.equal(
+        await fresh.store.load(
+          (async function* () {
+            yield* all;
+          })(),
+        ),
+        all.length,
+      );
+      assert.equal(await fresh.store.isEmpty(), false);
+      assert.deepEqual(sorted(await collect(fresh.store.dump())), sorted(all));
+      await fresh.store.close();
+
+      // What the next start over the loaded state finds: the same sessions, the log's lines.
+      const next = await fresh.reopen();
+      const back = await next.getOrCreate('test', 'k');
+      assert.deepEqual(plain(back.messages), plain((await h.store.getOrCreate('test', 'k')).messages));
+      assert.equal(back.metadata.model, 'small-model');
+      assert.deepEqual(texts((await next.getOrCreate('telegram', '-100:7')).messages), ['by hand é é']);
+      const lines = next.takeLastRun();
+      assert.deepEqual(texts(lines.flatMap((l) => l.messages)).sort(), ['elsewhere', 'hi', 'héllo "quoted" \n 😀', 'logged'].sort());
+      assert.ok(lines.some((l) => l.seq === 5));
+      // Numbers go on above the loaded ones: a line written now comes after them.
+      await next.writer(back).append(makeMessage('user', 'after the move'));
+      await next.close();
+      const after = await fresh.crash();
+      const last = after.takeLastRun();
+      assert.equal(texts(last.at(-1)!.messages).at(-1), 'after the move');
+      assert.ok(last.at(-1)!.seq > Math.max(...lines.map((l) => l.seq)));
+
+      await after.clear();
+      assert.equal(await after.isEmpty(), true);
+      assert.deepEqual(await collect(after.dump()), []);
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
+  it('a log line a move brought beyond its session (a kill before the session was written) is in the session at the next start, once', async (h) => {
+    const [older, newer] = [makeMessage('user', 'in the session'), makeMessage('assistant', 'in the log only')];
+    const session = { ...JSON.parse(JSON.stringify(await h.store.getOrCreate('test', 'm'))), messages: [older], walSeq: 7 };
+    const line = (seq: number, messages: SessionMessage[]) =>
+      JSON.stringify({ seq, channelType: 'test', chatId: 'm', conversation: session.metadata.conversationId, messages });
+    const fresh = await make();
+    try {
+      const items: SessionItem[] = [
+        { kind: 'session', channel: 'test', chatId: 'm', text: JSON.stringify(session, null, 1) },
+        { kind: 'log', channel: 'test', chatId: 'm', text: line(7, [older]) },
+        { kind: 'log', channel: 'test', chatId: 'm', text: line(8, [older, newer]) },
+      ];
+      await fresh.store.load(
+        (async function* () {
+          yield* items;
+        })(),
+      );
+      await fresh.store.close();
+      const next = await fresh.reopen();
+      assert.deepEqual(texts((await next.getOrCreate('test', 'm')).messages), ['in the session', 'in the log only']);
+      await next.close();
+      const again = await fresh.reopen();
+      assert.deepEqual(texts((await again.getOrCreate('test', 'm')).messages), ['in the session', 'in the log only']);
+      await again.close();
+    } finally {
+      await fresh.cleanup();
+    }
   });
 }
