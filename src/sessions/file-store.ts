@@ -28,7 +28,7 @@ import { newConversationId, newSession, parseSession, type Session, type Session
 import { SessionWal } from './wal.js';
 import type { SessionWriter } from './writer.js';
 import { answered, findRecorded, passed, userMessageOf } from './received.js';
-import { FileChatNames } from './names.js';
+import { FileChatNames, type ChatNames } from './names.js';
 import type { DerivedFromLog, SessionStore, WalLine } from './store.js';
 
 /** How long a session file may lag behind its log (its messages are durable meanwhile). */
@@ -39,6 +39,8 @@ export interface SessionStoreOptions {
   maxCached?: number;
   /** True while a chat has a message queued or being handled: its session is never dropped then. */
   inUse?: (id: string) => boolean;
+  /** Where the chats' names are kept (PostgreSQL with DATABASE_URL: app/stores.ts); by default the file beside the sessions. */
+  names?: ChatNames;
 }
 
 /** Enough for every chat active in the last while; a dropped one costs one file read later. */
@@ -63,7 +65,7 @@ export class FileSessionStore implements SessionStore {
   private readonly entries = new Map<string, Entry>();
   private readonly wal: SessionWal;
   /** The chats' names, kept when seen (names.ts): read by the memory page. */
-  readonly names: FileChatNames;
+  readonly names: ChatNames;
 
   private readonly maxCached: number;
   private readonly inUse: (id: string) => boolean;
@@ -77,7 +79,7 @@ export class FileSessionStore implements SessionStore {
     this.inUse = opts.inUse ?? (() => false);
     // Beside sessions/, not in it: the folder holds exactly one file per chat.
     this.wal = new SessionWal(`${dir}.wal.jsonl`);
-    this.names = new FileChatNames(`${dir}.names.json`, log);
+    this.names = opts.names ?? new FileChatNames(`${dir}.names.json`, log);
   }
 
   /** The workspace's sessions (`sessions/`, the log and the names beside it: storage/workspace-files.ts). */
