@@ -11,6 +11,7 @@ import { openStores, type Stores } from '../../src/app/stores.js';
 import { Lifecycle } from '../../src/app/lifecycle.js';
 import { telegramChannel } from '../../src/channels/telegram/provider.js';
 import { consoleChannel } from '../../src/channels/console.js';
+import { resolvePageToken } from '../../src/web/token.js';
 import { startPg, type PgCluster } from '../helpers/pg.js';
 import { testDatabase } from '../helpers/pg-stores.js';
 import { captureLog, tempDir, testConfig } from '../helpers/workspace.js';
@@ -68,8 +69,11 @@ test('DATABASE_URL on an empty database: the migrations applied, the stores kept
       [forgetting],
     );
     assert.deepEqual(await second.stores.purging.left(), [], 'forgets and purges are kept apart');
-    assert.equal(await s.pageToken.keepFirst('token-of-the-first-process\n'), 'token-of-the-first-process\n');
-    assert.equal(await second.stores.pageToken.keepFirst('token-of-the-second\n'), 'token-of-the-first-process\n', 'one token for every process');
+    // The memory page: made by whichever process starts first, served by every one, workspaces empty.
+    const [a, b] = await Promise.all([resolvePageToken(s.pageToken, undefined), resolvePageToken(second.stores.pageToken, undefined)]);
+    assert.equal(a.token, b.token, 'one memory page token for every process');
+    assert.equal([a, b].filter((t) => t.created).length, 1, 'made once');
+    assert.deepEqual(await resolvePageToken(second.stores.pageToken, undefined), { token: a.token, created: false });
   } finally {
     await first.close();
     await second.close();
@@ -84,6 +88,7 @@ test('DATABASE_URL on an empty database: the migrations applied, the stores kept
     );
     assert.equal((await third.stores.forgetting.left()).length, 1, 'a forget under way is found by the next start');
     assert.ok(!(await readdir(third.ws)).includes('forgetting'), 'and nothing of it is in the workspace');
+    assert.equal((await resolvePageToken(third.stores.pageToken, undefined)).created, false, 'the page token outlives the processes');
   } finally {
     await third.close();
   }
