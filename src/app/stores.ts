@@ -86,7 +86,6 @@ const inWorkspace = (config: Config, name: keyof typeof WORKSPACE_FILES) => path
 
 /** Opens the stores where the settings say (see the top of this file), adding each to `life`. */
 export async function openStores(config: Config, log: Logger, life: Lifecycle, opts: StoresOptions = {}): Promise<Stores> {
-  const ws = config.workspaceDir;
   const url = config.database.url;
   const db = url ? new Database({ url, poolSize: config.database.poolSize, log: componentLogger(log, 'Database') }) : undefined;
   try {
@@ -152,7 +151,9 @@ async function open(config: Config, log: Logger, life: Lifecycle, opts: StoresOp
 
   const indexLog = componentLogger(log, 'Index');
   // With DATABASE_URL the rows are the database's; the workspace keeps a cache rebuilt from it when missing.
-  const index = db ? await PgMemoryIndex.open({ db, log: indexLog, cacheFile: inWorkspace(config, 'memoryIndexCache') }) : SqliteMemoryIndex.inWorkspace(ws, indexLog);
+  const index = db
+    ? await PgMemoryIndex.open({ db, log: indexLog, cacheFile: inWorkspace(config, 'memoryIndexCache') })
+    : SqliteMemoryIndex.inWorkspace(ws, indexLog);
   life.add({
     name: 'index',
     close: async () => {
@@ -185,4 +186,26 @@ async function open(config: Config, log: Logger, life: Lifecycle, opts: StoresOp
     pageToken: db ? new PgKeptValue(db, TOKEN_NAME) : tokenFile(ws),
     channelState: (provider) => (db ? provider.state?.postgres(db, log) : provider.state?.files(ws, log)),
   };
+}
+
+/**
+ * A channel's stores alone, where `openStores` keeps them, for a command-line tool that works
+ * on them while the bot runs (`npm run pair`): with DATABASE_URL the database (migrated), else
+ * the workspace. `close` lets go of the connection.
+ */
+export async function openChannelState<St>(
+  config: Config,
+  log: Logger,
+  provider: ChannelProvider<ChannelSection, St>,
+): Promise<{ state: St | undefined; close(): Promise<void> }> {
+  const url = config.database.url;
+  if (!url) return { state: provider.state?.files(config.workspaceDir, log), close: async () => undefined };
+  const db = new Database({ url, poolSize: 2, log: componentLogger(log, 'Database') });
+  try {
+    await migrate(db, { log: componentLogger(log, 'Database') });
+    return { state: provider.state?.postgres(db, log), close: () => db.close() };
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
 }

@@ -10,7 +10,17 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startPg, type PgCluster } from '../helpers/pg.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../helpers/telegram.js';
-import { lastUserText, memoryAwareResponder, promptKind, startFakeLlm, text, toolCalls, toolResults, type FakeLlm, type RecordedRequest } from '../helpers/fake-llm.js';
+import {
+  lastUserText,
+  memoryAwareResponder,
+  promptKind,
+  startFakeLlm,
+  text,
+  toolCalls,
+  toolResults,
+  type FakeLlm,
+  type RecordedRequest,
+} from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 import { childEnv, mainTs, runToEnd, startDaemonChild, telegramDaemonEnv, tsxLoader } from '../helpers/child.js';
 import { patient } from '../helpers/wait.js';
@@ -117,7 +127,11 @@ test('DATABASE_URL, a fresh empty workspace each start: the bot answers, and aft
     });
     assert.equal(third.code, 0, `the second process ran:\n${third.stderr}`);
     const [reply, ...status] = third.stdout.split('\n');
-    assert.match(status.join('\n'), new RegExp(`Database: PostgreSQL at 127\\.0\\.0\\.1:\\d+${new URL(url).pathname}: up since `), '/status names the database');
+    assert.match(
+      status.join('\n'),
+      new RegExp(`Database: PostgreSQL at 127\\.0\\.0\\.1:\\d+${new URL(url).pathname}: up since `),
+      '/status names the database',
+    );
     assert.doesNotMatch(third.stdout + third.stderr, new RegExp(cluster.password), 'never the password');
     const asked3 = answering(ASKED).at(-1)!;
     check(asked3 !== asked, 'the second process asked the model');

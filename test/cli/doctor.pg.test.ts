@@ -29,7 +29,14 @@ test('doctor with DATABASE_URL: the database row says where it is and that it is
   const ws = await tempDir();
   const where = `127.0.0.1:${new URL(url).port}${new URL(url).pathname}`;
   // No LLM answers on port 9: its row fails, which is not what this test reads.
-  const env = { OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', WORKSPACE_DIR: ws.dir, TZ: 'UTC', DATABASE_URL: url, MEMORY_PAGE_PORT: '8790' };
+  const env = {
+    OPENAI_API_KEY: 'sk-x',
+    OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+    WORKSPACE_DIR: ws.dir,
+    TZ: 'UTC',
+    DATABASE_URL: url,
+    MEMORY_PAGE_PORT: '8790',
+  };
   try {
     const up = await runDoctor({ env, cwd: ws.dir, timeoutMs: 2000 });
     const row = up.find((r) => r.name === 'database');
@@ -55,8 +62,15 @@ test('doctor with DATABASE_URL: the database row says where it is and that it is
 test('doctor without DATABASE_URL has no database row', async () => {
   const ws = await tempDir();
   try {
-    const results = await runDoctor({ env: { OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', WORKSPACE_DIR: ws.dir, TZ: 'UTC' }, cwd: ws.dir, timeoutMs: 500 });
-    assert.equal(results.find((r) => r.name === 'database'), undefined);
+    const results = await runDoctor({
+      env: { OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', WORKSPACE_DIR: ws.dir, TZ: 'UTC' },
+      cwd: ws.dir,
+      timeoutMs: 500,
+    });
+    assert.equal(
+      results.find((r) => r.name === 'database'),
+      undefined,
+    );
   } finally {
     await ws.cleanup();
   }

@@ -95,9 +95,7 @@ export class PlaceholderStore {
 
   /** One write at a time, each of the whole current list (stale ones kept until settled). */
   private persist(): Promise<void> {
-    const next = this.chain
-      .catch(() => undefined)
-      .then(() => this.kept.write(`${JSON.stringify([...this.stale.values(), ...this.live.values()])}\n`));
+    const next = this.chain.catch(() => undefined).then(() => this.kept.write(`${JSON.stringify([...this.stale.values(), ...this.live.values()])}\n`));
     this.chain = next;
     return next.catch((err: unknown) => this.log.warn({ err }, 'the placeholders list could not be written (a crash now could leave a half answer)'));
   }

@@ -23,10 +23,10 @@ export class PgKeptValue implements KeptValue {
   }
 
   async write(value: string): Promise<void> {
-    await this.db.query(
-      'INSERT INTO kept_values (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()',
-      [this.name, value],
-    );
+    await this.db.query('INSERT INTO kept_values (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()', [
+      this.name,
+      value,
+    ]);
   }
 
   async keepFirst(value: string): Promise<string> {

@@ -39,7 +39,10 @@ test('/status names the database the state is kept in (never its password), up s
     const inbound = { channel: 'test', chatId: '1', userId: 'u-1', text: '/status', receivedAt: new Date(), role: 'owner' as const };
     const status = bot.app.commands.find('status')!;
     const down = await status.run({ inbound, session, writes: unsavedWriter(session), args: '', role: 'owner', log: silentLogger() });
-    assert.match(down, new RegExp(`^Database: PostgreSQL at ${where}: DOWN since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC \\(.+\\); waiting for it, retrying$`, 'm'));
+    assert.match(
+      down,
+      new RegExp(`^Database: PostgreSQL at ${where}: DOWN since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC \\(.+\\); waiting for it, retrying$`, 'm'),
+    );
     assert.match(down, /Needs a look: .*the database does not answer: what needs it waits and is retried \(the log says why\)/);
     assert.doesNotMatch(down, new RegExp(cluster.password), 'never the password, down either');
     cluster.resume();
