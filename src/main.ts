@@ -83,14 +83,17 @@ async function main(): Promise<void> {
   if (stopping) return;
   if (daemonLock.removedLocks > 0) mainLog.warn({ removed: daemonLock.removedLocks }, 'the previous daemon was killed; removed the file locks it left');
 
-  // A purge a kill cut short (npm run memory -- purge) is finished before anything opens the chat's files.
-  await finishInterruptedPurges(purgeOptions(config, componentLogger(log, 'Purge'))).catch((err: unknown) =>
-    mainLog.error({ err }, 'a purge cut off by the last stop could not be finished; tried again at the next start'),
-  );
-
   let app: Awaited<ReturnType<typeof createApp>>;
   try {
-    appStarting = createApp(config, log, { scheduler: true });
+    appStarting = createApp(config, log, {
+      scheduler: true,
+      // A purge a kill cut short (npm run memory -- purge) is finished before anything opens the chat's files.
+      beforeChats: (journal) =>
+        finishInterruptedPurges({ ...purgeOptions(config, componentLogger(log, 'Purge')), journal }).then(
+          () => undefined,
+          (err: unknown) => mainLog.error({ err }, 'a purge cut off by the last stop could not be finished; tried again at the next start'),
+        ),
+    });
     app = await appStarting;
   } catch (err) {
     if (isAppError(err, 'config.invalid')) {
@@ -108,6 +111,7 @@ async function main(): Promise<void> {
     media: app.parts.media,
     onFatal: (reason) => void shutdown(reason, 1),
     unfinished: app.leftOver(),
+    state: app.parts.channelState(provider),
   });
   channel = started;
   try {
@@ -124,8 +128,8 @@ async function main(): Promise<void> {
   channelUp = true;
   mainLog.info({ channel: started.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
   // The memory page (MEMORY_PAGE_PORT): a failure to start it never stops the bot.
-  const { sessions, memory, index, usage, forget } = app.parts;
-  pageStarting = startConfiguredMemoryPage(config, { sessions, memory, index, usage, forget, chatShapes: chatShapes() }, log).catch(
+  const { sessions, memory, index, usage, forget, pageToken } = app.parts;
+  pageStarting = startConfiguredMemoryPage(config, { sessions, memory, index, usage, forget, chatShapes: chatShapes() }, log, pageToken).catch(
     (err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'),
   );
   await pageStarting;

@@ -1,38 +1,32 @@
 /**
- * Builds the parts of one daemon (stores, LLM client, memory, index, reminders, compaction) in
+ * Builds the parts of one daemon (stores: stores.ts; LLM client, memory, index, reminders, compaction) in
  * dependency order, adding each that holds something to the lifecycle as it is built, so the
  * stop takes them down in the reverse order (lifecycle.ts). Nothing here handles a message: see
  * dispatch/intake.ts; nothing here is a feature: see features.ts.
  */
 import type { Config } from '../config/env.js';
 import { componentLogger, type Logger } from '../core/log.js';
-import { AppError } from '../core/errors.js';
-import { FileRuntimeConfigStore, memoryBudgetTokens } from '../config/runtime.js';
-import { FileSessionStore } from '../sessions/file-store.js';
 import { LlmClient } from '../llm/client.js';
 import { ChatModels } from '../llm/chat-models.js';
 import type { Session } from '../sessions/model.js';
-import { SqliteUsageStore } from '../features/usage/sqlite-usage.js';
 import { TokenBudget } from '../features/usage/budget.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { memoryBudgetTokens } from '../config/runtime.js';
+import { openStores, type StoresOptions } from './stores.js';
 import { InstructionsSource } from '../features/prompt/instructions.js';
 import { Dispatcher } from '../queue/dispatcher.js';
-import { FileInbox } from '../queue/file-inbox.js';
 import { TurnStats } from '../turn/stats.js';
 import type { Parts } from './parts.js';
 import type { Lifecycle } from './lifecycle.js';
-import { FileMemoryService } from '../memory/file-memory.js';
 import { ForgetService } from '../features/privacy/forget.js';
 import { ConsolidationService } from '../memory/consolidation.js';
 import { CompactionService } from '../memory/compaction.js';
 import { ContextFit } from '../turn/context-fit.js';
 import { AutoCompactor } from '../turn/auto-compact.js';
-import { SqliteMemoryIndex } from '../index/sqlite-memory-index.js';
 import { Embedder } from '../index/upkeep/embeddings.js';
 import { IndexingService } from '../index/ingest.js';
 import { Upkeep } from '../index/upkeep/upkeep.js';
 import { Scheduler } from './jobs.js';
-import { SqliteReminderStore } from '../features/reminders/sqlite-store.js';
 import { MediaFetchers } from '../media/attachments.js';
 import { ReminderService } from '../features/reminders/service.js';
 import { DailyNotes } from '../memory/daily-notes.js';
@@ -44,15 +38,11 @@ export interface BuildOptions {
   scheduler?: boolean;
   /** The clock reminders use (tests move it forward a day). */
   now?: () => number;
+  /** Before any chat's store opens (stores.ts): the daemon finishes a purge a kill cut short. */
+  beforeChats?: StoresOptions['beforeChats'];
 }
 
-/** How long a stop waits for a /forget's scrub of memory.db to end before closing it anyway. */
-const SCRUB_WAIT_MS = 10_000;
-
 export async function buildParts(config: Config, log: Logger, opts: BuildOptions, life: Lifecycle): Promise<Parts> {
-  const runtime = new FileRuntimeConfigStore(config.workspaceDir, componentLogger(log, 'Config'));
-  const runtimeProblem = runtime.init();
-  if (runtimeProblem) throw new AppError('config.invalid', { problem: runtimeProblem });
   const dispatcher = new Dispatcher(config.maxConcurrentTurns);
   // Added first, so stopped last: it stops taking work once everything else has, then waits for the running turns.
   life.add({
@@ -62,22 +52,13 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
       return dispatcher.drain(config.shutdownTimeoutMs);
     },
   });
-  // A chat's session stays in memory while it has work queued or running (turns hold it).
-  const sessions = FileSessionStore.inWorkspace(config.workspaceDir, componentLogger(log, 'Session'), {
+  // Files and SQLite, or PostgreSQL with DATABASE_URL (stores.ts). A chat's session stays in
+  // memory while it has work queued or running (turns hold it).
+  const stores = await openStores(config, log, life, {
     inUse: (id) => dispatcher.busy(id),
+    ...(opts.beforeChats ? { beforeChats: opts.beforeChats } : {}),
   });
-  await sessions.init();
-  life.add({
-    name: 'sessions',
-    close: async ({ drained }) => {
-      await sessions.flush();
-      // Every turn ended: what derives from the log is written; made durable, the log can go.
-      if (drained) await sessions.forgetLog().catch((err: unknown) => log.warn({ err }, 'the session log is kept for the next start'));
-      await sessions.close();
-    },
-  });
-  const usage = SqliteUsageStore.inWorkspace(config.workspaceDir, config.timezone, { log: componentLogger(log, 'Usage') });
-  life.add({ name: 'usage', close: () => usage.close() });
+  const { runtime, sessions, usage, memory, index, inbox } = stores;
   const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
   const models = await ChatModels.create(config);
   const llm = new LlmClient(config, componentLogger(log, 'LLM'), {
@@ -87,17 +68,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     // not among the chat models, e.g. LLM_MODEL_BALANCED).
     tokensFor: (model) => (models.get(model) ?? models.defaultModel).tokens,
   });
-  const memory = FileMemoryService.inWorkspace(config.workspaceDir, config.memoryScope);
   const indexLog = componentLogger(log, 'Index');
-  const index = SqliteMemoryIndex.inWorkspace(config.workspaceDir, indexLog);
-  life.add({
-    name: 'index',
-    close: async () => {
-      // A /forget's scrub still running ends first (bounded): its held messages are then indexed.
-      await Promise.race([index.whenWritable(), new Promise((r) => setTimeout(r, SCRUB_WAIT_MS).unref())]);
-      index.close();
-    },
-  });
   let embedder: Embedder | undefined;
   if (config.embeddingsModel && index.enabled) {
     embedder = new Embedder(llm, index, config.embeddingsModel, config.embeddingsDimensions, indexLog);
@@ -119,7 +90,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
   if (opts.scheduler) scheduler.start();
   life.add({ name: 'nightly jobs', stop: () => scheduler.stop() });
   const reminders = new ReminderService({
-    store: SqliteReminderStore.inWorkspace(config.workspaceDir, componentLogger(log, 'Reminders')),
+    store: stores.reminders,
     sessions,
     notes,
     timezone: config.timezone,
@@ -179,8 +150,6 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     systemPromptBound: (m) => m.tokens.countText(instructions.cachedText()) + memoryBudgetTokens(m.limit, runtime.get().memory),
   });
   const compactor = new AutoCompactor({ fit, runtime });
-  const inbox = FileInbox.inWorkspace(config.workspaceDir);
-  life.add({ name: 'inbox', close: () => inbox.shutdown() });
   const media = new MediaFetchers();
   const forget = new ForgetService({
     workspaceDir: config.workspaceDir,
@@ -189,6 +158,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     sessions,
     journal: inbox,
     reminders,
+    records: stores.forgetting,
     log: componentLogger(log, 'Forget'),
   });
   return {
@@ -219,5 +189,8 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     notes,
     derived,
     mcp,
+    database: stores.database,
+    pageToken: stores.pageToken,
+    channelState: stores.channelState,
   };
 }

@@ -30,6 +30,9 @@ import type { DerivedWrites } from '../features/record/derived.js';
 import type { Dispatcher } from '../queue/dispatcher.js';
 import type { Inbox } from '../queue/inbox.js';
 import type { InstructionsSource } from '../features/prompt/instructions.js';
+import type { Database } from '../storage/pg/database.js';
+import type { KeptValue } from '../storage/kept.js';
+import type { Stores } from './stores.js';
 
 export interface Parts {
   sessions: SessionStore;
@@ -73,4 +76,10 @@ export interface Parts {
   derived: DerivedWrites;
   /** MCP_CONFIG's servers, whose tools join the registry's (undefined: none configured). */
   mcp: McpServers | undefined;
+  /** With DATABASE_URL: the database the state is kept in (stores.ts), for its health. */
+  database: Database | undefined;
+  /** Where the memory page's token is kept (stores.ts). */
+  pageToken: KeptValue;
+  /** The served channel's own stores, where the app keeps its state (stores.ts). */
+  channelState: Stores['channelState'];
 }

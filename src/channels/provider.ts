@@ -9,9 +9,10 @@ import type { ChatShapeReader } from '../core/chat.js';
 import type { Logger } from '../core/log.js';
 import type { InboundMessage } from '../core/message.js';
 import type { MediaFetchers } from '../media/attachments.js';
+import type { Database } from '../storage/pg/database.js';
 
 /** What the app gives a channel it starts. */
-export interface ChannelDeps {
+export interface ChannelDeps<St = unknown> {
   config: Config;
   /** The daemon's logger; the channel names its component. */
   log: Logger;
@@ -23,10 +24,25 @@ export interface ChannelDeps {
   onFatal: (reason: string) => void;
   /** The messages the last run accepted and did not finish (the app's journal). */
   unfinished: InboundMessage[];
+  /** The channel's own stores, made where the app keeps its state (the provider's `state`); undefined: the channel's default. */
+  state?: St | undefined;
 }
 
-export interface ChannelProvider<S extends ChannelSection = ChannelSection> extends ChannelSettings<S> {
-  create(settings: S, deps: ChannelDeps): Channel;
+/**
+ * How a channel makes the stores of what it keeps across starts, in either place the app may
+ * keep state: the app (app/stores.ts) chooses one, the channel never does.
+ */
+export interface ChannelStateMakers<St> {
+  /** In the workspace: files. */
+  files(workspaceDir: string, log: Logger): St;
+  /** In PostgreSQL (DATABASE_URL), the migrations applied. */
+  postgres(db: Database, log: Logger): St;
+}
+
+export interface ChannelProvider<S extends ChannelSection = ChannelSection, St = unknown> extends ChannelSettings<S> {
+  create(settings: S, deps: ChannelDeps<St>): Channel;
+  /** What the channel keeps across starts, when it keeps anything. */
+  readonly state?: ChannelStateMakers<St>;
   /** How the memory page names a chat of this channel from its id alone. */
   readonly chatShape?: ChatShapeReader;
 }

@@ -1,7 +1,8 @@
 /**
  * `npm run doctor` — checks what the daemon needs and prints one table row per check: config
  * valid, workspace writable, LLM reachable (one tiny request), Telegram getMe (when a token is
- * set), SQLite and sqlite-vec load, disk space, each MCP server (connect and list its tools).
+ * set), the database (when DATABASE_URL is set), SQLite and sqlite-vec load, disk space, each MCP
+ * server (connect and list its tools).
  * Exits 1 when any check fails, printing the fix for each problem on one line; 0 otherwise
  * (warnings included).
  */
@@ -18,7 +19,11 @@ import { LlmClient } from '../llm/client.js';
 import { LlmError } from '../llm/errors.js';
 import { registerSecret, scrubSecrets, silentLogger } from '../core/log.js';
 import { ensureDir, writeFileAtomic } from '../storage/atomic.js';
-import { readStoredToken } from '../web/token.js';
+import { readStoredToken, TOKEN_NAME, tokenFile } from '../web/token.js';
+import { Database } from '../storage/pg/database.js';
+import { healthLine } from '../storage/pg/health.js';
+import { PgKeptValue } from '../storage/pg/kept-pg.js';
+import type { KeptValue } from '../storage/kept.js';
 import { pageAddress } from '../web/address.js';
 import { AppError } from '../core/errors.js';
 import { setAsideCopies } from '../storage/sqlite.js';
@@ -70,17 +75,46 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
     results.push({ name: 'Telegram', status: 'skip', detail: 'not checked: the TELEGRAM_* settings above are invalid' });
   else results.push(await checkTelegram(telegram.botToken, telegram.apiRoot, timeoutMs));
 
+  let db: Database | undefined;
+  if (config.database.url) {
+    db = new Database({ url: config.database.url, poolSize: 1, log: silentLogger(), waitMs: timeoutMs, applicationName: 'membot-doctor' });
+    results.push(await checkDatabase(db));
+  }
   results.push(...checkSqlite());
   results.push(checkSetAside(config.workspaceDir));
   results.push(await checkDisk(config.workspaceDir));
   results.push(...(await checkMcpServers(config.mcp, timeoutMs)));
-  if (config.memoryPagePort) results.push(await memoryPageRow(config.memoryPageHost, config.memoryPagePort, config.memoryPageToken, config.workspaceDir));
+  // The token is where the daemon keeps it: the database with DATABASE_URL (app/stores.ts), else the workspace.
+  const tokenStore = db ? new PgKeptValue(db, TOKEN_NAME) : tokenFile(config.workspaceDir);
+  if (config.memoryPagePort) results.push(await memoryPageRow(config.memoryPageHost, config.memoryPagePort, config.memoryPageToken, tokenStore));
+  await db?.close();
   return results;
 }
 
+/**
+ * DATABASE_URL: where the state is kept (never the password), whether it answers now, and the
+ * server's version; a database that does not answer within the check's time fails.
+ */
+async function checkDatabase(db: Database): Promise<CheckResult> {
+  try {
+    const { rows } = await db.query<{ v: string; migrations: number | null }>(
+      "SELECT current_setting('server_version') AS v, (SELECT count(*)::int FROM pg_tables WHERE tablename = 'schema_migrations') AS migrations",
+    );
+    const fresh = rows[0]?.migrations === 0 ? ' (empty: the daemon creates its tables at its first start)' : '';
+    return { name: 'database', status: 'ok', detail: `${healthLine(db.where, db.health())}, server ${rows[0]?.v ?? '?'}${fresh}` };
+  } catch (err) {
+    return {
+      name: 'database',
+      status: 'fail',
+      detail: scrubSecrets(`${healthLine(db.where, db.health())}: ${(err as Error).message}`),
+      fix: `check that PostgreSQL runs at ${db.where} and that DATABASE_URL's user, password and database are right`,
+    };
+  }
+}
+
 /** The memory page's link with its token (the owner's way back to a random token). */
-async function memoryPageRow(host: string, port: number, configured: string | undefined, workspaceDir: string): Promise<CheckResult> {
-  const token = configured ?? (await readStoredToken(workspaceDir));
+async function memoryPageRow(host: string, port: number, configured: string | undefined, store: KeptValue): Promise<CheckResult> {
+  const token = configured ?? (await readStoredToken(store));
   const base = pageAddress(host, port);
   return token
     ? { name: 'memory page', status: 'ok', detail: `${base}?token=${token}` }
@@ -270,7 +304,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     [
       'usage: npm run doctor',
       '  checks what the bot needs, one row each: settings (.env), workspace writable, the LLM (one tiny request),',
-      '  Telegram getMe (when TELEGRAM_BOT_TOKEN is set), SQLite and sqlite-vec, disk space, the memory page link.',
+      '  Telegram getMe (when TELEGRAM_BOT_TOKEN is set), PostgreSQL (when DATABASE_URL is set), SQLite and sqlite-vec,',
+      '  disk space, the memory page link.',
       '  Exit 0 when all pass (warnings included), 1 when one fails, with the fix for each on one line.',
     ].join('\n'),
   );

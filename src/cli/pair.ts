@@ -1,8 +1,10 @@
 /**
  * `npm run pair -- approve <CODE> | list | revoke <id|@username|group id>` — the owner's side of
- * Telegram pairing (and of the groups approved with /allow in the group: group-gate.ts). Works on `workspace/telegram/pairing.json` (WORKSPACE_DIR, from the
- * environment or .env) under the same lock the running daemon uses, so it is safe while the
- * bot runs; an approval takes effect on the user's next message.
+ * Telegram pairing (and of the groups approved with /allow in the group: group-gate.ts). Works on
+ * the pairing where the daemon keeps it (app/stores.ts): `workspace/telegram/pairing.json`
+ * (WORKSPACE_DIR, from the environment or .env) under the same lock the running daemon uses, or
+ * with DATABASE_URL its row in PostgreSQL, changed in a transaction that holds it; so it is safe
+ * while the bot runs, and an approval takes effect on the user's next message.
  *
  * Exit codes: 0 done, 1 nothing matched (unknown code, unknown user), 2 usage error.
  */
@@ -11,7 +13,10 @@ import { loadDotEnv } from '../config/dotenv.js';
 import { loadConfig } from '../config/env.js';
 import { CHANNELS } from '../app/channels.js';
 import { FilePairingStore } from '../channels/telegram/pairing-file.js';
-import type { TelegramUserRef } from '../channels/telegram/pairing.js';
+import type { PairingStore, TelegramUserRef } from '../channels/telegram/pairing.js';
+import { telegramChannel } from '../channels/telegram/provider.js';
+import { silentLogger } from '../core/log.js';
+import { openChannelState } from '../app/stores.js';
 import { answerHelp } from './help.js';
 
 export interface PairCliIo {
@@ -34,8 +39,13 @@ function who(u: TelegramUserRef): string {
   return extras ? `${u.userId} (${extras})` : u.userId;
 }
 
-export async function runPair(args: string[], workspaceDir: string, io: PairCliIo): Promise<number> {
-  const store = FilePairingStore.inWorkspace(workspaceDir);
+/** `store`: where the pairing is kept (the workspace's file by default). */
+export async function runPair(
+  args: string[],
+  workspaceDir: string,
+  io: PairCliIo,
+  store: PairingStore = FilePairingStore.inWorkspace(workspaceDir),
+): Promise<number> {
   const [cmd, arg] = args;
   switch (cmd) {
     case 'approve': {
@@ -89,16 +99,22 @@ export async function runPair(args: string[], workspaceDir: string, io: PairCliI
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   answerHelp(process.argv.slice(2), USAGE);
   loadDotEnv();
-  // Only WORKSPACE_DIR matters here; other settings need not be valid to manage pairings.
+  // Only WORKSPACE_DIR and DATABASE_URL matter here; other settings need not be valid to manage pairings.
   const { config } = loadConfig(process.env, process.cwd(), CHANNELS);
-  runPair(process.argv.slice(2), config.workspaceDir, {
-    out: (l) => process.stdout.write(`${l}\n`),
-    err: (l) => process.stderr.write(`${l}\n`),
-  }).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      process.stderr.write(`pair: ${(err as Error).message}\n`);
-      process.exit(1);
-    },
-  );
+  const io = { out: (l: string) => process.stdout.write(`${l}\n`), err: (l: string) => process.stderr.write(`${l}\n`) };
+  openChannelState(config, silentLogger(), telegramChannel)
+    .then(async ({ state, close }) => {
+      try {
+        return await runPair(process.argv.slice(2), config.workspaceDir, io, state?.pairing);
+      } finally {
+        await close();
+      }
+    })
+    .then(
+      (code) => process.exit(code),
+      (err: unknown) => {
+        process.stderr.write(`pair: ${(err as Error).message}\n`);
+        process.exit(1);
+      },
+    );
 }

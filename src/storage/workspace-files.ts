@@ -15,6 +15,8 @@ export const WORKSPACE_FILES = {
   memory: 'memory',
   /** The SQLite index (index/sqlite-memory-index.ts). */
   memoryIndex: 'memory.db',
+  /** With DATABASE_URL: the index's local cache, rebuilt from the database when missing (index/pg/). */
+  memoryIndexCache: 'memory.cache.db',
   /** Reminders (features/reminders/sqlite-store.ts). */
   reminders: 'schedules.db',
   /** Tokens per chat per day (features/usage/sqlite-usage.ts). */

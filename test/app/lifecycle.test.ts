@@ -23,12 +23,12 @@ test('the stop runs every part’s stop, last built first, then every close in t
   assert.deepEqual(await calm.stop(), { drained: true });
 });
 
-test('the daemon’s parts are added as they are built: the dispatcher first (so it stops last, waiting for the turns once nothing else takes work), the session store closed last', async () => {
+test('the daemon’s parts are added as they are built: the dispatcher first (so it stops last, waiting for the turns once nothing else takes work), then the stores (closed after every part built from them), the session store closed last', async () => {
   const ws = await tempDir();
   const life = new Lifecycle();
   try {
     await buildParts(testConfig({ WORKSPACE_DIR: ws.dir, OPENAI_BASE_URL: 'http://127.0.0.1:9' }), silentLogger(), {}, life);
-    assert.deepEqual(life.parts(), ['dispatcher', 'sessions', 'usage', 'index', 'nightly jobs', 'reminders', 'inbox']);
+    assert.deepEqual(life.parts(), ['dispatcher', 'sessions', 'usage', 'index', 'inbox', 'nightly jobs', 'reminders']);
   } finally {
     await life.stop();
     await ws.cleanup();

@@ -24,8 +24,8 @@ export interface StoreHarness<S> {
   holds?(text: string): Promise<boolean>;
 }
 
-/** `test(name, body)` with a fresh harness from `make`, cleaned up however the body ends. */
-export function contractTest<S>(make: () => Promise<StoreHarness<S>>): (name: string, body: (h: StoreHarness<S>) => Promise<void>) => void {
+/** `test(name, body)` with a fresh harness from `make` (a contract may ask more of it than StoreHarness), cleaned up however the body ends. */
+export function contractTest<H extends StoreHarness<unknown>>(make: () => Promise<H>): (name: string, body: (h: H) => Promise<void>) => void {
   return (name, body) =>
     test(name, async () => {
       const h = await make();

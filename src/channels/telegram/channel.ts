@@ -27,7 +27,6 @@ import type { Channel, InboundHandler, Reply } from '../../core/channel.js';
 import { AccessControl } from './access.js';
 import { Delivery } from './delivery.js';
 import { readUpdate, type BotIdentity, type Inbound } from './inbound.js';
-import { FilePairingStore } from './pairing-file.js';
 import type { PairingStore } from './pairing.js';
 import { parseSessionChatId, sessionChatId } from './topics.js';
 import { downloadFile } from './media.js';
@@ -35,7 +34,8 @@ import { imagePlaceholder, unreadablePlaceholder, type MediaFetchers } from '../
 import { audioPlaceholder } from '../../media/audio.js';
 import { albumItemText } from './photos.js';
 import { withQuote } from './reply-context.js';
-import { FileUpdateLog, type UpdateLog } from './update-log.js';
+import type { UpdateLog } from './update-log.js';
+import { telegramStateInFiles, type TelegramState } from './state.js';
 import { PlaceholderStore, type Placeholder } from './placeholders.js';
 import { settleLeftOver, StreamPreview, StreamState, type StreamTuning } from './stream-preview.js';
 import { identify, registerCommands } from './startup.js';
@@ -48,7 +48,6 @@ import { ChatRoles } from './roles.js';
 import { GroupGate } from './group-gate.js';
 import { isStop, parseCommand } from '../../core/command-line.js';
 import { LRUCache } from 'lru-cache';
-import { telegramFile } from './files.js';
 
 /** Knobs with production defaults; tests make them short. */
 export interface TelegramTuning {
@@ -88,6 +87,8 @@ export interface TelegramChannelOptions {
   streaming?: StreamingMode | undefined;
   /** GROUP_ADMINS_MANAGE: a group's admins get the `admin` role for commands (roles.ts). */
   groupAdminsManage?: boolean | undefined;
+  /** Where the channel keeps its state (state.ts: the app's choice); by default the workspace's `telegram/` folder. */
+  state?: TelegramState | undefined;
 }
 
 export class TelegramChannel implements Channel {
@@ -119,10 +120,11 @@ export class TelegramChannel implements Channel {
     const t = opts.tuning ?? {};
     this.delivery = new Delivery({ telegram: this.bot.telegram, log: this.log, tuning: { ...t, retries: t.sendRetries } });
     this.typing = new TypingIndicator(this.delivery, t.typingIntervalMs);
-    this.updateLog = FileUpdateLog.inWorkspace(opts.workspaceDir, this.log);
-    this.pairing = FilePairingStore.inWorkspace(opts.workspaceDir);
+    const state = opts.state ?? telegramStateInFiles(opts.workspaceDir, this.log);
+    this.updateLog = state.updateLog;
+    this.pairing = state.pairing;
     opts.media?.register(this.name, (fileId, maxBytes, signal) => downloadFile(this.bot.telegram, fileId, maxBytes, 60_000, signal));
-    const placeholders = new PlaceholderStore(telegramFile(opts.workspaceDir, 'placeholders'), this.log);
+    const placeholders = new PlaceholderStore(state.placeholders, this.log);
     this.stream = new StreamState(opts.streaming ?? 'draft', t.stream, placeholders, this.delivery, this.log);
     this.access = new AccessControl({
       dmPolicy: opts.telegram.dmPolicy,

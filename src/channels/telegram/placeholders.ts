@@ -8,11 +8,14 @@
  * not a fragment and then a second copy. A placeholder no recovered turn takes is told that
  * the bot restarted (settle), unless it was already being finished (`finishing`: its final
  * edit may have gone out, and the answer is in the session), which is left as it is.
+ *
+ * With DATABASE_URL the list is kept in the database instead (a KeptValue, storage/kept.ts;
+ * app/stores.ts chooses), so the next start finds it with a fresh workspace, as it finds the
+ * journal entries it answers again. One list per bot: with one process at a time that is all
+ * there is (several processes sharing a bot are issue 36's to sort out).
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { Logger } from '../../core/log.js';
-import { ensureDir, writeFileAtomic } from '../../storage/atomic.js';
+import type { KeptValue } from '../../storage/kept.js';
 
 export interface Placeholder {
   /** Session chat id (`{chatId}` or `{chatId}:{threadId}`). */
@@ -33,17 +36,18 @@ export class PlaceholderStore {
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
-    readonly file: string,
+    readonly kept: KeptValue,
     private readonly log: Logger,
   ) {}
 
   async load(): Promise<void> {
-    await ensureDir(path.dirname(this.file));
     let list: unknown;
     try {
-      list = JSON.parse(await readFile(this.file, 'utf8'));
+      const text = await this.kept.read();
+      if (text === undefined) return;
+      list = JSON.parse(text);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn({ err }, 'placeholders.json unreadable; earlier placeholders are left as they are');
+      this.log.warn({ err }, 'the placeholders list is unreadable; earlier placeholders are left as they are');
       return;
     }
     for (const p of Array.isArray(list) ? (list as Placeholder[]) : []) {
@@ -91,11 +95,9 @@ export class PlaceholderStore {
 
   /** One write at a time, each of the whole current list (stale ones kept until settled). */
   private persist(): Promise<void> {
-    const next = this.chain
-      .catch(() => undefined)
-      .then(() => writeFileAtomic(this.file, `${JSON.stringify([...this.stale.values(), ...this.live.values()])}\n`));
+    const next = this.chain.catch(() => undefined).then(() => this.kept.write(`${JSON.stringify([...this.stale.values(), ...this.live.values()])}\n`));
     this.chain = next;
-    return next.catch((err: unknown) => this.log.warn({ err }, 'placeholders.json could not be written (a crash now could leave a half answer)'));
+    return next.catch((err: unknown) => this.log.warn({ err }, 'the placeholders list could not be written (a crash now could leave a half answer)'));
   }
 }
 

@@ -7,8 +7,9 @@ import type { ChannelProvider } from '../provider.js';
 import { TelegramChannel } from './channel.js';
 import { TELEGRAM_SETTINGS, type TelegramConfig } from './settings.js';
 import { chatShape } from './topics.js';
+import { telegramStateInDatabase, telegramStateInFiles, type TelegramState } from './state.js';
 
-export const telegramChannel: ChannelProvider<TelegramConfig> = {
+export const telegramChannel: ChannelProvider<TelegramConfig, TelegramState> = {
   ...TELEGRAM_SETTINGS,
   create: (telegram, deps) =>
     new TelegramChannel({
@@ -22,6 +23,11 @@ export const telegramChannel: ChannelProvider<TelegramConfig> = {
       sharedMemory: deps.config.memoryScope === 'global',
       streaming: deps.config.streaming,
       groupAdminsManage: deps.config.groupAdminsManage,
+      state: deps.state,
     }),
+  state: {
+    files: (workspaceDir, log) => telegramStateInFiles(workspaceDir, componentLogger(log, 'Telegram')),
+    postgres: (db, log) => telegramStateInDatabase(db, componentLogger(log, 'Telegram')),
+  },
   chatShape,
 };

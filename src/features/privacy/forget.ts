@@ -28,7 +28,7 @@ import type { MemoryService } from '../../memory/service.js';
 import { WORKSPACE_FILES } from '../../storage/workspace-files.js';
 import { crashPoint } from '../../core/crash-point.js';
 import { Phrase } from './phrase.js';
-import { MAX_ATTEMPTS, PrivacyJournal, type JournalRecord } from './journal.js';
+import { MAX_ATTEMPTS, PrivacyJournal, type ChangeJournal, type JournalRecord } from './journal.js';
 import type { ForgetCounts } from './forget-text.js';
 
 export { MIN_FORGET_CHARS, Phrase, REDACTED } from './phrase.js';
@@ -84,6 +84,8 @@ export interface ForgetDeps {
     deleteMatching(channel: string, chatId: string, test: (text: string) => boolean): number;
   };
   log: Logger;
+  /** Where forgets under way are recorded (app/stores.ts: PostgreSQL with DATABASE_URL); by default `forgetting/` in the workspace. */
+  records?: ChangeJournal<ForgetRecord>;
 }
 
 /** Which session messages go and which are redacted (see the top of this file). */
@@ -111,10 +113,10 @@ function sessionPlan(messages: SessionMessage[], p: Phrase): { keep: SessionMess
 
 export class ForgetService {
   /** Forgets under way (journal.ts): finished at the next start when a kill cuts one short. */
-  private readonly records: PrivacyJournal<ForgetRecord>;
+  private readonly records: ChangeJournal<ForgetRecord>;
 
   constructor(private readonly deps: ForgetDeps) {
-    this.records = new PrivacyJournal(path.join(deps.workspaceDir, FORGETTING_DIR), deps.log);
+    this.records = deps.records ?? new PrivacyJournal(path.join(deps.workspaceDir, FORGETTING_DIR), deps.log);
   }
 
   private filesOf(chat: Chat): MemoryFiles {

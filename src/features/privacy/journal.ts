@@ -10,6 +10,9 @@
  *
  * A change is run `MAX_ATTEMPTS` times at most: one that dies at every start (it may be what
  * kills the process) is given up and said so, never retried for ever.
+ *
+ * `ChangeJournal` is what forget.ts and purge.ts rely on; `PrivacyJournal` keeps it in files,
+ * `PgPrivacyJournal` (journal-pg.ts) in PostgreSQL with DATABASE_URL (app/stores.ts chooses).
  */
 import { readFile, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -28,7 +31,34 @@ export interface JournalRecord {
   attempt: number;
 }
 
-export class PrivacyJournal<T extends JournalRecord> {
+/** The records of changes under way (see the top of this file). */
+export interface ChangeJournal<T extends JournalRecord> {
+  /** Records a change about to begin; durable when it resolves. Returns its id. */
+  begin(record: T): Promise<string>;
+  /** Rewrites a record, as durably. */
+  update(id: string, record: T): Promise<void>;
+  /** The change is done: its record goes (no byte of it left). */
+  end(id: string): Promise<void>;
+  /** The records an earlier run left, at start; one that cannot be read is removed (nothing could be done with it). */
+  left(): Promise<Array<{ id: string; record: T }>>;
+}
+
+/** What every record must hold to be taken up again; anything else was not written by begin/update. */
+export function readableRecord<T extends JournalRecord>(text: string): T | undefined {
+  try {
+    const record = JSON.parse(text) as T;
+    if (typeof record?.channel !== 'string' || typeof record.chatId !== 'string') return undefined;
+    return { ...record, attempt: Number(record.attempt) || 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A record's id: random, so two processes never pick the same. */
+export const newRecordId = (): string => randomBytes(6).toString('hex');
+
+/** The journal as one file per record in its folder of the workspace. */
+export class PrivacyJournal<T extends JournalRecord> implements ChangeJournal<T> {
   constructor(
     readonly dir: string,
     private readonly log: Logger,
@@ -40,7 +70,7 @@ export class PrivacyJournal<T extends JournalRecord> {
 
   /** Records a change about to begin; durable when it resolves. Returns its id. */
   async begin(record: T): Promise<string> {
-    const id = randomBytes(6).toString('hex');
+    const id = newRecordId();
     await ensureDir(this.dir);
     await writeFileAtomic(this.file(id), JSON.stringify(record));
     return id;
@@ -69,12 +99,8 @@ export class PrivacyJournal<T extends JournalRecord> {
     const out: Array<{ id: string; record: T }> = [];
     for (const name of names) {
       const id = name.slice(0, -'.json'.length);
-      const record = await readFile(this.file(id), 'utf8').then(
-        (t) => JSON.parse(t) as T,
-        () => undefined,
-      );
-      if (typeof record?.channel === 'string' && typeof record.chatId === 'string')
-        out.push({ id, record: { ...record, attempt: Number(record.attempt) || 0 } });
+      const record = await readFile(this.file(id), 'utf8').then(readableRecord<T>, () => undefined);
+      if (record) out.push({ id, record });
       else {
         this.log.error({ file: path.join(path.basename(this.dir), name) }, 'a record of a change under way could not be read; removed');
         await this.end(id);

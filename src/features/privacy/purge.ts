@@ -25,7 +25,7 @@ import { WORKSPACE_FILES } from '../../storage/workspace-files.js';
 import { groupOf, isTopic } from '../../core/group.js';
 import { setAsideCopies } from '../../storage/sqlite.js';
 import { crashPoint } from '../../core/crash-point.js';
-import { MAX_ATTEMPTS, PrivacyJournal, type JournalRecord } from './journal.js';
+import { MAX_ATTEMPTS, PrivacyJournal, type ChangeJournal, type JournalRecord } from './journal.js';
 
 /** A database of rows per chat that purge empties: schedules.db (reminders), usage.db (token usage). */
 export interface ChatRows {
@@ -64,6 +64,8 @@ export interface PurgeOptions {
    * channel, a layer above. It says what it deleted, or what it kept and why, in a report line.
    */
   revokePairing?: (chat: Chat) => Promise<{ deleted: string } | { kept: string }>;
+  /** Where purges under way are recorded (app/stores.ts: PostgreSQL with DATABASE_URL); by default `purging/` in the workspace. */
+  journal?: ChangeJournal<PurgeRecord>;
   log: Logger;
 }
 
@@ -113,12 +115,13 @@ async function topicsOf(chat: Chat, opts: PurgeOptions, stores: PurgeStores): Pr
 export const PURGING_DIR = WORKSPACE_FILES.purging;
 
 /** A purge under way: its chat, the topics found with it, and whether the pairing goes too. */
-interface PurgeRecord extends JournalRecord {
+export interface PurgeRecord extends JournalRecord {
   topics: string[];
   pairing: boolean;
 }
 
-const purgeJournal = (opts: PurgeOptions) => new PrivacyJournal<PurgeRecord>(path.join(opts.workspaceDir, PURGING_DIR), opts.log);
+const purgeJournal = (opts: PurgeOptions): ChangeJournal<PurgeRecord> =>
+  opts.journal ?? new PrivacyJournal<PurgeRecord>(path.join(opts.workspaceDir, PURGING_DIR), opts.log);
 
 /**
  * Deletes every trace of the chat (see the top of this file). Recorded first (journal.ts), so a

@@ -14,6 +14,8 @@ import { isManager, type Command } from '../../turn/command.js';
 import { toApiMessage } from '../../llm/messages.js';
 import { THRESHOLD, type AutoCompactor } from '../../turn/auto-compact.js';
 import { setAsideCopies } from '../../storage/sqlite.js';
+import type { Database } from '../../storage/pg/database.js';
+import { healthLine } from '../../storage/pg/health.js';
 import { isTopic } from '../../core/group.js';
 import { visionLabel } from '../../llm/vision.js';
 import type { TurnRecord, TurnStats } from '../../turn/stats.js';
@@ -62,6 +64,13 @@ export interface StatusDeps {
   mcpLines: () => string[];
   /** Where damaged databases set aside are looked for. */
   workspaceDir: string;
+  /** With DATABASE_URL: the database the state is kept in (where it is and whether it answers). */
+  database?: Pick<Database, 'where' | 'health'> | undefined;
+}
+
+/** "Database: PostgreSQL at host:5432/membot: up since …" (never the password); none without DATABASE_URL. */
+function databaseLines(deps: StatusDeps): string[] {
+  return deps.database ? [`Database: ${healthLine(deps.database.where, deps.database.health())}`] : [];
 }
 
 /** The budget's share used today; the budget counts a forum topic's whole group (features/usage/budget.ts). */
@@ -132,6 +141,7 @@ function problems(deps: StatusDeps, session: StatusSession): string[] {
   if (use && use.used >= deps.budget.limit!) out.push("today's token budget is used up: messages wait for tomorrow");
   if (deps.runtime.get().memory.enabled && !deps.index.enabled) out.push('memory search is off: its database could not be opened (the log says why)');
   if (setAsideCopies(deps.workspaceDir).length > 0) out.push('a damaged database was replaced by an empty one (/status full names the copy kept)');
+  if (deps.database?.health().state === 'down') out.push('the database does not answer: what needs it waits and is retried (the log says why)');
   return out;
 }
 
@@ -167,6 +177,7 @@ async function plainStatus(deps: StatusDeps, session: StatusSession, inbound: St
     `Memory: ${await memoryText(deps, inbound)}`,
     `Reminders: ${pending.length === 0 ? 'none' : `${fmt(pending.length)} pending, the next: ${pending[0]!}`}`,
     `Today: ${fmt(today)} tokens used${use ? `, ${use.pct} of ${isTopic(session.id) ? "the group's" : 'the'} daily budget (${fmt(deps.budget.limit!)})` : ''}`,
+    ...databaseLines(deps),
     wrong.length === 0 ? 'All is well.' : `⚠️ Needs a look: ${wrong.join('; ')}.`,
     'The details: /status full',
   ].join('\n');
@@ -228,6 +239,7 @@ export function createStatusCommand(deps: StatusDeps): Command {
       const aside = setAsideCopies(deps.workspaceDir);
       if (aside.length > 0)
         lines.push(`Damaged databases set aside (an empty one was started in their place): ${aside.join(', ')} — delete a copy once you no longer need it`);
+      lines.push(...databaseLines(deps));
       lines.push(...deps.mcpLines());
       if (last) {
         const parts = last.timings.map(
