@@ -22,8 +22,12 @@ import { FileUpdateLog } from '../channels/telegram/update-log.js';
 import { PgUpdateLog } from '../channels/telegram/update-log-pg.js';
 import { FileChatNames } from '../sessions/names.js';
 import { PgChatNames } from '../sessions/names-pg.js';
+import { FileSessionStore } from '../sessions/file-store.js';
+import { PgSessionStore } from '../sessions/pg-store.js';
 import { SqliteIndexPortable } from '../index/portable-index.js';
 import { PgIndexPortable } from '../index/pg/portable-pg.js';
+import { FileMemoryService } from '../memory/file-memory.js';
+import { PgMemoryService } from '../memory/pg/service.js';
 import { FileInbox } from '../queue/file-inbox.js';
 import { PgInbox } from '../queue/inbox-pg.js';
 import type { CliIo } from '../core/cli-io.js';
@@ -38,6 +42,8 @@ import { WORKSPACE_FILES } from '../storage/workspace-files.js';
 /** What a store's implementation is opened on. */
 export interface MoveContext {
   workspaceDir: string;
+  /** MEMORY_SCOPE (the memory's items carry their scope: it only names how the stores are opened). */
+  memoryScope: 'chat' | 'global';
   db: Database;
   log: Logger;
 }
@@ -66,8 +72,12 @@ export const STORES: StorePair[] = [
     postgres: (c) => new PgChatNames(c.db, c.log).portable(),
   },
   { files: (c) => SqliteIndexPortable.inWorkspace(c.workspaceDir, c.log), postgres: (c) => new PgIndexPortable(c.db) },
-  // TODO sessions and their log (sessions/, the session store) — its PostgreSQL store is being written.
-  // TODO memory files (MEMORY.md, notes, history, versions) — its PostgreSQL store is being written.
+  // The chats' names move above, through their own store (the file session store keeps them beside the sessions).
+  {
+    files: (c) => FileSessionStore.inWorkspace(c.workspaceDir, c.log),
+    postgres: (c) => new PgSessionStore(c.db, new PgChatNames(c.db, c.log), c.log),
+  },
+  { files: (c) => FileMemoryService.inWorkspace(c.workspaceDir, c.memoryScope), postgres: (c) => new PgMemoryService(c.db, c.memoryScope) },
   // TODO reminders (reminders.db) — its PostgreSQL store is being written.
   // TODO usage (usage.db) — its PostgreSQL store is being written.
 ];
@@ -123,7 +133,7 @@ export async function runMigrate(
   let writing = false;
   try {
     await migrate(db, { log: componentLogger(log, 'Database') });
-    const c: MoveContext = { workspaceDir: ws, db, log };
+    const c: MoveContext = { workspaceDir: ws, memoryScope: config.memoryScope, db, log };
     const left = await openJournal(to as Target, c).unfinished();
     if (left.entries.length > 0) {
       const n = left.entries.length;

@@ -20,7 +20,7 @@ import { FileInbox } from '../../src/queue/file-inbox.js';
 import { startTestBot } from '../helpers/app.js';
 import { memoryCli } from '../helpers/child.js';
 import { startPg, type PgCluster } from '../helpers/pg.js';
-import { tempDir, testConfig } from '../helpers/workspace.js';
+import { readTree, tempDir, testConfig } from '../helpers/workspace.js';
 
 let cluster: PgCluster;
 before(async () => {
@@ -82,6 +82,8 @@ test('a workspace moved into PostgreSQL and back into a fresh one: the same file
       assert.ok(into.out.includes(line), `${line} in:\n${into.out}`);
     }
     assert.match(into.out, /memory index: \d+ items/);
+    assert.match(into.out, /sessions: \d+ items/);
+    assert.match(into.out, /memory files: \d+ items/);
 
     const out = await migrate(back.dir, url, '--to', 'files');
     assert.equal(out.code, 0, out.err);
@@ -89,6 +91,11 @@ test('a workspace moved into PostgreSQL and back into a fresh one: the same file
     assert.deepEqual(counts(out.out), counts(into.out), 'the same counts both ways');
     for (const file of MOVED_FILES) {
       assert.deepEqual(await readFile(path.join(back.dir, file)), await readFile(path.join(ws, file)), `${file}: the same bytes`);
+    }
+    for (const tree of ['memory', 'sessions']) {
+      const moved = await readTree(path.join(ws, tree));
+      assert.ok(Object.keys(moved).length > 0, `${tree}/ holds files`);
+      assert.deepEqual(await readTree(path.join(back.dir, tree)), moved, `${tree}/: the same files, the same bytes`);
     }
     assert.equal(existsSync(path.join(back.dir, 'daemon.pid')), false, 'the lock is let go');
     for (const [query, chat] of [
@@ -121,7 +128,7 @@ test('risk: a move overwrites what a target holds — refused without --force, n
     assert.equal(refused.code, 1);
     assert.match(
       refused.err,
-      /^migrate: the database already holds runtime settings, pairing, Telegram's update log, chat names, memory index: nothing was written\. Run again with --force/,
+      /^migrate: the database already holds runtime settings, pairing, Telegram's update log, chat names, memory index, sessions, memory files: nothing was written\. Run again with --force/,
     );
     assert.equal(refused.err.split('\n').length, 1, 'one line');
     assert.equal(refused.out, '');

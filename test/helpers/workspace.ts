@@ -23,6 +23,17 @@ export async function filesMatching(dir: string, re: RegExp): Promise<string[]> 
   return out;
 }
 
+/** Every file under `dir` (none when it is missing) by its path relative to it, with its bytes as hex: two trees compare with deepEqual. */
+export async function readTree(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => [])) {
+    if (!e.isFile()) continue;
+    const file = path.join(e.parentPath ?? (e as any).path, e.name);
+    out[path.relative(dir, file)] = (await readFile(file)).toString('hex');
+  }
+  return out;
+}
+
 /** Files under `dir` whose name or bytes hold `needle` (ASCII, any case). */
 export function filesContaining(dir: string, needle: string): Promise<string[]> {
   return filesMatching(dir, new RegExp(needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i'));
