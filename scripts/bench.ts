@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- section ...]` — prints each figure with the machine it was measured on.
  * Sections: tokens, compaction, index (add --full for the 1M-episode run), index-pg (the same in
- * PostgreSQL mode, on a throwaway cluster), pipeline (streamed answers
+ * PostgreSQL mode, on a throwaway cluster), pipeline, pipeline-pg (its overhead per turn with
+ * DATABASE_URL beside the embedded mode) (streamed answers
  * included; `stream` runs only those), memory (`--daemon`: the built daemon alone), forget, cost,
  * longtext.
  */
@@ -15,6 +16,7 @@ const sections: Record<string, () => Promise<Record<string, string>>> = {
   index: async () => (await import('./bench/index.js')).benchIndex(process.argv.includes('--full')),
   'index-pg': async () => (await import('./bench/index-pg.js')).benchIndexPg(),
   pipeline: async () => (await import('./bench/pipeline.js')).benchPipeline(process.argv.includes('--full')),
+  'pipeline-pg': async () => (await import('./bench/pipeline-pg.js')).benchPipelinePg(),
   stream: async () => (await import('./bench/stream.js')).benchStream(),
   memory: async () => (await import('./bench/memory.js')).benchMemory(),
   forget: async () => (await import('./bench/forget.js')).benchForget(),

@@ -17,7 +17,9 @@ import { IndexingService } from '../../src/index/ingest.js';
 import { startLlmProcess } from './llm-process.js';
 import { tempDir, testConfig } from '../../test/helpers/workspace.js';
 import { rng, userText, assistantText } from './text.js';
-import type { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
+import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
+import { Database } from '../../src/storage/pg/database.js';
+import { migrate } from '../../src/storage/pg/migrate.js';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 const f = (n: number) => n.toFixed(2);
@@ -28,12 +30,21 @@ export function msg(chatId: string, t: string, at = new Date()): InboundMessage 
 }
 
 /** `runtimeConfig`: the workspace's runtime-config.json (default: no compaction, to keep sizes fixed). */
-export async function setup(indexSize: number, runtimeConfig: unknown = { compaction: { maxContextTokens: 10_000_000 } }) {
+export async function setup(indexSize: number, runtimeConfig: unknown = { compaction: { maxContextTokens: 10_000_000 } }, opts: { databaseUrl?: string } = {}) {
   const llm = await startLlmProcess('Sure, noted. Here is a short answer to that.');
   const ws = await tempDir('membot-bench-pipe-');
-  await mkdir(path.join(ws.dir, 'preferences'), { recursive: true });
-  await writeFile(path.join(ws.dir, 'preferences', 'runtime-config.json'), JSON.stringify(runtimeConfig));
-  const config = testConfig({ OPENAI_BASE_URL: llm.url, WORKSPACE_DIR: ws.dir, LLM_MODEL: 'gpt-4.1', MAX_CONCURRENT_TURNS: '100' });
+  if (opts.databaseUrl) await storeRuntimeConfig(opts.databaseUrl, runtimeConfig);
+  else {
+    await mkdir(path.join(ws.dir, 'preferences'), { recursive: true });
+    await writeFile(path.join(ws.dir, 'preferences', 'runtime-config.json'), JSON.stringify(runtimeConfig));
+  }
+  const config = testConfig({
+    OPENAI_BASE_URL: llm.url,
+    WORKSPACE_DIR: ws.dir,
+    LLM_MODEL: 'gpt-4.1',
+    MAX_CONCURRENT_TURNS: '100',
+    ...(opts.databaseUrl ? { DATABASE_URL: opts.databaseUrl } : {}),
+  });
   const app = await createApp(config, silentLogger());
   let llmMs = 0;
   const chat = app.parts.llm.chat.bind(app.parts.llm);
@@ -49,9 +60,12 @@ export async function setup(indexSize: number, runtimeConfig: unknown = { compac
     // Other chats' history, through the live ingest path, in batches of one transaction each.
     const r = rng(9);
     const ingest = new IndexingService(app.parts.index);
-    const db = (app.parts.index as SqliteMemoryIndex).database!;
+    // In PostgreSQL mode the index writes its local cache, one transaction per message, and the
+    // database behind it; the fill waits until everything is there.
+    const db = app.parts.index instanceof SqliteMemoryIndex ? app.parts.index.database! : undefined;
+    const batch = (fn: () => void) => (db ? db.transaction(fn) : fn);
     for (let i = 0; i < indexSize; i += 5000) {
-      db.transaction(() => {
+      batch(() => {
         for (let j = i; j < Math.min(indexSize, i + 5000); j++) {
           // 100 chats share the index; the measured chat holds 1 % of it.
           ingest.ingestMessage({
@@ -66,6 +80,7 @@ export async function setup(indexSize: number, runtimeConfig: unknown = { compac
         }
       })();
     }
+    await app.parts.index.persisted();
   }
   return {
     app,
@@ -78,6 +93,17 @@ export async function setup(indexSize: number, runtimeConfig: unknown = { compac
       await ws.cleanup();
     },
   };
+}
+
+/** Stores the runtime settings in the database of `url` (migrated first), as the owner would before a start. */
+async function storeRuntimeConfig(url: string, settings: unknown): Promise<void> {
+  const db = new Database({ url, poolSize: 1, log: silentLogger() });
+  try {
+    await migrate(db, { log: silentLogger() });
+    await db.query('UPDATE runtime_config SET settings = $1, version = version + 1', [JSON.stringify(settings)]);
+  } finally {
+    await db.close();
+  }
 }
 
 /** Runs one turn; returns when the reply was handed to the channel (ms since `t0`), if any. */
