@@ -16,7 +16,17 @@ import { WORKSPACE_FILES } from '../../storage/workspace-files.js';
 import { groupOf } from '../../core/group.js';
 import type { TokenUsage, UsageAccount } from '../../llm/accounting.js';
 import type { Portable } from '../../storage/portable.js';
-import { callFigures, sumUsage as totals, type UsageItem, type UsageModelRow, type UsageRow, type UsageStore, type UsageTotals } from './usage.js';
+import {
+  callFigures,
+  sumUsage as totals,
+  USAGE_COLUMNS,
+  usageValues,
+  type UsageItem,
+  type UsageModelRow,
+  type UsageRow,
+  type UsageStore,
+  type UsageTotals,
+} from './usage.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS usage_daily (
@@ -235,30 +245,12 @@ export class SqliteUsageStore implements UsageStore, Portable<UsageItem> {
   async load(items: AsyncIterable<UsageItem>): Promise<number> {
     const all: UsageItem[] = [];
     for await (const i of items) all.push(i);
-    const daily = this.db.prepare(
-      `INSERT INTO usage_daily (day, chat, kind, calls, prompt_tokens, cached_tokens, completion_tokens, audio_seconds, estimated_calls, estimated_tokens)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    const models = this.db.prepare(
-      'INSERT INTO usage_models (day, chat, kind, model, calls, prompt_tokens, cached_tokens, completion_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    );
+    const insert = {
+      daily: this.db.prepare(`INSERT INTO usage_daily (${USAGE_COLUMNS.daily}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      models: this.db.prepare(`INSERT INTO usage_models (${USAGE_COLUMNS.models}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+    };
     this.db.transaction(() => {
-      for (const { table, row: r } of all) {
-        if (table === 'daily')
-          daily.run(
-            r.day,
-            r.chat,
-            r.kind,
-            r.calls,
-            r.promptTokens,
-            r.cachedTokens,
-            r.completionTokens,
-            r.audioSeconds ?? 0,
-            r.estimatedCalls,
-            r.estimatedTokens,
-          );
-        else models.run(r.day, r.chat, r.kind, r.model, r.calls, r.promptTokens, r.cachedTokens, r.completionTokens);
-      }
+      for (const i of all) insert[i.table].run(...usageValues(i));
     })();
     return all.length;
   }

@@ -81,6 +81,21 @@ export interface UsageModelRow {
 /** One item of the counts as they move between the embedded files and PostgreSQL (storage/portable.ts): a row of either table. */
 export type UsageItem = { table: 'daily'; row: UsageRow } | { table: 'models'; row: UsageModelRow };
 
+/** Both SQL stores' columns (usage.db, and PostgreSQL's tables of the same names), in the order `usageValues` gives an item's values. */
+export const USAGE_COLUMNS = {
+  daily: 'day, chat, kind, calls, prompt_tokens, cached_tokens, completion_tokens, audio_seconds, estimated_calls, estimated_tokens',
+  models: 'day, chat, kind, model, calls, prompt_tokens, cached_tokens, completion_tokens',
+} as const;
+
+/** An item's values for its table's INSERT (`load`). */
+export function usageValues(item: UsageItem): unknown[] {
+  const r = item.row;
+  const figures = [r.calls, r.promptTokens, r.cachedTokens, r.completionTokens];
+  return item.table === 'daily'
+    ? [r.day, r.chat, r.kind, ...figures, item.row.audioSeconds ?? 0, item.row.estimatedCalls, item.row.estimatedTokens]
+    : [r.day, r.chat, r.kind, item.row.model, ...figures];
+}
+
 /** The whole non-negative count a reported figure stands for (a negative, fractional or missing one is no count). */
 export const wholeCount = (x: number): number => (Number.isFinite(x) && x > 0 ? Math.round(x) : 0);
 
