@@ -12,6 +12,8 @@ import type { DatabaseConfig } from '../config/database.js';
 import { PgRuntimeConfigStore } from '../config/runtime-pg.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import { PgInbox } from '../queue/inbox-pg.js';
+import { PgReminderStore } from '../features/reminders/pg-store.js';
+import { PgUsageStore } from '../features/usage/pg-usage.js';
 import { PgChatNames } from '../sessions/names-pg.js';
 import { Database } from '../storage/pg/database.js';
 import { migrate } from '../storage/pg/migrate.js';
@@ -27,12 +29,20 @@ export interface PgStores {
   chatNames: PgChatNames;
   /** The intake journal: the intake reads its unfinished entries at start. */
   inbox: PgInbox;
+  /** Reminders: the service settles what a kill left claimed at its start. */
+  reminders: PgReminderStore;
+  /** Token counts, days in `timezone`; `close` writes what is recorded. */
+  usage: PgUsageStore;
   /** Waits for the background writes, then closes every connection. */
   close(): Promise<void>;
 }
 
 /** Opens the database of `DATABASE_URL` (`database.url` set), applies the migrations and opens the stores. */
-export async function openPgStores(database: DatabaseConfig & { url: string }, log: Logger, opts: { pairing?: PairingOptions } = {}): Promise<PgStores> {
+export async function openPgStores(
+  database: DatabaseConfig & { url: string },
+  log: Logger,
+  opts: { pairing?: PairingOptions; timezone?: string } = {},
+): Promise<PgStores> {
   const db = new Database({ url: database.url, poolSize: database.poolSize, log: componentLogger(log, 'Database') });
   try {
     await migrate(db, { log: componentLogger(log, 'Database') });
@@ -40,6 +50,9 @@ export async function openPgStores(database: DatabaseConfig & { url: string }, l
     const chatNames = new PgChatNames(db, log);
     await chatNames.load();
     const inbox = new PgInbox(db, componentLogger(log, 'Inbox'));
+    const reminders = await PgReminderStore.open(db);
+    // The daemon passes TZ (the days of the budget and the charts); UTC for tools that only move rows.
+    const usage = new PgUsageStore(db, opts.timezone ?? 'UTC', componentLogger(log, 'Usage'));
     return {
       db,
       runtime,
@@ -47,9 +60,12 @@ export async function openPgStores(database: DatabaseConfig & { url: string }, l
       updateLog: new PgUpdateLog(db, componentLogger(log, 'Telegram')),
       chatNames,
       inbox,
+      reminders,
+      usage,
       close: async () => {
         runtime.close();
         await chatNames.flush();
+        await usage.close();
         await inbox.shutdown();
         await db.close();
       },

@@ -35,6 +35,19 @@ test('an empty database: the migrations applied, every store working, a second p
     assert.deepEqual([...(await second.updateLog.admit([2, 3]))], [3]);
     first.chatNames.note('telegram', '5', { kind: 'private', name: 'Ada' });
     await first.inbox.accept({ channel: 'telegram', chatId: '5', userId: '5', text: 'hello', receivedAt: new Date() }).durable;
+    const due = await first.reminders.add({
+      chat: 'telegram:5',
+      channel: 'telegram',
+      chatId: '5',
+      text: 'tea',
+      dueAt: 1,
+      repeat: null,
+      timezone: 'UTC',
+      createdAt: 0,
+    });
+    assert.ok(await first.reminders.claim(due, null, 2));
+    assert.equal(await second.reminders.claim(due, null, 3), undefined, 'claimed once, by one process');
+    first.usage.record({ chat: 'telegram:5', kind: 'answer' }, { promptTokens: 100, cachedTokens: 0, completionTokens: 7 });
   } finally {
     await first.close();
     await second.close();
@@ -46,6 +59,7 @@ test('an empty database: the migrations applied, every store working, a second p
     ['hello'],
     'a message accepted is found at the next start',
   );
+  assert.equal((await third.usage.day('telegram:5')).all.total, 107, 'a call recorded before close is counted');
   await third.close();
   // A backend ends a moment after its client said goodbye: waited for, not assumed.
   const admin = testDatabase(url);
