@@ -251,7 +251,11 @@ export class ReminderService {
       if (list) list.push(item);
       else chats.set(chat, [item]);
     };
-    for (const d of await this.deps.store.claimed(channels)) if (!this.inFlight.has(occurrenceKey(d)) && !held.has(groupOf(d.chat))) add(d.chat, d);
+    // A claim left open is a kill's only when it was made before this start: one made since is
+    // this process's own (in flight, or failed: tried at the next start) or another process's,
+    // which is delivering it (a database shared by several processes, docs/postgres.md).
+    for (const d of await this.deps.store.claimed(channels))
+      if (d.claimedAt < this.startedAt && !this.inFlight.has(occurrenceKey(d)) && !held.has(groupOf(d.chat))) add(d.chat, d);
     for (const r of await this.deps.store.due(now, channels)) if (!held.has(groupOf(r.chat))) add(r.chat, r);
     const work: Array<Promise<void>> = [];
     let occurrences = 0;

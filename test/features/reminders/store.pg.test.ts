@@ -19,6 +19,11 @@ import { loadsTheSame } from '../../helpers/stores.js';
 import { tempDir } from '../../helpers/workspace.js';
 import { childEnv, repoRoot, tsxLoader } from '../../helpers/child.js';
 import { reminderStoreContract } from './store.contract.js';
+import { waitFor } from '../../helpers/wait.js';
+import { ReminderService } from '../../../src/features/reminders/service.js';
+import { FileSessionStore } from '../../../src/sessions/file-store.js';
+import { FileMemoryService } from '../../../src/memory/file-memory.js';
+import { DailyNotes } from '../../../src/memory/daily-notes.js';
 
 let cluster: PgCluster;
 before(async () => {
@@ -153,6 +158,63 @@ test('moving schedules.db into PostgreSQL and back gives the same items: ids, st
     await back.close();
   } finally {
     await db.close();
+    await ws.cleanup();
+  }
+});
+
+test("two daemons on one database: one running while the other claims 20 due reminders never delivers the other's claims — each is sent once", async () => {
+  const url = await migratedDatabase(cluster);
+  const dbs = [testDatabase(url), testDatabase(url)];
+  const ws = await tempDir();
+  const sessions: FileSessionStore[] = [];
+  try {
+    const daemon = async (n: number) => {
+      const dir = path.join(ws.dir, `daemon-${n}`);
+      const s = new FileSessionStore(path.join(dir, 'sessions'), silentLogger());
+      await s.init();
+      sessions.push(s);
+      const notes = new DailyNotes(new FileMemoryService(path.join(dir, 'memory'), 'chat'), 'UTC', silentLogger());
+      return new ReminderService({
+        store: await PgReminderStore.open(dbs[n]!),
+        sessions: s,
+        notes,
+        timezone: 'UTC',
+        log: silentLogger(),
+        queue: (_k, t) => t(),
+        perChatPerHour: 100,
+      });
+    };
+    const sent: string[] = [];
+    const running = await daemon(1);
+    assert.equal(await running.start({ test: async (_chat, text) => void sent.push(`running: ${text}`) }), 0, 'nothing due yet');
+    const store = await PgReminderStore.open(dbs[0]!);
+    for (let i = 0; i < 20; i++)
+      await store.add({
+        chat: `test:${i % 5}`,
+        channel: 'test',
+        chatId: String(i % 5),
+        text: `r${i}`,
+        dueAt: Date.now() - 1000,
+        repeat: null,
+        timezone: 'UTC',
+        createdAt: 0,
+      });
+    // The other daemon starts and claims them all; its sends wait, so its claims stay open.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const other = await daemon(0);
+    const otherRun = other.start({ test: async (_chat, text) => held.then(() => void sent.push(text)) });
+    await waitFor(async () => (await store.claimed()).length === 20, 30_000, 'the other daemon claimed all 20');
+    assert.equal(await running.runDue(), 0, "the running daemon's tick leaves them to the daemon delivering them");
+    release();
+    assert.equal(await otherRun, 20);
+    assert.deepEqual(sent.map((t) => /: (r\d+)$/.exec(t)?.[1]).sort(), Array.from({ length: 20 }, (_, i) => `r${i}`).sort(), 'each once');
+    assert.ok(!sent.some((t) => t.startsWith('running:')));
+    running.stop();
+    other.stop();
+  } finally {
+    for (const s of sessions) await s.close();
+    for (const db of dbs) await db.close();
     await ws.cleanup();
   }
 });
