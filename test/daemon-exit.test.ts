@@ -36,7 +36,7 @@ test('risk: a stopped daemon lingers — after SIGTERM it ends by itself with co
   const mcpConfig = path.join(ws.dir, 'mcp.json');
   await writeFile(mcpConfig, JSON.stringify({ servers: { fx: { ...stdioFixture(), tools: ['forecast'] }, web: { url: web.url, tools: ['forecast'] } } }));
   const reminders = new SqliteReminderStore(path.join(ws.dir, 'schedules.db'), silentLogger());
-  reminders.add({
+  await reminders.add({
     chat: `telegram:${OWNER}`,
     channel: 'telegram',
     chatId: String(OWNER),
@@ -46,7 +46,7 @@ test('risk: a stopped daemon lingers — after SIGTERM it ends by itself with co
     timezone: 'UTC',
     createdAt: Date.now(),
   });
-  reminders.close();
+  await reminders.close();
   const env = telegramDaemonEnv(
     { llmUrl: llm.url, workspace: ws.dir, tg },
     { TELEGRAM_ALLOWED_USERS: String(OWNER), MCP_CONFIG: mcpConfig, MEMORY_PAGE_PORT: String(await freePort()) },

@@ -54,7 +54,7 @@ export function features(p: Parts, config: Config): Feature[] {
       memory: p.memory,
       index: p.index,
       tools: p.tools,
-      reminders: (channel, chatId) => p.reminders.list(channel, chatId).map((r) => p.reminders.describe(r)),
+      reminders: async (channel, chatId) => (await p.reminders.list(channel, chatId)).map((r) => p.reminders.describe(r)),
       usage: p.usage,
       budget: p.budget,
       mcpLines: () => p.mcp?.statusLines() ?? [],

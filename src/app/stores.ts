@@ -19,6 +19,8 @@ import { PgRuntimeConfigStore } from '../config/runtime-pg.js';
 import { FileSessionStore } from '../sessions/file-store.js';
 import type { SessionStore } from '../sessions/store.js';
 import { PgChatNames } from '../sessions/names-pg.js';
+import { PgReminderStore } from '../features/reminders/pg-store.js';
+import { PgUsageStore } from '../features/usage/pg-usage.js';
 import { PgSessionStore } from '../sessions/pg-store.js';
 import { PgMemoryService } from '../memory/pg/service.js';
 import { FileMemoryService } from '../memory/file-memory.js';
@@ -144,8 +146,9 @@ async function open(config: Config, log: Logger, life: Lifecycle, opts: StoresOp
     },
   });
 
-  // PG store: merged separately (#35)
-  const usage = SqliteUsageStore.inWorkspace(ws, config.timezone, { log: componentLogger(log, 'Usage') });
+  const usage = db
+    ? new PgUsageStore(db, config.timezone, componentLogger(log, 'Usage'))
+    : SqliteUsageStore.inWorkspace(ws, config.timezone, { log: componentLogger(log, 'Usage') });
   life.add({ name: 'usage', close: () => usage.close() });
 
   const memory = db ? new PgMemoryService(db, config.memoryScope) : FileMemoryService.inWorkspace(ws, config.memoryScope);
@@ -166,8 +169,7 @@ async function open(config: Config, log: Logger, life: Lifecycle, opts: StoresOp
     },
   });
 
-  // PG store: merged separately (#35)
-  const reminders = SqliteReminderStore.inWorkspace(ws, componentLogger(log, 'Reminders'));
+  const reminders = db ? await PgReminderStore.open(db) : SqliteReminderStore.inWorkspace(ws, componentLogger(log, 'Reminders'));
 
   const inbox = db ? new PgInbox(db, componentLogger(log, 'Inbox')) : FileInbox.inWorkspace(ws);
   life.add({ name: 'inbox', close: () => inbox.shutdown() });

@@ -200,10 +200,10 @@ export class Intake {
       );
       return this.unanswered(writes, msg, cmd !== null, limits.rateText(job.key, cmd?.name));
     }
-    if (!cmd && budget.blocks(job.key, msg)) {
+    if (!cmd && (await budget.blocks(job.key, msg))) {
       // DAILY_TOKEN_BUDGET used up: the message is kept in the session, never sent to the model.
       log.info({ session: job.key, budget: config.dailyTokenBudget }, 'daily token budget used up; message saved, not sent to the model');
-      return this.unanswered(writes, msg, false, budget.refusal(job.key));
+      return this.unanswered(writes, msg, false, await budget.refusal(job.key));
     }
     if (cmd) {
       job.command = cmd.name;

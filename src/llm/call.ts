@@ -86,7 +86,7 @@ export interface LlmObservers {
   /** Where the usage of accounted calls goes. A failing sink never fails a call. */
   usageSink?: UsageSink | undefined;
   /** True when a call billed to this account must not be made (daily token budget). */
-  gate?: ((account: UsageAccount) => boolean) | undefined;
+  gate?: ((account: UsageAccount) => boolean | Promise<boolean>) | undefined;
   /** A model's tokenizer, to estimate a call that ended without usage (unset or unknown: characters / 3.5). */
   tokensFor?: ((model: string) => TokenCounter | undefined) | undefined;
 }

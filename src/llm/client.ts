@@ -40,7 +40,7 @@ export class LlmClient {
   /** The default server's client (OPENAI_BASE_URL): transcription and embeddings use it too. */
   readonly sdk: OpenAI;
   private readonly usageSink: UsageSink | undefined;
-  private readonly gate: ((account: UsageAccount) => boolean) | undefined;
+  private readonly gate: ((account: UsageAccount) => boolean | Promise<boolean>) | undefined;
   private readonly tokensFor: ((model: string) => TokenCounter | undefined) | undefined;
   private roughTokens: TokenCounter | undefined;
   private readonly defaultEndpoint: Endpoint;
@@ -91,7 +91,7 @@ export class LlmClient {
    * (`fallsOver`). A failure caused by the request itself (a 400, too long) is thrown at once.
    */
   async chat(opts: ChatCallOptions): Promise<ChatResult> {
-    if (opts.account && this.gate?.(opts.account)) {
+    if (opts.account && (await this.gate?.(opts.account))) {
       throw new LlmError(
         'llm.budget_exhausted',
         'rejected',

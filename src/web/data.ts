@@ -234,10 +234,10 @@ export class MemoryPageData {
    * (billed to `*`), and with MEMORY_SCOPE=global the shared memory's background work is billed
    * to `global`: neither is in any one chat's chart.
    */
-  usage(chat: ChatSummary): { since: string; until: string; days: UsageDay[] } {
+  async usage(chat: ChatSummary): Promise<{ since: string; until: string; days: UsageDay[] }> {
     const until = this.s.usage.dayOf();
     const since = addDays(until, -(USAGE_DAYS - 1));
-    return { since, until, days: usageDays(this.s.usage.rows({ since, until, chat: chat.key }), since, until) };
+    return { since, until, days: usageDays(await this.s.usage.rows({ since, until, chat: chat.key }), since, until) };
   }
 
   /** Per day: messages indexed, facts learnt, note lines, consolidations (history entries), MEMORY.md versions. */

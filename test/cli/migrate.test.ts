@@ -17,6 +17,9 @@ import { FileUpdateLog } from '../../src/channels/telegram/update-log.js';
 import { silentLogger } from '../../src/core/log.js';
 import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 import { FileInbox } from '../../src/queue/file-inbox.js';
+import { SqliteReminderStore } from '../../src/features/reminders/sqlite-store.js';
+import { SqliteUsageStore } from '../../src/features/usage/sqlite-usage.js';
+import { collect, type Portable } from '../../src/storage/portable.js';
 import { startTestBot } from '../helpers/app.js';
 import { memoryCli } from '../helpers/child.js';
 import { startPg, type PgCluster } from '../helpers/pg.js';
@@ -62,6 +65,12 @@ async function talkedWorkspace(): Promise<string> {
   await pairing.request({ userId: '6', chatId: '6' });
   await pairing.approveGroup({ chatId: '-100', title: 'Beekeepers', by: '5' });
   await FileUpdateLog.inWorkspace(ws, silentLogger()).admit([1001, 1002, 1003]);
+  const reminders = SqliteReminderStore.inWorkspace(ws, silentLogger());
+  const base = { channel: 'test', timezone: 'UTC', createdAt: Date.UTC(2026, 10, 1) };
+  await reminders.add({ ...base, chat: 'test:1', chatId: '1', text: 'water the plants', dueAt: Date.UTC(2027, 0, 1, 9), repeat: 'daily' });
+  const once = await reminders.add({ ...base, chat: 'test:1', chatId: '1', text: 'call Dana', dueAt: Date.UTC(2026, 10, 2), repeat: null });
+  await reminders.finish((await reminders.claim(once, null, Date.UTC(2026, 10, 2)))!, 'sent', Date.UTC(2026, 10, 2, 0, 0, 1));
+  reminders.close();
   return ws;
 }
 
@@ -91,6 +100,19 @@ test('a workspace moved into PostgreSQL and back into a fresh one: the same file
     assert.deepEqual(counts(out.out), counts(into.out), 'the same counts both ways');
     for (const file of MOVED_FILES) {
       assert.deepEqual(await readFile(path.join(back.dir, file)), await readFile(path.join(ws, file)), `${file}: the same bytes`);
+    }
+    // SQLite files are not byte for byte the same when written again: their items are.
+    const sqliteStores: Array<(dir: string) => Portable<unknown> & { close(): void }> = [
+      (dir) => SqliteReminderStore.inWorkspace(dir, silentLogger()),
+      (dir) => SqliteUsageStore.inWorkspace(dir, 'UTC'),
+    ];
+    for (const open of sqliteStores) {
+      const [before, after] = [open(ws), open(back.dir)];
+      const items = await collect(before.dump());
+      assert.ok(items.length > 0, `${before.portableName}: something moved`);
+      assert.deepEqual(await collect(after.dump()), items, `${before.portableName}: the same items`);
+      before.close();
+      after.close();
     }
     for (const tree of ['memory', 'sessions']) {
       const moved = await readTree(path.join(ws, tree));
@@ -128,7 +150,7 @@ test('risk: a move overwrites what a target holds — refused without --force, n
     assert.equal(refused.code, 1);
     assert.match(
       refused.err,
-      /^migrate: the database already holds runtime settings, pairing, Telegram's update log, chat names, memory index, sessions, memory files: nothing was written\. Run again with --force/,
+      /^migrate: the database already holds runtime settings, pairing, Telegram's update log, chat names, memory index, sessions, memory files, reminders, token usage: nothing was written\. Run again with --force/,
     );
     assert.equal(refused.err.split('\n').length, 1, 'one line');
     assert.equal(refused.out, '');

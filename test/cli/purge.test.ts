@@ -60,7 +60,7 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     }
     const inADay = new Date(Date.now() + 86_400_000).toISOString();
     for (const chat of ['1', '2'])
-      assert.ok(bot.app.parts.reminders.schedule('test', chat, { at: inADay, text: `say ${chat === '1' ? 'PLUM11' : 'KIWI22'}` }).ok);
+      assert.ok((await bot.app.parts.reminders.schedule('test', chat, { at: inADay, text: `say ${chat === '1' ? 'PLUM11' : 'KIWI22'}` })).ok);
     await new FilePairingStore(pairingFile(ws)).approve(
       ((await new FilePairingStore(pairingFile(ws)).request({ userId: '1', chatId: '1' })) as { code: string }).code,
     );
@@ -177,7 +177,7 @@ test('purge --chat telegram:<group> takes the group and every forum topic of it,
       await bot.send(chat, '/new', { ...tg, role: 'owner' });
       await bot.send(chat, `again: ${word}`, tg);
       await bot.send(chat, '/export', { ...tg, role: 'owner' });
-      assert.ok(bot.app.parts.reminders.schedule('telegram', chat, { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${word}` }).ok);
+      assert.ok((await bot.app.parts.reminders.schedule('telegram', chat, { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${word}` })).ok);
     }
     await bot.app.stop();
     const others = ['memory', 'sessions', 'exports'].flatMap((d) =>
@@ -242,13 +242,14 @@ test('purge --chat telegram:<group> takes the group and every forum topic of it,
     }
     const usage = new SqliteUsageStore(path.join(ws, 'usage.db'), 'UTC');
     try {
-      assert.deepEqual([...new Set(usage.rows().map((r) => r.chat))].sort(), ['telegram:-100456', 'telegram:-1001234:5'].sort());
+      assert.deepEqual([...new Set((await usage.rows()).map((r) => r.chat))].sort(), ['telegram:-100456', 'telegram:-1001234:5'].sort());
     } finally {
       usage.close();
     }
     const reminders = new SqliteReminderStore(path.join(ws, 'schedules.db'), silentLogger());
     try {
-      const left = ['telegram:-100123', 'telegram:-100123:5', 'telegram:-100456', 'telegram:-1001234:5'].map((c) => reminders.pending(c).length);
+      const left: number[] = [];
+      for (const c of ['telegram:-100123', 'telegram:-100123:5', 'telegram:-100456', 'telegram:-1001234:5']) left.push((await reminders.pending(c)).length);
       assert.deepEqual(left, [0, 0, 1, 1]);
     } finally {
       reminders.close();
@@ -268,18 +269,18 @@ async function twoChats(): Promise<{ ws: string; closeLlm: () => Promise<void> }
   ] as const) {
     await bot.send(chat, `my code word is ${word}`);
     await bot.send(chat, '/new');
-    assert.ok(bot.app.parts.reminders.schedule('test', chat, { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${word}` }).ok);
+    assert.ok((await bot.app.parts.reminders.schedule('test', chat, { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${word}` })).ok);
   }
   await bot.app.stop();
   return { ws: bot.workspace, closeLlm: () => bot.llm.close() };
 }
 
-const pendingOf = (ws: string, chat: string) => {
+const pendingOf = async (ws: string, chat: string) => {
   const store = new SqliteReminderStore(path.join(ws, 'schedules.db'), silentLogger());
   try {
-    return store.chats().includes(chat);
+    return (await store.chats()).includes(chat);
   } finally {
-    store.close();
+    await store.close();
   }
 };
 
@@ -291,7 +292,7 @@ test('risk: a purge killed part-way leaves the chat half there — the next star
       const killed = await memoryCli(['purge', '--chat', 'test:1'], { WORKSPACE_DIR: ws, MEMBOT_CRASH_AT: 'purge:files' });
       assert.equal(killed.code, null, `killed mid-purge: ${killed.stdout}${killed.stderr}`);
       assert.ok((await filesContaining(ws, 'PLUM11')).length > 0, 'the kill left the chat half there');
-      assert.equal(pendingOf(ws, 'test:1'), false, 'its reminders went first');
+      assert.equal(await pendingOf(ws, 'test:1'), false, 'its reminders went first');
 
       if (finisher === 'daemon') {
         // The terminal daemon with no input: it starts, then stops at the end of its input.
@@ -310,7 +311,7 @@ test('risk: a purge killed part-way leaves the chat half there — the next star
       assert.deepEqual(await filesContaining(ws, 'PLUM11'), [], `${finisher}: no byte of chat 1 left`);
       assert.deepEqual(await filesContaining(ws, 'test:1'), [], `${finisher}: not even its id (the purge's own record included)`);
       assert.ok((await filesContaining(ws, 'KIWI22')).length >= 4, `${finisher}: the other chat is still there`);
-      assert.equal(pendingOf(ws, 'test:2'), true);
+      assert.equal(await pendingOf(ws, 'test:2'), true);
     } finally {
       await closeLlm();
       await rm(ws, { recursive: true, force: true });

@@ -72,7 +72,7 @@ async function rig(
     dispatcher,
     limits: new ChatLimits(0, 100),
     sessions,
-    budget: { blocks: () => false, refusal: () => '' },
+    budget: { blocks: async () => false, refusal: async () => '' },
     commands,
     pipeline: {
       async run(turn) {

@@ -4,9 +4,11 @@
  * implementation (PostgreSQL) passes the same tests by giving its own harness.
  */
 import { test } from 'node:test';
+import assert from 'node:assert/strict';
 import { copyFile, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { filesContaining, tempDir } from './workspace.js';
+import { collect, type Portable } from '../../src/storage/portable.js';
 
 export interface StoreHarness<S> {
   /** A store over empty state, ready to use. */
@@ -92,4 +94,21 @@ async function copyAsKilled(from: string, to: string): Promise<void> {
     if (e.isDirectory()) await copyAsKilled(src, dst);
     else if (e.isFile()) await copyFile(src, dst).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
   }
+}
+
+/** The items as the async iterable `Portable.load` takes. */
+export async function* itemsOf<I>(items: readonly I[]): AsyncIterable<I> {
+  yield* items;
+}
+
+/**
+ * Loads `items` (another store's dump) into `target` and checks what a move between the files and
+ * PostgreSQL relies on (storage/portable.ts): the target was empty, takes every item, and dumps
+ * the same items back.
+ */
+export async function loadsTheSame<I>(target: Portable<I>, items: readonly I[]): Promise<void> {
+  assert.equal(await target.isEmpty(), true, `${target.portableName}: empty before`);
+  assert.equal(await target.load(itemsOf(items)), items.length);
+  assert.equal(await target.isEmpty(), items.length === 0);
+  assert.deepEqual(await collect(target.dump()), items, `${target.portableName}: the same items`);
 }

@@ -182,7 +182,7 @@ test('through the daemon: model A answers 500s, model B takes over — the reply
       'one info line with model and fallbackFrom',
     );
     assert.deepEqual(
-      bot.app.parts.usage.byModel('test:1').map((r) => [r.model, r.calls]),
+      (await bot.app.parts.usage.byModel('test:1')).map((r) => [r.model, r.calls]),
       [['model-b', 1]],
       'usage is recorded under the model that answered',
     );

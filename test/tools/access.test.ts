@@ -33,7 +33,7 @@ test('a group member asking the model: memory_read, memory_rewrite and cancel_sc
   const bot = await startTestBot({ responder: model });
   try {
     const inADay = new Date(Date.now() + 86_400_000).toISOString();
-    assert.ok(bot.app.parts.reminders.schedule('test', GROUP, { at: inADay, text: 'team standup' }).ok);
+    assert.ok((await bot.app.parts.reminders.schedule('test', GROUP, { at: inADay, text: 'team standup' })).ok);
     const memoryFile = path.join(bot.workspace, 'memory', `test:${GROUP}`, 'MEMORY.md');
     await bot.app.parts.memory.forChat('test', GROUP).writeMemory('- The launch code is 4711.\n', 'test');
 
@@ -44,7 +44,7 @@ test('a group member asking the model: memory_read, memory_rewrite and cancel_sc
 
     const [cancel] = await bot.send(GROUP, 'call cancel_scheduled {"id":1}', member);
     assert.match(cancel!, /result: Error: cancel_scheduled is for the bot's owner \(or a group admin\) in this group/);
-    assert.equal(bot.app.parts.reminders.list('test', GROUP).length, 1, 'the reminder stays');
+    assert.equal((await bot.app.parts.reminders.list('test', GROUP)).length, 1, 'the reminder stays');
     const [read] = await bot.send(GROUP, 'call memory_read {}', member);
     assert.doesNotMatch(read!, /4711/);
     const [rewrite] = await bot.send(GROUP, 'call memory_rewrite {"section":"Launch","content":"gone"}', member);

@@ -176,7 +176,7 @@ test('memory page at 1400 px: chats by name with topics under their group, tabs 
     answers: g.querySelectorAll('rect.usage-answers').length,
   }));
   assert.equal(bar.answers, 1, "today's answers are drawn");
-  assert.match(bar.title, new RegExp(`^${today}: answers ${s.usage.day('test:1').answers.total.toLocaleString('en-US')},`));
+  assert.match(bar.title, new RegExp(`^${today}: answers ${(await s.usage.day('test:1')).answers.total.toLocaleString('en-US')},`));
   const twoDaysAgo = s.usage.dayOf(new Date(Date.now() - 2 * 86_400_000));
   assert.equal(
     await page.$$eval(`#usage-svg g.usage-day[data-day="${twoDaysAgo}"] rect`, (r) => r.map((x) => x.getAttribute('class')).join(' ')),

@@ -28,7 +28,7 @@ test("memory page: /api/usage gives the chat's tokens per day from usage.db — 
     store.record({ chat: 'test:1', kind: 'answer' }, { promptTokens: 500, cachedTokens: 100, completionTokens: 50 }, threeDaysAgo);
     store.record({ chat: 'test:1', kind: 'answer' }, { promptTokens: 999_000, cachedTokens: 0, completionTokens: 0 }, new Date(Date.now() - 40 * DAY));
     store.record({ chat: 'test:2', kind: 'answer' }, { promptTokens: 7777, cachedTokens: 0, completionTokens: 0 }, threeDaysAgo);
-    store.close();
+    await store.close();
 
     assert.equal((await fetch(`${t.page.url}api/usage?chat=test:1`)).status, 401, 'token required');
     assert.equal((await fetch(`${t.page.url}api/usage?chat=${encodeURIComponent('../test:1')}`, { headers: auth })).status, 404);
@@ -56,7 +56,7 @@ test("memory page: /api/usage gives the chat's tokens per day from usage.db — 
     );
     // Today: the two answers the bot gave in the helper's chat, as /status counts them.
     const todayRow = u.days.at(-1)!;
-    const status = s.usage.day('test:1');
+    const status = await s.usage.day('test:1');
     assert.ok(status.answers.total > 0, "the bot's own answers were recorded");
     assert.equal(todayRow.answers, status.answers.total);
     assert.equal(todayRow.background, status.background.total);

@@ -7,8 +7,8 @@ export const DEFAULT_COMPACT_KEEP = 10;
 export interface CompactDeps {
   /** DAILY_TOKEN_BUDGET (features/usage/budget.ts): the summary needs the model, so it is refused over the budget. */
   budget: {
-    blocks(chat: string, msg: Pick<InboundMessage, 'channel' | 'userId' | 'username'>): boolean;
-    refusal(chat: string, outcome?: string, lead?: string): string;
+    blocks(chat: string, msg: Pick<InboundMessage, 'channel' | 'userId' | 'username'>): Promise<boolean>;
+    refusal(chat: string, outcome?: string, lead?: string): Promise<string>;
   };
   compactor: Pick<AutoCompactor, 'compactNow'>;
 }
@@ -23,7 +23,7 @@ export function createCompactCommand(deps: CompactDeps): Command {
       if (args && !Number.isFinite(n)) return `"/compact ${args}" — N must be a number of messages to keep, e.g. /compact 10.`;
       const keep = Math.min(100, Math.max(1, n));
       // Over DAILY_TOKEN_BUDGET the summary would be refused: say so, and keep the conversation as it is.
-      if (deps.budget.blocks(session.id, inbound)) {
+      if (await deps.budget.blocks(session.id, inbound)) {
         return deps.budget.refusal(session.id, 'so nothing was compacted', '/compact needs the model to write the summary, and ');
       }
       const before = session.messages.length;

@@ -80,8 +80,8 @@ export interface ForgetDeps {
   journal?: Pick<Inbox, 'redact'>;
   /** Reminders (reminders/service.ts): the ones whose text holds the words go too. */
   reminders?: {
-    countMatching(channel: string, chatId: string, test: (text: string) => boolean): number;
-    deleteMatching(channel: string, chatId: string, test: (text: string) => boolean): number;
+    countMatching(channel: string, chatId: string, test: (text: string) => boolean): Promise<number>;
+    deleteMatching(channel: string, chatId: string, test: (text: string) => boolean): Promise<number>;
   };
   log: Logger;
   /** Where forgets under way are recorded (app/stores.ts: PostgreSQL with DATABASE_URL); by default `forgetting/` in the workspace. */
@@ -152,7 +152,7 @@ export class ForgetService {
     }
     const session = await this.deps.sessions.getOrCreate(chat.channel, chat.chatId);
     counts.sessionMessages = sessionPlan(session.messages, p).touched;
-    counts.reminders = this.deps.reminders?.countMatching(chat.channel, chat.chatId, (t) => p.test(t)) ?? 0;
+    counts.reminders = (await this.deps.reminders?.countMatching(chat.channel, chat.chatId, (t) => p.test(t))) ?? 0;
     return { words: p.text, counts, total: Object.values(counts).reduce((a, b) => a + b, 0) };
   }
 
@@ -223,7 +223,7 @@ export class ForgetService {
     const touched: string[] = [];
 
     // Reminders first: a due one would post the words into the chat while the rest runs.
-    if ((this.deps.reminders?.deleteMatching(chat.channel, chat.chatId, (t) => p.test(t)) ?? 0) > 0) touched.push('schedules.db');
+    if (((await this.deps.reminders?.deleteMatching(chat.channel, chat.chatId, (t) => p.test(t))) ?? 0) > 0) touched.push('schedules.db');
     crashPoint('forget:reminders');
 
     // MEMORY.md first (its pre-image becomes a version), then every version is redacted.

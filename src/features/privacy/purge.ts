@@ -30,10 +30,10 @@ import { MAX_ATTEMPTS, PrivacyJournal, type ChangeJournal, type JournalRecord } 
 /** A database of rows per chat that purge empties: schedules.db (reminders), usage.db (token usage). */
 export interface ChatRows {
   /** Every chat (`channel:chatId`) with a row. */
-  chats(): string[];
+  chats(): Promise<string[]>;
   /** Deletes the chat's rows; returns how many. */
-  deleteChat(chat: string): number;
-  close(): void;
+  deleteChat(chat: string): Promise<number>;
+  close(): Promise<void>;
 }
 
 /**
@@ -102,8 +102,8 @@ async function topicsOf(chat: Chat, opts: PurgeOptions, stores: PurgeStores): Pr
   for (const name of await readdir(exportsDir(opts.workspaceDir)).catch(() => [] as string[])) add(chatOfFileKey(name));
   for (const c of await stores.inbox.chats()) add(c);
   for (const k of stores.index?.erase?.scopes() ?? []) keys.add(k);
-  for (const k of stores.reminders?.chats() ?? []) keys.add(k);
-  for (const k of stores.usage?.chats() ?? []) keys.add(k);
+  for (const k of (await stores.reminders?.chats()) ?? []) keys.add(k);
+  for (const k of (await stores.usage?.chats()) ?? []) keys.add(k);
   const prefix = `${chat.channel}:`;
   return [...keys]
     .filter((k) => k !== group && k.startsWith(prefix) && groupOf(k) === group)
@@ -192,11 +192,18 @@ async function purgeRecorded(chat: Chat, opts: PurgeOptions, resumed?: { id: str
     return report;
   } finally {
     stores.index?.close();
-    stores.reminders?.close();
-    stores.usage?.close();
+    await stores.reminders?.close();
+    await stores.usage?.close();
     await stores.sessions.close();
     await stores.inbox.shutdown();
   }
+}
+
+/** The rows of these chats deleted from one of the ChatRows stores (none when it is not there); how many. */
+async function deleteChats(rows: ChatRows | undefined, ids: Set<string>): Promise<number> {
+  let n = 0;
+  for (const id of ids) n += (await rows?.deleteChat(id)) ?? 0;
+  return n;
 }
 
 /** Deletes everything of these chats (a chat, or a group and its topics): each file rewritten once. */
@@ -207,7 +214,7 @@ async function purgeChats(chats: Chat[], opts: PurgeOptions, stores: PurgeStores
   const kept: string[] = [];
 
   // Reminders first: one due would post into the chat if the daemon started before the rest went.
-  const reminders = stores.reminders ? [...ids].reduce((n, id) => n + stores.reminders!.deleteChat(id), 0) : 0;
+  const reminders = await deleteChats(stores.reminders, ids);
   if (reminders > 0) deleted.push(`${reminders} reminder(s) in schedules.db (with their delivery records)`);
 
   deleted.push(...(await stores.sessions.erase(chats)));
@@ -235,7 +242,7 @@ async function purgeChats(chats: Chat[], opts: PurgeOptions, stores: PurgeStores
       deleted.push(`${memories} memories in memory.db (with their full-text, entity and vector entries; freed space scrubbed)`);
     }
   }
-  const usage = stores.usage ? [...ids].reduce((n, id) => n + stores.usage!.deleteChat(id), 0) : 0;
+  const usage = await deleteChats(stores.usage, ids);
   if (usage > 0) deleted.push(`${usage} row(s) of token usage in usage.db`);
 
   const [chat] = chats;

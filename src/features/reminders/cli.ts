@@ -14,6 +14,7 @@ import type { Config } from '../../config/env.js';
 import type { Logger } from '../../core/log.js';
 import { SqliteReminderStore } from './sqlite-store.js';
 import { describeReminder } from './service.js';
+import type { Reminder } from './store.js';
 import type { CliIo } from '../../core/cli-io.js';
 import { chatKey, type Chat } from '../../core/chat.js';
 
@@ -27,7 +28,7 @@ export async function runReminders(chat: Chat, chatArg: string, args: string[], 
   const store = SqliteReminderStore.inWorkspace(config.workspaceDir, log);
   try {
     const key = chatKey(chat);
-    const pending = store.pending(key);
+    const pending = await store.pending(key);
     if (at < 0) {
       if (pending.length === 0) {
         io.out(`No pending reminders for ${chatArg}.`);
@@ -47,11 +48,15 @@ export async function runReminders(chat: Chat, chatArg: string, args: string[], 
       );
       return 1;
     }
-    const cancelled = targets.flatMap((r) => store.cancel(key, r.id) ?? []);
+    const cancelled: Reminder[] = [];
+    for (const r of targets) {
+      const c = await store.cancel(key, r.id);
+      if (c) cancelled.push(c);
+    }
     for (const r of cancelled) io.out(`Cancelled: ${describeReminder(r)}`);
     if (cancelled.length < targets.length) io.out(`${targets.length - cancelled.length} were delivered or cancelled meanwhile.`);
     return 0;
   } finally {
-    store.close();
+    await store.close();
   }
 }

@@ -12,7 +12,7 @@ export function createRemindersCommand(reminders: ReminderService): Command {
     // The list is what the chat will be sent anyway; cancelling one changes it for everyone.
     access: (args) => (/^cancel\b/i.test(args) ? 'managers' : 'everyone'),
     async run({ inbound, args }) {
-      const pending = reminders.list(inbound.channel, inbound.chatId);
+      const pending = await reminders.list(inbound.channel, inbound.chatId);
       if (args === '') {
         if (pending.length === 0) return 'No pending reminders. Ask me, e.g. "remind me tomorrow at 9 to call the dentist".';
         const lines = pending.map((r, i) => `${i + 1}. ${reminders.describe(r)}`);
@@ -27,7 +27,7 @@ export function createRemindersCommand(reminders: ReminderService): Command {
           ? 'There are no pending reminders to cancel.'
           : `There is no reminder ${n}: you have ${pending.length} pending. Send /reminders to see them.`;
       }
-      const cancelled = reminders.cancel(inbound.channel, inbound.chatId, target.id);
+      const cancelled = await reminders.cancel(inbound.channel, inbound.chatId, target.id);
       if (!cancelled) return `Reminder ${n} was just delivered or cancelled. Send /reminders to see what is left.`;
       return `Cancelled reminder ${n}: ${reminders.describe(cancelled)}.`;
     },

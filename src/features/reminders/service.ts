@@ -2,7 +2,7 @@
  * Reminders: scheduling (validated), and delivery at the due time through the chat's channel.
  *
  * Delivery of one occurrence, in the chat's dispatcher queue (never in the middle of a turn):
- *   1. claim it in schedules.db (one transaction: a one-time reminder is done, a repeating one
+ *   1. claim it in the store (one transaction: a one-time reminder is done, a repeating one
  *      moves to its next time) — from here on it is never claimed again;
  *   2. append it to the session as an assistant message marked with the occurrence (fsynced
  *      session log), and a line to today's note;
@@ -82,6 +82,8 @@ export class ReminderService {
   private stopped = false;
   private running: Promise<number> | undefined;
   private again = false;
+  /** Counts the calls of `arm` (see there). */
+  private arms = 0;
   /** Deliveries queued and not finished (stop waits for them through the dispatcher's drain). */
   private readonly inFlight = new Set<string>();
 
@@ -100,10 +102,10 @@ export class ReminderService {
    * once). Claims without a session message stay open; `start` delivers them.
    */
   async settleClaims(): Promise<void> {
-    for (const d of this.deps.store.claimed()) {
+    for (const d of await this.deps.store.claimed()) {
       const session = await this.deps.sessions.getOrCreate(d.channel, d.chatId);
       if (session.messages.some((m) => carries(m, occurrenceKey(d)))) {
-        this.deps.store.finish(d, 'sent', this.now());
+        await this.deps.store.finish(d, 'sent', this.now());
         this.deps.log.warn(
           { code: 'reminder.delivery_uncertain' satisfies ErrorCode, session: d.chat, reminder: d.reminderId },
           'a reminder was recorded but the daemon stopped before it was confirmed sent; not sent again (at most once)',
@@ -112,7 +114,7 @@ export class ReminderService {
     }
   }
 
-  schedule(channel: string, chatId: string, input: { at: string; text: string; repeat?: string | undefined }): ScheduleResult {
+  async schedule(channel: string, chatId: string, input: { at: string; text: string; repeat?: string | undefined }): Promise<ScheduleResult> {
     const now = this.now();
     const tz = this.deps.timezone;
     const text = input.text.trim();
@@ -134,48 +136,48 @@ export class ReminderService {
     const chat = chatKey({ channel, chatId });
     // A group's forum topics share its limit (as they share its budget): one member cannot pile
     // up 50 per topic.
-    if (this.deps.store.countPendingInGroup(groupOf(chat)) >= MAX_PENDING_PER_CHAT) {
+    if ((await this.deps.store.countPendingInGroup(groupOf(chat))) >= MAX_PENDING_PER_CHAT) {
       const reason = isTopic(chat)
         ? `this group already has ${MAX_PENDING_PER_CHAT} pending reminders in its topics together (the limit); cancel some first (/reminders in a topic lists that topic's)`
         : `this chat already has ${MAX_PENDING_PER_CHAT} pending reminders (the limit); cancel some first (/reminders lists them)`;
       return { ok: false, reason };
     }
-    const reminder = this.deps.store.add({ chat, channel, chatId, text, dueAt: at.ms, repeat, timezone: tz, createdAt: now });
+    const reminder = await this.deps.store.add({ chat, channel, chatId, text, dueAt: at.ms, repeat, timezone: tz, createdAt: now });
     this.deps.log.info({ session: chat, reminder: reminder.id, dueAt: new Date(at.ms).toISOString(), repeat }, 'reminder scheduled');
     this.arm();
     return { ok: true, reminder };
   }
 
-  list(channel: string, chatId: string): Reminder[] {
+  list(channel: string, chatId: string): Promise<Reminder[]> {
     return this.deps.store.pending(chatKey({ channel, chatId }));
   }
 
   /** Pending reminders counted against MAX_PENDING_PER_CHAT: the chat's, or its group's with all its topics. */
-  countPending(channel: string, chatId: string): number {
+  countPending(channel: string, chatId: string): Promise<number> {
     return this.deps.store.countPendingInGroup(groupOf(chatKey({ channel, chatId })));
   }
 
-  cancel(channel: string, chatId: string, id: number): Reminder | undefined {
-    const r = this.deps.store.cancel(chatKey({ channel, chatId }), id);
+  async cancel(channel: string, chatId: string, id: number): Promise<Reminder | undefined> {
+    const r = await this.deps.store.cancel(chatKey({ channel, chatId }), id);
     if (r) this.deps.log.info({ session: r.chat, reminder: id }, 'reminder cancelled');
     this.arm();
     return r;
   }
 
   /** For a purge or "forget": every reminder of the chat and the record of its deliveries go. */
-  deleteChat(channel: string, chatId: string): number {
-    const n = this.deps.store.deleteChat(chatKey({ channel, chatId }));
+  async deleteChat(channel: string, chatId: string): Promise<number> {
+    const n = await this.deps.store.deleteChat(chatKey({ channel, chatId }));
     this.arm();
     return n;
   }
 
   /** For /forget: this chat's reminders whose text holds the forgotten words. */
-  countMatching(channel: string, chatId: string, test: (text: string) => boolean): number {
+  countMatching(channel: string, chatId: string, test: (text: string) => boolean): Promise<number> {
     return this.deps.store.countMatching(chatKey({ channel, chatId }), test);
   }
 
-  deleteMatching(channel: string, chatId: string, test: (text: string) => boolean): number {
-    const n = this.deps.store.deleteMatching(chatKey({ channel, chatId }), test);
+  async deleteMatching(channel: string, chatId: string, test: (text: string) => boolean): Promise<number> {
+    const n = await this.deps.store.deleteMatching(chatKey({ channel, chatId }), test);
     if (n > 0) this.arm();
     return n;
   }
@@ -218,7 +220,14 @@ export class ReminderService {
       let total = 0;
       do {
         this.again = false;
-        total += await this.deliverDue();
+        try {
+          total += await this.deliverDue();
+        } catch (err) {
+          // The store did not answer (a database down past its wait): nothing was claimed that
+          // is not recorded, so the next run — the timer's, within a minute — picks it up.
+          this.deps.log.error({ err }, 'could not read or claim due reminders; trying again shortly');
+          break;
+        }
       } while (this.again && !this.stopped);
       return total;
     })().finally(() => {
@@ -242,8 +251,12 @@ export class ReminderService {
       if (list) list.push(item);
       else chats.set(chat, [item]);
     };
-    for (const d of this.deps.store.claimed(channels)) if (!this.inFlight.has(occurrenceKey(d)) && !held.has(groupOf(d.chat))) add(d.chat, d);
-    for (const r of this.deps.store.due(now, channels)) if (!held.has(groupOf(r.chat))) add(r.chat, r);
+    // A claim left open is a kill's only when it was made before this start: one made since is
+    // this process's own (in flight, or failed: tried at the next start) or another process's,
+    // which is delivering it (a database shared by several processes, docs/postgres.md).
+    for (const d of await this.deps.store.claimed(channels))
+      if (d.claimedAt < this.startedAt && !this.inFlight.has(occurrenceKey(d)) && !held.has(groupOf(d.chat))) add(d.chat, d);
+    for (const r of await this.deps.store.due(now, channels)) if (!held.has(groupOf(r.chat))) add(r.chat, r);
     const work: Array<Promise<void>> = [];
     let occurrences = 0;
     for (const [chat, items] of chats) {
@@ -257,8 +270,11 @@ export class ReminderService {
         );
         continue;
       }
-      const single = plan.single.flatMap((i) => this.claimed(i, now));
-      const folded = plan.folded.flatMap((i) => this.claimed(i, now));
+      // One claim after another, in the plan's order: each is its own transaction.
+      const single: Delivery[] = [];
+      for (const i of plan.single) single.push(...(await this.claimed(i, now)));
+      const folded: Delivery[] = [];
+      for (const i of plan.folded) folded.push(...(await this.claimed(i, now)));
       for (const d of single) work.push(this.enqueue([d]));
       if (folded.length > 0) {
         this.deps.log.info(
@@ -274,13 +290,13 @@ export class ReminderService {
   }
 
   /** A claim a kill left open as it is; a due reminder claimed now (undefined: someone else took it). */
-  private claimed(item: Delivery | Reminder, now: number): Delivery[] {
+  private async claimed(item: Delivery | Reminder, now: number): Promise<Delivery[]> {
     if ('reminderId' in item) return [item];
     const repeat = repeatFromString(item.repeat);
     // A repeating reminder missed several times while the daemon was down is delivered once,
     // and moves on to its first time after now.
     const next = repeat ? nextAfter(repeat, item.timezone, item.dueAt, now) : null;
-    const d = this.deps.store.claim(item, next, now);
+    const d = await this.deps.store.claim(item, next, now);
     return d ? [d] : [];
   }
 
@@ -305,7 +321,7 @@ export class ReminderService {
     if (!this.unservedLogged.has(chat)) {
       this.unservedLogged.add(chat);
       this.deps.log.warn(
-        { session: chat, pending: this.deps.store.countPending(chat) },
+        { session: chat, pending: await this.deps.store.countPending(chat).catch(() => undefined) },
         `the ${channel} channel no longer serves this chat; its reminders are kept but not delivered (npm run memory -- reminders --chat ${chat} lists them)`,
       );
     }
@@ -338,7 +354,7 @@ export class ReminderService {
     const session = await this.deps.sessions.getOrCreate(first.channel, first.chatId);
     // Recorded in an earlier run that was killed before confirming: may have been sent.
     const recorded = all.filter((d) => session.messages.some((m) => carries(m, occurrenceKey(d))));
-    for (const d of recorded) this.deps.store.finish(d, 'sent', now);
+    for (const d of recorded) await this.deps.store.finish(d, 'sent', now);
     const ds = all.filter((d) => !recorded.includes(d));
     if (ds.length === 0) return;
     const text = reminderText(ds, { now, startedAt: this.startedAt, timezone: this.deps.timezone, perHour: this.pace.perHour, topic: isTopic(first.chat) });
@@ -360,14 +376,14 @@ export class ReminderService {
     }
     try {
       await send(first.chatId, text);
-      for (const d of ds) this.deps.store.finish(d, 'sent', this.now());
+      for (const d of ds) await this.deps.store.finish(d, 'sent', this.now());
       this.deps.log.info(
         { session: first.chat, reminders: ds.map((d) => d.reminderId), lateMs: Math.max(0, now - first.dueAt) },
         ds.length === 1 ? 'reminder delivered' : 'reminders delivered in one message',
       );
     } catch (err) {
       // Not retried: the channel already re-sends what provably did not arrive.
-      for (const d of ds) this.deps.store.finish(d, 'failed', this.now());
+      for (const d of ds) await this.deps.store.finish(d, 'failed', this.now());
       this.deps.log.error(
         { err, session: first.chat, reminders: ds.map((d) => d.reminderId) },
         'the channel refused a reminder; it is in the session and the note',
@@ -375,9 +391,9 @@ export class ReminderService {
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.stop();
-    this.deps.store.close();
+    await this.deps.store.close();
   }
 
   /** Sets the timer for the soonest pending reminder (at most MAX_SLEEP_MS ahead). */
@@ -385,17 +401,29 @@ export class ReminderService {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.stopped || this.senders.size === 0 || this.running) return;
+    // The store answers later: only the newest arm sets the timer (an older answer may be stale).
+    const armed = ++this.arms;
     // Held chats (over their hourly messages, or no longer served) wake the timer when their hold ends.
     const held = this.pace.held(this.now());
-    const due = this.deps.store.nextDue([...this.senders.keys()], held.size > 0 ? (chat) => held.has(groupOf(chat)) : undefined);
-    const release = this.pace.nextRelease();
-    const next = due === undefined ? release : release === undefined ? due : Math.min(due, release);
-    if (next === undefined) return;
-    const wait = Math.min(Math.max(0, next - this.now()), MAX_SLEEP_MS);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.runDue();
-    }, wait);
-    this.timer.unref();
+    this.deps.store
+      .nextDue([...this.senders.keys()], held.size > 0 ? (chat) => held.has(groupOf(chat)) : undefined)
+      .catch((err: unknown) => {
+        // Not known: look again within MAX_SLEEP_MS.
+        this.deps.log.warn({ err }, 'could not read when the next reminder is due; looking again shortly');
+        return this.now() + MAX_SLEEP_MS;
+      })
+      .then((due) => {
+        if (armed !== this.arms || this.stopped || this.running) return;
+        const release = this.pace.nextRelease();
+        const next = due === undefined ? release : release === undefined ? due : Math.min(due, release);
+        if (next === undefined) return;
+        clearTimeout(this.timer);
+        const wait = Math.min(Math.max(0, next - this.now()), MAX_SLEEP_MS);
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          void this.runDue();
+        }, wait);
+        this.timer.unref();
+      });
   }
 }

@@ -15,7 +15,21 @@ import type { Logger } from '../../core/log.js';
 import { groupOf } from '../../core/group.js';
 import { openSqlite, quickCheck, type Db } from '../../storage/sqlite.js';
 import { WORKSPACE_FILES } from '../../storage/workspace-files.js';
-import type { Delivery, Reminder, ReminderStore } from './store.js';
+import type { Portable } from '../../storage/portable.js';
+import type { Delivery, Reminder, ReminderItem, ReminderStore } from './store.js';
+import {
+  claimOf,
+  DELIVERY_COLUMNS,
+  deliveryItem,
+  deliveryValues,
+  REMINDER_COLUMNS,
+  reminderItem,
+  reminderValues,
+  toDelivery,
+  toReminder,
+  type DeliveryRow,
+  type ReminderRow,
+} from './rows.js';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS reminders (
@@ -52,55 +66,9 @@ const SCHEMA = `
 /** Delivered occurrences are kept this long (for "did you remind me?" debugging), then dropped. */
 const DELIVERY_KEEP_MS = 30 * 24 * 3600 * 1000;
 
-interface ReminderRow {
-  id: number;
-  chat: string;
-  channel: string;
-  chat_id: string;
-  text: string;
-  due_at: number;
-  repeat: string | null;
-  timezone: string;
-  created_at: number;
-}
+export class SqliteReminderStore implements ReminderStore, Portable<ReminderItem> {
+  readonly portableName = 'reminders';
 
-interface DeliveryRow {
-  reminder_id: number;
-  due_at: number;
-  chat: string;
-  channel: string;
-  chat_id: string;
-  text: string;
-  repeat: string | null;
-  state: Delivery['state'];
-  claimed_at: number;
-}
-
-const toReminder = (r: ReminderRow): Reminder => ({
-  id: r.id,
-  chat: r.chat,
-  channel: r.channel,
-  chatId: r.chat_id,
-  text: r.text,
-  dueAt: r.due_at,
-  repeat: r.repeat,
-  timezone: r.timezone,
-  createdAt: r.created_at,
-});
-
-const toDelivery = (r: DeliveryRow): Delivery => ({
-  reminderId: r.reminder_id,
-  dueAt: r.due_at,
-  chat: r.chat,
-  channel: r.channel,
-  chatId: r.chat_id,
-  text: r.text,
-  repeat: r.repeat,
-  state: r.state,
-  claimedAt: r.claimed_at,
-});
-
-export class SqliteReminderStore implements ReminderStore {
   /** The workspace's schedules.db, made when missing. */
   static inWorkspace(workspaceDir: string, log: Logger, now?: number): SqliteReminderStore {
     return new SqliteReminderStore(path.join(workspaceDir, WORKSPACE_FILES.reminders), log, now);
@@ -140,7 +108,7 @@ export class SqliteReminderStore implements ReminderStore {
     this.db.prepare("DELETE FROM deliveries WHERE state != 'claimed' AND claimed_at < ?").run(now - DELIVERY_KEEP_MS);
   }
 
-  add(r: Omit<Reminder, 'id'>): Reminder {
+  async add(r: Omit<Reminder, 'id'>): Promise<Reminder> {
     const info = this.db
       .prepare('INSERT INTO reminders (chat, channel, chat_id, text, due_at, repeat, timezone, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
       .run(r.chat, r.channel, r.chatId, r.text, r.dueAt, r.repeat, r.timezone, r.createdAt);
@@ -148,11 +116,11 @@ export class SqliteReminderStore implements ReminderStore {
   }
 
   /** This chat's pending reminders, soonest first. */
-  pending(chat: string): Reminder[] {
+  async pending(chat: string): Promise<Reminder[]> {
     return (this.db.prepare("SELECT * FROM reminders WHERE chat = ? AND status = 'pending' ORDER BY due_at, id").all(chat) as ReminderRow[]).map(toReminder);
   }
 
-  countPending(chat: string): number {
+  async countPending(chat: string): Promise<number> {
     return (this.db.prepare("SELECT COUNT(*) AS n FROM reminders WHERE chat = ? AND status = 'pending'").get(chat) as { n: number }).n;
   }
 
@@ -161,7 +129,7 @@ export class SqliteReminderStore implements ReminderStore {
    * core/group.ts); a private chat is its own group. A topic's key is the group's, `:`, its
    * thread: the keys from "group:" up to "group;" (the next character), then checked with groupOf.
    */
-  countPendingInGroup(group: string): number {
+  async countPendingInGroup(group: string): Promise<number> {
     const rows = this.db
       .prepare("SELECT chat, COUNT(*) AS n FROM reminders WHERE status = 'pending' AND (chat = ? OR (chat >= ? AND chat < ?)) GROUP BY chat")
       .all(group, `${group}:`, `${group};`) as Array<{ chat: string; n: number }>;
@@ -169,7 +137,7 @@ export class SqliteReminderStore implements ReminderStore {
   }
 
   /** Cancels one of this chat's pending reminders; undefined when there is no such pending one. */
-  cancel(chat: string, id: number): Reminder | undefined {
+  async cancel(chat: string, id: number): Promise<Reminder | undefined> {
     const row = this.db.prepare("SELECT * FROM reminders WHERE chat = ? AND id = ? AND status = 'pending'").get(chat, id) as ReminderRow | undefined;
     if (!row) return undefined;
     this.db.prepare("UPDATE reminders SET status = 'cancelled' WHERE id = ? AND status = 'pending'").run(id);
@@ -177,7 +145,7 @@ export class SqliteReminderStore implements ReminderStore {
   }
 
   /** Pending reminders due at or before `at` on these channels, oldest first. */
-  due(at: number, channels: string[]): Reminder[] {
+  async due(at: number, channels: string[]): Promise<Reminder[]> {
     if (channels.length === 0) return [];
     const marks = channels.map(() => '?').join(',');
     return (
@@ -188,7 +156,7 @@ export class SqliteReminderStore implements ReminderStore {
   }
 
   /** The soonest due time of a pending reminder on these channels, leaving out the chats `skip` names (held ones). */
-  nextDue(channels: string[], skip?: (chat: string) => boolean): number | undefined {
+  async nextDue(channels: string[], skip?: (chat: string) => boolean): Promise<number | undefined> {
     if (channels.length === 0) return undefined;
     const marks = channels.map(() => '?').join(',');
     if (!skip) {
@@ -210,24 +178,14 @@ export class SqliteReminderStore implements ReminderStore {
    * becomes done, a repeating one moves on to `next`, and a delivery row is written. Returns
    * the delivery, or undefined when someone else claimed or cancelled it first.
    */
-  claim(r: Reminder, next: number | null, now: number): Delivery | undefined {
+  async claim(r: Reminder, next: number | null, now: number): Promise<Delivery | undefined> {
     return this.db.transaction((): Delivery | undefined => {
       const moved =
         next === null
           ? this.db.prepare("UPDATE reminders SET status = 'done' WHERE id = ? AND status = 'pending' AND due_at = ?").run(r.id, r.dueAt)
           : this.db.prepare("UPDATE reminders SET due_at = ? WHERE id = ? AND status = 'pending' AND due_at = ?").run(next, r.id, r.dueAt);
       if (moved.changes === 0) return undefined;
-      const d: Delivery = {
-        reminderId: r.id,
-        dueAt: r.dueAt,
-        chat: r.chat,
-        channel: r.channel,
-        chatId: r.chatId,
-        text: r.text,
-        repeat: r.repeat,
-        state: 'claimed',
-        claimedAt: now,
-      };
+      const d = claimOf(r, now);
       this.db
         .prepare(
           'INSERT OR IGNORE INTO deliveries (reminder_id, due_at, chat, channel, chat_id, text, repeat, state, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -238,22 +196,22 @@ export class SqliteReminderStore implements ReminderStore {
   }
 
   /** Occurrences claimed but not finished (a kill in between), on these channels (all when omitted). */
-  claimed(channels?: string[]): Delivery[] {
+  async claimed(channels?: string[]): Promise<Delivery[]> {
     const rows = this.db.prepare("SELECT * FROM deliveries WHERE state = 'claimed' ORDER BY due_at").all() as DeliveryRow[];
     return rows.map(toDelivery).filter((d) => !channels || channels.includes(d.channel));
   }
 
-  finish(d: Pick<Delivery, 'reminderId' | 'dueAt'>, state: 'sent' | 'failed', at: number): void {
+  async finish(d: Pick<Delivery, 'reminderId' | 'dueAt'>, state: 'sent' | 'failed', at: number): Promise<void> {
     this.db.prepare('UPDATE deliveries SET state = ?, sent_at = ? WHERE reminder_id = ? AND due_at = ?').run(state, at, d.reminderId, d.dueAt);
   }
 
   /** Delivered occurrences of a chat (tests, debugging). */
-  deliveries(chat: string): Delivery[] {
+  async deliveries(chat: string): Promise<Delivery[]> {
     return (this.db.prepare('SELECT * FROM deliveries WHERE chat = ? ORDER BY due_at').all(chat) as DeliveryRow[]).map(toDelivery);
   }
 
   /** Every chat with reminders or delivery records (purge finds a group's forum topics among them). */
-  chats(): string[] {
+  async chats(): Promise<string[]> {
     return (this.db.prepare('SELECT chat FROM reminders UNION SELECT chat FROM deliveries').all() as Array<{ chat: string }>).map((r) => r.chat);
   }
 
@@ -261,7 +219,7 @@ export class SqliteReminderStore implements ReminderStore {
    * Removes every reminder and delivery record of a chat (purge, forget). With secure_delete
    * and a truncating checkpoint, no byte of their text stays in the file or its WAL.
    */
-  deleteChat(chat: string): number {
+  async deleteChat(chat: string): Promise<number> {
     const n = this.db.transaction(() => {
       const r = this.db.prepare('DELETE FROM reminders WHERE chat = ?').run(chat).changes;
       this.db.prepare('DELETE FROM deliveries WHERE chat = ?').run(chat);
@@ -272,7 +230,7 @@ export class SqliteReminderStore implements ReminderStore {
   }
 
   /** This chat's reminders (any status) whose text `test` accepts, and their delivery records: deleted, WAL truncated. */
-  deleteMatching(chat: string, test: (text: string) => boolean): number {
+  async deleteMatching(chat: string, test: (text: string) => boolean): Promise<number> {
     const ids = (this.db.prepare('SELECT id, text FROM reminders WHERE chat = ?').all(chat) as Array<{ id: number; text: string }>)
       .filter((r) => test(r.text))
       .map((r) => r.id);
@@ -288,11 +246,52 @@ export class SqliteReminderStore implements ReminderStore {
   }
 
   /** How many of this chat's reminders (any status) have a text `test` accepts. */
-  countMatching(chat: string, test: (text: string) => boolean): number {
+  async countMatching(chat: string, test: (text: string) => boolean): Promise<number> {
     return (this.db.prepare('SELECT text FROM reminders WHERE chat = ?').all(chat) as Array<{ text: string }>).filter((r) => test(r.text)).length;
   }
 
-  close(): void {
+  /** Every reminder and delivery record, and the last id handed out (ids are kept: sessions name occurrences by them). */
+  async *dump(): AsyncIterable<ReminderItem> {
+    const seq = this.db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'reminders'").get() as { seq: number } | undefined;
+    if (seq) yield { type: 'lastId', id: seq.seq };
+    for (const r of this.db.prepare('SELECT * FROM reminders ORDER BY id').iterate() as Iterable<ReminderRow>) yield reminderItem(r);
+    for (const d of this.db.prepare('SELECT * FROM deliveries ORDER BY reminder_id, due_at').iterate() as Iterable<DeliveryRow>) yield deliveryItem(d);
+  }
+
+  async load(items: AsyncIterable<ReminderItem>): Promise<number> {
+    const all: ReminderItem[] = [];
+    for await (const i of items) all.push(i);
+    const addReminder = this.db.prepare(`INSERT INTO reminders (${REMINDER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const addDelivery = this.db.prepare(`INSERT INTO deliveries (${DELIVERY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.db.transaction(() => {
+      for (const i of all) {
+        if (i.type === 'reminder') addReminder.run(...reminderValues(i));
+        else if (i.type === 'delivery') addDelivery.run(...deliveryValues(i));
+      }
+      // AUTOINCREMENT's counter: never below an id handed out before, deleted ones included.
+      for (const i of all)
+        if (i.type === 'lastId') {
+          const moved = this.db.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'reminders'").run(i.id).changes;
+          if (moved === 0) this.db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('reminders', ?)").run(i.id);
+        }
+    })();
+    return all.length;
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return !this.db.prepare('SELECT 1 FROM reminders UNION ALL SELECT 1 FROM deliveries LIMIT 1').get();
+  }
+
+  async clear(): Promise<void> {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM reminders').run();
+      this.db.prepare('DELETE FROM deliveries').run();
+      this.db.prepare("DELETE FROM sqlite_sequence WHERE name = 'reminders'").run();
+    })();
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 }

@@ -30,12 +30,12 @@ export function createReminderTools(reminders: ReminderService): Tool<any>[] {
       required: ['at', 'text'],
       additionalProperties: false,
     },
-    execute({ at, text, repeat }, ctx) {
+    async execute({ at, text, repeat }, ctx) {
       const { channel, chatId } = chatOf(ctx);
-      const r = reminders.schedule(channel, chatId, { at, text, repeat });
+      const r = await reminders.schedule(channel, chatId, { at, text, repeat });
       if (!r.ok) return `Error: not scheduled — ${r.reason}.`;
       const rem = r.reminder;
-      const pending = reminders.countPending(channel, chatId);
+      const pending = await reminders.countPending(channel, chatId);
       const where = isTopic(chatKey({ channel, chatId })) ? 'This group (its topics together) has' : 'This chat has';
       return [
         `Scheduled reminder #${rem.id} for ${describeTime(rem.dueAt, tz)} [${isoIn(rem.dueAt, tz)}]${rem.repeat ? `, repeating ${rem.repeat}` : ''}: "${rem.text}".`,
@@ -48,9 +48,9 @@ export function createReminderTools(reminders: ReminderService): Tool<any>[] {
     name: 'list_scheduled',
     description: 'List pending reminders of this chat.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
-    execute(_args, ctx) {
+    async execute(_args, ctx) {
       const { channel, chatId } = chatOf(ctx);
-      const all = reminders.list(channel, chatId);
+      const all = await reminders.list(channel, chatId);
       if (all.length === 0) return 'No pending reminders in this chat.';
       return all.map((r) => `#${r.id} ${isoIn(r.dueAt, tz)} (${describeTime(r.dueAt, tz)})${r.repeat ? ` repeat ${r.repeat}` : ''}: ${r.text}`).join('\n');
     },
@@ -66,9 +66,9 @@ export function createReminderTools(reminders: ReminderService): Tool<any>[] {
       required: ['id'],
       additionalProperties: false,
     },
-    execute({ id }, ctx) {
+    async execute({ id }, ctx) {
       const { channel, chatId } = chatOf(ctx);
-      const r = reminders.cancel(channel, chatId, id);
+      const r = await reminders.cancel(channel, chatId, id);
       if (!r) return `Error: there is no pending reminder #${id} in this chat (list_scheduled shows them).`;
       return `Cancelled reminder #${r.id} (${describeTime(r.dueAt, tz)}): "${r.text}".`;
     },

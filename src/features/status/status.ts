@@ -55,11 +55,11 @@ export interface StatusDeps {
   index: Pick<MemoryIndex, 'enabled' | 'stats'>;
   tools: Pick<ToolRegistry, 'definitions'>;
   /** The chat's pending reminders, soonest first, one line each. */
-  reminders: (channel: string, chatId: string) => string[];
+  reminders: (channel: string, chatId: string) => Promise<string[]>;
   /** Tokens per chat per day (usage.db). */
-  usage: { day(chat: string): { all: DayTokens; answers: DayTokens; background: DayTokens }; groupDay(chat: string): DayTokens };
+  usage: { day(chat: string): Promise<{ all: DayTokens; answers: DayTokens; background: DayTokens }>; groupDay(chat: string): Promise<DayTokens> };
   /** DAILY_TOKEN_BUDGET. */
-  budget: { readonly enabled: boolean; readonly limit: number | undefined; usedToday(chat: string): number };
+  budget: { readonly enabled: boolean; readonly limit: number | undefined; usedToday(chat: string): Promise<number> };
   /** One line per MCP server (none configured: none). */
   mcpLines: () => string[];
   /** Where damaged databases set aside are looked for. */
@@ -74,18 +74,18 @@ function databaseLines(deps: StatusDeps): string[] {
 }
 
 /** The budget's share used today; the budget counts a forum topic's whole group (features/usage/budget.ts). */
-function budgetUse(deps: StatusDeps, chat: string): { used: number; pct: string } | null {
+async function budgetUse(deps: StatusDeps, chat: string): Promise<{ used: number; pct: string } | null> {
   const { budget } = deps;
   if (!budget.enabled) return null;
-  const used = budget.usedToday(chat);
+  const used = await budget.usedToday(chat);
   return { used, pct: `${Math.min(100, (used / budget.limit!) * 100).toFixed(1)}%` };
 }
 
 /** Today's tokens of the chat (usage.db): answers and background apart, and the cached share. */
-function tokensTodayLine(deps: StatusDeps, chat: string): string {
-  const { all, answers, background } = deps.usage.day(chat);
+async function tokensTodayLine(deps: StatusDeps, chat: string): Promise<string> {
+  const { all, answers, background } = await deps.usage.day(chat);
   const cached = all.promptTokens > 0 ? ` · ${((all.cachedTokens / all.promptTokens) * 100).toFixed(1)}% of prompt tokens cached` : '';
-  const use = budgetUse(deps, chat);
+  const use = await budgetUse(deps, chat);
   const limit = !use
     ? ''
     : isTopic(chat)
@@ -108,11 +108,11 @@ function lastAnswerText(last: TurnRecord | undefined): string | undefined {
 }
 
 /** A group member's /status: what the chat runs on and how much of today's budget is left, no operator internals. */
-function shortStatus(deps: StatusDeps, session: Session): string {
+async function shortStatus(deps: StatusDeps, session: Session): Promise<string> {
   const chat = session.id;
-  const mine = deps.usage.day(chat).all.total;
-  const use = budgetUse(deps, chat);
-  const tokens = isTopic(chat) ? `${fmt(mine)} in this topic, ${fmt(deps.usage.groupDay(chat).total)} in the group` : fmt(mine);
+  const mine = (await deps.usage.day(chat)).all.total;
+  const use = await budgetUse(deps, chat);
+  const tokens = isTopic(chat) ? `${fmt(mine)} in this topic, ${fmt((await deps.usage.groupDay(chat)).total)} in the group` : fmt(mine);
   const budget = !use ? ' (no daily budget)' : `${isTopic(chat) ? ', of its' : ' of the'} daily budget of ${fmt(deps.budget.limit!)} (${use.pct})`;
   return [
     '📊 Status',
@@ -131,13 +131,13 @@ type StatusInbound = Parameters<Command['run']>[0]['inbound'];
 const plural = (n: number, one: string, many = `${one}s`) => `${n === 0 ? 'no' : fmt(n)} ${n === 1 ? one : many}`;
 
 /** What is not well, in words a person reads; empty when all is. Each points to where to look. */
-function problems(deps: StatusDeps, session: StatusSession): string[] {
+async function problems(deps: StatusDeps, session: StatusSession): Promise<string[]> {
   const out: string[] = [];
   const last = deps.stats.lastTurn(session.id);
   const by = last?.answeredBy;
   if (by?.fallbackFrom) out.push(`the last answer came from ${by.model}, because ${by.fallbackFrom} failed`);
   if (last?.timings.some((t) => t.outcome === 'failed')) out.push('a step failed while the last message was handled (/status full shows which)');
-  const use = budgetUse(deps, session.id);
+  const use = await budgetUse(deps, session.id);
   if (use && use.used >= deps.budget.limit!) out.push("today's token budget is used up: messages wait for tomorrow");
   if (deps.runtime.get().memory.enabled && !deps.index.enabled) out.push('memory search is off: its database could not be opened (the log says why)');
   if (setAsideCopies(deps.workspaceDir).length > 0) out.push('a damaged database was replaced by an empty one (/status full names the copy kept)');
@@ -166,10 +166,10 @@ async function plainStatus(deps: StatusDeps, session: StatusSession, inbound: St
   // The context as last built against the model's room; compaction counts the memory budget whole, so it comes earlier.
   const { tokens, limit } = deps.compactor.usage(session);
   const share = (tokens / limit) * 100;
-  const pending = deps.reminders(inbound.channel, inbound.chatId);
-  const use = budgetUse(deps, session.id);
-  const today = deps.usage.day(session.id).all.total;
-  const wrong = problems(deps, session);
+  const pending = await deps.reminders(inbound.channel, inbound.chatId);
+  const use = await budgetUse(deps, session.id);
+  const today = (await deps.usage.day(session.id)).all.total;
+  const wrong = await problems(deps, session);
   return [
     '📊 Status',
     `Model: ${m.name}, ${visionLabel(m.info.vision)}${chosen ? ' (chosen with /model)' : ''}`,
@@ -221,7 +221,7 @@ export function createStatusCommand(deps: StatusDeps): Command {
           : 'Last compaction: never',
         `Model: ${name}${chosen ? ` (chosen with /model; default ${llm.modelFor('default')})` : ''} (summaries: ${llm.modelFor('balanced')}) · ${visionLabel(model.vision)}${fallbacks.length > 0 ? ` · fallback: ${fallbacks.join(', ')}` : ''}`,
         ...[lastAnswerText(last)].filter((l): l is string => l !== undefined),
-        tokensTodayLine(deps, session.id),
+        await tokensTodayLine(deps, session.id),
         `Uptime: ${formatDuration(Date.now() - stats.startedAt)}`,
       ];
       if (last?.memory && last.memory.tokens > 0) {

@@ -45,24 +45,24 @@ export class TokenBudget {
   }
 
   /** Tokens the chat used today — for a forum topic, its whole group (what the budget counts). */
-  usedToday(chat: string): number {
-    return this.usage.groupDay(chat, this.usage.dayOf(this.now())).total;
+  async usedToday(chat: string): Promise<number> {
+    return (await this.usage.groupDay(chat, this.usage.dayOf(this.now()))).total;
   }
 
-  private exhausted(chat: string): boolean {
-    return this.enabled && this.usedToday(chat) >= this.limit!;
+  private async exhausted(chat: string): Promise<boolean> {
+    return this.enabled && (await this.usedToday(chat)) >= this.limit!;
   }
 
   /** True when this message must not reach the model. Remembers whether the chat's sender is exempt. */
-  blocks(chat: string, msg: Pick<InboundMessage, 'channel' | 'userId' | 'username'>): boolean {
+  async blocks(chat: string, msg: Pick<InboundMessage, 'channel' | 'userId' | 'username'>): Promise<boolean> {
     if (!this.enabled) return false;
     const exempt = this.isExempt(msg);
     this.exemptChats.set(chat, exempt);
-    return !exempt && this.exhausted(chat);
+    return !exempt && (await this.exhausted(chat));
   }
 
   /** For the LLM client: background calls of a chat over its budget are refused. */
-  pausesBackground(account: UsageAccount): boolean {
+  async pausesBackground(account: UsageAccount): Promise<boolean> {
     if (!this.enabled || account.kind === 'answer' || account.kind === 'embeddings' || account.chat === '*') return false;
     if (this.exemptChats.get(account.chat)) return false;
     return this.exhausted(account.chat);
@@ -72,14 +72,14 @@ export class TokenBudget {
    * The one line the user gets: the budget, what was used, what it meant (`outcome`) and when it
    * resets. `lead` goes before it when something other than a message was refused (/compact).
    */
-  refusal(chat: string, outcome = 'so your message was saved but not sent to the model', lead = ''): string {
+  async refusal(chat: string, outcome = 'so your message was saved but not sent to the model', lead = ''): Promise<string> {
     const now = this.now();
     const local = new TZDate(now.getTime(), this.timezone);
     const midnight = new TZDate(local.getFullYear(), local.getMonth(), local.getDate(), 0, 0, 0, this.timezone);
     const minutes = Math.max(1, differenceInMinutes(addDays(midnight, 1), now));
     const wait = minutes >= 60 ? `${Math.floor(minutes / 60)} h ${minutes % 60} min` : `${minutes} min`;
     const who = isTopic(chat) ? 'this group (its topics together)' : 'this chat';
-    const spent = `${who} has used its daily budget of ${fmt(this.limit!)} tokens (${fmt(this.usedToday(chat))} today)`;
+    const spent = `${who} has used its daily budget of ${fmt(this.limit!)} tokens (${fmt(await this.usedToday(chat))} today)`;
     return `${lead ? `${lead}${spent}` : `${spent[0]!.toUpperCase()}${spent.slice(1)}`}, ${outcome}. The budget resets at midnight (${this.timezone}), in ${wait}.`;
   }
 }

@@ -60,7 +60,7 @@ export function formatUsageTables(rows: UsageRow[]): string {
   return out.join('\n').trimEnd();
 }
 
-export function runUsageCommand(args: string[], config: Config): number {
+export async function runUsageCommand(args: string[], config: Config): Promise<number> {
   const i = args.indexOf('--days');
   const days = i >= 0 ? Number(args[i + 1]) : 7;
   if (!Number.isInteger(days) || days < 1 || days > 3660) {
@@ -78,10 +78,10 @@ export function runUsageCommand(args: string[], config: Config): number {
     const until = store.dayOf();
     const since = store.dayOf(subDays(new Date(), days - 1));
     process.stdout.write(
-      `Tokens per day, ${since} to ${until} (${config.timezone}):\n\n${formatUsageTables(store.rows({ since, until, ...(chat ? { chat } : {}) }))}\n`,
+      `Tokens per day, ${since} to ${until} (${config.timezone}):\n\n${formatUsageTables(await store.rows({ since, until, ...(chat ? { chat } : {}) }))}\n`,
     );
     return 0;
   } finally {
-    store.close();
+    await store.close();
   }
 }

@@ -15,7 +15,18 @@ import { openSqlite, quickCheck } from '../../storage/sqlite.js';
 import { WORKSPACE_FILES } from '../../storage/workspace-files.js';
 import { groupOf } from '../../core/group.js';
 import type { TokenUsage, UsageAccount } from '../../llm/accounting.js';
-import { sumUsage as totals, type UsageRow, type UsageStore, type UsageTotals } from './usage.js';
+import type { Portable } from '../../storage/portable.js';
+import {
+  callFigures,
+  sumUsage as totals,
+  USAGE_COLUMNS,
+  usageValues,
+  type UsageItem,
+  type UsageModelRow,
+  type UsageRow,
+  type UsageStore,
+  type UsageTotals,
+} from './usage.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS usage_daily (
@@ -52,7 +63,9 @@ const ADDED_COLUMNS = [
   ['estimated_tokens', 'INTEGER'],
 ] as const;
 
-export class SqliteUsageStore implements UsageStore {
+export class SqliteUsageStore implements UsageStore, Portable<UsageItem> {
+  readonly portableName = 'token usage';
+
   /** The workspace's usage.db, made when missing (the daemon; purge with `existing`). */
   static inWorkspace(workspaceDir: string, timezone: string, opts: { log?: Logger } = {}): SqliteUsageStore {
     return new SqliteUsageStore(SqliteUsageStore.fileIn(workspaceDir), timezone, opts);
@@ -143,16 +156,15 @@ export class SqliteUsageStore implements UsageStore {
 
   /** `model`: the model that answered; the call is then also added to its row of `usage_models`. */
   record(account: UsageAccount, usage: TokenUsage, at: Date = new Date(), model?: string): void {
-    const n = (x: number) => (Number.isFinite(x) && x > 0 ? Math.round(x) : 0);
-    const day = this.dayOf(at);
-    const figures = [n(usage.promptTokens), n(usage.cachedTokens), n(usage.completionTokens)];
-    const seconds = usage.audioSeconds !== undefined && Number.isFinite(usage.audioSeconds) && usage.audioSeconds > 0 ? usage.audioSeconds : 0;
-    const estimated = usage.estimated ? [1, figures[0]! + figures[2]!] : [0, 0];
-    this.addBoth(day, account.chat, account.kind, figures, [seconds, ...estimated], model);
+    const f = callFigures(usage);
+    this.addBoth(this.dayOf(at), account.chat, account.kind, [f.prompt, f.cached, f.completion], [f.seconds, f.estCalls, f.estTokens], model);
   }
 
+  /** Written already: `record` is one synchronous transaction. */
+  async flush(): Promise<void> {}
+
   /** One chat's calls and tokens on one day (default today) per model that answered, most tokens first. */
-  byModel(chat: string, day: string = this.dayOf()): Array<UsageTotals & { model: string }> {
+  async byModel(chat: string, day: string = this.dayOf()): Promise<Array<UsageTotals & { model: string }>> {
     const rows = this.db
       .prepare(
         `SELECT model, SUM(calls) AS calls, SUM(prompt_tokens) AS promptTokens, SUM(cached_tokens) AS cachedTokens, SUM(completion_tokens) AS completionTokens
@@ -166,7 +178,7 @@ export class SqliteUsageStore implements UsageStore {
    * Rows per day × chat × kind, days from `since` to `until` (inclusive, YYYY-MM-DD), oldest day
    * first — the query a chart of tokens per day reads.
    */
-  rows(opts: { since?: string; until?: string; chat?: string } = {}): UsageRow[] {
+  async rows(opts: { since?: string; until?: string; chat?: string } = {}): Promise<UsageRow[]> {
     const where: string[] = [];
     const params: string[] = [];
     if (opts.since) where.push('day >= ?'), params.push(opts.since);
@@ -182,8 +194,8 @@ export class SqliteUsageStore implements UsageStore {
   }
 
   /** One chat's totals for one day (default today): all calls, answers only, background only. */
-  day(chat: string, day: string = this.dayOf()): { all: UsageTotals; answers: UsageTotals; background: UsageTotals } {
-    const rows = this.rows({ since: day, until: day, chat });
+  async day(chat: string, day: string = this.dayOf()): Promise<{ all: UsageTotals; answers: UsageTotals; background: UsageTotals }> {
+    const rows = await this.rows({ since: day, until: day, chat });
     return { all: totals(rows), answers: totals(rows.filter((r) => r.kind === 'answer')), background: totals(rows.filter((r) => r.kind !== 'answer')) };
   }
 
@@ -191,7 +203,7 @@ export class SqliteUsageStore implements UsageStore {
    * What a chat's group used on one day (default today), all kinds: the chat itself, or for a
    * forum topic its whole group — the General topic and every topic together (core/group.ts).
    */
-  groupDay(chat: string, day: string = this.dayOf()): UsageTotals {
+  async groupDay(chat: string, day: string = this.dayOf()): Promise<UsageTotals> {
     const group = groupOf(chat);
     const prefix = `${group}:`;
     // The day narrows by the primary key; the prefix narrows to the group's topics, and groupOf decides.
@@ -204,12 +216,12 @@ export class SqliteUsageStore implements UsageStore {
   }
 
   /** Every chat with rows (purge finds a group's topics among them). */
-  chats(): string[] {
+  async chats(): Promise<string[]> {
     return (this.db.prepare('SELECT chat FROM usage_daily UNION SELECT chat FROM usage_models').all() as Array<{ chat: string }>).map((r) => r.chat);
   }
 
   /** Purge: every row of one chat, overwritten on disk (secure_delete) and the log truncated. */
-  deleteChat(chat: string): number {
+  async deleteChat(chat: string): Promise<number> {
     this.db.pragma('secure_delete = ON');
     const n =
       this.db.prepare('DELETE FROM usage_daily WHERE chat = ?').run(chat).changes +
@@ -218,7 +230,42 @@ export class SqliteUsageStore implements UsageStore {
     return n;
   }
 
-  close(): void {
+  /** Every row of both tables, as `rows` reads them. */
+  async *dump(): AsyncIterable<UsageItem> {
+    for (const row of await this.rows()) yield { table: 'daily', row };
+    const models = this.db
+      .prepare(
+        `SELECT day, chat, kind, model, calls, prompt_tokens AS promptTokens, cached_tokens AS cachedTokens, completion_tokens AS completionTokens
+         FROM usage_models ORDER BY day, chat, kind, model`,
+      )
+      .all() as UsageModelRow[];
+    for (const row of models) yield { table: 'models', row };
+  }
+
+  async load(items: AsyncIterable<UsageItem>): Promise<number> {
+    const all: UsageItem[] = [];
+    for await (const i of items) all.push(i);
+    const insert = {
+      daily: this.db.prepare(`INSERT INTO usage_daily (${USAGE_COLUMNS.daily}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      models: this.db.prepare(`INSERT INTO usage_models (${USAGE_COLUMNS.models}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+    };
+    this.db.transaction(() => {
+      for (const i of all) insert[i.table].run(...usageValues(i));
+    })();
+    return all.length;
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return !this.db.prepare('SELECT 1 FROM usage_daily UNION ALL SELECT 1 FROM usage_models LIMIT 1').get();
+  }
+
+  async clear(): Promise<void> {
+    this.db.pragma('secure_delete = ON');
+    this.db.exec('DELETE FROM usage_daily; DELETE FROM usage_models;');
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 }

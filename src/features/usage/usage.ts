@@ -13,8 +13,12 @@
  * of the row is such an estimate.
  *
  * Callers — the LLM client's usage sink, the daily budget (budget.ts), /status, the memory
- * page's chart, `npm run memory -- usage` and purge — see only this interface; today's
- * implementation is its own SQLite file (sqlite-usage.ts). What any implementation must do:
+ * page's chart, `npm run memory -- usage` and purge — see only this interface; it is kept in its
+ * own SQLite file (sqlite-usage.ts), or in PostgreSQL with DATABASE_URL (pg-usage.ts). Reads
+ * answer a promise (a database elsewhere cannot answer at once). `record` does not: it runs for
+ * every LLM call and nobody waits on it — a store that writes later holds the call until
+ * `flush`, which `close` does, and each read waits for the calls recorded before it, so a
+ * process always reads its own counts. What any implementation must do:
  * test/features/usage/usage.contract.ts.
  */
 import type { TokenUsage, UsageAccount, UsageKind } from '../../llm/accounting.js';
@@ -41,22 +45,67 @@ export interface UsageStore {
   dayOf(at?: Date): string;
   /** Adds one call to its day's row (`model`: the model that answered; the call then also counts for it). */
   record(account: UsageAccount, usage: TokenUsage, at?: Date, model?: string): void;
+  /** Resolves once every call recorded before it is stored (kept through a kill). */
+  flush(): Promise<void>;
   /** One chat's calls and tokens on one day (default today) per model that answered, most tokens first. */
-  byModel(chat: string, day?: string): Array<UsageTotals & { model: string }>;
+  byModel(chat: string, day?: string): Promise<Array<UsageTotals & { model: string }>>;
   /** Rows per day × chat × kind, days from `since` to `until` (inclusive, YYYY-MM-DD), oldest day first. */
-  rows(opts?: { since?: string; until?: string; chat?: string }): UsageRow[];
+  rows(opts?: { since?: string; until?: string; chat?: string }): Promise<UsageRow[]>;
   /** One chat's totals for one day (default today): all calls, answers only, background only. */
-  day(chat: string, day?: string): { all: UsageTotals; answers: UsageTotals; background: UsageTotals };
+  day(chat: string, day?: string): Promise<{ all: UsageTotals; answers: UsageTotals; background: UsageTotals }>;
   /**
    * What a chat's group used on one day (default today), all kinds: the chat itself, or for a
    * forum topic its whole group — the General topic and every topic together (core/group.ts).
    */
-  groupDay(chat: string, day?: string): UsageTotals;
+  groupDay(chat: string, day?: string): Promise<UsageTotals>;
   /** Every chat with rows (purge finds a group's topics among them). */
-  chats(): string[];
+  chats(): Promise<string[]>;
   /** Purge: every row of one chat, no byte left; returns how many. */
-  deleteChat(chat: string): number;
-  close(): void;
+  deleteChat(chat: string): Promise<number>;
+  /** Flushes, then lets go of the store. */
+  close(): Promise<void>;
+}
+
+/** One row of the per-model sums. */
+export interface UsageModelRow {
+  day: string;
+  chat: string;
+  kind: UsageKind;
+  model: string;
+  calls: number;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+}
+
+/** One item of the counts as they move between the embedded files and PostgreSQL (storage/portable.ts): a row of either table. */
+export type UsageItem = { table: 'daily'; row: UsageRow } | { table: 'models'; row: UsageModelRow };
+
+/** Both SQL stores' columns (usage.db, and PostgreSQL's tables of the same names), in the order `usageValues` gives an item's values. */
+export const USAGE_COLUMNS = {
+  daily: 'day, chat, kind, calls, prompt_tokens, cached_tokens, completion_tokens, audio_seconds, estimated_calls, estimated_tokens',
+  models: 'day, chat, kind, model, calls, prompt_tokens, cached_tokens, completion_tokens',
+} as const;
+
+/** An item's values for its table's INSERT (`load`). */
+export function usageValues(item: UsageItem): unknown[] {
+  const r = item.row;
+  const figures = [r.calls, r.promptTokens, r.cachedTokens, r.completionTokens];
+  return item.table === 'daily'
+    ? [r.day, r.chat, r.kind, ...figures, item.row.audioSeconds ?? 0, item.row.estimatedCalls, item.row.estimatedTokens]
+    : [r.day, r.chat, r.kind, item.row.model, ...figures];
+}
+
+/** The whole non-negative count a reported figure stands for (a negative, fractional or missing one is no count). */
+export const wholeCount = (x: number): number => (Number.isFinite(x) && x > 0 ? Math.round(x) : 0);
+
+/** What one call adds to its rows: tokens, audio seconds, and whether (and how much) it was the daemon's estimate. */
+export function callFigures(usage: TokenUsage): { prompt: number; cached: number; completion: number; seconds: number; estCalls: number; estTokens: number } {
+  const prompt = wholeCount(usage.promptTokens);
+  const cached = wholeCount(usage.cachedTokens);
+  const completion = wholeCount(usage.completionTokens);
+  const seconds = usage.audioSeconds !== undefined && Number.isFinite(usage.audioSeconds) && usage.audioSeconds > 0 ? usage.audioSeconds : 0;
+  return { prompt, cached, completion, seconds, estCalls: usage.estimated ? 1 : 0, estTokens: usage.estimated ? prompt + completion : 0 };
 }
 
 /** Sums rows (or any figures with calls) into totals. */

@@ -45,7 +45,10 @@ export class Upkeep {
     private readonly index: MemoryIndex,
     private readonly llm: LlmClient,
     private readonly log: Logger,
-    private readonly opts: { accurateNer: boolean; timeoutMs: number; paused?: (scope: string) => boolean } = { accurateNer: false, timeoutMs: 30_000 },
+    private readonly opts: { accurateNer: boolean; timeoutMs: number; paused?: (scope: string) => boolean | Promise<boolean> } = {
+      accurateNer: false,
+      timeoutMs: 30_000,
+    },
   ) {}
 
   async run(job: JobName, now = new Date()): Promise<JobResult> {
@@ -98,7 +101,7 @@ export class Upkeep {
     let done = 0;
     for (const p of pending) {
       // A chat over its daily token budget: left for a later night (it stays pending).
-      if (this.opts.paused?.(p.scope)) continue;
+      if (await this.opts.paused?.(p.scope)) continue;
       const episodes = tables.sessionEpisodes(p.session_id);
       let ok = true;
       for (let i = 0; i < episodes.length; i += CHUNK) {
@@ -152,7 +155,7 @@ export class Upkeep {
     let made = 0;
     const notes: string[] = [];
     for (const scope of scopes) {
-      if (this.opts.paused?.(scope)) {
+      if (await this.opts.paused?.(scope)) {
         notes.push(`${scope}: daily token budget used up`);
         continue;
       }

@@ -66,7 +66,9 @@ test('a group member is refused /export, /forget, /memory, /memory undo, /new, /
     const files = services.memory.forChat('telegram', String(GROUP));
     await files.writeMemory('- The plum code is 4471.\n');
     await files.writeMemory('- The plum code is 4471.\n- Max waters the plums.\n');
-    assert.ok(services.reminders.schedule('telegram', String(GROUP), { at: new Date(Date.now() + 86_400_000).toISOString(), text: 'water the plums' }).ok);
+    assert.ok(
+      (await services.reminders.schedule('telegram', String(GROUP), { at: new Date(Date.now() + 86_400_000).toISOString(), text: 'water the plums' })).ok,
+    );
     // The owner's pending /forget request: a member must not be able to confirm it.
     assert.match(await ask(bot, owner, '/forget plum code'), /^Found “plum code” in: /);
     await services.sessions.flush();
@@ -102,7 +104,7 @@ test('a group member is refused /export, /forget, /memory, /memory undo, /new, /
     assert.deepEqual(await disk(bot.workspace), before, 'no file changed');
     assert.equal(bot.llm.requests.length, llmCalls, 'no LLM call');
     assert.equal(bot.tg.callsOf('sendDocument').length, 0, 'no document');
-    assert.equal(services.reminders.list('telegram', String(GROUP)).length, 1, 'the reminder is still there');
+    assert.equal((await services.reminders.list('telegram', String(GROUP))).length, 1, 'the reminder is still there');
     assert.match(await readFile(path.join(bot.workspace, 'memory', `telegram:${GROUP}`, 'MEMORY.md'), 'utf8'), /Max waters the plums/);
 
     // The owner may: full /status, the document, the forget request it made, a new conversation.

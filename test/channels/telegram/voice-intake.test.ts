@@ -143,7 +143,7 @@ test("the cost of each transcription lands in usage.db (kind transcription): the
       await owner.send(voice(id));
     }
     await bot.tg.waitForBotMessages(OWNER, 3);
-    const rows = bot.app.parts.usage.rows({ chat: `telegram:${OWNER}` }).filter((r) => r.kind === 'transcription');
+    const rows = (await bot.app.parts.usage.rows({ chat: `telegram:${OWNER}` })).filter((r) => r.kind === 'transcription');
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.calls, 3);
     assert.equal(rows[0]!.audioSeconds, 2 + 3.5, "Telegram's 2 s for the first, the server's 3.5 s for the second");

@@ -52,8 +52,8 @@ test('/forget previews with counts; /forget confirm leaves no byte of the word i
     await bot.send('1', '/new'); // consolidation: MEMORY.md (a version), HISTORY, facts in the index
     await bot.send('1', `did you keep ${WORD.toLowerCase()}?`);
     await bot.send('2', 'hello from another chat');
-    assert.ok(bot.app.parts.reminders.schedule('test', '1', { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${WORD}` }).ok);
-    assert.ok(bot.app.parts.reminders.schedule('test', '1', { at: new Date(Date.now() + 86_400_000).toISOString(), text: 'water the bees' }).ok);
+    assert.ok((await bot.app.parts.reminders.schedule('test', '1', { at: new Date(Date.now() + 86_400_000).toISOString(), text: `say ${WORD}` })).ok);
+    assert.ok((await bot.app.parts.reminders.schedule('test', '1', { at: new Date(Date.now() + 86_400_000).toISOString(), text: 'water the bees' })).ok);
     assert.ok((await filesContaining(bot.workspace, WORD)).length >= 8, 'the word is spread over the workspace before');
 
     const [preview] = await bot.send('1', `/forget ${WORD}`);
@@ -88,7 +88,7 @@ test('/forget previews with counts; /forget confirm leaves no byte of the word i
     );
 
     assert.deepEqual(
-      bot.app.parts.reminders.list('test', '1').map((r) => r.text),
+      (await bot.app.parts.reminders.list('test', '1')).map((r) => r.text),
       ['water the bees'],
       'the other reminder stays',
     );

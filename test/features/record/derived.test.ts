@@ -90,7 +90,7 @@ test('a crash right after a reminder was logged: its note line is written at the
   let now = Date.parse('2026-11-24T09:00:00Z');
   try {
     const first = await startTestBot({ env: { WORKSPACE_DIR: ws.dir, TZ: 'UTC' }, appOptions: { now: () => now } });
-    assert.ok(first.app.parts.reminders.schedule('test', '1', { at: '2026-11-24T09:30:00Z', text: 'water the plants' }).ok);
+    assert.ok((await first.app.parts.reminders.schedule('test', '1', { at: '2026-11-24T09:30:00Z', text: 'water the plants' })).ok);
     const delivered: string[] = [];
     await first.app.parts.reminders.start({ test: async (_chat, text) => void delivered.push(text) });
     now = Date.parse('2026-11-24T09:31:00Z');

@@ -11,9 +11,9 @@ test('/reminders lists pending reminders numbered soonest first; /reminders canc
     const [empty] = await bot.send('c1', '/reminders');
     assert.match(empty!, /^No pending reminders\. Ask me, e\.g\./);
     const { reminders } = bot.app.parts;
-    reminders.schedule('test', 'c1', { at: '2026-06-03T18:30:00+02:00', text: 'buy flowers' });
-    reminders.schedule('test', 'c1', { at: '2026-06-02T08:00:00+02:00', text: 'standup', repeat: '0 8 * * 1-5' });
-    reminders.schedule('test', 'c2', { at: '2026-06-02T08:00:00+02:00', text: 'not yours' });
+    await reminders.schedule('test', 'c1', { at: '2026-06-03T18:30:00+02:00', text: 'buy flowers' });
+    await reminders.schedule('test', 'c1', { at: '2026-06-02T08:00:00+02:00', text: 'standup', repeat: '0 8 * * 1-5' });
+    await reminders.schedule('test', 'c2', { at: '2026-06-02T08:00:00+02:00', text: 'not yours' });
 
     const [list] = await bot.send('c1', '/reminders');
     assert.equal(

@@ -180,7 +180,7 @@ test('killed after the send, before it was marked sent: the next start does not 
     runThenKill(
       ws.dir,
       `
-      store.add({ chat: 'test:k', channel: 'test', chatId: 'k', text: 'feed the fish', dueAt: Date.now() + 200, repeat: null, timezone: 'UTC', createdAt: Date.now() });
+      await store.add({ chat: 'test:k', channel: 'test', chatId: 'k', text: 'feed the fish', dueAt: Date.now() + 200, repeat: null, timezone: 'UTC', createdAt: Date.now() });
       await reminders.start({ test: async (_c, text) => { appendFileSync(${JSON.stringify(out)}, text + '\\n'); process.kill(process.pid, 'SIGKILL'); } });
     `,
     );
@@ -191,7 +191,7 @@ test('killed after the send, before it was marked sent: the next start does not 
       assert.deepEqual(r.sent, [], 'not sent again');
       assert.equal((await reminderMessages(r.sessions)).length, 1, 'in the session once');
       assert.deepEqual(
-        r.store.deliveries('test:k').map((d) => d.state),
+        (await r.store.deliveries('test:k')).map((d) => d.state),
         ['sent'],
       );
       assert.ok(
@@ -199,7 +199,7 @@ test('killed after the send, before it was marked sent: the next start does not 
         'the uncertain case is logged',
       );
     } finally {
-      r.reminders.close();
+      await r.reminders.close();
       await r.sessions.close();
     }
   } finally {
@@ -215,7 +215,7 @@ test('a folded message (over the hourly cap) killed after the send, before it wa
       ws.dir,
       `
       const dueAt = Date.now() + 200;
-      for (const text of ['feed the fish', 'water the plants', 'lock the door']) store.add({ chat: 'test:k', channel: 'test', chatId: 'k', text, dueAt, repeat: null, timezone: 'UTC', createdAt: Date.now() });
+      for (const text of ['feed the fish', 'water the plants', 'lock the door']) await store.add({ chat: 'test:k', channel: 'test', chatId: 'k', text, dueAt, repeat: null, timezone: 'UTC', createdAt: Date.now() });
       await reminders.start({ test: async (_c, text) => { appendFileSync(${JSON.stringify(out)}, text + '\\n'); process.kill(process.pid, 'SIGKILL'); } });
     `,
       'perChatPerHour: 1',
@@ -231,12 +231,12 @@ test('a folded message (over the hourly cap) killed after the send, before it wa
         'one session message for the three',
       );
       assert.deepEqual(
-        r.store.deliveries('test:k').map((d) => d.state),
+        (await r.store.deliveries('test:k')).map((d) => d.state),
         ['sent', 'sent', 'sent'],
       );
       assert.equal(r.logs.lines().filter((l) => l.code === 'reminder.delivery_uncertain').length, 3);
     } finally {
-      r.reminders.close();
+      await r.reminders.close();
       await r.sessions.close();
     }
   } finally {
@@ -250,8 +250,8 @@ test('killed after the claim, before the session was written: the next start del
     runThenKill(
       ws.dir,
       `
-      const r = store.add({ chat: 'test:k', channel: 'test', chatId: 'k', text: 'lock the door', dueAt: Date.now() - 1000, repeat: null, timezone: 'UTC', createdAt: Date.now() - 5000 });
-      store.claim(r, null, Date.now());
+      const r = await store.add({ chat: 'test:k', channel: 'test', chatId: 'k', text: 'lock the door', dueAt: Date.now() - 1000, repeat: null, timezone: 'UTC', createdAt: Date.now() - 5000 });
+      await store.claim(r, null, Date.now());
       process.kill(process.pid, 'SIGKILL');
     `,
     );
@@ -264,7 +264,7 @@ test('killed after the claim, before the session was written: the next start del
       assert.equal(r.sent.length, 1, 'once');
       assert.equal((await reminderMessages(r.sessions)).length, 1);
     } finally {
-      r.reminders.close();
+      await r.reminders.close();
       await r.sessions.close();
     }
   } finally {

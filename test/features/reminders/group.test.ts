@@ -34,14 +34,15 @@ test(`a member cannot pass the ${MAX_PENDING_PER_CHAT} pending reminders by spre
   try {
     const { reminders } = bot.app.parts;
     // 49 already pending, spread over two topics.
-    for (let i = 0; i < MAX_PENDING_PER_CHAT - 1; i++) assert.ok(reminders.schedule('telegram', `${GROUP}:${i % 2 ? 7 : 9}`, { at: at(), text: `r${i}` }).ok);
+    for (let i = 0; i < MAX_PENDING_PER_CHAT - 1; i++)
+      assert.ok((await reminders.schedule('telegram', `${GROUP}:${i % 2 ? 7 : 9}`, { at: at(), text: `r${i}` })).ok);
     assert.match(
       await ask(GROUP, 'the fiftieth', 11),
       /Scheduled reminder #50 .*\nNow is .* This group \(its topics together\) has 50 pending reminders \(limit 50\)/,
     );
     const refused = await ask(GROUP, 'one too many', 13);
     assert.match(refused, /Error: not scheduled — this group already has 50 pending reminders in its topics together \(the limit\); cancel some first/);
-    assert.deepEqual(reminders.list('telegram', `${GROUP}:13`), [], 'a fourth topic got none');
+    assert.deepEqual(await reminders.list('telegram', `${GROUP}:13`), [], 'a fourth topic got none');
     assert.match(await ask(GROUP, 'nor in the general topic'), /Error: not scheduled — this chat already has 50 pending reminders/);
     assert.match(await ask(OTHER, 'another group'), /Scheduled reminder #51 [\s\S]* This chat has 1 pending reminder \(limit 50\)/);
   } finally {
@@ -56,7 +57,7 @@ test("REMINDERS_PER_CHAT_PER_HOUR counts a group's topics together: the hour's l
   const { reminders } = bot.app.parts;
   try {
     for (const chatId of [`${GROUP}:7`, `${GROUP}:9`, `${GROUP}:11`, String(OTHER)]) {
-      for (const n of [1, 2]) assert.ok(reminders.schedule('test', chatId, { at: '2026-03-10T09:00:00Z', text: `${chatId} #${n}` }).ok);
+      for (const n of [1, 2]) assert.ok((await reminders.schedule('test', chatId, { at: '2026-03-10T09:00:00Z', text: `${chatId} #${n}` })).ok);
     }
     await reminders.start({ test: async (chatId, text) => void sent.push({ chatId, text }) });
     clock = Date.parse('2026-03-10T09:00:01Z');
@@ -68,7 +69,7 @@ test("REMINDERS_PER_CHAT_PER_HOUR counts a group's topics together: the hour's l
       `⏰ 2 reminders together (this group gets at most 3 reminder messages an hour, its topics together):\n• ${GROUP}:9 #1\n• ${GROUP}:9 #2`,
     ]);
     assert.deepEqual(to(`${GROUP}:11`), []);
-    assert.equal(reminders.list('test', `${GROUP}:11`).length, 2, 'the third topic waits, its reminders kept');
+    assert.equal((await reminders.list('test', `${GROUP}:11`)).length, 2, 'the third topic waits, its reminders kept');
     assert.deepEqual(to(String(OTHER)), [`⏰ Reminder: ${OTHER} #1`, `⏰ Reminder: ${OTHER} #2`], 'another group has its own hour');
 
     clock = Date.parse('2026-03-10T10:00:02Z');

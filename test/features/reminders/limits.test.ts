@@ -45,7 +45,7 @@ test('a repeat is judged by its real firing rate over a year: "* * 15 * *" refus
     assert.match(await ask('2026-01-01T10:00:00+01:00', '30 8 * * 1-5'), /Scheduled reminder/);
     // Ten minutes apart once a year, eleven months ahead.
     assert.match(await ask('2026-01-01T10:00:00+01:00', '0,10 9 1 12 *'), /Error: not scheduled/);
-    assert.equal(bot.app.parts.reminders.list('test', 'c1').length, 3);
+    assert.equal((await bot.app.parts.reminders.list('test', 'c1')).length, 3);
   } finally {
     await bot.close();
   }
@@ -74,7 +74,7 @@ test('a rare firing day is judged wherever it is: "* * 29 2 *" two years ahead i
     assert.match(await ask('0 9 29 2 *'), /Scheduled reminder #\d+ .*repeating 0 9 29 2 \*/);
     assert.match(await ask('0,30 9 29 2 1'), /Scheduled reminder #\d+ .*repeating 0,30 9 29 2 1/);
     assert.deepEqual(
-      bot.app.parts.reminders.list('test', 'c1').map((r) => r.repeat),
+      (await bot.app.parts.reminders.list('test', 'c1')).map((r) => r.repeat),
       ['0 9 29 2 *', '0,30 9 29 2 1'],
     );
   } finally {
@@ -98,8 +98,8 @@ test('at most REMINDERS_PER_CHAT_PER_HOUR reminder messages per chat an hour: th
   const sent: Array<{ chatId: string; text: string }> = [];
   const { reminders } = bot.app.parts;
   try {
-    for (let i = 1; i <= 6; i++) assert.ok(reminders.schedule('test', 'c1', { at: '2026-03-10T09:00:00Z', text: `task ${i}` }).ok);
-    assert.ok(reminders.schedule('test', 'c2', { at: '2026-03-10T09:00:00Z', text: 'other chat' }).ok);
+    for (let i = 1; i <= 6; i++) assert.ok((await reminders.schedule('test', 'c1', { at: '2026-03-10T09:00:00Z', text: `task ${i}` })).ok);
+    assert.ok((await reminders.schedule('test', 'c2', { at: '2026-03-10T09:00:00Z', text: 'other chat' })).ok);
     await reminders.start({ test: async (chatId, text) => void sent.push({ chatId, text }) });
     clock = Date.parse('2026-03-10T09:00:01Z');
     assert.equal(await reminders.runDue(), 7, 'every occurrence delivered');
@@ -120,16 +120,16 @@ test('at most REMINDERS_PER_CHAT_PER_HOUR reminder messages per chat an hour: th
     const marks = session.messages.filter((m) => m.reminder).map((m) => m.reminder!.split(' ').length);
     assert.deepEqual(marks, [1, 1, 4]);
     assert.deepEqual(
-      reminders['deps'].store.deliveries('test:c1').map((d: { state: string }) => d.state),
+      (await reminders['deps'].store.deliveries('test:c1')).map((d: { state: string }) => d.state),
       Array(6).fill('sent'),
     );
 
     // The hour's messages are used: two more due ten minutes later wait...
-    for (const t of ['later 1', 'later 2']) reminders.schedule('test', 'c1', { at: '2026-03-10T09:10:00Z', text: t });
+    for (const t of ['later 1', 'later 2']) await reminders.schedule('test', 'c1', { at: '2026-03-10T09:10:00Z', text: t });
     clock = Date.parse('2026-03-10T09:10:01Z');
     assert.equal(await reminders.runDue(), 0);
     assert.equal(sent.length, 4);
-    assert.equal(reminders.list('test', 'c1').length, 2, 'kept, not dropped');
+    assert.equal((await reminders.list('test', 'c1')).length, 2, 'kept, not dropped');
     // ...until the first message of the hour is an hour old.
     clock = Date.parse('2026-03-10T10:00:02Z');
     assert.equal(await reminders.runDue(), 2);

@@ -36,10 +36,10 @@ test('no delivery to a group taken off the list or a user revoked while the daem
   const store = new SqliteReminderStore(path.join(ws.dir, 'schedules.db'), silentLogger());
   const add = (chatId: string, text: string, dueAt: number) =>
     store.add({ chat: `telegram:${chatId}`, channel: 'telegram', chatId, text, dueAt, repeat: null, timezone: 'UTC', createdAt: t0 - 60_000 });
-  for (const chat of [String(OWNER), String(PAIRED), GONE_GROUP]) add(chat, `first for ${chat}`, t0 - 1000);
-  add(String(PAIRED), 'second for the revoked user', t0 + patient(12_000));
-  add(String(OWNER), 'second for the owner', t0 + patient(12_000) + 500);
-  store.close();
+  for (const chat of [String(OWNER), String(PAIRED), GONE_GROUP]) await add(chat, `first for ${chat}`, t0 - 1000);
+  await add(String(PAIRED), 'second for the revoked user', t0 + patient(12_000));
+  await add(String(OWNER), 'second for the owner', t0 + patient(12_000) + 500);
+  await store.close();
   await mkdir(path.join(ws.dir, 'telegram'), { recursive: true });
   await writeFile(
     pairingFile(ws.dir),

@@ -42,7 +42,7 @@ test('a reminder set through schedule_message arrives at its time, in the sessio
     assert.equal(last.content, '⏰ Reminder: stretch your legs');
     const note = await bot.app.parts.memory.forChat('test', 'c1').readNote(localDate(new Date(), 'Europe/Berlin'));
     assert.match(note, /\[\d\d:\d\d\] Reminder \(set by a user\): ⏰ Reminder: stretch your legs/);
-    assert.deepEqual(bot.app.parts.reminders.list('test', 'c1'), [], 'a one-time reminder is no longer pending');
+    assert.deepEqual(await bot.app.parts.reminders.list('test', 'c1'), [], 'a one-time reminder is no longer pending');
 
     // The next turn's model sees it in the history ("did you remind me?"), as a note of what was delivered.
     await bot.send('c1', 'did you remind me?');
@@ -77,7 +77,7 @@ test('a daily reminder fires on two consecutive days, once each, and stays pendi
     clock += 24 * 3600 * 1000;
     assert.equal(await bot.app.parts.reminders.runDue(), 1);
     assert.deepEqual(delivered, ['⏰ Reminder: take the pills', '⏰ Reminder: take the pills']);
-    const [next] = bot.app.parts.reminders.list('test', 'c1');
+    const [next] = await bot.app.parts.reminders.list('test', 'c1');
     assert.equal(new Date(next!.dueAt).toISOString(), '2026-03-12T08:00:00.000Z');
     const [listing] = await bot.send('c1', '/reminders');
     assert.match(listing!, /1\. Thu 12 Mar 2026, 09:00 — take the pills \(repeats: daily\)/);
@@ -91,12 +91,12 @@ test('a daily reminder missed for three days while stopped is delivered once, la
   const bot = await startTestBot({ env: { TZ: 'Europe/Berlin' }, appOptions: { now: () => clock } });
   const delivered: string[] = [];
   try {
-    const r = bot.app.parts.reminders.schedule('test', 'c1', { at: '2026-03-10T09:00:00+01:00', text: 'water the plants', repeat: 'daily' });
+    const r = await bot.app.parts.reminders.schedule('test', 'c1', { at: '2026-03-10T09:00:00+01:00', text: 'water the plants', repeat: 'daily' });
     assert.ok(r.ok);
     clock = Date.parse('2026-03-13T10:00:00Z');
     assert.equal(await bot.app.parts.reminders.start({ test: async (_c, text) => void delivered.push(text) }), 1);
     assert.deepEqual(delivered, ['⏰ Reminder (late — it was due Tue 10 Mar 2026, 09:00, while I was not running): water the plants']);
-    assert.equal(new Date(bot.app.parts.reminders.list('test', 'c1')[0]!.dueAt).toISOString(), '2026-03-14T08:00:00.000Z');
+    assert.equal(new Date((await bot.app.parts.reminders.list('test', 'c1'))[0]!.dueAt).toISOString(), '2026-03-14T08:00:00.000Z');
   } finally {
     await bot.close();
   }
@@ -108,11 +108,11 @@ test(`a chat has at most ${MAX_PENDING_PER_CHAT} pending reminders; the model is
   });
   try {
     for (let i = 0; i < MAX_PENDING_PER_CHAT; i++) {
-      assert.ok(bot.app.parts.reminders.schedule('test', 'c1', { at: new Date(Date.now() + 3600_000 + i * 60_000).toISOString(), text: `r${i}` }).ok);
+      assert.ok((await bot.app.parts.reminders.schedule('test', 'c1', { at: new Date(Date.now() + 3600_000 + i * 60_000).toISOString(), text: `r${i}` })).ok);
     }
     const [reply] = await bot.send('c1', 'remind me once more');
     assert.match(reply!, /Error: not scheduled — this chat already has 50 pending reminders \(the limit\); cancel some first/);
-    assert.equal(bot.app.parts.reminders.list('test', 'c1').length, MAX_PENDING_PER_CHAT);
+    assert.equal((await bot.app.parts.reminders.list('test', 'c1')).length, MAX_PENDING_PER_CHAT);
     // Another chat has its own limit.
     const [other] = await bot.send('c2', 'remind me once more');
     assert.match(other!, /Scheduled reminder #51/);
@@ -125,17 +125,17 @@ test("deleteChat (for purge and forget) removes a chat's reminders and leaves no
   const bot = await startTestBot();
   try {
     const at = new Date(Date.now() + 3600_000).toISOString();
-    bot.app.parts.reminders.schedule('test', 'c1', { at, text: 'SECRET-ZEBRA-4471' });
-    bot.app.parts.reminders.schedule('test', 'c2', { at, text: 'other chat keeps this' });
+    await bot.app.parts.reminders.schedule('test', 'c1', { at, text: 'SECRET-ZEBRA-4471' });
+    await bot.app.parts.reminders.schedule('test', 'c2', { at, text: 'other chat keeps this' });
     const onDisk = async () => {
       const parts = await Promise.all(['schedules.db', 'schedules.db-wal'].map((f) => readFile(path.join(bot.workspace, f)).catch(() => Buffer.alloc(0))));
       return Buffer.concat(parts).includes('SECRET-ZEBRA-4471');
     };
     assert.equal(await onDisk(), true, 'the text is on disk before');
-    assert.equal(bot.app.parts.reminders.deleteChat('test', 'c1'), 1);
+    assert.equal(await bot.app.parts.reminders.deleteChat('test', 'c1'), 1);
     assert.equal(await onDisk(), false, 'no trace after');
-    assert.deepEqual(bot.app.parts.reminders.list('test', 'c1'), []);
-    assert.equal(bot.app.parts.reminders.list('test', 'c2').length, 1);
+    assert.deepEqual(await bot.app.parts.reminders.list('test', 'c1'), []);
+    assert.equal((await bot.app.parts.reminders.list('test', 'c2')).length, 1);
   } finally {
     await bot.close();
   }

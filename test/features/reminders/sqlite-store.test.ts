@@ -25,10 +25,10 @@ test('a workspace without schedules.db: existing() opens nothing and makes no fi
   try {
     assert.equal(SqliteReminderStore.existing(ws.dir, silentLogger()), undefined);
     assert.equal(existsSync(path.join(ws.dir, 'schedules.db')), false);
-    SqliteReminderStore.inWorkspace(ws.dir, silentLogger()).close();
+    await SqliteReminderStore.inWorkspace(ws.dir, silentLogger()).close();
     const store = SqliteReminderStore.existing(ws.dir, silentLogger());
     assert.ok(store);
-    store.close();
+    await store.close();
   } finally {
     await ws.cleanup();
   }

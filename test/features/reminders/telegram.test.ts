@@ -31,8 +31,8 @@ test("an allowed user's reminder arrives in their Telegram chat; a stranger and 
     await waitFor(async () => (await bot.sessionFile(OWNER)).messages.some((m: { content: string }) => m.content.startsWith('⏰')), 5000, 'the session');
 
     assert.deepEqual([...new Set(bot.llm.chatRequests().map(lastUserText))], ['remind me to stand up'], 'only the owner reached the model');
-    assert.deepEqual(bot.app.parts.reminders.list('telegram', '222'), []);
-    assert.deepEqual(bot.app.parts.reminders.list('telegram', '-2002'), []);
+    assert.deepEqual(await bot.app.parts.reminders.list('telegram', '222'), []);
+    assert.deepEqual(await bot.app.parts.reminders.list('telegram', '-2002'), []);
   } finally {
     await bot.close();
   }

@@ -30,7 +30,7 @@ test('past, unreadable, offset-less, over-5-years times and bad repeats are refu
       assert.match(reply!, /^done: Error: not scheduled — /, `case ${i} refused`);
       assert.match(reply!, cases[i]!.reason, `case ${i} says why`);
     }
-    assert.deepEqual(bot.app.parts.reminders.list('test', 'c1'), []);
+    assert.deepEqual(await bot.app.parts.reminders.list('test', 'c1'), []);
   } finally {
     await bot.close();
   }
@@ -55,11 +55,11 @@ test('list_scheduled and cancel_scheduled act on this chat only', async () => {
     plan = [{ name: 'cancel_scheduled', args: { id: 1 } }];
     const [refused] = await bot.send('c2', 'cancel #1');
     assert.match(refused!, /Error: there is no pending reminder #1 in this chat/);
-    assert.equal(bot.app.parts.reminders.list('test', 'c1').length, 2, 'another chat cannot cancel it');
+    assert.equal((await bot.app.parts.reminders.list('test', 'c1')).length, 2, 'another chat cannot cancel it');
     const [cancelled] = await bot.send('c1', 'cancel #1');
     assert.match(cancelled!, /Cancelled reminder #1 \(.*\): "feed the cat"/);
     assert.deepEqual(
-      bot.app.parts.reminders.list('test', 'c1').map((r) => r.text),
+      (await bot.app.parts.reminders.list('test', 'c1')).map((r) => r.text),
       ['call mum'],
     );
   } finally {
@@ -89,7 +89,7 @@ test('"tomorrow at 9": the model learns the zone from the tool and the time from
     const def = bot.llm.chatRequests()[0]!.body.tools.find((t: { function: { name: string } }) => t.function.name === 'schedule_message');
     assert.match(def.function.description, /time zone: America\/New_York; get_current_time/);
     assert.match(reply!, /done: Scheduled reminder #1 for \w+day \d+ \w+ \d{4}, 09:00 \(America\/New_York, UTC-0[45]:00\).*\nNow is /);
-    const [r] = bot.app.parts.reminders.list('test', 'c1');
+    const [r] = await bot.app.parts.reminders.list('test', 'c1');
     const local = new Intl.DateTimeFormat('en-CA', {
       timeZone: 'America/New_York',
       year: 'numeric',

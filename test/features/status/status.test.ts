@@ -19,7 +19,7 @@ test("an owner's /status is a few lines in plain words: model, how full the conv
     const s = bot.app.parts;
     await s.memory.forChat('test', '1').writeMemory('# Memory\n- The user lives in Oslo.\n- The user has a cat named Miso.\n');
     s.index.saveFacts([{ content: 'The user prefers tea to coffee.', scope: s.memory.scopeKey('test', '1') }]);
-    const r = s.reminders.schedule('test', '1', { at: new Date(Date.now() + 30 * 86_400_000).toISOString(), text: 'call the dentist' });
+    const r = await s.reminders.schedule('test', '1', { at: new Date(Date.now() + 30 * 86_400_000).toISOString(), text: 'call the dentist' });
     assert.ok(r.ok);
 
     const [status] = await bot.send('1', '/status');

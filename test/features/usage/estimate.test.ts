@@ -37,8 +37,8 @@ function requestChars(req: RecordedRequest): number {
  * The chat's answer row of today: one call, an estimate, plausible for the request the fake model
  * saw and for the `streamed` characters of answer (tokens of "w1 w2 …": about one per 2 characters).
  */
-function assertEstimated(bot: TelegramTestBot, streamed: { min: number; max: number }): void {
-  const rows = bot.app.parts.usage.rows({ chat: `telegram:${USER}` });
+async function assertEstimated(bot: TelegramTestBot, streamed: { min: number; max: number }): Promise<void> {
+  const rows = await bot.app.parts.usage.rows({ chat: `telegram:${USER}` });
   assert.deepEqual(
     rows.map((r) => [r.kind, r.calls, r.estimatedCalls]),
     [['answer', 1, 1]],
@@ -69,10 +69,10 @@ test('an answer /stopped after its first words is counted (prompt + what streame
     const stopped = msgs.find((m) => m.text.endsWith('… [stopped]'));
     assert.ok(stopped, JSON.stringify(msgs.map((m) => m.text)));
     assert.equal(bot.llm.streams[0]!.endedAt, undefined, 'the stream was cut, so the server sent no usage');
-    await waitFor(() => bot.app.parts.usage.rows({ chat: `telegram:${USER}` }).length > 0, 5_000, 'a usage row');
+    await waitFor(async () => (await bot.app.parts.usage.rows({ chat: `telegram:${USER}` })).length > 0, 5_000, 'a usage row');
     // What the chat shows of it, and perhaps a few events more that arrived before the stop took.
     const partial = stopped.text.length - ' … [stopped]'.length;
-    assertEstimated(bot, { min: partial, max: partial + 100 });
+    await assertEstimated(bot, { min: partial, max: partial + 100 });
 
     const before = bot.llm.chatRequests().length;
     assert.match(await ask(bot, 'and another one'), BUDGET_LINE);
@@ -87,9 +87,9 @@ test('an answer cut by TURN_TIMEOUT_MS mid-stream is counted too, and the next m
   const bot = await startTelegramBot({ env: { ...ENV, TURN_TIMEOUT_MS: '2000' }, responder: slowFor(/long story/, 100) });
   try {
     assert.match(await ask(bot, 'tell me a long story'), /^Sorry, I could not answer within 2 seconds, so I stopped/);
-    await waitFor(() => bot.app.parts.usage.rows({ chat: `telegram:${USER}` }).length > 0, 5_000, 'a usage row');
+    await waitFor(async () => (await bot.app.parts.usage.rows({ chat: `telegram:${USER}` })).length > 0, 5_000, 'a usage row');
     // Cut at 2 s of a 7 s stream: some of it, not all.
-    assertEstimated(bot, { min: 1, max: LONG.length * 0.6 });
+    await assertEstimated(bot, { min: 1, max: LONG.length * 0.6 });
     assert.match(await ask(bot, 'and another one'), BUDGET_LINE);
   } finally {
     await bot.close();
@@ -100,8 +100,8 @@ test('a whole answer from a server that never reports usage is counted from its 
   const bot = await startTelegramBot({ env: { TELEGRAM_ALLOWED_USERS: String(USER) }, responder: slowFor(/long story/, 0) });
   try {
     assert.equal(await ask(bot, 'tell me a long story'), LONG);
-    await waitFor(() => bot.app.parts.usage.rows({ chat: `telegram:${USER}` }).length > 0, 5_000, 'a usage row');
-    assertEstimated(bot, { min: LONG.length, max: LONG.length });
+    await waitFor(async () => (await bot.app.parts.usage.rows({ chat: `telegram:${USER}` })).length > 0, 5_000, 'a usage row');
+    await assertEstimated(bot, { min: LONG.length, max: LONG.length });
   } finally {
     await bot.close();
   }
@@ -126,10 +126,10 @@ test('a usage.db from before estimates gains their columns at open (rows kept); 
     const store = new SqliteUsageStore(file, 'UTC');
     store.record({ chat: 'telegram:42', kind: 'answer' }, { promptTokens: 500, cachedTokens: 0, completionTokens: 20, estimated: true });
     assert.deepEqual(
-      store.rows().map((r) => [r.calls, r.promptTokens, r.completionTokens, r.estimatedCalls, r.estimatedTokens]),
+      (await store.rows()).map((r) => [r.calls, r.promptTokens, r.completionTokens, r.estimatedCalls, r.estimatedTokens]),
       [[3, 1500, 120, 1, 520]],
     );
-    store.close();
+    await store.close();
     const after = await memoryCli(['usage'], { WORKSPACE_DIR: ws.dir });
     assert.match(
       after.stdout,

@@ -26,10 +26,10 @@ test('a workspace without usage.db: existing() opens nothing and makes no file, 
     assert.equal(SqliteUsageStore.existing(ws.dir, 'UTC', { readonly: true }), undefined);
     assert.equal(SqliteUsageStore.existing(ws.dir, 'UTC'), undefined);
     assert.equal(existsSync(path.join(ws.dir, 'usage.db')), false);
-    SqliteUsageStore.inWorkspace(ws.dir, 'UTC').close();
+    await SqliteUsageStore.inWorkspace(ws.dir, 'UTC').close();
     const store = SqliteUsageStore.existing(ws.dir, 'UTC', { readonly: true });
     assert.ok(store);
-    store.close();
+    await store.close();
   } finally {
     await ws.cleanup();
   }

@@ -35,7 +35,7 @@ test("usage from the server's `usage` field lands in /status: today's tokens of 
     const [status2] = await bot.send('2', '/status full');
     assert.match(status2!, /^Tokens today: 1,050 \(answers 1,050, background 0;.*60\.0% of prompt tokens cached$/m);
 
-    const rows = bot.app.parts.usage.rows({ chat: 'test:1' });
+    const rows = await bot.app.parts.usage.rows({ chat: 'test:1' });
     assert.deepEqual(
       rows.map((r) => [r.kind, r.calls, r.promptTokens, r.cachedTokens, r.completionTokens]),
       [
@@ -58,7 +58,7 @@ test('`npm run memory -- usage --days 7` prints one table per chat; bad --days e
     store.record({ chat: 'telegram:42', kind: 'summary' }, { promptTokens: 300, cachedTokens: 0, completionTokens: 30 });
     store.record({ chat: 'telegram:42', kind: 'answer' }, { promptTokens: 500, cachedTokens: 0, completionTokens: 10 }, new Date(Date.now() - 3 * 86_400_000));
     store.record({ chat: 'telegram:7', kind: 'answer' }, { promptTokens: 10, cachedTokens: 0, completionTokens: 1 }, new Date(Date.now() - 30 * 86_400_000));
-    store.close();
+    await store.close();
     const run = (args: string[]) => memoryCli(['usage', ...args], { WORKSPACE_DIR: ws.dir });
     const out = await run(['--days', '7']);
     assert.equal(out.code, 0, out.stderr);
