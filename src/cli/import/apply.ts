@@ -111,9 +111,14 @@ export function mergeEntries(cur: string, parts: MemoryPart[], label: string): {
   return { text, added, present };
 }
 
-/** A note line that carries words (not a rule or the import's own line): indexed. */
+/**
+ * A note line that says something beyond its date (not the import's own line, a rule, or a
+ * heading naming the day — the row has that date as its time, and a date in the words would
+ * draw every question about another day of the month): indexed.
+ */
 function indexable(line: string): boolean {
-  return !/^\[imported from /.test(line) && /[\p{L}\p{N}]/u.test(line);
+  if (/^\[imported from /.test(line)) return false;
+  return /\p{L}/u.test(line.replace(/\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}/g, ''));
 }
 
 /** When a note line happened: its leading time of day (`[14:05]`, `14:05 -`, `- 09:30`), or noon of its date. */
@@ -185,13 +190,20 @@ export class Importer {
         // The line naming the file goes in once, before the first lines it brings.
         return cur.split('\n').includes(head) ? missing.text : appendMissing(cur, [head, ...lines]).text;
       });
-      this.report.notes.push({ date: note.date, added: r.added, present: r.present, hadNote });
+      // Two files of one day (`2026-03-05.md`, `2026-03-05-garden.md`) are one note: reported once.
+      const day = this.report.notes.find((n) => n.date === note.date);
+      if (day) {
+        day.added += r.added;
+        day.present += r.present;
+      } else this.report.notes.push({ date: note.date, added: r.added, present: r.present, hadNote });
       const session = `import:${this.t.source}:${note.date}`;
       const seen = new Map<string, number>();
       for (const line of lines) {
         const n = (seen.get(line) ?? 0) + 1;
         seen.set(line, n);
-        if (indexable(line)) this.episode(line.trim(), lineTime(note.date, line, this.t.timezone), session, keyOf(this.t.scope, this.t.source, note.date, line, n));
+        // The row holds the line as written (a heading unescaped).
+        const words = line.replace(/^(\s*)\\#/, '$1#').trim();
+        if (indexable(line)) this.episode(words, lineTime(note.date, line, this.t.timezone), session, keyOf(this.t.scope, this.t.source, note.date, line, n));
       }
     }
   }
