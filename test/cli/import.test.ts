@@ -14,6 +14,9 @@ import { startTestBot } from '../helpers/app.js';
 import { echoResponder, lastUserText, promptKind, text, toolCalls, toolResults, type Responder } from '../helpers/fake-llm.js';
 import { memoryCli, type CliRun } from '../helpers/child.js';
 import { tempDir } from '../helpers/workspace.js';
+import { waitFor } from '../helpers/wait.js';
+import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
+import { silentLogger } from '../../src/core/log.js';
 
 async function put(root: string, files: Record<string, string>): Promise<void> {
   for (const [name, body] of Object.entries(files)) {
@@ -187,5 +190,59 @@ test('import refuses while the daemon holds the workspace, and leaves it as it w
     daemon.kill();
     await ws.cleanup();
     await src.cleanup();
+  }
+});
+
+// MEMORY.md whose readable export is not the file (headings nested, a code line that looks
+// like a heading, spaces at a line's end): only the export's exact copy gives it back.
+const MEM = '# Ada\n\n## About\n- The user is called Ada.  \n- Ada keeps bees in Lisbon.\n\n##### Hives\n```\n# not a heading\n```\n';
+const roundTrip: Responder = (req, i) =>
+  promptKind(req) === 'consolidation'
+    ? text(JSON.stringify({ history_entry: '[2026-03-10 12:00] Ada talked about honey.', memory_update: MEM, facts: ['Ada sells honey at the market.'] }))
+    : echoResponder(req, i);
+
+test('risk: /export cannot be taken back — imported into a fresh chat it gives the same memory files byte for byte and the same search results; a second import adds nothing', async () => {
+  const bot = await startTestBot({
+    responder: roundTrip,
+    prepare: (ws) => put(path.join(ws, 'memory', 'test:1'), { 'MEMORY.md': MEM }),
+  });
+  const ws = bot.workspace;
+  try {
+    await bot.send('1', 'I sell honey at the market');
+    await bot.send('1', '/new');
+    await bot.send('1', 'and candles too, on Saturdays');
+    await waitFor(async () => (await readFile(path.join(ws, 'memory', 'test:1', 'HISTORY.md'), 'utf8').catch(() => '')).includes('honey'), 10_000, 'the consolidation');
+    const [reply] = await bot.send('1', '/export');
+    const file = /to (\/\S+\.md)$/.exec(reply!)![1]!;
+    await bot.app.stop();
+
+    const first = await importInto(ws, 'membot', file, 'test:2');
+    assert.match(first.stdout, /restored as they were: MEMORY\.md, \d{4}-\d\d-\d\d\.md, HISTORY\.md, HISTORY-\d{4}-\d\d\.md/);
+    assert.match(first.stdout, /index: 4 episodes, 1 fact saved; 0 already there/);
+    const original = await memoryFiles(ws, 'test:1');
+    assert.deepEqual([...original.keys()].sort(), ['HISTORY-' + new Date().toISOString().slice(0, 7) + '.md', 'HISTORY.md', 'MEMORY.md', `${new Date().toISOString().slice(0, 10)}.md`].sort());
+    assert.deepEqual(await memoryFiles(ws, 'test:2'), original);
+
+    const index = SqliteMemoryIndex.inWorkspace(ws, silentLogger());
+    const results = (scope: string, q: string) =>
+      index.search(q, { scope, limit: 10 }).map((r) => ({ kind: r.kind, content: r.content, date: r.date, speaker: r.speaker, role: r.role }));
+    try {
+      const today = new Date().toISOString().slice(0, 10);
+      for (const q of ['honey market', 'candles on Saturdays', 'who sells honey?', `what did I say on ${today} about candles`]) {
+        const want = results('test:1', q);
+        assert.ok(want.length > 0, q);
+        if (q === 'who sells honey?') assert.ok(want.some((r) => r.kind === 'fact'), 'the fact is among them');
+        assert.deepEqual(results('test:2', q), want, q);
+      }
+    } finally {
+      index.close();
+    }
+
+    const second = await importInto(ws, 'membot', file, 'test:2');
+    assert.match(second.stdout, /MEMORY\.md: 0 entries added, \d+ already there/);
+    assert.match(second.stdout, /index: 0 episodes, 0 facts saved; 5 already there/);
+    assert.deepEqual(await memoryFiles(ws, 'test:2'), original);
+  } finally {
+    await bot.close();
   }
 });
