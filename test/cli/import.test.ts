@@ -25,10 +25,15 @@ async function put(root: string, files: Record<string, string>): Promise<void> {
   }
 }
 
-async function importInto(ws: string, from: string, dir: string, chat = 'test:1'): Promise<CliRun> {
-  const r = await memoryCli(['import', '--from', from, dir, '--chat', chat], { WORKSPACE_DIR: ws });
-  assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
-  return r;
+/** The import as a user runs it. Not asserted here: a test's `prepare` that throws would leave its fake LLM running. */
+function importInto(ws: string, from: string, dir: string, chat = 'test:1'): Promise<CliRun> {
+  return memoryCli(['import', '--from', from, dir, '--chat', chat], { WORKSPACE_DIR: ws });
+}
+
+/** The report of an import that succeeded. */
+function reportOf(r: CliRun | undefined): string {
+  assert.equal(r?.code, 0, `${r?.stdout}\n${r?.stderr}`);
+  return r!.stdout;
 }
 
 /** Every file of a chat's memory folder but its versions, by name. */
@@ -76,7 +81,7 @@ test("risk: another assistant's memory cannot move here — an OpenClaw workspac
   });
   try {
     const ws = bot.workspace;
-    const out = first!.stdout;
+    const out = reportOf(first);
     assert.match(out, /MEMORY\.md: 3 entries added, 0 already there/);
     assert.match(out, /note 2026-03-01: 3 lines \(a new note\)/);
     assert.match(out, /note 2026-03-05: 3 lines \(appended to the chat's note of that day\)/);
@@ -101,9 +106,9 @@ test("risk: another assistant's memory cannot move here — an OpenClaw workspac
     );
 
     // The second import: every entry, line and row found already; not one byte changed.
-    assert.match(second!.stdout, /MEMORY\.md: 0 entries added, 3 already there/);
-    assert.match(second!.stdout, /note 2026-03-05: 0 lines, 3 already there/);
-    assert.match(second!.stdout, /index: 0 episodes, 0 facts saved; 8 already there/);
+    assert.match(reportOf(second), /MEMORY\.md: 0 entries added, 3 already there/);
+    assert.match(reportOf(second), /note 2026-03-05: 0 lines, 3 already there/);
+    assert.match(reportOf(second), /index: 0 episodes, 0 facts saved; 8 already there/);
     assert.deepEqual(await memoryFiles(ws, 'test:1'), beforeSecond);
 
     // The daemon: MEMORY.md's entries in the prompt, the day's line found by its date.
@@ -149,9 +154,9 @@ test("risk: Hermes' §-separated entries and nanobot's history come in cut or un
     },
   });
   try {
-    assert.match(hermesRun!.stdout, /MEMORY\.md: 4 entries added, 0 already there \(from memories\/MEMORY\.md, memories\/USER\.md;/);
-    assert.match(nanobotRun!.stdout, /HISTORY\.md: 4 entries added, 0 already there/);
-    assert.match(nanobotRun!.stdout, /memory\/history\.jsonl:2: not JSON/);
+    assert.match(reportOf(hermesRun), /MEMORY\.md: 4 entries added, 0 already there \(from memories\/MEMORY\.md, memories\/USER\.md;/);
+    assert.match(reportOf(nanobotRun), /HISTORY\.md: 4 entries added, 0 already there/);
+    assert.match(reportOf(nanobotRun), /memory\/history\.jsonl:2: not JSON/);
     const dir = path.join(bot.workspace, 'memory', 'test:1');
     const memory = await readFile(path.join(dir, 'MEMORY.md'), 'utf8');
     assert.match(memory, /^## Notes \(from Hermes\)\n- Project uses pnpm, not npm\.\n- Deploys go out on Fridays\n {2}after the 14:00 standup\.\n\n## About the user \(from Hermes\)\n- Name: Ines\. Calls the cat Miso\.\n- Prefers short answers\.\n/);
@@ -217,8 +222,8 @@ test('risk: /export cannot be taken back — imported into a fresh chat it gives
     await bot.app.stop();
 
     const first = await importInto(ws, 'membot', file, 'test:2');
-    assert.match(first.stdout, /restored as they were: MEMORY\.md, \d{4}-\d\d-\d\d\.md, HISTORY\.md, HISTORY-\d{4}-\d\d\.md/);
-    assert.match(first.stdout, /index: 4 episodes, 1 fact saved; 0 already there/);
+    assert.match(reportOf(first), /restored as they were: MEMORY\.md, \d{4}-\d\d-\d\d\.md, HISTORY\.md, HISTORY-\d{4}-\d\d\.md/);
+    assert.match(reportOf(first), /index: 4 episodes, 1 fact saved; 0 already there/);
     const original = await memoryFiles(ws, 'test:1');
     assert.deepEqual([...original.keys()].sort(), ['HISTORY-' + new Date().toISOString().slice(0, 7) + '.md', 'HISTORY.md', 'MEMORY.md', `${new Date().toISOString().slice(0, 10)}.md`].sort());
     assert.deepEqual(await memoryFiles(ws, 'test:2'), original);
@@ -239,8 +244,8 @@ test('risk: /export cannot be taken back — imported into a fresh chat it gives
     }
 
     const second = await importInto(ws, 'membot', file, 'test:2');
-    assert.match(second.stdout, /MEMORY\.md: 0 entries added, \d+ already there/);
-    assert.match(second.stdout, /index: 0 episodes, 0 facts saved; 5 already there/);
+    assert.match(reportOf(second), /MEMORY\.md: 0 entries added, \d+ already there/);
+    assert.match(reportOf(second), /index: 0 episodes, 0 facts saved; 5 already there/);
     assert.deepEqual(await memoryFiles(ws, 'test:2'), original);
   } finally {
     await bot.close();
