@@ -4,14 +4,15 @@
  */
 import path from 'node:path';
 import type { ImportBundle } from './bundle.js';
-import { SourceTree } from './source.js';
+import { MAX_TOTAL_BYTES, SourceTree } from './source.js';
 import { parseCopy } from '../../features/privacy/export-copy.js';
 
 /** The bundle of the export at `file`; a string says why it cannot be imported. */
 export async function readMembot(file: string): Promise<ImportBundle | string> {
   const tree = await SourceTree.open(path.dirname(file));
   if (!tree) return `${file} is not a membot export file`;
-  const text = await tree.read(path.basename(file));
+  // One file holds a whole chat: it may be as large as a whole import.
+  const text = await tree.read(path.basename(file), MAX_TOTAL_BYTES);
   if (text === undefined) {
     const why = tree.skipped[0]?.why;
     return why ? `${file} was not read: ${why}` : `${file} does not exist`;

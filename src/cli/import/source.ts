@@ -1,7 +1,8 @@
 /**
  * Reading another assistant's memory folder as untrusted input: only named files under PATH,
  * a link followed only while it stays inside PATH, only regular files (a FIFO would block),
- * each file at most MAX_FILE_BYTES and all of them at most MAX_TOTAL_BYTES, text only (UTF-8,
+ * each file at most MAX_FILE_BYTES (an export file: MAX_TOTAL_BYTES) and all of them at most
+ * MAX_TOTAL_BYTES, text only (UTF-8,
  * no NUL bytes). Whatever is refused is recorded with the reason, for the import's report.
  */
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
@@ -44,7 +45,7 @@ export class SourceTree {
    * The text of `rel` (line breaks as they are, a BOM dropped), or undefined when it is missing
    * or refused (then in `skipped` with the reason).
    */
-  async read(rel: string): Promise<string | undefined> {
+  async read(rel: string, maxBytes = MAX_FILE_BYTES): Promise<string | undefined> {
     if (!(await this.exists(rel))) return undefined;
     let file: string;
     try {
@@ -63,7 +64,7 @@ export class SourceTree {
     }
     try {
       const { size } = await fh.stat();
-      if (size > MAX_FILE_BYTES) return this.skip(rel, `larger than ${MAX_FILE_BYTES / 1024 / 1024} MB (${size.toLocaleString('en-US')} bytes)`);
+      if (size > maxBytes) return this.skip(rel, `larger than ${maxBytes / 1024 / 1024} MB (${size.toLocaleString('en-US')} bytes)`);
       if (this.total + size > MAX_TOTAL_BYTES) return this.skip(rel, `the import's ${MAX_TOTAL_BYTES / 1024 / 1024} MB in all were reached`);
       const bytes = await fh.readFile();
       this.total += bytes.length;
