@@ -26,6 +26,14 @@ import { applyExact } from './import/exact.js';
 
 export const IMPORT_USAGE = 'import --from openclaw|hermes|nanobot|membot PATH --chat CHANNEL:ID';
 
+/** Where each source keeps its memory (said when PATH holds none of it). */
+const LAYOUT: Record<SourceName, string> = {
+  openclaw: 'OpenClaw keeps MEMORY.md and memory/YYYY-MM-DD.md in its workspace (~/.openclaw/workspace)',
+  hermes: 'Hermes keeps MEMORY.md and USER.md in ~/.hermes/memories',
+  nanobot: 'nanobot keeps memory/MEMORY.md, USER.md and memory/history.jsonl in its workspace (~/.nanobot/workspace)',
+  membot: 'give the file /export made',
+};
+
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
@@ -101,6 +109,11 @@ export async function runImport(args: string[], config: Config, log: Logger, io:
     const bundle = await readSource(source, path.resolve(from), config.timezone);
     if (typeof bundle === 'string') {
       io.err(`import: ${bundle}`);
+      return 1;
+    }
+    if (!bundle.exact && bundle.memory.length + bundle.notes.length + bundle.history.length === 0) {
+      io.err(`import: nothing to import found in ${from} — ${LAYOUT[source]}`);
+      for (const s of bundle.skipped) io.err(`  - ${s.file}: ${s.why}`);
       return 1;
     }
     const target = {

@@ -180,6 +180,45 @@ test("risk: Hermes' §-separated entries and nanobot's history come in cut or un
   }
 });
 
+test('risk: a hostile folder hangs the import, floods memory or reads outside PATH — a FIFO, a huge file, binary, links out are named and left; the rest comes in', async () => {
+  const ws = await tempDir();
+  const src = await tempDir();
+  const outside = await tempDir();
+  try {
+    await put(src.dir, {
+      'MEMORY.md': '- Keeps a fig tree.\n',
+      'memory/2026-05-01.md': '- Watered the fig tree\n',
+      'memory/2026-05-03.md': `- ${'x'.repeat(8 * 1024 * 1024)}\n`,
+    });
+    await writeFile(path.join(src.dir, 'memory', '2026-05-04.md'), Buffer.from([0x2d, 0x20, 0xff, 0xfe, 0x00, 0x41]));
+    await put(outside.dir, { 'MEMORY.md': '- SECRET-OUTSIDE\n', '2026-05-06.md': '- SECRET-OUTSIDE\n' });
+    await symlink(path.join(outside.dir, '2026-05-06.md'), path.join(src.dir, 'memory', '2026-05-06.md'));
+    await symlink(outside.dir, path.join(src.dir, 'memory', 'elsewhere'));
+    await new Promise<void>((resolve, reject) =>
+      spawn('mkfifo', [path.join(src.dir, 'memory', '2026-05-02.md')]).on('close', (code) => (code === 0 ? resolve() : reject(new Error(`mkfifo ${code}`)))),
+    );
+    const out = reportOf(await importInto(ws.dir, 'openclaw', src.dir));
+    assert.match(out, /note 2026-05-01: 1 line \(a new note\)/);
+    assert.match(out, /memory\/2026-05-02\.md: not a regular file/);
+    assert.match(out, /memory\/2026-05-03\.md: larger than 8 MB/);
+    assert.match(out, /memory\/2026-05-04\.md: not text \(NUL bytes\)/);
+    assert.match(out, /memory\/2026-05-06\.md: a link to outside PATH/);
+    assert.match(out, /memory\/elsewhere: not a daily note/);
+    assert.deepEqual((await readdir(path.join(ws.dir, 'memory', 'test:1'))).sort(), ['2026-05-01.md', 'MEMORY.md', 'versions']);
+    assert.doesNotMatch(await readFile(path.join(ws.dir, 'memory', 'test:1', 'MEMORY.md'), 'utf8'), /SECRET/);
+
+    // A folder of another assistant's kind holds none of it: said, nothing written.
+    const wrong = await importInto(ws.dir, 'nanobot', outside.dir, 'test:2');
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr, /^import: nothing to import found in .* — nanobot keeps memory\/MEMORY\.md, USER\.md and memory\/history\.jsonl/);
+    assert.ok(!(await readdir(path.join(ws.dir, 'memory'))).includes('test:2'));
+  } finally {
+    await ws.cleanup();
+    await src.cleanup();
+    await outside.cleanup();
+  }
+});
+
 test('import refuses while the daemon holds the workspace, and leaves it as it was', async () => {
   const ws = await tempDir();
   const src = await tempDir();

@@ -2,8 +2,8 @@
  * Reading another assistant's memory folder as untrusted input: only named files under PATH,
  * a link followed only while it stays inside PATH, only regular files (a FIFO would block),
  * each file at most MAX_FILE_BYTES (an export file: MAX_TOTAL_BYTES) and all of them at most
- * MAX_TOTAL_BYTES, text only (UTF-8,
- * no NUL bytes). Whatever is refused is recorded with the reason, for the import's report.
+ * MAX_TOTAL_BYTES, text only (UTF-8, no NUL bytes). Whatever is refused is recorded with the
+ * reason, for the import's report.
  */
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
