@@ -286,6 +286,11 @@ test('risk: /export cannot be taken back — imported into a fresh chat it gives
     assert.match(reportOf(second), /MEMORY\.md: 0 entries added, \d+ already there/);
     assert.match(reportOf(second), /index: 0 episodes, 0 facts saved; 5 already there/);
     assert.deepEqual(await memoryFiles(ws, 'test:2'), original);
+
+    // Taken back into the chat it came from: all there already.
+    const home = await importInto(ws, 'membot', file, 'test:1');
+    assert.match(reportOf(home), /index: 0 episodes, 0 facts saved; 5 already there/);
+    assert.deepEqual(await memoryFiles(ws, 'test:1'), original);
   } finally {
     await bot.close();
   }

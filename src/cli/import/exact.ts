@@ -31,13 +31,14 @@ async function restoreFiles(t: ImportTarget, imp: Importer, copy: ExportCopy): P
     if (name === MEMORY_FILE) {
       const parts = [{ file: name, text: f.text, entries: markdownEntries(f.text) }];
       let merged = { text: '', added: 0, present: 0 };
+      let whole = false;
       await t.files.changeMemory('import membot', (cur) => {
-        if (cur === '') return f.text;
+        if ((whole = cur === '')) return f.text;
         merged = mergeEntries(cur, parts, 'membot');
         return merged.added > 0 ? merged.text : null;
       });
-      if (merged.added === 0 && merged.present === 0) r.restored.push(name);
-      r.memory = { added: merged.added, present: merged.present, files: [name] };
+      if (whole) r.restored.push(name);
+      else r.memory = { added: merged.added, present: merged.present, files: [name] };
     } else if (NOTE_RE.test(name)) {
       const lines = f.text.replace(/\n$/, '').split('\n');
       let res: { text: string | null; added: number; present: number } = { text: null, added: 0, present: 0 };
@@ -80,11 +81,22 @@ function restoreRows(t: ImportTarget, imp: Importer, copy: ExportCopy): void {
   const r = imp.report;
   // In event order, and in its conversation's order: the index numbers a conversation's messages as they are saved.
   const rows = copy.rows.map((row, i) => ({ row, i })).sort((a, b) => a.row.event_time - b.row.event_time || (a.row.seq ?? 0) - (b.row.seq ?? 0) || a.i - b.i);
-  const existing = new Set(t.index.browse?.everything(t.scope).filter((x) => x.kind === 'reflection').map((x) => x.content) ?? []);
+  const kept = t.index.browse?.everything(t.scope) ?? [];
+  const existing = new Set(kept.filter((x) => x.kind === 'reflection').map((x) => x.content));
+  // The chat's own messages (an export taken back into the chat it came from): there already.
+  const same = (x: { event_time: number; source_role: string | null; content: string }) => `${x.event_time}\u0000${x.source_role}\u0000${x.content}`;
+  const have = new Map<string, number>();
+  for (const x of kept) if (x.kind === 'episode') have.set(same(x), (have.get(same(x)) ?? 0) + 1);
   const seen = new Map<string, number>();
   for (const { row } of rows) {
     const at = new Date(row.event_time * 1000);
     if (row.kind === 'episode') {
+      const there = have.get(same(row)) ?? 0;
+      if (there > 0) {
+        have.set(same(row), there - 1);
+        r.index.present++;
+        continue;
+      }
       const session = `import:membot:${keyOf(t.scope, row.session_id ?? 'none')}`;
       const k = keyOf(row.session_id, row.seq, row.event_time, row.source_role, row.content);
       const n = (seen.get(k) ?? 0) + 1;
