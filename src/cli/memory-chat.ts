@@ -1,7 +1,8 @@
 /**
  * The per-chat commands of `npm run memory`: `versions` and `restore` (MEMORY.md versions,
  * memory/versions.ts), `purge` (every trace of one chat, features/privacy/purge.ts) and `reminders`
- * (a chat's pending reminders, listed and cancelled: features/reminders/cli.ts).
+ * (a chat's pending reminders, listed and cancelled: features/reminders/cli.ts) and `import`
+ * (another assistant's memory or a membot export read into the chat: cli/import.ts).
  */
 import type { Config } from '../config/env.js';
 import type { Logger } from '../core/log.js';
@@ -10,7 +11,7 @@ import { formatVersions, restoreMemory } from '../memory/versions.js';
 import type { CliIo } from '../core/cli-io.js';
 import { parseChatKey } from '../core/chat.js';
 
-export const CHAT_COMMANDS = ['versions', 'restore', 'purge', 'reminders'];
+export const CHAT_COMMANDS = ['versions', 'restore', 'purge', 'reminders', 'import'];
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -60,6 +61,10 @@ export async function runChatCommand(cmd: string, args: string[], config: Config
     case 'purge': {
       const { runPurge } = await import('./purge.js');
       return runPurge(chat, args, config, log, io);
+    }
+    case 'import': {
+      const { runImport } = await import('./import.js');
+      return runImport(args, config, log, io);
     }
     default:
       io.err(`unknown command "${cmd}"`);

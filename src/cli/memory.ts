@@ -1,5 +1,6 @@
 /**
- * `npm run memory -- <command>`: search, stats, reindex, run-job <name>, eval <dataset.json>, usage.
+ * `npm run memory -- <command>`: search, stats, reindex, run-job <name>, eval <dataset.json>, usage,
+ * and the per-chat commands of memory-chat.ts (versions, restore, purge, reminders, import).
  * Uses the same services as the daemon (same index file, same search, same jobs).
  */
 import { loadDotEnv } from '../config/dotenv.js';
@@ -19,6 +20,8 @@ const USAGE = `usage: npm run memory -- <command>
   versions --chat CHANNEL:ID                        versions of the chat's MEMORY.md (time, what changed it, +/- entries)
   restore --chat CHANNEL:ID --version N             make version N the current MEMORY.md (kept as a new version)
   purge --chat CHANNEL:ID [--pairing]               delete every trace of one chat (stop the daemon first)
+  import --from openclaw|hermes|nanobot|membot PATH --chat CHANNEL:ID
+                                                    another assistant's memory (or a /export file) into a chat (daemon stopped)
   reminders --chat CHANNEL:ID [cancel N|all]        the chat's pending reminders; cancel one or all (daemon running or not)
   migrate --to postgres|files [--force]             copy the workspace into DATABASE_URL's database, or back (stop the daemon first)
   usage [--days 7] [--chat CHANNEL:ID]              tokens per day, one table per chat`;

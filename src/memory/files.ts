@@ -126,7 +126,11 @@ export function withNewline(content: string): string {
 
 /** `text` with `fact` appended as one list item (under `## section` when given, the section made when missing). */
 export function withItem(text: string, fact: string, section?: string): string {
-  const item = `- ${collapseLineBreaks(fact).trim()}`;
+  return withBlock(text, `- ${collapseLineBreaks(fact).trim()}`, section);
+}
+
+/** `text` with `item` (one or more lines, as given) appended, under `## section` when given (made when missing). */
+export function withBlock(text: string, item: string, section?: string): string {
   if (!section) return `${text}${text && !text.endsWith('\n') ? '\n' : ''}${item}\n`;
   const { before, body, after, found } = splitSection(text, section);
   if (!found) return `${text}${text && !text.endsWith('\n') ? '\n' : ''}${text ? '\n' : ''}## ${sectionTitle(section)}\n${item}\n`;

@@ -1,13 +1,15 @@
 /**
  * `/export`: one Markdown file with everything the bot keeps for a chat — MEMORY.md, the facts
  * (with confidence, retired ones marked), weekly insights, every daily note, the history log,
- * the indexed messages and the current conversation. Built from the same files and rows the
- * bot reads; nothing is written by building it.
+ * the indexed messages and the current conversation, then an exact copy of the memory files and
+ * rows for `npm run memory -- import --from membot` (export-copy.ts). Built from the same files
+ * and rows the bot reads; nothing is written by building it.
  */
 import type { Chat } from '../../core/chat.js';
 import type { MemoryIndex } from '../../index/memory-index.js';
 import type { SessionStore } from '../../sessions/store.js';
 import type { MemoryService } from '../../memory/service.js';
+import { copiedFiles, formatCopy } from './export-copy.js';
 
 export interface ExportDeps {
   memory: MemoryService;
@@ -80,5 +82,7 @@ export async function buildExport(deps: ExportDeps, chat: Chat, now = new Date()
       m.role === 'user' ? (m.senderName ?? 'User') : m.role === 'tool' ? `Tool ${m.toolName ?? ''}`.trim() : m.role === 'assistant' ? 'Assistant' : 'System';
     out.push(`**${who}** (${minute(m.timestamp)} UTC): ${m.content}`, '');
   }
+  if (session.messages.length === 0) out.push('');
+  out.push(...formatCopy({ files: await copiedFiles(files), rows }));
   return `${out.join('\n').trimEnd()}\n`;
 }

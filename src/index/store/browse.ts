@@ -27,6 +27,9 @@ export interface ScopeRow {
   created_at: number;
   speaker: string | null;
   source_role: string | null;
+  /** The conversation and place in it (episodes): what search's neighbour windows read, kept by /export's copy. */
+  session_id: string | null;
+  seq: number | null;
 }
 
 export class IndexBrowse {
@@ -74,7 +77,7 @@ export class IndexBrowse {
   everything(scope: string): ScopeRow[] {
     return this.db
       .prepare(
-        'SELECT kind, content, confidence, valid_until, event_time, created_at, speaker, source_role FROM memories WHERE scope = ? ORDER BY event_time, rowid',
+        'SELECT kind, content, confidence, valid_until, event_time, created_at, speaker, source_role, session_id, seq FROM memories WHERE scope = ? ORDER BY event_time, rowid',
       )
       .all(scope) as ScopeRow[];
   }

@@ -71,6 +71,8 @@ export interface FactInput {
   sourceIds?: string[];
   tags?: string[];
   confidence?: number;
+  /** When the fact became known (an import keeps the original date); now when not given. */
+  eventTime?: Date | undefined;
 }
 
 export interface SavedFact {
@@ -306,7 +308,7 @@ export class IndexWriter {
           kind: 'fact',
           content,
           sessionId: f.sessionId,
-          eventTime: sec(Date.now()),
+          eventTime: sec(f.eventTime ?? Date.now()),
           scope: f.scope,
           sourceIds: f.sourceIds,
           tags: f.tags,
