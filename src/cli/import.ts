@@ -61,10 +61,13 @@ export function formatReport(r: ImportReport, label: string, from: string, chat:
     );
   }
   for (const n of r.notes) {
-    const how = n.hadNote ? 'appended to the chat\'s note of that day' : 'a new note';
-    out.push(`  note ${n.date}: ${plural(n.added, 'line')} ${n.added > 0 ? `(${how})` : ''}${n.present > 0 ? `, ${n.present} already there` : ''}`.replace(/ +,/, ','));
+    const how = n.hadNote ? "appended to the chat's note of that day" : 'a new note';
+    out.push(
+      `  note ${n.date}: ${plural(n.added, 'line')} ${n.added > 0 ? `(${how})` : ''}${n.present > 0 ? `, ${n.present} already there` : ''}`.replace(/ +,/, ','),
+    );
   }
-  if (r.history.added + r.history.present > 0) out.push(`  HISTORY.md: ${plural(r.history.added, 'entry', 'entries')} added, ${r.history.present} already there`);
+  if (r.history.added + r.history.present > 0)
+    out.push(`  HISTORY.md: ${plural(r.history.added, 'entry', 'entries')} added, ${r.history.present} already there`);
   const ix = r.index;
   if (ix.off) out.push(`  index: not written (${ix.off}); run the import again once it opens — nothing is added twice`);
   else {

@@ -44,9 +44,7 @@ export async function runPurge(chat: Chat, args: string[], config: Config, log: 
   // Purge works on the workspace's stores: with DATABASE_URL the chat's state is in the database,
   // and a purge that found nothing there would say "nothing found" of a chat it never looked at.
   if (config.database.url) {
-    io.err(
-      'purge: the state is in PostgreSQL (DATABASE_URL), which purge does not reach yet — nothing was deleted (docs/postgres.md, "Not yet").',
-    );
+    io.err('purge: the state is in PostgreSQL (DATABASE_URL), which purge does not reach yet — nothing was deleted (docs/postgres.md, "Not yet").');
     return 1;
   }
   let lock: Awaited<ReturnType<typeof acquireDaemonLock>>;

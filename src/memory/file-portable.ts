@@ -45,7 +45,7 @@ async function scopesIn(root: string): Promise<Array<{ scope: string; dir: strin
     if (!chat || sessionFileKey(chat.channel, chat.chatId) !== e.name) {
       throw new AppError('input.invalid', {
         what: `memory folder ${e.name}`,
-        problem: "its name does not say its chat (a long chat id is shortened with a hash); move or remove it and try again",
+        problem: 'its name does not say its chat (a long chat id is shortened with a hash); move or remove it and try again',
       });
     }
     out.push({ scope: chatKey(chat), dir: path.join(root, e.name) });

@@ -54,7 +54,8 @@ function searching(query: string): Responder {
 }
 
 const OPENCLAW = {
-  'MEMORY.md': '# Long-term memory\n\n## People\n- Marta lives in Braga.\n- Sister Ana plays chess on Sundays.\n\n## Preferences\nPrefers green tea over coffee.\n',
+  'MEMORY.md':
+    '# Long-term memory\n\n## People\n- Marta lives in Braga.\n- Sister Ana plays chess on Sundays.\n\n## Preferences\nPrefers green tea over coffee.\n',
   'memory/2026-03-01.md': '# 2026-03-01\n\n- 09:30 Booked the dentist for Marta\n- Bought a blue kettle\n',
   'memory/2026-03-05.md': '- Bought a red kettle at the flea market\n- Bought a red kettle at the flea market\n',
   'memory/2026-03-05-garden.md': '- Planted tomatoes by the wall\n',
@@ -159,7 +160,10 @@ test("risk: Hermes' §-separated entries and nanobot's history come in cut or un
     assert.match(reportOf(nanobotRun), /memory\/history\.jsonl:2: not JSON/);
     const dir = path.join(bot.workspace, 'memory', 'test:1');
     const memory = await readFile(path.join(dir, 'MEMORY.md'), 'utf8');
-    assert.match(memory, /^## Notes \(from Hermes\)\n- Project uses pnpm, not npm\.\n- Deploys go out on Fridays\n {2}after the 14:00 standup\.\n\n## About the user \(from Hermes\)\n- Name: Ines\. Calls the cat Miso\.\n- Prefers short answers\.\n/);
+    assert.match(
+      memory,
+      /^## Notes \(from Hermes\)\n- Project uses pnpm, not npm\.\n- Deploys go out on Fridays\n {2}after the 14:00 standup\.\n\n## About the user \(from Hermes\)\n- Name: Ines\. Calls the cat Miso\.\n- Prefers short answers\.\n/,
+    );
     assert.match(memory, /- Ines is learning Portuguese\./);
     const history = await readFile(path.join(dir, 'HISTORY.md'), 'utf8');
     assert.match(history, /^## 2026-02-01T10:00:00\.000Z\n\[2026-02-01 10:00\] Talked about the cat vaccine\.\n/m);
@@ -255,7 +259,11 @@ test('risk: /export cannot be taken back — imported into a fresh chat it gives
     await bot.send('1', 'I sell honey at the market');
     await bot.send('1', '/new');
     await bot.send('1', 'and candles too, on Saturdays');
-    await waitFor(async () => (await readFile(path.join(ws, 'memory', 'test:1', 'HISTORY.md'), 'utf8').catch(() => '')).includes('honey'), 10_000, 'the consolidation');
+    await waitFor(
+      async () => (await readFile(path.join(ws, 'memory', 'test:1', 'HISTORY.md'), 'utf8').catch(() => '')).includes('honey'),
+      10_000,
+      'the consolidation',
+    );
     const [reply] = await bot.send('1', '/export');
     const file = /to (\/\S+\.md)$/.exec(reply!)![1]!;
     await bot.app.stop();
@@ -264,7 +272,10 @@ test('risk: /export cannot be taken back — imported into a fresh chat it gives
     assert.match(reportOf(first), /restored as they were: MEMORY\.md, \d{4}-\d\d-\d\d\.md, HISTORY\.md, HISTORY-\d{4}-\d\d\.md/);
     assert.match(reportOf(first), /index: 4 episodes, 1 fact saved; 0 already there/);
     const original = await memoryFiles(ws, 'test:1');
-    assert.deepEqual([...original.keys()].sort(), ['HISTORY-' + new Date().toISOString().slice(0, 7) + '.md', 'HISTORY.md', 'MEMORY.md', `${new Date().toISOString().slice(0, 10)}.md`].sort());
+    assert.deepEqual(
+      [...original.keys()].sort(),
+      [`HISTORY-${new Date().toISOString().slice(0, 7)}.md`, 'HISTORY.md', 'MEMORY.md', `${new Date().toISOString().slice(0, 10)}.md`].sort(),
+    );
     assert.deepEqual(await memoryFiles(ws, 'test:2'), original);
 
     const index = SqliteMemoryIndex.inWorkspace(ws, silentLogger());
@@ -275,7 +286,11 @@ test('risk: /export cannot be taken back — imported into a fresh chat it gives
       for (const q of ['honey market', 'candles on Saturdays', 'who sells honey?', `what did I say on ${today} about candles`]) {
         const want = results('test:1', q);
         assert.ok(want.length > 0, q);
-        if (q === 'who sells honey?') assert.ok(want.some((r) => r.kind === 'fact'), 'the fact is among them');
+        if (q === 'who sells honey?')
+          assert.ok(
+            want.some((r) => r.kind === 'fact'),
+            'the fact is among them',
+          );
         assert.deepEqual(results('test:2', q), want, q);
       }
     } finally {

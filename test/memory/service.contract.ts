@@ -357,10 +357,7 @@ export function memoryContract(make: (scope: 'chat' | 'global') => Promise<Store
       assert.equal(await h.store.isEmpty(), false);
       // The memory of one store, then of the other with MEMORY_SCOPE=global ('global' sorts first).
       const items = [...(await collect(global.store.dump())), ...(await collect(h.store.dump()))];
-      assert.deepEqual(
-        [...new Set(items.map((i) => i.scope))],
-        ['global', 'test:-100:7', 'test:1'],
-      );
+      assert.deepEqual([...new Set(items.map((i) => i.scope))], ['global', 'test:-100:7', 'test:1']);
       assert.ok(items.some((i) => i.kind === 'version' && i.text !== undefined));
 
       assert.equal(await fresh.store.isEmpty(), true);

@@ -144,7 +144,14 @@ export class Importer {
   }
 
   /** Saves one episode unless its key is there already. */
-  episode(content: string, at: Date, sessionId: string, key: string, role: 'user' | 'assistant' = 'user', speaker: string | undefined = this.bundle.label): void {
+  episode(
+    content: string,
+    at: Date,
+    sessionId: string,
+    key: string,
+    role: 'user' | 'assistant' = 'user',
+    speaker: string | undefined = this.bundle.label,
+  ): void {
     if (this.report.index.off || !content.trim()) return;
     const r = this.ingest.ingestOnce({ content, role, speaker, sessionId, scope: this.t.scope, eventTime: at, sourceMessageId: `import:${key}` });
     this.sessions.add(sessionId);

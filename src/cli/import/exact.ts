@@ -104,7 +104,11 @@ function restoreRows(t: ImportTarget, imp: Importer, copy: ExportCopy): void {
       const role = row.source_role === 'assistant' ? 'assistant' : 'user';
       imp.episode(row.content, at, session, keyOf(t.scope, 'membot', k, n), role, row.speaker ?? undefined);
     } else if (row.kind === 'fact') {
-      if (row.valid_until !== null) r.skipped.push({ file: 'fact', why: `retired ${new Date(row.valid_until * 1000).toISOString().slice(0, 10)}, not taken back (the index takes in live facts): "${row.content.slice(0, 60)}"` });
+      if (row.valid_until !== null)
+        r.skipped.push({
+          file: 'fact',
+          why: `retired ${new Date(row.valid_until * 1000).toISOString().slice(0, 10)}, not taken back (the index takes in live facts): "${row.content.slice(0, 60)}"`,
+        });
       else imp.fact(row.content, row.confidence, at);
     } else if (row.kind === 'reflection') {
       if (r.index.off) continue;

@@ -35,12 +35,14 @@ export async function datedNotes(tree: SourceTree, dir: string, label: string, o
     const rel = `${dir}/${name}`;
     const m = DATED.exec(name);
     if (!m || !isDay(m[1]!)) {
-      if (!others(name)) tree.skip(await tree.isFolder(rel) ? `${rel}/` : rel, `not a daily note (${label} keeps its days as ${dir}/YYYY-MM-DD.md)`);
+      if (!others(name)) tree.skip((await tree.isFolder(rel)) ? `${rel}/` : rel, `not a daily note (${label} keeps its days as ${dir}/YYYY-MM-DD.md)`);
       continue;
     }
     const raw = await tree.read(rel);
     if (raw === undefined) continue;
-    const lines = unixLines(raw).split('\n').filter((l) => l.trim() !== '');
+    const lines = unixLines(raw)
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     if (lines.length === 0) tree.skip(rel, 'empty');
     else out.push({ date: m[1]!, file: rel, lines });
   }

@@ -100,7 +100,10 @@ export function createRememberRequestSystem(deps: RememberRequestDeps): System {
       return NOT_SAVED.indexOff;
     }
     const kept = await keptForGood(deps.index);
-    log.info({ fact: saved.duplicateOf ?? saved.id, duplicate: saved.duplicateOf !== undefined, kept }, 'kept what the user asked to remember (the model saved nothing)');
+    log.info(
+      { fact: saved.duplicateOf ?? saved.id, duplicate: saved.duplicateOf !== undefined, kept },
+      'kept what the user asked to remember (the model saved nothing)',
+    );
     return kept ? undefined : NOT_SAVED.database;
   }
 

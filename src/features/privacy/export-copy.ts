@@ -88,7 +88,18 @@ function checkedRow(r: Record<string, unknown>): CopiedRow | undefined {
   const session_id = orNull(r.session_id ?? null, isText);
   const seq = orNull(r.seq ?? null, isNum);
   if (valid_until === undefined || speaker === undefined || source_role === undefined || session_id === undefined || seq === undefined) return undefined;
-  return { kind: r.kind, content: r.content, confidence: r.confidence, valid_until, event_time: r.event_time, created_at: r.created_at, speaker, source_role, session_id, seq };
+  return {
+    kind: r.kind,
+    content: r.content,
+    confidence: r.confidence,
+    valid_until,
+    event_time: r.event_time,
+    created_at: r.created_at,
+    speaker,
+    source_role,
+    session_id,
+    seq,
+  };
 }
 
 /**

@@ -180,7 +180,10 @@ export class PgMemoryFiles implements MemoryFiles {
    * that are not wanted (MEMORY.md for a search) are not sent.
    */
   private async files(like: string, want: (name: string) => boolean): Promise<Array<{ name: string; text: string }>> {
-    const { rows } = await this.db.query<{ name: string; body: Buffer }>('SELECT name, body FROM memory_texts WHERE scope = $1 AND name ~ $2', [this.scope, like]);
+    const { rows } = await this.db.query<{ name: string; body: Buffer }>('SELECT name, body FROM memory_texts WHERE scope = $1 AND name ~ $2', [
+      this.scope,
+      like,
+    ]);
     return rows.filter((r) => want(r.name)).map((r) => ({ name: r.name, text: r.body.toString('utf8') }));
   }
 
@@ -195,7 +198,10 @@ export class PgMemoryFiles implements MemoryFiles {
   }
 
   async countLines(test: (line: string) => boolean): Promise<LineCounts> {
-    return countLinesOf(await this.files(String.raw`^(MEMORY|HISTORY|HISTORY-\d{4}-\d{2}|\d{4}-\d{2}-\d{2})\.md$`, (n) => n === MEMORY_FILE || isNoteOrHistory(n)), test);
+    return countLinesOf(
+      await this.files(String.raw`^(MEMORY|HISTORY|HISTORY-\d{4}-\d{2}|\d{4}-\d{2}-\d{2})\.md$`, (n) => n === MEMORY_FILE || isNoteOrHistory(n)),
+      test,
+    );
   }
 
   /**

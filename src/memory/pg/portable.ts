@@ -24,14 +24,18 @@ export async function* dumpMemoryRows(db: Database): AsyncIterable<MemoryItem> {
   for (const scope of (await memoryScopes(db)).sort(byCodeUnits)) {
     // One snapshot per scope: its files, log and versions agree with each other.
     const [files, log, versions] = await db.tx(
-      async (sql) => [
-        (await sql.query<{ name: string; body: Buffer }>('SELECT name, body FROM memory_texts WHERE scope = $1', [scope])).rows,
-        (await sql.query<{ next: number; refused_count: number; refused_last: string | null }>(
-          'SELECT next, refused_count, refused_last FROM memory_version_log WHERE scope = $1',
-          [scope],
-        )).rows[0],
-        (await sql.query<VersionRow & { body: Buffer | null }>(`SELECT ${VERSION_COLUMNS}, body FROM memory_versions WHERE scope = $1 ORDER BY n`, [scope])).rows,
-      ] as const,
+      async (sql) =>
+        [
+          (await sql.query<{ name: string; body: Buffer }>('SELECT name, body FROM memory_texts WHERE scope = $1', [scope])).rows,
+          (
+            await sql.query<{ next: number; refused_count: number; refused_last: string | null }>(
+              'SELECT next, refused_count, refused_last FROM memory_version_log WHERE scope = $1',
+              [scope],
+            )
+          ).rows[0],
+          (await sql.query<VersionRow & { body: Buffer | null }>(`SELECT ${VERSION_COLUMNS}, body FROM memory_versions WHERE scope = $1 ORDER BY n`, [scope]))
+            .rows,
+        ] as const,
       { isolation: 'repeatable read' },
     );
     for (const f of files.sort((a, b) => byCodeUnits(a.name, b.name))) yield { kind: 'file', scope, name: f.name, text: f.body.toString('utf8') };
@@ -55,9 +59,10 @@ export async function loadMemoryRows(db: Database, items: AsyncIterable<MemoryIt
     const these = batch;
     batch = [];
     size = 0;
-    if (these.length) await db.tx(async (sql) => {
-      for (const item of these) await insertItem(sql, item);
-    });
+    if (these.length)
+      await db.tx(async (sql) => {
+        for (const item of these) await insertItem(sql, item);
+      });
   };
   for await (const item of items) {
     batch.push(item);

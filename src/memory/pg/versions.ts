@@ -81,10 +81,17 @@ export class PgMemoryVersions implements MemoryVersions {
     const { added, dropped } = recordVersion(log, lastText, before, after, source);
     for (const { n, text } of added) {
       const e = log.entries.find((x) => x.n === n)!;
-      await sql.query(
-        `INSERT INTO memory_versions (scope, ${VERSION_COLUMNS}, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [this.scope, e.n, e.at, e.source, e.added, e.removed, e.bytes, e.undoes ?? null, Buffer.from(text, 'utf8')],
-      );
+      await sql.query(`INSERT INTO memory_versions (scope, ${VERSION_COLUMNS}, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+        this.scope,
+        e.n,
+        e.at,
+        e.source,
+        e.added,
+        e.removed,
+        e.bytes,
+        e.undoes ?? null,
+        Buffer.from(text, 'utf8'),
+      ]);
     }
     if (dropped.length) await sql.query('DELETE FROM memory_versions WHERE scope = $1 AND n = ANY($2::int[])', [this.scope, dropped]);
     await sql.query('UPDATE memory_version_log SET next = $2, updated_at = now() WHERE scope = $1', [this.scope, log.next]);
