@@ -20,8 +20,8 @@ after(() => cluster?.stop());
 test('an empty database: the migrations applied, every store working, a second process sharing the state, and no connection left after close', async () => {
   const url = await cluster.createDatabase();
   const cap = captureLog();
-  const first = await openPgStores({ url, poolSize: 3 }, cap.log);
-  const second = await openPgStores({ url, poolSize: 3 }, cap.log);
+  const first = await openPgStores({ url, poolSize: 3, leaseMs: 15_000 }, cap.log);
+  const second = await openPgStores({ url, poolSize: 3, leaseMs: 15_000 }, cap.log);
   try {
     assert.equal(first.runtime.init(), null);
     assert.equal(first.runtime.get().memory.enabled, true);
@@ -39,7 +39,7 @@ test('an empty database: the migrations applied, every store working, a second p
     await first.close();
     await second.close();
   }
-  const third = await openPgStores({ url, poolSize: 3 }, cap.log);
+  const third = await openPgStores({ url, poolSize: 3, leaseMs: 15_000 }, cap.log);
   assert.equal(third.chatNames.get('telegram:5')?.name, 'Ada', 'a name noted before close is stored');
   assert.deepEqual(
     (await third.inbox.unfinished()).entries.map((e) => e.msg.text),

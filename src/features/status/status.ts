@@ -62,6 +62,8 @@ export interface StatusDeps {
   mcpLines: () => string[];
   /** Where damaged databases set aside are looked for. */
   workspaceDir: string;
+  /** Several processes on one database: the processes alive and who holds which lease (cluster/status.ts). Unset: one process. */
+  clusterLines?: (() => Promise<string[]>) | undefined;
 }
 
 /** The budget's share used today; the budget counts a forum topic's whole group (features/usage/budget.ts). */
@@ -229,6 +231,7 @@ export function createStatusCommand(deps: StatusDeps): Command {
       if (aside.length > 0)
         lines.push(`Damaged databases set aside (an empty one was started in their place): ${aside.join(', ')} — delete a copy once you no longer need it`);
       lines.push(...deps.mcpLines());
+      if (deps.clusterLines) lines.push(...(await deps.clusterLines().catch(() => ['Processes: not known (the database did not answer)'])));
       if (last) {
         const parts = last.timings.map(
           (t) => `${t.system} ${t.outcome === 'skipped' ? 'skipped' : `${t.ms.toFixed(1)}ms`}${t.outcome === 'failed' ? ' (failed)' : ''}`,
