@@ -40,6 +40,7 @@ import { PlaceholderStore, type Placeholder } from './placeholders.js';
 import { settleLeftOver, StreamPreview, StreamState, type StreamTuning } from './stream-preview.js';
 import { identify, registerCommands } from './startup.js';
 import { createTransport, type Transport } from './transport.js';
+import type { PollerOptions } from './polling.js';
 import { TypingIndicator } from './typing.js';
 import { replyThrough } from './reply.js';
 import { AddressedAlbums } from './album-groups.js';
@@ -88,6 +89,8 @@ export interface TelegramChannelOptions {
   streaming?: StreamingMode | undefined;
   /** GROUP_ADMINS_MANAGE: a group's admins get the `admin` role for commands (roles.ts). */
   groupAdminsManage?: boolean | undefined;
+  /** Several processes of one bot: polling waits for the polling lease (cluster/gates.ts). Unset: polls. */
+  pollGate?: PollerOptions['gate'];
 }
 
 export class TelegramChannel implements Channel {
@@ -166,6 +169,7 @@ export class TelegramChannel implements Channel {
       onUpdates: (u) => this.ingest(u),
       onFatal: this.opts.onFatal,
       tuning: this.opts.tuning,
+      pollGate: this.opts.pollGate,
     });
     await this.transport.start(`@${me.username}`);
   }
