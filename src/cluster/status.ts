@@ -5,6 +5,7 @@
  */
 import { formatDuration } from '../features/status/status.js';
 import type { Database } from '../storage/pg/database.js';
+import type { CheckResult } from '../cli/doctor.js';
 import { claimsByOwner } from './claims.js';
 import { listLeases, type LeaseInfo } from './leases.js';
 import { listProcesses, type ProcessInfo } from './registry.js';
@@ -40,4 +41,15 @@ export function clusterLines(report: ClusterReport, self?: string): string[] {
   lines.push(held.length === 0 ? 'Leases: none held' : 'Leases:');
   for (const l of held) lines.push(`  ${l.name}: ${name(l.holder)}, ${formatDuration(l.expiresInMs)} left`);
   return lines;
+}
+
+/** Doctor's row: the processes alive (their versions: a rolling update left half done is a warning) and the leases held. */
+export function clusterCheck(report: ClusterReport): CheckResult {
+  const alive = report.processes.filter((p) => p.alive);
+  const held = report.leases.filter((l) => l.live).map((l) => `${l.name} by ${l.holder}`);
+  const detail = `${alive.length} process${alive.length === 1 ? '' : 'es'} alive (${alive.map((p) => `${p.id} ${p.host}:${p.pid} v${p.version}`).join(', ') || 'none'}); leases: ${held.join(', ') || 'none held'}`;
+  const versions = new Set(alive.map((p) => p.version));
+  if (versions.size > 1)
+    return { name: 'cluster', status: 'warn', detail, fix: `processes of ${versions.size} versions run together (${[...versions].join(', ')}): finish the rolling update` };
+  return { name: 'cluster', status: 'ok', detail };
 }

@@ -1,6 +1,7 @@
 /**
  * Several processes on one database (src/cluster/): the process registry and its heartbeat,
- * named leases decided by the database's clock, the nightly jobs' gate, and what /status shows.
+ * named leases decided by the database's clock, the nightly jobs' gate, what /status shows, and
+ * joinCluster, which renews a process's leases and claims at each heartbeat.
  * Each process is a Database of its own; `killDatabase` is what kill -9 does to its connections.
  */
 import { after, before, test } from 'node:test';
@@ -9,7 +10,9 @@ import path from 'node:path';
 import { Leases, listLeases } from '../../src/cluster/leases.js';
 import { ProcessRegistry, listProcesses } from '../../src/cluster/registry.js';
 import { jobGate } from '../../src/cluster/gates.js';
-import { clusterLines, clusterReport } from '../../src/cluster/status.js';
+import { clusterCheck, clusterLines, clusterReport } from '../../src/cluster/status.js';
+import { joinCluster } from '../../src/cluster/cluster.js';
+import { PgInbox } from '../../src/queue/inbox-pg.js';
 import { Scheduler } from '../../src/app/jobs.js';
 import { Upkeep } from '../../src/index/upkeep/upkeep.js';
 import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
@@ -156,7 +159,38 @@ test('the registry: each process is listed with its heartbeat; a killed one stop
     assert.match(lines, /^Processes: 1 alive, 1 not answering/);
     assert.match(lines, new RegExp(`job:decay: ${c!.id} \\(host-2:102, this one\\)`));
     assert.doesNotMatch(lines, /telegram-polling/, "a dead process's expired lease is not shown as held");
+    assert.deepEqual(clusterCheck(report), { name: 'cluster', status: 'ok', detail: `1 process alive (${c!.id} host-2:102 v0.1.0); leases: job:decay by ${c!.id}` });
     await c!.stop();
+  } finally {
+    await p.close();
+  }
+});
+
+test("risk: a working process loses its lease and chats to another while it lives — its heartbeat renews both; leaving the cluster frees them at once", async () => {
+  const p = await processes(2);
+  try {
+    const opts = { leaseMs: 1_000, version: 'test', log: silentLogger(), beatMs: 200 };
+    const [a, b] = [await joinCluster(p.dbs[0]!, opts), await joinCluster(p.dbs[1]!, opts)];
+    const inbox = new PgInbox(p.dbs[0]!, silentLogger());
+    await inbox.accept({ channel: 'telegram', chatId: '1', userId: 'u', userName: 'U', text: 'hi', receivedAt: new Date() }).durable;
+    assert.equal((await a.claims.claimWork()).length, 1);
+    assert.ok(await a.leases.take('telegram-polling'));
+    const { rows } = await p.dbs[0]!.query<{ t: Date }>("SELECT now() + interval '3 seconds' AS t");
+    // Three lease times by the database's clock: b never gets either.
+    await waitFor(
+      async () => {
+        assert.equal(await b.leases.take('telegram-polling'), false);
+        assert.deepEqual(await b.claims.claimWork(), []);
+        return (await p.dbs[1]!.query<{ past: boolean }>('SELECT now() > $1 AS past', [rows[0]!.t])).rows[0]!.past;
+      },
+      20_000,
+      'three lease times to pass',
+    );
+    assert.match((await b.statusLines()).join('\n'), /telegram-polling: \w+ \(.*\)/);
+    await a.stop();
+    assert.ok(await b.leases.take('telegram-polling'), 'free at once');
+    assert.deepEqual((await b.claims.claimWork()).map((e) => [e.msg.text, e.takenOver]), [['hi', false]]);
+    await b.stop();
   } finally {
     await p.close();
   }
