@@ -10,6 +10,8 @@ export interface DatabaseConfig {
   url: string | undefined;
   /** Connections the pool opens at most. */
   poolSize: number;
+  /** CLUSTER_LEASE_MS: how long a lease or a chat's claim outlives its holder's last renewal (src/cluster/, docs/cluster.md). */
+  leaseMs: number;
 }
 
 export function readDatabase(r: SettingsReader): DatabaseConfig {
@@ -17,5 +19,5 @@ export function readDatabase(r: SettingsReader): DatabaseConfig {
   // The value holds a password: the problem line names the setting, never prints it.
   const problem = url === undefined ? null : databaseUrlProblem(url);
   if (problem) r.problem(problem);
-  return { url: problem ? undefined : url, poolSize: r.int('DATABASE_POOL_SIZE', 10, 1, 1000) };
+  return { url: problem ? undefined : url, poolSize: r.int('DATABASE_POOL_SIZE', 10, 1, 1000), leaseMs: r.int('CLUSTER_LEASE_MS', 15_000, 3_000, 300_000) };
 }

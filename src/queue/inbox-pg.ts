@@ -28,7 +28,8 @@ import { KnownMessages, argumentsHash, messageKey, type Inbox, type InboxEntry, 
 const KEEP_CLOSED_MS = 24 * 3600_000;
 const PRUNE_EVERY_MS = 3600_000;
 
-type EntryRow = {
+/** The columns `journalEntryOf` reads (ENTRY_COLUMNS selects them). */
+export type EntryRow = {
   id: string;
   msg: string;
   attempt: number;
@@ -38,6 +39,27 @@ type EntryRow = {
   open: boolean;
   copy_of: string | null;
 };
+/** The select list of an EntryRow, for a query on `inbox`. */
+export const ENTRY_COLUMNS = 'id, msg, attempt, interrupted, call_tool, call_args, done_at IS NULL AS open, copy_of';
+
+/** An entry as its row holds it; a tool call still marked as under way is one the process died in: it is `interrupted`. */
+export function journalEntryOf(r: EntryRow): JournalEntry {
+  const raw = JSON.parse(r.msg) as InboundMessage & { receivedAt: string };
+  const msg = { ...raw, receivedAt: new Date(raw.receivedAt) };
+  const running = r.call_tool === null ? [] : [{ tool: r.call_tool, args: r.call_args ?? '' }];
+  return {
+    id: r.id,
+    msg,
+    interrupted: r.open ? [...r.interrupted, ...running] : [],
+    attempt: 0,
+    key: messageKey(msg),
+    open: r.open,
+    copy: r.copy_of !== null,
+    carried: 0,
+    starts: r.attempt,
+  };
+}
+
 type Accepted = { id: string; msg: InboundMessage; copyOf?: string | undefined };
 
 export class PgInbox implements Inbox {
@@ -60,27 +82,8 @@ export class PgInbox implements Inbox {
   async unfinished(): Promise<{ entries: InboxEntry[]; duplicates: string[] }> {
     await this.tail;
     // Closed rows too (kept a day): a copy of a message closed under them is not handled again.
-    const { rows } = await this.db.query<EntryRow>(
-      'SELECT id, msg, attempt, interrupted, call_tool, call_args, done_at IS NULL AS open, copy_of FROM inbox ORDER BY seq',
-    );
-    const all: JournalEntry[] = rows.map((r) => {
-      const raw = JSON.parse(r.msg) as InboundMessage & { receivedAt: string };
-      const msg = { ...raw, receivedAt: new Date(raw.receivedAt) };
-      // A call still marked as under way: the process died while it ran.
-      const running = r.call_tool === null ? [] : [{ tool: r.call_tool, args: r.call_args ?? '' }];
-      return {
-        id: r.id,
-        msg,
-        interrupted: r.open ? [...r.interrupted, ...running] : [],
-        attempt: 0,
-        key: messageKey(msg),
-        open: r.open,
-        copy: r.copy_of !== null,
-        carried: 0,
-        starts: r.attempt,
-      };
-    });
-    return this.known.merge(all);
+    const { rows } = await this.db.query<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM inbox ORDER BY seq`);
+    return this.known.merge(rows.map(journalEntryOf));
   }
 
   close(ids: string[]): Promise<void> {

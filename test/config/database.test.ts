@@ -14,14 +14,14 @@ const KEY = { OPENAI_API_KEY: 'sk-test-key-123456', TZ: 'UTC' };
 test('unset DATABASE_URL is the embedded mode: no URL, no problem, the pool size at its default', () => {
   const { config, problems } = loadConfig(KEY);
   assert.deepEqual(problems, []);
-  assert.deepEqual(config.database, { url: undefined, poolSize: 10 });
+  assert.deepEqual(config.database, { url: undefined, poolSize: 10, leaseMs: 15_000 });
 });
 
 test('a postgres:// or postgresql:// URL is taken, with DATABASE_POOL_SIZE', () => {
   for (const url of ['postgres://bot:s3cret-pass@db.example.com:5433/membot', 'postgresql://bot@127.0.0.1/membot', 'postgres:///membot?host=/run/postgresql']) {
     const { config, problems } = loadConfig({ ...KEY, DATABASE_URL: url, DATABASE_POOL_SIZE: '4' });
     assert.deepEqual(problems, [], url);
-    assert.deepEqual(config.database, { url, poolSize: 4 });
+    assert.deepEqual(config.database, { url, poolSize: 4, leaseMs: 15_000 });
   }
 });
 
@@ -35,6 +35,13 @@ test('risk: a mistyped DATABASE_URL prints its password — a bad one is one lin
   }
   const pool = loadConfig({ ...KEY, DATABASE_POOL_SIZE: '0' });
   assert.deepEqual(pool.problems, ['DATABASE_POOL_SIZE="0" is not a whole number from 1 to 1000 — fix it in .env or remove it to use 10']);
+});
+
+test('CLUSTER_LEASE_MS sets how long a dead process keeps its leases and claims, within 3–300 s', () => {
+  assert.equal(loadConfig({ ...KEY, CLUSTER_LEASE_MS: '5000' }).config.database.leaseMs, 5000);
+  assert.deepEqual(loadConfig({ ...KEY, CLUSTER_LEASE_MS: '500' }).problems, [
+    'CLUSTER_LEASE_MS="500" is not a whole number from 3000 to 300000 — fix it in .env or remove it to use 15000',
+  ]);
 });
 
 test("risk: the database's password in a log line — it is a config secret, as written and percent-decoded, and lines name the database without it", () => {

@@ -36,7 +36,7 @@ test('defaults: only a key set gives the documented values and no problems', () 
     toolTimeoutMs: 30_000,
     maxConcurrentTurns: 8,
     workspaceDir: path.join(cwd, 'workspace'),
-    database: { url: undefined, poolSize: 10 },
+    database: { url: undefined, poolSize: 10, leaseMs: 15_000 },
     logLevel: 'info',
     logFile: undefined,
     timezone: 'UTC',

@@ -40,6 +40,7 @@ import { PlaceholderStore, type Placeholder } from './placeholders.js';
 import { settleLeftOver, StreamPreview, StreamState, type StreamTuning } from './stream-preview.js';
 import { identify, registerCommands } from './startup.js';
 import { createTransport, type Transport } from './transport.js';
+import type { PollerOptions } from './polling.js';
 import { TypingIndicator } from './typing.js';
 import { replyThrough } from './reply.js';
 import { AddressedAlbums } from './album-groups.js';
@@ -89,6 +90,8 @@ export interface TelegramChannelOptions {
   groupAdminsManage?: boolean | undefined;
   /** Where the channel keeps its state (state.ts: the app's choice); by default the workspace's `telegram/` folder. */
   state?: TelegramState | undefined;
+  /** Several processes of one bot: polling waits for the polling lease (cluster/gates.ts). Unset: polls. */
+  pollGate?: PollerOptions['gate'];
 }
 
 export class TelegramChannel implements Channel {
@@ -168,6 +171,7 @@ export class TelegramChannel implements Channel {
       onUpdates: (u) => this.ingest(u),
       onFatal: this.opts.onFatal,
       tuning: this.opts.tuning,
+      pollGate: this.opts.pollGate,
     });
     await this.transport.start(`@${me.username}`);
   }

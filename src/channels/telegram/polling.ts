@@ -12,6 +12,10 @@
  *
  * Errors: 429 waits retry_after, transient failures back off (capped, jittered; the shared
  * retry helper), 401 stops polling (the token is wrong; nothing will change by retrying).
+ *
+ * Several processes of one bot (docs/cluster.md): Telegram answers 409 Conflict to a second
+ * poller, so each getUpdates first waits for the `gate` — the polling lease (cluster/gates.ts):
+ * one process polls, the others wait to take over. Without a gate (one process) it always polls.
  */
 import type { Telegram } from 'telegraf';
 import type { Update } from 'telegraf/types';
@@ -55,6 +59,8 @@ export interface PollerOptions {
   onFatal?: ((err: unknown) => void) | undefined;
   /** Fields left out (or undefined) keep POLL_DEFAULTS. */
   tuning?: Partial<PollTuning> | undefined;
+  /** Resolves when this process may poll (it holds the polling lease); rejects when the signal aborts. Unset: always. */
+  gate?: ((signal: AbortSignal) => Promise<void>) | undefined;
 }
 
 export class Poller {
@@ -111,6 +117,15 @@ export class Poller {
     while (!this.stopped && gen === this.generation) {
       const ac = new AbortController();
       this.current = ac;
+      if (this.opts.gate) {
+        try {
+          await this.opts.gate(ac.signal);
+        } catch {
+          // Aborted: stopped, or restarted by the watchdog.
+          return;
+        }
+        if (this.stopped || gen !== this.generation) return;
+      }
       const started = Date.now();
       let updates: Update[];
       try {

@@ -9,7 +9,7 @@ import type { Update } from 'telegraf/types';
 import type { TelegramConfig } from './settings.js';
 import type { Logger } from '../../core/log.js';
 import { describeError } from './errors.js';
-import { ALLOWED_UPDATES, Poller, type PollTuning } from './polling.js';
+import { ALLOWED_UPDATES, Poller, type PollerOptions, type PollTuning } from './polling.js';
 import { startupCall } from './startup.js';
 import { WebhookServer } from './webhook.js';
 
@@ -31,6 +31,8 @@ export interface TransportOptions {
   onFatal?: ((err: unknown) => void) | undefined;
   /** Polling pace; `baseDelayMs` is also the backoff of start-up calls. */
   tuning?: Partial<PollTuning> | undefined;
+  /** Polling waits for it before each getUpdates (the polling lease of a cluster); a webhook needs none. */
+  pollGate?: PollerOptions['gate'];
 }
 
 export function createTransport(opts: TransportOptions): Transport {
@@ -64,7 +66,14 @@ function webhookTransport(opts: TransportOptions, url: string): Transport {
 }
 
 function pollingTransport(opts: TransportOptions): Transport {
-  const poller = new Poller({ telegram: opts.telegram, log: opts.log, onUpdates: opts.onUpdates, onFatal: opts.onFatal, tuning: opts.tuning });
+  const poller = new Poller({
+    telegram: opts.telegram,
+    log: opts.log,
+    onUpdates: opts.onUpdates,
+    onFatal: opts.onFatal,
+    tuning: opts.tuning,
+    gate: opts.pollGate,
+  });
   return {
     get restarts() {
       return poller.restarts;

@@ -66,6 +66,8 @@ export interface StatusDeps {
   workspaceDir: string;
   /** With DATABASE_URL: the database the state is kept in (where it is and whether it answers). */
   database?: Pick<Database, 'where' | 'health'> | undefined;
+  /** Several processes on one database: the processes alive and who holds which lease (cluster/status.ts). Unset: one process. */
+  clusterLines?: (() => Promise<string[]>) | undefined;
 }
 
 /** "Database: PostgreSQL at host:5432/membot: up since …" (never the password); none without DATABASE_URL. */
@@ -241,6 +243,7 @@ export function createStatusCommand(deps: StatusDeps): Command {
         lines.push(`Damaged databases set aside (an empty one was started in their place): ${aside.join(', ')} — delete a copy once you no longer need it`);
       lines.push(...databaseLines(deps));
       lines.push(...deps.mcpLines());
+      if (deps.clusterLines) lines.push(...(await deps.clusterLines().catch(() => ['Processes: not known (the database did not answer)'])));
       if (last) {
         const parts = last.timings.map(
           (t) => `${t.system} ${t.outcome === 'skipped' ? 'skipped' : `${t.ms.toFixed(1)}ms`}${t.outcome === 'failed' ? ' (failed)' : ''}`,

@@ -162,11 +162,11 @@ export class Database implements Sql {
   }
 
   /**
-   * Calls `onChange` when a NOTIFY arrives on `channel` — and after every reconnect of the
-   * listening connection, as notifications sent meanwhile are lost (listen.ts). The returned
-   * function stops it.
+   * Calls `onChange` when a NOTIFY arrives on `channel`, with its payload — and after every
+   * reconnect of the listening connection, without one, as notifications sent meanwhile are lost
+   * (listen.ts). The returned function stops it.
    */
-  listen(channel: string, onChange: () => void): Promise<() => void> {
+  listen(channel: string, onChange: (payload?: string) => void): Promise<() => void> {
     this.listener ??= new PgListener({ url: this.url, where: this.where, log: this.log, applicationName: `${this.applicationName}-listen` });
     return this.listener.listen(channel, onChange);
   }

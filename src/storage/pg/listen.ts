@@ -20,7 +20,7 @@ const CHANNEL = /^[a-z_][a-z0-9_]*$/;
 const CONNECT_TIMEOUT_MS = 10_000;
 
 export class PgListener {
-  private readonly handlers = new Map<string, Set<() => void>>();
+  private readonly handlers = new Map<string, Set<(payload?: string) => void>>();
   private client: pg.Client | undefined;
   private listening = new Set<string>();
   /** Connects, LISTENs and reconnects run one at a time. */
@@ -40,11 +40,12 @@ export class PgListener {
   }
 
   /**
-   * Calls `onChange` after each NOTIFY on `channel`, and after each reconnect. Resolves once the
+   * Calls `onChange` after each NOTIFY on `channel` (with its payload), and after each reconnect
+   * (without: notifications may have been missed). Resolves once the
    * LISTEN is in place — or, when the database cannot be reached now, once the retries are
    * under way (the first connect calls `onChange`). The returned function stops it.
    */
-  async listen(channel: string, onChange: () => void): Promise<() => void> {
+  async listen(channel: string, onChange: (payload?: string) => void): Promise<() => void> {
     if (!CHANNEL.test(channel)) throw new AppError('internal.bug', { problem: `not a plain notification channel name: ${channel}` });
     if (this.closed) throw new AppError('internal.bug', { problem: 'listen after close' });
     let set = this.handlers.get(channel);
@@ -89,7 +90,7 @@ export class PgListener {
     // A lost connection is reported by 'end' (after 'error'): an unheard 'error' would end the process.
     client.on('error', () => {});
     client.on('end', () => this.lost(client));
-    client.on('notification', (msg) => this.notify(msg.channel));
+    client.on('notification', (msg) => this.notify(msg.channel, msg.payload));
     try {
       await client.connect();
       for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
@@ -106,10 +107,10 @@ export class PgListener {
     this.listening = new Set(this.handlers.keys());
   }
 
-  private notify(channel: string): void {
+  private notify(channel: string, payload?: string): void {
     for (const fn of this.handlers.get(channel) ?? []) {
       try {
-        fn();
+        fn(payload);
       } catch (err) {
         this.log.error({ err, channel }, 'a change notification handler failed');
       }

@@ -1,0 +1,227 @@
+/**
+ * Chat claims over the PostgreSQL intake journal (src/cluster/claims.ts) and the loop that runs
+ * them (runner.ts): several processes take the journal's entries, each chat run by one at a
+ * time, in order; a killed process's chats pass to another within the lease time, with the
+ * recovery marks a restart would see.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ChatClaims, type ClaimedEntry } from '../../src/cluster/claims.js';
+import { ClaimRunner } from '../../src/cluster/runner.js';
+import { Dispatcher } from '../../src/queue/dispatcher.js';
+import { PgInbox } from '../../src/queue/inbox-pg.js';
+import { argumentsHash } from '../../src/queue/inbox.js';
+import type { InboundMessage } from '../../src/core/message.js';
+import { silentLogger } from '../../src/core/log.js';
+import { startPg, type PgCluster } from '../helpers/pg.js';
+import { killDatabase, migratedDatabase, testDatabase } from '../helpers/pg-stores.js';
+import { waitFor } from '../helpers/wait.js';
+
+let cluster: PgCluster;
+before(async () => {
+  cluster = await startPg();
+});
+after(() => cluster?.stop());
+
+let sent = 0;
+function message(chatId: string, text: string): InboundMessage {
+  return { channel: 'telegram', chatId, userId: `u${chatId}`, userName: 'T', text, messageId: String(++sent), receivedAt: new Date() };
+}
+
+/** A process: its Database, its journal and its claims. */
+function proc(url: string, name: string, leaseMs: number) {
+  const db = testDatabase(url);
+  return { name, db, inbox: new PgInbox(db, silentLogger()), claims: new ChatClaims(db, name, leaseMs) };
+}
+type Proc = ReturnType<typeof proc>;
+
+async function accept(p: Proc, msg: InboundMessage): Promise<string> {
+  const a = p.inbox.accept(msg);
+  await a.durable;
+  return a.id;
+}
+
+test('risk: two processes run one chat at once, or out of order, or a killed one strands its chats — each chat is run by one process at a time, every message once, in the order accepted', async () => {
+  const url = await migratedDatabase(cluster);
+  const acceptor = proc(url, 'acceptor', 60_000);
+  const workers = [proc(url, 'w1', 1_500), proc(url, 'w2', 1_500), proc(url, 'w3', 1_500)];
+  const chats = ['1', '2', '3', '4', '5', '6'];
+  const total = 90;
+  /** Per chat, the worker running one of its messages now. */
+  const running = new Map<string, string>();
+  const handled: Array<{ chat: string; text: string; by: string }> = [];
+  const overlaps: string[] = [];
+  let killed: string | undefined;
+  /** Per worker, entries being closed now. */
+  const closing = new Map<string, number>();
+  /** What the killed worker was running: never finished (its process is gone). */
+  let unhang: () => void = () => undefined;
+  const hung = new Promise<void>((resolve) => (unhang = resolve));
+  // Each worker runs its claimed entries as the intake is to: in the chat's queue of its
+  // dispatcher (the real one), adopt, start, handle, close.
+  const runners = workers.map((w) => {
+    const dispatcher = new Dispatcher(8);
+    return new ClaimRunner(w.claims, {
+      maxChats: 3,
+      idleMs: 20,
+      log: silentLogger(),
+      run: (e) =>
+        dispatcher.submit(e.chat.chatId, async () => {
+          if (killed === w.name) return hung;
+          const chat = e.chat.chatId;
+          w.inbox.adopt(e.id);
+          if (running.has(chat)) overlaps.push(`${chat}: ${running.get(chat)} and ${w.name}`);
+          running.set(chat, w.name);
+          await w.inbox.started(e.id);
+          if (killed === w.name) return hung;
+          running.delete(chat);
+          // Handled once its entry is closed (a kill before that leaves it to another process).
+          closing.set(w.name, (closing.get(w.name) ?? 0) + 1);
+          await w.inbox.done(e.id);
+          handled.push({ chat, text: e.msg.text, by: w.name });
+          closing.set(w.name, closing.get(w.name)! - 1);
+        }),
+    });
+  });
+  try {
+    for (const r of runners) r.start();
+    for (let i = 0; i < total; i++) {
+      await accept(acceptor, message(chats[i % chats.length]!, `message ${i}`));
+      if (i === total / 3) {
+        // kill -9 of the first worker with chats under way: it answers nothing more, its connections are cut.
+        await waitFor(() => runners[0]!.running > 0, 10_000, 'the first worker to hold a chat');
+        killed = 'w1';
+        running.clear();
+        // Not between a close's commit and its answer: the test could not tell whether it counted.
+        await waitFor(() => !closing.get('w1'), 10_000, 'the first worker to finish closing an entry');
+        await killDatabase(workers[0]!.db, url);
+      }
+    }
+    await waitFor(() => handled.length >= total, 30_000, `every message handled (${handled.length} of ${total})`);
+    assert.deepEqual(overlaps, [], 'no chat ran in two processes at once');
+    assert.equal(new Set(handled.map((h) => h.text)).size, total, 'every message');
+    assert.equal(handled.length, total, 'each once');
+    for (const chat of chats) {
+      const order = handled.filter((h) => h.chat === chat).map((h) => Number(h.text.split(' ')[1]));
+      assert.deepEqual(
+        order,
+        [...order].sort((a, b) => a - b),
+        `chat ${chat} in order`,
+      );
+    }
+    assert.ok(new Set(handled.map((h) => h.by)).size > 1, 'the work was shared');
+    await Promise.all(runners.slice(1).map((r) => r.stop()));
+    const { rows } = await acceptor.db.query<{ n: number }>("SELECT count(*)::int AS n FROM inbox_claims WHERE owner <> 'w1'");
+    assert.equal(rows[0]!.n, 0, 'every chat let go at the end');
+  } finally {
+    unhang();
+    await Promise.all(runners.map((r) => r.stop()));
+    for (const p of [acceptor, ...workers]) await p.db.close().catch(() => undefined);
+  }
+});
+
+test('risk: a process killed mid-turn holds its chat forever — another takes it within the lease time and runs it as a restart would: attempts counted, the tool it died in named, order kept', async () => {
+  const url = await migratedDatabase(cluster);
+  const lease = 1_500;
+  const [a, b] = [proc(url, 'a', lease), proc(url, 'b', lease)];
+  try {
+    const first = await accept(a, message('7', 'first'));
+    await accept(a, message('7', 'second'));
+    const taken = await a.claims.claimWork();
+    assert.deepEqual(
+      taken.map((e) => [e.msg.text, e.takenOver]),
+      [
+        ['first', false],
+        ['second', false],
+      ],
+    );
+    a.inbox.adopt(first);
+    await a.inbox.started(first);
+    await a.inbox.callStarted(first, 'fetch_page', '{"url": "https://example.com"}');
+    assert.deepEqual(await b.claims.claimWork(), [], "a live claim is not another's work");
+    await killDatabase(a.db, url);
+    let got: ClaimedEntry[] = [];
+    await waitFor(async () => (got = await b.claims.claimWork()).length > 0, 10_000, "b to take the killed process's chat");
+    assert.equal(a.claims.holds({ channel: 'telegram', chatId: '7' }), false, 'the killed one had stopped counting it as held before b could take it');
+    assert.deepEqual(
+      got.map((e) => [e.msg.text, e.takenOver, e.attempt]),
+      [
+        ['first', true, 1],
+        ['second', true, 0],
+      ],
+    );
+    assert.deepEqual(got[0]!.interrupted, [{ tool: 'fetch_page', args: argumentsHash('{"url":"https://example.com"}') }]);
+    assert.ok(b.claims.holds({ channel: 'telegram', chatId: '7' }));
+  } finally {
+    await b.db.close();
+  }
+});
+
+test('risk: a message accepted while its chat is being let go waits with nobody on it — release says "more", and a later message goes to whoever is free', async () => {
+  const url = await migratedDatabase(cluster);
+  const [a, b] = [proc(url, 'a', 60_000), proc(url, 'b', 60_000)];
+  const chat = { channel: 'telegram', chatId: '9' };
+  try {
+    const one = await accept(b, message('9', 'one'));
+    assert.deepEqual(
+      (await a.claims.claimWork()).map((e) => e.msg.text),
+      ['one'],
+    );
+    // Accepted by b while a runs the chat: b cannot claim it, a takes it before letting go.
+    await accept(b, message('9', 'two'));
+    assert.deepEqual(await b.claims.claimWork({ chat }), []);
+    a.inbox.adopt(one);
+    await a.inbox.done(one);
+    assert.equal(await a.claims.release(chat), 'more');
+    const more = await a.claims.claimWork({ chat });
+    assert.deepEqual(
+      more.map((e) => [e.msg.text, e.takenOver]),
+      [['two', false]],
+    );
+    a.inbox.adopt(more[0]!.id);
+    await a.inbox.done(more[0]!.id);
+    assert.equal(await a.claims.release(chat), 'released');
+    assert.equal(a.claims.holds(chat), false);
+    await accept(a, message('9', 'three'));
+    assert.deepEqual(
+      (await b.claims.claimWork()).map((e) => e.msg.text),
+      ['three'],
+      'the chat is free: b takes it',
+    );
+    assert.equal(await a.claims.release(chat), 'lost');
+  } finally {
+    await a.db.close();
+    await b.db.close();
+  }
+});
+
+test('a process that keeps renewing keeps its chat past the lease time; one whose chat was taken hears it lost', async () => {
+  const url = await migratedDatabase(cluster);
+  const lease = 1_000;
+  const [a, b] = [proc(url, 'a', lease), proc(url, 'b', lease)];
+  const chat = { channel: 'telegram', chatId: '5' };
+  try {
+    await accept(a, message('5', 'long turn'));
+    assert.equal((await a.claims.claimWork()).length, 1);
+    const { rows } = await a.db.query<{ t: Date }>("SELECT now() + interval '3 seconds' AS t");
+    // Three lease times by the database's clock, renewing as the heartbeat does: b never gets it.
+    await waitFor(
+      async () => {
+        assert.deepEqual(await a.claims.renew(), []);
+        assert.deepEqual(await b.claims.claimWork(), []);
+        return (await a.db.query<{ past: boolean }>('SELECT now() > $1 AS past', [rows[0]!.t])).rows[0]!.past;
+      },
+      20_000,
+      'three lease times to pass',
+    );
+    assert.ok(a.claims.holds(chat));
+    // a stops renewing (frozen): b takes it; a, back, hears it lost.
+    await waitFor(async () => (await b.claims.claimWork()).length === 1, 10_000, 'b to take the chat');
+    assert.deepEqual(await a.claims.renew(), [chat]);
+    assert.equal(a.claims.holds(chat), false);
+    assert.equal(await b.claims.holder(chat), 'b');
+  } finally {
+    await a.db.close();
+    await b.db.close();
+  }
+});
