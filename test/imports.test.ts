@@ -100,6 +100,7 @@ export const LAYERS = [
   'dispatch', //   the intake: journal, limits, queue, the command router, /help, /new, turn-run
   'channels', //   Telegram and the terminal
   'web', //        the memory page
+  'cluster', //    several processes on one database: leases, chat claims, /stop across them (wired by the app)
   'app', //        builds the parts and installs the features; the stop order; the list of channels
   'cli', //        npm run memory | pair | doctor | setup: entry points like main.ts, reading the settings with the app's channels
   '(main.ts)', //  src/main.ts, the top

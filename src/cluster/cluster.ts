@@ -8,10 +8,9 @@
  * Only with DATABASE_URL: without it there is one process and none of this exists.
  */
 import type { Logger } from '../core/log.js';
-import type { JobGate } from '../app/jobs.js';
 import type { Database } from '../storage/pg/database.js';
 import { ChatClaims, type Chat } from './claims.js';
-import { jobGate, pollGate, type PollGate } from './gates.js';
+import { jobGate, pollGate, type LeaseJobGate, type PollGate } from './gates.js';
 import { Leases } from './leases.js';
 import { ProcessRegistry } from './registry.js';
 import { clusterLines, clusterReport } from './status.js';
@@ -38,7 +37,7 @@ export interface ClusterMember {
   /** For TelegramChannel's `pollGate`. */
   readonly pollGate: PollGate;
   /** For the Scheduler. */
-  readonly jobGate: JobGate;
+  readonly jobGate: LeaseJobGate;
   /** For /status full (StatusDeps.clusterLines). */
   statusLines(): Promise<string[]>;
   /** Leaves the cluster: its leases and chats are free at once. Last at shutdown, once nothing of it runs. */

@@ -3,7 +3,7 @@
  * must be done once (docs/cluster.md):
  *
  * - Telegram's polling (`pollGate`): Telegram answers 409 Conflict to a second poller of one bot,
- *   so one process at a time holds the lease `telegram-polling` and polls; the others wait, asking
+ *   so one process at a time holds the lease `channel-polling` and polls; the others wait, asking
  *   again every third of the lease time, and the first to ask after the holder stops renewing
  *   (it died) polls next — within the lease time. The poller asks before each getUpdates
  *   (polling.ts `gate`).
@@ -16,11 +16,10 @@
  */
 import { sleep } from '../core/retry.js';
 import type { Logger } from '../core/log.js';
-import type { JobGate } from '../app/jobs.js';
 import type { Leases } from './leases.js';
 
 /** The lease of Telegram's polling. */
-export const POLLING_LEASE = 'telegram-polling';
+export const POLLING_LEASE = 'channel-polling';
 
 /** What the poller awaits before each getUpdates (polling.ts): resolves once this process may poll; rejects when `signal` aborts. */
 export type PollGate = (signal: AbortSignal) => Promise<void>;
@@ -47,7 +46,12 @@ export function pollGate(leases: Leases, log: Logger, name = POLLING_LEASE): Pol
 }
 
 /** The scheduler's gate (jobs.ts) on leases: a job runs in the one process that takes its lease. */
-export function jobGate(leases: Leases): JobGate {
+/** A gate around the nightly jobs (app/jobs.ts JobGate, which names its jobs; any name here). */
+export interface LeaseJobGate {
+  begin(job: string, periodMs: number): Promise<(() => Promise<void>) | null>;
+}
+
+export function jobGate(leases: Leases): LeaseJobGate {
   return {
     async begin(job, periodMs) {
       const name = `job:${job}`;

@@ -5,7 +5,6 @@
  */
 import { formatDuration } from '../features/status/status.js';
 import type { Database } from '../storage/pg/database.js';
-import type { CheckResult } from '../cli/doctor.js';
 import { claimsByOwner } from './claims.js';
 import { listLeases, type LeaseInfo } from './leases.js';
 import { listProcesses, type ProcessInfo } from './registry.js';
@@ -45,8 +44,16 @@ export function clusterLines(report: ClusterReport, self?: string): string[] {
   return lines;
 }
 
+/** A row of doctor's (cli/doctor.ts CheckResult). */
+export interface ClusterCheck {
+  name: string;
+  status: 'ok' | 'warn';
+  detail: string;
+  fix?: string;
+}
+
 /** Doctor's row: the processes alive (their versions: a rolling update left half done is a warning) and the leases held. */
-export function clusterCheck(report: ClusterReport): CheckResult {
+export function clusterCheck(report: ClusterReport): ClusterCheck {
   const alive = report.processes.filter((p) => p.alive);
   const held = report.leases.filter((l) => l.live).map((l) => `${l.name} by ${l.holder}`);
   const detail = `${alive.length} process${alive.length === 1 ? '' : 'es'} alive (${alive.map((p) => `${p.id} ${p.host}:${p.pid} v${p.version}`).join(', ') || 'none'}); leases: ${held.join(', ') || 'none held'}`;

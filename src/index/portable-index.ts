@@ -16,7 +16,7 @@ import { AppError } from '../core/errors.js';
 import type { Portable } from '../storage/portable.js';
 import { WORKSPACE_FILES } from '../storage/workspace-files.js';
 import { SqliteMemoryIndex } from './sqlite-memory-index.js';
-import { MEMORY_COLUMNS, type SessionMark } from './pg/cache.js';
+import { MEMORY_COLUMNS, type SessionMark } from './store/rows.js';
 import type { StoredMemory } from './store/repository.js';
 import { getMeta, setMeta } from './store/migrations.js';
 

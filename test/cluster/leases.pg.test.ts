@@ -42,18 +42,18 @@ test('risk: two processes both poll or run a job — one holds a lease, the othe
   const p = await processes(2);
   try {
     const [a, b] = [new Leases(p.dbs[0]!, 'proc-a', 1_500), new Leases(p.dbs[1]!, 'proc-b', 1_500)];
-    assert.equal(await a.take('telegram-polling'), true);
-    assert.equal(await b.take('telegram-polling'), false, 'held by a');
-    assert.equal(await a.take('telegram-polling'), true, 'the holder taking it again renews it');
-    assert.ok(a.holds('telegram-polling') && !b.holds('telegram-polling'));
+    assert.equal(await a.take('channel-polling'), true);
+    assert.equal(await b.take('channel-polling'), false, 'held by a');
+    assert.equal(await a.take('channel-polling'), true, 'the holder taking it again renews it');
+    assert.ok(a.holds('channel-polling') && !b.holds('channel-polling'));
     const before = (await listLeases(p.dbs[1]!))[0]!;
     await killDatabase(p.dbs[0]!, p.url);
     // b keeps asking, as the poll gate does, until the database's clock says a's lease is over.
-    await waitFor(() => b.take('telegram-polling'), 10_000, "b to take the killed holder's lease");
+    await waitFor(() => b.take('channel-polling'), 10_000, "b to take the killed holder's lease");
     const now = (await listLeases(p.dbs[1]!))[0]!;
     assert.equal(now.holder, 'proc-b');
     assert.equal(now.token, before.token + 1, 'a new holder has a new fencing number');
-    assert.equal(await b.renew('telegram-polling'), true);
+    assert.equal(await b.renew('channel-polling'), true);
   } finally {
     await p.close();
   }
@@ -83,11 +83,11 @@ test('a released lease is taken by another process at once; a release stops it c
   const p = await processes(2);
   try {
     const [a, b] = [new Leases(p.dbs[0]!, 'proc-a', 60_000), new Leases(p.dbs[1]!, 'proc-b', 60_000)];
-    assert.equal(await a.take('telegram-polling'), true);
-    await a.release('telegram-polling');
-    assert.equal(a.holds('telegram-polling'), false);
-    assert.equal(await a.renew('telegram-polling'), false, 'a released lease is not renewed back');
-    assert.equal(await b.take('telegram-polling'), true);
+    assert.equal(await a.take('channel-polling'), true);
+    await a.release('channel-polling');
+    assert.equal(a.holds('channel-polling'), false);
+    assert.equal(await a.renew('channel-polling'), false, 'a released lease is not renewed back');
+    assert.equal(await b.take('channel-polling'), true);
   } finally {
     await p.close();
   }
@@ -137,7 +137,7 @@ test('the registry: each process is listed with its heartbeat; a killed one stop
     const [a, b, c] = await Promise.all(p.dbs.map((db, i) => ProcessRegistry.start(db, { ...opts, host: `host-${i}`, pid: 100 + i })));
     const leases = [new Leases(p.dbs[0]!, a!.id, 1_500), new Leases(p.dbs[1]!, b!.id, 1_500)];
     a!.onBeat(async () => void (await leases[0]!.renewAll()));
-    assert.ok(await leases[0]!.take('telegram-polling'));
+    assert.ok(await leases[0]!.take('channel-polling'));
     assert.ok(await leases[1]!.take('job:decay'));
     const listed = await listProcesses(p.dbs[2]!, 1_500);
     assert.deepEqual(listed.map((x) => x.host).sort(), ['host-0', 'host-1', 'host-2']);
@@ -151,6 +151,12 @@ test('the registry: each process is listed with its heartbeat; a killed one stop
     await killDatabase(p.dbs[0]!, p.url);
     await waitFor(async () => (await listProcesses(p.dbs[2]!, 1_500)).find((x) => x.id === a!.id)?.alive === false, 10_000, 'a to be seen dead');
     await c!.beat();
+    // Its lease ends by the database's clock a moment after its heartbeat (renewed just after it).
+    await waitFor(
+      async () => !(await clusterReport(p.dbs[2]!, 1_500)).leases.some((l) => l.name === 'channel-polling' && l.live),
+      10_000,
+      "a's lease to expire",
+    );
     const report = await clusterReport(p.dbs[2]!, 1_500);
     assert.deepEqual(
       report.processes.map((x) => [x.id, x.alive]).sort(),
@@ -162,7 +168,7 @@ test('the registry: each process is listed with its heartbeat; a killed one stop
     const lines = clusterLines(report, c!.id).join('\n');
     assert.match(lines, /^Processes: 1 alive, 1 not answering/);
     assert.match(lines, new RegExp(`job:decay: ${c!.id} \\(host-2:102, this one\\)`));
-    assert.doesNotMatch(lines, /telegram-polling/, "a dead process's expired lease is not shown as held");
+    assert.doesNotMatch(lines, /channel-polling/, "a dead process's expired lease is not shown as held");
     assert.deepEqual(clusterCheck(report), {
       name: 'cluster',
       status: 'ok',
@@ -182,21 +188,21 @@ test('risk: a working process loses its lease and chats to another while it live
     const inbox = new PgInbox(p.dbs[0]!, silentLogger());
     await inbox.accept({ channel: 'telegram', chatId: '1', userId: 'u', userName: 'U', text: 'hi', receivedAt: new Date() }).durable;
     assert.equal((await a.claims.claimWork()).length, 1);
-    assert.ok(await a.leases.take('telegram-polling'));
+    assert.ok(await a.leases.take('channel-polling'));
     const { rows } = await p.dbs[0]!.query<{ t: Date }>("SELECT now() + interval '3 seconds' AS t");
     // Three lease times by the database's clock: b never gets either.
     await waitFor(
       async () => {
-        assert.equal(await b.leases.take('telegram-polling'), false);
+        assert.equal(await b.leases.take('channel-polling'), false);
         assert.deepEqual(await b.claims.claimWork(), []);
         return (await p.dbs[1]!.query<{ past: boolean }>('SELECT now() > $1 AS past', [rows[0]!.t])).rows[0]!.past;
       },
       20_000,
       'three lease times to pass',
     );
-    assert.match((await b.statusLines()).join('\n'), /telegram-polling: \w+ \(.*\)/);
+    assert.match((await b.statusLines()).join('\n'), /channel-polling: \w+ \(.*\)/);
     await a.stop();
-    assert.ok(await b.leases.take('telegram-polling'), 'free at once');
+    assert.ok(await b.leases.take('channel-polling'), 'free at once');
     assert.deepEqual(
       (await b.claims.claimWork()).map((e) => [e.msg.text, e.takenOver]),
       [['hi', false]],

@@ -75,16 +75,26 @@ function databaseLines(deps: StatusDeps): string[] {
   return deps.database ? [`Database: ${healthLine(deps.database.where, deps.database.health())}`] : [];
 }
 
+/**
+ * With DATABASE_URL, once a call found the database down: the reads that need it are not made
+ * (each would wait for it up to its wait), and their lines say so — the Database line says why.
+ */
+function databaseDown(deps: StatusDeps): boolean {
+  return deps.database?.health().state === 'down';
+}
+const NOT_KNOWN = 'not known while the database does not answer';
+
 /** The budget's share used today; the budget counts a forum topic's whole group (features/usage/budget.ts). */
 async function budgetUse(deps: StatusDeps, chat: string): Promise<{ used: number; pct: string } | null> {
   const { budget } = deps;
-  if (!budget.enabled) return null;
+  if (!budget.enabled || databaseDown(deps)) return null;
   const used = await budget.usedToday(chat);
   return { used, pct: `${Math.min(100, (used / budget.limit!) * 100).toFixed(1)}%` };
 }
 
 /** Today's tokens of the chat (usage.db): answers and background apart, and the cached share. */
 async function tokensTodayLine(deps: StatusDeps, chat: string): Promise<string> {
+  if (databaseDown(deps)) return `Tokens today: ${NOT_KNOWN}`;
   const { all, answers, background } = await deps.usage.day(chat);
   const cached = all.promptTokens > 0 ? ` · ${((all.cachedTokens / all.promptTokens) * 100).toFixed(1)}% of prompt tokens cached` : '';
   const use = await budgetUse(deps, chat);
@@ -112,6 +122,7 @@ function lastAnswerText(last: TurnRecord | undefined): string | undefined {
 /** A group member's /status: what the chat runs on and how much of today's budget is left, no operator internals. */
 async function shortStatus(deps: StatusDeps, session: Session): Promise<string> {
   const chat = session.id;
+  if (databaseDown(deps)) return ['📊 Status', `Model: ${modelText(deps, session)}`, `Tokens today: ${NOT_KNOWN}`].join('\n');
   const mine = (await deps.usage.day(chat)).all.total;
   const use = await budgetUse(deps, chat);
   const tokens = isTopic(chat) ? `${fmt(mine)} in this topic, ${fmt((await deps.usage.groupDay(chat)).total)} in the group` : fmt(mine);
@@ -151,12 +162,14 @@ async function problems(deps: StatusDeps, session: StatusSession): Promise<strin
 async function memoryText(deps: StatusDeps, inbound: StatusInbound): Promise<string> {
   if (!deps.runtime.get().memory.enabled) return 'off — nothing is remembered beyond this conversation';
   let entries: string;
-  try {
-    const n = memoryEntries(await deps.memory.forChat(inbound.channel, inbound.chatId).readMemory()).length;
-    entries = n === 0 ? 'long-term memory is empty' : `long-term memory holds ${plural(n, 'entry', 'entries')}`;
-  } catch {
-    entries = 'long-term memory could not be read (/memory says why)';
-  }
+  if (databaseDown(deps)) entries = `long-term memory ${NOT_KNOWN}`;
+  else
+    try {
+      const n = memoryEntries(await deps.memory.forChat(inbound.channel, inbound.chatId).readMemory()).length;
+      entries = n === 0 ? 'long-term memory is empty' : `long-term memory holds ${plural(n, 'entry', 'entries')}`;
+    } catch {
+      entries = 'long-term memory could not be read (/memory says why)';
+    }
   const facts = deps.index.enabled ? (deps.index.stats(deps.memory.scopeKey(inbound.channel, inbound.chatId)).byKind.fact ?? 0) : undefined;
   return `on — ${entries}${facts === undefined ? '' : `, and ${plural(facts, 'saved fact')}`}`;
 }
@@ -168,17 +181,20 @@ async function plainStatus(deps: StatusDeps, session: StatusSession, inbound: St
   // The context as last built against the model's room; compaction counts the memory budget whole, so it comes earlier.
   const { tokens, limit } = deps.compactor.usage(session);
   const share = (tokens / limit) * 100;
-  const pending = await deps.reminders(inbound.channel, inbound.chatId);
+  const down = databaseDown(deps);
+  const pending = down ? undefined : await deps.reminders(inbound.channel, inbound.chatId);
   const use = await budgetUse(deps, session.id);
-  const today = (await deps.usage.day(session.id)).all.total;
+  const today = down ? undefined : (await deps.usage.day(session.id)).all.total;
   const wrong = await problems(deps, session);
   return [
     '📊 Status',
     `Model: ${m.name}, ${visionLabel(m.info.vision)}${chosen ? ' (chosen with /model)' : ''}`,
     `Conversation: ${plural(session.messages.length, 'message')}, ${share < 1 ? 'under 1%' : `${Math.min(100, Math.round(share))}%`} of what the model can read at once — the older part is summarised into memory well before it is full`,
     `Memory: ${await memoryText(deps, inbound)}`,
-    `Reminders: ${pending.length === 0 ? 'none' : `${fmt(pending.length)} pending, the next: ${pending[0]!}`}`,
-    `Today: ${fmt(today)} tokens used${use ? `, ${use.pct} of ${isTopic(session.id) ? "the group's" : 'the'} daily budget (${fmt(deps.budget.limit!)})` : ''}`,
+    `Reminders: ${pending === undefined ? NOT_KNOWN : pending.length === 0 ? 'none' : `${fmt(pending.length)} pending, the next: ${pending[0]!}`}`,
+    today === undefined
+      ? `Today: tokens used ${NOT_KNOWN}`
+      : `Today: ${fmt(today)} tokens used${use ? `, ${use.pct} of ${isTopic(session.id) ? "the group's" : 'the'} daily budget (${fmt(deps.budget.limit!)})` : ''}`,
     ...databaseLines(deps),
     wrong.length === 0 ? 'All is well.' : `⚠️ Needs a look: ${wrong.join('; ')}.`,
     'The details: /status full',
@@ -234,9 +250,11 @@ export function createStatusCommand(deps: StatusDeps): Command {
       } else if (last) {
         lines.push(`Memory block: empty${last.memory ? ` (budget ${fmt(last.memory.budget)})` : ''}`);
       }
-      const refused = await deps.memory.forChat(inbound.channel, inbound.chatId).versions.refusals();
+      const refused = databaseDown(deps) ? undefined : await deps.memory.forChat(inbound.channel, inbound.chatId).versions.refusals();
       lines.push(
-        `Memory rewrites refused: ${refused.count}${refused.last ? ` (last ${refused.last.at.replace('T', ' ').slice(0, 16)} UTC, ${refused.last.source}: would have dropped ${refused.last.dropped} of ${refused.last.prior} entries)` : ''}`,
+        refused === undefined
+          ? `Memory rewrites refused: ${NOT_KNOWN}`
+          : `Memory rewrites refused: ${refused.count}${refused.last ? ` (last ${refused.last.at.replace('T', ' ').slice(0, 16)} UTC, ${refused.last.source}: would have dropped ${refused.last.dropped} of ${refused.last.prior} entries)` : ''}`,
       );
       const aside = setAsideCopies(deps.workspaceDir);
       if (aside.length > 0)

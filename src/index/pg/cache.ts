@@ -11,6 +11,7 @@
  */
 import type { Db } from '../store/db.js';
 import type { StoredMemory } from '../store/repository.js';
+import { MEMORY_COLUMNS, type SessionMark } from '../store/rows.js';
 import { eraseMemories } from '../store/erase.js';
 import { getMeta, setMeta } from '../store/migrations.js';
 import type { SqliteMemoryIndex } from '../sqlite-memory-index.js';
@@ -25,13 +26,6 @@ export interface OutboxEntry {
   v: number;
 }
 
-export interface SessionMark {
-  session_id: string;
-  scope: string | null;
-  first_seen_at: number;
-  consolidated_at: number | null;
-}
-
 /** The current state of the keys a batch of changes names; null: gone. */
 export interface FeedState {
   memories: Map<string, StoredMemory | null>;
@@ -43,28 +37,6 @@ export interface FeedState {
 /** Cache metadata that is this file's own, never written to PostgreSQL. */
 export const CURSOR_KEY = 'pg_cursor';
 export const IDENTITY_KEY = 'pg_identity';
-
-export const MEMORY_COLUMNS = [
-  'id',
-  'kind',
-  'content',
-  'session_id',
-  'event_time',
-  'created_at',
-  'valid_until',
-  'confidence',
-  'access_count',
-  'last_accessed',
-  'decay_rate',
-  'source_ids',
-  'source_role',
-  'tags',
-  'attributes',
-  'scope',
-  'speaker',
-  'source_message_id',
-  'seq',
-] as const;
 
 /** A trigger that notes a change of `key` (a column of the row, `new.` or `old.`) in the outbox. */
 function noting(name: string, event: string, table: string, kind: ChangeKind, key: string, when = ''): string {

@@ -5,7 +5,8 @@
  */
 import type { Database, Sql } from '../../storage/pg/database.js';
 import type { StoredMemory } from '../store/repository.js';
-import { MEMORY_COLUMNS, type ChangeKind, type FeedState, type SessionMark } from './cache.js';
+import type { ChangeKind, FeedState } from './cache.js';
+import { MEMORY_COLUMNS, type SessionMark } from '../store/rows.js';
 
 export const FEED_CHANNEL = 'membot_memory';
 /** Changes are kept this long; a cache that has not caught up within it is rebuilt. */

@@ -8,7 +8,7 @@
 import type { Database } from '../../storage/pg/database.js';
 import type { Portable } from '../../storage/portable.js';
 import { isLocalMeta, LOAD_BATCH, type IndexItem } from '../portable-index.js';
-import { MEMORY_COLUMNS } from './cache.js';
+import { MEMORY_COLUMNS } from '../store/rows.js';
 import { toMark, toStored, writeBatch, type Batch } from './feed.js';
 
 const PAGE = 5000;

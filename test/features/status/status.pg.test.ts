@@ -43,6 +43,9 @@ test('/status names the database the state is kept in (never its password), up s
       down,
       new RegExp(`^Database: PostgreSQL at ${where}: DOWN since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC \\(.+\\); waiting for it, retrying$`, 'm'),
     );
+    // What needs the database is not waited for (each read would wait it out): said instead.
+    assert.match(down, /^Reminders: not known while the database does not answer$/m);
+    assert.match(down, /^Today: tokens used not known while the database does not answer$/m);
     assert.match(down, /Needs a look: .*the database does not answer: what needs it waits and is retried \(the log says why\)/);
     assert.doesNotMatch(down, new RegExp(cluster.password), 'never the password, down either');
     cluster.resume();
