@@ -88,8 +88,8 @@ async function main(): Promise<void> {
     appStarting = createApp(config, log, {
       scheduler: true,
       // A purge a kill cut short (npm run memory -- purge) is finished before anything opens the chat's files.
-      beforeChats: (journal) =>
-        finishInterruptedPurges({ ...purgeOptions(config, componentLogger(log, 'Purge')), journal }).then(
+      beforeChats: (journal, db) =>
+        finishInterruptedPurges({ ...purgeOptions(config, componentLogger(log, 'Purge'), db), journal }).then(
           () => undefined,
           (err: unknown) => mainLog.error({ err }, 'a purge cut off by the last stop could not be finished; tried again at the next start'),
         ),

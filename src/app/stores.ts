@@ -79,7 +79,7 @@ export interface StoresOptions {
    * Runs once the purge journal is open and before any chat's store is: the daemon finishes a
    * purge a kill cut short there (features/privacy/purge.ts), before anything reads the chat.
    */
-  beforeChats?: (purging: ChangeJournal<PurgeRecord>) => Promise<void>;
+  beforeChats?: (purging: ChangeJournal<PurgeRecord>, db: Database | undefined) => Promise<void>;
 }
 
 /** How long a stop waits for a /forget's scrub of the index to end before closing it anyway. */
@@ -127,7 +127,7 @@ async function open(config: Config, log: Logger, life: Lifecycle, opts: StoresOp
     ? new PgPrivacyJournal(db, 'forgetting', privacyLog)
     : new PrivacyJournal(path.join(ws, FORGETTING_DIR), privacyLog);
   const purging: ChangeJournal<PurgeRecord> = db ? new PgPrivacyJournal(db, 'purging', privacyLog) : new PrivacyJournal(path.join(ws, PURGING_DIR), privacyLog);
-  await opts.beforeChats?.(purging);
+  await opts.beforeChats?.(purging, db);
 
   if (db) chatNames = new PgChatNames(db, componentLogger(log, 'Session'));
   const sessionOpts = opts.inUse ? { inUse: opts.inUse } : {};

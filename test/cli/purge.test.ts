@@ -318,20 +318,3 @@ test('risk: a purge killed part-way leaves the chat half there — the next star
     }
   }
 });
-
-test('purge with DATABASE_URL: refused, nothing deleted, rather than report "nothing found" of a chat whose state is in the database it does not reach', async () => {
-  const bot = await startTestBot();
-  try {
-    await bot.send('1', 'remember the lighthouse');
-    await bot.app.stop();
-    const err: string[] = [];
-    const config = testConfig({ WORKSPACE_DIR: bot.workspace, DATABASE_URL: 'postgres://membot:s3cret-pw@127.0.0.1:9/membot' });
-    const code = await runChatCommand('purge', ['--chat', 'test:1'], config, silentLogger(), { out: (l) => err.push(l), err: (l) => err.push(l) });
-    assert.equal(code, 1);
-    assert.match(err.join('\n'), /^purge: the state is in PostgreSQL \(DATABASE_URL\), which purge does not reach yet — nothing was deleted/);
-    assert.doesNotMatch(err.join('\n'), /s3cret-pw/);
-    assert.ok((await filesContaining(bot.workspace, 'lighthouse')).length > 0, 'the workspace is left as it was');
-  } finally {
-    await bot.close().catch(() => undefined);
-  }
-});

@@ -239,6 +239,8 @@ async function purgeChats(chats: Chat[], opts: PurgeOptions, stores: PurgeStores
       let memories = 0;
       for (const id of ids) memories += erase.scope(id).memories;
       erase.scrub();
+      // With DATABASE_URL the index is a cache of the database's rows: the deletes are written there before the purge is called done.
+      await stores.index.persisted();
       deleted.push(`${memories} memories in memory.db (with their full-text, entity and vector entries; freed space scrubbed)`);
     }
   }
