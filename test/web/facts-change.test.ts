@@ -125,3 +125,36 @@ test('risk: a fact the model corrects with correct_fact when the user says so li
     await t.close();
   }
 });
+
+test('risk: a correction undone by the consolidation of a conversation older than it — Porto, re-read from the messages at /new, is not saved again as a fact', async () => {
+  const responder: Responder = (req, i) => {
+    if (promptKind(req) !== 'consolidation') return memoryAwareResponder(req, i);
+    return text(JSON.stringify({ history_entry: '[2026-01-01 00:00] Marta.', memory_update: '', facts: ['Marta lives in Porto', 'Marta likes green tea'] }));
+  };
+  const t = await start(responder);
+  try {
+    await t.bot.send('1', 'My sister Marta lives in Porto');
+    const [porto] = t.bot.app.parts.index.saveFacts([{ content: 'Marta lives in Porto', scope: SCOPE, sourceIds: [] }]);
+    // Corrected on the page while the conversation that said Porto is still open.
+    const res = await fetch(`${t.page.url}api/fact/correct`, {
+      method: 'POST',
+      headers: { ...auth, origin: t.page.url.slice(0, -1), 'content-type': 'application/json' },
+      body: JSON.stringify({ chat: SCOPE, id: porto!.id, content: 'Marta lives in Braga' }),
+    });
+    assert.equal(res.status, 200);
+    await t.bot.send('1', '/new');
+    const facts = ((await (await fetch(`${t.page.url}api/chat?chat=${SCOPE}`, { headers: auth })).json()) as { facts: any[] }).facts;
+    const live = facts.filter((f) => !f.retired).map((f) => [f.content, f.confidence]);
+    assert.deepEqual(
+      live.sort(),
+      [
+        ['Marta likes green tea', 1],
+        ['Marta lives in Braga', 1],
+      ],
+      'the other fact of the conversation is kept; Braga is still the one, at full confidence',
+    );
+    await assertBragaIsCurrent(t, porto!.id);
+  } finally {
+    await t.close();
+  }
+});

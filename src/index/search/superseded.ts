@@ -110,3 +110,18 @@ export function rankBelow<T extends { score: number }>(list: readonly T[], stale
   out.push(...waiting.map((w) => w.t));
   return out;
 }
+
+/**
+ * Facts a consolidation extracted, without those that state a corrected value: the messages it
+ * reads may be older than the correction ("Marta lives in Porto", said before the owner
+ * corrected it to Braga), and saved again such a fact would undo the correction (a new live
+ * fact, the current one's confidence lowered as a contradiction). A user who says the old value
+ * holds again is heard in that turn (remember_fact, correct_fact), not from a re-read.
+ */
+export function withoutCorrected(facts: readonly string[], corrections: readonly Correction[]): { kept: string[]; dropped: string[] } {
+  const old = new Superseded(corrections);
+  const kept: string[] = [];
+  const dropped: string[] = [];
+  for (const f of facts) (old.stated(f) ? dropped : kept).push(f);
+  return { kept, dropped };
+}
