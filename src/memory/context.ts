@@ -182,7 +182,7 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
   const recent: Parts['recent'] = [];
   days.forEach((date, i) => {
     const text = dayTexts[i]!;
-    const content = marked((filtering ? text.split('\n').filter(keep).join('\n') : text).trim());
+    const content = (filtering ? text.split('\n').filter(keep).join('\n') : text).trim();
     if (content) recent.push({ date, content });
   });
   // A day that alone is out of reach goes, and every older day before it (oldest go first).
@@ -193,6 +193,8 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
     for (const day of recent.splice(i).reverse()) drops.push({ what: `recent day ${day.date}`, tokens: estimate(day.content.length, w), approximate: true });
     break;
   }
+  // Marked once the days out of reach are gone, before the exact trimming counts them.
+  if (mark) for (const day of recent) day.content = marked(day.content);
   const parts: Parts = { longTerm, today, recent };
   let text = renderMemory(parts);
   let tokens = opts.count(text);

@@ -8,6 +8,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { startTestBot, type TestBot } from '../helpers/app.js';
 import { lastUserText, memoryAwareResponder, promptKind, text, toolCalls, type Responder } from '../helpers/fake-llm.js';
 import { startMemoryPage, type MemoryPage } from '../../src/web/server.js';
@@ -154,6 +156,35 @@ test('risk: a correction undone by the consolidation of a conversation older tha
       'the other fact of the conversation is kept; Braga is still the one, at full confidence',
     );
     await assertBragaIsCurrent(t, porto!.id);
+  } finally {
+    await t.close();
+  }
+});
+
+test("risk: MEMORY.md and an earlier day's notes still say Porto after the correction — the prompt shows those lines marked with Braga, the files keep every byte", async () => {
+  const t = await start(memoryAwareResponder);
+  try {
+    const dir = path.join(t.bot.workspace, 'memory', SCOPE);
+    const memory = '## People\n- Marta (sister) lives in Porto.\n- Marta likes green tea.\n';
+    const day = '[09:00] User: Marta lives in Porto now | Assistant: Nice city!\n[09:05] User: I visited Porto once | Assistant: Fun.\n';
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, 'MEMORY.md'), memory);
+    await writeFile(path.join(dir, '2026-03-09.md'), day);
+    const idx = t.bot.app.parts.index;
+    const [porto] = idx.saveFacts([{ content: 'Marta lives in Porto', scope: SCOPE, sourceIds: [] }]);
+    assert.ok(idx.correctFact(porto!.id, SCOPE, 'Marta lives in Braga'));
+    await t.bot.send('1', 'hello there', { receivedAt: new Date('2026-03-10T12:00:00Z') });
+    const system = String(t.bot.llm.chatRequests().at(-1)!.body.messages[0].content);
+    const lines = system.split('\n');
+    assert.match(
+      lines.find((l) => l.startsWith('- Marta (sister)')) ?? '',
+      /^- Marta \(sister\) lives in Porto\. \(later corrected, \d{4}-\d\d-\d\d: Marta lives in Braga\)$/,
+    );
+    assert.ok(lines.includes('- Marta likes green tea.'), 'another line of MEMORY.md is left as it is');
+    assert.match(lines.find((l) => l.startsWith('[09:00]')) ?? '', /Nice city! \(later corrected, .*: Marta lives in Braga\)$/);
+    assert.ok(lines.includes('[09:05] User: I visited Porto once | Assistant: Fun.'), 'a line that only names the city is left as it is');
+    assert.equal(await readFile(path.join(dir, 'MEMORY.md'), 'utf8'), memory);
+    assert.equal(await readFile(path.join(dir, '2026-03-09.md'), 'utf8'), day);
   } finally {
     await t.close();
   }

@@ -1,6 +1,7 @@
 /**
  * Builds the `# Memory` prompt section for ContextBuilding (20) from the chat's memory files,
- * inside its token budget (a line stating a corrected value marked with the current one), and records its size and any drops on the turn for /status.
+ * inside its token budget (a line stating a corrected value marked with the current one), and
+ * records its size and any drops on the turn for /status.
  */
 import type { PromptSection, Turn } from '../../turn/turn.js';
 import type { MemoryService } from '../../memory/service.js';
