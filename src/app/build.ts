@@ -24,6 +24,7 @@ import { CompactionService } from '../memory/compaction.js';
 import { ContextFit } from '../turn/context-fit.js';
 import { AutoCompactor } from '../turn/auto-compact.js';
 import { Embedder } from '../index/upkeep/embeddings.js';
+import { withoutCorrected } from '../index/search/superseded.js';
 import { IndexingService } from '../index/ingest.js';
 import { Upkeep } from '../index/upkeep/upkeep.js';
 import { Scheduler } from './jobs.js';
@@ -128,7 +129,9 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     async (facts, ctx) => {
       // Not skipped under the scrub of a /forget (MemoryIndex.whenWritable): it waits for it.
       await index.whenWritable();
-      for (const f of index.saveFacts(facts.map((content) => ({ content, scope: ctx.scope, sessionId: ctx.sessionId })))) {
+      // Not a value a correction replaced: the conversation read may predate the correction.
+      const { kept } = withoutCorrected(facts, index.corrections(ctx.scope));
+      for (const f of index.saveFacts(kept.map((content) => ({ content, scope: ctx.scope, sessionId: ctx.sessionId })))) {
         if (!f.duplicateOf) embedder?.enqueue(f.id, f.content);
       }
     },

@@ -14,12 +14,12 @@ import type { DecayOutcome } from './store/jobs.js';
 import type { VectorLayout } from './store/vectors.js';
 import type { FactListing, ScopeRow } from './store/browse.js';
 import type { IndexMatch } from './store/erase.js';
-import type { FactView, IndexStats } from './store/facts.js';
+import type { Correction, FactView, IndexStats } from './store/facts.js';
 import type { EpisodeInput, FactInput, MemoryKind, SavedFact } from './store/repository.js';
 import type { SearchOptions, SearchResult } from './search/result.js';
 import type { EntityInfo } from './search/lookups.js';
 
-export type { DecayOutcome, EntityInfo, EpisodeInput, FactInput, FactListing, FactView, IndexMatch, IndexStats, MemoryKind, SavedFact, ScopeRow };
+export type { Correction, DecayOutcome, EntityInfo, EpisodeInput, FactInput, FactListing, FactView, IndexMatch, IndexStats, MemoryKind, SavedFact, ScopeRow };
 export type { SearchOptions, SearchResult, VectorLayout };
 
 /** The nightly upkeep's reads and writes (upkeep/upkeep.ts); they throw on failure. */
@@ -133,6 +133,12 @@ export interface MemoryIndex {
   getFact(id: string, scope: string): FactView | undefined;
   /** correct_fact: retires the old fact and saves the replacement (its id; null when the old one is not a live fact of the scope). */
   correctFact(id: string, scope: string, content: string, sessionId?: string): string | null;
+  /**
+   * The scope's facts that a correction replaced (not those retired by decay), oldest first, each
+   * with the live fact holding its value now: what marks an old value as no longer current in
+   * the prompt's memory sections and in search. Empty when the index is off.
+   */
+  corrections(scope: string): Correction[];
   /** confirm_fact: protected from decay for good; false when not a live fact of the scope. */
   confirmFact(id: string, scope: string): boolean;
   stats(scope: string): IndexStats;

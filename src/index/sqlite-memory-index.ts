@@ -28,7 +28,18 @@ import { toResult } from './search/result.js';
 import { entityInfo, latestReflection } from './search/lookups.js';
 import { OutageGuard } from './outage.js';
 import type { StoredMemory } from './store/repository.js';
-import type { EntityInfo, EpisodeInput, FactInput, FactView, IndexStats, MemoryIndex, SavedFact, SearchOptions, SearchResult } from './memory-index.js';
+import type {
+  Correction,
+  EntityInfo,
+  EpisodeInput,
+  FactInput,
+  FactView,
+  IndexStats,
+  MemoryIndex,
+  SavedFact,
+  SearchOptions,
+  SearchResult,
+} from './memory-index.js';
 
 export { sqliteFailure } from './outage.js';
 
@@ -252,7 +263,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
 
   search(query: string, opts: SearchOptions): SearchResult[] {
     return this.guard('search', [], (_db, p) => {
-      const results = p.searcher.search(query, opts);
+      const results = p.searcher.search(query, opts, p.facts.corrections(opts.scope));
       const facts = results.filter((r) => r.kind === 'fact');
       // (Not while a scrub holds writes: a fact's access clock can miss one search.)
       // Retrieval counts as access: it refreshes the decay clock of facts (seed 003). Only
@@ -280,6 +291,11 @@ export class SqliteMemoryIndex implements MemoryIndex {
   /** correct_fact: retires the old fact and saves the replacement, which records `supersedes`. */
   correctFact(id: string, scope: string, content: string, sessionId?: string): string | null {
     return this.guard('correcting a fact', null, (_db, p) => p.facts.correct(id, scope, content, sessionId), true);
+  }
+
+  /** Facts a correction replaced, with the value that holds now (store/facts.ts). */
+  corrections(scope: string): Correction[] {
+    return this.guard('reading corrections', [], (_db, p) => p.facts.corrections(scope));
   }
 
   /** confirm_fact: protected from decay for good. */

@@ -75,6 +75,12 @@ export interface MemoryBlockOptions {
    * none, so the lines of what it dropped count again.
    */
   summarized?: ReadonlySet<string> | undefined;
+  /**
+   * How a line is shown (MEMORY.md, today's and the recent days' notes): a line stating a value
+   * that a correction replaced gets the current value after it (index/search/superseded.ts).
+   * The files are not changed: the notes only grow, and what was said stays what was said.
+   */
+  mark?: ((line: string) => string) | undefined;
 }
 
 /**
@@ -145,7 +151,9 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
   // Read together: one round of file reads, not eight in a row, on every turn.
   const days = previousDays(opts.today, opts.recentDays);
   const [memoryText, todayText, ...dayTexts] = await Promise.all([files.readMemory(), files.readNote(opts.today), ...days.map((d) => files.readNote(d))]);
-  const longTerm = memoryText!.trim();
+  const mark = opts.mark;
+  const marked = (text: string) => (mark ? text.split('\n').map(mark).join('\n') : text);
+  const longTerm = marked(memoryText!.trim());
   const seen = opts.inConversation;
   const summarized = opts.summarized;
   const filtering = (seen !== undefined && seen.size > 0) || (summarized !== undefined && summarized.size > 0);
@@ -161,7 +169,9 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
   const allToday = todayText!.split('\n').filter(keep);
   const near = newestWithin(allToday, reach, opts.count);
   const farLines = allToday.length - near.kept;
-  const today = farLines > 0 ? allToday.slice(farLines) : allToday;
+  // Marked after the far cut: the work follows the budget here too.
+  const nearLines = farLines > 0 ? allToday.slice(farLines) : allToday;
+  const today = mark ? nearLines.map(mark) : nearLines;
   const farTokens =
     farLines > 0
       ? estimate(
@@ -183,6 +193,8 @@ export async function buildMemoryBlock(files: MemoryFiles, opts: MemoryBlockOpti
     for (const day of recent.splice(i).reverse()) drops.push({ what: `recent day ${day.date}`, tokens: estimate(day.content.length, w), approximate: true });
     break;
   }
+  // Marked once the days out of reach are gone, before the exact trimming counts them.
+  if (mark) for (const day of recent) day.content = marked(day.content);
   const parts: Parts = { longTerm, today, recent };
   let text = renderMemory(parts);
   let tokens = opts.count(text);

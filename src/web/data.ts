@@ -195,10 +195,21 @@ export class MemoryPageData {
     return this.s.memory.scopeKey(chat.channel, chat.chatId);
   }
 
-  /** Facts of the chat with confidence, decay rate, and whether they are retired or confirmed. */
+  /** Facts of the chat with confidence, decay rate, whether they are retired or confirmed, and what corrections changed. */
   facts(chat: ChatSummary, max = 200): Array<Record<string, unknown>> {
     const browse = this.s.index.browse;
     if (!browse) return [];
+    const iso = (sec: number) => new Date(sec * 1000).toISOString();
+    // A fact's history: the values corrections replaced on the way to it, oldest first, each
+    // with when it was learnt and when it was corrected; a replaced fact names the value that holds now.
+    const corrections = this.s.index.corrections(this.scope(chat));
+    const history = new Map<string, Array<{ content: string; date: string; corrected: string }>>();
+    for (const c of corrections) {
+      const list = history.get(c.currentId) ?? [];
+      list.push({ content: c.old, date: iso(c.since), corrected: iso(c.until) });
+      history.set(c.currentId, list);
+    }
+    const current = new Map(corrections.map((c) => [c.id, { id: c.currentId, content: c.current }]));
     return browse.facts(this.scope(chat), max).map((r) => ({
       id: r.id,
       content: r.content,
@@ -209,6 +220,8 @@ export class MemoryPageData {
       lastAccessed: r.accessed ? new Date(r.accessed * 1000).toISOString() : null,
       // confirm_fact sets the decay rate to 0: such a fact never fades.
       confirmed: r.decayRate === 0 && !r.retired,
+      history: history.get(r.id) ?? [],
+      replacedBy: current.get(r.id) ?? null,
     }));
   }
 

@@ -97,7 +97,8 @@ function factsTab(d) {
   const status = el('p', { id: 'facts-status', class: 'muted', hidden: true });
   const items = d.facts.map((f) => el('li', { class: 'fact' + (f.retired ? ' retired' : ''), 'data-id': f.id },
     el('div', { class: 'fact-content' }, f.content),
-    el('div', { class: 'meta' }, f.retired ? 'Replaced by a correction on ' + when(f.retired) : certainty(f.confidence) + ' · ' + (f.confirmed ? 'confirmed: kept for good' : 'fades if it is not used') + ' · learnt ' + when(f.date)),
+    el('div', { class: 'meta' }, f.retired ? (f.replacedBy ? 'Replaced by a correction on ' + when(f.retired) + ' — now: ' + f.replacedBy.content : 'No longer used since ' + when(f.retired)) : certainty(f.confidence) + ' · ' + (f.confirmed ? 'confirmed: kept for good' : 'fades if it is not used') + ' · learnt ' + when(f.date)),
+    f.history && f.history.length ? el('ul', { class: 'fact-history meta' }, f.history.map((h) => el('li', {}, 'Before: ' + h.content + ' (from ' + when(h.date) + ' until ' + when(h.corrected) + ')'))) : null,
     more('Details', kv([['Confidence', f.confidence.toFixed(2)], ['Fades by', f.decayRate + ' a day'], ['Last used', when(f.lastAccessed)], ['Id', el('code', {}, f.id)]])),
     f.retired ? null : factActions(f, status)));
   return card('Facts', 'Short statements the bot learnt from the conversation. Confirm one that is right (it never fades), correct one that is wrong.', status, items.length ? el('ul', { class: 'list' }, items) : el('p', { class: 'muted' }, 'No facts yet.'));
@@ -146,6 +147,7 @@ function searchTab() {
         const why = (h.lists || []).map((l) => WHY[l]).filter(Boolean).slice(0, 2);
         out.append(el('li', { class: 'result' }, el('div', { class: 'hit' }, h.content),
           el('div', { class: 'meta' }, el('span', { class: 'pill ' + cls, title: 'how well it matched' }, level), hitWho(h) + ' · ' + when(h.date) + (why.length ? ' · ' + why.join(', ') : '')),
+          h.correctedBy ? el('div', { class: 'meta later' }, 'Later corrected (' + when(h.correctedBy.date) + '): ' + h.correctedBy.content) : null,
           more('Details', kv([['Score', h.score.toFixed(4)], ['Signals', (h.lists || []).join(', ') || '—'], ['Kind', h.kind], ['Id', el('code', {}, h.id)]]))));
       }
     } catch (e) { out.append(el('li', { class: 'err' }, e.message)); }

@@ -150,6 +150,39 @@ export function memoryIndexContract(name: string, make: () => Promise<MemoryInde
     assert.equal(h.store.confirmFact('fact_unknown', A), false);
   });
 
+  t(
+    'facts change: a correction names the value that holds now (through a chain), search marks and ranks a message of the old value below it, a question about before finds the old fact; all after a reopen',
+    async (h, say) => {
+      const said = say('My sister Marta lives in Porto');
+      const [porto] = h.store.saveFacts([{ content: 'Marta lives in Porto', scope: A }]);
+      const braga = h.store.correctFact(porto!.id, A, 'Marta lives in Braga')!;
+      const lisbon = h.store.correctFact(braga, A, 'Marta lives in Lisbon')!;
+      const [other] = h.store.saveFacts([{ content: 'The user plays chess on Sundays', scope: A }]);
+      assert.ok(other);
+      const check = (store: MemoryIndex) => {
+        assert.deepEqual(
+          store.corrections(A).map((c) => [c.id, c.old, c.currentId, c.current]),
+          [
+            [porto!.id, 'Marta lives in Porto', lisbon, 'Marta lives in Lisbon'],
+            [braga, 'Marta lives in Braga', lisbon, 'Marta lives in Lisbon'],
+          ],
+        );
+        assert.ok(store.corrections(A).every((c) => c.until >= c.since));
+        assert.deepEqual(store.corrections(B), [], 'nothing of another scope');
+        const now = store.search('where does Marta live', { scope: A });
+        assert.equal(now[0]?.id, lisbon, JSON.stringify(now));
+        const old = now.find((r) => r.id === said);
+        assert.equal(old?.correctedBy?.id, lisbon, 'the old message is found, marked with the current value');
+        assert.ok(!now.some((r) => r.id === porto!.id || r.id === braga), 'retired facts are no hit for the present');
+        const before = store.search('where did Marta live before', { scope: A, kinds: ['fact'] });
+        assert.deepEqual(new Set(before.map((r) => r.id)), new Set([porto!.id, braga, lisbon]));
+        assert.equal(before.find((r) => r.id === porto!.id)?.correctedBy?.content, 'Marta lives in Lisbon');
+      };
+      check(h.store);
+      check(await h.reopen());
+    },
+  );
+
   t('search keeps to the asked kinds and leaves out the excluded conversation', (h, say) => {
     say('I take the train to Vienna on Sunday', { sessionId: 'current' });
     const older = say('The train to Vienna was late last time', { sessionId: 'earlier' });

@@ -167,6 +167,9 @@ test('memory page at 1400 px: chats by name with topics under their group, tabs 
     ['Ada sells honey on Saturdays and Sundays', false],
     ['Ada sells honey on Saturdays', true],
   ]);
+  // The fact's history: the value it replaced with its dates; the replaced one names the value now.
+  assert.match(await text(page, '#tab-facts li.fact:not(.retired) .fact-history'), /^Before: Ada sells honey on Saturdays \(from .+ until .+\)$/);
+  assert.match(await text(page, `li[data-id="${fact!.id}"] .meta`), /^Replaced by a correction on .+ — now: Ada sells honey on Saturdays and Sundays$/);
 
   // The token chart: one bar group per day, answers and background stacked, the cached part inside.
   await tab(page, 'tokens');

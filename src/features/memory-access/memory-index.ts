@@ -7,6 +7,7 @@ import type { FactInput, MemoryIndex, SavedFact } from '../../index/memory-index
 import type { MemoryService } from '../../memory/service.js';
 import type { Embedder } from '../../index/upkeep/embeddings.js';
 import type { SearchResult } from '../../index/search/result.js';
+import { correctionNote } from '../../index/search/superseded.js';
 import type { Tool, ToolContext } from '../../tools/types.js';
 import type { TurnWrites } from './turn-writes.js';
 
@@ -17,7 +18,7 @@ export function formatResults(results: SearchResult[]): string {
   return results
     .map(
       (r) =>
-        `[${r.id}] ${r.date.slice(0, 16).replace('T', ' ')} ${r.kind}${r.speaker ? ` (${r.speaker})` : ''}: ${r.content.length > 500 ? `${r.content.slice(0, 500)}…` : r.content}`,
+        `[${r.id}] ${r.date.slice(0, 16).replace('T', ' ')} ${r.kind}${r.speaker ? ` (${r.speaker})` : ''}: ${r.content.length > 500 ? `${r.content.slice(0, 500)}…` : r.content}${r.correctedBy ? ` ${correctionNote(r.correctedBy.content, r.correctedBy.date)} [${r.correctedBy.id}]` : ''}`,
     )
     .join('\n');
 }

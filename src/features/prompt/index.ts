@@ -10,7 +10,7 @@ import type { InstructionsSource } from './instructions.js';
 import { createMemorySection, type MemorySectionDeps } from './memory-section.js';
 import { createRelevantMemorySection, type RelevantMemoryDeps } from './relevant-memory.js';
 
-export interface PromptDeps extends MemorySectionDeps, RelevantMemoryDeps {
+export interface PromptDeps extends Omit<MemorySectionDeps, 'index'>, RelevantMemoryDeps {
   instructions: InstructionsSource;
 }
 
@@ -21,7 +21,7 @@ export function promptFeature(deps: PromptDeps): Feature {
     systems: [
       createContextBuildingSystem({
         instructions,
-        sections: [createMemorySection({ memory, runtime, timezone })],
+        sections: [createMemorySection({ memory, runtime, timezone, index })],
         turnSections: [createRelevantMemorySection({ index, memory, runtime, embedder })],
       }),
     ],

@@ -2,7 +2,8 @@
  * The `# Relevant Memory` prompt section (ContextBuilding 20): the top hybrid-search results for
  * the incoming message among facts and episodes from *other* conversations of the same scope
  * (and, after a compaction, from the part of this one its summary replaced) that pass the
- * relevance bar of index/search/relevant.ts (small talk injects nothing),
+ * relevance bar of index/search/relevant.ts (small talk injects nothing; a hit stating a value
+ * a correction replaced comes below the current value, with it: index/search/superseded.ts),
  * plus the latest weekly reflection — inside what is left of the memory budget after `# Memory`.
  */
 import type { PromptSection, Turn } from '../../turn/turn.js';
@@ -14,6 +15,7 @@ import { ASSISTANT_NOTE_CHARS, USER_NOTE_CHARS, cutChars, oneLine } from '../../
 import type { SearchResult } from '../../index/search/result.js';
 import { collapseLineBreaks } from '../../core/text.js';
 import { RELEVANT_LIMIT, relevantHits } from '../../index/search/relevant.js';
+import { correctionNote } from '../../index/search/superseded.js';
 
 export interface RelevantMemoryDeps {
   index: MemoryIndex;
@@ -31,7 +33,11 @@ export interface RelevantMemoryDeps {
 export function alreadyInPrompt(r: SearchResult, systemPrompt: string): boolean {
   if (r.kind === 'episode') {
     if (r.role === 'user') return systemPrompt.includes(`] User: ${oneLine(cutChars(r.content, USER_NOTE_CHARS))} | Assistant: `);
-    if (r.role === 'assistant') return `${systemPrompt}\n`.includes(` | Assistant: ${oneLine(cutChars(r.content, ASSISTANT_NOTE_CHARS))}\n`);
+    if (r.role === 'assistant') {
+      // A note line stating a corrected value has the correction's note after the answer.
+      const answer = ` | Assistant: ${oneLine(cutChars(r.content, ASSISTANT_NOTE_CHARS))}`;
+      return `${systemPrompt}\n`.includes(`${answer}\n`) || systemPrompt.includes(`${answer} (later corrected, `);
+    }
     return false;
   }
   // A short fact ("yes") could match inside unrelated text: only whole sentences count.
@@ -65,7 +71,9 @@ export function createRelevantMemorySection(deps: RelevantMemoryDeps): (turn: Tu
     for (const r of results) {
       if (alreadyInPrompt(r, turn.systemPrompt)) continue;
       // One line each; newlines flattened so remembered text cannot add prompt headings.
-      const line = `- ${r.date.slice(0, 10)} ${r.kind === 'fact' ? 'fact' : r.role === 'user' ? `${r.speaker ?? 'user'} said` : 'you said'}: ${collapseLineBreaks(cutChars(r.content, 400))}`;
+      // A hit stating a value a correction replaced says so, with the value that holds now.
+      const later = r.correctedBy ? ` ${correctionNote(r.correctedBy.content, r.correctedBy.date)}` : '';
+      const line = `- ${r.date.slice(0, 10)} ${r.kind === 'fact' ? 'fact' : r.role === 'user' ? `${r.speaker ?? 'user'} said` : 'you said'}: ${collapseLineBreaks(cutChars(r.content, 400))}${later}`;
       const cost = turn.model.tokens.countText(line) + 1;
       if (used + cost > budget) break;
       lines.push(line);

@@ -20,6 +20,7 @@ import { backoffDelay } from '../../core/retry.js';
 import type { Database } from '../../storage/pg/database.js';
 import { SqliteMemoryIndex } from '../sqlite-memory-index.js';
 import type {
+  Correction,
   EntityInfo,
   EpisodeInput,
   FactInput,
@@ -316,6 +317,9 @@ export class PgMemoryIndex implements MemoryIndex {
   }
   correctFact(id: string, scope: string, content: string, sessionId?: string): string | null {
     return this.written(this.cache.correctFact(id, scope, content, sessionId));
+  }
+  corrections(scope: string): Correction[] {
+    return this.cache.corrections(scope);
   }
   confirmFact(id: string, scope: string): boolean {
     return this.written(this.cache.confirmFact(id, scope));

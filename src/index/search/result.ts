@@ -14,6 +14,8 @@ export interface SearchOptions {
   vector?: Float32Array | undefined;
   /** Ranking weights (the eval's tuning tries others; everything else uses the defaults). */
   weights?: RankWeights;
+  /** Retired facts to search as well (a question about before: search.ts sets it). */
+  superseded?: string[];
 }
 
 export interface SearchResult {
@@ -35,6 +37,11 @@ export interface SearchResult {
   similarity?: number;
   /** Which ranked lists brought this hit (text, entity, recent, neighbour, vector): why it ranked. */
   lists?: string[];
+  /**
+   * The hit states a value a correction replaced (superseded.ts): the fact that holds now and
+   * when the correction was made. Such a hit is shown with that value and ranked below it.
+   */
+  correctedBy?: { id: string; content: string; date: string };
 }
 
 /** The columns of `memories` (alias m) a result is made from. */
@@ -42,13 +49,16 @@ export const ROW_COLUMNS =
   'm.id, m.kind, m.content, m.event_time, m.speaker, m.source_role, m.session_id, m.source_message_id, m.source_ids, m.confidence, m.seq';
 
 /**
- * The WHERE terms every candidate list adds (after its own): this scope, live (not superseded),
+ * The WHERE terms every candidate list adds (after its own): this scope, live (not superseded,
+ * unless `superseded` names it),
  * of the kinds asked, and outside the conversation excluded.
  */
 export function scopeFilter(opts: SearchOptions, alias = 'm'): { sql: string; params: unknown[] } {
   const kinds = opts.kinds?.length ? opts.kinds : ['episode', 'fact', 'reflection'];
-  let sql = ` AND ${alias}.scope = ? AND ${alias}.valid_until IS NULL AND ${alias}.kind IN (${kinds.map(() => '?').join(',')})`;
-  const params: unknown[] = [opts.scope, ...kinds];
+  const old = opts.superseded ?? [];
+  const live = old.length > 0 ? `(${alias}.valid_until IS NULL OR ${alias}.id IN (${old.map(() => '?').join(',')}))` : `${alias}.valid_until IS NULL`;
+  let sql = ` AND ${alias}.scope = ? AND ${live} AND ${alias}.kind IN (${kinds.map(() => '?').join(',')})`;
+  const params: unknown[] = [opts.scope, ...old, ...kinds];
   if (opts.excludeSessionId) {
     sql += ` AND (${alias}.session_id IS NULL OR ${alias}.session_id != ?)`;
     params.push(opts.excludeSessionId);

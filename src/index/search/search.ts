@@ -19,6 +19,11 @@ import { DEFAULT_WEIGHTS, rank, type Candidate } from './rank.js';
 import { SpeakerNames } from './speakers.js';
 import { SqliteCandidates } from './candidates.js';
 import { toResult, type Row, type SearchOptions, type SearchResult } from './result.js';
+import { STALE_WEIGHT, Superseded, asksAboutBefore, correctedAt, rankBelow } from './superseded.js';
+import type { Correction } from '../store/facts.js';
+
+/** How many of the best hits are checked for old values (the rest are far below any limit asked). */
+const STALE_POOL = 100;
 
 /** Text matches read per query: enough for the replies and neighbours of the best ones. */
 const TEXT_CANDIDATES = 100;
@@ -66,7 +71,15 @@ export class HybridSearch {
       .map((x) => x.t);
   }
 
-  search(query: string, opts: SearchOptions): SearchResult[] {
+  /**
+   * `corrections`: the scope's corrected facts (FactTables.corrections). A hit stating an old
+   * value is marked with the current one and ranked below it; a question about before also
+   * finds the retired facts themselves and keeps the old value where its match puts it.
+   */
+  search(query: string, optsIn: SearchOptions, corrections: readonly Correction[] = []): SearchResult[] {
+    const old = new Superseded(corrections);
+    const before = !old.empty && asksAboutBefore(query);
+    const opts = before ? { ...optsIn, superseded: corrections.map((c) => c.id) } : optsIn;
     const limit = opts.limit ?? 10;
     const w = opts.weights ?? DEFAULT_WEIGHTS;
     const q = analyze(query, w.framing);
@@ -143,8 +156,23 @@ export class HybridSearch {
     if (cands.size === 0) return [];
     const shape = w.shape !== 0 ? askedFor(query) : undefined;
     if (shape) for (const c of cands.values()) c.shape = holds(shape, c.row.content) ? 1 : 0;
-    return rank([...cands.values()], named.speakers, w)
-      .slice(0, limit)
-      .map(({ row, score, bm25, vector, lists }) => ({ ...toResult(row, score), match: bm25, similarity: vector, lists }));
+    let ranked = rank([...cands.values()], named.speakers, w);
+    const stale = new Map<string, Correction>();
+    if (!old.empty) {
+      const retired = new Map(corrections.map((c) => [c.id, c]));
+      for (const r of ranked.slice(0, STALE_POOL)) {
+        // A retired fact (found for a question about before) is its own correction's old value.
+        const c = retired.get(r.row.id) ?? old.stated(r.row.content);
+        if (c && c.currentId !== r.row.id) stale.set(r.row.id, c);
+      }
+      if (!before && stale.size > 0) ranked = rankBelow(ranked, (r) => stale.has(r.row.id));
+    }
+    return ranked.slice(0, limit).map(({ row, score, bm25, vector, lists }) => {
+      const c = stale.get(row.id);
+      if (!c) return { ...toResult(row, score), match: bm25, similarity: vector, lists };
+      // The score it was placed by, so the scores still go down the list.
+      const placed = before ? score : score * STALE_WEIGHT;
+      return { ...toResult(row, placed), match: bm25, similarity: vector, lists, correctedBy: { id: c.currentId, content: c.current, date: correctedAt(c) } };
+    });
   }
 }

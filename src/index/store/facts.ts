@@ -20,6 +20,24 @@ export interface FactView {
   valid: boolean;
 }
 
+/**
+ * A fact a correction replaced (correct_fact, the memory page): its text, when it was said and
+ * retired, and the fact that holds the value now — the end of the chain when the replacement
+ * was corrected again. What the prompt and search use to mark the old value as no longer current.
+ */
+export interface Correction {
+  /** The retired fact. */
+  id: string;
+  old: string;
+  /** When the old fact was said and when it was corrected (seconds). */
+  since: number;
+  until: number;
+  /** The live fact that holds the value now (its text, and when it was said). */
+  currentId: string;
+  current: string;
+  currentSince: number;
+}
+
 export class FactTables {
   constructor(
     private readonly db: Db,
@@ -47,9 +65,42 @@ export class FactTables {
       replacement = saved[0]?.duplicateOf ?? saved[0]?.id ?? null;
       if (replacement) {
         db.prepare("UPDATE memories SET attributes = json_set(attributes, '$.supersedes', json(?)) WHERE id = ?").run(JSON.stringify([id]), replacement);
+        // The old fact names its replacement: a retirement by decay names none, so only a
+        // correction makes the old value "later corrected" in the prompt and search.
+        db.prepare("UPDATE memories SET attributes = json_set(attributes, '$.corrected_by', ?) WHERE id = ?").run(replacement, id);
       }
     })();
     return replacement;
+  }
+
+  /**
+   * The scope's corrected facts, oldest correction first, each with the live fact that holds
+   * its value now (a chain Porto → Braga → Lisbon gives Lisbon for both older ones). A chain
+   * whose end was retired or forgotten gives nothing: no current value to point to.
+   */
+  corrections(scope: string): Correction[] {
+    const rows = this.db
+      .prepare(
+        `SELECT o.id, o.content AS old, o.event_time AS since, o.valid_until AS until, n.id AS next, n.content AS nextContent,
+                n.event_time AS nextSince, n.valid_until IS NULL AS live
+         FROM memories o JOIN memories n ON n.id = json_extract(o.attributes, '$.corrected_by') AND n.scope = o.scope AND n.kind = 'fact'
+         WHERE o.scope = ? AND o.kind = 'fact' AND o.valid_until IS NOT NULL ORDER BY o.valid_until, o.rowid`,
+      )
+      .all(scope) as Array<{ id: string; old: string; since: number; until: number; next: string; nextContent: string; nextSince: number; live: number }>;
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const out: Correction[] = [];
+    for (const r of rows) {
+      let end = r;
+      // Follow the chain to its live end (bounded: a cycle cannot form, but a damaged row must not hang a turn).
+      for (let hops = 0; !end.live && hops < rows.length; hops++) {
+        const next = byId.get(end.next);
+        if (!next) break;
+        end = next;
+      }
+      if (end.live)
+        out.push({ id: r.id, old: r.old, since: r.since, until: r.until, currentId: end.next, current: end.nextContent, currentSince: end.nextSince });
+    }
+    return out;
   }
 
   /** confirm_fact: protected from decay for good. */

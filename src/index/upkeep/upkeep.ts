@@ -11,6 +11,7 @@ import type { Logger } from '../../core/log.js';
 import type { IndexJobs, MemoryIndex } from '../memory-index.js';
 import { balancedEnd } from '../../memory/consolidation.js';
 import { errorMessage } from '../../core/errors.js';
+import { withoutCorrected } from '../search/superseded.js';
 
 export const JOB_NAMES = ['enrichment', 'consolidation', 'decay', 'reflection'] as const;
 export type JobName = (typeof JOB_NAMES)[number];
@@ -121,9 +122,9 @@ export class Upkeep {
             account: { chat: p.scope, kind: 'facts' },
           });
           await this.index.whenWritable();
-          const saved = this.index.saveFacts(
-            parseFacts(res.content).map((content) => ({ content, scope: p.scope, sessionId: p.session_id, sourceIds: chunk.map((c) => c.id) })),
-          );
+          // Not a value a correction replaced since these messages were said (superseded.ts).
+          const { kept } = withoutCorrected(parseFacts(res.content), this.index.corrections(p.scope));
+          const saved = this.index.saveFacts(kept.map((content) => ({ content, scope: p.scope, sessionId: p.session_id, sourceIds: chunk.map((c) => c.id) })));
           facts += saved.filter((s) => !s.duplicateOf).length;
         } catch (err) {
           ok = false;
