@@ -69,7 +69,7 @@ export function createMemoryCommand(deps: MemoryDeps): Command {
   return {
     name: 'memory',
     description:
-      'Show your long-term memory (MEMORY.md and saved facts); /memory facts lists every fact, /memory history lists its versions, /memory undo takes back the last change, /memory pending lists changes held for your approval',
+      'Show your long-term memory (MEMORY.md and saved facts); /memory pending lists changes held for your approval, /memory facts lists every fact, /memory history lists its versions, /memory undo takes back the last change',
     // MEMORY.md word for word is the core of what /export gives; in a group it is the group's shared memory.
     access: 'managers',
     async run(ctx) {
