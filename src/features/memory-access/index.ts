@@ -38,6 +38,6 @@ export function memoryAccessFeature(deps: MemoryAccessDeps): Feature {
     name: 'memory-access',
     systems: [createRememberRequestSystem({ memory, index, embedder, runtime: deps.runtime, writes })],
     commands: [createMemoryCommand({ memory, index, pending })],
-    tools: tools.map((t) => (MEMORY_WRITE_TOOLS.has(t.name) ? pending.holding(t) : t)),
+    tools: tools.map((t) => (MEMORY_WRITE_TOOLS.has(t.name) ? pending.holding(t, (turnId) => writes.held(turnId)) : t)),
   };
 }

@@ -50,8 +50,8 @@ export class PendingApprovals {
     return this.memory.scopeKey(chat.channel, chat.chatId);
   }
 
-  /** Wraps a memory tool: held when the model had read outside text and the user did not ask (see the top of this file). */
-  holding<A>(tool: Tool<A>): Tool<A> {
+  /** Wraps a memory tool: held when the model had read outside text and the user did not ask (see the top of this file); `onHeld` hears of each. */
+  holding<A>(tool: Tool<A>, onHeld?: (turnId: string | undefined) => void): Tool<A> {
     return {
       ...tool,
       execute: async (args, ctx) => {
@@ -59,6 +59,7 @@ export class PendingApprovals {
         if (after.length === 0 || (ctx.userText !== undefined && rememberAsk(ctx.userText) !== undefined)) return tool.execute(args, ctx);
         const w = await this.hold(tool.name, args, ctx, after);
         ctx.log.warn({ tool: tool.name, held: w.id, after }, 'a memory write after outside text is held for the owner');
+        onHeld?.(ctx.turnId);
         return HELD(w);
       },
     };
