@@ -128,8 +128,8 @@ async function main(): Promise<void> {
   channelUp = true;
   mainLog.info({ channel: started.name, model: config.model, workspace: config.workspaceDir }, 'daemon started');
   // The memory page (MEMORY_PAGE_PORT): a failure to start it never stops the bot.
-  const { sessions, memory, index, usage, forget, pageToken } = app.parts;
-  pageStarting = startConfiguredMemoryPage(config, { sessions, memory, index, usage, forget, chatShapes: chatShapes() }, log, pageToken).catch(
+  const { sessions, memory, index, usage, forget, pending, pageToken } = app.parts;
+  pageStarting = startConfiguredMemoryPage(config, { sessions, memory, index, usage, forget, pending, chatShapes: chatShapes() }, log, pageToken).catch(
     (err: unknown) => void mainLog.error({ err: (err as Error).message }, 'memory page could not start'),
   );
   await pageStarting;

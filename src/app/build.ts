@@ -33,6 +33,7 @@ import { ReminderService } from '../features/reminders/service.js';
 import { DailyNotes } from '../memory/daily-notes.js';
 import { DerivedWrites } from '../features/record/derived.js';
 import { chatModel, modelNamed } from '../features/models/chat-model.js';
+import { PendingApprovals } from '../features/memory-access/pending.js';
 
 export interface BuildOptions {
   /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
@@ -157,6 +158,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
   const forget = new ForgetService({
     workspaceDir: config.workspaceDir,
     memory,
+    pending: stores.pending,
     index,
     sessions,
     journal: inbox,
@@ -185,6 +187,8 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     indexing,
     scheduler,
     forget,
+    // Approving a held memory write runs it through the registry, as the tool call would have run.
+    pending: new PendingApprovals(stores.pending, memory, tools),
     reminders,
     usage,
     budget,

@@ -61,7 +61,7 @@ export function features(p: Parts, config: Config): Feature[] {
       workspaceDir: config.workspaceDir,
       database: p.database,
     }),
-    memoryAccessFeature({ memory: p.memory, index: p.index, runtime: p.runtime, embedder: p.embedder }),
+    memoryAccessFeature({ memory: p.memory, index: p.index, runtime: p.runtime, embedder: p.embedder, pending: p.pending }),
     privacyFeature({ forget: p.forget, memory: p.memory, index: p.index, sessions: p.sessions, workspaceDir: config.workspaceDir }),
     remindersFeature({ reminders: p.reminders }),
     modelsFeature({ models: p.models, runtime: p.runtime, compactor: p.compactor }),

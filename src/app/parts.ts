@@ -20,6 +20,7 @@ import type { IndexingService } from '../index/ingest.js';
 import type { Embedder } from '../index/upkeep/embeddings.js';
 import type { Scheduler } from './jobs.js';
 import type { ForgetService } from '../features/privacy/forget.js';
+import type { PendingApprovals } from '../features/memory-access/pending.js';
 import type { ReminderService } from '../features/reminders/service.js';
 import type { UsageStore } from '../features/usage/usage.js';
 import type { TokenBudget } from '../features/usage/budget.js';
@@ -63,6 +64,8 @@ export interface Parts {
   scheduler: Scheduler;
   /** /forget and the memory page: find and remove words from one chat's memory. */
   forget: ForgetService;
+  /** Memory writes held for the owner's approval: `/memory pending` and the memory page. */
+  pending: PendingApprovals;
   reminders: ReminderService;
   /** Tokens per chat per day (workspace/usage.db). */
   usage: UsageStore;

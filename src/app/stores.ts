@@ -25,6 +25,9 @@ import { PgSessionStore } from '../sessions/pg-store.js';
 import { PgMemoryService } from '../memory/pg/service.js';
 import { FileMemoryService } from '../memory/file-memory.js';
 import type { MemoryService } from '../memory/service.js';
+import type { PendingWrites } from '../memory/pending.js';
+import { FilePendingWrites } from '../memory/pending-file.js';
+import { PgPendingWrites } from '../memory/pg/pending.js';
 import type { MemoryIndex } from '../index/memory-index.js';
 import { SqliteMemoryIndex } from '../index/sqlite-memory-index.js';
 import { PgMemoryIndex } from '../index/pg/pg-memory-index.js';
@@ -57,6 +60,8 @@ export interface Stores {
   /** Initialised: what the last run left in the session log is replayed. Its `names` are the chats' names. */
   sessions: SessionStore;
   memory: MemoryService;
+  /** Memory writes held for the owner's approval (memory/pending.ts). */
+  pending: PendingWrites;
   index: MemoryIndex;
   /** Closed by the reminder service that uses it. */
   reminders: ReminderStore;
@@ -152,6 +157,7 @@ async function open(config: Config, log: Logger, life: Lifecycle, opts: StoresOp
   life.add({ name: 'usage', close: () => usage.close() });
 
   const memory = db ? new PgMemoryService(db, config.memoryScope) : FileMemoryService.inWorkspace(ws, config.memoryScope);
+  const pending = db ? new PgPendingWrites(db) : FilePendingWrites.inWorkspace(ws);
 
   const indexLog = componentLogger(log, 'Index');
   // With DATABASE_URL the rows are the database's; the workspace keeps a cache rebuilt from it when missing.
@@ -180,6 +186,7 @@ async function open(config: Config, log: Logger, life: Lifecycle, opts: StoresOp
     runtime,
     sessions,
     memory,
+    pending,
     index,
     reminders,
     usage,

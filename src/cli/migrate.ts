@@ -28,6 +28,8 @@ import { SqliteIndexPortable } from '../index/portable-index.js';
 import { PgIndexPortable } from '../index/pg/portable-pg.js';
 import { FileMemoryService } from '../memory/file-memory.js';
 import { PgMemoryService } from '../memory/pg/service.js';
+import { FilePendingWrites } from '../memory/pending-file.js';
+import { PgPendingWrites } from '../memory/pg/pending.js';
 import { SqliteReminderStore } from '../features/reminders/sqlite-store.js';
 import { PgReminderStore } from '../features/reminders/pg-store.js';
 import { SqliteUsageStore } from '../features/usage/sqlite-usage.js';
@@ -82,6 +84,7 @@ export const STORES: StorePair[] = [
     postgres: (c) => new PgSessionStore(c.db, new PgChatNames(c.db, c.log), c.log),
   },
   { files: (c) => FileMemoryService.inWorkspace(c.workspaceDir, c.memoryScope), postgres: (c) => new PgMemoryService(c.db, c.memoryScope) },
+  { files: (c) => FilePendingWrites.inWorkspace(c.workspaceDir), postgres: (c) => new PgPendingWrites(c.db) },
   { files: (c) => SqliteReminderStore.inWorkspace(c.workspaceDir, c.log), postgres: (c) => PgReminderStore.open(c.db) },
   // Days are stored as YYYY-MM-DD already: the time zone only names which day a new call falls on.
   { files: (c) => SqliteUsageStore.inWorkspace(c.workspaceDir, 'UTC', { log: c.log }), postgres: (c) => new PgUsageStore(c.db, 'UTC', c.log) },

@@ -15,6 +15,7 @@ import { chatKey, type Chat } from '../core/chat.js';
 import { FileSessionStore } from '../sessions/file-store.js';
 import { FileInbox } from '../queue/file-inbox.js';
 import { FileMemoryService } from '../memory/file-memory.js';
+import { FilePendingWrites } from '../memory/pending-file.js';
 import { SqliteMemoryIndex } from '../index/sqlite-memory-index.js';
 import { PgMemoryIndex } from '../index/pg/pg-memory-index.js';
 import { PgMemoryService } from '../memory/pg/service.js';
@@ -43,6 +44,7 @@ export function purgeOptions(config: Config, log: Logger, db?: Database): PurgeO
       sessions: FileSessionStore.inWorkspace(ws, log),
       inbox: FileInbox.inWorkspace(ws),
       memory: FileMemoryService.inWorkspace(ws, config.memoryScope),
+      pending: FilePendingWrites.inWorkspace(ws),
       index: config.memoryScope === 'chat' ? SqliteMemoryIndex.existing(ws, log) : undefined,
       reminders: SqliteReminderStore.existing(ws, log),
       usage: SqliteUsageStore.existing(ws, 'UTC', { log }),

@@ -75,6 +75,8 @@ export function buildTools(server: string, listed: ListedTool[], opts: BuildOpti
       description: describe(server, t.description),
       parameters,
       timeoutMs,
+      // What a server answers is outside text: memory writes after it wait for the owner (tools/types.ts).
+      untrusted: true,
       execute: (args, ctx) => call(t.name, args, ctx),
     });
   }

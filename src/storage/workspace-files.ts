@@ -13,6 +13,8 @@ export const WORKSPACE_FILES = {
   chatNames: 'sessions.names.json',
   /** MEMORY.md, daily notes, history and versions, per chat (memory/file-memory.ts). */
   memory: 'memory',
+  /** Memory writes held for the owner's approval (memory/pending-file.ts). */
+  pendingWrites: 'memory-pending.json',
   /** The SQLite index (index/sqlite-memory-index.ts). */
   memoryIndex: 'memory.db',
   /** With DATABASE_URL: the index's local cache, rebuilt from the database when missing (index/pg/). */

@@ -63,6 +63,20 @@ export class ToolRegistry {
     return this.offered(chat).map((t) => t.name);
   }
 
+  /** Whether `name`, as `chat` would call it, answers with text from outside the bot (Tool.untrusted). */
+  untrusted(name: string, chat: ToolChat): boolean {
+    return this.find(name, chat)?.untrusted === true;
+  }
+
+  /** Whether `chat` is offered any tool whose output is text from outside the bot. */
+  offersUntrusted(chat: ToolChat): boolean {
+    return this.offered(chat).some((t) => t.untrusted === true);
+  }
+
+  private find(name: string, chat: ToolChat): Tool | undefined {
+    return this.tools.get(name) ?? this.sources.map((s) => s.find(name, chat)).find((t) => t !== undefined);
+  }
+
   /** Tool definitions in the shape the chat API takes: those `chat` is offered, or (no chat) the most any chat gets. */
   definitions(chat?: ToolChat): ChatCompletionTool[] {
     return this.offered(chat).map((t) => ({
@@ -81,7 +95,7 @@ export class ToolRegistry {
       ...(code ? { code } : {}),
       durationMs: performance.now() - started,
     });
-    const tool = this.tools.get(call.name) ?? this.sources.map((s) => s.find(call.name, known.chat)).find((t) => t !== undefined);
+    const tool = this.find(call.name, known.chat);
     if (call.name === UNNAMED_TOOL && !tool) {
       return done(`Error: the tool call had no function name. Call one of: ${this.names(known.chat).join(', ') || 'none'}.`, 'tool.unknown');
     }

@@ -29,6 +29,14 @@ export interface ToolContext {
   turnId?: string | undefined;
   /** Aborted when the tool's timeout passes or the turn's deadline: long tools should stop early. */
   signal: AbortSignal;
+  /**
+   * The `untrusted` tools whose output the model had read in this turn when it made this call
+   * (empty or unset: none): the call may be that text's doing, so a memory write is held for the
+   * owner's approval (features/memory-access/pending.ts).
+   */
+  afterUntrusted?: readonly string[] | undefined;
+  /** The words of the user's message the turn answers: a memory write they asked for in so many words is theirs. */
+  userText?: string | undefined;
 }
 
 /** A function the model may call. `execute` returns the text the model sees as the result. */
@@ -40,6 +48,8 @@ export interface Tool<A = Record<string, unknown>> {
   timeoutMs?: number | undefined;
   /** `managers`: what the matching command is (shows the shared memory whole, or changes it for everyone); unset: everyone. */
   access?: 'everyone' | 'managers' | undefined;
+  /** Its output is text from outside the bot (an MCP server's): data, never instructions (see `afterUntrusted`). */
+  untrusted?: boolean | undefined;
   execute(args: A, ctx: ToolContext): Promise<string> | string;
 }
 

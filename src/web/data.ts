@@ -10,6 +10,7 @@ import type { SessionStore } from '../sessions/store.js';
 import type { MemoryService } from '../memory/service.js';
 import type { MemoryIndex } from '../index/memory-index.js';
 import type { ForgetService } from '../features/privacy/forget.js';
+import type { PendingApprovals } from '../features/memory-access/pending.js';
 import { HISTORY_FILE, MEMORY_FILE, type MemoryFiles } from '../memory/files.js';
 import { withinDeadline } from '../storage/regular.js';
 import { NO_FOOTPRINT } from '../storage/footprint.js';
@@ -117,6 +118,8 @@ export interface PageDeps extends Pick<Config, 'memoryScope'> {
   usage: Pick<UsageStore, 'dayOf' | 'rows'>;
   /** Removing words (the Forget tab), as /forget does. */
   forget: Pick<ForgetService, 'preview' | 'apply'>;
+  /** Memory writes held for the owner's approval: listed, approved, rejected as `/memory pending` does. */
+  pending?: Pick<PendingApprovals, 'list' | 'approve' | 'reject'> | undefined;
   /** Each channel's reading of its chat ids, for the names of chats not named yet (chatLabel). */
   chatShapes?: Readonly<Record<string, ChatShapeReader>> | undefined;
 }

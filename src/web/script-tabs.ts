@@ -15,6 +15,7 @@ function overviewTab(d, u) {
   const talk = d.session.filter((m) => !m.summary && (m.role === 'user' || m.role === 'assistant')).length;
   const tokens = u.days.reduce((s, x) => s + x.answers + x.background, 0);
   return [
+    d.pending && d.pending.length ? pendingCard(d.pending) : null,
     el('div', { class: 'stats' },
       stat(fmt(entryLines(d.memory.text)), 'lines in MEMORY.md', 'memory', 'stat-memory'),
       stat(fmt(facts.length), 'facts learnt' + (kept ? ', ' + fmt(kept) + ' confirmed' : ''), 'facts', 'stat-facts'),
@@ -26,6 +27,25 @@ function overviewTab(d, u) {
       d.entities.length ? el('div', { class: 'entities' }, d.entities.map((e) => el('details', {}, el('summary', {}, el('b', {}, e.name), ' ', el('span', { class: 'muted' }, (e.type === 'other' ? '' : e.type + ' · ') + plural(e.links, 'memory', 'memories'))), el('ul', {}, e.memories.map((m) => el('li', {}, m))))))
         : el('p', { class: 'muted' }, 'No names noticed yet.')),
   ];
+}
+
+// Memory changes the model made after reading text from outside the bot: applied only when approved here or with /memory approve.
+function pendingCard(list) {
+  const status = el('p', { id: 'pending-status', class: 'muted', hidden: true });
+  const decide = (p, decision) => async () => {
+    try {
+      const r = await api('/api/pending', { method: 'POST', body: JSON.stringify({ chat: state.key, id: p.id, decision: decision }) });
+      await reloadChat();
+      say($('#pending-status') || status, 'ok', r.result);
+    } catch (e) { say(status, 'err', e.message); }
+  };
+  return card('Waiting for your approval', 'The bot tried to change its memory after reading text from outside it (a tool\'s output). Nothing is changed until you approve; unapproved changes are dropped after 7 days.', status,
+    el('ul', { class: 'list', id: 'pending-list' }, list.map((p) => el('li', { class: 'pending', 'data-id': p.id },
+      el('div', {}, el('b', {}, p.tool), ' ', p.what),
+      el('div', { class: 'meta' }, 'after ' + p.after.join(', ') + ' · held ' + when(p.heldAt) + ' · dropped ' + when(p.expiresAt)),
+      el('div', { class: 'fact-actions' },
+        el('button', { class: 'pending-approve small primary', onclick: decide(p, 'approve') }, 'Approve'),
+        el('button', { class: 'pending-reject small', onclick: decide(p, 'reject') }, 'Reject'))))));
 }
 
 const changeWords = (p) => [p.added ? 'add ' + plural(p.added, 'line') : '', p.removed ? 'remove ' + plural(p.removed, 'line') : ''].filter(Boolean).join(' and ');
@@ -176,7 +196,7 @@ function tokensTab(d, u) {
   return card('Tokens per day', 'What this chat cost in the last 30 days. Point at a bar for its figures.', usageChart(u.days, cached > 0), el('p', { id: 'usage-total', class: 'muted' }, line));
 }
 
-const FORGET_WORDS = [['memoryEntries', 'line of MEMORY.md', 'lines of MEMORY.md'], ['facts', 'fact'], ['indexedMessages', 'remembered message (what search finds)', 'remembered messages (what search finds)'], ['sessionMessages', 'message of the current conversation', 'messages of the current conversation'], ['noteLines', 'line of the daily notes', 'lines of the daily notes'], ['historyLines', 'line of the conversation summaries', 'lines of the conversation summaries'], ['reminders', 'pending reminder']];
+const FORGET_WORDS = [['memoryEntries', 'line of MEMORY.md', 'lines of MEMORY.md'], ['facts', 'fact'], ['indexedMessages', 'remembered message (what search finds)', 'remembered messages (what search finds)'], ['sessionMessages', 'message of the current conversation', 'messages of the current conversation'], ['noteLines', 'line of the daily notes', 'lines of the daily notes'], ['historyLines', 'line of the conversation summaries', 'lines of the conversation summaries'], ['reminders', 'pending reminder'], ['pendingWrites', 'memory change held for approval', 'memory changes held for approval']];
 function forgetTab() {
   const input = el('input', { id: 'forget-words', type: 'text', placeholder: 'Words to forget, e.g. a name or a phone number', 'aria-label': 'Words to forget' });
   const out = el('div', { id: 'forget-result', hidden: true });

@@ -11,7 +11,8 @@
  *   encoded, so no parameter can name a path); every text is escaped by the page (textContent),
  *   and a strict Content-Security-Policy forbids inline script as a second line of defence.
  * Edits go through MemoryFiles.update (locked, atomic, versioned), ForgetService and
- * MemoryIndex.confirmFact/correctFact: the same code paths as the chat commands and tools.
+ * MemoryIndex.confirmFact/correctFact: the same code paths as the chat commands and tools; a
+ * held memory write is approved or rejected through PendingApprovals, as `/memory approve` does.
  * Saving MEMORY.md and forgetting run only after their preview (a one-use token, confirm.ts).
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -165,6 +166,7 @@ function buildServer(deps: PageDeps, log: Logger, opts: MemoryPageOptions, hosts
       entities: data.entities(chat),
       session: await data.session(chat),
       timeline: await data.timeline(chat),
+      pending: (await deps.pending?.list(chat)) ?? [],
       index: deps.index.enabled ? 'on' : `off: ${deps.index.disabledReason ?? 'unavailable'}`,
     };
   });
@@ -242,6 +244,20 @@ function buildServer(deps: PageDeps, log: Logger, opts: MemoryPageOptions, hosts
     const applied = await deps.forget.apply(ref, words);
     log.info({ chat: chat.key, total: applied.total }, 'memory page: forgot words');
     return { applied: { total: applied.total, counts: applied.counts, files: applied.files.length, indexOff: applied.indexOff } };
+  });
+
+  // A held memory write: approved (run as the tool would have run it) or rejected (dropped).
+  app.post<B>('/api/pending', async (req, reply) => {
+    const chat = await chatOf(req.body?.chat, reply);
+    if (!chat) return reply;
+    const { id, decision } = req.body;
+    if (typeof id !== 'string' || (decision !== 'approve' && decision !== 'reject') || !deps.pending) {
+      return reply.code(400).send({ error: 'Send {chat, id, decision}: decision is "approve" or "reject".' });
+    }
+    const ref = { channel: chat.channel, chatId: chat.chatId };
+    const d = decision === 'approve' ? await deps.pending.approve(ref, id, log) : await deps.pending.reject(ref, id, log);
+    if (!d.ok) return reply.code(404).send({ error: `Nothing done: ${d.reason}. Reload to see what waits.` });
+    return { done: decision, result: d.result };
   });
 
   const indexOff = (reply: FastifyReply) =>

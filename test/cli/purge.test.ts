@@ -19,6 +19,7 @@ import { SqliteMemoryIndex } from '../../src/index/sqlite-memory-index.js';
 import { FilePairingStore, pairingFile } from '../../src/channels/telegram/pairing-file.js';
 import { SqliteUsageStore } from '../../src/features/usage/sqlite-usage.js';
 import { SqliteReminderStore } from '../../src/features/reminders/sqlite-store.js';
+import { FilePendingWrites } from '../../src/memory/pending-file.js';
 
 const responder: Responder = (req, i) => {
   if (promptKind(req) !== 'consolidation') return echoResponder(req, i);
@@ -61,6 +62,26 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     const inADay = new Date(Date.now() + 86_400_000).toISOString();
     for (const chat of ['1', '2'])
       assert.ok((await bot.app.parts.reminders.schedule('test', chat, { at: inADay, text: `say ${chat === '1' ? 'PLUM11' : 'KIWI22'}` })).ok);
+    // A memory write held for approval in each chat (made after an MCP tool's output).
+    for (const [chat, word] of [
+      ['1', 'PLUM11'],
+      ['2', 'KIWI22'],
+    ] as const) {
+      const now = new Date();
+      await FilePendingWrites.inWorkspace(ws).hold({
+        id: `pw_0000000${chat}`,
+        scope: `test:${chat}`,
+        channel: 'test',
+        chatId: chat,
+        group: false,
+        conversationId: 'c',
+        tool: 'remember_fact',
+        args: JSON.stringify({ fact: `The code word is ${word}` }),
+        after: ['fx__read_page'],
+        heldAt: now.toISOString(),
+        expiresAt: new Date(now.getTime() + 86_400_000).toISOString(),
+      });
+    }
     await new FilePairingStore(pairingFile(ws)).approve(
       ((await new FilePairingStore(pairingFile(ws)).request({ userId: '1', chatId: '1' })) as { code: string }).code,
     );
@@ -86,6 +107,7 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     assert.match(printed, /\d+ memories in memory\.db/);
     assert.match(printed, /exports exports\/test:1\//);
     assert.match(printed, /1 reminder\(s\) in schedules\.db/);
+    assert.match(printed, /1 memory write\(s\) held for approval \(test:1\)/);
     assert.match(printed, /Not deleted: pairing \(only Telegram chats are paired\)/);
     assert.match(printed, /Not deleted: memory\.db\.corrupt-2026-01-01T00-00-00Z \(a damaged database set aside: it may hold this chat's words; delete it\)/);
 
@@ -96,6 +118,11 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     assert.deepEqual(await filesContaining(ws, 'test:1'), [], 'not even its id');
     assert.deepEqual(await snapshot(path.join(ws, 'memory', 'test:2')), otherMemory, "the other chat's memory folder is byte-identical");
     assert.deepEqual(await readFile(path.join(ws, 'sessions', 'test:2.json')), otherSession);
+    assert.deepEqual(
+      (await FilePendingWrites.inWorkspace(ws).list('test:2')).map((w) => w.id),
+      ['pw_00000002'],
+      "the other chat's held write stays",
+    );
     assert.deepEqual(await snapshot(path.join(ws, 'exports', 'test:2')), otherExports);
     const index = new SqliteMemoryIndex(path.join(ws, 'memory.db'), silentLogger());
     try {

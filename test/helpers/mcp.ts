@@ -9,7 +9,10 @@ import { startTestBot, type TestBot } from './app.js';
 import { lastUserText, text, toolCalls, type RecordedRequest, type Responder } from './fake-llm.js';
 import { tempDir } from './workspace.js';
 
-/** The tool results at the end of a request, without the line saying where they came from. */
+/** An MCP result's text without the lines that open and close it (mcp/output.ts). */
+export const withoutMarks = (r: string): string => r.replace(/^\[Output of tool [^\n]*\n/m, '').replace(/\n\[End of output of "[^"\n]*"\]$/, '');
+
+/** The tool results at the end of a request. */
 export function toolResults(req: RecordedRequest): string[] {
   const msgs = req.body.messages as Array<{ role: string; content: string }>;
   const out: string[] = [];
@@ -19,7 +22,7 @@ export function toolResults(req: RecordedRequest): string[] {
 
 export const callingModel: Responder = (req) => {
   const results = toolResults(req);
-  if (results.length > 0) return text(`The tool answered: ${results.map((r) => r.replace(/^\[Output of tool [^\n]*\n/m, '')).join(' | ')}`);
+  if (results.length > 0) return text(`The tool answered: ${results.map(withoutMarks).join(' | ')}`);
   const user = lastUserText(req);
   const m = /^call (\S+)(?: (.+))?$/s.exec(user);
   if (m) return toolCalls([{ name: m[1]!, args: m[2] ? JSON.parse(m[2]) : {} }]);

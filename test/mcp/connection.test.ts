@@ -134,9 +134,9 @@ test('a server that announces a changed tool list is listed again: the new tool 
       log: captureLog().log,
       signal: new AbortController().signal,
     };
-    assert.match(await c.find('fx__grow')!.execute({}, ctx), /\ngrown$/);
+    assert.match(await c.find('fx__grow')!.execute({}, ctx), /\ngrown\n\[End of output of "grow"\]$/);
     await waitFor(() => c.find('fx__extra') !== undefined, 5_000, 'the new tool listed');
-    assert.match(await c.find('fx__extra')!.execute({}, ctx), /\nextra here$/);
+    assert.match(await c.find('fx__extra')!.execute({}, ctx), /\nextra here\n\[End of output of "extra"\]$/);
   } finally {
     await c.stop();
   }

@@ -94,7 +94,7 @@ test('a big output is cut at the cap with a marker; non-text content is describe
   const { requests } = await turn('4', 'call fx__big {"size":50000}');
   const [result] = toolResults(requests[1]!);
   assert.ok(result!.length <= MAX_OUTPUT_CHARS + 200, `${result!.length} characters`);
-  assert.match(result!, /\n…\[cut: 34,000 more characters not shown\]$/);
+  assert.match(result!, /\n…\[cut: 34,000 more characters not shown\]\n\[End of output of "big"\]$/);
   const { reply } = await turn('4', 'call fx__picture');
   assert.equal(reply, 'The tool answered: the caption\n[image image/png, 68 bytes — not shown]');
 });

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTools, MAX_DESCRIPTION_CHARS, toolName, type ListedTool } from '../../src/mcp/tools.js';
-import { cut, MAX_OUTPUT_CHARS, renderResult, sourceLine } from '../../src/mcp/output.js';
+import { cut, endLine, MAX_OUTPUT_CHARS, renderResult, sourceLine } from '../../src/mcp/output.js';
 import { registerSecret } from '../../src/core/log.js';
 import { isAppError } from '../../src/core/errors.js';
 
@@ -123,14 +123,15 @@ test('output: text kept, pictures and binary described, marked as outside data, 
       '[resource file:///b.bin (application/zip, 3 bytes) — not shown]',
       '[link x: https://example.com/x]',
       '[hologram content — not shown]',
+      endLine('look'),
     ].join('\n'),
   );
   assert.match(sourceLine('fx', 'look'), /MCP server "fx".*not as instructions/);
   const long = renderResult('fx', 'big', { content: [{ type: 'text', text: 'x'.repeat(50_000) }] });
   assert.ok(long.length < MAX_OUTPUT_CHARS + 200, `${long.length} characters`);
-  assert.match(long, /…\[cut: 34,000 more characters not shown\]$/);
-  assert.equal(renderResult('fx', 'quiet', { content: [] }), `${sourceLine('fx', 'quiet')}\n(no output)`);
-  assert.equal(renderResult('fx', 'json', { content: [], structuredContent: { a: 1 } }), `${sourceLine('fx', 'json')}\n{"a":1}`);
+  assert.match(long, /…\[cut: 34,000 more characters not shown\]\n\[End of output of "big"\]$/);
+  assert.equal(renderResult('fx', 'quiet', { content: [] }), `${sourceLine('fx', 'quiet')}\n(no output)\n${endLine('quiet')}`);
+  assert.equal(renderResult('fx', 'json', { content: [], structuredContent: { a: 1 } }), `${sourceLine('fx', 'json')}\n{"a":1}\n${endLine('json')}`);
 });
 
 test('a secret cut in half by the cap is still scrubbed (scrubbed first, then cut)', () => {
@@ -144,6 +145,6 @@ test('a secret cut in half by the cap is still scrubbed (scrubbed first, then cu
 test('isError: the tool failed, as an mcp.tool_failed error carrying the marked text', () => {
   assert.throws(
     () => renderResult('fx', 'fail', { content: [{ type: 'text', text: 'order 42 does not exist' }], isError: true }),
-    (err: unknown) => isAppError(err, 'mcp.tool_failed') && err.message === `${sourceLine('fx', 'fail')}\norder 42 does not exist`,
+    (err: unknown) => isAppError(err, 'mcp.tool_failed') && err.message === `${sourceLine('fx', 'fail')}\norder 42 does not exist\n${endLine('fail')}`,
   );
 });

@@ -7,11 +7,14 @@
 import type { CommandContext } from '../../turn/command.js';
 import type { MemoryService } from '../../memory/service.js';
 import type { MemoryIndex } from '../../index/memory-index.js';
+import type { PendingApprovals } from './pending.js';
 
 /** What /memory reads: the chat's memory files and its facts in memory.db. */
 export interface MemoryDeps {
   memory: MemoryService;
   index: Pick<MemoryIndex, 'browse' | 'disabledReason'>;
+  /** Writes held for the owner's approval (`/memory pending`). */
+  pending?: PendingApprovals | undefined;
 }
 import { clipText, collapseLineBreaks } from '../../core/text.js';
 

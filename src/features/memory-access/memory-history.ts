@@ -8,7 +8,7 @@ import type { MemoryService } from '../../memory/service.js';
 import { formatVersions, undoMemory } from '../../memory/versions.js';
 
 export const MEMORY_USAGE =
-  'Use /memory to see your memory, /memory facts to list the saved facts, /memory history to list the versions of MEMORY.md, /memory undo to take back the last change.';
+  'Use /memory to see your memory, /memory facts to list the saved facts, /memory history to list the versions of MEMORY.md, /memory undo to take back the last change, /memory pending to see changes held for your approval.';
 
 export async function runMemorySubcommand(memory: MemoryService, { inbound, args }: CommandContext): Promise<string> {
   const files = memory.forChat(inbound.channel, inbound.chatId);

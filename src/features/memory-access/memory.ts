@@ -8,6 +8,7 @@ import type { Command } from '../../turn/command.js';
 import { runMemorySubcommand } from './memory-history.js';
 import { factsOverview, listFacts, type MemoryDeps } from './memory-facts.js';
 import { isAppError } from '../../core/errors.js';
+import { runPendingSubcommand } from './pending.js';
 
 export const MEMORY_PART_CHARS = 3_500;
 /** One reply of /memory at most: a Telegram message (4,096) with room to spare. */
@@ -68,13 +69,15 @@ export function createMemoryCommand(deps: MemoryDeps): Command {
   return {
     name: 'memory',
     description:
-      'Show your long-term memory (MEMORY.md and saved facts); /memory facts lists every fact, /memory history lists its versions, /memory undo takes back the last change',
+      'Show your long-term memory (MEMORY.md and saved facts); /memory pending lists changes held for your approval, /memory facts lists every fact, /memory history lists its versions, /memory undo takes back the last change',
     // MEMORY.md word for word is the core of what /export gives; in a group it is the group's shared memory.
     access: 'managers',
     async run(ctx) {
       const { inbound, args } = ctx;
       const facts = /^facts(?:\s+(.*))?$/is.exec(args.trim());
       if (facts) return listFacts(deps, ctx, (facts[1] ?? '').trim());
+      const held = /^(pending|approve|reject)(?:\s+(\S*))?\s*$/i.exec(args.trim());
+      if (held && deps.pending) return runPendingSubcommand(deps.pending, inbound, held[1]!.toLowerCase(), held[2] ?? '', ctx.log);
       // "/memory 2" is a part of a long file; any other word is a subcommand (history, undo).
       if (args.trim() && !/^\d+$/.test(args.trim())) return runMemorySubcommand(deps.memory, ctx);
       const files = deps.memory.forChat(inbound.channel, inbound.chatId);

@@ -41,6 +41,7 @@ export const NOT_SAVED = {
   indexOff: 'Not saved: long-term memory is unavailable right now. Please ask me to remember it again later.',
   database: 'Kept on this server, not yet in the database (it is not answering): it is written there when the database answers.',
   toolFailed: (tool: string) => `Not saved: the memory call (${tool}) did not go through. Please ask me to remember it again.`,
+  held: "Not saved yet: a memory change made after text from outside the bot waits for the owner's approval (/memory pending).",
 };
 
 export interface RememberRequestDeps {
@@ -113,7 +114,10 @@ export function createRememberRequestSystem(deps: RememberRequestDeps): System {
     onFailure: 'skip',
     shouldRun: answered,
     async run(turn) {
-      if (deps.writes.take(turn.id)) return;
+      const took = deps.writes.take(turn.id);
+      // A held write (pending.ts): the user learns it waits, whatever the answer says.
+      if (took.held) turn.notices.push(NOT_SAVED.held);
+      if (took.wrote || took.held) return;
       const ask = rememberAsk(turn.userMessage.content);
       let notice: string | undefined;
       if (ask) {

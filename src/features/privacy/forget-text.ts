@@ -13,6 +13,8 @@ export interface ForgetCounts {
   sessionMessages: number;
   /** Pending reminders whose text holds the words (schedules.db). */
   reminders: number;
+  /** Memory writes held for the owner's approval (memory/pending.ts); absent in records of before they were kept. */
+  pendingWrites?: number | undefined;
 }
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
@@ -41,6 +43,7 @@ export function describeCounts(c: ForgetCounts): string {
     c.historyLines && plural(c.historyLines, 'history line'),
     c.sessionMessages && plural(c.sessionMessages, 'message in this conversation', 'messages in this conversation'),
     c.reminders && plural(c.reminders, 'pending reminder'),
+    c.pendingWrites && plural(c.pendingWrites, 'memory change held for approval', 'memory changes held for approval'),
   ].filter(Boolean) as string[];
   return parts.join(', ');
 }

@@ -8,7 +8,8 @@
  *
  * Lines of notes and history are redacted in place (the words become `[forgotten]`, the rest of
  * the line stays, the file is rewritten atomically); MEMORY.md entries, facts, indexed
- * messages and user/assistant session messages that contain them are removed whole. A summary
+ * messages, user/assistant session messages and memory writes held for the owner's approval
+ * (memory/pending.ts) that contain them are removed whole. A summary
  * or a tool call in the session is redacted instead, so the conversation stays a valid request.
  *
  * A forget is recorded before anything is removed (journal.ts) and takes pending
@@ -25,6 +26,7 @@ import { redactFolder } from '../../storage/redaction.js';
 import { sessionFileKey } from '../../storage/paths.js';
 import { MEMORY_FILE, type MemoryFiles } from '../../memory/files.js';
 import type { MemoryService } from '../../memory/service.js';
+import type { PendingWrites } from '../../memory/pending.js';
 import { WORKSPACE_FILES } from '../../storage/workspace-files.js';
 import { crashPoint } from '../../core/crash-point.js';
 import { Phrase } from './phrase.js';
@@ -74,6 +76,8 @@ export interface ForgetApplied extends ForgetReport {
 export interface ForgetDeps {
   workspaceDir: string;
   memory: MemoryService;
+  /** Memory writes held for the owner's approval: those holding the words go. */
+  pending?: Pick<PendingWrites, 'matching' | 'forget'> | undefined;
   index: MemoryIndex;
   sessions: Pick<SessionStore, 'getOrCreate' | 'writer' | 'redact'>;
   /** The inbox journal (queue/inbox.ts). */
@@ -139,6 +143,7 @@ export class ForgetService {
       historyLines: lines.history,
       sessionMessages: 0,
       reminders: 0,
+      pendingWrites: (await this.deps.pending?.matching(this.scopeOf(chat), (t) => p.test(t))) ?? 0,
     };
     const erase = this.deps.index.erase;
     try {
@@ -242,6 +247,7 @@ export class ForgetService {
 
     // Notes, history and anything else kept of the memory: redacted in place.
     touched.push(...(await files.redact(p)));
+    if (((await this.deps.pending?.forget(this.scopeOf(chat), (t) => p.test(t))) ?? 0) > 0) touched.push('held memory writes');
 
     // The session (its messages, the log, copies set aside as corrupt), the inbox journal, exports.
     const session = await this.deps.sessions.getOrCreate(chat.channel, chat.chatId);

@@ -1,7 +1,7 @@
 /**
  * Purge: every trace of one chat, for a person who asks to be removed — its session file (and
  * any copy set aside as corrupt), its name, its lines in the session log and the inbox journal, its memory
- * folder (MEMORY.md, versions, notes, history), its rows in memory.db (memories with their
+ * folder (MEMORY.md, versions, notes, history), the memory writes held from it for approval, its rows in memory.db (memories with their
  * full-text, entity and vector entries, consolidation marks; freed space scrubbed), its
  * reminders, its token usage, its exports and, on request, its Telegram pairing. A group takes
  * every forum topic of it along (core/group.ts: `-100123` takes `-100123:7`), wherever one left a
@@ -20,6 +20,7 @@ import type { MemoryIndex } from '../../index/memory-index.js';
 import type { SessionStore } from '../../sessions/store.js';
 import type { Inbox } from '../../queue/inbox.js';
 import type { MemoryService } from '../../memory/service.js';
+import type { PendingWrites } from '../../memory/pending.js';
 import { chatOfFileKey, sessionFileKey } from '../../storage/paths.js';
 import { WORKSPACE_FILES } from '../../storage/workspace-files.js';
 import { groupOf, isTopic } from '../../core/group.js';
@@ -46,6 +47,8 @@ export interface PurgeStores {
   sessions: Pick<SessionStore, 'traces' | 'erase' | 'names' | 'close'>;
   inbox: Pick<Inbox, 'chats' | 'erase' | 'shutdown'>;
   memory: Pick<MemoryService, 'scope' | 'chats' | 'erase'>;
+  /** Memory writes held for the owner's approval (memory/pending.ts). */
+  pending?: Pick<PendingWrites, 'chats' | 'erase'> | undefined;
   /** memory.db, when there is one and memory is per chat. */
   index?: MemoryIndex | undefined;
   /** schedules.db (reminders), when there is one. */
@@ -104,6 +107,7 @@ async function topicsOf(chat: Chat, opts: PurgeOptions, stores: PurgeStores): Pr
   for (const k of stores.index?.erase?.scopes() ?? []) keys.add(k);
   for (const k of (await stores.reminders?.chats()) ?? []) keys.add(k);
   for (const k of (await stores.usage?.chats()) ?? []) keys.add(k);
+  for (const k of (await stores.pending?.chats()) ?? []) keys.add(k);
   const prefix = `${chat.channel}:`;
   return [...keys]
     .filter((k) => k !== group && k.startsWith(prefix) && groupOf(k) === group)
@@ -224,6 +228,8 @@ async function purgeChats(chats: Chat[], opts: PurgeOptions, stores: PurgeStores
 
   for (const c of chats) {
     deleted.push(...(await stores.memory.erase(c.channel, c.chatId)));
+    const held = (await stores.pending?.erase(c.channel, c.chatId)) ?? 0;
+    if (held > 0) deleted.push(`${held} memory write(s) held for approval (${c.channel}:${c.chatId})`);
     const key = sessionFileKey(c.channel, c.chatId);
     if (await exists(exportsDir(ws, key))) {
       await rm(exportsDir(ws, key), { recursive: true, force: true });
