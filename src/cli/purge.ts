@@ -19,6 +19,7 @@ import { FilePendingWrites } from '../memory/pending-file.js';
 import { SqliteMemoryIndex } from '../index/sqlite-memory-index.js';
 import { PgMemoryIndex } from '../index/pg/pg-memory-index.js';
 import { PgMemoryService } from '../memory/pg/service.js';
+import { PgPendingWrites } from '../memory/pg/pending.js';
 import { PgInbox } from '../queue/inbox-pg.js';
 import { PgSessionStore } from '../sessions/pg-store.js';
 import { PgChatNames } from '../sessions/names-pg.js';
@@ -74,6 +75,7 @@ function pgPurgeOptions(config: Config, log: Logger, db: Database): PurgeOptions
       index: config.memoryScope === 'chat' ? await PgMemoryIndex.open({ db, log }) : undefined,
       reminders: await PgReminderStore.open(db),
       usage: new PgUsageStore(db, 'UTC', log),
+      pending: new PgPendingWrites(db),
     }),
     revokePairing: async (chat) => {
       if (chat.channel !== 'telegram') return { kept: 'pairing (only Telegram chats are paired)' };
