@@ -159,6 +159,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     journal: inbox,
     reminders,
     records: stores.forgetting,
+    why: stores.why,
     log: componentLogger(log, 'Forget'),
   });
   return {
@@ -182,6 +183,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     indexing,
     scheduler,
     forget,
+    why: stores.why,
     reminders,
     usage,
     budget,

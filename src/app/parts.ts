@@ -4,6 +4,7 @@
  * built (app/features.ts), and a command, a tool, the intake or the memory page never sees this.
  * main.ts and the tests read the parts of a built app through `App.parts`.
  */
+import type { WhyStore } from '../features/why/store.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -63,6 +64,8 @@ export interface Parts {
   scheduler: Scheduler;
   /** /forget and the memory page: find and remove words from one chat's memory. */
   forget: ForgetService;
+  /** What each of a chat's last answers was built from (/why: features/why). */
+  why: WhyStore;
   reminders: ReminderService;
   /** Tokens per chat per day (workspace/usage.db). */
   usage: UsageStore;

@@ -16,6 +16,7 @@ import { FileSessionStore } from '../sessions/file-store.js';
 import { FileInbox } from '../queue/file-inbox.js';
 import { FileMemoryService } from '../memory/file-memory.js';
 import { SqliteMemoryIndex } from '../index/sqlite-memory-index.js';
+import { FileWhyStore } from '../features/why/store.js';
 
 /** What a purge needs of the settings; the pairing is taken back only by a purge that asks (--pairing). */
 export function purgeOptions(config: Config, log: Logger): PurgeOptions {
@@ -31,6 +32,7 @@ export function purgeOptions(config: Config, log: Logger): PurgeOptions {
       index: config.memoryScope === 'chat' ? SqliteMemoryIndex.existing(ws, log) : undefined,
       reminders: SqliteReminderStore.existing(ws, log),
       usage: SqliteUsageStore.existing(ws, 'UTC', { log }),
+      why: FileWhyStore.inWorkspace(ws),
     }),
     revokePairing: async (chat) => {
       if (chat.channel !== 'telegram') return { kept: 'pairing (only Telegram chats are paired)' };
