@@ -384,7 +384,7 @@ function messageOf(update: Update): Update.MessageUpdate['message'] {
 function repliedToBot(update: Update, bot: BotIdentity): string | undefined {
   if (!('message' in update)) return undefined;
   const r = (update.message as { reply_to_message?: { message_id: number; from?: { id: number } } }).reply_to_message;
-  return r && r.from?.id === bot.id ? String(r.message_id) : undefined;
+  return r && r.from?.id === bot.id && typeof r.message_id === 'number' ? String(r.message_id) : undefined;
 }
 
 /**
