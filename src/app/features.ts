@@ -64,7 +64,7 @@ export function features(p: Parts, config: Config): Feature[] {
     }),
     memoryAccessFeature({ memory: p.memory, index: p.index, runtime: p.runtime, embedder: p.embedder }),
     privacyFeature({ forget: p.forget, memory: p.memory, index: p.index, sessions: p.sessions, workspaceDir: config.workspaceDir }),
-    whyFeature({ store: p.why, forget: p.forget, index: p.index, memory: p.memory, embedder: p.embedder }),
+    whyFeature({ store: p.why, forget: p.forgetWords, index: p.index, memory: p.memory, embedder: p.embedder }),
     remindersFeature({ reminders: p.reminders }),
     modelsFeature({ models: p.models, runtime: p.runtime, compactor: p.compactor }),
     usageFeature(),
@@ -76,3 +76,4 @@ export function features(p: Parts, config: Config): Feature[] {
 export function ownCommands(p: Parts, config: Config): Command[] {
   return [createNewCommand({ consolidation: p.consolidation, memory: p.memory, index: p.index, consolidationTimeoutMs: config.consolidationTimeoutMs })];
 }
+

@@ -5,6 +5,7 @@
  * main.ts and the tests read the parts of a built app through `App.parts`.
  */
 import type { WhyStore } from '../features/why/store.js';
+import type { ForgetPath } from '../features/why/command.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -64,6 +65,8 @@ export interface Parts {
   scheduler: Scheduler;
   /** /forget and the memory page: find and remove words from one chat's memory. */
   forget: ForgetService;
+  /** /forget's path for /why's buttons (build.ts). */
+  forgetWords: ForgetPath;
   /** What each of a chat's last answers was built from (/why: features/why). */
   why: WhyStore;
   reminders: ReminderService;

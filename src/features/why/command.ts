@@ -13,13 +13,21 @@ import { chatKey } from '../../core/chat.js';
 import type { MemoryIndex } from '../../index/memory-index.js';
 import type { MemoryService } from '../../memory/service.js';
 import type { Embedder } from '../../index/upkeep/embeddings.js';
-import { describeCounts, MIN_FORGET_CHARS, type ForgetService } from '../privacy/forget.js';
+import type { Chat } from '../../core/chat.js';
 import { KEEP_PER_CHAT, type WhyItem, type WhyRecord } from './record.js';
 import type { WhyStore } from './store.js';
 
+/** /forget's own path (features/privacy/forget.ts), handed in by the app: a feature does not import another. */
+export interface ForgetPath {
+  /** Forgets the words everywhere the chat's memory keeps them; `removed` says what went, in words ("" for nothing). */
+  apply(chat: Chat, words: string): Promise<{ words: string; removed: string; indexOff?: string | undefined }>;
+  /** The fewest characters it forgets (shorter words could match too much). */
+  minChars: number;
+}
+
 export interface WhyCommandDeps {
   store: WhyStore;
-  forget: Pick<ForgetService, 'apply'>;
+  forget: ForgetPath;
   index: Pick<MemoryIndex, 'enabled' | 'correctFact' | 'whenWritable'>;
   memory: Pick<MemoryService, 'scopeKey'>;
   embedder?: Pick<Embedder, 'enqueue'> | undefined;
@@ -83,11 +91,10 @@ async function forgetItem(deps: WhyCommandDeps, ctx: CommandContext, turn?: stri
   const item = await itemOf(deps, ctx, turn, n);
   if (typeof item === 'string') return item;
   const words = forgetWords(item);
-  if (words.length < MIN_FORGET_CHARS) return `“${words}” is too short to forget safely; use /forget <words> with more of it.`;
-  const r = await deps.forget.apply({ channel: ctx.inbound.channel, chatId: ctx.inbound.chatId }, words, { notify: true });
-  const removed = describeCounts(r.counts);
+  if (words.length < deps.forget.minChars) return `“${words}” is too short to forget safely; use /forget <words> with more of it.`;
+  const r = await deps.forget.apply({ channel: ctx.inbound.channel, chatId: ctx.inbound.chatId }, words);
   return [
-    `🗑 Forgot “${r.words}”.${removed ? ` Removed: ${removed}.` : ' It was no longer kept anywhere.'}`,
+    `🗑 Forgot “${r.words}”.${r.removed ? ` Removed: ${r.removed}.` : ' It was no longer kept anywhere.'}`,
     r.indexOff ? `The search index could not be cleaned (${r.indexOff}); press the button again once it works.` : '',
   ]
     .filter(Boolean)
