@@ -76,4 +76,3 @@ export function features(p: Parts, config: Config): Feature[] {
 export function ownCommands(p: Parts, config: Config): Command[] {
   return [createNewCommand({ consolidation: p.consolidation, memory: p.memory, index: p.index, consolidationTimeoutMs: config.consolidationTimeoutMs })];
 }
-

@@ -31,7 +31,10 @@ export interface ReplyButton {
  * out beside the answer without ending its preview (a voice note's transcript); `document` is a
  * file (`/export`), sent only where the way back declares `documents`.
  */
-export type Outbound = { kind: 'text'; text: string; buttons?: ReplyButton[][] | undefined } | { kind: 'aside'; text: string } | { kind: 'document'; document: OutboundDocument };
+export type Outbound =
+  | { kind: 'text'; text: string; buttons?: ReplyButton[][] | undefined }
+  | { kind: 'aside'; text: string }
+  | { kind: 'document'; document: OutboundDocument };
 
 /**
  * The way back to the chat one message came from. What a channel can do beyond text is declared

@@ -280,7 +280,8 @@ export class TelegramChannel implements Channel {
       return;
     }
     // A button of the bot's (an inline keyboard): the command it carries, typed by the presser.
-    const r = 'callback_query' in update ? pressed(update.callback_query) : readUpdate(update, this.identity!, (chat, album) => this.addressedAlbums.has(chat, album));
+    const r =
+      'callback_query' in update ? pressed(update.callback_query) : readUpdate(update, this.identity!, (chat, album) => this.addressedAlbums.has(chat, album));
     if ('callback_query' in update) void this.bot.telegram.answerCbQuery(update.callback_query.id).catch(() => undefined);
     if (r.kind === 'ignore') {
       this.log.debug({ updateId: update.update_id, reason: r.reason }, 'update ignored');

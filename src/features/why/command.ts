@@ -60,7 +60,11 @@ const factOf = (item: WhyItem) => (item.ref?.startsWith('fact_') ? item.ref : un
  */
 export function forgetWords(item: WhyItem): string {
   let t = item.text.replace(/…$/, '');
-  if (item.kind === 'note') t = t.replace(/^\[[^\]]*\]\s*/, '').replace(/^User:\s*/, '').split(' | Assistant: ')[0]!;
+  if (item.kind === 'note')
+    t = t
+      .replace(/^\[[^\]]*\]\s*/, '')
+      .replace(/^User:\s*/, '')
+      .split(' | Assistant: ')[0]!;
   return t.trim();
 }
 
@@ -105,10 +109,12 @@ async function correctItem(deps: WhyCommandDeps, ctx: CommandContext, turn?: str
   const item = await itemOf(deps, ctx, turn, n);
   if (typeof item === 'string') return item;
   const id = factOf(item);
-  if (!id) return 'Only a fact can be corrected here. For a MEMORY.md entry or a note, forget it (/why forget) and tell me the right thing, or edit it on the memory page.';
+  if (!id)
+    return 'Only a fact can be corrected here. For a MEMORY.md entry or a note, forget it (/why forget) and tell me the right thing, or edit it on the memory page.';
   const content = text.trim();
   if (!content) return `Send the right text for “${item.text}” as:\n/why correct ${turn} ${n} <the right text>`;
-  if (content.length < FACT_MIN_CHARS || content.length > FACT_MAX_CHARS) return `A fact is ${FACT_MIN_CHARS} to ${FACT_MAX_CHARS} characters; nothing was changed.`;
+  if (content.length < FACT_MIN_CHARS || content.length > FACT_MAX_CHARS)
+    return `A fact is ${FACT_MIN_CHARS} to ${FACT_MAX_CHARS} characters; nothing was changed.`;
   if (!deps.index.enabled) return 'The memory index is off, so facts cannot be changed now; nothing was changed.';
   await deps.index.whenWritable();
   const newId = deps.index.correctFact(id, deps.memory.scopeKey(ctx.inbound.channel, ctx.inbound.chatId), content);
@@ -130,7 +136,8 @@ export function createWhyCommand(deps: WhyCommandDeps): Command {
       if (sub === 'correct') return correctItem(deps, ctx, turn, n, correction);
       const chat = chatKey(ctx.inbound);
       const record = ctx.inbound.replyTo ? await deps.store.find(chat, { sent: ctx.inbound.replyTo }) : await deps.store.last(chat);
-      if (!record) return ctx.inbound.replyTo ? NO_RECORD : 'I have not answered anything in this chat yet that I keep a record of. Ask me something, then send /why.';
+      if (!record)
+        return ctx.inbound.replyTo ? NO_RECORD : 'I have not answered anything in this chat yet that I keep a record of. Ask me something, then send /why.';
       const { text, rows } = listing(record, ctx.buttons !== undefined);
       if (rows.length > 0) ctx.buttons?.(rows);
       return text;

@@ -68,7 +68,7 @@ export function whyStoreContract(make: () => Promise<StoreHarness<WhyStore>>, fr
     assert.equal(await h.store.forget('test:1', (t) => t.includes('Porto')), 0);
   });
 
-  t('purge: a chat\'s records go, the others stay', async (h) => {
+  t("purge: a chat's records go, the others stay", async (h) => {
     await h.store.add(record('test:1', 'a1'));
     await h.store.add(record('test:1', 'a2'));
     await h.store.add(record('test:2', 'b1'));
@@ -80,7 +80,7 @@ export function whyStoreContract(make: () => Promise<StoreHarness<WhyStore>>, fr
 
   t('dump → load into a fresh store → dump gives the same records', async (h) => {
     await h.store.add(record('test:1', 'a1'));
-    await h.store.add(record('telegram:-100:7', 'c1', { sent: [] , items: [] }));
+    await h.store.add(record('telegram:-100:7', 'c1', { sent: [], items: [] }));
     await h.store.add(record('test:1', 'a2'));
     const target = await fresh();
     try {

@@ -45,7 +45,10 @@ test('a reply of /why to an answer lists what it used with buttons; pressing "fo
     const keyboard: Array<Array<{ text: string; callback_data: string }>> = why.raw.reply_markup?.inline_keyboard ?? [];
     const forget = keyboard.flat().find((b) => b.text === '🗑 Forget 1');
     assert.match(forget?.callback_data ?? '', /^\/why forget [0-9a-f]{8} 1$/);
-    assert.ok(keyboard.flat().some((b) => b.text === '✏️ Correct 1'), 'a fact can be corrected');
+    assert.ok(
+      keyboard.flat().some((b) => b.text === '✏️ Correct 1'),
+      'a fact can be corrected',
+    );
 
     assert.deepEqual(facts(), ['Marta lives in Porto']);
     await owner.press(forget!.callback_data, why.messageId);

@@ -53,6 +53,17 @@ test("/why replying to an answer lists the fact of an earlier conversation its p
     assert.doesNotMatch(last!, /📌 fact/, "the last answer's own record: it used no fact");
     const [unknown] = await bot.send('1', '/why', { replyTo: 'bot-999' });
     assert.match(unknown!, /no record of that answer/);
+    // Correcting the fact from the list: correct_fact's path, the old one kept as history.
+    const turn = /turn ([0-9a-f]{8})/.exec(reply!)![1];
+    const item = /(\d+)\. 📌 fact/.exec(reply!)![1];
+    const [ask] = await bot.send('1', `/why correct ${turn} ${item}`);
+    assert.match(ask!, new RegExp(`/why correct ${turn} ${item} <the right text>`));
+    const [corrected] = await bot.send('1', `/why correct ${turn} ${item} Marta lives in Braga`);
+    assert.match(corrected!, new RegExp(`Corrected: ${id} is kept as history`));
+    assert.deepEqual(
+      factIds(bot, '1').map((f) => f.content),
+      ['Marta lives in Braga'],
+    );
   } finally {
     await bot.close();
   }
