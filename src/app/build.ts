@@ -18,7 +18,8 @@ import { Dispatcher } from '../queue/dispatcher.js';
 import { TurnStats } from '../turn/stats.js';
 import type { Parts } from './parts.js';
 import type { Lifecycle } from './lifecycle.js';
-import { ForgetService } from '../features/privacy/forget.js';
+import { describeCounts, ForgetService, MIN_FORGET_CHARS } from '../features/privacy/forget.js';
+import type { ForgetPath } from '../features/why/command.js';
 import { ConsolidationService } from '../memory/consolidation.js';
 import { CompactionService } from '../memory/compaction.js';
 import { ContextFit } from '../turn/context-fit.js';
@@ -164,6 +165,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     journal: inbox,
     reminders,
     records: stores.forgetting,
+    why: stores.why,
     log: componentLogger(log, 'Forget'),
   });
   return {
@@ -189,6 +191,8 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     forget,
     // Approving a held memory write runs it through the registry, as the tool call would have run.
     pending: new PendingApprovals(stores.pending, memory, tools),
+    forgetWords: forgetPath(forget),
+    why: stores.why,
     reminders,
     usage,
     budget,
@@ -199,5 +203,16 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     database: stores.database,
     pageToken: stores.pageToken,
     channelState: stores.channelState,
+  };
+}
+
+/** /forget's path as /why's buttons use it (a feature does not import another): the same apply, the chat told if a kill cuts it short. */
+function forgetPath(forget: ForgetService): ForgetPath {
+  return {
+    minChars: MIN_FORGET_CHARS,
+    async apply(chat, words) {
+      const r = await forget.apply(chat, words, { notify: true });
+      return { words: r.words, removed: describeCounts(r.counts), indexOff: r.indexOff };
+    },
   };
 }

@@ -22,6 +22,7 @@ import { remindersFeature } from '../features/reminders/index.js';
 import { modelsFeature } from '../features/models/index.js';
 import { usageFeature } from '../features/usage/index.js';
 import { stopFeature } from '../features/stop/index.js';
+import { whyFeature } from '../features/why/index.js';
 
 export function features(p: Parts, config: Config): Feature[] {
   return [
@@ -63,6 +64,7 @@ export function features(p: Parts, config: Config): Feature[] {
     }),
     memoryAccessFeature({ memory: p.memory, index: p.index, runtime: p.runtime, embedder: p.embedder, pending: p.pending }),
     privacyFeature({ forget: p.forget, memory: p.memory, index: p.index, sessions: p.sessions, workspaceDir: config.workspaceDir }),
+    whyFeature({ store: p.why, forget: p.forgetWords, index: p.index, memory: p.memory, embedder: p.embedder }),
     remindersFeature({ reminders: p.reminders }),
     modelsFeature({ models: p.models, runtime: p.runtime, compactor: p.compactor }),
     usageFeature(),

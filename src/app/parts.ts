@@ -4,6 +4,8 @@
  * built (app/features.ts), and a command, a tool, the intake or the memory page never sees this.
  * main.ts and the tests read the parts of a built app through `App.parts`.
  */
+import type { WhyStore } from '../features/why/store.js';
+import type { ForgetPath } from '../features/why/command.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { LlmClient } from '../llm/client.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -66,6 +68,10 @@ export interface Parts {
   forget: ForgetService;
   /** Memory writes held for the owner's approval: `/memory pending` and the memory page. */
   pending: PendingApprovals;
+  /** /forget's path for /why's buttons (build.ts). */
+  forgetWords: ForgetPath;
+  /** What each of a chat's last answers was built from (/why: features/why). */
+  why: WhyStore;
   reminders: ReminderService;
   /** Tokens per chat per day (workspace/usage.db). */
   usage: UsageStore;

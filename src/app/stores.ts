@@ -44,6 +44,8 @@ import { FORGETTING_DIR, type ForgetRecord } from '../features/privacy/forget.js
 import { PURGING_DIR, type PurgeRecord } from '../features/privacy/purge.js';
 import type { KeptValue } from '../storage/kept.js';
 import { PgKeptValue } from '../storage/pg/kept-pg.js';
+import { FileWhyStore, type WhyStore } from '../features/why/store.js';
+import { PgWhyStore } from '../features/why/store-pg.js';
 import { WORKSPACE_FILES } from '../storage/workspace-files.js';
 import { Database } from '../storage/pg/database.js';
 import { migrate } from '../storage/pg/migrate.js';
@@ -73,6 +75,8 @@ export interface Stores {
   purging: ChangeJournal<PurgeRecord>;
   /** The memory page's token when MEMORY_PAGE_TOKEN is unset (web/token.ts). */
   pageToken: KeptValue;
+  /** What each of a chat's last answers was built from (/why). */
+  why: WhyStore;
   /** A channel's own stores (its `state`), in the same place; undefined for a channel that keeps nothing. */
   channelState<St>(provider: ChannelProvider<ChannelSection, St>): St | undefined;
 }
@@ -194,6 +198,7 @@ async function open(config: Config, log: Logger, life: Lifecycle, opts: StoresOp
     forgetting,
     purging,
     pageToken: db ? new PgKeptValue(db, TOKEN_NAME) : tokenFile(ws),
+    why: db ? new PgWhyStore(db) : FileWhyStore.inWorkspace(ws),
     channelState: (provider) => (db ? provider.state?.postgres(db, log) : provider.state?.files(ws, log)),
   };
 }

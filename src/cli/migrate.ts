@@ -34,6 +34,8 @@ import { SqliteReminderStore } from '../features/reminders/sqlite-store.js';
 import { PgReminderStore } from '../features/reminders/pg-store.js';
 import { SqliteUsageStore } from '../features/usage/sqlite-usage.js';
 import { PgUsageStore } from '../features/usage/pg-usage.js';
+import { FileWhyStore } from '../features/why/store.js';
+import { PgWhyStore } from '../features/why/store-pg.js';
 import { FileInbox } from '../queue/file-inbox.js';
 import { PgInbox } from '../queue/inbox-pg.js';
 import type { CliIo } from '../core/cli-io.js';
@@ -88,6 +90,7 @@ export const STORES: StorePair[] = [
   { files: (c) => SqliteReminderStore.inWorkspace(c.workspaceDir, c.log), postgres: (c) => PgReminderStore.open(c.db) },
   // Days are stored as YYYY-MM-DD already: the time zone only names which day a new call falls on.
   { files: (c) => SqliteUsageStore.inWorkspace(c.workspaceDir, 'UTC', { log: c.log }), postgres: (c) => new PgUsageStore(c.db, 'UTC', c.log) },
+  { files: (c) => FileWhyStore.inWorkspace(c.workspaceDir), postgres: (c) => new PgWhyStore(c.db) },
 ];
 
 const TARGETS = ['postgres', 'files'] as const;

@@ -32,6 +32,8 @@ import { Database } from '../storage/pg/database.js';
 import { migrate } from '../storage/pg/migrate.js';
 import { componentLogger } from '../core/log.js';
 import { errorMessage } from '../core/errors.js';
+import { FileWhyStore } from '../features/why/store.js';
+import { PgWhyStore } from '../features/why/store-pg.js';
 
 /** What a purge needs of the settings; the pairing is taken back only by a purge that asks (--pairing). */
 export function purgeOptions(config: Config, log: Logger, db?: Database): PurgeOptions {
@@ -49,6 +51,7 @@ export function purgeOptions(config: Config, log: Logger, db?: Database): PurgeO
       index: config.memoryScope === 'chat' ? SqliteMemoryIndex.existing(ws, log) : undefined,
       reminders: SqliteReminderStore.existing(ws, log),
       usage: SqliteUsageStore.existing(ws, 'UTC', { log }),
+      why: FileWhyStore.inWorkspace(ws),
     }),
     revokePairing: async (chat) => {
       if (chat.channel !== 'telegram') return { kept: 'pairing (only Telegram chats are paired)' };
@@ -76,6 +79,7 @@ function pgPurgeOptions(config: Config, log: Logger, db: Database): PurgeOptions
       reminders: await PgReminderStore.open(db),
       usage: new PgUsageStore(db, 'UTC', log),
       pending: new PgPendingWrites(db),
+      why: new PgWhyStore(db),
     }),
     revokePairing: async (chat) => {
       if (chat.channel !== 'telegram') return { kept: 'pairing (only Telegram chats are paired)' };

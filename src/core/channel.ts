@@ -15,12 +15,26 @@ export interface OutboundDocument {
 export type { AnswerProgress } from './progress.js';
 
 /**
+ * A button under a reply (Telegram's inline keyboard), in rows. Pressing it sends `data` back as
+ * if the person had typed it — a command such as `/why forget 1a2b3c4d 2` — so it meets the same
+ * checks as a typed command (who may run it: dispatch/router.ts) and nothing new to trust.
+ */
+export interface ReplyButton {
+  text: string;
+  /** The command text it sends (at most 64 bytes: Telegram's limit). */
+  data: string;
+}
+
+/**
  * What goes back to a chat. `text` is the reply — the answer, a command's result, a refusal or
  * an apology — and ends the answer's preview (it becomes this text); `aside` is a line that goes
  * out beside the answer without ending its preview (a voice note's transcript); `document` is a
  * file (`/export`), sent only where the way back declares `documents`.
  */
-export type Outbound = { kind: 'text'; text: string } | { kind: 'aside'; text: string } | { kind: 'document'; document: OutboundDocument };
+export type Outbound =
+  | { kind: 'text'; text: string; buttons?: ReplyButton[][] | undefined }
+  | { kind: 'aside'; text: string }
+  | { kind: 'document'; document: OutboundDocument };
 
 /**
  * The way back to the chat one message came from. What a channel can do beyond text is declared
@@ -32,6 +46,10 @@ export interface Reply {
   send(out: Outbound): Promise<void>;
   readonly documents: boolean;
   readonly progress?: AnswerProgress | undefined;
+  /** Whether a text's `buttons` are shown (Telegram); elsewhere they are left out, and the text says what to type instead. */
+  readonly buttons?: boolean | undefined;
+  /** The channel's ids of the messages its texts went out as, where it knows them (Telegram): `/why` sent as a reply to one finds its answer. */
+  readonly sent?: readonly string[] | undefined;
 }
 
 /**

@@ -55,6 +55,8 @@ export interface InboundMessage {
   text: string;
   /** The channel's own id for this message (Telegram message_id). */
   messageId?: string | undefined;
+  /** Sent as a reply to one of the bot's own messages: that message's id (`/why` finds the answer by it). */
+  replyTo?: string | undefined;
   receivedAt: Date;
   /** A photo or image file that came with the message (`text` is its placeholder and caption). */
   image?: ImageRef | undefined;

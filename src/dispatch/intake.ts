@@ -18,7 +18,7 @@ import { newTurnId, type CallJournal } from '../turn/turn.js';
 import type { InboundMessage } from '../core/message.js';
 import { chatKey } from '../core/chat.js';
 import { cleanInboundText } from '../turn/inbound.js';
-import type { HandleResult, Reply } from '../core/channel.js';
+import type { HandleResult, Reply, ReplyButton } from '../core/channel.js';
 import { parseCommand } from '../core/command-line.js';
 import type { CommandRouter } from './router.js';
 import type { TokenBudget } from '../features/usage/budget.js';
@@ -72,6 +72,8 @@ interface Job {
   alsoClose?: string[];
   /** Its place among what the chat has under way (/stop marks or stops it). */
   stop?: StopHandle;
+  /** The buttons a command put under its reply (CommandContext.buttons). */
+  buttons?: ReplyButton[][];
 }
 
 export class Intake {
@@ -321,6 +323,7 @@ export class Intake {
       role,
       log: this.deps.log,
       document: job.reply.documents ? (document) => job.reply.send({ kind: 'document', document }) : undefined,
+      buttons: job.reply.buttons ? (rows) => (job.buttons = rows) : undefined,
     });
   }
 
@@ -374,7 +377,7 @@ export class Intake {
   private async tell(job: Job, say: string | undefined, failure: Ending['failure'], quiet: boolean): Promise<void> {
     if (say !== undefined) {
       try {
-        await job.reply.send({ kind: 'text', text: say });
+        await job.reply.send({ kind: 'text', text: say, ...(job.buttons ? { buttons: job.buttons } : {}) });
         return;
       } catch (err) {
         if (quiet) {
@@ -397,6 +400,8 @@ function whenTaken(reply: Reply, accepted: Promise<unknown>): Reply {
     documents: reply.documents,
     // The channel's preview starts only once the message is journaled (see TelegramChannel.route).
     progress: reply.progress,
+    buttons: reply.buttons,
+    sent: reply.sent,
     async send(out) {
       await accepted;
       await reply.send(out);

@@ -31,6 +31,8 @@ export const WORKSPACE_FILES = {
   /** Forgets and purges under way, finished at the next start (features/privacy/journal.ts). */
   forgetting: 'forgetting',
   purging: 'purging',
+  /** What each of a chat's last answers was built from, for /why (features/why/store.ts). */
+  why: 'why',
   /** /export's files on channels that cannot send one. */
   exports: 'exports',
   /** The persona and instructions the owner may write (features/prompt/instructions.ts). */

@@ -2,7 +2,7 @@ import type { Logger } from '../core/log.js';
 import type { Session } from '../sessions/model.js';
 import type { SessionWriter } from '../sessions/writer.js';
 import type { InboundMessage, Role } from '../core/message.js';
-import type { OutboundDocument } from '../core/channel.js';
+import type { OutboundDocument, ReplyButton } from '../core/channel.js';
 
 /**
  * What one run of a command gets: this message and its chat, nothing of the daemon. What a
@@ -19,6 +19,8 @@ export interface CommandContext {
   log: Logger;
   /** Sends a file to the chat, on channels that can (Telegram); absent elsewhere. */
   document?: ((doc: OutboundDocument) => Promise<void>) | undefined;
+  /** Puts buttons under the command's reply, on channels that show them (Telegram); absent elsewhere. */
+  buttons?: ((rows: ReplyButton[][]) => void) | undefined;
 }
 
 /**

@@ -41,6 +41,17 @@ export interface PromptSection {
   content: string;
 }
 
+/**
+ * A piece of memory the prompt carries that the text of its section does not identify (a
+ * `# Relevant Memory` hit's index id): ContextBuilding 20 notes it, `/why` records it (features/why).
+ */
+export interface MemorySource {
+  kind: 'fact' | 'message';
+  /** The index id (`fact_…`, …). */
+  ref: string;
+  text: string;
+}
+
 export interface SystemTiming {
   system: string;
   order: number;
@@ -83,6 +94,8 @@ export interface Turn {
    */
   turnSections: PromptSection[];
   turnPrompt: string;
+  /** ContextBuilding 20: the `# Relevant Memory` hits sent, with their ids (what `/why` lists). */
+  sources: MemorySource[];
   /** ContextBuilding 20: size of the `# Memory` block and what its budget made it drop. */
   memory: { tokens: number; budget: number; drops: Array<{ what: string; tokens: number; approximate?: boolean }> } | undefined;
   /** Images 15: the message's images (one, or an album's) as request content; sent with the user's message only, never stored. */
@@ -140,6 +153,7 @@ export function createTurn(init: {
     systemPrompt: '',
     turnSections: [],
     turnPrompt: '',
+    sources: [],
     memory: undefined,
     images: [],
     response: undefined,

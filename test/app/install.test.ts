@@ -86,7 +86,7 @@ test('the daemon as built: every system of the ORDER table installed once, /help
     );
     assert.deepEqual(
       bot.app.commands.list().map((c) => c.name),
-      ['help', 'new', 'compact', 'status', 'memory', 'forget', 'export', 'reminders', 'model', 'stop'],
+      ['help', 'new', 'compact', 'status', 'memory', 'forget', 'export', 'why', 'reminders', 'model', 'stop'],
     );
     assert.deepEqual(bot.app.parts.tools.names().slice(0, 2), ['get_current_time', 'memory_read'], 'the answer feature’s tool first, then memory access’s');
   } finally {

@@ -150,7 +150,7 @@ test('risk: a move overwrites what a target holds — refused without --force, n
     assert.equal(refused.code, 1);
     assert.match(
       refused.err,
-      /^migrate: the database already holds runtime settings, pairing, Telegram's update log, chat names, memory index, sessions, memory files, reminders, token usage: nothing was written\. Run again with --force/,
+      /^migrate: the database already holds runtime settings, pairing, Telegram's update log, chat names, memory index, sessions, memory files, reminders, token usage, why records: nothing was written\. Run again with --force/,
     );
     assert.equal(refused.err.split('\n').length, 1, 'one line');
     assert.equal(refused.out, '');

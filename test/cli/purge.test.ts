@@ -88,6 +88,7 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     await bot.app.stop();
     assert.ok((await filesContaining(ws, 'PLUM11')).length >= 6);
     assert.ok((await filesContaining(ws, 'Plumbob Quill')).includes('sessions.names.json'), "the chat's name was kept");
+    assert.ok((await filesContaining(ws, 'PLUM11')).includes('why/test:1.json'), 'what an answer was built from (/why) was kept');
     const otherMemory = await snapshot(path.join(ws, 'memory', 'test:2'));
     const otherSession = await readFile(path.join(ws, 'sessions', 'test:2.json'));
     const otherExports = await snapshot(path.join(ws, 'exports', 'test:2'));
@@ -108,6 +109,7 @@ test('purge --chat deletes every trace of one chat and touches no other chat', a
     assert.match(printed, /exports exports\/test:1\//);
     assert.match(printed, /1 reminder\(s\) in schedules\.db/);
     assert.match(printed, /1 memory write\(s\) held for approval \(test:1\)/);
+    assert.match(printed, /\d+ record\(s\) of what answers were built from \(why\/\)/);
     assert.match(printed, /Not deleted: pairing \(only Telegram chats are paired\)/);
     assert.match(printed, /Not deleted: memory\.db\.corrupt-2026-01-01T00-00-00Z \(a damaged database set aside: it may hold this chat's words; delete it\)/);
 

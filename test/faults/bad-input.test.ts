@@ -339,18 +339,22 @@ test("risk: chat ids and user names with '/', '..', NUL or huge lengths write ou
       assert.equal(inside.length, 1, inside.join(', '));
       assert.match(inside[0]!, /^\d{4}-\d{2}-\d{2}\.md$/);
     }
+    // What each answer was built from (/why): one file per chat, named the same safe way.
+    const whyFiles = await readdir(path.join(bot.workspace, 'why'));
+    assert.equal(whyFiles.length, ids.length, whyFiles.join(', '));
+    for (const n of whyFiles) assert.match(n, /^test:[A-Za-z0-9_%~-]+\.json$/);
     // Nothing anywhere else in the workspace, nothing next to it.
     const all = await walk(bot.workspace);
     const stray = all.filter(
       (p) =>
-        !/^(sessions\/|memory\/|(memory|schedules|usage)\.db(-wal|-shm|-journal)?$|inbox\.jsonl$|sessions\.wal\.jsonl$)/.test(p) &&
+        !/^(sessions\/|memory\/|why\/|(memory|schedules|usage)\.db(-wal|-shm|-journal)?$|inbox\.jsonl$|sessions\.wal\.jsonl$)/.test(p) &&
         p !== 'sessions/' &&
         p !== 'memory/',
     );
-    assert.deepEqual(stray, [], `files outside sessions/ and memory/: ${stray.join(', ')}`);
+    assert.deepEqual(stray, [], `files outside sessions/, memory/ and why/: ${stray.join(', ')}`);
     const escaped = (await readdir(os.tmpdir())).filter((n) => n.includes(`membot-escape-${tag}`));
     assert.deepEqual(escaped, [], 'nothing written outside the workspace');
-    assert.ok(!all.some((p) => p.includes('escape-up') && !p.startsWith('sessions/test:') && !p.startsWith('memory/test:')));
+    assert.ok(!all.some((p) => p.includes('escape-up') && !p.startsWith('sessions/test:') && !p.startsWith('memory/test:') && !p.startsWith('why/test:')));
   } finally {
     await bot.close();
   }

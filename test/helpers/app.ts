@@ -23,6 +23,8 @@ export interface TestBot {
   workspace: string;
   /** Replies per chat id, in the order they were sent. */
   replies: Map<string, string[]>;
+  /** The ids the replies went out as (`bot-1`, …), per chat id, in the same order: what a reply to one names (`replyTo`). */
+  sent: Map<string, string[]>;
   /** Sends a message as `chatId` and waits until it is fully handled and its session file written; returns the replies it produced. */
   send(chatId: string, text: string, extra?: Partial<InboundMessage>): Promise<string[]>;
   close(): Promise<void>;
@@ -48,7 +50,9 @@ export async function startTestBot(
   await opts.prepare?.(ws.dir);
   const app = await createApp(config, logs.log, opts.appOptions);
   const replies = new Map<string, string[]>();
+  const sent = new Map<string, string[]>();
   let msgSeq = 0;
+  let sentSeq = 0;
   return {
     app,
     config,
@@ -56,8 +60,10 @@ export async function startTestBot(
     logs,
     workspace: ws.dir,
     replies,
+    sent,
     async send(chatId, text, extra = {}) {
       const got: string[] = [];
+      const ids: string[] = [];
       await app.handle(
         // A private chat of its user, who owns it (extra.role says otherwise).
         {
@@ -71,12 +77,19 @@ export async function startTestBot(
           role: 'owner',
           ...extra,
         },
-        textReply(async (reply) => {
-          got.push(reply);
-          const list = replies.get(chatId) ?? [];
-          list.push(reply);
-          replies.set(chatId, list);
-        }),
+        {
+          ...textReply(async (reply) => {
+            got.push(reply);
+            const list = replies.get(chatId) ?? [];
+            list.push(reply);
+            replies.set(chatId, list);
+            const id = `bot-${++sentSeq}`;
+            ids.push(id);
+            sent.set(chatId, [...(sent.get(chatId) ?? []), id]);
+          }),
+          // A channel that knows the ids its messages went out as (Telegram does).
+          sent: ids,
+        },
       );
       // Session files are rewritten in the background (sessions/wal.ts); tests read them.
       await app.parts.sessions.flush();

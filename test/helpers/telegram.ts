@@ -6,6 +6,7 @@
  * getUpdates that never returns, a repeated update — while the real telegraf client and the
  * emulator do everything else. It also stands in for the methods the emulator lacks:
  * sendMessageDraft, getChatMember (setChatMember says who is an admin), sendDocument and getFile.
+ * A user can press the bot's buttons (`press`: the emulator's own callback queries).
  *
  * Also: `startTelegramBot` builds the real daemon (createApp) on a temp workspace with the fake
  * LLM and a started TelegramChannel, like test/helpers/app.ts does for the bare app.
@@ -56,6 +57,8 @@ export type Interceptor = (call: ProxyCall) => ProxyPlan | undefined;
 
 export interface BotMessage {
   chatId: string;
+  /** The message_id Telegram gave it (what a reply to it, or a button under it, names). */
+  messageId: number;
   text: string;
   parseMode: string | undefined;
   raw: any;
@@ -67,6 +70,8 @@ export interface EmuUser {
   say(text: string, extra?: Record<string, unknown>): Promise<void>;
   /** A message with no text (sticker, voice, …): `extra` gives its fields. */
   send(extra: Record<string, unknown>): Promise<void>;
+  /** Presses a button of the bot's (an inline keyboard's callback_data) under its message `messageId`: a callback_query update. */
+  press(data: string, messageId: number): Promise<void>;
 }
 
 export interface TelegramEmulator {
@@ -251,8 +256,9 @@ export async function startTelegramEmulator(token = TEST_TOKEN, opts: EmulatorOp
       .filter(
         (m: { botToken: string; message: unknown }) => m.botToken === token && (chatId === undefined || String((m.message as any).chat_id) === String(chatId)),
       )
-      .map((m: { message: unknown }) => ({
+      .map((m: { message: unknown; messageId: number }) => ({
         chatId: String((m.message as any).chat_id),
+        messageId: m.messageId,
         text: String((m.message as any).text),
         parseMode: (m.message as any).parse_mode,
         raw: m.message,
@@ -309,6 +315,9 @@ export async function startTelegramEmulator(token = TEST_TOKEN, opts: EmulatorOp
           const msg: any = client.makeMessage('', extra as any);
           delete msg.text;
           await client.sendMessage(msg);
+        },
+        async press(data, messageId) {
+          await client.sendCallback(client.makeCallbackQuery(data, { message: { message_id: messageId } }));
         },
       };
     },

@@ -24,6 +24,7 @@ import type { StreamingMode } from '../../config/env.js';
 import type { Logger } from '../../core/log.js';
 import type { InboundMessage } from '../../core/message.js';
 import type { Channel, InboundHandler, Reply } from '../../core/channel.js';
+import type { Sender } from './access.js';
 import { AccessControl } from './access.js';
 import { Delivery } from './delivery.js';
 import { readUpdate, type BotIdentity, type Inbound } from './inbound.js';
@@ -278,7 +279,10 @@ export class TelegramChannel implements Channel {
       if (note) this.sideReply(note.chatId, note.text);
       return;
     }
-    const r = readUpdate(update, this.identity!, (chat, album) => this.addressedAlbums.has(chat, album));
+    // A button of the bot's (an inline keyboard): the command it carries, typed by the presser.
+    const r =
+      'callback_query' in update ? pressed(update.callback_query) : readUpdate(update, this.identity!, (chat, album) => this.addressedAlbums.has(chat, album));
+    if ('callback_query' in update) void this.bot.telegram.answerCbQuery(update.callback_query.id).catch(() => undefined);
     if (r.kind === 'ignore') {
       this.log.debug({ updateId: update.update_id, reason: r.reason }, 'update ignored');
       return;
@@ -289,7 +293,7 @@ export class TelegramChannel implements Channel {
     if (r.kind === 'image' && r.group && r.albumId) this.addressedAlbums.add(sender.chatId, r.albumId);
     if (!r.group && sender.username) this.usernames.set(sender.chatId, sender.username);
     const decision = r.group
-      ? await this.groups.admit(sender, r.kind === 'text' ? r.text : undefined, chatLabelOf((update as Update.MessageUpdate).message, undefined).name)
+      ? await this.groups.admit(sender, r.kind === 'text' ? r.text : undefined, chatLabelOf(messageOf(update), undefined).name)
       : await this.access.check(sender);
     if (!decision.allow) {
       this.log.info({ updateId: update.update_id, userId: sender.userId, chatId: sender.chatId, reason: decision.reason }, 'message refused');
@@ -304,10 +308,11 @@ export class TelegramChannel implements Channel {
       userName: sender.name ?? sender.username,
       username: sender.username,
       text: '',
-      messageId: String(r.messageId),
+      messageId: 'callback_query' in update ? `button-${update.callback_query.id}` : String(r.messageId),
+      replyTo: repliedToBot(update, this.identity!),
       receivedAt: new Date(),
       ...translated(r),
-      chat: chatLabelOf((update as Update.MessageUpdate).message, threadId),
+      chat: chatLabelOf(messageOf(update), threadId),
       role: await this.roles.roleOf(sender, r.kind === 'text' && parseCommand(r.text) !== null),
     };
     const chatId = sender.chatId;
@@ -317,7 +322,7 @@ export class TelegramChannel implements Channel {
     const stop = r.kind === 'text' && isStop(r.text);
     // In a group several people talk at once: the reaction shows whose message is being answered
     // (not a sticker or file without words: that gets one line from the intake).
-    const answered = r.kind !== 'unsupported' || r.caption !== undefined;
+    const answered = (r.kind !== 'unsupported' || r.caption !== undefined) && !('callback_query' in update);
     if (r.group && ack && !laterItem && !stop && answered) void this.delivery.react(chatId, r.messageId, ack);
     const sendOptions = { replyTo: r.group ? r.messageId : undefined, threadId };
     const stopTyping = stop ? () => undefined : this.typing.start(chatId, threadId);
@@ -369,4 +374,33 @@ function translated(r: Exclude<Inbound, { kind: 'ignore' }>): Partial<InboundMes
       // read); without, the intake says what it cannot read.
       return r.caption ? { text: withQuote(unreadablePlaceholder(r.label, r.caption), r.quote), unreadable: r.what } : { unreadable: r.what };
   }
+}
+
+/** The message an update is about: its own, or the bot's message whose button was pressed. */
+function messageOf(update: Update): Update.MessageUpdate['message'] {
+  return ('callback_query' in update ? update.callback_query.message : (update as Update.MessageUpdate).message) as Update.MessageUpdate['message'];
+}
+
+/** A message sent as a reply to one of the bot's own: that message's id (`/why` finds its answer by it). */
+function repliedToBot(update: Update, bot: BotIdentity): string | undefined {
+  if (!('message' in update)) return undefined;
+  const r = (update.message as { reply_to_message?: { message_id: number; from?: { id: number } } }).reply_to_message;
+  return r && r.from?.id === bot.id && typeof r.message_id === 'number' ? String(r.message_id) : undefined;
+}
+
+/**
+ * A pressed button as the text message it stands for: its data is a command (`/why forget …`,
+ * core/channel.ts ReplyButton), from the person who pressed it, in the chat of the message it
+ * was under. Anything else (a button of an older version, forged data) is ignored.
+ */
+function pressed(q: Update.CallbackQueryUpdate['callback_query']): Inbound {
+  const data = 'data' in q ? q.data : undefined;
+  const m = q.message;
+  const chat = m?.chat;
+  if (!m || !chat || typeof data !== 'string' || !data.startsWith('/')) return { kind: 'ignore', reason: 'a button without a command' };
+  const group = chat.type !== 'private';
+  const name = [q.from.first_name, q.from.last_name].filter(Boolean).join(' ') || undefined;
+  const sender: Sender = { userId: String(q.from.id), username: q.from.username, name, chatId: String(chat.id), chatType: chat.type };
+  const topic = m as { message_thread_id?: number; is_topic_message?: boolean };
+  return { kind: 'text', sender, text: data, messageId: m.message_id, group, threadId: topic.is_topic_message ? topic.message_thread_id : undefined };
 }

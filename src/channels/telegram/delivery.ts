@@ -19,7 +19,7 @@ import { withDefaults } from '../../core/defaults.js';
 import { withRetry } from '../../core/retry.js';
 import { classifyTelegramFailure, describeError, isFormattingRejected, isNotModified, isTelegramError, toTelegramAppError } from './errors.js';
 import { renderTelegramHtml, visibleLength } from './render.js';
-import type { OutboundDocument } from '../../core/channel.js';
+import type { OutboundDocument, ReplyButton } from '../../core/channel.js';
 import { splitMessage, TELEGRAM_MESSAGE_LIMIT } from './split.js';
 
 /** Patience and pace; production defaults in DELIVERY_DEFAULTS, tests make them short. */
@@ -59,16 +59,25 @@ export interface SendOptions {
   replyTo?: number | undefined;
   /** Forum topic to post in (every chunk). */
   threadId?: number | undefined;
+  /** An inline keyboard under the last chunk (a button sends its `data` back: channel.ts). */
+  buttons?: ReplyButton[][] | undefined;
 }
 
 export interface DeliveryReport {
+  /** The ids of the messages sent (those Telegram answered with one), in order: what /why maps a reply back by. */
+  messageIds: number[];
   chunks: number;
   sent: number;
   uncertain: number;
   plainFallbacks: number;
 }
 
-type SendPayload = { text: string; parse_mode?: 'HTML' };
+type SendPayload = { text: string; parse_mode?: 'HTML'; reply_markup?: object };
+
+/** Telegram's inline keyboard for `buttons`. */
+function keyboard(buttons: ReplyButton[][]): object {
+  return { inline_keyboard: buttons.map((row) => row.map((b) => ({ text: b.text, callback_data: b.data }))) };
+}
 
 /**
  * A chunk of Markdown as Telegram HTML, or as it was when the HTML would show nothing (Telegram
@@ -103,24 +112,32 @@ export class Delivery {
   async sendMarkdown(chatId: string, markdown: string, options: SendOptions = {}): Promise<DeliveryReport> {
     // Every reply gets the log's secret scrubbing: a key echoed by a proxy never reaches a chat.
     const chunks = splitMessage(scrubSecrets(markdown), this.tuning.chunkLimit);
-    const report: DeliveryReport = { chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
+    const report: DeliveryReport = { messageIds: [], chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
     let replyTo = options.replyTo;
-    for (const chunk of chunks) {
-      await this.sendRendered(chatId, chunk, replyTo, options.threadId, report);
+    for (const [i, chunk] of chunks.entries()) {
+      const markup = options.buttons && i === chunks.length - 1 ? keyboard(options.buttons) : undefined;
+      await this.sendRendered(chatId, chunk, replyTo, options.threadId, report, markup);
       replyTo = undefined;
     }
     return report;
   }
 
   /** One chunk of Markdown as HTML (plain text when Telegram refuses the formatting). */
-  private async sendRendered(chatId: string, chunk: string, replyTo: number | undefined, threadId: number | undefined, report: DeliveryReport): Promise<void> {
-    const payload = renderedPayload(chunk);
+  private async sendRendered(
+    chatId: string,
+    chunk: string,
+    replyTo: number | undefined,
+    threadId: number | undefined,
+    report: DeliveryReport,
+    markup?: object,
+  ): Promise<void> {
+    const payload = { ...renderedPayload(chunk), ...(markup ? { reply_markup: markup } : {}) };
     let outcome: 'sent' | 'uncertain';
     if (!payload.parse_mode) {
-      outcome = await this.sendChunk(chatId, payload, replyTo, threadId);
+      outcome = await this.sendChunk(chatId, payload, replyTo, threadId, report.messageIds);
     } else {
       try {
-        outcome = await this.sendChunk(chatId, payload, replyTo, threadId);
+        outcome = await this.sendChunk(chatId, payload, replyTo, threadId, report.messageIds);
       } catch (err) {
         if (!isFormattingRejected(err)) throw toTelegramAppError(err, 'sendMessage');
         this.log.warn(
@@ -128,7 +145,7 @@ export class Delivery {
           'Telegram rejected the formatting; sending this part as plain text',
         );
         report.plainFallbacks++;
-        outcome = await this.sendChunkOrThrow(chatId, { text: chunk }, replyTo, threadId);
+        outcome = await this.sendChunkOrThrow(chatId, { text: chunk, ...(markup ? { reply_markup: markup } : {}) }, replyTo, threadId, report.messageIds);
       }
     }
     if (outcome === 'sent') report.sent++;
@@ -142,7 +159,7 @@ export class Delivery {
    * failure, 429s after their retry_after. False when the placeholder cannot be edited (deleted
    * by the user, too old): nothing of the answer is shown yet, and the caller sends it anew.
    */
-  async finishInPlace(chatId: string, messageId: number, markdown: string, options: SendOptions = {}): Promise<boolean> {
+  async finishInPlace(chatId: string, messageId: number, markdown: string, options: SendOptions = {}, ids: number[] = []): Promise<boolean> {
     const [first = '', ...rest] = splitMessage(scrubSecrets(markdown), this.tuning.chunkLimit);
     const edit = (payload: SendPayload) =>
       withRetry(() => this.call('editMessageText', { chat_id: chatId, message_id: messageId, ...payload }, this.tuning.sendTimeoutMs), {
@@ -171,8 +188,9 @@ export class Delivery {
         'the final edit may or may not have reached Telegram; not sent again as a new message',
       );
     }
-    const report: DeliveryReport = { chunks: rest.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
+    const report: DeliveryReport = { messageIds: [messageId], chunks: rest.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
     for (const chunk of rest) await this.sendRendered(chatId, chunk, undefined, options.threadId, report);
+    ids.push(...report.messageIds);
     return true;
   }
 
@@ -190,7 +208,7 @@ export class Delivery {
   /** Sends text exactly as given, without formatting (notices, pairing codes). */
   async sendPlain(chatId: string, text: string, options: SendOptions = {}): Promise<DeliveryReport> {
     const chunks = splitMessage(scrubSecrets(text), this.tuning.chunkLimit);
-    const report: DeliveryReport = { chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
+    const report: DeliveryReport = { messageIds: [], chunks: chunks.length, sent: 0, uncertain: 0, plainFallbacks: 0 };
     let replyTo = options.replyTo;
     for (const chunk of chunks) {
       if ((await this.sendChunkOrThrow(chatId, { text: chunk }, replyTo, options.threadId)) === 'sent') report.sent++;
@@ -226,16 +244,22 @@ export class Delivery {
     }
   }
 
-  private async sendChunkOrThrow(chatId: string, payload: SendPayload, replyTo: number | undefined, threadId?: number): Promise<'sent' | 'uncertain'> {
+  private async sendChunkOrThrow(
+    chatId: string,
+    payload: SendPayload,
+    replyTo: number | undefined,
+    threadId?: number,
+    ids?: number[],
+  ): Promise<'sent' | 'uncertain'> {
     try {
-      return await this.sendChunk(chatId, payload, replyTo, threadId);
+      return await this.sendChunk(chatId, payload, replyTo, threadId, ids);
     } catch (err) {
       throw toTelegramAppError(err, 'sendMessage');
     }
   }
 
   /** One message: retried only while each failure proves it was not delivered. */
-  private async sendChunk(chatId: string, payload: SendPayload, replyTo: number | undefined, threadId?: number): Promise<'sent' | 'uncertain'> {
+  private async sendChunk(chatId: string, payload: SendPayload, replyTo: number | undefined, threadId?: number, ids?: number[]): Promise<'sent' | 'uncertain'> {
     const body = {
       chat_id: chatId,
       ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
@@ -243,12 +267,13 @@ export class Delivery {
       ...(replyTo !== undefined ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
     };
     try {
-      await withRetry(() => this.call('sendMessage', body, this.tuning.sendTimeoutMs), {
+      const sent = (await withRetry(() => this.call('sendMessage', body, this.tuning.sendTimeoutMs), {
         ...this.backoff(),
         classify: (err) => classifyTelegramFailure(err, false),
         onRetry: ({ attempt, delayMs, err }) =>
           this.log.warn({ chatId, attempt, delayMs, err: describeError(err) }, 'sendMessage failed before delivery; retrying'),
-      });
+      })) as { message_id?: unknown } | undefined;
+      if (typeof sent?.message_id === 'number') ids?.push(sent.message_id);
       return 'sent';
     } catch (err) {
       if (!classifyTelegramFailure(err, false).uncertain) throw err;

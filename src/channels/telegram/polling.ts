@@ -38,8 +38,8 @@ export interface PollTuning {
   maxDelayMs: number;
 }
 
-/** Messages, and the bot's own membership changes (added to a group: group-gate.ts). */
-export const ALLOWED_UPDATES = ['message', 'my_chat_member'];
+/** Messages, the bot's own membership changes (added to a group: group-gate.ts) and its buttons pressed (/why). */
+export const ALLOWED_UPDATES = ['message', 'my_chat_member', 'callback_query'];
 
 export const POLL_DEFAULTS: PollTuning = {
   pollTimeoutSec: 30,

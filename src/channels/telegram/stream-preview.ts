@@ -154,7 +154,7 @@ export class StreamPreview implements AnswerProgress {
   }
 
   /** Delivers the finished answer (or an apology): in the placeholder when there is one, else as new messages. */
-  async finish(markdown: string, options: SendOptions): Promise<void> {
+  async finish(markdown: string, options: SendOptions, ids: number[] = []): Promise<void> {
     const delivery = this.state.delivery;
     this.close();
     await this.inFlight;
@@ -162,7 +162,7 @@ export class StreamPreview implements AnswerProgress {
     this.placeholder = undefined;
     this.mode = 'none'; // a second reply on the same turn is a message of its own
     if (id === undefined) {
-      await delivery.sendMarkdown(this.target.chatId, markdown, options);
+      ids.push(...(await delivery.sendMarkdown(this.target.chatId, markdown, options)).messageIds);
       return;
     }
     const { sessionChat, source, chatId } = this.target;
@@ -171,8 +171,8 @@ export class StreamPreview implements AnswerProgress {
     if (wait > 0) await sleep(wait);
     if (source !== undefined) await this.state.placeholders.finishing(sessionChat, source);
     this.state.edited(chatId);
-    const inPlace = await delivery.finishInPlace(chatId, id, markdown, options);
-    if (!inPlace) await delivery.sendMarkdown(chatId, markdown, { ...options, replyTo: undefined });
+    const inPlace = await delivery.finishInPlace(chatId, id, markdown, options, ids);
+    if (!inPlace) ids.push(...(await delivery.sendMarkdown(chatId, markdown, { ...options, replyTo: undefined })).messageIds);
     if (source !== undefined) await this.state.placeholders.remove(sessionChat, source);
   }
 

@@ -2,7 +2,7 @@
  * Forgetting words: everything this chat's memory holds that contains them — MEMORY.md entries
  * (and every stored version of it), facts and indexed messages in memory.db (with their
  * full-text, entity and vector entries), daily-note and history lines, session messages, the
- * session log and the inbox journal. `preview` counts; `apply` removes, so that afterwards no
+ * session log, the inbox journal and what `/why` recorded of answers (features/why). `preview` counts; `apply` removes, so that afterwards no
  * byte of the words is left in the workspace (memory.db's freed pages and WAL included, see
  * index/store/erase.ts; and the `/forget` command's own text in the journal).
  *
@@ -90,6 +90,8 @@ export interface ForgetDeps {
   log: Logger;
   /** Where forgets under way are recorded (app/stores.ts: PostgreSQL with DATABASE_URL); by default `forgetting/` in the workspace. */
   records?: ChangeJournal<ForgetRecord>;
+  /** What answers were built from (/why: features/why/store.ts): the items holding the words go. */
+  why?: { forget(chat: string, test: (text: string) => boolean): Promise<number> };
 }
 
 /** Which session messages go and which are redacted (see the top of this file). */
@@ -257,6 +259,7 @@ export class ForgetService {
       touched.push('session');
     }
     await this.redactLogs(chat, p, touched);
+    if (((await this.deps.why?.forget(`${chat.channel}:${chat.chatId}`, (t) => p.test(t))) ?? 0) > 0) touched.push('why');
     const exportDir = path.join(this.deps.workspaceDir, WORKSPACE_FILES.exports, sessionFileKey(chat.channel, chat.chatId));
     touched.push(...(await redactFolder(exportDir, this.deps.workspaceDir, p)));
 

@@ -3,7 +3,7 @@
  * any copy set aside as corrupt), its name, its lines in the session log and the inbox journal, its memory
  * folder (MEMORY.md, versions, notes, history), the memory writes held from it for approval, its rows in memory.db (memories with their
  * full-text, entity and vector entries, consolidation marks; freed space scrubbed), its
- * reminders, its token usage, its exports and, on request, its Telegram pairing. A group takes
+ * reminders, its token usage, what /why recorded of its answers, its exports and, on request, its Telegram pairing. A group takes
  * every forum topic of it along (core/group.ts: `-100123` takes `-100123:7`), wherever one left a
  * trace; a topic alone is just that topic. Other chats are not touched. Runs with the daemon
  * stopped (the CLI holds the daemon lock meanwhile): a running daemon caches sessions.
@@ -55,6 +55,8 @@ export interface PurgeStores {
   reminders?: ChatRows | undefined;
   /** usage.db (token usage), when there is one. */
   usage?: ChatRows | undefined;
+  /** What answers were built from (/why: features/why/store.ts). */
+  why?: ChatRows | undefined;
 }
 
 export interface PurgeOptions {
@@ -198,6 +200,7 @@ async function purgeRecorded(chat: Chat, opts: PurgeOptions, resumed?: { id: str
     stores.index?.close();
     await stores.reminders?.close();
     await stores.usage?.close();
+    await stores.why?.close();
     await stores.sessions.close();
     await stores.inbox.shutdown();
   }
@@ -252,6 +255,8 @@ async function purgeChats(chats: Chat[], opts: PurgeOptions, stores: PurgeStores
   }
   const usage = await deleteChats(stores.usage, ids);
   if (usage > 0) deleted.push(`${usage} row(s) of token usage in usage.db`);
+  const why = await deleteChats(stores.why, ids);
+  if (why > 0) deleted.push(`${why} record(s) of what answers were built from (why/)`);
 
   const [chat] = chats;
   if (opts.revokePairing && chat) {

@@ -77,6 +77,7 @@ export function createRelevantMemorySection(deps: RelevantMemoryDeps): (turn: Tu
       const cost = turn.model.tokens.countText(line) + 1;
       if (used + cost > budget) break;
       lines.push(line);
+      turn.sources.push({ kind: r.kind === 'fact' ? 'fact' : 'message', ref: r.id, text: r.content });
       used += cost;
     }
     if (reflection) {

@@ -27,7 +27,7 @@ test("a message gets the model's reply, with a typing indicator, in session tele
     // The emulator answers 500 to sendChatAction and setMyCommands: shrugged off, logged.
     assert.ok(bot.logs.lines().some((l) => /sendChatAction failed \(cosmetic, ignored\)/.test(l.msg)));
     const commands = bot.tg.callsOf('setMyCommands')[0]!.body.commands.map((c: { command: string }) => c.command);
-    assert.deepEqual(commands.sort(), ['compact', 'export', 'forget', 'help', 'memory', 'model', 'new', 'reminders', 'start', 'status', 'stop']);
+    assert.deepEqual(commands.sort(), ['compact', 'export', 'forget', 'help', 'memory', 'model', 'new', 'reminders', 'start', 'status', 'stop', 'why']);
 
     const session = await bot.sessionFile(OWNER);
     assert.deepEqual(

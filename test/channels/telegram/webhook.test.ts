@@ -45,7 +45,7 @@ test('webhook mode: the secret is checked, an update is answered, a re-post is p
     const set = bot.tg.callsOf('setWebhook')[0]!.body;
     assert.equal(set.url, url);
     assert.equal(set.secret_token, SECRET);
-    assert.deepEqual(set.allowed_updates, ['message', 'my_chat_member']);
+    assert.deepEqual(set.allowed_updates, ['message', 'my_chat_member', 'callback_query']);
     assert.equal(bot.tg.callsOf('getUpdates').length, 0, 'no polling in webhook mode');
 
     assert.equal((await post(update(500, 'forged'))).status, 401);
