@@ -32,6 +32,7 @@ import { ReminderService } from '../features/reminders/service.js';
 import { DailyNotes } from '../memory/daily-notes.js';
 import { DerivedWrites } from '../features/record/derived.js';
 import { chatModel, modelNamed } from '../features/models/chat-model.js';
+import { ChatStops } from '../dispatch/stop.js';
 
 export interface BuildOptions {
   /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
@@ -40,6 +41,11 @@ export interface BuildOptions {
   now?: () => number;
   /** Before any chat's store opens (stores.ts): the daemon finishes a purge a kill cut short. */
   beforeChats?: StoresOptions['beforeChats'];
+  /**
+   * With DATABASE_URL, the daemon (main.ts) serves one bot with the other processes on its
+   * database (app/cluster.ts): `channel` is the one it serves — it runs only that channel's chats.
+   */
+  cluster?: { channel: string };
 }
 
 export async function buildParts(config: Config, log: Logger, opts: BuildOptions, life: Lifecycle): Promise<Parts> {
@@ -59,6 +65,13 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     ...(opts.beforeChats ? { beforeChats: opts.beforeChats } : {}),
   });
   const { runtime, sessions, usage, memory, index, inbox } = stores;
+  // What each chat has under way, for /stop: the intake's, and the cluster's for a chat another process took.
+  const chatStops = new ChatStops(config.groupAdminsManage);
+  // Loaded only in a cluster: the embedded default runs none of it.
+  const cluster =
+    opts.cluster && stores.database
+      ? await (await import('./cluster.js')).joinAsMember(stores.database, config, log, life, opts.cluster.channel, chatStops)
+      : undefined;
   const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
   const models = await ChatModels.create(config);
   const llm = new LlmClient(config, componentLogger(log, 'LLM'), {
@@ -86,7 +99,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     timeoutMs: config.consolidationTimeoutMs,
     paused: (scope) => budget.pausesBackground({ chat: scope, kind: 'facts' }),
   });
-  const scheduler = new Scheduler(upkeep, config.timezone, componentLogger(log, 'Upkeep'));
+  const scheduler = new Scheduler(upkeep, config.timezone, componentLogger(log, 'Upkeep'), cluster?.jobGate);
   if (opts.scheduler) scheduler.start();
   life.add({ name: 'nightly jobs', stop: () => scheduler.stop() });
   const reminders = new ReminderService({
@@ -192,5 +205,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     database: stores.database,
     pageToken: stores.pageToken,
     channelState: stores.channelState,
+    chatStops,
+    cluster,
   };
 }

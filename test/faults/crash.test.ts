@@ -14,10 +14,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { startTelegramEmulator, type TelegramEmulator } from '../helpers/telegram.js';
+import { redeliverUntilConfirmed, startTelegramEmulator, type TelegramEmulator } from '../helpers/telegram.js';
 import { lastUserText, startFakeLlm, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
-import { childEnv, telegramDaemonEnv } from '../helpers/child.js';
+import { childEnv, telegramDaemonEnv, warningsOf } from '../helpers/child.js';
 import { patient, waitFor } from '../helpers/wait.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -38,21 +38,6 @@ function startDaemon(env: Record<string, string>, cwd: string): { child: ChildPr
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   return { child, log: () => log, started };
-}
-
-/** Warnings and errors of the daemon's runs, counted by message: the why behind a failure. */
-function warningsOf(logs: string[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const raw of logs.join('').split('\n')) {
-    let line: { level?: number; msg?: string };
-    try {
-      line = JSON.parse(raw) as { level?: number; msg?: string };
-    } catch {
-      continue;
-    }
-    if ((line.level ?? 0) >= 40 && line.msg) counts[line.msg] = (counts[line.msg] ?? 0) + 1;
-  }
-  return counts;
 }
 
 async function allJsonParses(dir: string): Promise<string[]> {
@@ -84,23 +69,8 @@ test('crash at random: 20 × kill -9 while 20 chats talk — nothing accepted is
   const tg: TelegramEmulator = await startTelegramEmulator();
   const llm = await startFakeLlm((req) => ({ ...text(`echo: ${lastUserText(req)}`), delayMs: 5 + Math.floor(Math.random() * 60) }));
   const ws = await tempDir('membot-crash-');
-  // The emulator forgets an update once it has handed it out; real Telegram hands it out again
-  // until a later getUpdates confirms it with a higher offset. The proxy adds that behaviour, and
-  // an update counts as taken by the daemon once it was confirmed that way.
-  const pending: any[] = [];
-  const taken = new Map<string, number>();
-  tg.intercept('getUpdates', (call) => ({
-    forward: true,
-    transform: (json: any) => {
-      const offset = Number(call.body?.offset ?? 0);
-      for (const u of json?.result ?? []) pending.push(u);
-      while (pending.length > 0 && offset > 0 && pending[0].update_id < offset) {
-        const u = pending.shift();
-        if (u.message?.text) taken.set(u.message.text, u.message.chat.id);
-      }
-      return { ...json, result: pending.slice(0, 100) };
-    },
-  }));
+  // An update counts as taken by the daemon once a later getUpdates confirmed it.
+  const taken = redeliverUntilConfirmed(tg);
   const env = telegramDaemonEnv(
     { llmUrl: llm.url, workspace: ws.dir, tg },
     {

@@ -55,6 +55,21 @@ export function startDaemonChild(env: Record<string, string>, cwd: string): { ch
   return { child, started, log: () => log };
 }
 
+/** Warnings and errors of the daemons' runs, counted by message: the why behind a failure. */
+export function warningsOf(logs: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const raw of logs.join('').split('\n')) {
+    let line: { level?: number; msg?: string };
+    try {
+      line = JSON.parse(raw) as { level?: number; msg?: string };
+    } catch {
+      continue;
+    }
+    if ((line.level ?? 0) >= 40 && line.msg) counts[line.msg] = (counts[line.msg] ?? 0) + 1;
+  }
+  return counts;
+}
+
 export interface CliRun {
   code: number | null;
   stdout: string;
