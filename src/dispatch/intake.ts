@@ -209,13 +209,14 @@ export class Intake {
     }
     const journaled = inbox.accept(msg);
     if (journaled.copyOf) return this.copy(key, msg, journaled);
+    let failure: unknown;
     const accepted = journaled.durable.then(
       () => {
         cluster.accepted();
         return journaled.id;
       },
       (err: unknown) => {
-        log.error({ err, session: key }, 'could not journal an inbound message; it is not handled');
+        failure = err;
         return null;
       },
     );
@@ -223,7 +224,7 @@ export class Intake {
     const done: HandleResult = accepted.then(async (id) => {
       if (id !== null) return;
       const job: Job = { key, journalId: '', reply, release: () => undefined };
-      await this.tell(job, undefined, this.failed(job, new Error('the message could not be journaled')), false);
+      await this.tell(job, undefined, this.failed(job, failure), false);
     });
     done.accepted = accepted;
     return done;

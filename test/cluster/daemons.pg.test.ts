@@ -9,7 +9,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +19,7 @@ import { startPg } from '../helpers/pg.js';
 import { redeliverUntilConfirmed, startTelegramEmulator } from '../helpers/telegram.js';
 import { lastUserText, startFakeLlm, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
-import { childEnv, telegramDaemonEnv, warningsOf } from '../helpers/child.js';
+import { startBuiltDaemon, telegramDaemonEnv, warningsOf, type BuiltDaemon } from '../helpers/child.js';
 import { patient, waitFor } from '../helpers/wait.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -27,31 +27,6 @@ const CHATS = 30;
 const PROCESSES = 3;
 const KILLS = 5;
 const FIRST_USER = 7001;
-
-interface Daemon {
-  child: ChildProcess;
-  log: () => string;
-  started: Promise<void>;
-  exited: Promise<void>;
-}
-
-function startDaemon(env: Record<string, string>, cwd: string): Daemon {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'main.js')], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  let started!: () => void;
-  const onData = (c: Buffer) => {
-    log += c.toString();
-    if (log.includes('daemon started')) started();
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  return {
-    child,
-    log: () => log,
-    started: new Promise<void>((r) => (started = r)),
-    exited: new Promise<void>((r) => child.once('close', () => r())),
-  };
-}
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -80,7 +55,8 @@ test('three daemons on one PostgreSQL, killed -9 at random and restarted one by 
         { llmUrl: llm.url, workspace: ws.dir, tg },
         {
           DATABASE_URL: url,
-          CLUSTER_LEASE_MS: '3000',
+          // Short for a quick failover; not so short that a heartbeat late on a loaded test machine loses a chat while alive.
+          CLUSTER_LEASE_MS: '6000',
           STREAMING: 'off',
           TELEGRAM_ALLOWED_USERS: Array.from({ length: CHATS }, (_, i) => FIRST_USER + i).join(','),
           TELEGRAM_DM_POLICY: 'allowlist',
@@ -93,12 +69,12 @@ test('three daemons on one PostgreSQL, killed -9 at random and restarted one by 
   };
   const start = async () => {
     const { ws, env: e } = await env();
-    const d = startDaemon(e, ws);
+    const d = startBuiltDaemon(e, ws);
     runs.push(d.log);
     return d;
   };
   const runs: Array<() => string> = [];
-  const daemons: Daemon[] = [];
+  const daemons: BuiltDaemon[] = [];
   const users = Array.from({ length: CHATS }, (_, i) => tg.user({ userId: FIRST_USER + i }));
   const sentPerChat = new Map<number, string[]>();
   let sending = true;
@@ -180,7 +156,7 @@ test('three daemons on one PostgreSQL, killed -9 at random and restarted one by 
       if (JSON.stringify(got) !== JSON.stringify(expected)) outOfOrder.push(`chat ${chat}: got ${got.length}, expected ${expected.length}`);
     }
     const { rows: open } = await db.query<{ n: string }>('SELECT count(*) AS n FROM inbox WHERE done_at IS NULL');
-    const { rows: alive } = await db.query<{ n: string }>("SELECT count(*) AS n FROM cluster_processes p WHERE p.heartbeat_at > now() - interval '3 seconds'");
+    const { rows: alive } = await db.query<{ n: string }>("SELECT count(*) AS n FROM cluster_processes p WHERE p.heartbeat_at > now() - interval '6 seconds'");
     for (const o of orphansOf) for (const m of o.messages) if (answeredAt.has(m)) failovers.push(Math.max(0, answeredAt.get(m)! - o.at));
     failovers.sort((a, b) => a - b);
     const report = {
