@@ -102,8 +102,11 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
   const scheduler = new Scheduler(upkeep, config.timezone, componentLogger(log, 'Upkeep'), cluster?.jobGate);
   if (opts.scheduler) scheduler.start();
   life.add({ name: 'nightly jobs', stop: () => scheduler.stop() });
+  // In a cluster a delivery claimed here is recorded as this process's: no other takes it up while it lives.
+  if (cluster) stores.reminders.ownedBy?.(cluster.id, config.database.leaseMs);
   const reminders = new ReminderService({
     store: stores.reminders,
+    takesOver: cluster !== undefined && stores.reminders.ownedBy !== undefined,
     sessions,
     notes,
     timezone: config.timezone,

@@ -151,7 +151,8 @@ const CORE_ERRORS = {
   'database.too_new': {
     meaning:
       'The database has a migration, applied by a newer version of the bot, that older versions cannot run beside (marked `-- older versions stop`); this older process does not start. Finish the update: run the newer version everywhere.',
-    message: 'the database at {where} has {migration}, from a newer version of the bot that older ones cannot run beside — update this one (git pull, npm ci, npm run build) and start it again',
+    message:
+      'the database at {where} has {migration}, from a newer version of the bot that older ones cannot run beside — update this one (git pull, npm ci, npm run build) and start it again',
   },
   'input.invalid': {
     meaning: 'A request or file given to the program is not in the expected shape (a webhook body, an eval dataset); it was refused.',
