@@ -7,6 +7,8 @@
  * this machine's cores — the processes share them.
  */
 import { spawnSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { startPg } from '../../test/helpers/pg.js';
 import { startTelegramEmulator } from '../../test/helpers/telegram.js';
@@ -56,7 +58,22 @@ export async function benchCluster(): Promise<Record<string, string>> {
           }),
         );
         const total = CHATS * PER_CHAT;
-        while (tg.botMessages().filter((m) => m.text.startsWith('echo: ')).length < total) await new Promise((r) => setTimeout(r, 20));
+        const echoes = () => tg.botMessages().filter((m) => m.text.startsWith('echo: '));
+        // Every answer, or none new for 30 s (then what is missing is said, not waited for).
+        for (let last = 0, since = performance.now(); echoes().length < total && performance.now() - since < 30_000; ) {
+          if (echoes().length !== last) [last, since] = [echoes().length, performance.now()];
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        const got = echoes().map((m) => m.text.slice(6));
+        if (got.length < total) {
+          const others = tg.botMessages().filter((m) => !m.text.startsWith('echo: ')).map((m) => m.text.slice(0, 80));
+          const twice = got.filter((t, i) => got.indexOf(t) !== i);
+          const file = path.join(os.tmpdir(), `membot-bench-cluster-${processes}.log`);
+          await writeFile(file, daemons.map((d) => d.log()).join('\n'));
+          const missing = users.flatMap((u) => Array.from({ length: PER_CHAT }, (_, m) => `m${m} in ${u.userId}`)).filter((t) => !got.includes(t));
+          out[`${processes} processes, missing`] = `${JSON.stringify(missing.slice(0, 5))}; the daemons' logs: ${file}`;
+          out[`${processes} processes, NOT ALL ANSWERED`] = `${got.length}/${total}; twice: ${JSON.stringify(twice.slice(0, 5))}; other replies: ${JSON.stringify(others.slice(0, 5))}`;
+        }
         const s = (performance.now() - t0) / 1000;
         out[`${processes} process${processes === 1 ? '' : 'es'}`] = `${(total / s).toFixed(1)} turns/s (${total} messages in ${s.toFixed(1)} s)`;
       } finally {
