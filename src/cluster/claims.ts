@@ -158,13 +158,17 @@ export class ChatClaims {
   async renew(): Promise<Chat[]> {
     if (this.until.size === 0) return [];
     const sent = this.clock();
+    // Judged against what was held when the statement went out: a chat taken or let go while it
+    // ran (claimWork, release) is not in its answer, and is not lost for that.
+    const asked = new Map(this.until);
     const { rows } = await this.db.query<{ channel: string; chat_id: string }>(
       `UPDATE inbox_claims SET expires_at = now() + $2 * interval '1 millisecond' WHERE owner = $1 RETURNING channel, chat_id`,
       [this.owner, this.leaseMs],
     );
     const kept = new Set(rows.map((r) => keyOf({ channel: r.channel, chatId: r.chat_id })));
     const lost: Chat[] = [];
-    for (const [key, held] of this.until) {
+    for (const [key, held] of asked) {
+      if (this.until.get(key) !== held) continue;
       if (kept.has(key)) held.until = sent + this.leaseMs;
       else {
         this.until.delete(key);
