@@ -4,7 +4,7 @@
  * PostgreSQL mode, on a throwaway cluster), pipeline, pipeline-pg (its overhead per turn with
  * DATABASE_URL beside the embedded mode) (streamed answers
  * included; `stream` runs only those), memory (`--daemon`: the built daemon alone), forget, cost,
- * longtext.
+ * longtext, cluster (turns per second with 1, 2 and 3 daemon processes on one PostgreSQL).
  */
 import os from 'node:os';
 import { benchTokens } from './bench/tokens.js';
@@ -22,6 +22,7 @@ const sections: Record<string, () => Promise<Record<string, string>>> = {
   forget: async () => (await import('./bench/forget.js')).benchForget(),
   cost: async () => (await import('./bench/cost.js')).benchCost(),
   longtext: async () => (await import('./bench/longtext.js')).benchLongText(),
+  cluster: async () => (await import('./bench/cluster.js')).benchCluster(),
 };
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {

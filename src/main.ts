@@ -87,6 +87,8 @@ async function main(): Promise<void> {
   try {
     appStarting = createApp(config, log, {
       scheduler: true,
+      // With DATABASE_URL any number of processes serve the bot together (docs/cluster.md).
+      ...(config.database.url ? { cluster: { channel: provider.name } } : {}),
       // A purge a kill cut short (npm run memory -- purge) is finished before anything opens the chat's files.
       beforeChats: (journal, db) =>
         finishInterruptedPurges({ ...purgeOptions(config, componentLogger(log, 'Purge'), db), journal }).then(
@@ -112,6 +114,7 @@ async function main(): Promise<void> {
     onFatal: (reason) => void shutdown(reason, 1),
     unfinished: app.leftOver(),
     state: app.parts.channelState(provider),
+    pollGate: app.parts.cluster?.pollGate,
   });
   channel = started;
   try {
@@ -141,7 +144,8 @@ async function main(): Promise<void> {
   // A /forget the last run did not finish was finished at start (createApp): its chat is told.
   void app
     .recover((msg) => started.replyFor(msg), { [started.name]: (chatId, text) => started.send(chatId, text) })
-    .then(() => started.settleInterrupted?.())
+    // In a cluster the placeholders left over may be another running process's answers: kept as they are.
+    .then(() => (app.clustered ? 0 : started.settleInterrupted?.()))
     .catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));
   // Reminders of this channel: those due while the daemon was down go out now (late), the rest on time.
   // A chat the channel no longer serves (a group taken off the list, a revoked user) gets none.

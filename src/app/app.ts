@@ -12,7 +12,6 @@ import { chatKey } from '../core/chat.js';
 import type { Dispatcher } from '../queue/dispatcher.js';
 import { ChatLimits } from '../dispatch/limits.js';
 import { Intake } from '../dispatch/intake.js';
-import { ChatStops } from '../dispatch/stop.js';
 import type { HandleResult, Reply } from '../core/channel.js';
 import type { CommandRouter } from '../dispatch/router.js';
 import type { Parts } from './parts.js';
@@ -44,6 +43,8 @@ export interface App {
   recover(replyFor: (msg: InboundMessage) => Reply, senders?: Record<string, (chatId: string, text: string) => Promise<void>>): Promise<number>;
   /** The messages the last run left unfinished, before `recover` takes them (a channel reads what it needs to know of them). */
   leftOver(): InboundMessage[];
+  /** Several processes serve the bot (app/cluster.ts): `recover` starts running the chats this one claims. */
+  clustered: boolean;
   /** Stops taking messages, waits for running turns (bounded), then closes every part, the last built first. */
   stop(): Promise<{ drained: boolean }>;
 }
@@ -70,6 +71,11 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   // A /forget a kill cut short is finished now: after what the log rebuilt (it may hold the
   // words), before any message, reminder or page can show them. Its chat is told in `recover`.
   const forgets = await forget.finishInterrupted();
+  // In a cluster the intake only journals; the chats this process claims are run from the journal.
+  const claims =
+    parts.cluster && parts.database
+      ? await (await import('./cluster.js')).runClaims(parts.database, parts.cluster, parts.chatStops, { config, log, life })
+      : undefined;
   // Taken over before any channel starts (see Intake.open).
   const intake = await Intake.open({
     config,
@@ -79,7 +85,8 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     sessions,
     budget: parts.budget,
     commands,
-    stops: new ChatStops(config.groupAdminsManage),
+    stops: parts.chatStops,
+    cluster: claims?.intake,
     pipeline,
     measured: (turn) =>
       stats.record(turn.session.id, {
@@ -101,9 +108,16 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     dispatcher,
     commands,
     handle: (msg, reply) => intake.handle(msg, reply),
+    clustered: claims !== undefined,
     recover(replyFor, senders = {}) {
+      // In a cluster, what is open in the journal is run as this process claims it, from now on.
+      // A chat nothing runs here for may have been another process's since: its session is read afresh.
+      claims?.start((entry, reply) => {
+        if (!dispatcher.busy(chatKey(entry.chat))) sessions.reread?.(entry.chat.channel, entry.chat.chatId);
+        return intake.handle(entry.msg, reply, entry);
+      }, replyFor);
       // The messages are queued first, at once (Intake.recover); the chats are told meanwhile.
-      const recovered = intake.recover(replyFor);
+      const recovered = claims ? Promise.resolve(0) : intake.recover(replyFor);
       const told = Promise.all(
         forgets.splice(0).map(async ({ id, record }) => {
           const send = senders[record.channel];

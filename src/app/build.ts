@@ -35,6 +35,7 @@ import { DailyNotes } from '../memory/daily-notes.js';
 import { DerivedWrites } from '../features/record/derived.js';
 import { chatModel, modelNamed } from '../features/models/chat-model.js';
 import { PendingApprovals } from '../features/memory-access/pending.js';
+import { ChatStops } from '../dispatch/stop.js';
 
 export interface BuildOptions {
   /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
@@ -43,6 +44,11 @@ export interface BuildOptions {
   now?: () => number;
   /** Before any chat's store opens (stores.ts): the daemon finishes a purge a kill cut short. */
   beforeChats?: StoresOptions['beforeChats'];
+  /**
+   * With DATABASE_URL, the daemon (main.ts) serves one bot with the other processes on its
+   * database (app/cluster.ts): `channel` is the one it serves — it runs only that channel's chats.
+   */
+  cluster?: { channel: string };
 }
 
 export async function buildParts(config: Config, log: Logger, opts: BuildOptions, life: Lifecycle): Promise<Parts> {
@@ -62,6 +68,13 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     ...(opts.beforeChats ? { beforeChats: opts.beforeChats } : {}),
   });
   const { runtime, sessions, usage, memory, index, inbox } = stores;
+  // What each chat has under way, for /stop: the intake's, and the cluster's for a chat another process took.
+  const chatStops = new ChatStops(config.groupAdminsManage);
+  // Loaded only in a cluster: the embedded default runs none of it.
+  const cluster =
+    opts.cluster && stores.database
+      ? await (await import('./cluster.js')).joinAsMember(stores.database, config, log, life, opts.cluster.channel, chatStops)
+      : undefined;
   const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
   const models = await ChatModels.create(config);
   const llm = new LlmClient(config, componentLogger(log, 'LLM'), {
@@ -89,11 +102,14 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     timeoutMs: config.consolidationTimeoutMs,
     paused: (scope) => budget.pausesBackground({ chat: scope, kind: 'facts' }),
   });
-  const scheduler = new Scheduler(upkeep, config.timezone, componentLogger(log, 'Upkeep'));
+  const scheduler = new Scheduler(upkeep, config.timezone, componentLogger(log, 'Upkeep'), cluster?.jobGate);
   if (opts.scheduler) scheduler.start();
   life.add({ name: 'nightly jobs', stop: () => scheduler.stop() });
+  // In a cluster a delivery claimed here is recorded as this process's: no other takes it up while it lives.
+  if (cluster) stores.reminders.ownedBy?.(cluster.id, config.database.leaseMs);
   const reminders = new ReminderService({
     store: stores.reminders,
+    takesOver: cluster !== undefined && stores.reminders.ownedBy !== undefined,
     sessions,
     notes,
     timezone: config.timezone,
@@ -203,6 +219,8 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     database: stores.database,
     pageToken: stores.pageToken,
     channelState: stores.channelState,
+    chatStops,
+    cluster,
   };
 }
 

@@ -61,6 +61,7 @@ export function features(p: Parts, config: Config): Feature[] {
       mcpLines: () => p.mcp?.statusLines() ?? [],
       workspaceDir: config.workspaceDir,
       database: p.database,
+      clusterLines: p.cluster?.statusLines,
     }),
     memoryAccessFeature({ memory: p.memory, index: p.index, runtime: p.runtime, embedder: p.embedder, pending: p.pending }),
     privacyFeature({ forget: p.forget, memory: p.memory, index: p.index, sessions: p.sessions, workspaceDir: config.workspaceDir }),

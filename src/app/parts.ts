@@ -36,6 +36,8 @@ import type { InstructionsSource } from '../features/prompt/instructions.js';
 import type { Database } from '../storage/pg/database.js';
 import type { KeptValue } from '../storage/kept.js';
 import type { Stores } from './stores.js';
+import type { ChatStops } from '../dispatch/stop.js';
+import type { ClusterMember } from '../cluster/cluster.js';
 
 export interface Parts {
   sessions: SessionStore;
@@ -91,4 +93,8 @@ export interface Parts {
   pageToken: KeptValue;
   /** The served channel's own stores, where the app keeps its state (stores.ts). */
   channelState: Stores['channelState'];
+  /** What each chat has under way, for /stop (dispatch/stop.ts). */
+  chatStops: ChatStops;
+  /** Several processes on one database (app/cluster.ts): this process's membership; undefined otherwise. */
+  cluster: ClusterMember | undefined;
 }

@@ -26,6 +26,8 @@ export interface ChannelDeps<St = unknown> {
   unfinished: InboundMessage[];
   /** The channel's own stores, made where the app keeps its state (the provider's `state`); undefined: the channel's default. */
   state?: St | undefined;
+  /** Several processes of one bot (docs/cluster.md): awaited before each poll of updates, resolves once this process may poll. */
+  pollGate?: ((signal: AbortSignal) => Promise<void>) | undefined;
 }
 
 /**

@@ -78,7 +78,9 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<CheckResult[]
   let db: Database | undefined;
   if (config.database.url) {
     db = new Database({ url: config.database.url, poolSize: 1, log: silentLogger(), waitMs: timeoutMs, applicationName: 'membot-doctor' });
-    results.push(await checkDatabase(db));
+    const row = await checkDatabase(db);
+    results.push(row);
+    if (row.status === 'ok') results.push(await clusterRow(db, config.database.leaseMs));
   }
   results.push(...checkSqlite());
   results.push(checkSetAside(config.workspaceDir));
@@ -109,6 +111,16 @@ async function checkDatabase(db: Database): Promise<CheckResult> {
       detail: scrubSecrets(`${healthLine(db.where, db.health())}: ${(err as Error).message}`),
       fix: `check that PostgreSQL runs at ${db.where} and that DATABASE_URL's user, password and database are right`,
     };
+  }
+}
+
+/** The processes serving the bot from the database and the leases they hold (docs/cluster.md). */
+async function clusterRow(db: Database, leaseMs: number): Promise<CheckResult> {
+  const { clusterCheck, clusterReport } = await import('../cluster/status.js');
+  try {
+    return clusterCheck(await clusterReport(db, leaseMs));
+  } catch {
+    return { name: 'cluster', status: 'skip', detail: 'no process has started on this database yet' };
   }
 }
 

@@ -60,6 +60,8 @@ export class ChatClaims {
     readonly owner: string,
     readonly leaseMs: number,
     private readonly clock: () => number = () => performance.now(),
+    /** Only this channel's chats: a process answers through its own channel (a terminal process never takes Telegram's chats). Unset: every channel's. */
+    readonly channel?: string,
   ) {}
 
   /** Claims what nobody runs and takes the entries waiting in the chats it holds; they come oldest first. */
@@ -71,7 +73,9 @@ export class ChatClaims {
     // This chat only (when given), and none of the excluded ones.
     const only = (n: number) =>
       `($${n}::text IS NULL OR (c.channel = $${n} AND c.chat_id = $${n + 1}))
-       AND NOT EXISTS (SELECT 1 FROM unnest($${n + 2}::text[], $${n + 3}::text[]) AS e(channel, chat_id) WHERE e.channel = c.channel AND e.chat_id = c.chat_id)`;
+       AND NOT EXISTS (SELECT 1 FROM unnest($${n + 2}::text[], $${n + 3}::text[]) AS e(channel, chat_id) WHERE e.channel = c.channel AND e.chat_id = c.chat_id)
+       AND ($${n + 4}::text IS NULL OR c.channel = $${n + 4})`;
+    const channel = this.channel ?? null;
     const open = 'EXISTS (SELECT 1 FROM inbox i WHERE i.channel = c.channel AND i.chat_id = c.chat_id AND i.done_at IS NULL)';
     const { held, entries } = await this.db.tx(async (sql) => {
       let room = opts.maxNewChats ?? Number.MAX_SAFE_INTEGER;
@@ -79,7 +83,7 @@ export class ChatClaims {
       const { rows: expired } = await sql.query<ClaimRow & { open: boolean }>(
         `SELECT c.channel, c.chat_id, c.owner, c.through, ${open} AS open FROM inbox_claims c
           WHERE c.expires_at <= now() AND ${only(1)} ORDER BY c.expires_at FOR UPDATE SKIP LOCKED`,
-        [...chat, ...exclude],
+        [...chat, ...exclude, channel],
       );
       const gone = expired.filter((r) => !r.open);
       if (gone.length > 0) await deleteClaims(sql, gone);
@@ -95,16 +99,16 @@ export class ChatClaims {
                SELECT c.channel, c.chat_id, $1, now() FROM
                  (SELECT channel, chat_id, min(seq) AS first FROM inbox WHERE done_at IS NULL GROUP BY channel, chat_id) c
                 WHERE ${only(2)} AND NOT EXISTS (SELECT 1 FROM inbox_claims x WHERE x.channel = c.channel AND x.chat_id = c.chat_id)
-                ORDER BY c.first LIMIT $6
+                ORDER BY c.first LIMIT $7
                ON CONFLICT DO NOTHING
                RETURNING channel, chat_id, owner, through`,
-              [this.owner, ...chat, ...exclude, Math.min(room, 1_000_000)],
+              [this.owner, ...chat, ...exclude, channel, Math.min(room, 1_000_000)],
             );
       // Its own live claims: only this process changes them, so waiting for their lock is safe.
       const { rows: mine } = await sql.query<ClaimRow>(
         `SELECT c.channel, c.chat_id, c.owner, c.through FROM inbox_claims c
           WHERE c.owner = $1 AND c.expires_at > now() AND ${only(2)} FOR UPDATE`,
-        [this.owner, ...chat, ...exclude],
+        [this.owner, ...chat, ...exclude, channel],
       );
       const all = [...taken, ...fresh, ...mine].map((r) => ({
         channel: r.channel,
@@ -154,13 +158,17 @@ export class ChatClaims {
   async renew(): Promise<Chat[]> {
     if (this.until.size === 0) return [];
     const sent = this.clock();
+    // Judged against what was held when the statement went out: a chat taken or let go while it
+    // ran (claimWork, release) is not in its answer, and is not lost for that.
+    const asked = new Map(this.until);
     const { rows } = await this.db.query<{ channel: string; chat_id: string }>(
       `UPDATE inbox_claims SET expires_at = now() + $2 * interval '1 millisecond' WHERE owner = $1 RETURNING channel, chat_id`,
       [this.owner, this.leaseMs],
     );
     const kept = new Set(rows.map((r) => keyOf({ channel: r.channel, chatId: r.chat_id })));
     const lost: Chat[] = [];
-    for (const [key, held] of this.until) {
+    for (const [key, held] of asked) {
+      if (this.until.get(key) !== held) continue;
       if (kept.has(key)) held.until = sent + this.leaseMs;
       else {
         this.until.delete(key);

@@ -27,6 +27,8 @@ export interface ClusterOptions {
   onChatsLost?: (chats: Chat[]) => void;
   /** Between heartbeats (default a third of the lease time). */
   beatMs?: number;
+  /** Only this channel's chats are claimed here (the channel the process serves: its replies go out through it). */
+  channel?: string;
 }
 
 export interface ClusterMember {
@@ -47,7 +49,7 @@ export interface ClusterMember {
 export async function joinCluster(db: Database, opts: ClusterOptions): Promise<ClusterMember> {
   const registry = await ProcessRegistry.start(db, opts);
   const leases = new Leases(db, registry.id, opts.leaseMs);
-  const claims = new ChatClaims(db, registry.id, opts.leaseMs);
+  const claims = new ChatClaims(db, registry.id, opts.leaseMs, undefined, opts.channel);
   registry.onBeat(async () => {
     const lost = await leases.renewAll();
     if (lost.length > 0) opts.log.warn({ leases: lost }, 'leases this process held were not renewed in time; another process may hold them now');

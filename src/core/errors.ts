@@ -148,6 +148,12 @@ const CORE_ERRORS = {
       'A file of migrations/pg/ differs from the one applied to the database (its checksum changed); the start stops. Applied files are never edited: a change goes in a new numbered file.',
     message: '{file} was changed after it was applied to the database at {where} — put it back as it was and make the change in a new numbered file',
   },
+  'database.too_new': {
+    meaning:
+      'The database has a migration, applied by a newer version of the bot, that older versions cannot run beside (marked `-- older versions stop`); this older process does not start. Finish the update: run the newer version everywhere.',
+    message:
+      'the database at {where} has {migration}, from a newer version of the bot that older ones cannot run beside — update this one (git pull, npm ci, npm run build) and start it again',
+  },
   'input.invalid': {
     meaning: 'A request or file given to the program is not in the expected shape (a webhook body, an eval dataset); it was refused.',
     message: '{what}: {problem}',

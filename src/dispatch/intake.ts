@@ -29,7 +29,7 @@ import { apologyText } from './apology.js';
 import { runTurn, type TurnRunDeps } from './turn-run.js';
 import type { Ending } from './ending.js';
 import { AlbumCollector, mergeAlbum } from './albums.js';
-import { ChatStops, type StopHandle } from './stop.js';
+import { ChatStops, type StopHandle, type StopOutcome } from './stop.js';
 import { isStop } from '../core/command-line.js';
 
 /**
@@ -54,7 +54,20 @@ export interface IntakeDeps extends TurnRunDeps {
   commands: CommandRouter;
   /** What each chat has under way, for /stop (stop.ts); unset: one of its own (wording without group admins). */
   stops?: ChatStops | undefined;
+  /**
+   * Several processes on one database (app/cluster.ts, docs/cluster.md): a message accepted here
+   * is journaled only — the process holding its chat's claim runs it (`handle` with the entry as
+   * recovered) — and /stop goes to whichever process runs the chat's turn.
+   */
+  cluster?: IntakeCluster | undefined;
   log: Logger;
+}
+
+export interface IntakeCluster {
+  /** A message was journaled here: look for work now. */
+  accepted(): void;
+  /** Stops what runs of the chat (session key `key`), in whichever process runs it. */
+  stop(msg: InboundMessage, key: string): Promise<StopOutcome>;
 }
 
 /** A message's journal entry as accept (or adopt) gives it. */
@@ -94,6 +107,9 @@ export class Intake {
    */
   static async open(deps: IntakeDeps): Promise<Intake> {
     const intake = new Intake(deps);
+    // Several processes: what is open in the journal is run by the process that claims its chat
+    // (a dead process's chats included), never taken over here at start.
+    if (deps.cluster) return intake;
     const left = await deps.inbox.unfinished();
     for (const e of left.entries) deps.inbox.adopt(e.id);
     await deps.inbox.close(left.duplicates);
@@ -125,8 +141,9 @@ export class Intake {
    * earlier run journaled and did not finish; it keeps its id.
    */
   handle(msg: InboundMessage, reply: Reply, recovered?: InboxEntry): HandleResult {
-    const { inbox, dispatcher, limits, log } = this.deps;
+    const { inbox, dispatcher, limits, log, cluster } = this.deps;
     const key = chatKey(msg);
+    if (cluster && !recovered) return this.acceptOnly(key, msg, reply, cluster);
     // Journal first: a kill while the message waits in its queue loses nothing. The fsync runs
     // while the turn starts (it is hidden behind the LLM call); nothing is sent to the user
     // before it completes, so a message answered is always a message the journal holds.
@@ -159,6 +176,58 @@ export class Intake {
         return this.settle(job, () => this.decide(job, msg, verdict === 'rate', recovered)).finally(() => this.stops.leave(key, stop));
       });
     }
+    done.accepted = accepted;
+    return done;
+  }
+
+  /**
+   * Several processes: the flood limit is decided here, where the message arrives (the process
+   * that runs it takes it as recovered, past the limits); a message over it is refused without
+   * being journaled — the journal's open entries are any process's to run. Then the message is
+   * journaled and the processes look for work. /stop is not journaled: it is answered at once,
+   * from wherever the chat's turn runs (a kill before the answer loses only that answer).
+   */
+  private acceptOnly(key: string, msg: InboundMessage, reply: Reply, cluster: IntakeCluster): HandleResult {
+    const { inbox, limits, log } = this.deps;
+    if (isStop(msg.text)) {
+      const stopped: HandleResult = cluster.stop(msg, key).then(async (outcome) => {
+        const say = this.stops.reply(key, outcome);
+        log.info({ session: key, ...outcome, answered: say !== undefined }, '/stop');
+        if (say !== undefined)
+          await reply.send({ kind: 'text', text: say }).catch((err: unknown) => log.error({ err, session: key }, 'could not answer a /stop'));
+      });
+      stopped.accepted = Promise.resolve(null);
+      return stopped;
+    }
+    const verdict = msg.channel === 'console' ? 'ok' : limits.admit(key, 0);
+    if (verdict !== 'ok') {
+      log.warn({ code: 'chat.rate_limited', session: key }, 'a chat sent more messages in a minute than the limit; refused one');
+      const command = parseCommand(msg.text)?.name;
+      const refused: HandleResult = reply
+        .send({ kind: 'text', text: command ? limits.rateText(key, command) : limits.refusedText(key) })
+        .catch((err: unknown) => log.error({ err, session: key }, 'could not tell a chat its message was refused'));
+      refused.accepted = Promise.resolve(null);
+      return refused;
+    }
+    const journaled = inbox.accept(msg);
+    if (journaled.copyOf) return this.copy(key, msg, journaled);
+    let failure: unknown;
+    const accepted = journaled.durable.then(
+      () => {
+        cluster.accepted();
+        return journaled.id;
+      },
+      (err: unknown) => {
+        failure = err;
+        return null;
+      },
+    );
+    // Not journaled, nobody can run it: the user hears it failed (with an error id), as for any failure.
+    const done: HandleResult = accepted.then(async (id) => {
+      if (id !== null) return;
+      const job: Job = { key, journalId: '', reply, release: () => undefined };
+      await this.tell(job, undefined, this.failed(job, failure), false);
+    });
     done.accepted = accepted;
     return done;
   }

@@ -54,6 +54,12 @@ export class ChatLimits {
   }
 
   /** The line for a message refused because too many wait already (it was not kept). */
+  /** Over the rate where the message is not kept either (several processes: the accepting one refuses it, docs/cluster.md). */
+  refusedText(key: string): string {
+    const where = isTopic(key) ? ' in this group (its topics together)' : '';
+    return `That is more than ${this.perMinute} messages in a minute${where}, so I did not take this one. Please send it again in a minute.`;
+  }
+
   queueText(): string {
     return `I am still answering your earlier messages (${this.maxQueued} waiting), so I did not take this one. Please send it again once I have replied.`;
   }

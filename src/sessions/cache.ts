@@ -90,6 +90,13 @@ export class SessionCache<E extends CachedSession> {
     }
   }
 
+  /** Drops the chat's session if it is idle (as `trim` would): read again at its next use. */
+  dropIdle(id: string): void {
+    const e = this.entries.get(id);
+    if (!e?.session || e.loading || e.write || e.owed.length > 0 || this.opts.held?.(e) || this.opts.pinned?.(id)) return;
+    this.entries.delete(id);
+  }
+
   get cachedCount(): number {
     let n = 0;
     for (const e of this.entries.values()) if (e.session) n++;

@@ -95,6 +95,10 @@ export class PgSessionStore implements SessionStore, Portable<SessionItem> {
     this.log.forgettable = derived.durable;
   }
 
+  reread(channelType: string, chatId: string): void {
+    this.cache.dropIdle(chatKey({ channel: channelType, chatId }));
+  }
+
   getOrCreate(channelType: string, chatId: string): Promise<Session> {
     const chat = { channel: channelType, chatId };
     return this.cache.getOrCreate(chat, (entry) => this.read(chat, entry));

@@ -53,6 +53,12 @@ export interface SessionStore {
   takeLastRun(): WalLine[];
   /** Empties the session log once what derives from its lines is written (start, stop); rejects (and keeps it) when `flush` does. */
   forgetLog(): Promise<void>;
+  /**
+   * Several processes on one database (docs/cluster.md): the chat's session may have been
+   * changed by another process since it was read here, so an idle copy held here is dropped and
+   * read again at its next use. Files have one process: not there.
+   */
+  reread?(channelType: string, chatId: string): void;
   /** Tells the log what derives from its lines (given once, at build). */
   deriveFromLog(derived: DerivedFromLog): void;
   /**

@@ -42,6 +42,7 @@ test('doctor with DATABASE_URL: the database row says where it is and that it is
     const row = up.find((r) => r.name === 'database');
     assert.equal(row?.status, 'ok', row?.detail);
     assert.match(row!.detail, new RegExp(`^PostgreSQL at ${where}: up since .+ UTC, server \\d+`));
+    assert.equal(up.find((r) => r.name === 'cluster')?.detail, '0 processes alive (none); leases: none held', 'the processes serving the bot (none runs)');
     assert.equal(up.find((r) => r.name === 'memory page')?.detail, `http://127.0.0.1:8790/?token=${TOKEN}`, 'the token the daemon keeps in the database');
     assert.doesNotMatch(formatReport(up), new RegExp(cluster.password), 'never the password');
 

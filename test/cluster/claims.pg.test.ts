@@ -225,3 +225,35 @@ test('a process that keeps renewing keeps its chat past the lease time; one whos
     await b.db.close();
   }
 });
+
+test("risk: a chat taken while the heartbeat's renewal is on its way is heard as lost, and its turn stopped — a renewal judges only the chats held when it was sent", async () => {
+  const url = await migratedDatabase(cluster);
+  const a = proc(url, 'a', 10_000);
+  // The renewal's answer arrives late (a slow network), after the chat below is taken.
+  let late!: () => void;
+  const arrived = new Promise<void>((r) => (late = r));
+  const slow = new Proxy(a.db, {
+    get(db, prop) {
+      if (prop !== 'query') return Reflect.get(db, prop);
+      return async (text: string, params?: unknown[]) => {
+        const res = await db.query(text, params);
+        if (text.startsWith('UPDATE inbox_claims SET expires_at')) await arrived;
+        return res;
+      };
+    },
+  });
+  const claims = new ChatClaims(slow, 'a', 10_000);
+  try {
+    await accept(a, message('7', 'first chat'));
+    assert.equal((await claims.claimWork()).length, 1);
+    const renewing = claims.renew();
+    await accept(a, message('8', 'second chat'));
+    assert.equal((await claims.claimWork()).length, 1, 'the second chat is taken while the renewal is on its way');
+    late();
+    assert.deepEqual(await renewing, [], 'nothing lost: the second chat was taken after the renewal went out');
+    assert.ok(claims.holds({ channel: 'telegram', chatId: '8' }));
+    assert.deepEqual(await claims.renew(), []);
+  } finally {
+    await a.db.close();
+  }
+});

@@ -16,10 +16,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { startTelegramEmulator, type TelegramEmulator } from '../helpers/telegram.js';
+import { redeliverUntilConfirmed, startTelegramEmulator, type TelegramEmulator } from '../helpers/telegram.js';
 import { lastUserText, startFakeLlm, text } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
-import { childEnv, telegramDaemonEnv } from '../helpers/child.js';
+import { childEnv, telegramDaemonEnv, warningsOf } from '../helpers/child.js';
 import { patient, waitFor } from '../helpers/wait.js';
 import { testDatabase } from '../helpers/pg-stores.js';
 import { silentLogger } from '../../src/core/log.js';
@@ -84,21 +84,6 @@ function startDaemon(env: Record<string, string>, cwd: string): { child: ChildPr
   return { child, log: () => log, started };
 }
 
-/** Warnings and errors of the daemon's runs, counted by message: the why behind a failure. */
-function warningsOf(logs: string[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const raw of logs.join('').split('\n')) {
-    let line: { level?: number; msg?: string };
-    try {
-      line = JSON.parse(raw) as { level?: number; msg?: string };
-    } catch {
-      continue;
-    }
-    if ((line.level ?? 0) >= 40 && line.msg) counts[line.msg] = (counts[line.msg] ?? 0) + 1;
-  }
-  return counts;
-}
-
 async function allJsonParses(dir: string): Promise<string[]> {
   const bad: string[] = [];
   const walk = async (d: string): Promise<void> => {
@@ -130,27 +115,15 @@ export async function crashAtRandom(opts: CrashOptions = {}): Promise<void> {
   const workspaces = [await tempDir('membot-crash-')];
   const wsNow = () => workspaces.at(-1)!.dir;
   // The emulator forgets an update once it has handed it out; real Telegram hands it out again
-  // until a later getUpdates confirms it with a higher offset. The proxy adds that behaviour, and
-  // an update counts as taken by the daemon once it was confirmed that way.
-  const pending: any[] = [];
-  const taken = new Map<string, number>();
-  tg.intercept('getUpdates', (call) => ({
-    forward: true,
-    transform: (json: any) => {
-      const offset = Number(call.body?.offset ?? 0);
-      for (const u of json?.result ?? []) pending.push(u);
-      while (pending.length > 0 && offset > 0 && pending[0].update_id < offset) {
-        const u = pending.shift();
-        if (u.message?.text) taken.set(u.message.text, u.message.chat.id);
-      }
-      return { ...json, result: pending.slice(0, 100) };
-    },
-  }));
+  // until a later getUpdates confirms it (helpers/telegram.ts): taken = confirmed that way.
+  const taken = redeliverUntilConfirmed(tg);
   const env = (workspace: string) =>
     telegramDaemonEnv(
       { llmUrl: llm.url, workspace, tg },
       {
-        ...(pg ? { DATABASE_URL: pg.url } : {}),
+        // With DATABASE_URL the daemon is one process of a cluster: a killed one's polling lease and
+        // chat claims pass to the next start once they expire — the shortest lease, so they do soon.
+        ...(pg ? { DATABASE_URL: pg.url, CLUSTER_LEASE_MS: '3000' } : {}),
         TELEGRAM_ALLOWED_USERS: Array.from({ length: CHATS }, (_, i) => FIRST_USER + i).join(','),
         TELEGRAM_DM_POLICY: 'allowlist',
         // Each chat sends ~100 messages a minute here, on purpose (crash recovery under load): the

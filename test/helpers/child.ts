@@ -55,6 +55,48 @@ export function startDaemonChild(env: Record<string, string>, cwd: string): { ch
   return { child, started, log: () => log };
 }
 
+/** Warnings and errors of the daemons' runs, counted by message: the why behind a failure. */
+export function warningsOf(logs: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const raw of logs.join('').split('\n')) {
+    let line: { level?: number; msg?: string };
+    try {
+      line = JSON.parse(raw) as { level?: number; msg?: string };
+    } catch {
+      continue;
+    }
+    if ((line.level ?? 0) >= 40 && line.msg) counts[line.msg] = (counts[line.msg] ?? 0) + 1;
+  }
+  return counts;
+}
+
+export interface BuiltDaemon {
+  child: ChildProcess;
+  log: () => string;
+  /** At its "daemon started" line. */
+  started: Promise<void>;
+  exited: Promise<void>;
+}
+
+/** The built daemon (dist/main.js: npm run build first) with exactly `env` (childEnv added). */
+export function startBuiltDaemon(env: Record<string, string>, cwd: string): BuiltDaemon {
+  const child = spawn(process.execPath, [path.join(repoRoot, 'dist', 'main.js')], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  let started!: () => void;
+  const onData = (c: Buffer) => {
+    log += c.toString();
+    if (log.includes('daemon started')) started();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  return {
+    child,
+    log: () => log,
+    started: new Promise<void>((r) => (started = r)),
+    exited: new Promise<void>((r) => child.once('close', () => r())),
+  };
+}
+
 export interface CliRun {
   code: number | null;
   stdout: string;

@@ -417,3 +417,26 @@ export async function startTelegramBot(
   };
   return bot;
 }
+
+/**
+ * The emulator forgets an update once it has handed it out; real Telegram hands it out again
+ * until a later getUpdates confirms it with a higher offset. This adds that behaviour. Returns
+ * the text messages confirmed that way (taken by the bot), with their chat.
+ */
+export function redeliverUntilConfirmed(tg: TelegramEmulator): Map<string, number> {
+  const pending: any[] = [];
+  const taken = new Map<string, number>();
+  tg.intercept('getUpdates', (call) => ({
+    forward: true,
+    transform: (json: any) => {
+      const offset = Number(call.body?.offset ?? 0);
+      for (const u of json?.result ?? []) pending.push(u);
+      while (pending.length > 0 && offset > 0 && pending[0].update_id < offset) {
+        const u = pending.shift();
+        if (u.message?.text) taken.set(u.message.text, u.message.chat.id);
+      }
+      return { ...json, result: pending.slice(0, 100) };
+    },
+  }));
+  return taken;
+}

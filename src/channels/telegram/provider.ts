@@ -24,6 +24,7 @@ export const telegramChannel: ChannelProvider<TelegramConfig, TelegramState> = {
       streaming: deps.config.streaming,
       groupAdminsManage: deps.config.groupAdminsManage,
       state: deps.state,
+      pollGate: deps.pollGate,
     }),
   state: {
     files: (workspaceDir, log) => telegramStateInFiles(workspaceDir, componentLogger(log, 'Telegram')),

@@ -108,6 +108,13 @@ export class PgReminderStore implements ReminderStore, Portable<ReminderItem> {
   }
 
   /** One transaction: the conditional UPDATE takes the occurrence (or finds it taken), the record goes with it. */
+  /** The process claims are recorded as (in a cluster). */
+  private owner: { id: string; leaseMs: number } | undefined;
+
+  ownedBy(process: string, leaseMs: number): void {
+    this.owner = { id: process, leaseMs };
+  }
+
   async claim(r: Reminder, next: number | null, now: number): Promise<Delivery | undefined> {
     const d = claimOf(r, now);
     return this.db.tx(async (sql) => {
@@ -117,20 +124,38 @@ export class PgReminderStore implements ReminderStore, Portable<ReminderItem> {
           : await sql.query("UPDATE reminders SET due_at = $1 WHERE id = $2 AND status = 'pending' AND due_at = $3 RETURNING id", [next, r.id, r.dueAt]);
       if (moved.rowCount === 0) return undefined;
       await sql.query(
-        `INSERT INTO reminder_deliveries (reminder_id, due_at, chat, channel, chat_id, text, repeat, state, claimed_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
-        [d.reminderId, d.dueAt, d.chat, d.channel, d.chatId, d.text, d.repeat, d.state, d.claimedAt],
+        `INSERT INTO reminder_deliveries (reminder_id, due_at, chat, channel, chat_id, text, repeat, state, claimed_at, owner)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+        [d.reminderId, d.dueAt, d.chat, d.channel, d.chatId, d.text, d.repeat, d.state, d.claimedAt, this.owner?.id ?? null],
       );
       return d;
     });
   }
 
   async claimed(channels?: string[]): Promise<Delivery[]> {
+    if (this.owner) return this.takeOver(channels);
     const { rows } = await this.db.query<DeliveryRow & Record<string, unknown>>(
       "SELECT * FROM reminder_deliveries WHERE state = 'claimed' AND ($1::text[] IS NULL OR channel = ANY($1::text[])) ORDER BY due_at, reminder_id",
       [channels ?? null],
     );
     return rows.map(toDelivery);
+  }
+
+  /**
+   * In a cluster: the open claims of processes no longer alive (by their heartbeat and the
+   * database's clock) become this one's, in one statement — a second process running it at the
+   * same moment waits for the rows, then finds them alive-owned and takes none.
+   */
+  private async takeOver(channels: string[] | undefined): Promise<Delivery[]> {
+    const me = this.owner!;
+    const { rows } = await this.db.query<DeliveryRow & Record<string, unknown>>(
+      `UPDATE reminder_deliveries d SET owner = $2
+        WHERE state = 'claimed' AND ($1::text[] IS NULL OR channel = ANY($1::text[])) AND (d.owner IS NULL OR (d.owner <> $2 AND NOT EXISTS
+          (SELECT 1 FROM cluster_processes p WHERE p.id = d.owner AND p.heartbeat_at > now() - $3 * interval '1 millisecond')))
+        RETURNING *`,
+      [channels ?? null, me.id, me.leaseMs],
+    );
+    return rows.map(toDelivery).sort((a, b) => a.dueAt - b.dueAt || a.reminderId - b.reminderId);
   }
 
   async finish(d: Pick<Delivery, 'reminderId' | 'dueAt'>, state: 'sent' | 'failed', at: number): Promise<void> {

@@ -51,6 +51,12 @@ export interface ReminderDeps {
   /** Reminder messages one chat gets per hour at most (REMINDERS_PER_CHAT_PER_HOUR); the rest are folded. */
   perChatPerHour?: number;
   now?: () => number;
+  /**
+   * Several processes (docs/cluster.md): the store hands over claims a dead process left
+   * (ReminderStore.ownedBy), each once, so every claim it gives is this process's to deliver —
+   * whenever it was made. Unset: a claim left open is a kill's when made before this start.
+   */
+  takesOver?: boolean;
 }
 
 export type ScheduleResult = { ok: true; reminder: Reminder } | { ok: false; reason: string };
@@ -86,6 +92,8 @@ export class ReminderService {
   private arms = 0;
   /** Deliveries queued and not finished (stop waits for them through the dispatcher's drain). */
   private readonly inFlight = new Set<string>();
+  /** In a cluster: claims taken over from dead processes and not delivered yet (the store hands each over once). */
+  private takenOver: Delivery[] = [];
 
   constructor(private readonly deps: ReminderDeps) {
     this.now = deps.now ?? Date.now;
@@ -110,7 +118,7 @@ export class ReminderService {
           { code: 'reminder.delivery_uncertain' satisfies ErrorCode, session: d.chat, reminder: d.reminderId },
           'a reminder was recorded but the daemon stopped before it was confirmed sent; not sent again (at most once)',
         );
-      }
+      } else if (this.deps.takesOver) this.takenOver.push(d);
     }
   }
 
@@ -254,8 +262,18 @@ export class ReminderService {
     // A claim left open is a kill's only when it was made before this start: one made since is
     // this process's own (in flight, or failed: tried at the next start) or another process's,
     // which is delivering it (a database shared by several processes, docs/postgres.md).
-    for (const d of await this.deps.store.claimed(channels))
-      if (d.claimedAt < this.startedAt && !this.inFlight.has(occurrenceKey(d)) && !held.has(groupOf(d.chat))) add(d.chat, d);
+    if (this.deps.takesOver) {
+      const wanted = new Set(channels);
+      const left = [...this.takenOver.splice(0), ...(await this.deps.store.claimed(channels))];
+      for (const d of left) {
+        if (this.inFlight.has(occurrenceKey(d))) continue;
+        // Held back by the pace, or of a channel not started yet: kept for a later run (the store hands it over only once).
+        if (held.has(groupOf(d.chat)) || !wanted.has(d.channel)) this.takenOver.push(d);
+        else add(d.chat, d);
+      }
+    } else
+      for (const d of await this.deps.store.claimed(channels))
+        if (d.claimedAt < this.startedAt && !this.inFlight.has(occurrenceKey(d)) && !held.has(groupOf(d.chat))) add(d.chat, d);
     for (const r of await this.deps.store.due(now, channels)) if (!held.has(groupOf(r.chat))) add(r.chat, r);
     const work: Array<Promise<void>> = [];
     let occurrences = 0;

@@ -41,6 +41,12 @@ export interface Delivery {
 }
 
 export interface ReminderStore {
+  /**
+   * Several processes on one database (docs/cluster.md): claims are recorded as this process's
+   * (its id in the cluster), and `claimed` hands over only claims whose process is no longer
+   * alive — each to one process, which delivers it. Files have one process: not there.
+   */
+  ownedBy?(process: string, leaseMs: number): void;
   /** Schedules a reminder (pending); it gets its id. */
   add(r: Omit<Reminder, 'id'>): Promise<Reminder>;
   /** This chat's pending reminders, soonest first. */

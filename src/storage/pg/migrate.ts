@@ -14,6 +14,9 @@
  *   only add — tables, columns with defaults, indexes — so an older release still runs on a
  *   newer schema (rolled back after an update, or beside a newer process). Removing or renaming
  *   comes in a later release, once no running version reads what goes (docs/postgres.md).
+ *   A file that holds the line `-- older versions stop` is the exception (recorded as
+ *   `stops_older`): a program without it stops with one line (`database.too_new`) instead of
+ *   running on a schema it would misread (docs/cluster.md, "Upgrading").
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -33,6 +36,9 @@ export const MIGRATIONS_DIR = path.join(ROOT, 'migrations', 'pg');
 const LOCK_KEY = '7883230862291322'; // "membot" migrations; any constant no other code uses
 
 const FILE_NAME = /^(\d+)_([a-z0-9_]+)\.sql$/;
+
+/** The line that marks a migration older programs cannot run beside. */
+const STOPS_OLDER = /^-- older versions stop\s*$/m;
 
 export interface Migration {
   version: number;
@@ -82,14 +88,21 @@ export async function migrate(db: Database, opts: { log: Logger; dir?: string })
       checksum text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    return (await sql.query<{ version: number; name: string; checksum: string }>('SELECT version, name, checksum FROM schema_migrations ORDER BY version'))
-      .rows;
+    await sql.query('ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS stops_older boolean NOT NULL DEFAULT false');
+    return (
+      await sql.query<{ version: number; name: string; checksum: string; stops_older: boolean }>(
+        'SELECT version, name, checksum, stops_older FROM schema_migrations ORDER BY version',
+      )
+    ).rows;
   });
   for (const f of files) {
     const r = recorded.find((x) => x.version === f.version);
     if (r) sameAsApplied(db, dir, f, r.checksum);
   }
-  const newer = recorded.filter((r) => !files.some((f) => f.version === r.version)).map((r) => r.name);
+  const newerRows = recorded.filter((r) => !files.some((f) => f.version === r.version));
+  const stops = newerRows.find((r) => r.stops_older);
+  if (stops) throw new AppError('database.too_new', { migration: stops.name, where: db.where });
+  const newer = newerRows.map((r) => r.name);
   if (newer.length > 0) {
     opts.log.info(
       { newer },
@@ -115,7 +128,12 @@ export async function migrate(db: Database, opts: { log: Logger; dir?: string })
           throw new DbError('rejected', db.where, `${shown(dir, f.name)}: ${errorMessage(err.cause)}`, err.sqlState, err);
         throw err;
       }
-      await sql.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [f.version, f.name, f.checksum]);
+      await sql.query('INSERT INTO schema_migrations (version, name, checksum, stops_older) VALUES ($1, $2, $3, $4)', [
+        f.version,
+        f.name,
+        f.checksum,
+        STOPS_OLDER.test(f.sql),
+      ]);
       return true;
     });
     if (done) {

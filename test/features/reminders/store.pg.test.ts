@@ -218,3 +218,37 @@ test("two daemons on one database: one running while the other claims 20 due rem
     await ws.cleanup();
   }
 });
+
+test('risk: a daemon starting while another is delivering a reminder it claimed sends it twice — in a cluster a claim is taken up only once its process is dead, and by one process', async () => {
+  const url = await migratedDatabase(cluster);
+  const db = testDatabase(url);
+  try {
+    // Three members of a cluster: A claims, B starts while A lives, C asks too once A is dead.
+    await db.query("INSERT INTO cluster_processes (id, host, pid, version) VALUES ('A', 'h', 1, 'v'), ('B', 'h', 2, 'v'), ('C', 'h', 3, 'v')");
+    const [a, b, c] = await Promise.all([PgReminderStore.open(db), PgReminderStore.open(db), PgReminderStore.open(db)]);
+    a.ownedBy('A', 5_000);
+    b.ownedBy('B', 5_000);
+    c.ownedBy('C', 5_000);
+    for (let i = 0; i < 3; i++) {
+      const r = await a.add({
+        chat: 'test:1',
+        channel: 'test',
+        chatId: '1',
+        text: `r${i}`,
+        dueAt: Date.now() - 1000,
+        repeat: null,
+        timezone: 'UTC',
+        createdAt: 0,
+      });
+      assert.ok(await a.claim(r, null, Date.now()), 'A claims it');
+    }
+    assert.deepEqual(await b.claimed(['test']), [], "a live process's claims are not B's to deliver (A is delivering them)");
+    // A stops beating (killed): its claims are left to one of the others.
+    await db.query("UPDATE cluster_processes SET heartbeat_at = now() - interval '1 minute' WHERE id = 'A'");
+    const [byB, byC] = await Promise.all([b.claimed(['test']), c.claimed(['test'])]);
+    assert.deepEqual([...byB, ...byC].map((d) => d.text).sort(), ['r0', 'r1', 'r2'], 'each claim of the dead process is taken up once');
+    assert.deepEqual(await c.claimed(['test']), [], 'and not again');
+  } finally {
+    await db.close();
+  }
+});

@@ -126,6 +126,26 @@ test('a database newer than the program (versions it has no file for) is accepte
   }
 });
 
+test('risk: an older process running beside a migration it cannot read — a file marked "-- older versions stop" makes an older program stop with one line naming it', async () => {
+  const url = await cluster.createDatabase();
+  const { db, cap } = open(url);
+  try {
+    const newer = await folder({ ...FILES, '004_rename.sql': '-- older versions stop\nALTER TABLE tags RENAME COLUMN tag TO label;\n' });
+    await migrate(db, { log: cap.log, dir: newer });
+    const older = await folder(FILES);
+    await assert.rejects(migrate(db, { log: cap.log, dir: older }), (err) => {
+      assert.ok(isAppError(err, 'database.too_new'));
+      assert.ok(!err.message.includes('\n'), 'one line');
+      assert.match(err.message, /has 004_rename\.sql, from a newer version of the bot .* update this one/);
+      return true;
+    });
+    // The newer program itself goes on.
+    assert.deepEqual(await migrate(db, { log: cap.log, dir: newer }), { applied: [], newer: [] });
+  } finally {
+    await db.close();
+  }
+});
+
 test('a migration the database refuses is applied not at all, and the error names the file', async () => {
   const url = await cluster.createDatabase();
   const { db, cap } = open(url);

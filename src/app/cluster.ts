@@ -1,0 +1,102 @@
+/**
+ * The daemon's part in a cluster (docs/cluster.md), only when main asks for it with DATABASE_URL:
+ * several daemon processes serve one bot from one database. Without it (the embedded default, the
+ * CLIs, the in-process tests) nothing here is loaded or run.
+ *
+ * - `joinAsMember` (build.ts): registers the process and its heartbeat before the scheduler is
+ *   made (its nightly jobs ask the member's lease gate); a chat another process took from this
+ *   one has its turn stopped here. Its row goes last at the stop, after the chats under way.
+ * - `runClaims` (app.ts): the intake only journals what arrives here; the ClaimRunner runs the
+ *   chats this process claims — whoever accepted their messages, a dead process's included — by
+ *   handing each entry to the intake as a recovered one, its reply through this process's
+ *   channel. /stop goes to the process that runs the chat's turn (ClusterStops).
+ */
+import { readFileSync } from 'node:fs';
+import type { Config } from '../config/env.js';
+import { chatKey } from '../core/chat.js';
+import type { Reply } from '../core/channel.js';
+import { componentLogger, type Logger } from '../core/log.js';
+import type { InboundMessage } from '../core/message.js';
+import type { ClaimedEntry } from '../cluster/claims.js';
+import { joinCluster, type ClusterMember } from '../cluster/cluster.js';
+import { ClaimRunner } from '../cluster/runner.js';
+import { ClusterStops } from '../cluster/stops.js';
+import type { IntakeCluster } from '../dispatch/intake.js';
+import type { ChatStops } from '../dispatch/stop.js';
+import type { Database } from '../storage/pg/database.js';
+import type { Lifecycle } from './lifecycle.js';
+
+/** The version each process registers with (doctor warns while two run together). */
+export function appVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+/** Stops taken by the cluster itself (a chat lost to another process): as a manager would, everyone's turn. */
+const BY_CLUSTER = { userId: 'cluster', role: 'owner' as const };
+
+export async function joinAsMember(db: Database, config: Config, log: Logger, life: Lifecycle, channel: string, chatStops: ChatStops): Promise<ClusterMember> {
+  const member = await joinCluster(db, {
+    leaseMs: config.database.leaseMs,
+    version: appVersion(),
+    log: componentLogger(log, 'Cluster'),
+    channel,
+    onChatsLost: (chats) => {
+      for (const chat of chats) chatStops.stop(chatKey(chat), BY_CLUSTER);
+    },
+  });
+  // Closed after the claim runner stopped (added later, so stopped first) and before the database.
+  life.add({ name: 'cluster', close: () => member.stop() });
+  return member;
+}
+
+export interface ClaimsWiring {
+  /** For the intake (IntakeDeps.cluster). */
+  intake: IntakeCluster;
+  /** Starts running claimed chats once the channel gives the way back to them (main's `recover`). */
+  start(run: (entry: ClaimedEntry, reply: Reply) => Promise<void>, replyFor: (msg: InboundMessage) => Reply): void;
+}
+
+export async function runClaims(
+  db: Database,
+  member: ClusterMember,
+  chatStops: ChatStops,
+  opts: { config: Config; log: Logger; life: Lifecycle },
+): Promise<ClaimsWiring> {
+  const log = componentLogger(opts.log, 'Cluster');
+  let handler: ((entry: ClaimedEntry) => Promise<void>) | undefined;
+  const runner = new ClaimRunner(member.claims, {
+    run: (entry) => handler!(entry),
+    maxChats: opts.config.maxConcurrentTurns,
+    idleMs: IDLE_MS,
+    log,
+  });
+  const stops = await ClusterStops.open(db, member.claims, (key, by) => chatStops.stop(key, by), { log });
+  let started = false;
+  opts.life.add({
+    name: 'chat claims',
+    // The chats under way end first (bounded like the dispatcher's drain); then the member's row goes and its claims are free.
+    stop: async () => {
+      if (!started) return true;
+      const ended = await Promise.race([
+        runner.stop().then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), opts.config.shutdownTimeoutMs).unref()),
+      ]);
+      return ended;
+    },
+    close: () => stops.close(),
+  });
+  return {
+    intake: {
+      accepted: () => runner.poke(),
+      stop: async (msg, key) => (await stops.stop({ channel: msg.channel, chatId: msg.chatId }, key, { userId: msg.userId, role: msg.role })).outcome,
+    },
+    start(run, replyFor) {
+      handler = (entry) => run(entry, replyFor(entry.msg));
+      started = true;
+      runner.start();
+    },
+  };
+}
+
+/** Between two looks for work when no message was accepted here (another process's messages are found this often). */
+const IDLE_MS = 250;

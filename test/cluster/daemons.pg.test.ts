@@ -1,0 +1,198 @@
+/**
+ * Issue 36, item 5: several real daemons (the built src/main.ts) serve one bot from one throwaway
+ * PostgreSQL, behind the Telegram stand-in, while 30 chats talk. Every few seconds a random
+ * process is killed with SIGKILL and started again on a fresh, empty workspace; then a rolling
+ * restart (SIGTERM one, start it again, the next). At the end every message the bot took from
+ * Telegram is answered exactly once, each chat's answers in the order of its messages, and the
+ * journal holds nothing open. The failover time — from a kill to the answer of each message the
+ * killed process held — is printed (p50/p95), with the run's figures.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { startPg } from '../helpers/pg.js';
+import { redeliverUntilConfirmed, startTelegramEmulator } from '../helpers/telegram.js';
+import { lastUserText, startFakeLlm, text } from '../helpers/fake-llm.js';
+import { tempDir } from '../helpers/workspace.js';
+import { startBuiltDaemon, telegramDaemonEnv, warningsOf, type BuiltDaemon } from '../helpers/child.js';
+import { patient, waitFor } from '../helpers/wait.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CHATS = 30;
+const PROCESSES = 3;
+const KILLS = 5;
+const FIRST_USER = 7001;
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('three daemons on one PostgreSQL, killed -9 at random and restarted one by one: every message answered exactly once, in order per chat', {
+  timeout: patient(300_000),
+}, async () => {
+  const build = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'build.mjs')], { cwd: repoRoot, encoding: 'utf8' });
+  assert.equal(build.status, 0, `build failed: ${build.stdout}${build.stderr}`);
+  const cluster = await startPg();
+  const tg = await startTelegramEmulator();
+  // A turn takes a little while, so kills land mid-turn.
+  const llm = await startFakeLlm((req) => ({ ...text(`echo: ${lastUserText(req)}`), delayMs: 50 + Math.floor(Math.random() * 250) }));
+  const url = await cluster.createDatabase();
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  // A poller killed before confirming an update leaves it to the next poller, as Telegram does.
+  const taken = redeliverUntilConfirmed(tg);
+  const workspaces: Array<{ cleanup(): Promise<void> }> = [];
+  const env = async () => {
+    const ws = await tempDir('membot-cluster-');
+    workspaces.push(ws);
+    return {
+      ws: ws.dir,
+      env: telegramDaemonEnv(
+        { llmUrl: llm.url, workspace: ws.dir, tg },
+        {
+          DATABASE_URL: url,
+          // Short for a quick failover; not so short that a heartbeat late on a loaded test machine loses a chat while alive.
+          CLUSTER_LEASE_MS: '6000',
+          STREAMING: 'off',
+          TELEGRAM_ALLOWED_USERS: Array.from({ length: CHATS }, (_, i) => FIRST_USER + i).join(','),
+          TELEGRAM_DM_POLICY: 'allowlist',
+          // Each chat talks faster than a person, on purpose: no flood limit answers instead of a turn.
+          RATE_LIMIT_PER_MINUTE: '0',
+          MAX_QUEUED_PER_CHAT: '10000',
+        },
+      ),
+    };
+  };
+  const start = async () => {
+    const { ws, env: e } = await env();
+    const d = startBuiltDaemon(e, ws);
+    runs.push(d.log);
+    return d;
+  };
+  const runs: Array<() => string> = [];
+  const daemons: BuiltDaemon[] = [];
+  const users = Array.from({ length: CHATS }, (_, i) => tg.user({ userId: FIRST_USER + i }));
+  const sentPerChat = new Map<number, string[]>();
+  let sending = true;
+  let n = 0;
+  const sender = (async () => {
+    while (sending) {
+      const u = users[Math.floor(Math.random() * CHATS)]!;
+      const list = sentPerChat.get(u.userId) ?? [];
+      const t = `m${++n} in ${u.userId}`;
+      list.push(t);
+      sentPerChat.set(u.userId, list);
+      await u.say(t).catch(() => undefined);
+      await sleep(30 + Math.random() * 60);
+    }
+  })();
+  // When each answer was first seen (the failover figure).
+  const answeredAt = new Map<string, number>();
+  const watcher = setInterval(() => {
+    for (const m of tg.botMessages()) if (m.text.startsWith('echo: ') && !answeredAt.has(m.text.slice(6))) answeredAt.set(m.text.slice(6), Date.now());
+  }, 20);
+  const failovers: number[] = [];
+  const orphansOf: Array<{ at: number; messages: string[] }> = [];
+  try {
+    for (let i = 0; i < PROCESSES; i++) daemons.push(await start());
+    await Promise.all(daemons.map((d) => d.started));
+
+    // Kills at random: the victim's open chats (what it held) must be answered by the others.
+    for (let k = 0; k < KILLS; k++) {
+      await sleep(2000 + Math.random() * 2000);
+      const i = Math.floor(Math.random() * PROCESSES);
+      const victim = daemons[i]!;
+      const { rows } = await db.query<{ msg: string }>(
+        `SELECT i.msg FROM inbox i JOIN inbox_claims c ON c.channel = i.channel AND c.chat_id = i.chat_id
+           JOIN cluster_processes p ON p.id = c.owner WHERE p.pid = $1 AND i.done_at IS NULL`,
+        [victim.child.pid],
+      );
+      victim.child.kill('SIGKILL');
+      const at = Date.now();
+      await victim.exited;
+      orphansOf.push({ at, messages: rows.map((r) => (JSON.parse(r.msg) as { text: string }).text) });
+      daemons[i] = await start();
+      await daemons[i]!.started;
+    }
+    // Rolling restart: SIGTERM one, start it again, the next.
+    for (let i = 0; i < PROCESSES; i++) {
+      daemons[i]!.child.kill('SIGTERM');
+      await daemons[i]!.exited;
+      assert.equal(daemons[i]!.child.exitCode, 0, `a clean stop in the rolling restart:\n${daemons[i]!.log().slice(-3000)}`);
+      daemons[i] = await start();
+      await daemons[i]!.started;
+    }
+    sending = false;
+    await sender;
+    const sent = [...sentPerChat.values()].flat();
+    await waitFor(() => sent.every((t) => taken.has(t)), 90_000, 'the bot to take every message');
+    // Until every message is answered, or the answers stop coming (then the report says what is missing).
+    for (let last = -1, still = 0; still < 10; ) {
+      const now = tg.botMessages().length;
+      still = now === last ? still + 1 : 0;
+      last = now;
+      if ([...taken.keys()].every((t) => answeredAt.has(t)) && still >= 2) break;
+      await sleep(1000);
+    }
+    for (const d of daemons) d.child.kill('SIGTERM');
+    await Promise.all(daemons.map((d) => d.exited));
+
+    const replies = new Map<string, number>();
+    for (const m of tg.botMessages()) replies.set(m.text, (replies.get(m.text) ?? 0) + 1);
+    const twice = [...replies.entries()].filter(([t, c]) => t.startsWith('echo: ') && c > 1).map(([t]) => t);
+    const unanswered = [...taken.keys()].filter((t) => !replies.has(`echo: ${t}`));
+    // Per chat, the answers in the order the user sent the messages.
+    const outOfOrder: string[] = [];
+    for (const [chat, said] of sentPerChat) {
+      const got = tg
+        .botMessages(chat)
+        .map((m) => m.text)
+        .filter((t) => t.startsWith('echo: '));
+      const expected = said.filter((t) => taken.has(t)).map((t) => `echo: ${t}`);
+      if (JSON.stringify(got) !== JSON.stringify(expected)) outOfOrder.push(`chat ${chat}: got ${got.length}, expected ${expected.length}`);
+    }
+    const { rows: open } = await db.query<{ n: string }>('SELECT count(*) AS n FROM inbox WHERE done_at IS NULL');
+    const { rows: alive } = await db.query<{ n: string }>("SELECT count(*) AS n FROM cluster_processes p WHERE p.heartbeat_at > now() - interval '6 seconds'");
+    for (const o of orphansOf) for (const m of o.messages) if (answeredAt.has(m)) failovers.push(Math.max(0, answeredAt.get(m)! - o.at));
+    failovers.sort((a, b) => a - b);
+    const report = {
+      processes: PROCESSES,
+      kills: KILLS,
+      messagesSent: sent.length,
+      messagesTaken: taken.size,
+      answeredOnce: taken.size - unanswered.length - twice.length,
+      repliesTwice: twice.length,
+      unanswered: unanswered.length,
+      chatsOutOfOrder: outOfOrder.length,
+      orphanedMessages: failovers.length,
+      failoverMs: { p50: percentile(failovers, 50), p95: percentile(failovers, 95), max: failovers.at(-1) },
+    };
+    process.stdout.write(`cluster report: ${JSON.stringify(report)}\n`);
+    process.stdout.write(`daemon warnings and errors over all runs: ${JSON.stringify(warningsOf(runs.map((r) => r())))}\n`);
+    if (unanswered.length > 0 || twice.length > 0) {
+      const file = path.join(os.tmpdir(), `membot-cluster-runs-${process.pid}.log`);
+      await writeFile(file, runs.map((r, i) => r().replace(/^/gm, `[run ${i}] `)).join('\n'));
+      process.stdout.write(`unanswered: ${JSON.stringify(unanswered.slice(0, 20))}; the daemons' logs: ${file}\n`);
+    }
+    assert.deepEqual(twice, [], 'no message answered twice');
+    assert.deepEqual(unanswered, [], 'every message the bot took is answered');
+    assert.deepEqual(outOfOrder, [], "each chat's answers come in the order of its messages");
+    assert.equal(Number(open[0]!.n), 0, 'nothing left open in the journal');
+    assert.equal(Number(alive[0]!.n), 0, 'every process left the cluster at its stop');
+    assert.ok(taken.size >= 100, `enough traffic (${taken.size} messages)`);
+  } finally {
+    sending = false;
+    clearInterval(watcher);
+    for (const d of daemons) if (d.child.exitCode === null && d.child.signalCode === null) d.child.kill('SIGKILL');
+    await Promise.all(daemons.map((d) => d.exited));
+    await db.end();
+    await tg.close();
+    await llm.close();
+    await cluster.stop();
+    for (const ws of workspaces) await ws.cleanup();
+  }
+});
