@@ -11,7 +11,7 @@
  */
 import { startPg, type PgCluster } from '../../test/helpers/pg.js';
 import { makeMessage } from '../../src/sessions/model.js';
-import { msg, setup, turn } from './pipeline.js';
+import { msg, setup, sustainedLoad, turn } from './pipeline.js';
 import { assistantText, rng, userText } from './text.js';
 import { pct } from './index.js';
 
@@ -49,27 +49,8 @@ async function sessionSizes(mode: Mode, cluster: PgCluster, r: () => number): Pr
 
 async function sustained(mode: Mode, cluster: PgCluster, r: () => number): Promise<string> {
   const b = await setup(0, undefined, mode === 'postgres' ? { databaseUrl: await cluster.createDatabase() } : {});
-  const chats = 100;
-  const perChat = 30;
-  const lat: number[] = [];
   try {
-    const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: chats }, async (_, c) => {
-        for (let i = 0; i < perChat; i++) {
-          const s = performance.now();
-          await turn(b.app, msg(`load${c}`, userText(r)));
-          lat.push(performance.now() - s);
-        }
-      }),
-    );
-    const secs = (performance.now() - t0) / 1000;
-    return `${((chats * perChat) / secs).toFixed(0)} turns/s; turn latency p50 ${f(
-      pct(
-        lat.sort((a, b) => a - b),
-        50,
-      ),
-    )} ms, p99 ${f(pct(lat, 99))} ms`;
+    return await sustainedLoad(b.app, r);
   } finally {
     await b.close();
   }
