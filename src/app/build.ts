@@ -36,6 +36,7 @@ import { DerivedWrites } from '../features/record/derived.js';
 import { chatModel, modelNamed } from '../features/models/chat-model.js';
 import { PendingApprovals } from '../features/memory-access/pending.js';
 import { ChatStops } from '../dispatch/stop.js';
+import type { ClusterMember } from '../cluster/cluster.js';
 
 export interface BuildOptions {
   /** Start the nightly upkeep jobs (the daemon does; tests and CLIs do not). */
@@ -61,20 +62,25 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
       return dispatcher.drain(config.shutdownTimeoutMs);
     },
   });
+  // What each chat has under way, for /stop: the intake's, and the cluster's for a chat another process took.
+  const chatStops = new ChatStops(config.groupAdminsManage);
+  // Loaded only in a cluster: the embedded default runs none of it. The process's id is decided
+  // first and registered before its chats' stores open: its session log lines carry it, and a
+  // process starting beside it leaves the lines of a live one (sessions/pg/log.ts).
+  const joining = opts.cluster ? { code: await import('./cluster.js'), channel: opts.cluster.channel } : undefined;
+  const processId = joining?.code.newProcessId();
+  let cluster: ClusterMember | undefined;
   // Files and SQLite, or PostgreSQL with DATABASE_URL (stores.ts). A chat's session stays in
   // memory while it has work queued or running (turns hold it).
   const stores = await openStores(config, log, life, {
     inUse: (id) => dispatcher.busy(id),
-    ...(opts.beforeChats ? { beforeChats: opts.beforeChats } : {}),
+    ...(processId ? { processId } : {}),
+    beforeChats: async (purging, db) => {
+      if (joining && processId && db) cluster = await joining.code.joinAsMember(db, config, log, life, { id: processId, channel: joining.channel }, chatStops);
+      await opts.beforeChats?.(purging, db);
+    },
   });
   const { runtime, sessions, usage, memory, index, inbox } = stores;
-  // What each chat has under way, for /stop: the intake's, and the cluster's for a chat another process took.
-  const chatStops = new ChatStops(config.groupAdminsManage);
-  // Loaded only in a cluster: the embedded default runs none of it.
-  const cluster =
-    opts.cluster && stores.database
-      ? await (await import('./cluster.js')).joinAsMember(stores.database, config, log, life, opts.cluster.channel, chatStops)
-      : undefined;
   const budget = new TokenBudget(usage, config.dailyTokenBudget, config.budgetExemptUsers, config.timezone);
   const models = await ChatModels.create(config);
   const llm = new LlmClient(config, componentLogger(log, 'LLM'), {

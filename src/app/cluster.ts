@@ -3,9 +3,11 @@
  * several daemon processes serve one bot from one database. Without it (the embedded default, the
  * CLIs, the in-process tests) nothing here is loaded or run.
  *
- * - `joinAsMember` (build.ts): registers the process and its heartbeat before the scheduler is
- *   made (its nightly jobs ask the member's lease gate); a chat another process took from this
- *   one has its turn stopped here. Its row goes last at the stop, after the chats under way.
+ * - `joinAsMember` (build.ts): registers the process and its heartbeat before its chats' stores
+ *   open (its session log lines carry its id: a process starting beside it leaves them) and the
+ *   scheduler is made (its nightly jobs ask the member's lease gate); a chat another process
+ *   took from this one has its turn stopped here. Its row goes last at the stop, after the chats
+ *   under way and the stores' close.
  * - `runClaims` (app.ts): the intake only journals what arrives here; the ClaimRunner runs the
  *   chats this process claims — whoever accepted their messages, a dead process's included — by
  *   handing each entry to the intake as a recovered one, its reply through this process's
@@ -19,6 +21,7 @@ import { componentLogger, type Logger } from '../core/log.js';
 import type { InboundMessage } from '../core/message.js';
 import type { ClaimedEntry } from '../cluster/claims.js';
 import { joinCluster, type ClusterMember } from '../cluster/cluster.js';
+export { newProcessId } from '../cluster/registry.js';
 import { ClaimRunner } from '../cluster/runner.js';
 import { ClusterStops } from '../cluster/stops.js';
 import type { IntakeCluster } from '../dispatch/intake.js';
@@ -34,19 +37,27 @@ export function appVersion(): string {
 /** Stops taken by the cluster itself (a chat lost to another process): as a manager would, everyone's turn. */
 const BY_CLUSTER = { userId: 'cluster', role: 'owner' as const };
 
-export async function joinAsMember(db: Database, config: Config, log: Logger, life: Lifecycle, channel: string, chatStops: ChatStops): Promise<ClusterMember> {
-  const member = await joinCluster(db, {
+export async function joinAsMember(
+  db: Database,
+  config: Config,
+  log: Logger,
+  life: Lifecycle,
+  member: { id: string; channel: string },
+  chatStops: ChatStops,
+): Promise<ClusterMember> {
+  const joined = await joinCluster(db, {
+    id: member.id,
     leaseMs: config.database.leaseMs,
     version: appVersion(),
     log: componentLogger(log, 'Cluster'),
-    channel,
+    channel: member.channel,
     onChatsLost: (chats) => {
       for (const chat of chats) chatStops.stop(chatKey(chat), BY_CLUSTER);
     },
   });
-  // Closed after the claim runner stopped (added later, so stopped first) and before the database.
-  life.add({ name: 'cluster', close: () => member.stop() });
-  return member;
+  // Closed after the claim runner stopped and the stores closed (added later, so closed first) and before the database.
+  life.add({ name: 'cluster', close: () => joined.stop() });
+  return joined;
 }
 
 export interface ClaimsWiring {

@@ -89,6 +89,11 @@ export interface StoresOptions {
    * purge a kill cut short there (features/privacy/purge.ts), before anything reads the chat.
    */
   beforeChats?: (purging: ChangeJournal<PurgeRecord>, db: Database | undefined) => Promise<void>;
+  /**
+   * In a cluster, this process's id (registered in `beforeChats`): its session log lines carry
+   * it, so a process starting beside it leaves them (sessions/pg/log.ts). Else a random one.
+   */
+  processId?: string;
 }
 
 /** How long a stop waits for a /forget's scrub of the index to end before closing it anyway. */
@@ -142,7 +147,7 @@ async function open(config: Config, log: Logger, life: Lifecycle, opts: StoresOp
   const sessionOpts = opts.inUse ? { inUse: opts.inUse } : {};
   const sessions =
     db && chatNames
-      ? new PgSessionStore(db, chatNames, componentLogger(log, 'Session'), sessionOpts)
+      ? new PgSessionStore(db, chatNames, componentLogger(log, 'Session'), { ...sessionOpts, run: opts.processId, leaseMs: config.database.leaseMs })
       : FileSessionStore.inWorkspace(ws, componentLogger(log, 'Session'), sessionOpts);
   await sessions.init();
   life.add({

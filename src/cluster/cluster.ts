@@ -16,6 +16,8 @@ import { ProcessRegistry } from './registry.js';
 import { clusterLines, clusterReport } from './status.js';
 
 export interface ClusterOptions {
+  /** This process's id (default a new one: registry.ts newProcessId). */
+  id?: string;
   /** CLUSTER_LEASE_MS. */
   leaseMs: number;
   version: string;

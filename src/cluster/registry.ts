@@ -30,7 +30,17 @@ export interface ProcessInfo {
   alive: boolean;
 }
 
+/** A new process id: random, new at every start (a restarted process is another). */
+export function newProcessId(): string {
+  return randomBytes(6).toString('hex');
+}
+
 export interface RegistryOptions {
+  /**
+   * This process's id (default a new one): the daemon decides it before its stores open, since
+   * its session log lines carry it (sessions/pg/log.ts).
+   */
+  id?: string;
   /** CLUSTER_LEASE_MS. */
   leaseMs: number;
   /** The program's version (package.json), shown by /status and doctor. */
@@ -44,8 +54,8 @@ export interface RegistryOptions {
 }
 
 export class ProcessRegistry {
-  /** This process's id in the cluster: random, new at every start (a restarted process is another). */
-  readonly id = randomBytes(6).toString('hex');
+  /** This process's id in the cluster (newProcessId). */
+  readonly id: string;
   readonly leaseMs: number;
   private readonly renewers = new Set<() => Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
@@ -57,6 +67,7 @@ export class ProcessRegistry {
     private readonly db: Database,
     private readonly opts: RegistryOptions,
   ) {
+    this.id = opts.id ?? newProcessId();
     this.leaseMs = opts.leaseMs;
   }
 

@@ -14,10 +14,17 @@ export interface DatabaseConfig {
   leaseMs: number;
 }
 
+/** CLUSTER_LEASE_MS unset. */
+export const DEFAULT_LEASE_MS = 15_000;
+
 export function readDatabase(r: SettingsReader): DatabaseConfig {
   const url = r.str('DATABASE_URL');
   // The value holds a password: the problem line names the setting, never prints it.
   const problem = url === undefined ? null : databaseUrlProblem(url);
   if (problem) r.problem(problem);
-  return { url: problem ? undefined : url, poolSize: r.int('DATABASE_POOL_SIZE', 10, 1, 1000), leaseMs: r.int('CLUSTER_LEASE_MS', 15_000, 3_000, 300_000) };
+  return {
+    url: problem ? undefined : url,
+    poolSize: r.int('DATABASE_POOL_SIZE', 10, 1, 1000),
+    leaseMs: r.int('CLUSTER_LEASE_MS', DEFAULT_LEASE_MS, 3_000, 300_000),
+  };
 }

@@ -33,7 +33,7 @@ import { SessionCache, type CachedSession } from './cache.js';
 import type { PgChatNames } from './names-pg.js';
 import type { DerivedFromLog, SessionStore, WalLine } from './store.js';
 import { DEFAULT_MAX_CACHED, type SessionStoreOptions } from './file-store.js';
-import { PgSessionLog, lineWithoutSeq } from './pg/log.js';
+import { PgSessionLog, lineWithoutSeq, type PgSessionLogOptions } from './pg/log.js';
 import { applyLines } from './wal.js';
 import { READ_SESSION, WRITE_SESSION, asideText, headOf, sessionObjectOf, setAside, type StoredSession } from './pg/rows.js';
 import { PgSessionTables } from './pg/tables.js';
@@ -49,6 +49,9 @@ interface Entry extends CachedSession {
   revised: Set<SessionMessage>;
 }
 
+/** The file store's options and who owns the log lines (pg/log.ts): in a cluster the process's id, and the lease time. */
+export type PgSessionStoreOptions = SessionStoreOptions & PgSessionLogOptions;
+
 export class PgSessionStore implements SessionStore, Portable<SessionItem> {
   readonly portableName = 'sessions';
   private readonly cache: SessionCache<Entry>;
@@ -59,14 +62,14 @@ export class PgSessionStore implements SessionStore, Portable<SessionItem> {
     private readonly db: Database,
     readonly names: PgChatNames,
     private readonly logger: Logger,
-    opts: SessionStoreOptions = {},
+    opts: PgSessionStoreOptions = {},
   ) {
     this.cache = new SessionCache<Entry>({
       entry: () => ({ owed: [], stored: 0, whole: true, revised: new Set() }),
       maxCached: opts.maxCached ?? DEFAULT_MAX_CACHED,
       ...(opts.inUse ? { pinned: opts.inUse } : {}),
     });
-    this.log = new PgSessionLog(db);
+    this.log = new PgSessionLog(db, opts);
     this.tables = new PgSessionTables(db);
   }
 

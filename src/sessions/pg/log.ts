@@ -6,12 +6,18 @@
  * are durable in their rows; the log is what derives from a turn (note lines, index rows) is
  * rebuilt from after a crash, as in the embedded mode (store.ts).
  *
- * What this process forgets: the lines it read at its start and the lines it wrote (its `run`),
- * never a line another process wrote since (several processes: issue 36). Like the file, the
- * log is emptied at start and stop (`forget`, forced) and, while running, once its lines pass
- * a size and nothing deriving from them is under way.
+ * Each line carries its owner (`run`): in a cluster the id of the process that wrote it
+ * (registered in `cluster_processes`, issue 36), else a random id per store. At start a process
+ * takes the lines whose owner is not alive — no process of that id with a heartbeat within the
+ * lease time: a dead process's, a command-line tool's, a move's — and never a running process's,
+ * whose derivations are still under way. It takes them in one statement that makes them its own
+ * (row locks: two processes starting at once take each line once), so one that dies before it
+ * rebuilt from them leaves them, under its own id, to the next start. A process forgets only
+ * its own lines: like the file, at start and stop (`forget`, forced) and, while running, once
+ * they pass a size and nothing deriving from them is under way.
  */
 import { randomBytes } from 'node:crypto';
+import { DEFAULT_LEASE_MS } from '../../config/database.js';
 import type { Database, Sql } from '../../storage/pg/database.js';
 import { redactJsonLines, type Redaction } from '../../storage/redaction.js';
 import type { Chat } from '../../core/chat.js';
@@ -38,11 +44,36 @@ export function lineWithoutSeq(session: { channelType: string; chatId: string; m
   return JSON.stringify({ channelType: session.channelType, chatId: session.chatId, conversation: session.metadata.conversationId, messages });
 }
 
+/**
+ * Takes the lines no live process owns ($1: this store's run, $2: the lease ms): made this
+ * store's, returned with their owner before. FOR UPDATE: a second start waits on the lines the
+ * first is taking, then finds them owned by a live process and leaves them.
+ */
+const TAKE_LINES = `WITH free AS (
+    SELECT seq, run FROM session_log l
+     WHERE run <> $1 AND NOT EXISTS (SELECT 1 FROM cluster_processes p WHERE p.id = l.run AND p.heartbeat_at > now() - $2 * interval '1 millisecond')
+     FOR UPDATE
+  )
+  UPDATE session_log l SET run = $1 FROM free WHERE l.seq = free.seq RETURNING l.seq, l.line, free.run AS was`;
+
+/**
+ * Takes run one after another (pg_advisory_xact_lock; any constant no other code uses): the
+ * statement's snapshot then always sees the previous taker's lines and its registration, which
+ * a take begun while another ran might predate (the row lock's recheck keeps that snapshot).
+ */
+const TAKE_LOCK = '7883230862291336';
+
+export interface PgSessionLogOptions {
+  /** The owner of this store's lines: in a cluster the process's id (default a random one). */
+  run?: string;
+  /** CLUSTER_LEASE_MS: a process whose last heartbeat is older is dead, its lines free to take. */
+  leaseMs?: number;
+}
+
 export class PgSessionLog {
-  /** This process's lines: what it forgets besides those it read at start. */
-  readonly run = randomBytes(8).toString('hex');
-  /** The newest line read at start. */
-  private readUpTo = 0;
+  /** This store's lines: those it writes and those it took at start; the only ones it forgets. */
+  readonly run: string;
+  private readonly leaseMs: number;
   private lastRun: WalLine[] = [];
   /** Bytes of lines written since the last forget. */
   private written = 0;
@@ -50,18 +81,27 @@ export class PgSessionLog {
   beforeForget: (() => Promise<void>) | undefined;
   forgettable: () => boolean = () => true;
 
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    opts: PgSessionLogOptions = {},
+  ) {
+    this.run = opts.run ?? randomBytes(8).toString('hex');
+    this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+  }
 
-  /** Reads the lines an earlier run left, oldest first (for takeLastRun). */
+  /** Takes the lines no live process owns (see the top of this file), oldest first (for takeLastRun). */
   async read(): Promise<void> {
-    const { rows } = await this.db.query<{ seq: string; line: string; run: string }>('SELECT seq, line, run FROM session_log ORDER BY seq');
+    const rows = await this.db.tx(async (sql) => {
+      await sql.query('SELECT pg_advisory_xact_lock($1::bigint)', [TAKE_LOCK]);
+      return (await sql.query<{ seq: string; line: string; was: string }>(TAKE_LINES, [this.run, this.leaseMs])).rows;
+    });
+    rows.sort((a, b) => Number(a.seq) - Number(b.seq));
     const lines: WalLine[] = [];
     for (const r of rows) {
-      this.readUpTo = Math.max(this.readUpTo, Number(r.seq));
       const line = parseLogLine(r.line);
       if (!line || 'base' in line) continue;
       lines.push(line);
-      if (r.run === MOVED) this.moved.push(line);
+      if (r.was === MOVED) this.moved.push(line);
     }
     this.lastRun = lines;
   }
@@ -90,14 +130,14 @@ export class PgSessionLog {
 
   /**
    * Makes what derives from the lines durable (`beforeForget`; it throws: the lines are kept),
-   * then deletes this process's lines and those read at start; unless forced, only while
+   * then deletes this store's lines (written or taken at start); unless forced, only while
    * nothing derives from them and the lines are past the size.
    */
   async forget(force: boolean): Promise<void> {
     await this.beforeForget?.();
     if (!force && (this.holds.count > 0 || !this.forgettable() || this.written <= FORGET_BYTES)) return;
     this.written = 0;
-    await this.db.query('DELETE FROM session_log WHERE run = $1 OR seq <= $2', [this.run, this.readUpTo]);
+    await this.db.query('DELETE FROM session_log WHERE run = $1', [this.run]);
   }
 
   /** The words out of the chat's lines, in one transaction; how many lines changed. */
