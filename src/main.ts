@@ -143,7 +143,11 @@ async function main(): Promise<void> {
   // Messages accepted before a kill and never finished are handled now, in their chats' order.
   // A /forget the last run did not finish was finished at start (createApp): its chat is told.
   void app
-    .recover((msg) => started.replyFor(msg), { [started.name]: (chatId, text) => started.send(chatId, text) })
+    .recover(
+      (msg) => started.replyFor(msg),
+      { [started.name]: (chatId, text) => started.send(chatId, text) },
+      started.takeOver ? (msg) => started.takeOver!(msg) : undefined,
+    )
     // In a cluster the placeholders left over may be another running process's answers: kept as they are.
     .then(() => (app.clustered ? 0 : started.settleInterrupted?.()))
     .catch((err: unknown) => mainLog.error({ err }, 'recovery of unfinished messages failed'));

@@ -40,7 +40,11 @@ export interface App {
    * never got an answer; `replyFor` gives the way back to each one's chat. Returns how many.
    * `senders` (per channel): tells each chat whose /forget the start finished (features/privacy/forget.ts).
    */
-  recover(replyFor: (msg: InboundMessage) => Reply, senders?: Record<string, (chatId: string, text: string) => Promise<void>>): Promise<number>;
+  recover(
+    replyFor: (msg: InboundMessage) => Reply,
+    senders?: Record<string, (chatId: string, text: string) => Promise<void>>,
+    takeOver?: (msg: InboundMessage) => Promise<void>,
+  ): Promise<number>;
   /** The messages the last run left unfinished, before `recover` takes them (a channel reads what it needs to know of them). */
   leftOver(): InboundMessage[];
   /** Several processes serve the bot (app/cluster.ts): `recover` starts running the chats this one claims. */
@@ -109,13 +113,17 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     commands,
     handle: (msg, reply) => intake.handle(msg, reply),
     clustered: claims !== undefined,
-    recover(replyFor, senders = {}) {
+    recover(replyFor, senders = {}, takeOver) {
       // In a cluster, what is open in the journal is run as this process claims it, from now on.
       // A chat nothing runs here for may have been another process's since: its session is read afresh.
-      claims?.start((entry, reply) => {
-        if (!dispatcher.busy(chatKey(entry.chat))) sessions.reread?.(entry.chat.channel, entry.chat.chatId);
-        return intake.handle(entry.msg, reply, entry);
-      }, replyFor);
+      claims?.start(
+        (entry, reply) => {
+          if (!dispatcher.busy(chatKey(entry.chat))) sessions.reread?.(entry.chat.channel, entry.chat.chatId);
+          return intake.handle(entry.msg, reply, entry);
+        },
+        replyFor,
+        takeOver,
+      );
       // The messages are queued first, at once (Intake.recover); the chats are told meanwhile.
       const recovered = claims ? Promise.resolve(0) : intake.recover(replyFor);
       const told = Promise.all(

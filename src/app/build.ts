@@ -224,7 +224,8 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     mcp,
     database: stores.database,
     pageToken: stores.pageToken,
-    channelState: stores.channelState,
+    // In a cluster a channel's rows are this process's (Telegram's placeholders: no other takes them while it lives).
+    channelState: (provider) => stores.channelState(provider, cluster ? { id: cluster.id, leaseMs: config.database.leaseMs } : undefined),
     chatStops,
     cluster,
   };

@@ -63,8 +63,16 @@ export async function joinAsMember(
 export interface ClaimsWiring {
   /** For the intake (IntakeDeps.cluster). */
   intake: IntakeCluster;
-  /** Starts running claimed chats once the channel gives the way back to them (main's `recover`). */
-  start(run: (entry: ClaimedEntry, reply: Reply) => Promise<void>, replyFor: (msg: InboundMessage) => Reply): void;
+  /**
+   * Starts running claimed chats once the channel gives the way back to them (main's `recover`).
+   * `takeOver` (the channel's): before the way back to a message whose handling began before —
+   * here or in a process that died —, what was shown of its answer becomes this process's.
+   */
+  start(
+    run: (entry: ClaimedEntry, reply: Reply) => Promise<void>,
+    replyFor: (msg: InboundMessage) => Reply,
+    takeOver?: ((msg: InboundMessage) => Promise<void>) | undefined,
+  ): void;
 }
 
 export async function runClaims(
@@ -101,8 +109,13 @@ export async function runClaims(
       accepted: () => runner.poke(),
       stop: async (msg, key) => (await stops.stop({ channel: msg.channel, chatId: msg.chatId }, key, { userId: msg.userId, role: msg.role })).outcome,
     },
-    start(run, replyFor) {
-      handler = (entry) => run(entry, replyFor(entry.msg));
+    start(run, replyFor, takeOver) {
+      handler = async (entry) => {
+        // A failure only costs the old placeholder: the answer goes out as a new message.
+        if (entry.attempt > 0 && takeOver)
+          await takeOver(entry.msg).catch((err: unknown) => log.warn({ err }, 'could not take over what a stopped process showed of an answer'));
+        return run(entry, replyFor(entry.msg));
+      };
       started = true;
       runner.start();
     },

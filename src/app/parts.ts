@@ -34,8 +34,9 @@ import type { Dispatcher } from '../queue/dispatcher.js';
 import type { Inbox } from '../queue/inbox.js';
 import type { InstructionsSource } from '../features/prompt/instructions.js';
 import type { Database } from '../storage/pg/database.js';
+import type { ChannelProvider } from '../channels/provider.js';
+import type { ChannelSection } from '../config/env.js';
 import type { KeptValue } from '../storage/kept.js';
-import type { Stores } from './stores.js';
 import type { ChatStops } from '../dispatch/stop.js';
 import type { ClusterMember } from '../cluster/cluster.js';
 
@@ -92,7 +93,8 @@ export interface Parts {
   /** Where the memory page's token is kept (stores.ts). */
   pageToken: KeptValue;
   /** The served channel's own stores, where the app keeps its state (stores.ts). */
-  channelState: Stores['channelState'];
+  /** A channel's own stores, in a cluster owned by this process. */
+  channelState<St>(provider: ChannelProvider<ChannelSection, St>): St | undefined;
   /** What each chat has under way, for /stop (dispatch/stop.ts). */
   chatStops: ChatStops;
   /** Several processes on one database (app/cluster.ts): this process's membership; undefined otherwise. */

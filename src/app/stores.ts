@@ -8,6 +8,7 @@
  * what the owner writes by hand (SYSTEM.md). The stores are added to the lifecycle as they are
  * opened, so they close after every part built from them.
  */
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Config } from '../config/env.js';
 import { componentLogger, type Logger } from '../core/log.js';
@@ -48,6 +49,7 @@ import { FileWhyStore, type WhyStore } from '../features/why/store.js';
 import { PgWhyStore } from '../features/why/store-pg.js';
 import { WORKSPACE_FILES } from '../storage/workspace-files.js';
 import { Database } from '../storage/pg/database.js';
+import type { ProcessOwner } from '../storage/pg/owner.js';
 import { migrate } from '../storage/pg/migrate.js';
 import { TOKEN_NAME, tokenFile } from '../web/token.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -78,7 +80,8 @@ export interface Stores {
   /** What each of a chat's last answers was built from (/why). */
   why: WhyStore;
   /** A channel's own stores (its `state`), in the same place; undefined for a channel that keeps nothing. */
-  channelState<St>(provider: ChannelProvider<ChannelSection, St>): St | undefined;
+  /** `owner` (in a cluster): the process as the cluster knows it; else a random id. */
+  channelState<St>(provider: ChannelProvider<ChannelSection, St>, owner?: ProcessOwner): St | undefined;
 }
 
 export interface StoresOptions {
@@ -101,6 +104,9 @@ const SCRUB_WAIT_MS = 10_000;
 
 /** The workspace's own file of a store, by its name in WORKSPACE_FILES. */
 const inWorkspace = (config: Config, name: keyof typeof WORKSPACE_FILES) => path.join(config.workspaceDir, WORKSPACE_FILES[name]);
+
+/** A process outside the cluster (a CLI, a test's stores): an id no process registered, never alive to the others. */
+const loneOwner = (config: Config): ProcessOwner => ({ id: `lone-${randomBytes(6).toString('hex')}`, leaseMs: config.database.leaseMs });
 
 /** Opens the stores where the settings say (see the top of this file), adding each to `life`. */
 export async function openStores(config: Config, log: Logger, life: Lifecycle, opts: StoresOptions = {}): Promise<Stores> {
@@ -204,7 +210,7 @@ async function open(config: Config, log: Logger, life: Lifecycle, opts: StoresOp
     purging,
     pageToken: db ? new PgKeptValue(db, TOKEN_NAME) : tokenFile(ws),
     why: db ? new PgWhyStore(db) : FileWhyStore.inWorkspace(ws),
-    channelState: (provider) => (db ? provider.state?.postgres(db, log) : provider.state?.files(ws, log)),
+    channelState: (provider, owner) => (db ? provider.state?.postgres(db, log, owner ?? loneOwner(config)) : provider.state?.files(ws, log)),
   };
 }
 
@@ -223,7 +229,7 @@ export async function openChannelState<St>(
   const db = new Database({ url, poolSize: 2, log: componentLogger(log, 'Database') });
   try {
     await migrate(db, { log: componentLogger(log, 'Database') });
-    return { state: provider.state?.postgres(db, log), close: () => db.close() };
+    return { state: provider.state?.postgres(db, log, loneOwner(config)), close: () => db.close() };
   } catch (err) {
     await db.close();
     throw err;

@@ -10,6 +10,7 @@ import type { Logger } from '../core/log.js';
 import type { InboundMessage } from '../core/message.js';
 import type { MediaFetchers } from '../media/attachments.js';
 import type { Database } from '../storage/pg/database.js';
+import type { ProcessOwner } from '../storage/pg/owner.js';
 
 /** What the app gives a channel it starts. */
 export interface ChannelDeps<St = unknown> {
@@ -37,8 +38,11 @@ export interface ChannelDeps<St = unknown> {
 export interface ChannelStateMakers<St> {
   /** In the workspace: files. */
   files(workspaceDir: string, log: Logger): St;
-  /** In PostgreSQL (DATABASE_URL), the migrations applied. */
-  postgres(db: Database, log: Logger): St;
+  /**
+   * In PostgreSQL (DATABASE_URL), the migrations applied. `owner`: the process writing, as the
+   * cluster knows it (several processes may serve the bot; a random id outside one).
+   */
+  postgres(db: Database, log: Logger, owner: ProcessOwner): St;
 }
 
 export interface ChannelProvider<S extends ChannelSection = ChannelSection, St = unknown> extends ChannelSettings<S> {

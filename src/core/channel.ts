@@ -78,6 +78,11 @@ export interface Channel {
   stop(): Promise<void>;
   /** The way back for a message recovered from the journal after a restart. */
   replyFor(msg: InboundMessage): Reply;
+  /**
+   * Several processes serve the bot: before `replyFor` of a message a process that died had begun
+   * answering, takes over what it left shown of the answer (Telegram: a streamed placeholder).
+   */
+  takeOver?(msg: InboundMessage): Promise<void>;
   /** After recovery: tidies what the last run left half shown (Telegram: streaming placeholders). */
   settleInterrupted?(): Promise<number>;
   /** Whether the channel still serves a chat (a reminder is not sent to one it no longer does); without it, every chat. */

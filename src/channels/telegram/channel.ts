@@ -37,7 +37,7 @@ import { albumItemText } from './photos.js';
 import { withQuote } from './reply-context.js';
 import type { UpdateLog } from './update-log.js';
 import { telegramStateInFiles, type TelegramState } from './state.js';
-import { PlaceholderStore, type Placeholder } from './placeholders.js';
+import type { Placeholder } from './placeholders.js';
 import { settleLeftOver, StreamPreview, StreamState, type StreamTuning } from './stream-preview.js';
 import { identify, registerCommands } from './startup.js';
 import { createTransport, type Transport } from './transport.js';
@@ -128,8 +128,7 @@ export class TelegramChannel implements Channel {
     this.updateLog = state.updateLog;
     this.pairing = state.pairing;
     opts.media?.register(this.name, (fileId, maxBytes, signal) => downloadFile(this.bot.telegram, fileId, maxBytes, 60_000, signal));
-    const placeholders = new PlaceholderStore(state.placeholders, this.log);
-    this.stream = new StreamState(opts.streaming ?? 'draft', t.stream, placeholders, this.delivery, this.log);
+    this.stream = new StreamState(opts.streaming ?? 'draft', t.stream, state.placeholders, this.delivery, this.log);
     this.access = new AccessControl({
       dmPolicy: opts.telegram.dmPolicy,
       allowedUsers: opts.telegram.allowedUsers,
@@ -218,6 +217,12 @@ export class TelegramChannel implements Channel {
     const preview = this.preview(to.chatId, to.threadId, undefined, !to.chatId.startsWith('-'), msg, adopted);
     preview?.start();
     return replyThrough(this.delivery, to.chatId, { threadId: to.threadId }, preview);
+  }
+
+  /** Before `replyFor` of a message a process that died began answering: its placeholder is finished in place. */
+  async takeOver(msg: InboundMessage): Promise<void> {
+    if (this.stream.mode === 'off' || msg.messageId === undefined) return;
+    await this.stream.placeholders.adopt(msg.chatId, msg.messageId);
   }
 
   /** After recovery: placeholders of the last run that no recovered turn took say the bot restarted. */

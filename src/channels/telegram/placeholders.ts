@@ -9,10 +9,9 @@
  * the bot restarted (settle), unless it was already being finished (`finishing`: its final
  * edit may have gone out, and the answer is in the session), which is left as it is.
  *
- * With DATABASE_URL the list is kept in the database instead (a KeptValue, storage/kept.ts;
- * app/stores.ts chooses), so the next start finds it with a fresh workspace, as it finds the
- * journal entries it answers again. One list per bot: with one process at a time that is all
- * there is (several processes sharing a bot are issue 36's to sort out).
+ * This file keeps them as one list (a KeptValue, storage/kept.ts) for the one process of the
+ * embedded mode. With DATABASE_URL several processes may serve the bot: each keeps its own rows
+ * of a table instead (placeholders-pg.ts), and a process takes over only a dead one's.
  */
 import type { Logger } from '../../core/log.js';
 import type { KeptValue } from '../../storage/kept.js';
@@ -29,7 +28,27 @@ export interface Placeholder {
   finishing?: boolean | undefined;
 }
 
-export class PlaceholderStore {
+/** Where the channel keeps its placeholders: one list (this file) or a process's rows (placeholders-pg.ts). */
+export interface Placeholders {
+  /** Reads what the last run left (at the channel's start). */
+  load(): Promise<void>;
+  /**
+   * A message another process may have begun answering (several processes serve the bot): its
+   * placeholder, if that process is no longer alive, becomes this one's for `take`.
+   */
+  adopt(chat: string, source: string): Promise<void>;
+  /** Takes over a placeholder the last run left for this inbound message (not one being finished). */
+  take(chat: string, source: string | undefined): Placeholder | undefined;
+  /** The last run's placeholders no turn took over (those being finished are dropped). */
+  leftOver(): Placeholder[];
+  add(p: Placeholder): Promise<void>;
+  /** Its final edit is about to go out. */
+  finishing(chat: string, source: string): Promise<void>;
+  remove(chat: string, source: string): Promise<void>;
+}
+
+/** The placeholders of one process as one list: a file of the workspace. */
+export class PlaceholderStore implements Placeholders {
   private readonly live = new Map<string, Placeholder>();
   /** Left by the last run, not yet taken over. */
   private readonly stale = new Map<string, Placeholder>();
@@ -52,22 +71,25 @@ export class PlaceholderStore {
     }
     for (const p of Array.isArray(list) ? (list as Placeholder[]) : []) {
       if (p && typeof p.chat === 'string' && typeof p.source === 'string' && typeof p.chatId === 'string' && Number.isInteger(p.messageId)) {
-        this.stale.set(key(p.chat, p.source), p);
+        this.stale.set(placeholderKey(p.chat, p.source), p);
       }
     }
   }
 
-  /** Takes over a placeholder the last run left for this inbound message (not one being finished). */
+  /** One process: everything the last run left was loaded at the start. */
+  adopt(): Promise<void> {
+    return Promise.resolve();
+  }
+
   take(chat: string, source: string | undefined): Placeholder | undefined {
     if (source === undefined) return undefined;
-    const p = this.stale.get(key(chat, source));
+    const p = this.stale.get(placeholderKey(chat, source));
     if (!p || p.finishing) return undefined;
-    this.stale.delete(key(chat, source));
-    this.live.set(key(chat, source), { ...p, finishing: false });
+    this.stale.delete(placeholderKey(chat, source));
+    this.live.set(placeholderKey(chat, source), { ...p, finishing: false });
     return p;
   }
 
-  /** The last run's placeholders no turn took over (those being finished are dropped). */
   leftOver(): Placeholder[] {
     const out = [...this.stale.values()].filter((p) => !p.finishing);
     this.stale.clear();
@@ -76,20 +98,19 @@ export class PlaceholderStore {
   }
 
   add(p: Placeholder): Promise<void> {
-    this.live.set(key(p.chat, p.source), p);
+    this.live.set(placeholderKey(p.chat, p.source), p);
     return this.persist();
   }
 
-  /** Its final edit is about to go out. */
   finishing(chat: string, source: string): Promise<void> {
-    const p = this.live.get(key(chat, source));
+    const p = this.live.get(placeholderKey(chat, source));
     if (!p) return Promise.resolve();
     p.finishing = true;
     return this.persist();
   }
 
   remove(chat: string, source: string): Promise<void> {
-    if (!this.live.delete(key(chat, source))) return Promise.resolve();
+    if (!this.live.delete(placeholderKey(chat, source))) return Promise.resolve();
     return this.persist();
   }
 
@@ -101,6 +122,6 @@ export class PlaceholderStore {
   }
 }
 
-function key(chat: string, source: string): string {
+export function placeholderKey(chat: string, source: string): string {
   return `${chat}\u0000${source}`;
 }

@@ -28,7 +28,7 @@ export const telegramChannel: ChannelProvider<TelegramConfig, TelegramState> = {
     }),
   state: {
     files: (workspaceDir, log) => telegramStateInFiles(workspaceDir, componentLogger(log, 'Telegram')),
-    postgres: (db, log) => telegramStateInDatabase(db, componentLogger(log, 'Telegram')),
+    postgres: (db, log, owner) => telegramStateInDatabase(db, componentLogger(log, 'Telegram'), owner),
   },
   chatShape,
 };

@@ -5,12 +5,14 @@
  * (app/stores.ts, through the provider's `state`); the channel uses what it is given.
  */
 import type { Logger } from '../../core/log.js';
-import { FileKeptValue, type KeptValue } from '../../storage/kept.js';
+import { FileKeptValue } from '../../storage/kept.js';
 import type { Database } from '../../storage/pg/database.js';
-import { PgKeptValue } from '../../storage/pg/kept-pg.js';
+import type { ProcessOwner } from '../../storage/pg/owner.js';
 import { telegramFile } from './files.js';
 import { FilePairingStore } from './pairing-file.js';
 import { PgPairingStore } from './pairing-pg.js';
+import { PlaceholderStore, type Placeholders } from './placeholders.js';
+import { PgPlaceholders } from './placeholders-pg.js';
 import type { PairingStore } from './pairing.js';
 import { PgUpdateLog } from './update-log-pg.js';
 import { FileUpdateLog, type UpdateLog } from './update-log.js';
@@ -19,25 +21,23 @@ export interface TelegramState {
   /** Not loaded: the channel loads it at its start. */
   updateLog: UpdateLog;
   pairing: PairingStore;
-  /** The placeholders list (placeholders.ts). */
-  placeholders: KeptValue;
+  /** The placeholders of answers being streamed (placeholders.ts). */
+  placeholders: Placeholders;
 }
-
-/** Its name among the database's kept values (storage/pg/kept-pg.ts). */
-export const PLACEHOLDERS_NAME = 'telegram-placeholders';
 
 export function telegramStateInFiles(workspaceDir: string, log: Logger): TelegramState {
   return {
     updateLog: FileUpdateLog.inWorkspace(workspaceDir, log),
     pairing: FilePairingStore.inWorkspace(workspaceDir),
-    placeholders: new FileKeptValue(telegramFile(workspaceDir, 'placeholders')),
+    placeholders: new PlaceholderStore(new FileKeptValue(telegramFile(workspaceDir, 'placeholders')), log),
   };
 }
 
-export function telegramStateInDatabase(db: Database, log: Logger): TelegramState {
+/** `owner`: the process, whose placeholders are its own (several processes may serve the bot). */
+export function telegramStateInDatabase(db: Database, log: Logger, owner: ProcessOwner): TelegramState {
   return {
     updateLog: new PgUpdateLog(db, log),
     pairing: new PgPairingStore(db),
-    placeholders: new PgKeptValue(db, PLACEHOLDERS_NAME),
+    placeholders: new PgPlaceholders(db, owner, log),
   };
 }

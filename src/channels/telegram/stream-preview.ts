@@ -23,7 +23,7 @@ import { scrubSecrets, trimSecretTail, type Logger } from '../../core/log.js';
 import type { AnswerProgress } from '../../core/channel.js';
 import type { Delivery, SendOptions } from './delivery.js';
 import { classifyTelegramFailure, describeError, isNotModified } from './errors.js';
-import type { Placeholder, PlaceholderStore } from './placeholders.js';
+import type { Placeholder, Placeholders } from './placeholders.js';
 import { withDefaults } from '../../core/defaults.js';
 import { sleep } from '../../core/retry.js';
 import { renderTelegramHtml, visibleText } from './render.js';
@@ -55,7 +55,7 @@ export class StreamState {
   constructor(
     readonly mode: StreamingMode,
     tuning: Partial<StreamTuning> | undefined,
-    readonly placeholders: PlaceholderStore,
+    readonly placeholders: Placeholders,
     readonly delivery: Delivery,
     readonly log: Logger,
   ) {

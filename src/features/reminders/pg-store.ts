@@ -18,6 +18,7 @@
 import { groupOf } from '../../core/group.js';
 import type { Database } from '../../storage/pg/database.js';
 import { insertRows } from '../../storage/pg/insert.js';
+import { ownerAlive } from '../../storage/pg/owner.js';
 import type { Portable } from '../../storage/portable.js';
 import type { Delivery, Reminder, ReminderItem, ReminderStore } from './store.js';
 import {
@@ -150,8 +151,7 @@ export class PgReminderStore implements ReminderStore, Portable<ReminderItem> {
     const me = this.owner!;
     const { rows } = await this.db.query<DeliveryRow & Record<string, unknown>>(
       `UPDATE reminder_deliveries d SET owner = $2
-        WHERE state = 'claimed' AND ($1::text[] IS NULL OR channel = ANY($1::text[])) AND (d.owner IS NULL OR (d.owner <> $2 AND NOT EXISTS
-          (SELECT 1 FROM cluster_processes p WHERE p.id = d.owner AND p.heartbeat_at > now() - $3 * interval '1 millisecond')))
+        WHERE state = 'claimed' AND ($1::text[] IS NULL OR channel = ANY($1::text[])) AND (d.owner IS NULL OR (d.owner <> $2 AND NOT ${ownerAlive('d.owner', '$3')}))
         RETURNING *`,
       [channels ?? null, me.id, me.leaseMs],
     );

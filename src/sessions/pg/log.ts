@@ -19,6 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_LEASE_MS } from '../../config/database.js';
 import type { Database, Sql } from '../../storage/pg/database.js';
+import { ownerAlive } from '../../storage/pg/owner.js';
 import { redactJsonLines, type Redaction } from '../../storage/redaction.js';
 import type { Chat } from '../../core/chat.js';
 import type { SessionMessage } from '../model.js';
@@ -51,7 +52,7 @@ export function lineWithoutSeq(session: { channelType: string; chatId: string; m
  */
 const TAKE_LINES = `WITH free AS (
     SELECT seq, run FROM session_log l
-     WHERE run <> $1 AND NOT EXISTS (SELECT 1 FROM cluster_processes p WHERE p.id = l.run AND p.heartbeat_at > now() - $2 * interval '1 millisecond')
+     WHERE run <> $1 AND NOT ${ownerAlive('l.run', '$2')}
      FOR UPDATE
   )
   UPDATE session_log l SET run = $1 FROM free WHERE l.seq = free.seq RETURNING l.seq, l.line, free.run AS was`;
