@@ -78,7 +78,13 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
   // In a cluster the intake only journals; the chats this process claims are run from the journal.
   const claims =
     parts.cluster && parts.database
-      ? await (await import('./cluster.js')).runClaims(parts.database, parts.cluster, parts.chatStops, { config, log, life })
+      ? await (await import('./cluster.js')).runClaims(parts.database, parts.cluster, parts.chatStops, {
+          config,
+          log,
+          life,
+          // A dead process's session log lines: what its last turns derive, written here (see runClaims).
+          orphans: sessions.takeOrphaned ? async () => void (await derived.recover(await sessions.takeOrphaned!())) : undefined,
+        })
       : undefined;
   // Taken over before any channel starts (see Intake.open).
   const intake = await Intake.open({

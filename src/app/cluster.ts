@@ -79,10 +79,22 @@ export async function runClaims(
   db: Database,
   member: ClusterMember,
   chatStops: ChatStops,
-  opts: { config: Config; log: Logger; life: Lifecycle },
+  opts: { config: Config; log: Logger; life: Lifecycle; orphans?: (() => Promise<void>) | undefined },
 ): Promise<ClaimsWiring> {
   const log = componentLogger(opts.log, 'Cluster');
   let handler: ((entry: ClaimedEntry) => Promise<void>) | undefined;
+  // What a dead process's last turns derive (its session log lines: note lines, index rows) is
+  // written by a process still running — before a chat taken over from it runs here, and every
+  // lease time for a process that died between turns — not only at the next start. One at a time.
+  let orphaning: Promise<void> | undefined;
+  const orphans = (): Promise<void> =>
+    opts.orphans
+      ? (orphaning ??= opts
+          .orphans()
+          .catch((err: unknown) => log.warn({ err }, "could not write what a stopped process's last turns derive; tried again later"))
+          .finally(() => (orphaning = undefined)))
+      : Promise.resolve();
+  let orphanTimer: NodeJS.Timeout | undefined;
   const runner = new ClaimRunner(member.claims, {
     run: (entry) => handler!(entry),
     maxChats: opts.config.maxConcurrentTurns,
@@ -95,7 +107,9 @@ export async function runClaims(
     name: 'chat claims',
     // The chats under way end first (bounded like the dispatcher's drain); then the member's row goes and its claims are free.
     stop: async () => {
+      clearInterval(orphanTimer);
       if (!started) return true;
+      await orphaning;
       const ended = await Promise.race([
         runner.stop().then(() => true),
         new Promise<boolean>((r) => setTimeout(() => r(false), opts.config.shutdownTimeoutMs).unref()),
@@ -110,7 +124,10 @@ export async function runClaims(
       stop: async (msg, key) => (await stops.stop({ channel: msg.channel, chatId: msg.chatId }, key, { userId: msg.userId, role: msg.role })).outcome,
     },
     start(run, replyFor, takeOver) {
+      orphanTimer = setInterval(() => void orphans(), opts.config.database.leaseMs);
+      orphanTimer.unref();
       handler = async (entry) => {
+        if (entry.takenOver) await orphans();
         // A failure only costs the old placeholder: the answer goes out as a new message.
         if (entry.attempt > 0 && takeOver)
           await takeOver(entry.msg).catch((err: unknown) => log.warn({ err }, 'could not take over what a stopped process showed of an answer'));

@@ -76,7 +76,11 @@ export class PgSessionStore implements SessionStore, Portable<SessionItem> {
   async init(): Promise<void> {
     await this.names.load();
     await this.log.read();
-    // Moved from files after a crash, a log line may hold messages its session's file lacked.
+    await this.applyMoved();
+  }
+
+  /** Moved from files after a crash, a log line may hold messages its session's file lacked. */
+  private async applyMoved(): Promise<void> {
     const { sessions, restored } = await applyLines(this.log.moved.splice(0), (l) => this.getOrCreate(l.channelType, l.chatId));
     for (const session of sessions) {
       this.cache.entryOf(session.id).whole = true;
@@ -86,6 +90,12 @@ export class PgSessionStore implements SessionStore, Portable<SessionItem> {
   }
 
   takeLastRun(): WalLine[] {
+    return this.log.take();
+  }
+
+  async takeOrphaned(): Promise<WalLine[]> {
+    await this.log.read();
+    await this.applyMoved();
     return this.log.take();
   }
 

@@ -51,6 +51,12 @@ export interface SessionStore {
    * the index), oldest first: taken once. The log keeps them until `forgetLog`.
    */
   takeLastRun(): WalLine[];
+  /**
+   * Several processes on one database (docs/cluster.md): while running, takes the lines of
+   * processes that died since the start as `init` took those left before it, oldest first —
+   * what derives from them is the caller's to write again. Files have one process: not there.
+   */
+  takeOrphaned?(): Promise<WalLine[]>;
   /** Empties the session log once what derives from its lines is written (start, stop); rejects (and keeps it) when `flush` does. */
   forgetLog(): Promise<void>;
   /**

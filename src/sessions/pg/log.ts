@@ -104,7 +104,7 @@ export class PgSessionLog {
       lines.push(line);
       if (r.was === MOVED) this.moved.push(line);
     }
-    this.lastRun = lines;
+    this.lastRun.push(...lines);
   }
 
   /**
