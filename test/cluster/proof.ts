@@ -72,7 +72,8 @@ export function sessionFaults(sessions: KeptSession[], sentPerChat: Map<number, 
     const expected = said.filter((t) => taken.has(t));
     const users = msgs.filter((m) => m.role === 'user').map((m) => m.content);
     if (JSON.stringify(users) !== JSON.stringify(expected)) {
-      const at = users.findIndex((u, i) => u !== expected[i]);
+      let at = 0;
+      while (at < Math.max(users.length, expected.length) && users[at] === expected[at]) at++;
       wrong.push(`chat ${chat}: ${users.length} user messages, ${expected.length} taken; first difference at ${at}: ${users[at]} / ${expected[at]}`);
     }
     msgs.forEach((m, i) => {
