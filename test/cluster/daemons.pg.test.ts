@@ -4,8 +4,13 @@
  * process is killed with SIGKILL and started again on a fresh, empty workspace; then a rolling
  * restart (SIGTERM one, start it again, the next). At the end every message the bot took from
  * Telegram is answered exactly once, each chat's answers in the order of its messages, and the
- * journal holds nothing open. The failover time — from a kill to the answer of each message the
- * killed process held — is printed (p50/p95), with the run's figures.
+ * journal holds nothing open. Meanwhile some chats set reminders due at staggered times across the
+ * kills and the rolling restart: each one set reaches its chat exactly once. Nothing kept is
+ * corrupt: read afterwards through the stores' dumps (faults/crash-run.ts), each chat's session
+ * holds the messages the bot took once each, in the order sent, each with its answer, and its
+ * reminders once; each answered exchange has its daily-note line and index rows once. The
+ * failover time — from a kill to the answer of each message the killed process held — is printed
+ * (p50/p95), with the run's figures.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,21 +22,26 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startPg } from '../helpers/pg.js';
 import { redeliverUntilConfirmed, startTelegramEmulator } from '../helpers/telegram.js';
-import { lastUserText, startFakeLlm, text } from '../helpers/fake-llm.js';
+import { startFakeLlm } from '../helpers/fake-llm.js';
 import { tempDir } from '../helpers/workspace.js';
 import { startBuiltDaemon, telegramDaemonEnv, warningsOf, type BuiltDaemon } from '../helpers/child.js';
 import { patient, waitFor } from '../helpers/wait.js';
+import { derivedChecks, keptState } from '../faults/crash-run.js';
+import { clusterModel, reminderKey, remindersSeen, remindersSet, sessionFaults } from './proof.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CHATS = 30;
 const PROCESSES = 3;
 const KILLS = 5;
 const FIRST_USER = 7001;
+/** Chats that set a reminder (one each), one every REMINDER_EVERY_MS from the first kill on, due 5–35 s later. */
+const REMINDERS = 15;
+const REMINDER_EVERY_MS = 1200;
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('three daemons on one PostgreSQL, killed -9 at random and restarted one by one: every message answered exactly once, in order per chat', {
+test('three daemons on one PostgreSQL, killed -9 at random and restarted one by one: every message answered exactly once, in order per chat; every reminder delivered once; nothing kept corrupt', {
   timeout: patient(300_000),
 }, async () => {
   const build = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'build.mjs')], { cwd: repoRoot, encoding: 'utf8' });
@@ -39,7 +49,8 @@ test('three daemons on one PostgreSQL, killed -9 at random and restarted one by 
   const cluster = await startPg();
   const tg = await startTelegramEmulator();
   // A turn takes a little while, so kills land mid-turn.
-  const llm = await startFakeLlm((req) => ({ ...text(`echo: ${lastUserText(req)}`), delayMs: 50 + Math.floor(Math.random() * 250) }));
+  const notRun = new Set<string>();
+  const llm = await startFakeLlm(clusterModel(notRun));
   const url = await cluster.createDatabase();
   const db = new pg.Client({ connectionString: url });
   await db.connect();
@@ -79,11 +90,17 @@ test('three daemons on one PostgreSQL, killed -9 at random and restarted one by 
   const sentPerChat = new Map<number, string[]>();
   let sending = true;
   let n = 0;
+  // Reminders are asked for from the first kill on (set then), one chat after another.
+  const remindRequests: string[] = [];
+  let remindFrom: number | undefined;
   const sender = (async () => {
     while (sending) {
-      const u = users[Math.floor(Math.random() * CHATS)]!;
+      const k = remindRequests.length;
+      const remindNow = remindFrom !== undefined && k < REMINDERS && Date.now() >= remindFrom + k * REMINDER_EVERY_MS;
+      const u = remindNow ? users[k]! : users[Math.floor(Math.random() * CHATS)]!;
       const list = sentPerChat.get(u.userId) ?? [];
-      const t = `m${++n} in ${u.userId}`;
+      const t = remindNow ? `remind r${k} of ${u.userId} in ${5 + Math.floor(Math.random() * 31)}s` : `m${++n} in ${u.userId}`;
+      if (remindNow) remindRequests.push(t);
       list.push(t);
       sentPerChat.set(u.userId, list);
       await u.say(t).catch(() => undefined);
@@ -100,6 +117,7 @@ test('three daemons on one PostgreSQL, killed -9 at random and restarted one by 
   try {
     for (let i = 0; i < PROCESSES; i++) daemons.push(await start());
     await Promise.all(daemons.map((d) => d.started));
+    remindFrom = Date.now();
 
     // Kills at random: the victim's open chats (what it held) must be answered by the others.
     for (let k = 0; k < KILLS; k++) {
@@ -130,12 +148,16 @@ test('three daemons on one PostgreSQL, killed -9 at random and restarted one by 
     await sender;
     const sent = [...sentPerChat.values()].flat();
     await waitFor(() => sent.every((t) => taken.has(t)), 90_000, 'the bot to take every message');
-    // Until every message is answered, or the answers stop coming (then the report says what is missing).
+    // Until every message is answered and every reminder set is delivered, or the messages stop
+    // coming while no reminder is still ahead (then the report says what is missing).
     for (let last = -1, still = 0; still < 10; ) {
       const now = tg.botMessages().length;
       still = now === last ? still + 1 : 0;
       last = now;
-      if ([...taken.keys()].every((t) => answeredAt.has(t)) && still >= 2) break;
+      const set = await remindersSet(db);
+      if (set.some((r) => r.status === 'pending' && r.dueAt > Date.now())) still = 0;
+      const seen = remindersSeen(tg.botMessages());
+      if ([...taken.keys()].every((t) => answeredAt.has(t)) && set.every((r) => seen.has(r.key)) && still >= 2) break;
       await sleep(1000);
     }
     for (const d of daemons) d.child.kill('SIGTERM');
@@ -157,6 +179,36 @@ test('three daemons on one PostgreSQL, killed -9 at random and restarted one by 
     }
     const { rows: open } = await db.query<{ n: string }>('SELECT count(*) AS n FROM inbox WHERE done_at IS NULL');
     const { rows: alive } = await db.query<{ n: string }>("SELECT count(*) AS n FROM cluster_processes p WHERE p.heartbeat_at > now() - interval '6 seconds'");
+    // Reminders: each one set reached its chat once; the store holds none pending or claimed.
+    const set = await remindersSet(db);
+    const seen = remindersSeen(tg.botMessages());
+    const setKeys = set.map((r) => r.key);
+    const remindersLost = setKeys.filter((k) => !seen.has(k));
+    const remindersTwice = [...seen.entries()].filter(([, c]) => c > 1).map(([k]) => k);
+    const remindersStray = [...seen.keys()].filter((k) => !setKeys.includes(k));
+    const remindersSetTwice = setKeys.filter((k, i) => setKeys.indexOf(k) !== i);
+    // Asked for and not set: only when the process died running the tool (the recovered turn does not run it again).
+    const remindersNotSet = remindRequests.filter((t) => !notRun.has(t) && !setKeys.includes(reminderKey(t)));
+    const { rows: deliveriesOpen } = await db.query<{ n: string }>("SELECT count(*) AS n FROM reminder_deliveries WHERE state <> 'sent'");
+    const remindersOpen = set.filter((r) => r.status !== 'done').length + Number(deliveriesOpen[0]!.n);
+
+    // Nothing corrupt: what is kept, read through the stores' dumps as the crash test reads it.
+    const state = await keptState('', url);
+    const sessionsWrong = sessionFaults(state.sessions, sentPerChat, taken, setKeys);
+    const repliedTo = [...taken.keys()].filter((t) => replies.has(`echo: ${t}`));
+    const { notesMissing, notesTwice, notesMispaired, rowsWrong } = derivedChecks(state, repliedTo);
+    const reminderNotes = new Map<string, number>();
+    for (const line of state.noteLines) {
+      const k = /^\[\d\d:\d\d\] Reminder \(set by a user\): .*?(rem r\d+ of \d+)/.exec(line)?.[1];
+      if (k) reminderNotes.set(k, (reminderNotes.get(k) ?? 0) + 1);
+    }
+    const reminderNotesWrong = set.filter((r) => reminderNotes.get(r.text) !== 1).map((r) => r.key);
+    // The chats got nothing else: no apology for a turn that failed, no message twice in other words.
+    const otherBotMessages = tg
+      .botMessages()
+      .filter((m) => !m.text.startsWith('echo: ') && !m.text.startsWith('⏰'))
+      .map((m) => `chat ${m.chatId}: ${m.text.slice(0, 120)}`);
+
     for (const o of orphansOf) for (const m of o.messages) if (answeredAt.has(m)) failovers.push(Math.max(0, answeredAt.get(m)! - o.at));
     failovers.sort((a, b) => a - b);
     const report = {
@@ -170,13 +222,29 @@ test('three daemons on one PostgreSQL, killed -9 at random and restarted one by 
       chatsOutOfOrder: outOfOrder.length,
       orphanedMessages: failovers.length,
       failoverMs: { p50: percentile(failovers, 50), p95: percentile(failovers, 95), max: failovers.at(-1) },
+      remindersAsked: remindRequests.length,
+      remindersSet: set.length,
+      remindersNotRunAfterAKill: notRun.size,
+      remindersDeliveredOnce: set.length - remindersLost.length - remindersTwice.length,
+      remindersTwice: remindersTwice.length,
+      remindersLost: remindersLost.length,
+      remindersLeftOpen: remindersOpen,
+      sessionsWrong: sessionsWrong.length,
+      repliesWithoutTheirNoteLine: notesMissing.length,
+      noteLinesTwice: notesTwice.length,
+      noteLinesPairingAnotherAnswer: notesMispaired.length,
+      repliesWithoutExactlyOneIndexRowEach: rowsWrong.length,
+      remindersWithoutExactlyOneNoteLine: reminderNotesWrong.length,
+      otherBotMessages: otherBotMessages.length,
     };
     process.stdout.write(`cluster report: ${JSON.stringify(report)}\n`);
     process.stdout.write(`daemon warnings and errors over all runs: ${JSON.stringify(warningsOf(runs.map((r) => r())))}\n`);
-    if (unanswered.length > 0 || twice.length > 0) {
+    const faults = { sessionsWrong, notesMissing, notesTwice, notesMispaired, rowsWrong, remindersLost, remindersTwice, remindersStray, remindersSetTwice, remindersNotSet, reminderNotesWrong, otherBotMessages };
+    if (unanswered.length > 0 || twice.length > 0 || remindersOpen > 0 || Object.values(faults).some((f) => f.length > 0)) {
       const file = path.join(os.tmpdir(), `membot-cluster-runs-${process.pid}.log`);
       await writeFile(file, runs.map((r, i) => r().replace(/^/gm, `[run ${i}] `)).join('\n'));
-      process.stdout.write(`unanswered: ${JSON.stringify(unanswered.slice(0, 20))}; the daemons' logs: ${file}\n`);
+      const some = Object.fromEntries(Object.entries({ unanswered, ...faults }).map(([k, v]) => [k, v.slice(0, 10)]));
+      process.stdout.write(`what is wrong: ${JSON.stringify(some)}; the daemons' logs: ${file}\n`);
     }
     assert.deepEqual(twice, [], 'no message answered twice');
     assert.deepEqual(unanswered, [], 'every message the bot took is answered');
@@ -184,6 +252,20 @@ test('three daemons on one PostgreSQL, killed -9 at random and restarted one by 
     assert.equal(Number(open[0]!.n), 0, 'nothing left open in the journal');
     assert.equal(Number(alive[0]!.n), 0, 'every process left the cluster at its stop');
     assert.ok(taken.size >= 100, `enough traffic (${taken.size} messages)`);
+    assert.deepEqual(remindersNotSet, [], 'every reminder asked for is set (unless the process died running the tool)');
+    assert.deepEqual(remindersSetTwice, [], 'no reminder set twice');
+    assert.deepEqual(remindersLost, [], 'every reminder set reaches its chat');
+    assert.deepEqual(remindersTwice, [], 'no reminder delivered twice');
+    assert.deepEqual(remindersStray, [], 'no reminder reaches a chat that did not set it');
+    assert.equal(remindersOpen, 0, 'no reminder left pending or claimed');
+    assert.ok(set.length >= REMINDERS / 2, `enough reminders set (${set.length} of ${REMINDERS})`);
+    assert.deepEqual(sessionsWrong, [], "each chat's session holds its messages once, in order, each with its answer, and its reminders once");
+    assert.deepEqual(notesMissing, [], "every reply's exchange has its note line");
+    assert.deepEqual(notesTwice, [], 'no note line twice');
+    assert.deepEqual(notesMispaired, [], 'no note line pairs a message with the answer to another');
+    assert.deepEqual(rowsWrong, [], "every reply's exchange has one index row per message");
+    assert.deepEqual(reminderNotesWrong, [], 'every reminder delivered has its note line once');
+    assert.deepEqual(otherBotMessages, [], 'the chats get their answers and reminders, nothing else');
   } finally {
     sending = false;
     clearInterval(watcher);

@@ -40,8 +40,11 @@ export interface CrashOptions {
   postgres?: () => Promise<{ url: string; stop: () => Promise<void> }>;
 }
 
-/** What the run left kept, read through the stores' dumps: users' messages in sessions, daily-note lines, episode rows. */
-async function keptState(workspace: string, url: string | undefined) {
+/** A chat's session as its dump holds it: its messages in order. */
+export type KeptSession = { channel: string; chatId: string; messages: Array<{ role: string; content: string; reminder?: string; toolCalls?: unknown[] }> };
+
+/** What a run left kept, read through the stores' dumps: the sessions, users' messages in them, daily-note lines, episode rows. */
+export async function keptState(workspace: string, url: string | undefined) {
   const log = silentLogger();
   const db = url ? testDatabase(url) : undefined;
   try {
@@ -49,9 +52,12 @@ async function keptState(workspace: string, url: string | undefined) {
     const memory = db ? new PgMemoryService(db, 'chat') : FileMemoryService.inWorkspace(workspace, 'chat');
     const index = db ? new PgIndexPortable(db) : SqliteIndexPortable.inWorkspace(workspace, log);
     const userMessages: string[] = [];
+    const kept: KeptSession[] = [];
     for (const item of await collect(sessions.dump())) {
       if (item.kind !== 'session') continue;
-      for (const m of JSON.parse(item.text).messages as Array<{ role: string; content: string }>) if (m.role === 'user') userMessages.push(m.content);
+      const messages = JSON.parse(item.text).messages as KeptSession['messages'];
+      kept.push({ channel: item.channel, chatId: item.chatId, messages });
+      for (const m of messages) if (m.role === 'user') userMessages.push(m.content);
     }
     const noteLines: string[] = [];
     for (const item of await collect(memory.dump()))
@@ -60,10 +66,36 @@ async function keptState(workspace: string, url: string | undefined) {
     for (const item of await collect(index.dump()))
       if ('memory' in item && item.memory.kind === 'episode') episodes.push({ content: item.memory.content, role: item.memory.source_role ?? null });
     if ('close' in index) (index as { close(): void }).close();
-    return { userMessages, noteLines, episodes };
+    return { sessions: kept, userMessages, noteLines, episodes };
   } finally {
     await db?.close();
   }
+}
+
+/**
+ * Derived from the session log (issue 29): each reply's exchange (`repliedTo`: the messages
+ * answered `echo: <message>`) has its note line and its two index rows — written after the reply
+ * without fsync, rebuilt after a kill — once each; and no note line pairs a message with the
+ * answer to another. Each list names what is wrong (empty: all well).
+ */
+export function derivedChecks(state: Pick<Awaited<ReturnType<typeof keptState>>, 'noteLines' | 'episodes'>, repliedTo: string[]) {
+  const noteLines = new Map<string, number>();
+  for (const line of state.noteLines) {
+    const body = /^\[\d\d:\d\d\] (User: .*)$/.exec(line)?.[1];
+    if (body) noteLines.set(body, (noteLines.get(body) ?? 0) + 1);
+  }
+  const episodes = new Map<string, number>();
+  for (const e of state.episodes) episodes.set(e.content, (episodes.get(e.content) ?? 0) + 1);
+  const notesMissing = repliedTo.filter((t) => !noteLines.has(`User: ${t} | Assistant: echo: ${t}`));
+  const notesTwice = [...noteLines.entries()].filter(([, c]) => c > 1).map(([b]) => b);
+  // Each line pairs a message with its own answer (the model echoes the last message it read):
+  // a turn run for a message the chat had moved on from answered the later one (issue 33).
+  const notesMispaired = [...noteLines.keys()].filter((b) => {
+    const pair = /^User: (.*) \| Assistant: echo: (.*)$/.exec(b);
+    return pair !== null && pair[1] !== pair[2];
+  });
+  const rowsWrong = repliedTo.filter((t) => episodes.get(t) !== 1 || episodes.get(`echo: ${t}`) !== 1);
+  return { notesMissing, notesTwice, notesMispaired, rowsWrong };
 }
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -188,25 +220,8 @@ export async function crashAtRandom(opts: CrashOptions = {}): Promise<void> {
     const onDisk = new Set([...state.userMessages, ...state.episodes.filter((e) => e.role === 'user').map((e) => e.content)]);
     const lost = [...taken.keys()].filter((t) => !onDisk.has(t));
 
-    // Derived from the session log (issue 29): each reply's exchange has its note line and its
-    // two index rows — written after the reply without fsync, rebuilt after a kill — once each.
-    const noteLines = new Map<string, number>();
-    for (const line of state.noteLines) {
-      const body = /^\[\d\d:\d\d\] (User: .*)$/.exec(line)?.[1];
-      if (body) noteLines.set(body, (noteLines.get(body) ?? 0) + 1);
-    }
-    const episodes = new Map<string, number>();
-    for (const e of state.episodes) episodes.set(e.content, (episodes.get(e.content) ?? 0) + 1);
     const repliedTo = [...taken.keys()].filter((t) => tg.botMessages().some((m) => m.text === `echo: ${t}`));
-    const notesMissing = repliedTo.filter((t) => !noteLines.has(`User: ${t} | Assistant: echo: ${t}`));
-    const notesTwice = [...noteLines.entries()].filter(([, c]) => c > 1).map(([b]) => b);
-    // Each line pairs a message with its own answer (the model echoes the last message it read):
-    // a turn run for a message the chat had moved on from answered the later one (issue 33).
-    const notesMispaired = [...noteLines.keys()].filter((b) => {
-      const pair = /^User: (.*) \| Assistant: echo: (.*)$/.exec(b);
-      return pair !== null && pair[1] !== pair[2];
-    });
-    const rowsWrong = repliedTo.filter((t) => episodes.get(t) !== 1 || episodes.get(`echo: ${t}`) !== 1);
+    const { notesMissing, notesTwice, notesMispaired, rowsWrong } = derivedChecks(state, repliedTo);
 
     const replies = new Map<string, number>();
     for (const m of tg.botMessages()) replies.set(m.text, (replies.get(m.text) ?? 0) + 1);
