@@ -86,6 +86,14 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
           orphans: sessions.takeOrphaned ? async () => void (await derived.recover(await sessions.takeOrphaned!())) : undefined,
         })
       : undefined;
+  // A reminder's delivery writes the chat's session: in a cluster only as the chat's holder, with
+  // the session read afresh when the chat comes from outside this process's run of it.
+  if (claims)
+    parts.asHolder.run = (chat, task) =>
+      claims.asHolder(chat, async (fresh) => {
+        if (fresh && !dispatcher.busy(chatKey(chat))) sessions.reread?.(chat.channel, chat.chatId);
+        await task();
+      });
   // Taken over before any channel starts (see Intake.open).
   const intake = await Intake.open({
     config,

@@ -16,7 +16,7 @@ import { openStores, type StoresOptions } from './stores.js';
 import { InstructionsSource } from '../features/prompt/instructions.js';
 import { Dispatcher } from '../queue/dispatcher.js';
 import { TurnStats } from '../turn/stats.js';
-import type { Parts } from './parts.js';
+import type { AsHolder, Parts } from './parts.js';
 import type { Lifecycle } from './lifecycle.js';
 import { describeCounts, ForgetService, MIN_FORGET_CHARS } from '../features/privacy/forget.js';
 import type { ForgetPath } from '../features/why/command.js';
@@ -111,16 +111,19 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
   const scheduler = new Scheduler(upkeep, config.timezone, componentLogger(log, 'Upkeep'), cluster?.jobGate);
   if (opts.scheduler) scheduler.start();
   life.add({ name: 'nightly jobs', stop: () => scheduler.stop() });
+  const asHolder: AsHolder = {};
   // In a cluster a delivery claimed here is recorded as this process's: no other takes it up while it lives.
   if (cluster) stores.reminders.ownedBy?.(cluster.id, config.database.leaseMs);
   const reminders = new ReminderService({
     store: stores.reminders,
     takesOver: cluster !== undefined && stores.reminders.ownedBy !== undefined,
+    lookEveryMs: config.database.leaseMs,
     sessions,
     notes,
     timezone: config.timezone,
     log: componentLogger(log, 'Reminders'),
-    queue: (key, task) => dispatcher.submit(key, task),
+    // In a cluster as the chat's holder (`asHolder`, set once the claims run: app/cluster.ts).
+    queue: (key, task, chat) => (asHolder.run ? asHolder.run(chat, () => dispatcher.submit(key, task)) : dispatcher.submit(key, task)),
     perChatPerHour: config.remindersPerChatPerHour,
     ...(opts.now ? { now: opts.now } : {}),
   });
@@ -228,6 +231,7 @@ export async function buildParts(config: Config, log: Logger, opts: BuildOptions
     channelState: (provider) => stores.channelState(provider, cluster ? { id: cluster.id, leaseMs: config.database.leaseMs } : undefined),
     chatStops,
     cluster,
+    asHolder,
   };
 }
 

@@ -15,7 +15,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config/env.js';
-import { chatKey } from '../core/chat.js';
+import { chatKey, type Chat } from '../core/chat.js';
 import type { Reply } from '../core/channel.js';
 import { componentLogger, type Logger } from '../core/log.js';
 import type { InboundMessage } from '../core/message.js';
@@ -73,6 +73,8 @@ export interface ClaimsWiring {
     replyFor: (msg: InboundMessage) => Reply,
     takeOver?: ((msg: InboundMessage) => Promise<void>) | undefined,
   ): void;
+  /** Runs `task` as the chat's holder (ClaimRunner.asHolder); `fresh`: its session may have changed in another process. */
+  asHolder<T>(chat: Chat, task: (fresh: boolean) => Promise<T>): Promise<T>;
 }
 
 export async function runClaims(
@@ -95,8 +97,10 @@ export async function runClaims(
           .finally(() => (orphaning = undefined)))
       : Promise.resolve();
   let orphanTimer: NodeJS.Timeout | undefined;
+  let prepare: ((batch: ClaimedEntry[]) => Promise<void>) | undefined;
   const runner = new ClaimRunner(member.claims, {
     run: (entry) => handler!(entry),
+    prepare: (batch) => prepare?.(batch) ?? Promise.resolve(),
     maxChats: opts.config.maxConcurrentTurns,
     idleMs: IDLE_MS,
     log,
@@ -123,16 +127,20 @@ export async function runClaims(
       accepted: () => runner.poke(),
       stop: async (msg, key) => (await stops.stop({ channel: msg.channel, chatId: msg.chatId }, key, { userId: msg.userId, role: msg.role })).outcome,
     },
+    asHolder: (chat, task) => runner.asHolder(chat, task),
     start(run, replyFor, takeOver) {
       orphanTimer = setInterval(() => void orphans(), opts.config.database.leaseMs);
       orphanTimer.unref();
-      handler = async (entry) => {
-        if (entry.takenOver) await orphans();
-        // A failure only costs the old placeholder: the answer goes out as a new message.
-        if (entry.attempt > 0 && takeOver)
-          await takeOver(entry.msg).catch((err: unknown) => log.warn({ err }, 'could not take over what a stopped process showed of an answer'));
-        return run(entry, replyFor(entry.msg));
+      // A batch taken over from a dead process: what its last turns derive is written first, and
+      // what it showed of an answer becomes this process's (a failure only costs the old
+      // placeholder: the answer goes out as a new message). The batch then goes to the intake at once, in order.
+      prepare = async (batch) => {
+        if (batch.some((e) => e.takenOver)) await orphans();
+        for (const e of batch)
+          if (e.attempt > 0 && takeOver)
+            await takeOver(e.msg).catch((err: unknown) => log.warn({ err }, 'could not take over what a stopped process showed of an answer'));
       };
+      handler = (entry) => run(entry, replyFor(entry.msg));
       started = true;
       runner.start();
     },

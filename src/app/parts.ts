@@ -36,6 +36,7 @@ import type { InstructionsSource } from '../features/prompt/instructions.js';
 import type { Database } from '../storage/pg/database.js';
 import type { ChannelProvider } from '../channels/provider.js';
 import type { ChannelSection } from '../config/env.js';
+import type { Chat } from '../core/chat.js';
 import type { KeptValue } from '../storage/kept.js';
 import type { ChatStops } from '../dispatch/stop.js';
 import type { ClusterMember } from '../cluster/cluster.js';
@@ -92,11 +93,17 @@ export interface Parts {
   database: Database | undefined;
   /** Where the memory page's token is kept (stores.ts). */
   pageToken: KeptValue;
-  /** The served channel's own stores, where the app keeps its state (stores.ts). */
-  /** A channel's own stores, in a cluster owned by this process. */
+  /** The served channel's own stores, where the app keeps its state (stores.ts); in a cluster owned by this process. */
   channelState<St>(provider: ChannelProvider<ChannelSection, St>): St | undefined;
   /** What each chat has under way, for /stop (dispatch/stop.ts). */
   chatStops: ChatStops;
   /** Several processes on one database (app/cluster.ts): this process's membership; undefined otherwise. */
   cluster: ClusterMember | undefined;
+  /** In a cluster, how work outside the journal (a reminder's delivery) runs as a chat's holder; set by createApp once the claims run. */
+  asHolder: AsHolder;
+}
+
+/** Runs `task` as the chat's holder (app/cluster.ts); unset: one process, the task runs as it is. */
+export interface AsHolder {
+  run?: (chat: Chat, task: () => Promise<void>) => Promise<void>;
 }

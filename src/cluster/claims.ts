@@ -198,6 +198,27 @@ export class ChatClaims {
     return r.released ? 'released' : r.mine ? 'more' : 'lost';
   }
 
+  /**
+   * Takes a chat for work that is not a journal entry (a reminder's delivery writes the chat's
+   * session): when no live process holds it and no dead one left entries in it (those are
+   * `claimWork`'s to take over, under the recovery rules), or it is this process's already. An
+   * entry accepted meanwhile is this holder's to run (`release` says `more`). False: another
+   * process has the chat — ask again later.
+   */
+  async hold(chat: Chat): Promise<boolean> {
+    const sent = this.clock();
+    const { rowCount } = await this.db.query(
+      `INSERT INTO inbox_claims (channel, chat_id, owner, expires_at) VALUES ($2, $3, $1, now() + $4 * interval '1 millisecond')
+       ON CONFLICT (channel, chat_id) DO UPDATE SET owner = $1, expires_at = EXCLUDED.expires_at,
+         through = CASE WHEN inbox_claims.owner = $1 THEN inbox_claims.through ELSE 0 END
+        WHERE inbox_claims.owner = $1 OR (inbox_claims.expires_at <= now()
+          AND NOT EXISTS (SELECT 1 FROM inbox i WHERE i.channel = $2 AND i.chat_id = $3 AND i.done_at IS NULL))`,
+      [this.owner, chat.channel, chat.chatId, this.leaseMs],
+    );
+    if (rowCount > 0) this.until.set(keyOf(chat), { chat, until: sent + this.leaseMs });
+    return rowCount > 0;
+  }
+
   /** Held now, as far as this process can be sure. */
   holds(chat: Chat): boolean {
     const held = this.until.get(keyOf(chat));

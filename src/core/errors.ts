@@ -154,6 +154,11 @@ const CORE_ERRORS = {
     message:
       'the database at {where} has {migration}, from a newer version of the bot that older ones cannot run beside — update this one (git pull, npm ci, npm run build) and start it again',
   },
+  'cluster.stopping': {
+    meaning:
+      "Work that runs as a chat's holder in a cluster (a reminder's delivery) waited for another process to let the chat go and this process stopped first; it was not done here, and another process (or the next start) takes it up.",
+    message: 'this process stopped before it could take chat {chat}',
+  },
   'input.invalid': {
     meaning: 'A request or file given to the program is not in the expected shape (a webhook body, an eval dataset); it was refused.',
     message: '{what}: {problem}',

@@ -52,6 +52,7 @@ test('risk: two processes run one chat at once, or out of order, or a killed one
   const handled: Array<{ chat: string; text: string; by: string }> = [];
   const overlaps: string[] = [];
   let killed: string | undefined;
+  let victim = -1;
   /** Per worker, entries being closed now. */
   const closing = new Map<string, number>();
   /** What the killed worker was running: never finished (its process is gone). */
@@ -88,13 +89,14 @@ test('risk: two processes run one chat at once, or out of order, or a killed one
     for (let i = 0; i < total; i++) {
       await accept(acceptor, message(chats[i % chats.length]!, `message ${i}`));
       if (i === total / 3) {
-        // kill -9 of the first worker with chats under way: it answers nothing more, its connections are cut.
-        await waitFor(() => runners[0]!.running > 0, 10_000, 'the first worker to hold a chat');
-        killed = 'w1';
+        // kill -9 of a worker with chats under way: it answers nothing more, its connections are cut.
+        await waitFor(() => runners.some((r) => r.running > 0), 10_000, 'a worker to hold a chat');
+        victim = runners.findIndex((r) => r.running > 0);
+        killed = workers[victim]!.name;
         running.clear();
         // Not between a close's commit and its answer: the test could not tell whether it counted.
-        await waitFor(() => !closing.get('w1'), 10_000, 'the first worker to finish closing an entry');
-        await killDatabase(workers[0]!.db, url);
+        await waitFor(() => !closing.get(killed!), 10_000, 'the killed worker to finish closing an entry');
+        await killDatabase(workers[victim]!.db, url);
       }
     }
     await waitFor(() => handled.length >= total, 30_000, `every message handled (${handled.length} of ${total})`);
@@ -110,8 +112,8 @@ test('risk: two processes run one chat at once, or out of order, or a killed one
       );
     }
     assert.ok(new Set(handled.map((h) => h.by)).size > 1, 'the work was shared');
-    await Promise.all(runners.slice(1).map((r) => r.stop()));
-    const { rows } = await acceptor.db.query<{ n: number }>("SELECT count(*)::int AS n FROM inbox_claims WHERE owner <> 'w1'");
+    await Promise.all(runners.filter((_, i) => i !== victim).map((r) => r.stop()));
+    const { rows } = await acceptor.db.query<{ n: number }>('SELECT count(*)::int AS n FROM inbox_claims WHERE owner <> $1', [killed]);
     assert.equal(rows[0]!.n, 0, 'every chat let go at the end');
   } finally {
     unhang();
@@ -255,5 +257,87 @@ test("risk: a chat taken while the heartbeat's renewal is on its way is heard as
     assert.deepEqual(await claims.renew(), []);
   } finally {
     await a.db.close();
+  }
+});
+
+test("risk: a reminder delivered by a process that does not hold the chat writes its session beside the holder's turn — work as the chat's holder waits while another process holds it, runs inside the holder's own run before it lets go, and takes a free chat", async () => {
+  const url = await migratedDatabase(cluster);
+  const procs = [proc(url, 'p1', 60_000), proc(url, 'p2', 60_000)];
+  /** Everything that writes a chat, in the order it started and ended, with who did it. */
+  const events: string[] = [];
+  const writing = new Map<string, string>();
+  const overlaps: string[] = [];
+  const gates = new Map<string, () => void>();
+  const gate = (name: string) => new Promise<void>((r) => gates.set(name, r));
+  const write = async (chat: string, what: string, wait?: Promise<void>) => {
+    if (writing.has(chat)) overlaps.push(`${chat}: ${writing.get(chat)} and ${what}`);
+    writing.set(chat, what);
+    events.push(`start ${what}`);
+    await wait;
+    writing.delete(chat);
+    events.push(`end ${what}`);
+  };
+  const runners = procs.map((p) => {
+    const dispatcher = new Dispatcher(8);
+    const runner = new ClaimRunner(p.claims, {
+      maxChats: 4,
+      idleMs: 20,
+      log: silentLogger(),
+      run: (e) =>
+        dispatcher.submit(e.chat.chatId, async () => {
+          p.inbox.adopt(e.id);
+          await p.inbox.started(e.id);
+          await write(e.chat.chatId, `${p.name} turn ${e.msg.text}`, e.msg.text.startsWith('slow') ? gate(e.msg.text) : undefined);
+          await p.inbox.done(e.id);
+        }),
+    });
+    return { runner, dispatcher };
+  });
+  const [one, two] = runners;
+  const chat = (id: string) => ({ channel: 'telegram', chatId: id });
+  try {
+    for (const r of runners) r.runner.start();
+    // Chat 7: p1 runs a slow turn; p2's delivery waits for p1 to let the chat go.
+    await accept(procs[0]!, message('7', 'slow 7'));
+    await waitFor(() => gates.has('slow 7'), 10_000, 'a slow turn of chat 7 under way');
+    const holder = (await procs[0]!.claims.holder(chat('7'))) === 'p1' ? one! : two!;
+    const other = holder === one ? two! : one!;
+    const otherName = holder === one ? 'p2' : 'p1';
+    const remote = other.runner.asHolder(chat('7'), (fresh) => write('7', `${otherName} reminder (fresh ${fresh})`));
+    // Work of the holder itself runs in its run of the chat, through the chat's queue, before the chat is let go.
+    const own = holder.runner.asHolder(chat('7'), (fresh) => holder.dispatcher.submit('7', () => write('7', `own reminder (fresh ${fresh})`)));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(!events.some((e) => e.includes('reminder')), `nothing else writes chat 7 while its slow turn runs: ${events.join(', ')}`);
+    gates.get('slow 7')!();
+    await Promise.all([remote, own]);
+    const seven = events.filter((e) => / 7\b|reminder/.test(e));
+    assert.deepEqual(
+      seven.map((e) => e.replace(/p[12] turn/, 'turn').replace(/p[12] reminder/, 'remote reminder')),
+      [
+        'start turn slow 7',
+        'end turn slow 7',
+        'start own reminder (fresh false)',
+        'end own reminder (fresh false)',
+        'start remote reminder (fresh true)',
+        'end remote reminder (fresh true)',
+      ],
+    );
+
+    // Chat 9 is free: taken at once; a message accepted meanwhile is run by the same process after it.
+    let release!: () => void;
+    const held = one!.runner.asHolder(chat('9'), () => write('9', 'p1 reminder', new Promise<void>((r) => (release = r))));
+    await waitFor(() => events.includes('start p1 reminder'), 10_000, 'the reminder of the free chat 9');
+    await accept(procs[1]!, message('9', 'after'));
+    await new Promise((r) => setTimeout(r, 200));
+    release();
+    await held;
+    await waitFor(() => events.some((e) => e.startsWith('end') && e.endsWith('turn after')), 10_000, 'the message of chat 9 handled');
+    assert.ok(events.includes('end p1 turn after'), `run by the process that held chat 9: ${events.join(', ')}`);
+    assert.ok(events.indexOf('end p1 reminder') < events.indexOf('start p1 turn after'), 'after the reminder');
+    assert.deepEqual(overlaps, [], 'nothing wrote a chat beside anything else');
+  } finally {
+    for (const g of gates.values()) g();
+    for (const r of runners) await r.runner.stop();
+    for (const p of procs) await p.db.close();
   }
 });

@@ -239,7 +239,20 @@ test('three daemons on one PostgreSQL, killed -9 at random and restarted one by 
     };
     process.stdout.write(`cluster report: ${JSON.stringify(report)}\n`);
     process.stdout.write(`daemon warnings and errors over all runs: ${JSON.stringify(warningsOf(runs.map((r) => r())))}\n`);
-    const faults = { sessionsWrong, notesMissing, notesTwice, notesMispaired, rowsWrong, remindersLost, remindersTwice, remindersStray, remindersSetTwice, remindersNotSet, reminderNotesWrong, otherBotMessages };
+    const faults = {
+      sessionsWrong,
+      notesMissing,
+      notesTwice,
+      notesMispaired,
+      rowsWrong,
+      remindersLost,
+      remindersTwice,
+      remindersStray,
+      remindersSetTwice,
+      remindersNotSet,
+      reminderNotesWrong,
+      otherBotMessages,
+    };
     if (unanswered.length > 0 || twice.length > 0 || remindersOpen > 0 || Object.values(faults).some((f) => f.length > 0)) {
       const file = path.join(os.tmpdir(), `membot-cluster-runs-${process.pid}.log`);
       await writeFile(file, runs.map((r, i) => r().replace(/^/gm, `[run ${i}] `)).join('\n'));

@@ -34,7 +34,10 @@ export function clusterModel(notRun: Set<string>) {
     }
     const r = REMIND.exec(said);
     if (r && last.role === 'user')
-      return { ...toolCalls([{ name: 'schedule_message', args: { at: new Date(Date.now() + Number(r[2]) * 1000).toISOString(), text: `rem ${r[1]}` } }]), delayMs };
+      return {
+        ...toolCalls([{ name: 'schedule_message', args: { at: new Date(Date.now() + Number(r[2]) * 1000).toISOString(), text: `rem ${r[1]}` } }]),
+        delayMs,
+      };
     return { ...text(`echo: ${said}`), delayMs };
   };
 }
@@ -47,7 +50,9 @@ export const reminderKey = (request: string) => {
 
 /** The reminders the store holds (any status), by key. */
 export async function remindersSet(db: pg.Client) {
-  const { rows } = await db.query<{ chat_id: string; text: string; status: string; due_at: string }>('SELECT chat_id, text, status, due_at FROM reminders ORDER BY id');
+  const { rows } = await db.query<{ chat_id: string; text: string; status: string; due_at: string }>(
+    'SELECT chat_id, text, status, due_at FROM reminders ORDER BY id',
+  );
   return rows.map((r) => ({ key: `${r.chat_id}/${r.text}`, text: r.text, status: r.status, dueAt: Number(r.due_at) }));
 }
 
@@ -55,8 +60,7 @@ export async function remindersSet(db: pg.Client) {
 export function remindersSeen(messages: Array<{ chatId: string; text: string }>): Map<string, number> {
   const seen = new Map<string, number>();
   for (const m of messages)
-    if (m.text.startsWith('⏰'))
-      for (const t of m.text.match(/rem r\d+ of \d+/g) ?? []) seen.set(`${m.chatId}/${t}`, (seen.get(`${m.chatId}/${t}`) ?? 0) + 1);
+    if (m.text.startsWith('⏰')) for (const t of m.text.match(/rem r\d+ of \d+/g) ?? []) seen.set(`${m.chatId}/${t}`, (seen.get(`${m.chatId}/${t}`) ?? 0) + 1);
   return seen;
 }
 

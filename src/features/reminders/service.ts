@@ -46,8 +46,11 @@ export interface ReminderDeps {
   notes: DailyNotes;
   timezone: string;
   log: Logger;
-  /** Runs a task in the chat's queue (the dispatcher): a delivery never interleaves with a turn. */
-  queue: (key: string, task: () => Promise<void>) => Promise<void>;
+  /**
+   * Runs a task in the chat's queue (the dispatcher): a delivery never interleaves with a turn.
+   * In a cluster, as the chat's holder too: never beside another process's turn of it.
+   */
+  queue: (key: string, task: () => Promise<void>, chat: { channel: string; chatId: string }) => Promise<void>;
   /** Reminder messages one chat gets per hour at most (REMINDERS_PER_CHAT_PER_HOUR); the rest are folded. */
   perChatPerHour?: number;
   now?: () => number;
@@ -57,6 +60,8 @@ export interface ReminderDeps {
    * whenever it was made. Unset: a claim left open is a kill's when made before this start.
    */
   takesOver?: boolean;
+  /** With `takesOver`: looks for a dead process's claims at least this often (CLUSTER_LEASE_MS), reminders due or not. */
+  lookEveryMs?: number;
 }
 
 export type ScheduleResult = { ok: true; reminder: Reminder } | { ok: false; reason: string };
@@ -352,7 +357,7 @@ export class ReminderService {
     for (const k of keys) this.inFlight.add(k);
     const first = ds[0]!;
     return this.deps
-      .queue(first.chat, () => this.deliver(ds))
+      .queue(first.chat, () => this.deliver(ds), { channel: first.channel, chatId: first.chatId })
       .catch((err: unknown) =>
         this.deps.log.error(
           { err, session: first.chat, reminders: ds.map((d) => d.reminderId) },
@@ -433,7 +438,10 @@ export class ReminderService {
       .then((due) => {
         if (armed !== this.arms || this.stopped || this.running) return;
         const release = this.pace.nextRelease();
-        const next = due === undefined ? release : release === undefined ? due : Math.min(due, release);
+        const soonest = due === undefined ? release : release === undefined ? due : Math.min(due, release);
+        // A claim a dead process left (one that stopped while it waited for a chat, or was killed) is taken up soon.
+        const look = this.deps.takesOver && this.deps.lookEveryMs !== undefined ? this.now() + this.deps.lookEveryMs : undefined;
+        const next = look === undefined ? soonest : soonest === undefined ? look : Math.min(soonest, look);
         if (next === undefined) return;
         clearTimeout(this.timer);
         const wait = Math.min(Math.max(0, next - this.now()), MAX_SLEEP_MS);
