@@ -79,8 +79,10 @@ export interface Stores {
   pageToken: KeptValue;
   /** What each of a chat's last answers was built from (/why). */
   why: WhyStore;
-  /** A channel's own stores (its `state`), in the same place; undefined for a channel that keeps nothing. */
-  /** `owner` (in a cluster): the process as the cluster knows it; else a random id. */
+  /**
+   * A channel's own stores (its `state`), in the same place; undefined for a channel that keeps
+   * nothing. `owner` (in a cluster): the process as the cluster knows it; else a random id.
+   */
   channelState<St>(provider: ChannelProvider<ChannelSection, St>, owner?: ProcessOwner): St | undefined;
 }
 
