@@ -6,8 +6,9 @@
  * - `joinAsMember` (build.ts): registers the process and its heartbeat before its chats' stores
  *   open (its session log lines carry its id: a process starting beside it leaves them) and the
  *   scheduler is made (its nightly jobs ask the member's lease gate); a chat another process
- *   took from this one has its turn stopped here. Its row goes last at the stop, after the chats
- *   under way and the stores' close.
+ *   took from this one has its turn and waiting messages handed over quietly here (nothing
+ *   sent, saved or closed). Its row goes last at the stop, after the chats under way and the
+ *   stores' close.
  * - `runClaims` (app.ts): the intake only journals what arrives here; the ClaimRunner runs the
  *   chats this process claims — whoever accepted their messages, a dead process's included — by
  *   handing each entry to the intake as a recovered one, its reply through this process's
@@ -34,9 +35,6 @@ export function appVersion(): string {
   return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
-/** Stops taken by the cluster itself (a chat lost to another process): as a manager would, everyone's turn. */
-const BY_CLUSTER = { userId: 'cluster', role: 'owner' as const };
-
 export async function joinAsMember(
   db: Database,
   config: Config,
@@ -51,8 +49,13 @@ export async function joinAsMember(
     version: appVersion(),
     log: componentLogger(log, 'Cluster'),
     channel: member.channel,
+    // That process runs the chat's open entries again: what runs or waits here is handed over
+    // quietly (nothing sent, saved or closed), not stopped as by /stop (stop.ts `handOver`).
     onChatsLost: (chats) => {
-      for (const chat of chats) chatStops.stop(chatKey(chat), BY_CLUSTER);
+      for (const chat of chats) {
+        const out = chatStops.handOver(chatKey(chat));
+        log.info({ session: chatKey(chat), ...out }, 'a chat taken by another process: handed over');
+      }
     },
   });
   // Closed after the claim runner stopped and the stores closed (added later, so closed first) and before the database.

@@ -24,7 +24,7 @@ export interface ClusterOptions {
   log: Logger;
   /**
    * Chats another process took from this one (it could not renew them within the lease time):
-   * the turns running here for them must stop — the other process runs them again.
+   * what runs or waits here for them is handed over — the other process runs them again.
    */
   onChatsLost?: (chats: Chat[]) => void;
   /** Between heartbeats (default a third of the lease time). */
@@ -59,7 +59,10 @@ export async function joinCluster(db: Database, opts: ClusterOptions): Promise<C
   registry.onBeat(async () => {
     const lost = await claims.renew();
     if (lost.length === 0) return;
-    opts.log.warn({ chats: lost.length }, 'chats this process ran were taken by another process (it could not renew them in time); their turns stop here');
+    opts.log.warn(
+      { chats: lost.length },
+      'chats this process ran were taken by another process (it could not renew them in time); what runs of them here is handed over',
+    );
     opts.onChatsLost?.(lost);
   });
   return {

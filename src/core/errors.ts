@@ -20,6 +20,11 @@ const CORE_ERRORS = {
     meaning: 'A turn was stopped by /stop: its LLM call and tools were aborted; the text streamed so far is kept in the session, marked [stopped].',
     message: 'the turn of {chat} was stopped by /stop',
   },
+  'turn.handed_over': {
+    meaning:
+      'Several processes: the chat was taken over by another process (this one renewed its claim too late); the turn was aborted here and left, unsaved and open in the journal, to that process.',
+    message: 'the turn of {chat} went to another process',
+  },
   'chat.rate_limited': {
     meaning: 'A chat sent more than RATE_LIMIT_PER_MINUTE messages in a minute, or had MAX_QUEUED_PER_CHAT waiting; the excess got one line and no LLM call.',
     message: 'chat {chat} sent more messages than its limit',

@@ -13,4 +13,9 @@ export interface AnswerProgress {
    * `line` (a placeholder is edited to it); nothing is sent when nothing was shown.
    */
   end?(line: string): Promise<void>;
+  /**
+   * The answer is another process's now (a chat lost to it, docs/cluster.md): nothing more is
+   * shown and nothing is changed — a draft simply stops, a placeholder stays as it is.
+   */
+  close?(): void;
 }

@@ -15,6 +15,11 @@ export interface Ending {
   failure?: { errorId: string; code: string | undefined };
   /** A failed `say` is only logged (the deadline notice), not followed by an apology. */
   quiet?: boolean;
+  /**
+   * Its chat went to another process (stop.ts `handOver`): what this process recorded of the
+   * message is not saved, so its copy of the chat's session is dropped once the turn wound down.
+   */
+  handedOver?: boolean;
   /** Still in the chat's queue after telling the user: work that must end before the chat's next message. */
   windDown?: () => Promise<void>;
 }

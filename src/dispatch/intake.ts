@@ -235,6 +235,8 @@ export class Intake {
   /** The message's policy: what handling it means. Runs in the chat's queue. */
   private async decide(job: Job, item: InboundMessage, overRate: boolean, recoveredItem: InboxEntry | undefined): Promise<Ending> {
     const { config, inbox, limits, budget, log } = this.deps;
+    // Its chat went to another process while it waited (stop.ts `handOver`): left open there, unsaved here.
+    if (job.stop?.handedOver) return { close: false };
     await inbox.started(job.journalId);
     this.deps.sessions.names.note(item.channel, item.chatId, item.chat);
     const album = item.albumId ? await this.collectAlbum(job, item, recoveredItem) : { msg: item, recovered: recoveredItem };
@@ -248,6 +250,7 @@ export class Intake {
     const cmd = parseCommand(msg.text);
     // The chat's session, loaded once for this message: whatever handles it writes through this.
     const writes = this.deps.sessions.writer(await this.deps.sessions.getOrCreate(msg.channel, msg.chatId));
+    if (job.stop?.handedOver) return { close: false };
     // Skipped by a /stop while it waited: its words are kept, unanswered and without a reply.
     if (job.stop?.stopped) return this.unanswered(writes, msg, cmd !== null);
     if (recovered && recovered.attempt >= MAX_RECOVERY_ATTEMPTS) {
@@ -282,7 +285,12 @@ export class Intake {
       // Closed before it runs: a command is not run again after a restart.
       return { close: true, say: () => this.runCommand(writes, msg, job, cmd.name, cmd.args) };
     }
-    return runTurn(this.deps, writes, msg, job.reply, cleaned.truncated, recovered !== undefined, job.stop, this.callJournal(job, recovered));
+    const ending = await runTurn(this.deps, writes, msg, job.reply, cleaned.truncated, recovered !== undefined, job.stop, this.callJournal(job, recovered));
+    if (!ending.handedOver) return ending;
+    // The user's words it recorded are not saved: this process's copy of the session is dropped
+    // once the turn wound down, so the chat is read afresh if it comes back here.
+    const { windDown } = ending;
+    return { ...ending, windDown: async () => (await windDown?.(), this.deps.sessions.discard?.(msg.channel, msg.chatId)) };
   }
 
   /** Where the turn's tool loop marks each call under the message's journal entry (see inbox.ts). */

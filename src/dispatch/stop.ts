@@ -10,6 +10,12 @@
  *   session unanswered (a command is not run) and its journal entry closed, without a reply;
  * - an answer already complete (being sent, or its notes being written) is left alone.
  *
+ * Several processes (docs/cluster.md): a chat another process took from this one (its claim was
+ * renewed too late) is handed over quietly instead (`handOver`): the running turn is aborted the
+ * same way but saves and sends nothing, the waiting messages are dropped unsaved, and their
+ * journal entries stay open — the process holding the chat now runs them. The user sees no
+ * "Stopped" note and the session no second copy of a message.
+ *
  * In a group anyone may /stop, but a member stops only what is theirs: the answer to their own
  * message and their own waiting messages. The bot's owners (and group admins where
  * GROUP_ADMINS_MANAGE=on) stop everything of the chat.
@@ -36,8 +42,13 @@ export function stoppedText(partial: string): string {
 export class StopHandle {
   /** Marked by /stop before it ran: saved unanswered when its turn comes. */
   stopped = false;
-  /** Set while its answer is being written: stops it (saying whether text was kept), or says it was already complete. */
-  stopTurn: (() => 'stopped' | 'stopped-empty' | 'complete') | undefined;
+  /** Its chat went to another process before it ran: dropped unsaved, its journal entry left open (`handOver`). */
+  handedOver = false;
+  /**
+   * Set while its answer is being written: stops it (saying whether text was kept), or says it
+   * was already complete. `quietly`: handed over (nothing of it is sent or saved).
+   */
+  stopTurn: ((quietly?: boolean) => 'stopped' | 'stopped-empty' | 'complete') | undefined;
   /** The command it turned out to be (commands run to their end: they are not stopped). */
   command: string | undefined;
 
@@ -98,6 +109,23 @@ export class ChatStops {
       } else if (mine && !h.stopped) {
         h.stopped = true;
         out.skipped++;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The chat `key` was taken over by another process (see the top): its running turn is aborted
+   * quietly unless its answer is complete, and every message waiting is dropped. Returns what
+   * it did, for the log.
+   */
+  handOver(key: string): { turn: 'handed-over' | 'complete' | 'none'; dropped: number } {
+    const out: { turn: 'handed-over' | 'complete' | 'none'; dropped: number } = { turn: 'none', dropped: 0 };
+    for (const h of this.chats.get(key) ?? []) {
+      if (h.stopTurn) out.turn = h.stopTurn(true) === 'complete' ? 'complete' : 'handed-over';
+      else if (h.command === undefined && !h.handedOver) {
+        h.handedOver = true;
+        out.dropped++;
       }
     }
     return out;

@@ -43,6 +43,8 @@ export async function runTurn(
 ): Promise<Ending> {
   const { config } = deps;
   const session = writes.session;
+  // Its chat went to another process while it waited (stop.ts `handOver`): nothing recorded, the entry left open.
+  if (stop?.handedOver) return { close: false };
   // A message already in the session (a recovery after a kill, or a channel redelivering an
   // update) is not recorded twice, and not answered twice once its answer is saved — nor once
   // the chat moved on past it (received.ts `passed`: a copy of a message given up after restarts
@@ -94,14 +96,15 @@ export async function runTurn(
     deps.measured(turn);
   };
   let timer: NodeJS.Timeout | undefined;
-  let stopped!: () => void;
+  let stopped!: (quietly: boolean) => void;
   let settled = false;
   // /stop (stop.ts) ends it through the same controller as the deadline: one way to stop a turn.
+  // So does a hand-over to another process (`quietly`), which keeps nothing of it.
   if (stop) {
-    stop.stopTurn = () => {
+    stop.stopTurn = (quietly = false) => {
       if (settled || turn.response !== undefined || turn.delivered || deadline.signal.aborted) return 'complete';
-      deadline.abort(new AppError('turn.stopped', { chat: session.id }));
-      stopped();
+      deadline.abort(new AppError(quietly ? 'turn.handed_over' : 'turn.stopped', { chat: session.id }));
+      stopped(quietly);
       return turn.streamed.trim() ? 'stopped' : 'stopped-empty';
     };
   }
@@ -110,9 +113,10 @@ export async function runTurn(
   const outcome = await Promise.race([
     running.then(() => 'done' as const),
     new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), config.turnTimeoutMs))),
-    new Promise<'stopped'>((resolve) => (stopped = () => resolve('stopped'))),
+    new Promise<'stopped' | 'handed-over'>((resolve) => (stopped = (quietly) => resolve(quietly ? 'handed-over' : 'stopped'))),
   ]).finally(() => clearTimeout(timer));
   if (outcome === 'stopped') return halted(turn, writes, finish);
+  if (outcome === 'handed-over') return handedOver(turn, running);
   // Past the deadline with no answer on its way: stop the turn (its LLM call and tools are
   // aborted, and it saves nothing more), close it as any failed turn, and give the slot back.
   // The chat's own queue waits until the stopped work has wound down (bounded by the timeouts
@@ -155,4 +159,21 @@ async function halted(turn: Turn, writes: SessionWriter, finish: () => Promise<v
   );
   if (!partial.trim()) await turn.reply.progress?.end?.('⏹ Stopped.');
   return { close: true, release: true, ...(partial.trim() ? { say: kept } : {}), quiet: true, windDown: finish };
+}
+
+/**
+ * A turn aborted because its chat went to another process (stop.ts `handOver`): that process
+ * runs the message again, so nothing of it is kept or shown here — no session write (the
+ * user's words stay unsaved: the intake drops this process's copy of the session once it has
+ * wound down), nothing sent (a preview stops where it is), and the journal entry left open.
+ */
+function handedOver(turn: Turn, running: Promise<void>): Ending {
+  endTurn(turn, 'cluster', 'the chat went to another process');
+  turn.delivered = true;
+  turn.reply.progress?.close?.();
+  turn.log.info(
+    { code: 'turn.handed_over', systems: turn.timings.map((t) => t.system) },
+    'turn handed over to the process that took the chat; nothing of it kept here',
+  );
+  return { close: false, release: true, quiet: true, handedOver: true, windDown: () => running };
 }

@@ -97,6 +97,17 @@ export class SessionCache<E extends CachedSession> {
     this.entries.delete(id);
   }
 
+  /**
+   * Drops the chat's session and what it owes, unsaved (its turn went to another process):
+   * read again at its next use. A write under way finishes on the entry it started with.
+   */
+  discard(id: string): void {
+    const e = this.entries.get(id);
+    if (!e || e.loading) return;
+    e.owed.length = 0;
+    this.entries.delete(id);
+  }
+
   get cachedCount(): number {
     let n = 0;
     for (const e of this.entries.values()) if (e.session) n++;

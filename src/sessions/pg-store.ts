@@ -112,6 +112,10 @@ export class PgSessionStore implements SessionStore, Portable<SessionItem> {
     this.cache.dropIdle(chatKey({ channel: channelType, chatId }));
   }
 
+  discard(channelType: string, chatId: string): void {
+    this.cache.discard(chatKey({ channel: channelType, chatId }));
+  }
+
   getOrCreate(channelType: string, chatId: string): Promise<Session> {
     const chat = { channel: channelType, chatId };
     return this.cache.getOrCreate(chat, (entry) => this.read(chat, entry));

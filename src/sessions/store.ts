@@ -65,6 +65,12 @@ export interface SessionStore {
    * read again at its next use. Files have one process: not there.
    */
   reread?(channelType: string, chatId: string): void;
+  /**
+   * Several processes: the chat went to another process mid-turn, and what this one recorded of
+   * it and did not commit is not to be saved — its copy of the session goes, owed messages and
+   * all, and is read again at its next use. Files have one process: not there.
+   */
+  discard?(channelType: string, chatId: string): void;
   /** Tells the log what derives from its lines (given once, at build). */
   deriveFromLog(derived: DerivedFromLog): void;
   /**

@@ -8,13 +8,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
-import { startPg } from '../helpers/pg.js';
 import { startTelegramEmulator } from '../helpers/telegram.js';
 import { startFakeLlm, text } from '../helpers/fake-llm.js';
-import { tempDir } from '../helpers/workspace.js';
-import { startDaemonChild, telegramDaemonEnv } from '../helpers/child.js';
 import { patient, waitFor } from '../helpers/wait.js';
+import { startTwoDaemons } from './two-daemons.js';
 import { RESTARTED_TEXT } from '../../src/channels/telegram/stream-preview.js';
 
 const USERS = [111, 112, 113, 114];
@@ -24,31 +21,13 @@ const FINAL_HTML = `<b>Done</b>: ${ANSWER.slice('**Done**: '.length)}`;
 test('risk: a process killed mid-stream leaves half answers that the process taking its chats over answers again beside — each placeholder is finished in place, once', {
   timeout: patient(180_000),
 }, async () => {
-  const cluster = await startPg();
   const tg = await startTelegramEmulator();
   let pace = 60; // ~2,700 characters, 10 a step: half written when the kill comes
   const llm = await startFakeLlm(() => ({ ...text(ANSWER), stream: { chunkChars: 10, paceMs: pace } }));
-  const url = await cluster.createDatabase();
-  const db = new pg.Client({ connectionString: url });
-  await db.connect();
-  const wsA = await tempDir('membot-stream-a-');
-  const wsB = await tempDir('membot-stream-b-');
-  const env = (ws: string) =>
-    telegramDaemonEnv(
-      { llmUrl: llm.url, workspace: ws, tg },
-      {
-        DATABASE_URL: url,
-        CLUSTER_LEASE_MS: '3000',
-        STREAMING: 'edit',
-        TELEGRAM_ALLOWED_USERS: USERS.join(','),
-        TELEGRAM_DM_POLICY: 'allowlist',
-      },
-    );
-  const a = startDaemonChild(env(wsA.dir), wsA.dir);
-  const b = startDaemonChild(env(wsB.dir), wsB.dir);
-  const daemons = [a, b];
+  const two = await startTwoDaemons({ llm, tg }, { name: 'stream', users: USERS, env: { STREAMING: 'edit' } });
+  const { db, daemons } = two;
   try {
-    await Promise.all([a.started, b.started]);
+    await Promise.all(daemons.map((d) => d.started));
     for (const u of USERS) await tg.user({ userId: u }).say('write the long answer');
     await waitFor(() => USERS.every((u) => tg.botMessages(u).length === 1), 60_000, 'a placeholder in every chat');
     // The process that runs most of the chats dies with their answers half written.
@@ -80,15 +59,8 @@ test('risk: a process killed mid-stream leaves half answers that the process tak
       );
     assert.ok(!tg.botMessages().some((m) => m.text === RESTARTED_TEXT), 'no placeholder told the bot restarted');
   } finally {
-    for (const d of daemons) if (d.child.exitCode === null && d.child.signalCode === null) d.child.kill('SIGKILL');
-    await Promise.all(
-      daemons.map((d) => (d.child.exitCode === null && d.child.signalCode === null ? new Promise((r) => d.child.once('close', r)) : undefined)),
-    );
-    await db.end();
+    await two.close();
     await tg.close();
     await llm.close();
-    await cluster.stop();
-    await wsA.cleanup();
-    await wsB.cleanup();
   }
 });

@@ -6,6 +6,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { loadedSession, startTestBot } from '../helpers/app.js';
 
 import { echoResponder, lastUserText, type Responder } from '../helpers/fake-llm.js';
@@ -112,4 +114,36 @@ test('a /stop that did nothing is answered once a minute per chat; one that stop
   stops.leave('g', annWaiting);
   now += IDLE_STOP_QUIET_MS;
   assert.equal(nothing('g'), 'Nothing to stop.', 'a minute later it is answered again');
+});
+
+// A chat lost to another process (docs/cluster.md): ChatStops.handOver, as app/cluster.ts calls it
+// when the heartbeat hears another process took the chat. The two-daemon case is
+// test/cluster/handover.pg.test.ts.
+test('risk: a chat lost to another process is stopped as /stop does — its turn and waiting messages are handed over: nothing said, nothing saved, every entry left open', async () => {
+  const bot = await startTestBot({ responder: hangFor, env: { LLM_TIMEOUT_MS: '60000', TURN_TIMEOUT_MS: '60000' } });
+  try {
+    const running = bot.send('1', 'please hang');
+    await waitFor(() => bot.llm.chatRequests().length === 1, 5_000, 'the request');
+    const waiting = bot.send('1', 'a follow-up');
+    const out = bot.app.parts.chatStops.handOver('test:1');
+    assert.deepEqual(out, { turn: 'handed-over', dropped: 1 });
+    // Both resolve only once handled: the hanging request was aborted (LLM_TIMEOUT_MS is a minute).
+    assert.deepEqual(await Promise.all([running, waiting]), [[], []], 'nothing said, no "Stopped" note');
+    const open = await bot.app.parts.inbox.unfinished();
+    assert.deepEqual(
+      open.entries.map((e) => e.msg.text),
+      ['please hang', 'a follow-up'],
+      'both entries open, for the process holding the chat now',
+    );
+    // Neither message reached the session's durable copy (nor its log).
+    const sessions = path.join(bot.workspace, 'sessions');
+    const files = [...(await readdir(sessions).catch(() => [] as string[])).map((f) => path.join(sessions, f)), `${sessions}.wal.jsonl`];
+    for (const f of files) assert.ok(!(await readFile(f, 'utf8').catch(() => '')).includes('hang'), `${f} holds nothing of it`);
+    assert.ok(
+      bot.logs.lines().some((l) => l.code === 'turn.handed_over'),
+      'logged with its code',
+    );
+  } finally {
+    await bot.close();
+  }
 });

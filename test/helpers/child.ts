@@ -55,6 +55,14 @@ export function startDaemonChild(env: Record<string, string>, cwd: string): { ch
   return { child, started, log: () => log };
 }
 
+/** Kills (SIGKILL) the daemons still running, and waits until each has exited: a test's teardown. */
+export async function killDaemons(children: ChildProcess[]): Promise<void> {
+  const running = children.filter((c) => c.exitCode === null && c.signalCode === null);
+  const closed = running.map((c) => new Promise((r) => c.once('close', r)));
+  for (const c of running) c.kill('SIGKILL');
+  await Promise.all(closed);
+}
+
 /** Warnings and errors of the daemons' runs, counted by message: the why behind a failure. */
 export function warningsOf(logs: string[]): Record<string, number> {
   const counts: Record<string, number> = {};
