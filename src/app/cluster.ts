@@ -128,6 +128,13 @@ export async function runClaims(
   return {
     intake: {
       accepted: () => runner.poke(),
+      // By this process's own clock (ChatClaims.holds): false once a renewal is overdue past the
+      // lease, as after a freeze — the chat may be another's, so what runs of it is handed over.
+      fence: (msg, key) => {
+        if (member.claims.holds({ channel: msg.channel, chatId: msg.chatId })) return;
+        const out = chatStops.handOver(key);
+        log.warn({ session: key, ...out }, 'this process may no longer hold the chat (its claim was not renewed in time): handed over before saving');
+      },
       stop: async (msg, key) => (await stops.stop({ channel: msg.channel, chatId: msg.chatId }, key, { userId: msg.userId, role: msg.role })).outcome,
     },
     asHolder: (chat, task) => runner.asHolder(chat, task),

@@ -68,6 +68,8 @@ export interface IntakeCluster {
   accepted(): void;
   /** Stops what runs of the chat (session key `key`), in whichever process runs it. */
   stop(msg: InboundMessage, key: string): Promise<StopOutcome>;
+  /** Before a turn saves what the model said: hands the chat over here if this process may no longer hold it (turn-run.ts). */
+  fence(msg: InboundMessage, key: string): void;
 }
 
 /** A message's journal entry as accept (or adopt) gives it. */

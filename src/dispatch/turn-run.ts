@@ -22,6 +22,11 @@ export interface TurnRunDeps {
   pipeline: { run(turn: Turn): Promise<void> };
   /** After every turn: its measurements (for /status and the next request's fit). */
   measured: (turn: Turn) => void;
+  /**
+   * Several processes (docs/cluster.md): before a turn saves what the model said, hands the chat
+   * (session key) over if this process may no longer hold it. Unset: one process.
+   */
+  cluster?: { fence(msg: InboundMessage, key: string): void } | undefined;
   /** The model a chat answers with (its /model choice, else LLM_MODEL); unset: an unknown model (tests). */
   modelOf?: ((session: Session) => ActiveModel) | undefined;
   log: Logger;
@@ -75,6 +80,7 @@ export async function runTurn(
     signal: deadline.signal,
     model: deps.modelOf?.(session),
     calls,
+    fence: deps.cluster ? () => deps.cluster!.fence(msg, session.id) : undefined,
   });
   if (truncated > 0) {
     turn.notices.push(`Your message was very long; I read the first ${config.maxMessageChars.toLocaleString('en-US')} characters.`);

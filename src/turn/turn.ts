@@ -81,6 +81,12 @@ export interface Turn {
   readonly model: ActiveModel;
   /** The message's journal entry: ToolLoop marks each call there, and skips a tool an earlier run died in (features/answer/loop.ts). */
   readonly calls: CallJournal | undefined;
+  /**
+   * Several processes (docs/cluster.md): asked before the turn saves what the model said (a tool
+   * round, the answer). If this process can no longer be sure it holds the chat — it was frozen
+   * past the lease — the chat is handed over (dispatch/stop.ts) and `signal` aborted. Unset: one process.
+   */
+  fence: (() => void) | undefined;
 
   /**
    * ContextBuilding 20: the sections of the system prompt, in order, and their join. Only what
@@ -135,6 +141,7 @@ export function createTurn(init: {
   /** Unset (a turn built by hand): an unknown model, the catalogue's default limit. */
   model?: ActiveModel | undefined;
   calls?: CallJournal | undefined;
+  fence?: (() => void) | undefined;
 }): Turn {
   const id = init.id ?? newTurnId();
   const session = init.writes.session;
@@ -149,6 +156,7 @@ export function createTurn(init: {
     signal: init.signal ?? new AbortController().signal,
     model: init.model ?? unknownModel(),
     calls: init.calls,
+    fence: init.fence,
     promptSections: [],
     systemPrompt: '',
     turnSections: [],

@@ -8,8 +8,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTelegramEmulator } from '../helpers/telegram.js';
-import { lastUserText, promptKind, startFakeLlm, text } from '../helpers/fake-llm.js';
+import type pg from 'pg';
+import { startTelegramEmulator, type TelegramEmulator } from '../helpers/telegram.js';
+import { lastUserText, promptKind, startFakeLlm, text, type FakeLlm } from '../helpers/fake-llm.js';
 import { patient, waitFor } from '../helpers/wait.js';
 import { startTwoDaemons, type Daemon } from './two-daemons.js';
 
@@ -18,6 +19,22 @@ const QUESTION = 'what is the capital of Peru?';
 const ANSWER = 'Lima is the capital of Peru.';
 const NEXT = 'and of Chile?';
 const NEXT_ANSWER = 'Santiago is the capital of Chile.';
+
+/**
+ * Both daemons up, the question sent, the model asked: the daemon holding the chat (the one
+ * asking) is frozen past the lease until the other one has taken the chat and answered.
+ */
+async function frozenHolder(two: { db: pg.Client; daemons: Daemon[] }, tg: TelegramEmulator, llm: FakeLlm): Promise<Daemon> {
+  await Promise.all(two.daemons.map((d) => d.started));
+  await tg.user({ userId: USER }).say(QUESTION);
+  await waitFor(() => llm.chatRequests().some((r) => promptKind(r) === 'chat'), 60_000, 'the answer asked of the model');
+  const { rows } = await two.db.query<{ pid: number }>('SELECT p.pid FROM inbox_claims c JOIN cluster_processes p ON p.id = c.owner');
+  const holder = two.daemons.find((d) => d.child.pid === rows[0]?.pid);
+  assert.ok(holder, `a process holds the chat: ${JSON.stringify(rows)}`);
+  holder.child.kill('SIGSTOP');
+  await waitFor(() => tg.botMessages(USER).length >= 1, 60_000, 'the message answered by the other process');
+  return holder;
+}
 
 test('risk: a process frozen past the lease while answering loses the chat, then stops the turn as /stop does — the other process answers once, the late one says and saves nothing', {
   timeout: patient(180_000),
@@ -34,16 +51,9 @@ test('risk: a process frozen past the lease while answering loses the chat, then
   const { db, daemons } = two;
   let frozen: Daemon | undefined;
   try {
-    await Promise.all(daemons.map((d) => d.started));
-    await tg.user({ userId: USER }).say(QUESTION);
-    await waitFor(() => llm.chatRequests().some((r) => promptKind(r) === 'chat'), 60_000, 'the answer asked of the model');
-    const { rows } = await db.query<{ pid: number }>('SELECT p.pid FROM inbox_claims c JOIN cluster_processes p ON p.id = c.owner');
-    const late = daemons.find((d) => d.child.pid === rows[0]?.pid);
-    assert.ok(late, `a process holds the chat: ${JSON.stringify(rows)}`);
     // Frozen past the lease: the other process takes the chat over and answers it meanwhile.
-    late.child.kill('SIGSTOP');
+    const late = await frozenHolder(two, tg, llm);
     frozen = late;
-    await waitFor(() => tg.botMessages(USER).length >= 1, 60_000, 'the message answered by the other process');
     late.child.kill('SIGCONT');
     frozen = undefined;
     await waitFor(() => /taken by another process/.test(late.log()), 30_000, 'the late process hears it lost the chat');
@@ -84,6 +94,51 @@ test('risk: a process frozen past the lease while answering loses the chat, then
         ['assistant', NEXT_ANSWER],
       ],
       'the session holds each message once, each followed by its one answer',
+    );
+  } finally {
+    frozen?.child.kill('SIGCONT');
+    await two.close();
+    await tg.close();
+    await llm.close();
+  }
+});
+
+test("risk: a process frozen past the lease whose model answered meanwhile sends and saves that answer as it comes back, before its heartbeat hears the chat is another's — it checks it still holds the chat first", {
+  timeout: patient(180_000),
+}, async () => {
+  const tg = await startTelegramEmulator();
+  // The first answer comes only when the test lets it: while the process that asked is frozen.
+  let letGo!: () => void;
+  const held = new Promise<void>((r) => (letGo = r));
+  let chats = 0;
+  const llm = await startFakeLlm(async (req) => {
+    if (promptKind(req) !== 'chat') return text('nothing to note');
+    if (chats++ === 0) await held;
+    return text(ANSWER);
+  });
+  const two = await startTwoDaemons({ llm, tg }, { name: 'fence', users: [USER], env: { STREAMING: 'off' } });
+  const { db } = two;
+  let frozen: Daemon | undefined;
+  try {
+    const late = await frozenHolder(two, tg, llm);
+    frozen = late;
+    // The model's answer to the frozen process is waiting in its socket when it wakes up.
+    letGo();
+    await new Promise((r) => setTimeout(r, 500));
+    late.child.kill('SIGCONT');
+    frozen = undefined;
+    await waitFor(() => /turn\.handed_over|taken by another process/.test(late.log()), 30_000, 'the late process to hand the chat over, or hear it lost');
+    await new Promise((r) => setTimeout(r, 2_000)); // anything more would show now
+    assert.deepEqual(
+      tg.botMessages(USER).map((m) => m.text),
+      [ANSWER],
+      'the user got one answer',
+    );
+    const { rows: kept } = await db.query<{ body: string }>('SELECT body FROM session_messages WHERE chat LIKE $1 ORDER BY pos', [`%:${USER}`]);
+    assert.deepEqual(
+      kept.map((r) => (JSON.parse(r.body) as { role: string }).role),
+      ['user', 'assistant'],
+      'the session holds the message once, with its one answer',
     );
   } finally {
     frozen?.child.kill('SIGCONT');

@@ -59,6 +59,8 @@ export interface ToolLoopContext extends FitContext {
   streamed: string;
   /** The message's journal entry; unset: a turn not journaled (tests, built by hand). */
   readonly calls?: CallJournal | undefined;
+  /** Several processes: before a save, hands the chat over if it may be another process's now (aborting `signal`). */
+  readonly fence?: (() => void) | undefined;
 }
 
 export interface ToolLoopDeps {
@@ -228,6 +230,8 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
       round--;
       continue;
     }
+    // What the model said is saved next: only while this process surely holds the chat (several processes).
+    turn.fence?.();
     checkDeadline(turn);
     turn.usage.llmCalls++;
     if (res.usage) {
@@ -254,6 +258,8 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
         turn.writes.record(result);
         messages.push(toApiMessage(result));
       }
+      turn.fence?.();
+      checkDeadline(turn);
       await turn.writes.commit();
       continue;
     }
