@@ -8,7 +8,7 @@ import { configSecrets, type Config } from '../config/env.js';
 import { registerSecret, type Logger } from '../core/log.js';
 import type { Pipeline } from '../turn/runner.js';
 import type { InboundMessage } from '../core/message.js';
-import { chatKey } from '../core/chat.js';
+import { chatKey, type Chat } from '../core/chat.js';
 import type { Dispatcher } from '../queue/dispatcher.js';
 import { ChatLimits } from '../dispatch/limits.js';
 import { Intake } from '../dispatch/intake.js';
@@ -86,12 +86,16 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
           orphans: sessions.takeOrphaned ? async () => void (await derived.recover(await sessions.takeOrphaned!())) : undefined,
         })
       : undefined;
+  // A chat nothing runs here for may have been another process's since: its session is read afresh.
+  const freshen = (chat: Chat) => {
+    if (!dispatcher.busy(chatKey(chat))) sessions.reread?.(chat.channel, chat.chatId);
+  };
   // A reminder's delivery writes the chat's session: in a cluster only as the chat's holder, with
   // the session read afresh when the chat comes from outside this process's run of it.
   if (claims)
     parts.asHolder.run = (chat, task) =>
       claims.asHolder(chat, async (fresh) => {
-        if (fresh && !dispatcher.busy(chatKey(chat))) sessions.reread?.(chat.channel, chat.chatId);
+        if (fresh) freshen(chat);
         await task();
       });
   // Taken over before any channel starts (see Intake.open).
@@ -129,10 +133,9 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     clustered: claims !== undefined,
     recover(replyFor, senders = {}, takeOver) {
       // In a cluster, what is open in the journal is run as this process claims it, from now on.
-      // A chat nothing runs here for may have been another process's since: its session is read afresh.
       claims?.start(
         (entry, reply) => {
-          if (!dispatcher.busy(chatKey(entry.chat))) sessions.reread?.(entry.chat.channel, entry.chat.chatId);
+          freshen(entry.chat);
           return intake.handle(entry.msg, reply, entry);
         },
         replyFor,
