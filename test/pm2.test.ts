@@ -67,7 +67,9 @@ test("setup's closing pm2 line starts the bot under pm2 on a clone that never ra
       assert.equal(run.code, 0, `${step}:\n${run.stdout}${run.stderr}`);
     }
     const started = path.join(clone, 'started.json');
-    await waitFor(() => existsSync(started), 60_000, 'the stand-in to be started by pm2').catch(async (err: Error) => {
+    // Written whole: the file can be seen before its bytes are (writeFileSync is not a rename).
+    const written = () => existsSync(started) && readFileSync(started, 'utf8').endsWith('}');
+    await waitFor(written, 60_000, 'the stand-in to be started by pm2').catch(async (err: Error) => {
       const logs = await pm2('logs', '--nostream', '--lines', '20');
       assert.fail(`${err.message}\n${logs.stdout}${logs.stderr}`);
     });

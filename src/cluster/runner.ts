@@ -47,6 +47,11 @@ interface Active {
   unpinned: (() => void) | undefined;
   /** Its claim is being let go: new `asHolder` work waits for `done`, then takes the chat again. */
   releasing: boolean;
+  /**
+   * Entries the general claim took for this chat while it was being set up here (a claim begun
+   * before `asHolder` took the chat saw its entries after): run after what is under way.
+   */
+  late: ClaimedEntry[];
 }
 
 export class ClaimRunner {
@@ -90,7 +95,7 @@ export class ClaimRunner {
       if (await this.claims.hold(chat).catch(() => false)) {
         // Taken meanwhile by this process's own loop (an entry arrived): run in that chat's run instead.
         if (this.active.has(key)) continue;
-        const a: Active = { chat, done: Promise.resolve(), pins: 0, unpinned: undefined, releasing: false };
+        const a: Active = { chat, done: Promise.resolve(), pins: 0, unpinned: undefined, releasing: false, late: [] };
         this.active.set(key, a);
         const result = this.pinned(a, () => task(true));
         a.done = this.runChat(a, [])
@@ -139,7 +144,13 @@ export class ClaimRunner {
         this.opts.log.warn({ err }, 'could not claim work; asking again');
       }
       for (const [key, list] of byChat(entries)) {
-        const a: Active = { chat: list[0]!.chat, done: Promise.resolve(), pins: 0, unpinned: undefined, releasing: false };
+        const running = this.active.get(key);
+        if (running) {
+          // Its claim was taken by `asHolder` while this look was on its way: its own run takes them.
+          running.late.push(...list);
+          continue;
+        }
+        const a: Active = { chat: list[0]!.chat, done: Promise.resolve(), pins: 0, unpinned: undefined, releasing: false, late: [] };
         this.active.set(key, a);
         a.done = this.runChat(a, list).finally(() => {
           this.active.delete(key);
@@ -170,6 +181,10 @@ export class ClaimRunner {
       // Checked and marked with nothing in between: work asked for after this waits for `done`.
       while (a.pins > 0) await new Promise<void>((r) => (a.unpinned = r));
       a.unpinned = undefined;
+      if (a.late.length > 0) {
+        batch = a.late.splice(0);
+        continue;
+      }
       a.releasing = true;
       let outcome: 'released' | 'more' | 'lost';
       try {
@@ -177,11 +192,13 @@ export class ClaimRunner {
       } catch (err) {
         // Kept: renewed by the heartbeat, let go at the next try (the chat's next message, or stop).
         this.opts.log.warn({ err }, 'could not let a chat go; kept for now');
-        return;
+        if (a.late.length === 0) return;
+        outcome = 'more';
       }
+      // Entries taken late and not run are open without a claim once it is let go: anyone takes them.
       if (outcome !== 'more') return;
       a.releasing = false;
-      batch = await this.claims.claimWork({ chat }).catch(() => []);
+      batch = [...a.late.splice(0), ...(await this.claims.claimWork({ chat }).catch(() => []))];
       if (batch.length === 0 && a.pins === 0) return;
     }
   }

@@ -341,3 +341,61 @@ test("risk: a reminder delivered by a process that does not hold the chat writes
     for (const p of procs) await p.db.close();
   }
 });
+
+test('risk: a look for work already on its way when a reminder takes a free chat returns a message for that chat, and it runs beside the reminder — it runs after it, by the same process', async () => {
+  const url = await migratedDatabase(cluster);
+  const p = proc(url, 'p1', 60_000);
+  // The real claims; only the loop's general look waits at a gate, as a slow statement would.
+  let opened = (): void => undefined;
+  const gate = new Promise<void>((r) => (opened = r));
+  let looking = false;
+  const claims = Object.create(p.claims) as ChatClaims;
+  claims.claimWork = async (opts) => {
+    if (opts?.exclude) {
+      looking = true;
+      await gate;
+    }
+    return p.claims.claimWork(opts);
+  };
+  const events: string[] = [];
+  let writing = '';
+  const overlaps: string[] = [];
+  const write = async (what: string, wait?: Promise<void>) => {
+    if (writing) overlaps.push(`${writing} and ${what}`);
+    writing = what;
+    events.push(`start ${what}`);
+    await wait;
+    writing = '';
+    events.push(`end ${what}`);
+  };
+  const runner = new ClaimRunner(claims, {
+    maxChats: 4,
+    idleMs: 20,
+    log: silentLogger(),
+    run: async (e) => {
+      p.inbox.adopt(e.id);
+      await p.inbox.started(e.id);
+      await write(`turn ${e.msg.text}`);
+      await p.inbox.done(e.id);
+    },
+  });
+  try {
+    runner.start();
+    await waitFor(() => looking, 10_000, 'the loop looking for work (with no chat run here yet)');
+    let release!: () => void;
+    const reminder = runner.asHolder({ channel: 'telegram', chatId: '9' }, () => write('reminder', new Promise<void>((r) => (release = r))));
+    await waitFor(() => events.includes('start reminder'), 10_000, 'the reminder running');
+    await accept(p, message('9', 'after'));
+    opened();
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    await reminder;
+    await waitFor(() => events.includes('end turn after'), 10_000, 'the message handled');
+    assert.deepEqual(events, ['start reminder', 'end reminder', 'start turn after', 'end turn after']);
+    assert.deepEqual(overlaps, []);
+  } finally {
+    opened();
+    await runner.stop();
+    await p.db.close();
+  }
+});
