@@ -11,6 +11,7 @@ import type { ActiveModel } from '../llm/chat-models.js';
 import { makeMessage, type Session } from '../sessions/model.js';
 import { createTurn, endTurn, type CallJournal, type Turn } from '../turn/turn.js';
 import type { SessionWriter } from '../sessions/writer.js';
+import { answerOf } from '../sessions/received.js';
 import { stoppedText, type StopHandle } from './stop.js';
 import type { InboundMessage } from '../core/message.js';
 import type { Reply } from '../core/channel.js';
@@ -57,6 +58,17 @@ export async function runTurn(
   // they reach the session log in one write with the answer, or at the end of the turn when
   // there is none.
   const received = writes.receive(msg);
+  if (received.answered && !received.passed && recovered && calls && !calls.replyBegun) {
+    // The run that saved this answer died before handing it to the channel (the journal has no
+    // reply mark): the user never got it. Sent now, marked first — at most once, as any answer.
+    const saved = answerOf(session.messages, received.message);
+    if (saved) {
+      await calls.replying();
+      await reply.send({ kind: 'text', text: saved.content });
+      deps.log.info({ session: session.id, sourceId: msg.messageId }, 'an answer saved before the process stopped had not been sent; sent now');
+      return { close: true };
+    }
+  }
   if (received.answered || received.passed) {
     deps.log.info(
       { session: session.id, recovered, sourceId: msg.messageId },

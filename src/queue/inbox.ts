@@ -16,12 +16,22 @@
  * that tool again (turn/tool-loop.ts) — an MCP answer that kills the daemon cannot kill it again
  * at every start.
  *
+ * The answer is marked the same way just before it goes to the channel (`REPLY_MARK`): a message
+ * recovered with its answer saved and no such mark died before the answer left, and is sent its
+ * saved answer; with the mark the channel may have it, and it is not sent again (never twice).
+ *
  * Callers see the `Inbox` interface; today's implementation is an append-only JSON-lines file
  * (file-inbox.ts). What any implementation must do: test/queue/inbox.contract.ts.
  */
 import { createHash } from 'node:crypto';
 import type { InboundMessage } from '../core/message.js';
 import type { Redaction } from '../storage/redaction.js';
+
+/**
+ * The call name marking "the answer is being handed to the channel" (no tool can have it: tool
+ * names are letters, digits, `_` and `-`). Never ended: the entry's close follows the send.
+ */
+export const REPLY_MARK = '(reply)';
 
 /** A tool call that was running when the process died: its tool and a hash of its arguments (never the arguments). */
 export interface InterruptedCall {

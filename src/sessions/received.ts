@@ -30,6 +30,19 @@ export function answered(messages: SessionMessage[], user: SessionMessage): bool
 }
 
 /**
+ * The answer that follows `user` in the session (not a tool call, a reminder or a /stop's
+ * marker): what a run that died before sending it had saved.
+ */
+export function answerOf(messages: SessionMessage[], user: SessionMessage): SessionMessage | undefined {
+  const i = messages.indexOf(user);
+  for (const m of messages.slice(i + 1)) {
+    if (m.role === 'user') return undefined;
+    if (m.role === 'assistant' && !(m.toolCalls && m.toolCalls.length > 0) && !m.reminder) return m.stopped ? undefined : m;
+  }
+  return undefined;
+}
+
+/**
  * True when a later user message follows `user` in the session: the chat moved on without
  * answering it (it was given up after restarts, skipped by /stop, refused by a limit — and the
  * user was told). A turn's own message is always the session's last user message; a copy of

@@ -33,6 +33,13 @@ export interface CallJournal {
   /** Written before the call runs; a failure to write is logged by the journal, never thrown. */
   started(call: ToolCall): Promise<void>;
   ended(): Promise<void>;
+  /**
+   * Written just before the answer goes to the channel (queue/inbox.ts `REPLY_MARK`); like
+   * `started`, a failure is logged, never thrown.
+   */
+  replying(): Promise<void>;
+  /** An earlier run of this message began handing its answer to the channel: the channel may have it. */
+  readonly replyBegun: boolean;
 }
 
 export interface PromptSection {

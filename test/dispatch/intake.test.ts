@@ -40,6 +40,7 @@ interface Rig {
 type Behaviour = (turn: Turn) => Promise<void>;
 const echo: Behaviour = async (turn) => {
   turn.response = `echo: ${turn.inbound.text}`;
+  await turn.calls?.replying();
   await deliver(turn, turn.response);
 };
 
@@ -133,12 +134,12 @@ test('recovery: a message the last run accepted and never answered is answered o
   }
 });
 
-test('recovery: a message whose answer reached the session before the kill is not answered again', async () => {
+test('recovery: a message whose answer reached the session and the channel before the kill is not answered again', async () => {
   const ws = await tempDir();
   const first = await rig(ws.dir);
   await first.handle('asked once', '8');
   await first.close();
-  // The kill came after the answer was saved and before its entry closed: the journal without its done line.
+  // The kill came after the answer was sent and before its entry closed: the journal without its done line.
   const journal = path.join(ws.dir, 'inbox.jsonl');
   await writeFile(journal, (await readFile(journal, 'utf8')).replace(/^.*"t":"done".*\n/m, ''));
   const r = await rig(ws.dir);
@@ -147,6 +148,27 @@ test('recovery: a message whose answer reached the session before the kill is no
     assert.deepEqual(r.turns, [], 'the pipeline did not run');
     assert.deepEqual(r.replies, [], 'no second reply');
     assert.deepEqual(await r.open(), []);
+  } finally {
+    await r.close();
+    await ws.cleanup();
+  }
+});
+
+test('risk: a message whose answer reached the session but not the channel before the kill stays unanswered — the saved answer is sent, once, the pipeline not run again', async () => {
+  const ws = await tempDir();
+  const first = await rig(ws.dir);
+  await first.handle('asked once', '8');
+  await first.close();
+  // The kill came after the answer was saved and before it was handed to the channel: no reply mark, no done line.
+  const journal = path.join(ws.dir, 'inbox.jsonl');
+  await writeFile(journal, (await readFile(journal, 'utf8')).replace(/^.*"t":"(done|call)".*\n/gm, ''));
+  const r = await rig(ws.dir);
+  try {
+    assert.equal(await r.recover(), 1);
+    assert.deepEqual(r.turns, [], 'the pipeline did not run');
+    assert.deepEqual(r.replies, ['echo: asked once'], 'the saved answer');
+    assert.deepEqual(await r.open(), []);
+    assert.equal(await r.recover(), 0, 'and only once');
   } finally {
     await r.close();
     await ws.cleanup();
