@@ -23,7 +23,7 @@ import { parseCommand } from '../core/command-line.js';
 import type { CommandRouter } from './router.js';
 import type { TokenBudget } from '../features/usage/budget.js';
 import type { Dispatcher } from '../queue/dispatcher.js';
-import { argumentsHash, REPLY_MARK, type Inbox, type InboxEntry } from '../queue/inbox.js';
+import { ANSWER_MARK, argumentsHash, REPLY_MARK, type Inbox, type InboxEntry } from '../queue/inbox.js';
 import type { ChatLimits } from './limits.js';
 import { apologyText } from './apology.js';
 import { runTurn, type TurnRunDeps } from './turn-run.js';
@@ -305,8 +305,9 @@ export class Intake {
       hash: argumentsHash,
       started: (call) => mark(inbox.callStarted(job.journalId, call.name, call.arguments)),
       ended: () => mark(inbox.callEnded(job.journalId)),
+      answerSaved: () => mark(inbox.callStarted(job.journalId, ANSWER_MARK, '')),
       replying: () => mark(inbox.callStarted(job.journalId, REPLY_MARK, '')),
-      replyBegun: recovered?.interrupted.some((c) => c.tool === REPLY_MARK) ?? false,
+      answerUnsent: recovered?.interrupted.at(-1)?.tool === ANSWER_MARK,
     };
   }
 

@@ -58,7 +58,7 @@ export async function runTurn(
   // they reach the session log in one write with the answer, or at the end of the turn when
   // there is none.
   const received = writes.receive(msg);
-  if (received.answered && !received.passed && recovered && calls && !calls.replyBegun) {
+  if (received.answered && !received.passed && calls?.answerUnsent) {
     // The run that saved this answer died before handing it to the channel (the journal has no
     // reply mark): the user never got it. Sent now, marked first — at most once, as any answer.
     const saved = answerOf(session.messages, received.message);

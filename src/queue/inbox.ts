@@ -16,9 +16,11 @@
  * that tool again (turn/tool-loop.ts) — an MCP answer that kills the daemon cannot kill it again
  * at every start.
  *
- * The answer is marked the same way just before it goes to the channel (`REPLY_MARK`): a message
- * recovered with its answer saved and no such mark died before the answer left, and is sent its
- * saved answer; with the mark the channel may have it, and it is not sent again (never twice).
+ * The answer is marked the same way: once it is saved (`ANSWER_MARK`), and again just before it
+ * goes to the channel (`REPLY_MARK`, in its place). An entry whose run died with the first mark
+ * last has an answer saved that never left: it is sent at the next run. With the second, the
+ * channel may have it, and it is not sent again (never twice). A copy of a message (a channel
+ * sending it again) is an entry without either: the answer is its first entry's to send.
  *
  * Callers see the `Inbox` interface; today's implementation is an append-only JSON-lines file
  * (file-inbox.ts). What any implementation must do: test/queue/inbox.contract.ts.
@@ -28,9 +30,11 @@ import type { InboundMessage } from '../core/message.js';
 import type { Redaction } from '../storage/redaction.js';
 
 /**
- * The call name marking "the answer is being handed to the channel" (no tool can have it: tool
- * names are letters, digits, `_` and `-`). Never ended: the entry's close follows the send.
+ * Call names marking the answer (no tool can have them: tool names are letters, digits, `_` and
+ * `-`): saved in the session, then being handed to the channel. Never ended: each replaces the
+ * one before, and the entry's close follows the send.
  */
+export const ANSWER_MARK = '(answer)';
 export const REPLY_MARK = '(reply)';
 
 /** A tool call that was running when the process died: its tool and a hash of its arguments (never the arguments). */

@@ -34,12 +34,17 @@ export interface CallJournal {
   started(call: ToolCall): Promise<void>;
   ended(): Promise<void>;
   /**
-   * Written just before the answer goes to the channel (queue/inbox.ts `REPLY_MARK`); like
-   * `started`, a failure is logged, never thrown.
+   * Written once the answer is saved, and just before it goes to the channel (queue/inbox.ts
+   * `ANSWER_MARK`, `REPLY_MARK`); like `started`, a failure is logged, never thrown.
    */
+  answerSaved(): Promise<void>;
   replying(): Promise<void>;
-  /** An earlier run of this message began handing its answer to the channel: the channel may have it. */
-  readonly replyBegun: boolean;
+  /**
+   * The last run of this entry died after saving its answer and before handing it to the
+   * channel: the answer the session holds for it never left. False for a first run, and for a
+   * copy of a message (a channel sending it again): its answer is its first entry's.
+   */
+  readonly answerUnsent: boolean;
 }
 
 export interface PromptSection {

@@ -40,6 +40,9 @@ interface Rig {
 type Behaviour = (turn: Turn) => Promise<void>;
 const echo: Behaviour = async (turn) => {
   turn.response = `echo: ${turn.inbound.text}`;
+  turn.answer = makeMessage('assistant', turn.response);
+  await turn.writes.append(turn.answer);
+  await turn.calls?.answerSaved();
   await turn.calls?.replying();
   await deliver(turn, turn.response);
 };
@@ -79,7 +82,7 @@ async function rig(
       async run(turn) {
         turns.push(turn.inbound.text);
         await behaviour(turn);
-        if (turn.response !== undefined) await turn.writes.append(makeMessage('assistant', turn.response));
+        if (turn.response !== undefined && turn.answer === undefined) await turn.writes.append(makeMessage('assistant', turn.response));
       },
     },
     measured: () => undefined,
@@ -159,9 +162,9 @@ test('risk: a message whose answer reached the session but not the channel befor
   const first = await rig(ws.dir);
   await first.handle('asked once', '8');
   await first.close();
-  // The kill came after the answer was saved and before it was handed to the channel: no reply mark, no done line.
+  // The kill came after the answer was saved and before it was handed to the channel: its mark, no reply mark, no done line.
   const journal = path.join(ws.dir, 'inbox.jsonl');
-  await writeFile(journal, (await readFile(journal, 'utf8')).replace(/^.*"t":"(done|call)".*\n/gm, ''));
+  await writeFile(journal, (await readFile(journal, 'utf8')).replace(/^.*"t":"done".*\n/m, '').replace(/^.*"tool":"\(reply\)".*\n/m, ''));
   const r = await rig(ws.dir);
   try {
     assert.equal(await r.recover(), 1);

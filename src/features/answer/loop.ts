@@ -272,6 +272,8 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     turn.answeredBy = { model: res.model, ...(res.fallbackFrom ? { fallbackFrom: res.fallbackFrom } : {}) };
     turn.answer = makeMessage('assistant', text);
     await turn.writes.append(turn.answer);
+    // Told to the journal: a kill from here until ResponseDelivery marks the reply leaves an answer that never left (sent at the next run).
+    await turn.calls?.answerSaved();
     return;
   }
 }
