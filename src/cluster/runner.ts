@@ -13,7 +13,9 @@
  *
  * `asHolder` runs other work that writes a chat (a reminder's delivery) as the chat's holder: in
  * the chat's run here, before it is let go, or under a claim taken for it — never while another
- * process holds the chat, whose copy of the session would then be stale.
+ * process holds the chat, whose copy of the session would then be stale. Taking a chat that way
+ * and the general look for work run one at a time: a look already on its way when a chat was
+ * taken for a reminder would hand that chat's new entries to a second run of it, beside the first.
  */
 import { AppError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
@@ -47,11 +49,6 @@ interface Active {
   unpinned: (() => void) | undefined;
   /** Its claim is being let go: new `asHolder` work waits for `done`, then takes the chat again. */
   releasing: boolean;
-  /**
-   * Entries the general claim took for this chat while it was being set up here (a claim begun
-   * before `asHolder` took the chat saw its entries after): run after what is under way.
-   */
-  late: ClaimedEntry[];
 }
 
 export class ClaimRunner {
@@ -60,6 +57,8 @@ export class ClaimRunner {
   private stopped = true;
   private wake: AbortController = new AbortController();
   private loop: Promise<void> = Promise.resolve();
+  /** The general look for work and `asHolder`'s taking of a chat, one at a time (see the top). */
+  private taking: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly claims: ChatClaims,
@@ -92,11 +91,16 @@ export class ClaimRunner {
         await running.done;
         continue;
       }
-      if (await this.claims.hold(chat).catch(() => false)) {
+      const a = await this.oneAtATime(async () => {
+        if (!(await this.claims.hold(chat).catch(() => false))) return undefined;
         // Taken meanwhile by this process's own loop (an entry arrived): run in that chat's run instead.
-        if (this.active.has(key)) continue;
-        const a: Active = { chat, done: Promise.resolve(), pins: 0, unpinned: undefined, releasing: false, late: [] };
-        this.active.set(key, a);
+        if (this.active.has(key)) return null;
+        const made: Active = { chat, done: Promise.resolve(), pins: 0, unpinned: undefined, releasing: false };
+        this.active.set(key, made);
+        return made;
+      });
+      if (a === null) continue;
+      if (a) {
         const result = this.pinned(a, () => task(true));
         a.done = this.runChat(a, [])
           .catch((err: unknown) => this.opts.log.warn({ err }, 'could not let a chat go; kept for now'))
@@ -108,6 +112,12 @@ export class ClaimRunner {
       }
       await sleep(this.opts.idleMs);
     }
+  }
+
+  private oneAtATime<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.taking.then(task, task);
+    this.taking = run.catch(() => undefined);
+    return run;
   }
 
   private async pinned<T>(a: Active, task: () => Promise<T>): Promise<T> {
@@ -134,28 +144,23 @@ export class ClaimRunner {
 
   private async claimLoop(): Promise<void> {
     while (!this.stopped) {
-      const room = this.opts.maxChats - this.active.size;
-      let entries: ClaimedEntry[] = [];
       try {
-        // The chats run here are left to their own loops (runChat), which take what arrives for them.
-        const exclude = [...this.active.values()].map((a) => a.chat);
-        entries = room > 0 ? await this.claims.claimWork({ maxNewChats: room, exclude }) : [];
+        await this.oneAtATime(async () => {
+          const room = this.opts.maxChats - this.active.size;
+          if (room <= 0) return;
+          // The chats run here are left to their own loops (runChat), which take what arrives for them.
+          const exclude = [...this.active.values()].map((a) => a.chat);
+          for (const [key, list] of byChat(await this.claims.claimWork({ maxNewChats: room, exclude }))) {
+            const a: Active = { chat: list[0]!.chat, done: Promise.resolve(), pins: 0, unpinned: undefined, releasing: false };
+            this.active.set(key, a);
+            a.done = this.runChat(a, list).finally(() => {
+              this.active.delete(key);
+              this.poke();
+            });
+          }
+        });
       } catch (err) {
         this.opts.log.warn({ err }, 'could not claim work; asking again');
-      }
-      for (const [key, list] of byChat(entries)) {
-        const running = this.active.get(key);
-        if (running) {
-          // Its claim was taken by `asHolder` while this look was on its way: its own run takes them.
-          running.late.push(...list);
-          continue;
-        }
-        const a: Active = { chat: list[0]!.chat, done: Promise.resolve(), pins: 0, unpinned: undefined, releasing: false, late: [] };
-        this.active.set(key, a);
-        a.done = this.runChat(a, list).finally(() => {
-          this.active.delete(key);
-          this.poke();
-        });
       }
       if (this.stopped) return;
       const wake = this.wake;
@@ -181,10 +186,6 @@ export class ClaimRunner {
       // Checked and marked with nothing in between: work asked for after this waits for `done`.
       while (a.pins > 0) await new Promise<void>((r) => (a.unpinned = r));
       a.unpinned = undefined;
-      if (a.late.length > 0) {
-        batch = a.late.splice(0);
-        continue;
-      }
       a.releasing = true;
       let outcome: 'released' | 'more' | 'lost';
       try {
@@ -192,13 +193,11 @@ export class ClaimRunner {
       } catch (err) {
         // Kept: renewed by the heartbeat, let go at the next try (the chat's next message, or stop).
         this.opts.log.warn({ err }, 'could not let a chat go; kept for now');
-        if (a.late.length === 0) return;
-        outcome = 'more';
+        return;
       }
-      // Entries taken late and not run are open without a claim once it is let go: anyone takes them.
       if (outcome !== 'more') return;
       a.releasing = false;
-      batch = [...a.late.splice(0), ...(await this.claims.claimWork({ chat }).catch(() => []))];
+      batch = await this.claims.claimWork({ chat }).catch(() => []);
       if (batch.length === 0 && a.pins === 0) return;
     }
   }

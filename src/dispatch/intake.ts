@@ -305,7 +305,7 @@ export class Intake {
       hash: argumentsHash,
       started: (call) => mark(inbox.callStarted(job.journalId, call.name, call.arguments)),
       ended: () => mark(inbox.callEnded(job.journalId)),
-      answerSaved: () => mark(inbox.callStarted(job.journalId, ANSWER_MARK, '')),
+      answering: () => mark(inbox.callStarted(job.journalId, ANSWER_MARK, '')),
       replying: () => mark(inbox.callStarted(job.journalId, REPLY_MARK, '')),
       answerUnsent: recovered?.interrupted.at(-1)?.tool === ANSWER_MARK,
     };

@@ -16,9 +16,10 @@
  * that tool again (turn/tool-loop.ts) — an MCP answer that kills the daemon cannot kill it again
  * at every start.
  *
- * The answer is marked the same way: once it is saved (`ANSWER_MARK`), and again just before it
- * goes to the channel (`REPLY_MARK`, in its place). An entry whose run died with the first mark
- * last has an answer saved that never left: it is sent at the next run. With the second, the
+ * The answer is marked the same way: just before it is saved (`ANSWER_MARK`), and again just
+ * before it goes to the channel (`REPLY_MARK`, in its place). An entry whose run died with the
+ * first mark last has an answer that never left, if the session holds one: it is sent at the
+ * next run (without one, the turn runs again). With the second, the
  * channel may have it, and it is not sent again (never twice). A copy of a message (a channel
  * sending it again) is an entry without either: the answer is its first entry's to send.
  *
@@ -31,7 +32,7 @@ import type { Redaction } from '../storage/redaction.js';
 
 /**
  * Call names marking the answer (no tool can have them: tool names are letters, digits, `_` and
- * `-`): saved in the session, then being handed to the channel. Never ended: each replaces the
+ * `-`): being saved in the session, then being handed to the channel. Never ended: each replaces the
  * one before, and the entry's close follows the send.
  */
 export const ANSWER_MARK = '(answer)';

@@ -34,15 +34,15 @@ export interface CallJournal {
   started(call: ToolCall): Promise<void>;
   ended(): Promise<void>;
   /**
-   * Written once the answer is saved, and just before it goes to the channel (queue/inbox.ts
-   * `ANSWER_MARK`, `REPLY_MARK`); like `started`, a failure is logged, never thrown.
+   * Written just before the answer is saved, and just before it goes to the channel
+   * (queue/inbox.ts `ANSWER_MARK`, `REPLY_MARK`); like `started`, a failure is logged, never thrown.
    */
-  answerSaved(): Promise<void>;
+  answering(): Promise<void>;
   replying(): Promise<void>;
   /**
-   * The last run of this entry died after saving its answer and before handing it to the
-   * channel: the answer the session holds for it never left. False for a first run, and for a
-   * copy of a message (a channel sending it again): its answer is its first entry's.
+   * The last run of this entry died after it began saving its answer and before handing it to
+   * the channel: an answer the session holds for it never left. False for a first run, and for
+   * a copy of a message (a channel sending it again): its answer is its first entry's.
    */
   readonly answerUnsent: boolean;
 }

@@ -342,60 +342,71 @@ test("risk: a reminder delivered by a process that does not hold the chat writes
   }
 });
 
-test('risk: a look for work already on its way when a reminder takes a free chat returns a message for that chat, and it runs beside the reminder — it runs after it, by the same process', async () => {
+test("risk: a look for work already on its way when a reminder takes a free chat starts a second run of that chat, and the first lets the chat go while the second still runs — another process then runs the chat's next message beside it", async () => {
   const url = await migratedDatabase(cluster);
-  const p = proc(url, 'p1', 60_000);
-  // The real claims; only the loop's general look waits at a gate, as a slow statement would.
+  const [p1, p2] = [proc(url, 'p1', 60_000), proc(url, 'p2', 60_000)];
+  // p1's claims are the real ones; only its loop's general look waits at a gate, as a slow statement would.
   let opened = (): void => undefined;
   const gate = new Promise<void>((r) => (opened = r));
   let looking = false;
-  const claims = Object.create(p.claims) as ChatClaims;
+  const claims = Object.create(p1.claims) as ChatClaims;
   claims.claimWork = async (opts) => {
-    if (opts?.exclude) {
+    if (opts?.exclude && !looking) {
       looking = true;
       await gate;
     }
-    return p.claims.claimWork(opts);
+    return p1.claims.claimWork(opts);
   };
   const events: string[] = [];
-  let writing = '';
-  const overlaps: string[] = [];
-  const write = async (what: string, wait?: Promise<void>) => {
-    if (writing) overlaps.push(`${writing} and ${what}`);
-    writing = what;
-    events.push(`start ${what}`);
-    await wait;
-    writing = '';
-    events.push(`end ${what}`);
-  };
-  const runner = new ClaimRunner(claims, {
-    maxChats: 4,
-    idleMs: 20,
-    log: silentLogger(),
-    run: async (e) => {
-      p.inbox.adopt(e.id);
-      await p.inbox.started(e.id);
-      await write(`turn ${e.msg.text}`);
-      await p.inbox.done(e.id);
-    },
-  });
+  const gates = new Map<string, () => void>();
+  const slow = (name: string) => new Promise<void>((r) => gates.set(name, r));
+  const runner = (p: Proc, c: ChatClaims) =>
+    new ClaimRunner(c, {
+      maxChats: 4,
+      idleMs: 20,
+      log: silentLogger(),
+      run: async (e) => {
+        p.inbox.adopt(e.id);
+        await p.inbox.started(e.id);
+        events.push(`start ${p.name} turn ${e.msg.text}`);
+        if (e.msg.text === 'after') await slow('after');
+        events.push(`end ${p.name} turn ${e.msg.text}`);
+        await p.inbox.done(e.id);
+      },
+    });
+  const one = runner(p1, claims);
+  const two = runner(p2, p2.claims);
   try {
-    runner.start();
-    await waitFor(() => looking, 10_000, 'the loop looking for work (with no chat run here yet)');
-    let release!: () => void;
-    const reminder = runner.asHolder({ channel: 'telegram', chatId: '9' }, () => write('reminder', new Promise<void>((r) => (release = r))));
-    await waitFor(() => events.includes('start reminder'), 10_000, 'the reminder running');
-    await accept(p, message('9', 'after'));
+    one.start();
+    await waitFor(() => looking, 10_000, "p1's look for work on its way");
+    const reminder = one.asHolder({ channel: 'telegram', chatId: '9' }, async () => {
+      events.push('start reminder');
+      await slow('reminder');
+      events.push('end reminder');
+    });
+    await accept(p1, message('9', 'after'));
     opened();
-    await new Promise((r) => setTimeout(r, 300));
-    release();
+    await waitFor(() => events.includes('start p1 turn after'), 10_000, 'the message run by p1');
+    two.start();
+    await accept(p2, message('9', 'next'));
+    await waitFor(() => gates.has('reminder'), 10_000, 'the reminder under way');
+    gates.get('reminder')!();
     await reminder;
-    await waitFor(() => events.includes('end turn after'), 10_000, 'the message handled');
-    assert.deepEqual(events, ['start reminder', 'end reminder', 'start turn after', 'end turn after']);
-    assert.deepEqual(overlaps, []);
+    await new Promise((r) => setTimeout(r, 500));
+    gates.get('after')!();
+    await waitFor(() => events.some((e) => e.startsWith('end') && e.endsWith('turn next')), 10_000, 'the next message handled');
+    const turns = events.filter((e) => e.includes('turn'));
+    assert.deepEqual(
+      turns.map((e) => e.replace(/ p[12] /, ' ')),
+      ['start turn after', 'end turn after', 'start turn next', 'end turn next'],
+      `chat 9 run by one process at a time, in order: ${events.join(', ')}`,
+    );
   } finally {
     opened();
-    await runner.stop();
-    await p.db.close();
+    for (const g of gates.values()) g();
+    await one.stop();
+    await two.stop();
+    await p1.db.close();
+    await p2.db.close();
   }
 });

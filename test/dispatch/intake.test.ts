@@ -41,8 +41,8 @@ type Behaviour = (turn: Turn) => Promise<void>;
 const echo: Behaviour = async (turn) => {
   turn.response = `echo: ${turn.inbound.text}`;
   turn.answer = makeMessage('assistant', turn.response);
+  await turn.calls?.answering();
   await turn.writes.append(turn.answer);
-  await turn.calls?.answerSaved();
   await turn.calls?.replying();
   await deliver(turn, turn.response);
 };

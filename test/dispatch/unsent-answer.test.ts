@@ -2,9 +2,9 @@
  * kill -9 between an answer's save and its send (src/dispatch/turn-run.ts, the journal's reply
  * mark in src/queue/inbox.ts): the real daemon (src/main.ts, Telegram channel against the
  * emulator, fake LLM) is killed at a chosen point of ResponseDelivery (MEMBOT_CRASH_AT,
- * src/core/crash-point.ts). Killed before the answer left, the next start sends the saved
- * answer, once, without asking the model again; killed after it left, the next start sends
- * nothing more.
+ * src/core/crash-point.ts). Killed before the answer was saved, the next start runs the turn
+ * again; killed after it was saved and before it left, the next start sends the saved answer,
+ * once, without asking the model again; killed after it left, the next start sends nothing more.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,14 +18,22 @@ const USER = 6161;
 
 const cases = [
   {
+    point: 'answer:marked',
+    name: 'a kill after the answer was marked and before it was saved: the next start runs the turn again and answers once',
+    before: 0,
+    asks: 2,
+  },
+  {
     point: 'reply:saved',
     name: 'risk: a kill after the answer was saved and before it was sent leaves the message unanswered for good — the next start sends the saved answer, once, without asking the model again',
     before: 0,
+    asks: 1,
   },
   {
     point: 'reply:sent',
     name: 'a kill after the answer was sent and before its message was closed: the next start sends nothing more (never twice)',
     before: 1,
+    asks: 1,
   },
 ];
 
@@ -55,7 +63,11 @@ for (const c of cases) {
       await waitFor(() => tg.botMessages(USER).some((m) => m.text === 'echo: and in Porto?'), 60_000, 'the next message answered');
       const texts = tg.botMessages(USER).map((m) => m.text);
       assert.deepEqual(texts, ['echo: what is the time in Lisbon?', 'echo: and in Porto?'], 'each answered once, in order, nothing else said');
-      assert.equal(llm.chatRequests().length, asked + 1, 'the model was asked only for the new message');
+      assert.equal(
+        llm.chatRequests().length,
+        asked + c.asks,
+        c.asks === 1 ? 'the model was asked only for the new message' : 'asked again, and for the new message',
+      );
     } finally {
       if (daemon.child.exitCode === null && daemon.child.signalCode === null) {
         daemon.child.kill('SIGTERM');

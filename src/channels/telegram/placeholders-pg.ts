@@ -6,16 +6,23 @@
  *
  * A process that runs a message again (its chat came from a process that died mid-answer) first
  * `adopt`s that message's placeholder, in one statement that gives it a new owner only while the
- * old owner is not alive — so the half answer is finished in place, once, by one process. A
+ * old owner is not alive — so the half answer is finished in place, once, by one process. An
+ * owner still seen alive is waited for, up to half the lease: a process killed between its
+ * heartbeat and the renewal of its claims that follows is seen alive for up to a third of the
+ * lease after its chats passed to another (cluster/registry.ts beats, then renews). A
  * placeholder being finished (its final edit may have gone out) is not taken; such rows and those
  * of messages never run again are deleted after a day. Nothing is settled at start: whatever a
  * dead process left is its chat's next runner's to take (main skips `settleInterrupted` in a
  * cluster), and a running process's placeholders are its own.
  */
 import type { Logger } from '../../core/log.js';
+import { sleep } from '../../core/retry.js';
 import type { Database } from '../../storage/pg/database.js';
 import { ownerAlive, type ProcessOwner } from '../../storage/pg/owner.js';
 import { placeholderKey, type Placeholder, type Placeholders } from './placeholders.js';
+
+/** Between two tries to take a placeholder whose owner is still seen alive. */
+const ADOPT_EVERY_MS = 200;
 
 /** Rows older than this are of messages nobody runs again: deleted at a start. */
 const FORGET_AFTER = '1 day';
@@ -44,13 +51,22 @@ export class PgPlaceholders implements Placeholders {
   }
 
   async adopt(chat: string, source: string): Promise<void> {
-    const { rows } = await this.db.query<Row & Record<string, unknown>>(
-      `UPDATE telegram_placeholders t SET owner = $3, updated_at = now()
-        WHERE chat = $1 AND source = $2 AND NOT finishing AND owner <> $3 AND NOT ${ownerAlive('t.owner', '$4')}
-        RETURNING chat, source, tg_chat, message_id, thread_id`,
-      [chat, source, this.owner.id, this.owner.leaseMs],
-    );
-    const r = rows[0];
+    const params = [chat, source, this.owner.id, this.owner.leaseMs];
+    const others = 'chat = $1 AND source = $2 AND NOT finishing AND owner <> $3';
+    const until = Date.now() + this.owner.leaseMs / 2;
+    let r: Row | undefined;
+    for (;;) {
+      const { rows } = await this.db.query<Row & Record<string, unknown>>(
+        `UPDATE telegram_placeholders t SET owner = $3, updated_at = now() WHERE ${others} AND NOT ${ownerAlive('t.owner', '$4')}
+          RETURNING chat, source, tg_chat, message_id, thread_id`,
+        params,
+      );
+      r = rows[0];
+      if (r || Date.now() >= until) break;
+      const { rowCount } = await this.db.query(`SELECT 1 FROM telegram_placeholders t WHERE ${others} AND ${ownerAlive('t.owner', '$4')}`, params);
+      if (rowCount === 0) break;
+      await sleep(ADOPT_EVERY_MS);
+    }
     if (!r) return;
     this.adopted.set(placeholderKey(chat, source), {
       chat: r.chat,

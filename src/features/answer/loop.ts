@@ -8,6 +8,7 @@
  * message recovered after the process died during one of its calls does not run that tool again:
  * the model gets a result saying the bot stopped while it ran, and answers without it.
  */
+import { crashPoint } from '../../core/crash-point.js';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { isContextLengthError, refusedImage } from '../../llm/errors.js';
 import { IMAGE_REFUSED_NOTICE, IMAGES_REFUSED_NOTICE } from '../../llm/vision.js';
@@ -271,9 +272,10 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     turn.response = text;
     turn.answeredBy = { model: res.model, ...(res.fallbackFrom ? { fallbackFrom: res.fallbackFrom } : {}) };
     turn.answer = makeMessage('assistant', text);
+    // Told to the journal first: a kill from the save until ResponseDelivery marks the reply leaves an answer that never left (sent at the next run).
+    await turn.calls?.answering();
+    crashPoint('answer:marked');
     await turn.writes.append(turn.answer);
-    // Told to the journal: a kill from here until ResponseDelivery marks the reply leaves an answer that never left (sent at the next run).
-    await turn.calls?.answerSaved();
     return;
   }
 }

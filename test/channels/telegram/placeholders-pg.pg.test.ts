@@ -49,13 +49,31 @@ test("risk: a process's start or write drops a running process's placeholder, or
     await b.adopt('5', '10');
     assert.equal(b.take('5', '10'), undefined, 'A is alive: its placeholder stays A’s');
 
-    await db.query("UPDATE cluster_processes SET heartbeat_at = now() - interval '1 minute' WHERE id = 'A'");
+    // A dies; B and C beat on (the wait above for A took half a lease).
+    await db.query("UPDATE cluster_processes SET heartbeat_at = CASE id WHEN 'A' THEN now() - interval '1 minute' ELSE now() END");
     await Promise.all([b.adopt('5', '10'), c.adopt('5', '10'), b.adopt('5', '11'), c.adopt('5', '11')]);
     const took = [b.take('5', '10'), c.take('5', '10')].filter((p) => p !== undefined);
     assert.equal(took.length, 1, 'taken over by one process');
     assert.equal(took[0]!.messageId, 100);
     assert.equal([b.take('5', '11'), c.take('5', '11')].filter((p) => p !== undefined).length, 0, 'one being finished is left as it is');
     assert.equal(b.take('5', '10') ?? c.take('5', '10'), undefined, 'taken once');
+  } finally {
+    await db.close();
+  }
+});
+
+test("risk: a process killed between its heartbeat and its claims' renewal is seen alive a little after its chat passed on — its placeholder is waited for, then finished in place, not answered beside", async () => {
+  const url = await migratedDatabase(cluster);
+  const db = testDatabase(url);
+  try {
+    // A's last heartbeat came just under a lease ago: seen alive for 800 ms more.
+    await db.query(
+      `INSERT INTO cluster_processes (id, host, pid, version, heartbeat_at) VALUES ('A', 'h', 1, 'v', now() - ${LEASE - 800} * interval '1 millisecond')`,
+    );
+    await store(db, 'A').add(shown('40', 400));
+    const b = store(db, 'B');
+    await b.adopt('5', '40');
+    assert.equal(b.take('5', '40')?.messageId, 400, "taken once A's heartbeat is older than the lease");
   } finally {
     await db.close();
   }
