@@ -272,8 +272,11 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     turn.response = text;
     turn.answeredBy = { model: res.model, ...(res.fallbackFrom ? { fallbackFrom: res.fallbackFrom } : {}) };
     turn.answer = makeMessage('assistant', text);
-    // Told to the journal first: a kill from the save until ResponseDelivery marks the reply leaves an answer that never left (sent at the next run).
-    await turn.calls?.answering();
+    // Told to the journal first: a kill from the save until ResponseDelivery marks the reply leaves
+    // an answer that never left (sent at the next run). Not waited for: the journal writes in
+    // order, so the reply's mark comes after it, and a mark later than the save only costs that
+    // resend (the answer then stays unsent, never twice).
+    void turn.calls?.answering();
     crashPoint('answer:marked');
     await turn.writes.append(turn.answer);
     return;
