@@ -273,10 +273,9 @@ export async function runToolLoop(deps: ToolLoopDeps, turn: ToolLoopContext): Pr
     turn.answeredBy = { model: res.model, ...(res.fallbackFrom ? { fallbackFrom: res.fallbackFrom } : {}) };
     turn.answer = makeMessage('assistant', text);
     // Told to the journal first: a kill from the save until ResponseDelivery marks the reply leaves
-    // an answer that never left (sent at the next run). Not waited for: the journal writes in
-    // order, so the reply's mark comes after it, and a mark later than the save only costs that
-    // resend (the answer then stays unsent, never twice).
-    void turn.calls?.answering();
+    // an answer that never left (sent at the next run). Waited for: on PostgreSQL the journal's
+    // writes queue behind other chats', and a mark later than the save loses that resend.
+    await turn.calls?.answering();
     crashPoint('answer:marked');
     await turn.writes.append(turn.answer);
     return;
