@@ -59,8 +59,9 @@ export async function runTurn(
   // there is none.
   const received = writes.receive(msg);
   if (received.answered && !received.passed && calls?.answerUnsent) {
-    // The run that saved this answer died before handing it to the channel (the journal has no
-    // reply mark): the user never got it. Sent now, marked first — at most once, as any answer.
+    // The run that saved this answer died before handing it to the channel (its entry's last
+    // mark is the answer's, not the reply's): the user never got it. Sent now, marked first — at
+    // most once, as any answer.
     const saved = answerOf(session.messages, received.message);
     if (saved) {
       await calls.replying();

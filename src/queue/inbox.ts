@@ -19,9 +19,9 @@
  * The answer is marked the same way: just before it is saved (`ANSWER_MARK`), and again just
  * before it goes to the channel (`REPLY_MARK`, in its place). An entry whose run died with the
  * first mark last has an answer that never left, if the session holds one: it is sent at the
- * next run (without one, the turn runs again). With the second, the
- * channel may have it, and it is not sent again (never twice). A copy of a message (a channel
- * sending it again) is an entry without either: the answer is its first entry's to send.
+ * next run (without one, the turn runs again). With the second, the channel may have it, and
+ * it is not sent again (never twice). A copy of a message (a channel sending it again) is an
+ * entry without either: the answer is its first entry's to send.
  *
  * Callers see the `Inbox` interface; today's implementation is an append-only JSON-lines file
  * (file-inbox.ts). What any implementation must do: test/queue/inbox.contract.ts.
