@@ -137,14 +137,19 @@ test('recovery: a message the last run accepted and never answered is answered o
   }
 });
 
-test('recovery: a message whose answer reached the session and the channel before the kill is not answered again', async () => {
-  const ws = await tempDir();
-  const first = await rig(ws.dir);
+/** "asked once" answered by a first run, then its journal as a kill at some point would have left it (`cut`: the lines kept). */
+async function answeredThenKilled(workspace: string, cut: (journal: string) => string): Promise<void> {
+  const first = await rig(workspace);
   await first.handle('asked once', '8');
   await first.close();
+  const journal = path.join(workspace, 'inbox.jsonl');
+  await writeFile(journal, cut(await readFile(journal, 'utf8')));
+}
+
+test('recovery: a message whose answer reached the session and the channel before the kill is not answered again', async () => {
+  const ws = await tempDir();
   // The kill came after the answer was sent and before its entry closed: the journal without its done line.
-  const journal = path.join(ws.dir, 'inbox.jsonl');
-  await writeFile(journal, (await readFile(journal, 'utf8')).replace(/^.*"t":"done".*\n/m, ''));
+  await answeredThenKilled(ws.dir, (j) => j.replace(/^.*"t":"done".*\n/m, ''));
   const r = await rig(ws.dir);
   try {
     assert.equal(await r.recover(), 1);
@@ -159,12 +164,8 @@ test('recovery: a message whose answer reached the session and the channel befor
 
 test('risk: a message whose answer reached the session but not the channel before the kill stays unanswered — the saved answer is sent, once, the pipeline not run again', async () => {
   const ws = await tempDir();
-  const first = await rig(ws.dir);
-  await first.handle('asked once', '8');
-  await first.close();
   // The kill came after the answer was saved and before it was handed to the channel: its mark, no reply mark, no done line.
-  const journal = path.join(ws.dir, 'inbox.jsonl');
-  await writeFile(journal, (await readFile(journal, 'utf8')).replace(/^.*"t":"done".*\n/m, '').replace(/^.*"tool":"\(reply\)".*\n/m, ''));
+  await answeredThenKilled(ws.dir, (j) => j.replace(/^.*"t":"done".*\n/m, '').replace(/^.*"tool":"\(reply\)".*\n/m, ''));
   const r = await rig(ws.dir);
   try {
     assert.equal(await r.recover(), 1);
