@@ -157,7 +157,8 @@ async function main(): Promise<void> {
   void app.parts.reminders
     .start({ [started.name]: (chatId, text) => started.send(chatId, text) }, served)
     .catch((err: unknown) => mainLog.error({ err }, 'reminders could not start'));
-  if (started.finished) void started.finished.then(() => shutdown('end of input'));
+  // Piped input ended: the daemon stops once every line is answered (in a cluster, by the process that claims the chat).
+  if (started.finished) void started.finished.then(() => app.settled(started.name)).then(() => shutdown('end of input'));
 }
 
 const DAEMON_USAGE = [

@@ -31,8 +31,9 @@ export interface App {
   dispatcher: Dispatcher;
   commands: CommandRouter;
   /**
-   * Queues one inbound message for its chat; resolves when it has been fully handled. Its
-   * `accepted` resolves as soon as the message is journaled (durable).
+   * Queues one inbound message for its chat; resolves when it has been fully handled — in a
+   * cluster, once it is journaled (whichever process claims the chat answers it: `settled`).
+   * Its `accepted` resolves as soon as the message is journaled (durable).
    */
   handle(msg: InboundMessage, reply: Reply): HandleResult;
   /**
@@ -49,6 +50,8 @@ export interface App {
   leftOver(): InboundMessage[];
   /** Several processes serve the bot (app/cluster.ts): `recover` starts running the chats this one claims. */
   clustered: boolean;
+  /** Resolves once every message of `channel`'s chats handed to `handle` is answered: at once but in a cluster (ClaimsWiring.settled). */
+  settled(channel: string): Promise<void>;
   /** Stops taking messages, waits for running turns (bounded), then closes every part, the last built first. */
   stop(): Promise<{ drained: boolean }>;
 }
@@ -131,6 +134,7 @@ export async function createApp(config: Config, log: Logger, opts: AppOptions = 
     commands,
     handle: (msg, reply) => intake.handle(msg, reply),
     clustered: claims !== undefined,
+    settled: (channel) => claims?.settled(channel) ?? Promise.resolve(),
     recover(replyFor, senders = {}, takeOver) {
       // In a cluster, what is open in the journal is run as this process claims it, from now on.
       claims?.start(

@@ -24,6 +24,7 @@ import type { ClaimedEntry } from '../cluster/claims.js';
 import { joinCluster, type ClusterMember } from '../cluster/cluster.js';
 export { newProcessId } from '../cluster/registry.js';
 import { ClaimRunner } from '../cluster/runner.js';
+import { sleep } from '../core/retry.js';
 import { ClusterStops } from '../cluster/stops.js';
 import type { IntakeCluster } from '../dispatch/intake.js';
 import type { ChatStops } from '../dispatch/stop.js';
@@ -78,6 +79,13 @@ export interface ClaimsWiring {
   ): void;
   /** Runs `task` as the chat's holder (ClaimRunner.asHolder); `fresh`: its session may have changed in another process. */
   asHolder<T>(chat: Chat, task: (fresh: boolean) => Promise<T>): Promise<T>;
+  /**
+   * Resolves once no message of `channel`'s chats is open in the journal (answered, whichever
+   * process ran it), or this process stops. In a cluster the intake only journals, so a piped
+   * terminal's end of input waits for this before the daemon stops: a stop stops claiming, and
+   * what it had not claimed yet would be left to other processes — a script's lines unanswered.
+   */
+  settled(channel: string): Promise<void>;
 }
 
 export async function runClaims(
@@ -110,10 +118,12 @@ export async function runClaims(
   });
   const stops = await ClusterStops.open(db, member.claims, (key, by) => chatStops.stop(key, by), { log });
   let started = false;
+  let stopping = false;
   opts.life.add({
     name: 'chat claims',
     // The chats under way end first (bounded like the dispatcher's drain); then the member's row goes and its claims are free.
     stop: async () => {
+      stopping = true;
       clearInterval(orphanTimer);
       if (!started) return true;
       await orphaning;
@@ -138,6 +148,18 @@ export async function runClaims(
       stop: async (msg, key) => (await stops.stop({ channel: msg.channel, chatId: msg.chatId }, key, { userId: msg.userId, role: msg.role })).outcome,
     },
     asHolder: (chat, task) => runner.asHolder(chat, task),
+    async settled(channel) {
+      let warned = false;
+      while (!stopping) {
+        try {
+          if ((await member.claims.openIn(channel)) === 0) return;
+        } catch (err) {
+          if (!warned) log.warn({ err }, 'could not read what is left to answer; asking again');
+          warned = true;
+        }
+        await sleep(IDLE_MS);
+      }
+    },
     start(run, replyFor, takeOver) {
       orphanTimer = setInterval(() => void orphans(), opts.config.database.leaseMs);
       orphanTimer.unref();

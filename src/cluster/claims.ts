@@ -225,6 +225,12 @@ export class ChatClaims {
     return held !== undefined && this.clock() < held.until;
   }
 
+  /** Open journal entries of `channel`'s chats, whoever accepted or runs them (a piped terminal ends once there are none). */
+  async openIn(channel: string): Promise<number> {
+    const { rows } = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM inbox WHERE channel = $1 AND done_at IS NULL', [channel]);
+    return Number(rows[0]?.n ?? 0);
+  }
+
   /** The process whose live claim the chat is under (by the database's clock), if any: where its /stop goes. */
   async holder(chat: Chat): Promise<string | undefined> {
     const { rows } = await this.db.query<{ owner: string }>('SELECT owner FROM inbox_claims WHERE channel = $1 AND chat_id = $2 AND expires_at > now()', [

@@ -129,7 +129,7 @@ test('DATABASE_URL, a fresh empty workspace each start: the bot answers, and aft
     assert.match(
       status.join('\n'),
       new RegExp(`Database: PostgreSQL at 127\\.0\\.0\\.1:\\d+${new URL(url).pathname}: up since `),
-      '/status names the database',
+      `/status names the database:\n${third.stdout}\n${third.stderr}`,
     );
     assert.doesNotMatch(third.stdout + third.stderr, new RegExp(cluster.password), 'never the password');
     const asked3 = answering(ASKED).at(-1)!;
