@@ -81,9 +81,10 @@ export interface ClaimsWiring {
   asHolder<T>(chat: Chat, task: (fresh: boolean) => Promise<T>): Promise<T>;
   /**
    * Resolves once no message of `channel`'s chats is open in the journal (answered, whichever
-   * process ran it), or this process stops. In a cluster the intake only journals, so a piped
-   * terminal's end of input waits for this before the daemon stops: a stop stops claiming, and
-   * what it had not claimed yet would be left to other processes — a script's lines unanswered.
+   * process ran it), this process stops, or the database does not answer. In a cluster the
+   * intake only journals, so a piped terminal's end of input waits for this before the daemon
+   * stops: a stop stops claiming, and what it had not claimed yet would be left to other
+   * processes — a script's lines unanswered.
    */
   settled(channel: string): Promise<void>;
 }
@@ -149,13 +150,14 @@ export async function runClaims(
     },
     asHolder: (chat, task) => runner.asHolder(chat, task),
     async settled(channel) {
-      let warned = false;
       while (!stopping) {
         try {
           if ((await member.claims.openIn(channel)) === 0) return;
         } catch (err) {
-          if (!warned) log.warn({ err }, 'could not read what is left to answer; asking again');
-          warned = true;
+          // The database does not answer (past its own retries): nothing could run them now
+          // anyway. They stay open in the journal, for the next start or another process.
+          log.warn({ err }, 'could not read what is left to answer; stopping with it kept in the journal');
+          return;
         }
         await sleep(IDLE_MS);
       }
