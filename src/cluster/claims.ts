@@ -142,7 +142,16 @@ export class ChatClaims {
       const entries = rows.map((r): ClaimedEntry => {
         const e = journalEntryOf(r);
         const chat = { channel: r.channel, chatId: r.chat_id };
-        return { id: e.id, msg: e.msg, attempt: e.starts, interrupted: e.interrupted, chat, seq: Number(r.seq), takenOver: over.has(keyOf(chat)) };
+        return {
+          id: e.id,
+          msg: e.msg,
+          attempt: e.starts,
+          interrupted: e.interrupted,
+          completed: e.completed,
+          chat,
+          seq: Number(r.seq),
+          takenOver: over.has(keyOf(chat)),
+        };
       });
       return { held: all.map((c) => ({ channel: c.channel, chatId: c.chat_id })), entries };
     });

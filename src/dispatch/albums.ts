@@ -23,6 +23,8 @@ export interface AlbumItem {
   attempt: number;
   /** Tool calls an earlier run of it died in (journal recovery): the album does not run those tools again. */
   interrupted?: InterruptedCall[] | undefined;
+  /** Tool calls an earlier run of it ended (journal recovery): one that changes something is not run again. */
+  completed?: InterruptedCall[] | undefined;
   /** Settles once the item is on disk in the journal. */
   durable?: Promise<unknown> | undefined;
 }

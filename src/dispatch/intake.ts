@@ -163,7 +163,14 @@ export class Intake {
     // A refused message is not kept anyway; one that is handled says it could not be journaled.
     const { job, accepted } = this.journal(key, journaled, reply, verdict !== 'queue' ? 'an inbound message' : undefined);
     if (album && verdict !== 'queue')
-      this.albums.add(album, { journalId: job.journalId, msg, attempt: recovered?.attempt ?? 0, interrupted: recovered?.interrupted ?? [], durable: accepted });
+      this.albums.add(album, {
+        journalId: job.journalId,
+        msg,
+        attempt: recovered?.attempt ?? 0,
+        interrupted: recovered?.interrupted ?? [],
+        completed: recovered?.completed ?? [],
+        durable: accepted,
+      });
     let done: HandleResult;
     if (verdict === 'queue') {
       // Refused at once, outside the chat's queue (that is what is full), and not kept: the user
@@ -300,8 +307,16 @@ export class Intake {
     const { inbox, log } = this.deps;
     // A mark that cannot be written costs only the protection it gives: the call runs anyway.
     const mark = (write: Promise<void>) => write.catch((err: unknown) => log.warn({ err, session: job.key }, 'could not mark a tool call in the journal'));
+    // The calls earlier runs ended, each told to this run once (`ranBefore`).
+    const completed = [...(recovered?.completed ?? [])];
     return {
       interrupted: recovered?.interrupted ?? [],
+      ranBefore: (tool) => {
+        const i = completed.findIndex((c) => c.tool === tool);
+        if (i < 0) return false;
+        completed.splice(i, 1);
+        return true;
+      },
       hash: argumentsHash,
       started: (call) => mark(inbox.callStarted(job.journalId, call.name, call.arguments)),
       ended: () => mark(inbox.callEnded(job.journalId)),
@@ -385,7 +400,8 @@ export class Intake {
     // Counts towards giving up like its most-restarted item: an album that kills the daemon is given up on as a whole.
     const attempt = Math.max(...items.map((i) => i.attempt));
     const interrupted = items.flatMap((i) => i.interrupted ?? []);
-    return { msg, recovered: recovered || attempt > 0 ? { id: job.journalId, attempt, interrupted, msg } : undefined };
+    const completed = items.flatMap((i) => i.completed ?? []);
+    return { msg, recovered: recovered || attempt > 0 ? { id: job.journalId, attempt, interrupted, completed, msg } : undefined };
   }
 
   private async runCommand(writes: SessionWriter, msg: InboundMessage, job: Job, name: string, args: string): Promise<string> {

@@ -77,6 +77,7 @@ export class FileInbox implements Inbox {
           id: line.id,
           attempt: 0,
           interrupted: [],
+          completed: [],
           msg,
           key: messageKey(msg),
           open: true,
@@ -90,8 +91,11 @@ export class FileInbox implements Inbox {
         if (e) e.starts++;
       } else if (line.t === 'call') {
         if (all.get(line.id)?.open) running.set(line.id, { tool: String(line.tool), args: String(line.args) });
-      } else if (line.t === 'called') running.delete(line.id);
-      else {
+      } else if (line.t === 'called') {
+        const call = running.get(line.id);
+        running.delete(line.id);
+        if (call) all.get(line.id)?.completed.push(call);
+      } else {
         const e = all.get(line.id);
         if (e) e.open = false;
         running.delete(line.id);

@@ -34,13 +34,14 @@ export type EntryRow = {
   msg: string;
   attempt: number;
   interrupted: InterruptedCall[];
+  completed: InterruptedCall[];
   call_tool: string | null;
   call_args: string | null;
   open: boolean;
   copy_of: string | null;
 };
 /** The select list of an EntryRow, for a query on `inbox`. */
-export const ENTRY_COLUMNS = 'id, msg, attempt, interrupted, call_tool, call_args, done_at IS NULL AS open, copy_of';
+export const ENTRY_COLUMNS = 'id, msg, attempt, interrupted, completed, call_tool, call_args, done_at IS NULL AS open, copy_of';
 
 /** An entry as its row holds it; a tool call still marked as under way is one the process died in: it is `interrupted`. */
 export function journalEntryOf(r: EntryRow): JournalEntry {
@@ -51,6 +52,7 @@ export function journalEntryOf(r: EntryRow): JournalEntry {
     id: r.id,
     msg,
     interrupted: r.open ? [...r.interrupted, ...running] : [],
+    completed: r.open ? r.completed : [],
     attempt: 0,
     key: messageKey(msg),
     open: r.open,
@@ -139,7 +141,15 @@ export class PgInbox implements Inbox {
 
   async callEnded(id: string): Promise<void> {
     if (!this.pending.has(id)) return;
-    await this.serial(() => this.db.query('UPDATE inbox SET call_tool = NULL, call_args = NULL WHERE id = $1 AND done_at IS NULL', [id]));
+    await this.serial(() =>
+      this.db.query(
+        `UPDATE inbox SET call_tool = NULL, call_args = NULL,
+           completed = CASE WHEN call_tool IS NULL THEN completed
+             ELSE completed || jsonb_build_array(jsonb_build_object('tool', call_tool, 'args', coalesce(call_args, ''))) END
+         WHERE id = $1 AND done_at IS NULL`,
+        [id],
+      ),
+    );
   }
 
   /** Closes the entry and `others` in one statement: an album is answered whole or not at all. */

@@ -13,8 +13,9 @@
  *
  * Each tool call a turn makes is marked too, as it starts and as it ends: a call still open when
  * the process died is named in the entry's `interrupted`, and the recovered turn does not run
- * that tool again (turn/tool-loop.ts) — an MCP answer that kills the daemon cannot kill it again
- * at every start.
+ * that tool again (features/answer/loop.ts) — an MCP answer that kills the daemon cannot kill it
+ * again at every start. A call that ended is named in `completed`: a tool that changes something
+ * is not called again by the recovered turn (a reminder is not set twice).
  *
  * The answer is marked the same way: just before it is saved (`ANSWER_MARK`), and again just
  * before it goes to the channel (`REPLY_MARK`, in its place). An entry whose run died with the
@@ -51,6 +52,12 @@ export interface InboxEntry {
   attempt: number;
   /** Tool calls of earlier runs that never ended (the process died while they ran), oldest first. */
   interrupted: InterruptedCall[];
+  /**
+   * Tool calls of earlier runs that ended (whatever their outcome), oldest first: a tool that
+   * changes something (`Tool.once`) is not run again with the same arguments — the process died
+   * after the call and before the turn was saved, and the rerun must not set a reminder twice.
+   */
+  completed: InterruptedCall[];
 }
 
 export interface Inbox {
@@ -209,10 +216,17 @@ export class KnownMessages {
         first.starts += e.starts;
         first.carried = Math.max(first.carried, e.carried);
         first.interrupted.push(...e.interrupted);
+        first.completed.push(...e.completed);
         duplicates.push(e.id);
       }
     }
-    const entries = [...byMessage.values()].map(({ id, msg, interrupted, carried, starts }) => ({ id, msg, interrupted, attempt: carried + starts }));
+    const entries = [...byMessage.values()].map(({ id, msg, interrupted, completed, carried, starts }) => ({
+      id,
+      msg,
+      interrupted,
+      completed,
+      attempt: carried + starts,
+    }));
     return { entries, duplicates };
   }
 }

@@ -68,6 +68,11 @@ export class ToolRegistry {
     return this.find(name, chat)?.untrusted === true;
   }
 
+  /** Whether `name`, as `chat` would call it, changes something that outlives the turn (Tool.once). */
+  once(name: string, chat: ToolChat): boolean {
+    return this.find(name, chat)?.once === true;
+  }
+
   /** Whether `chat` is offered any tool whose output is text from outside the bot. */
   offersUntrusted(chat: ToolChat): boolean {
     return this.offered(chat).some((t) => t.untrusted === true);

@@ -50,6 +50,13 @@ export interface Tool<A = Record<string, unknown>> {
   access?: 'everyone' | 'managers' | undefined;
   /** Its output is text from outside the bot (an MCP server's): data, never instructions (see `afterUntrusted`). */
   untrusted?: boolean | undefined;
+  /**
+   * It changes something that outlives the turn (sets a reminder, writes memory): when an earlier
+   * run of the same message made this call with the same arguments and died before its turn was
+   * saved, the call is not made again (features/answer/loop.ts). Unset: a call that only reads is
+   * simply made again.
+   */
+  once?: boolean | undefined;
   execute(args: A, ctx: ToolContext): Promise<string> | string;
 }
 

@@ -28,6 +28,12 @@ export interface TurnImage {
 export interface CallJournal {
   /** Tools whose call was running when an earlier run of this message died (`args`: the arguments' hash). */
   readonly interrupted: ReadonlyArray<{ tool: string; args: string }>;
+  /**
+   * True when an earlier run of this message ended a call of `tool` (and died before its turn was
+   * saved) that this run has not yet been told of — once per such call, in order. By tool, not
+   * arguments: a rerun computes "in 10 minutes" from a later clock.
+   */
+  ranBefore(tool: string): boolean;
   /** The hash `interrupted` keeps of a call's arguments. */
   hash(args: string): string;
   /** Written before the call runs; a failure to write is logged by the journal, never thrown. */

@@ -29,7 +29,7 @@ export function inboxContract(make: () => Promise<StoreHarness<Inbox>>): void {
     const { id, durable } = h.store.accept(msg);
     await durable;
     const after = await h.crash();
-    assert.deepEqual(await after.unfinished(), { entries: [{ id, msg, attempt: 0, interrupted: [] }], duplicates: [] });
+    assert.deepEqual(await after.unfinished(), { entries: [{ id, msg, attempt: 0, interrupted: [], completed: [] }], duplicates: [] });
 
     after.adopt(id);
     await after.done(id);
@@ -99,7 +99,10 @@ export function inboxContract(make: () => Promise<StoreHarness<Inbox>>): void {
     await after.callStarted(id, 'web__search', '{}');
     await after.done(id);
     let next = await h.crash();
-    assert.deepEqual(await next.unfinished(), { entries: [{ id, msg: message('1', 'left open', '11'), attempt: 0, interrupted: [] }], duplicates: [] });
+    assert.deepEqual(await next.unfinished(), {
+      entries: [{ id, msg: message('1', 'left open', '11'), attempt: 0, interrupted: [], completed: [] }],
+      duplicates: [],
+    });
     // Adopted, then killed before anything else: as it was.
     next.adopt(id);
     next = await h.crash();
@@ -132,6 +135,37 @@ export function inboxContract(make: () => Promise<StoreHarness<Inbox>>): void {
       "each run's interrupted call, oldest first",
     );
     assert.equal(again?.attempt, 2);
+  });
+
+  it('risk: a run that ended a call (a reminder set) and died before its turn was saved — the next run does not know the call took place; the entry names it in `completed`, by tool and hash, across runs and copies', async (h) => {
+    const { id, durable } = h.store.accept(message('8', 'remind me', '81'));
+    await durable;
+    await h.store.started(id);
+    await h.store.callStarted(id, 'schedule_message', '{"text": "SECRETWORD", "at": "09:00"}');
+    await h.store.callEnded(id);
+    // The answer's mark (never ended) is not a completed call.
+    await h.store.callStarted(id, '(answer)', '');
+    let after = await h.crash();
+    const [entry] = (await after.unfinished()).entries;
+    assert.deepEqual(entry?.completed, [{ tool: 'schedule_message', args: argumentsHash('{"at":"09:00","text":"SECRETWORD"}') }]);
+    assert.ok(!JSON.stringify(entry).includes('SECRETWORD'), 'the arguments themselves are not kept');
+
+    // A second run ends another call and dies: both are named, oldest first; a copy of the message adds its own.
+    after.adopt(id);
+    await after.started(id);
+    await after.callStarted(id, 'remember_fact', '{}');
+    await after.callEnded(id);
+    after = await h.crash();
+    const [again] = (await after.unfinished()).entries;
+    assert.deepEqual(
+      again?.completed.map((c) => c.tool),
+      ['schedule_message', 'remember_fact'],
+    );
+    assert.deepEqual(
+      again?.interrupted.map((c) => c.tool),
+      ['(answer)'],
+      'a call that ended is not interrupted',
+    );
   });
 
   it("an album closes in one go: the first item's done closes the others given with it", async (h) => {

@@ -6,7 +6,9 @@
  *
  * Each call is marked in the message's journal entry as it starts and ends (`CallJournal`). A
  * message recovered after the process died during one of its calls does not run that tool again:
- * the model gets a result saying the bot stopped while it ran, and answers without it.
+ * the model gets a result saying the bot stopped while it ran, and answers without it. Nor is a
+ * call of a tool that changes something (`Tool.once`: sets a reminder, writes memory) made again
+ * when an earlier run made it and died before its turn was saved: the model reads that it ran.
  */
 import { crashPoint } from '../../core/crash-point.js';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
@@ -120,9 +122,14 @@ export const EMPTY_ANSWER = 'The model returned an empty answer. Please rephrase
 export const NOT_RUN_AGAIN = (tool: string) =>
   `Not run: the bot stopped (it crashed or was killed) while "${tool}" was running for this message, and after its restart the tool is not called again for this message, in case it is what stopped the bot. Whether that earlier call took effect is unknown. Answer without it, and tell the user the tool could not be used for this message.`;
 
+/** What the model reads instead of the result of a call that changes something, made already by an earlier run of this message. */
+export const RAN_BEFORE = (tool: string) =>
+  `Not run again: "${tool}" already ran for this message before the bot restarted (it crashed or was killed before answering), and what it did stands; its result was not kept. Answer as if it had just run; a tool that lists or searches can show what it did.`;
+
 /**
  * Runs one call, marked in the journal while it runs; a tool an earlier run of this message died
- * in is not run again (see the top of this file).
+ * in is not run again, nor a call that changes something and that an earlier run made already
+ * (see the top of this file).
  */
 async function runCall(deps: ToolLoopDeps, turn: ToolLoopContext, call: ToolCall, log: Logger, afterUntrusted: readonly string[]): Promise<ToolOutcome> {
   const journal = turn.calls;
@@ -135,11 +142,16 @@ async function runCall(deps: ToolLoopDeps, turn: ToolLoopContext, call: ToolCall
     );
     return { content: NOT_RUN_AGAIN(call.name), ok: false, code: 'tool.interrupted', durationMs: 0 };
   }
+  if (journal && deps.tools.once(call.name, toolChat(turn.inbound)) && journal.ranBefore(call.name)) {
+    log.info({ tool: call.name }, 'a call an earlier run made already (it changes something); not made again for this recovered message');
+    return { content: RAN_BEFORE(call.name), ok: true, durationMs: 0 };
+  }
   await journal?.started(call);
   try {
     return await deps.tools.execute(call, toolCallContext(turn, afterUntrusted));
   } finally {
     await journal?.ended();
+    crashPoint('tool:ended');
   }
 }
 

@@ -44,6 +44,7 @@ export function createMemoryFileTools(memory: MemoryService, writes?: TurnWrites
 
   const add: Tool<{ fact: string; section?: string }> = {
     name: 'memory_add',
+    once: true,
     description: 'Add one durable fact (a preference, name, decision) to MEMORY.md, optionally under a "## section".',
     parameters: {
       type: 'object',
@@ -67,6 +68,7 @@ export function createMemoryFileTools(memory: MemoryService, writes?: TurnWrites
 
   const rewrite: Tool<{ content: string; section?: string }> = {
     name: 'memory_rewrite',
+    once: true,
     access: 'managers',
     description: 'Replace all of MEMORY.md, or the body of one "## section", to correct or reorganise it.',
     parameters: {

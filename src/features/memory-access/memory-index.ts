@@ -78,6 +78,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
 
   const remember: Tool<{ fact: string }> = {
     name: 'remember_fact',
+    once: true,
     description: 'Save a durable fact about the user as a standalone sentence ("Ann\'s cat is called Miso").',
     parameters: { type: 'object', properties: { fact: { type: 'string', minLength: 3, maxLength: 1000 } }, required: ['fact'], additionalProperties: false },
     async execute({ fact }, ctx) {
@@ -95,6 +96,7 @@ export function createMemoryIndexTools(index: MemoryIndex, memory: MemoryService
 
   const correct: Tool<{ id: string; new_content: string }> = {
     name: 'correct_fact',
+    once: true,
     description: 'Replace a wrong fact (id from search_memory); the old one is kept as history.',
     parameters: {
       type: 'object',

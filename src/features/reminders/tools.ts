@@ -18,6 +18,7 @@ export function createReminderTools(reminders: ReminderService): Tool<any>[] {
 
   const schedule: Tool<{ at: string; text: string; repeat?: string }> = {
     name: 'schedule_message',
+    once: true,
     // Short: tool definitions are sent with every request.
     description: `Send "text" to this chat at "at" (a reminder). User's time zone: ${tz}; get_current_time resolves "tomorrow at 9".`,
     parameters: {
@@ -58,6 +59,7 @@ export function createReminderTools(reminders: ReminderService): Tool<any>[] {
 
   const cancel: Tool<{ id: number }> = {
     name: 'cancel_scheduled',
+    once: true,
     access: 'managers',
     description: 'Cancel a pending reminder by id.',
     parameters: {
